@@ -1,0 +1,36 @@
+# Entry points. Each installs what a fresh Debian machine lacks before it builds.
+SWIFT ?= swift
+.PHONY: deps build release run test check-generated bench-rpc format clean
+
+deps:
+	@scripts/install-deps build
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+# The whole system on loopback with its embedded defaults (Ctrl-C stops it).
+run: build
+	scripts/run-local
+
+check-generated: deps
+	scripts/check-generated
+
+# Every test: the generated-code check, then the Swift test suites.
+test: check-generated
+	$(SWIFT) build --build-tests
+	scripts/run-tests
+
+# RPC round trips through the real runtime beside redis-benchmark (not a test).
+bench-rpc: deps
+	@scripts/install-deps bench
+	$(SWIFT) build -c release --product rpcbench --product ledger
+	.build/release/rpcbench --server .build/release/ledger
+
+format:
+	$(SWIFT) format --in-place --recursive Package.swift Shared Services Tests
+
+clean:
+	rm -rf .build

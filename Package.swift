@@ -1,0 +1,110 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 mode with complete strict concurrency and the
+/// upcoming features that keep imports and existentials explicit.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableExperimentalFeature("StrictConcurrency=complete"),
+]
+
+/// A Swift library target under Shared/.
+func shared(_ name: String, _ deps: [Target.Dependency]) -> Target {
+    .target(name: name, dependencies: deps, path: "Shared/\(name)", swiftSettings: swiftSettings)
+}
+
+/// A C library reached through pkg-config, installed from Debian's package of that name.
+func system(_ name: String, pkgConfig: String?, apt: String) -> Target {
+    .systemLibrary(name: name, path: "Shared/\(name)", pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+let package = Package(
+    name: "subscriptions",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "verifier", targets: ["verifier"]),
+        .executable(name: "ledger", targets: ["ledger"]),
+        .executable(name: "entitlement", targets: ["entitlement"]),
+        .executable(name: "subctl", targets: ["subctl"]),
+    ],
+    targets: [
+        // C libraries.
+        system("CProtobufC", pkgConfig: "libprotobuf-c", apt: "libprotobuf-c-dev"),
+        system("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
+        system("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
+        system("CLibPQ", pkgConfig: "libpq", apt: "libpq-dev"),
+        system("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
+        // Small C functions for what Swift cannot import (macros, variadics, epoll).
+        .target(name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD"], path: "Shared/CShims"),
+        // protoc-c output for proto/ (generated, do not edit; scripts/generate-proto).
+        .target(
+            name: "CProto", dependencies: ["CProtobufC"], path: "Shared/CProto", exclude: ["README.md"],
+            cSettings: [.headerSearchPath("include")]),
+
+        // Swift modules shared by the services.
+        shared("Observability", []),
+        shared("Config", []),
+        shared("Model", []),
+        shared("Wire", ["CProto", "CProtobufC"]),
+        shared("Crypto", ["COpenSSL", "CShims"]),
+        shared("HTTP", ["CMicroHTTPD", "CShims", "Observability"]),
+        shared("RPC", ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability"]),
+        shared("Lifecycle", ["Observability"]),
+        shared("ServiceRuntime", ["RPC", "Wire", "HTTP", "Config", "Observability", "Lifecycle"]),
+
+        // Services: business rules in a library, a main.swift that only wires it up.
+        .target(
+            name: "VerifierService", dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability"],
+            path: "Services/Verifier/VerifierService", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "verifier", dependencies: ["VerifierService", "ServiceRuntime"], path: "Services/Verifier/verifier",
+            swiftSettings: swiftSettings),
+        .target(
+            name: "LedgerService", dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability"],
+            path: "Services/Ledger/LedgerService", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "ledger", dependencies: ["LedgerService", "ServiceRuntime"], path: "Services/Ledger/ledger",
+            swiftSettings: swiftSettings),
+        .target(
+            name: "EntitlementService",
+            dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability"],
+            path: "Services/Entitlement/EntitlementService", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "entitlement", dependencies: ["EntitlementService", "ServiceRuntime"],
+            path: "Services/Entitlement/entitlement", swiftSettings: swiftSettings),
+
+        // The operator's command-line client.
+        .target(
+            name: "SubctlKit", dependencies: ["Wire", "CProto", "CProtobufC", "RPC", "Config"],
+            path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
+
+        // Benchmarks (not tests): make bench-rpc.
+        .executableTarget(
+            name: "rpcbench", dependencies: ["RPC", "Wire", "ServiceRuntime", "Observability"],
+            path: "Tests/Benchmarks/rpcbench", swiftSettings: swiftSettings),
+
+        // Tests.
+        .testTarget(
+            name: "WireTests", dependencies: ["Wire"], path: "Tests/WireTests", swiftSettings: swiftSettings),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RPCTests", dependencies: ["RPC", "Wire", "Crypto", "Observability", "Lifecycle"],
+            path: "Tests/RPCTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPTests", dependencies: ["HTTP", "Observability"], path: "Tests/HTTPTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SubctlTests", dependencies: ["SubctlKit", "Wire"], path: "Tests/SubctlTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["RPC", "Wire"], path: "Tests/EndToEndTests",
+            swiftSettings: swiftSettings),
+    ]
+)

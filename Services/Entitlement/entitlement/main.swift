@@ -1,0 +1,4 @@
+import EntitlementService
+import ServiceRuntime
+
+await ServiceMain.run("entitlement", EntitlementService.make)

@@ -1,0 +1,4 @@
+import LedgerService
+import ServiceRuntime
+
+await ServiceMain.run("ledger", LedgerService.make)

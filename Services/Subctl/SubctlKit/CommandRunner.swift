@@ -1,0 +1,57 @@
+import Wire
+
+/// Carries out a parsed command: encodes requests, calls through a transport, and hands each
+/// piece of output to `write` (one call per line or JSON document, without the newline).
+public struct CommandRunner {
+    private let write: (String) -> Void
+
+    /// `write` receives what goes to standard output.
+    public init(write: @escaping (String) -> Void) {
+        self.write = write
+    }
+
+    /// Runs `command`. `transport` must be given for commands with `callOptions`;
+    /// `standardInput` is read only for a call whose request is `-`.
+    /// Throws a `SubctlError` to print with `OutputText.error` and exit with its `code.exitCode`.
+    public func run(
+        _ command: SubctlCommand, transport: (any RPCTransport)?, standardInput: () -> String
+    ) async throws(SubctlError) {
+        switch command {
+        case .help:
+            write(SubctlCommand.usage)
+        case .methods:
+            write(OutputText.methods())
+        case .describe(let name):
+            write(try OutputText.describe(name))
+        case .health(let candidates, let options):
+            guard let transport else { preconditionFailure("health needs a transport") }
+            for (index, method) in candidates.enumerated() {
+                let answer: [UInt8]
+                do {
+                    answer = try await transport.unary(method, request: [], timeout: options.timeout)
+                } catch where error.code == .rpc(.unimplemented) && index < candidates.count - 1 {
+                    continue
+                }
+                write(try OutputText.health(answer, address: options.address, json: options.json))
+                return
+            }
+        case .call(let method, let source, let options):
+            guard let transport else { preconditionFailure("call needs a transport") }
+            let json =
+                switch source {
+                case .json(let text): text
+                case .standardInput: standardInput()
+                }
+            let request = try DynamicMessage.encode(json: json, as: method.inputType)
+            if method.isServerStreaming {
+                try await transport.serverStream(method.fullName, request: request, timeout: options.timeout) {
+                    message throws(SubctlError) in
+                    write(try OutputText.response(message, of: method, json: options.json))
+                }
+            } else {
+                let answer = try await transport.unary(method.fullName, request: request, timeout: options.timeout)
+                write(try OutputText.response(answer, of: method, json: options.json))
+            }
+        }
+    }
+}

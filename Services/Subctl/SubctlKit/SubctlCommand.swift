@@ -1,0 +1,201 @@
+import Config
+
+/// One parsed `subctl` command line. Parsing does no I/O: `-` as the request stays a request
+/// to read standard input, and TLS files are not opened.
+public enum SubctlCommand: Sendable, Equatable {
+    /// Where a call's request JSON comes from.
+    public enum RequestSource: Sendable, Equatable {
+        case json(String)
+        case standardInput
+    }
+
+    /// Call the first of `candidates` (full method names) that is not UNIMPLEMENTED and print
+    /// the service's health.
+    case health(candidates: [String], options: CallOptions)
+    /// Call `method` with the request JSON and print the answer (each message of a stream).
+    case call(method: CatalogMethod, request: RequestSource, options: CallOptions)
+    /// List every method.
+    case methods
+    /// Describe a message, enum or method by name.
+    case describe(String)
+    /// Print `usage`.
+    case help
+
+    /// The connection a command needs; nil for those that print from the catalog only.
+    public var callOptions: CallOptions? {
+        switch self {
+        case .health(_, let options), .call(_, _, let options): options
+        case .methods, .describe, .help: nil
+        }
+    }
+
+    /// The help text.
+    public static let usage = """
+        usage: subctl COMMAND [options]
+
+        commands:
+          health --addr HOST:PORT [--service verifier|ledger|entitlement]
+                      Ask a service how it is. Without --service, tries the ledger, verifier and
+                      entitlement Health methods in turn and reports the first that answers.
+          call METHOD [JSON|-] --addr HOST:PORT
+                      Call any method with a request given as proto3 JSON ({} when omitted, - reads
+                      standard input). A server stream prints each message as it arrives.
+          methods     List every method with its request and response messages.
+          describe NAME
+                      List a message's fields, an enum's values, or a method's request and response.
+
+        METHOD is package.Service/Method, Service/Method, or Method when only one service has it.
+        NAME is a message or enum with or without its package, or a METHOD.
+
+        options of health and call:
+          --addr HOST:PORT      the service's RPC address ([v6]:port for IPv6)
+          --json                print compact one-line JSON instead of human output
+          --timeout DURATION    deadline such as 500ms, 5s or 1m (default 5s; none for streams)
+          --tls-cert FILE --tls-key FILE --tls-ca FILE
+                                mutual TLS: this client's certificate and key, and the CA to trust
+          --help                print this text
+
+        exit status: 0 success, 1 the call failed, 2 usage error
+        """
+
+    private static let connectionOptions: Set<String> = ["addr", "timeout", "tls-cert", "tls-key", "tls-ca"]
+    private static let healthServices = ["ledger", "verifier", "entitlement"]
+
+    /// Parses the arguments after the program name. Throws `usage` for a malformed command
+    /// line, and `notFound` or `invalidArgument` when `call` names no method or several.
+    public static func parse(_ arguments: [String]) throws(SubctlError) -> SubctlCommand {
+        if arguments.contains("--help") || arguments.contains("-h") || arguments.first == "help" { return .help }
+        guard let command = arguments.first else {
+            throw SubctlError(.usage, "missing command (health, call, methods or describe)")
+        }
+        let rest = Array(arguments.dropFirst())
+        let catalog = MessageCatalog.standard
+        switch command {
+        case "methods":
+            _ = try scan(rest, command: command, values: [], flags: [], positionals: 0...0)
+            return .methods
+        case "describe":
+            let scanned = try scan(rest, command: command, values: [], flags: [], positionals: 1...1)
+            return .describe(scanned.positionals[0])
+        case "health":
+            let scanned = try scan(
+                rest, command: command, values: connectionOptions.union(["service"]), flags: ["json"],
+                positionals: 0...0)
+            let services: [String]
+            if let service = scanned.values["service"] {
+                guard healthServices.contains(service) else {
+                    throw SubctlError(.usage, "--service expects verifier, ledger or entitlement, got \"\(service)\"")
+                }
+                services = [service]
+            } else {
+                services = healthServices
+            }
+            let candidates = services.compactMap { service in
+                catalog.methods.first { $0.serviceName.lowercased() == service && $0.name == "Health" }?.fullName
+            }
+            return .health(candidates: candidates, options: try options(scanned, command: command, streaming: false))
+        case "call":
+            let scanned = try scan(rest, command: command, values: connectionOptions, flags: ["json"], positionals: 1...2)
+            let method = try catalog.method(named: scanned.positionals[0])
+            let request: RequestSource =
+                switch scanned.positionals.count > 1 ? scanned.positionals[1] : "{}" {
+                case "-": .standardInput
+                case let json: .json(json)
+                }
+            return .call(
+                method: method, request: request,
+                options: try options(scanned, command: command, streaming: method.isServerStreaming))
+        default:
+            throw SubctlError(.usage, "unknown command \"\(command)\" (health, call, methods or describe)")
+        }
+    }
+
+    /// The arguments of one command, sorted into option values, flags and positionals.
+    private struct Scanned {
+        var values: [String: String] = [:]
+        var flags: Set<String> = []
+        var positionals: [String] = []
+    }
+
+    private static func scan(
+        _ arguments: [String], command: String, values: Set<String>, flags: Set<String>,
+        positionals: ClosedRange<Int>
+    ) throws(SubctlError) -> Scanned {
+        var scanned = Scanned()
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+                scanned.positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            let option = argument.drop { $0 == "-" }
+            let name = String(option.prefix { $0 != "=" })
+            let inline = option.contains("=") ? String(option.drop { $0 != "=" }.dropFirst()) : nil
+            guard argument.hasPrefix("--"), values.contains(name) || flags.contains(name) else {
+                throw SubctlError(.usage, "unknown option \(argument.prefix { $0 != "=" }) for \(command)")
+            }
+            guard scanned.values[name] == nil && !scanned.flags.contains(name) else {
+                throw SubctlError(.usage, "--\(name) is given twice")
+            }
+            if flags.contains(name) {
+                guard inline == nil else { throw SubctlError(.usage, "--\(name) takes no value") }
+                scanned.flags.insert(name)
+            } else if let inline {
+                scanned.values[name] = inline
+            } else {
+                guard index < arguments.count else { throw SubctlError(.usage, "--\(name) needs a value") }
+                scanned.values[name] = arguments[index]
+                index += 1
+            }
+        }
+        guard scanned.positionals.count >= positionals.lowerBound else {
+            throw SubctlError(.usage, command == "call" ? "call needs a METHOD" : "describe needs a NAME")
+        }
+        guard scanned.positionals.count <= positionals.upperBound else {
+            throw SubctlError(
+                .usage, "unexpected argument \"\(scanned.positionals[positionals.upperBound])\" for \(command)")
+        }
+        return scanned
+    }
+
+    private static func options(_ scanned: Scanned, command: String, streaming: Bool) throws(SubctlError) -> CallOptions {
+        guard let addressText = scanned.values["addr"] else {
+            throw SubctlError(.usage, "\(command) needs --addr HOST:PORT")
+        }
+        guard let address = HostPort(parsing: addressText), address.port > 0 else {
+            throw SubctlError(.usage, "--addr expects HOST:PORT with a port 1...65535, got \"\(addressText)\"")
+        }
+        var timeout: Duration? = streaming ? nil : CallOptions.defaultTimeout
+        if let text = scanned.values["timeout"] {
+            guard let parsed = duration(text) else {
+                throw SubctlError(.usage, "--timeout expects a duration such as 500ms, 5s or 1m, got \"\(text)\"")
+            }
+            timeout = parsed
+        }
+        let files = ["tls-cert", "tls-key", "tls-ca"].compactMap { scanned.values[$0] }
+        guard files.isEmpty || files.count == 3 else {
+            throw SubctlError(.usage, "mutual TLS needs --tls-cert, --tls-key and --tls-ca together")
+        }
+        return CallOptions(
+            address: address, timeout: timeout, json: scanned.flags.contains("json"),
+            tls: files.isEmpty ? nil : .init(certificatePath: files[0], keyPath: files[1], caPath: files[2]))
+    }
+
+    /// A positive whole number of `ms`, `s`, `m` or `h`.
+    private static func duration(_ text: String) -> Duration? {
+        for (suffix, milliseconds) in [("ms", Int64(1)), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+        where text.hasSuffix(suffix) {
+            guard let count = Int64(text.dropLast(suffix.count)), count > 0 else { return nil }
+            let (total, overflow) = count.multipliedReportingOverflow(by: milliseconds)
+            return overflow ? nil : .milliseconds(total)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,66 @@
+public import Wire
+
+/// Why a subctl command failed: a code, printed as `CODE`, and a message for the operator.
+///
+/// Usage, lookup and request-JSON problems exit with 2; errors a server or the connection
+/// reported, and answers that cannot be decoded, exit with 1.
+public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure: an extensible set of subctl's own codes plus every RPC status.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: Hashable {
+            case usage, notFound, invalidArgument, dataLoss
+            case rpc(StatusCode)
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The command line is malformed: unknown command, option or a bad option value.
+        public static let usage = Code(.usage)
+        /// No method, message or enum has the given name.
+        public static let notFound = Code(.notFound)
+        /// The request JSON does not fit the message, or a name is ambiguous.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// An answer's bytes are not the message its method returns.
+        public static let dataLoss = Code(.dataLoss)
+        /// The status of a failed call.
+        public static func rpc(_ status: StatusCode) -> Code { Code(.rpc(status)) }
+
+        /// `USAGE`, `NOT_FOUND`, `INVALID_ARGUMENT`, `DATA_LOSS` or the call's status name.
+        public var name: String {
+            switch base {
+            case .usage: "USAGE"
+            case .notFound: "NOT_FOUND"
+            case .invalidArgument: "INVALID_ARGUMENT"
+            case .dataLoss: "DATA_LOSS"
+            case .rpc(let status): status.name
+            }
+        }
+
+        /// The process exit status for this code: 2 for what the operator typed, 1 otherwise.
+        public var exitCode: Int32 {
+            switch base {
+            case .usage, .notFound, .invalidArgument: 2
+            case .dataLoss, .rpc: 1
+            }
+        }
+
+        public var description: String { name }
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The error of a failed call, keeping its status and message.
+    public init(_ error: RPCError) {
+        self.init(.rpc(error.code), error.message)
+    }
+
+    /// `CODE: message`; printed after `error: `.
+    public var description: String { message.isEmpty ? code.name : "\(code.name): \(message)" }
+}

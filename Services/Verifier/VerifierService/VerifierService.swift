@@ -1,0 +1,19 @@
+public import Config
+public import Lifecycle
+public import ServiceRuntime
+
+/// The verifier service: its RPC methods, its parts and its configuration defaults.
+public enum VerifierService {
+    /// The protobuf service name; methods are "\(serviceName)/Method".
+    public static let serviceName = "subscriptions.verifier.v1.Verifier"
+    public static let healthMethod = "\(serviceName)/Health"
+    public static let defaultRPCListen = "127.0.0.1:7001"
+    public static let defaultHTTPListen = "127.0.0.1:8001"
+
+    /// Builds the verifier from the environment. Throws `ConfigError` naming a bad variable.
+    public static func make(environment: EnvironmentReader, signal: ShutdownSignal) throws -> ServiceHost {
+        try ServiceHost(
+            name: "verifier", healthMethod: healthMethod, defaultRPC: defaultRPCListen, defaultHTTP: defaultHTTPListen,
+            environment: environment, signal: signal)
+    }
+}

@@ -1,0 +1,4 @@
+import VerifierService
+import ServiceRuntime
+
+await ServiceMain.run("verifier", VerifierService.make)

@@ -1,0 +1,49 @@
+// Small C functions for what Swift cannot import directly: function-like macros, variadic
+// functions and headers Glibc's Swift module leaves out.
+#ifndef CSHIMS_H
+#define CSHIMS_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <microhttpd.h>
+
+/// epoll_event is packed on x86_64; these avoid layout surprises on the Swift side.
+int cshim_epoll_add(int epfd, int fd, uint32_t events, uint64_t token);
+int cshim_epoll_mod(int epfd, int fd, uint32_t events, uint64_t token);
+int cshim_epoll_del(int epfd, int fd);
+/// Waits for up to `max` events; writes their tokens and event masks to the two arrays.
+int cshim_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout_ms);
+
+/// OpenSSL macros.
+int cshim_ssl_ctx_set_min_tls13(SSL_CTX *ctx);
+long cshim_ssl_ctx_set_mode(SSL_CTX *ctx, long mode);
+int cshim_ssl_set_tlsext_host_name(SSL *ssl, const char *name);
+/// Number of entries in a GENERAL_NAMES stack, and the entry at i.
+int cshim_general_names_count(const GENERAL_NAMES *names);
+const GENERAL_NAME *cshim_general_names_value(const GENERAL_NAMES *names, int i);
+void cshim_general_names_free(GENERAL_NAMES *names);
+int cshim_x509_stack_count(const STACK_OF(X509) *stack);
+X509 *cshim_x509_stack_value(const STACK_OF(X509) *stack, int i);
+/// Appends `name` to `names`, which takes ownership of it; returns the new count, or 0 on failure.
+int cshim_general_names_push(GENERAL_NAMES *names, GENERAL_NAME *name);
+
+/// libmicrohttpd's variadic MHD_start_daemon with the options the HTTP module uses.
+/// `addr` is the socket address to bind (IPv4 or IPv6). `pool_size` 0 means one polling thread.
+/// On success writes the port the daemon listens on to `bound_port` (variadic
+/// MHD_get_daemon_info); on failure returns NULL and writes errno (0 if unknown) to `start_errno`.
+struct MHD_Daemon *cshim_mhd_start(unsigned int flags, const struct sockaddr *addr,
+                                   MHD_AccessHandlerCallback handler, void *handler_cls,
+                                   MHD_RequestCompletedCallback completed, void *completed_cls,
+                                   unsigned int connection_limit, unsigned int connection_timeout_s,
+                                   unsigned int pool_size, size_t memory_limit,
+                                   uint16_t *bound_port, int *start_errno);
+
+#endif

@@ -1,0 +1,25 @@
+/// One HTTP request as a handler sees it, with the whole body read.
+public struct HTTPRequest: Sendable {
+    /// The method as the client sent it, e.g. `GET`.
+    public let method: String
+    /// The percent-decoded path without the query string, e.g. `/v1/health`.
+    public let path: String
+    /// The percent-decoded query parameters; a name without `=` maps to `""`, a repeated name keeps its last value.
+    public let query: [String: String]
+    /// The request headers with lowercased names; repeated headers are joined with `", "`.
+    public let headers: [String: String]
+    /// The request body, at most the server's `maxBodyBytes` long.
+    public let body: [UInt8]
+
+    /// A request with the given parts; `headers` names should already be lowercased.
+    public init(
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+        body: [UInt8] = []
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+}

@@ -1,0 +1,99 @@
+public import Observability
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd that routes requests by exact path and method to
+/// synchronous handlers running on the server's own threads.
+///
+/// Unknown paths get 404, known paths with another method 405 with an `Allow` header, and bodies
+/// over `maxBodyBytes` 413; the handler is not called for any of these. Routes may be added before
+/// or after `start()`, from any thread.
+public final class HTTPServer: Sendable {
+    private struct State {
+        var daemon: MHDDaemon?
+        var port = 0
+    }
+
+    private let host: String
+    private let requestedPort: Int
+    private let connectionLimit: Int
+    private let timeoutSeconds: Int
+    private let threads: Int
+    private let dispatcher: RequestDispatcher
+    private let state = Mutex(State())
+
+    /// A server that will listen on `host` (an IPv4 or IPv6 literal, or a name; empty for all
+    /// interfaces) and `port` (0 for any free port) once started.
+    ///
+    /// - Parameters:
+    ///   - maxBodyBytes: the largest request body accepted; longer ones get 413.
+    ///   - connectionLimit: the most connections served at once; more are refused.
+    ///   - timeoutSeconds: how long an idle connection is kept open (0: forever).
+    ///   - threads: how many threads poll connections and run handlers.
+    ///   - logger: where start, stop and response failures are logged.
+    public init(
+        host: String, port: Int, maxBodyBytes: Int = 1 << 20, connectionLimit: Int = 256, timeoutSeconds: Int = 10,
+        threads: Int = 2, logger: Logger
+    ) {
+        precondition(maxBodyBytes >= 0, "maxBodyBytes must not be negative")
+        precondition((1...Int(UInt32.max)).contains(connectionLimit), "connectionLimit must be positive")
+        precondition((0...Int(UInt32.max)).contains(timeoutSeconds), "timeoutSeconds must not be negative")
+        precondition((1...1024).contains(threads), "threads must be 1...1024")
+        self.host = host
+        self.requestedPort = port
+        self.connectionLimit = connectionLimit
+        self.timeoutSeconds = timeoutSeconds
+        self.threads = threads
+        self.dispatcher = RequestDispatcher(maxBodyBytes: maxBodyBytes, logger: logger)
+    }
+
+    deinit { stop() }
+
+    /// Sends requests for `method` (compared uppercased) and the exact `path` to `handler`,
+    /// replacing an earlier handler for both. Safe to call from any thread, also while running.
+    public func route(_ method: String, _ path: String, _ handler: @escaping HTTPHandler) {
+        dispatcher.route(method, path, handler)
+    }
+
+    /// Binds and starts serving. Tries each address `host` resolves to until one binds.
+    ///
+    /// - Throws: `HTTPServerError` with code `.invalidAddress` when the host does not resolve or
+    ///   the port is out of range, `.cannotListen` when binding fails (e.g. the address is in use),
+    ///   `.alreadyStarted` when the server is running.
+    public func start() throws(HTTPServerError) {
+        try state.withLock { state throws(HTTPServerError) in
+            guard state.daemon == nil else {
+                throw HTTPServerError(.alreadyStarted, "HTTP server already listening on port \(state.port)")
+            }
+            guard (0...65535).contains(requestedPort) else {
+                throw HTTPServerError(.invalidAddress, "invalid port \(requestedPort): must be 0...65535")
+            }
+            var firstError: HTTPServerError?
+            for address in try SocketAddress.resolve(host: host, port: requestedPort) {
+                do throws(HTTPServerError) {
+                    let daemon = try MHDDaemon(
+                        address: address, dispatcher: dispatcher, connectionLimit: connectionLimit,
+                        timeoutSeconds: timeoutSeconds, threads: threads)
+                    state.daemon = daemon
+                    state.port = daemon.port
+                    dispatcher.logger.info("http server listening", ["host": host, "port": String(daemon.port)])
+                    return
+                } catch {
+                    firstError = firstError ?? error
+                }
+            }
+            throw firstError ?? HTTPServerError(.invalidAddress, "no address for host \"\(host)\"")
+        }
+    }
+
+    /// The port the server listens on (the one the system chose when 0 was asked for); the last
+    /// bound port after `stop()`, and 0 before the first `start()`.
+    public var port: Int { state.withLock { $0.port } }
+
+    /// Stops serving: closes the listening socket and the connections and waits for the server's
+    /// threads to end. Idempotent; must not be called from a handler.
+    public func stop() {
+        guard let daemon = state.withLock({ $0.daemon.take() }) else { return }
+        daemon.stop()
+        dispatcher.logger.info("http server stopped", ["port": String(daemon.port)])
+    }
+}

@@ -1,0 +1,55 @@
+import CMicroHTTPD
+import CShims
+import Glibc
+import Synchronization
+
+/// A running libmicrohttpd daemon with internal polling threads. Owns the `MHD_Daemon`; `stop()`
+/// (or deinit) stops it and waits for its threads to end. It keeps the dispatcher alive, since the
+/// threads call into it through an unretained pointer.
+final class MHDDaemon: Sendable {
+    /// The port the daemon listens on.
+    let port: Int
+    private let handle: Mutex<OpaquePointer?>
+    private let dispatcher: RequestDispatcher
+
+    /// Starts listening on `address` with a pool of `threads` polling threads.
+    init(
+        address: SocketAddress, dispatcher: RequestDispatcher, connectionLimit: Int, timeoutSeconds: Int,
+        threads: Int
+    ) throws(HTTPServerError) {
+        // MHD_USE_ERROR_LOG is left off: failures are reported through errno and our own logger.
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_AUTO.rawValue
+        if address.isIPv6 { flags |= MHD_USE_DUAL_STACK.rawValue }
+        var boundPort: UInt16 = 0
+        var startErrno: Int32 = 0
+        let started = address.withUnsafeSockAddr { sockaddr in
+            // libmicrohttpd reads the address only while starting.
+            cshim_mhd_start(
+                UInt32(flags), sockaddr, MHDCallbacks.accessHandler, Unmanaged.passUnretained(dispatcher).toOpaque(),
+                MHDCallbacks.requestCompleted, nil, UInt32(connectionLimit), UInt32(timeoutSeconds),
+                UInt32(threads), 64 * 1024, &boundPort, &startErrno)
+        }
+        guard let started else {
+            throw HTTPServerError(.cannotListen, "cannot listen on \(address): \(Self.reason(startErrno))")
+        }
+        handle = Mutex(started)
+        port = Int(boundPort)
+        self.dispatcher = dispatcher
+    }
+
+    deinit { stop() }
+
+    /// Stops accepting, closes the connections and waits for the daemon's threads; idempotent.
+    /// Must not be called from a handler, which runs on one of those threads.
+    func stop() {
+        if let daemon = handle.withLock({ $0.take() }) { MHD_stop_daemon(daemon) }
+    }
+
+    private static func reason(_ code: Int32) -> String {
+        switch code {
+        case 0: "libmicrohttpd refused to start"
+        case EADDRINUSE: "address in use"
+        default: String(cString: strerror(code)).lowercased()
+        }
+    }
+}

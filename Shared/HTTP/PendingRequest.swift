@@ -1,0 +1,31 @@
+/// What the server keeps for one request between libmicrohttpd's calls to the access handler:
+/// the route it resolved to and the body read so far. Only the connection's thread touches it;
+/// libmicrohttpd holds it retained in the connection's `con_cls` until the request completes.
+final class PendingRequest {
+    /// The handler resolved when the headers arrived.
+    let handler: HTTPHandler
+    /// The body bytes read so far, while under the limit.
+    private(set) var body: [UInt8] = []
+    /// Whether more than `limit` bytes arrived; the body is then dropped and the rest ignored.
+    private(set) var isOverLimit = false
+    private let limit: Int
+
+    /// A request for `handler` that accepts at most `limit` body bytes; `expectedLength` is the
+    /// `Content-Length` when known (and within the limit), to size the buffer once.
+    init(handler: @escaping HTTPHandler, limit: Int, expectedLength: Int?) {
+        self.handler = handler
+        self.limit = limit
+        if let expectedLength { body.reserveCapacity(expectedLength) }
+    }
+
+    /// Appends the next piece of the body, or marks the request over the limit.
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        guard !isOverLimit else { return }
+        guard body.count + bytes.count <= limit else {
+            isOverLimit = true
+            body = []
+            return
+        }
+        body.append(contentsOf: bytes)
+    }
+}

@@ -1,0 +1,243 @@
+import CShims
+import Foundation
+import Glibc
+import Synchronization
+import Wire
+
+/// Something registered with an event loop: told which epoll events its descriptor has.
+protocol EventLoopHandler: AnyObject {
+    func handle(events: UInt32)
+}
+
+/// Flushed once per loop iteration after it marked itself dirty: batches writes.
+protocol EventLoopFlushable: AnyObject {
+    func flush()
+}
+
+/// One thread running epoll. Descriptors, timers and handlers registered with it are touched
+/// only on that thread; other threads hand it work with `execute`, which wakes it through an
+/// eventfd (one write per batch of tasks, however many were queued).
+final class EventLoop: @unchecked Sendable {  // mutable state is confined to the loop thread
+    let index: Int
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let tasks = Mutex<[@Sendable () -> Void]>([])
+    private let wakePending = Atomic<Bool>(false)
+    private let running = Atomic<Bool>(true)
+    private let finished = DispatchSemaphore(value: 0)
+    private var threadID: pthread_t?
+
+    // Loop-thread state.
+    private var handlers: [UInt64: any EventLoopHandler] = [:]
+    private var nextToken: UInt64 = 1
+    private var timers = TimerQueue()
+    private var dirty: [any EventLoopFlushable] = []
+    /// A 64 KiB read buffer shared by every connection of this loop.
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    private static let wakeToken: UInt64 = 0
+
+    init(index: Int, name: String) {
+        self.index = index
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        precondition(epollFD >= 0 && wakeFD >= 0, "epoll/eventfd: \(Socket.errorText())")
+        _ = cshim_epoll_add(epollFD, wakeFD, EPOLLIN.rawValue, Self.wakeToken)
+        let thread = Thread { [self] in
+            threadID = pthread_self()
+            run()
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    deinit {
+        close(epollFD)
+        close(wakeFD)
+        scratch.deallocate()
+    }
+
+    /// True on this loop's thread.
+    var inLoop: Bool {
+        guard let threadID else { return false }
+        return pthread_equal(threadID, pthread_self()) != 0
+    }
+
+    /// Runs `task` on the loop thread soon, in submission order.
+    func execute(_ task: @escaping @Sendable () -> Void) {
+        tasks.withLock { $0.append(task) }
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+        }
+    }
+
+    /// Stops the loop after the current iteration and waits for its thread to end.
+    /// Must not be called on the loop thread.
+    func stopAndWait() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        execute {}
+        finished.wait()
+    }
+
+    // MARK: Loop-thread API
+
+    /// Registers `fd` for `events`; returns the token later calls use.
+    func register(fd: Int32, events: UInt32, handler: any EventLoopHandler) -> UInt64 {
+        let token = nextToken
+        nextToken += 1
+        handlers[token] = handler
+        _ = cshim_epoll_add(epollFD, fd, events, token)
+        return token
+    }
+
+    func modify(fd: Int32, token: UInt64, events: UInt32) {
+        _ = cshim_epoll_mod(epollFD, fd, events, token)
+    }
+
+    func deregister(fd: Int32, token: UInt64) {
+        _ = cshim_epoll_del(epollFD, fd)
+        handlers[token] = nil
+    }
+
+    /// Calls `action` on the loop thread at `deadline` (monotonic nanoseconds) unless cancelled.
+    @discardableResult
+    func schedule(at deadline: UInt64, _ action: @escaping () -> Void) -> TimerQueue.ID {
+        timers.schedule(at: deadline, action)
+    }
+
+    func cancel(timer: TimerQueue.ID) { timers.cancel(timer) }
+
+    /// Asks for `target.flush()` at the end of this iteration.
+    func markDirty(_ target: any EventLoopFlushable) { dirty.append(target) }
+
+    // MARK: The loop
+
+    private func run() {
+        var tokens = [UInt64](repeating: 0, count: 256)
+        var events = [UInt32](repeating: 0, count: 256)
+        while running.load(ordering: .acquiring) {
+            var timeout: Int32 = 1000
+            if let next = timers.nextDeadline() {
+                let now = MonotonicClock.nanoseconds()
+                timeout = next <= now ? 0 : Int32(min(1000, (next - now + 999_999) / 1_000_000))
+            }
+            let count = tokens.withUnsafeMutableBufferPointer { t in
+                events.withUnsafeMutableBufferPointer { e in
+                    cshim_epoll_wait(epollFD, t.baseAddress, e.baseAddress, 256, timeout)
+                }
+            }
+            if count > 0 {
+                for i in 0..<Int(count) {
+                    if tokens[i] == Self.wakeToken {
+                        var value: UInt64 = 0
+                        _ = read(wakeFD, &value, 8)
+                        continue
+                    }
+                    handlers[tokens[i]]?.handle(events: events[i])
+                }
+            }
+            for action in timers.popDue(now: MonotonicClock.nanoseconds()) { action() }
+            runTasks()
+            flushDirty()
+        }
+        // Drain what was queued so nothing waits forever on a stopped loop.
+        runTasks()
+        flushDirty()
+        finished.signal()
+    }
+
+    private func runTasks() {
+        guard wakePending.load(ordering: .acquiring) else { return }
+        wakePending.store(false, ordering: .releasing)
+        let batch = tasks.withLock { queue -> [@Sendable () -> Void] in
+            let batch = queue
+            queue.removeAll(keepingCapacity: true)
+            return batch
+        }
+        for task in batch { task() }
+    }
+
+    private func flushDirty() {
+        while !dirty.isEmpty {
+            let batch = dirty
+            dirty.removeAll(keepingCapacity: true)
+            for target in batch { target.flush() }
+        }
+    }
+}
+
+/// A min-heap of timers; cancelled timers are dropped lazily when they come due.
+struct TimerQueue {
+    typealias ID = UInt64
+    private var heap: [(deadline: UInt64, id: ID)] = []
+    private var actions: [ID: () -> Void] = [:]
+    private var nextID: ID = 1
+
+    mutating func nextDeadline() -> UInt64? {
+        while let top = heap.first, actions[top.id] == nil { popTop() }
+        return heap.first?.deadline
+    }
+
+    mutating func schedule(at deadline: UInt64, _ action: @escaping () -> Void) -> ID {
+        let id = nextID
+        nextID += 1
+        actions[id] = action
+        heap.append((deadline, id))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].deadline < heap[parent].deadline else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+        return id
+    }
+
+    mutating func cancel(_ id: ID) { actions[id] = nil }
+
+    /// Removes and returns the actions due at `now`, earliest first. They run after the queue
+    /// is no longer being modified, so an action may schedule more timers.
+    mutating func popDue(now: UInt64) -> [() -> Void] {
+        var due: [() -> Void] = []
+        while let top = heap.first, top.deadline <= now {
+            popTop()
+            if let action = actions.removeValue(forKey: top.id) { due.append(action) }
+        }
+        return due
+    }
+
+    private mutating func popTop() {
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count && heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count && heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if smallest == parent { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}
+
+/// A fixed set of event loops; connections are spread over them round-robin.
+final class EventLoopGroup: Sendable {
+    let loops: [EventLoop]
+    private let cursor = Atomic<Int>(0)
+
+    init(count: Int, name: String) {
+        loops = (0..<max(1, count)).map { EventLoop(index: $0, name: "\(name)-\($0)") }
+    }
+
+    func next() -> EventLoop {
+        loops[cursor.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
+    }
+
+    func shutdown() { for loop in loops { loop.stopAndWait() } }
+}

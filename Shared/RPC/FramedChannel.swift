@@ -1,0 +1,270 @@
+import CShims
+import Foundation
+import Glibc
+import Wire
+
+/// What a `FramedChannel` tells its owner. Called on the channel's loop thread.
+protocol FramedChannelDelegate: AnyObject {
+    /// The connection is established (and TLS is done): frames may flow.
+    func channelDidBecomeReady(_ channel: FramedChannel)
+    /// One whole frame arrived; the bytes are valid only during the call.
+    func channel(_ channel: FramedChannel, received frame: UnsafeRawBufferPointer)
+    /// The channel closed; `reason` says why. Nothing more will be called.
+    func channel(_ channel: FramedChannel, closedBecause reason: String)
+}
+
+/// A non-blocking TCP connection, plain or TLS, that reads length-prefixed frames and writes
+/// buffered ones. All reads of one wakeup are decoded before anything is written, and all
+/// replies written in that iteration leave in one `write` per connection.
+///
+/// Memory is bounded: the decoder holds at most one frame (checked against the maximum before
+/// any body byte is stored); when unsent output passes `highWatermark`, the channel stops
+/// reading until the peer has taken it below `lowWatermark`.
+final class FramedChannel: EventLoopHandler, EventLoopFlushable {
+    enum State { case connecting, handshaking, open, closed }
+
+    let loop: EventLoop
+    let fd: Int32
+    private(set) var state: State
+    private var token: UInt64 = 0
+    private var tls: TLSSession?
+    private var decoder: FrameDecoder
+    weak var delegate: (any FramedChannelDelegate)?
+
+    /// Frames waiting to be written; append with `Envelope.appendFrame` then `scheduleFlush()`.
+    var output: [UInt8] = []
+    private var outputOffset = 0
+    private var flushScheduled = false
+    private var wantsWritable = false
+    private var readPaused = false
+    private var closeWhenFlushed: String?
+    static let highWatermark = 4 << 20
+    static let lowWatermark = 1 << 20
+
+    /// When the last byte arrived (monotonic ns).
+    private(set) var lastActivity: UInt64
+    /// When the current incomplete frame or handshake began, if one is in progress.
+    private(set) var partialSince: UInt64?
+    /// Names from the peer's certificate, once TLS is done.
+    private(set) var peerIdentities: [String] = []
+
+    init(
+        loop: EventLoop, fd: Int32, tls: TLSSession?, maxFrameLength: Int, connecting: Bool,
+        delegate: any FramedChannelDelegate
+    ) {
+        self.loop = loop
+        self.fd = fd
+        self.tls = tls
+        self.decoder = FrameDecoder(maxFrameLength: maxFrameLength)
+        self.delegate = delegate
+        let now = MonotonicClock.nanoseconds()
+        lastActivity = now
+        state = connecting ? .connecting : (tls == nil ? .open : .handshaking)
+        if state != .open { partialSince = now }
+    }
+
+    /// Registers with the loop; call on the loop thread right after init.
+    func start() {
+        let events = state == .connecting ? EPOLLOUT.rawValue : EPOLLIN.rawValue
+        wantsWritable = state == .connecting
+        token = loop.register(fd: fd, events: events, handler: self)
+        if state == .handshaking { advanceHandshake() }
+        if state == .open { delegate?.channelDidBecomeReady(self) }
+    }
+
+    var isOpen: Bool { state == .open }
+    var pendingOutputBytes: Int { output.count - outputOffset }
+
+    // MARK: Events
+
+    func handle(events: UInt32) {
+        switch state {
+        case .closed:
+            return
+        case .connecting:
+            let error = Socket.pendingError(fd)
+            guard error == 0 else { return close(Socket.errorText(error)) }
+            state = tls == nil ? .open : .handshaking
+            updateInterest()
+            if state == .handshaking { advanceHandshake() } else { partialSince = nil; delegate?.channelDidBecomeReady(self) }
+        case .handshaking:
+            advanceHandshake()
+        case .open:
+            if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 && !readPaused { readAvailable() }
+            if state == .open && events & EPOLLOUT.rawValue != 0 { flush() }
+        }
+    }
+
+    private func advanceHandshake() {
+        guard let tls else { return }
+        switch tls.handshake() {
+        case .done:
+            state = .open
+            partialSince = nil
+            peerIdentities = tls.peerIdentities()
+            wantsWritable = false
+            updateInterest()
+            delegate?.channelDidBecomeReady(self)
+            if state == .open { readAvailable() }
+        case .wantRead:
+            setWritableInterest(false)
+        case .wantWrite:
+            setWritableInterest(true)
+        case .closed:
+            close("peer closed the connection during the TLS handshake")
+        case .failed(let reason):
+            close("TLS handshake failed: \(reason)")
+        }
+    }
+
+    private func readAvailable() {
+        let scratch = loop.scratch
+        var reads = 0
+        while state == .open && !readPaused {
+            let count: Int
+            if let tls {
+                switch tls.read(into: scratch) {
+                case .done(let n): count = n
+                case .wantRead, .wantWrite: return
+                case .closed: return close("peer closed the connection")
+                case .failed(let reason): return close("TLS error: \(reason)")
+                }
+            } else {
+                // At most 4 reads per wakeup keeps one busy peer from starving the others;
+                // epoll is level-triggered, so what is left is read on the next pass.
+                if reads == 4 { return }
+                let n = Glibc.read(fd, scratch.baseAddress, scratch.count)
+                if n == 0 { return close("peer closed the connection") }
+                if n < 0 {
+                    if errno == EAGAIN || errno == EWOULDBLOCK { return }
+                    if errno == EINTR { continue }
+                    return close(Socket.errorText())
+                }
+                count = n
+            }
+            reads += 1
+            lastActivity = MonotonicClock.nanoseconds()
+            do {
+                try decoder.decode(UnsafeRawBufferPointer(rebasing: scratch[0..<count])) { frame in
+                    guard state == .open else { return }
+                    delegate?.channel(self, received: frame)
+                }
+            } catch let failure as FrameDecoder.Failure {
+                return protocolViolation(failure.description)
+            } catch {
+                return close("\(error)")
+            }
+            if decoder.hasPartialFrame {
+                if partialSince == nil { partialSince = lastActivity }
+            } else {
+                partialSince = nil
+            }
+            if pendingOutputBytes > Self.highWatermark { pauseReading() }
+        }
+    }
+
+    /// Sends a connection-level error (call id 0) that says what was wrong, then closes.
+    func protocolViolation(_ reason: String) {
+        Envelope.appendFrame(
+            to: &output, callID: 0, kind: .response, status: .invalidArgument, statusMessage: reason)
+        closeAfterFlush("protocol violation: \(reason)")
+    }
+
+    // MARK: Output
+
+    /// Writes pending output at the end of this loop iteration.
+    func scheduleFlush() {
+        guard !flushScheduled, state != .closed else { return }
+        flushScheduled = true
+        loop.markDirty(self)
+    }
+
+    func flush() {
+        flushScheduled = false
+        guard state == .open else { return }
+        while outputOffset < output.count {
+            let remaining = output.count - outputOffset
+            let written: Int = output.withUnsafeBytes { raw in
+                let slice = UnsafeRawBufferPointer(rebasing: raw[outputOffset...])
+                if let tls {
+                    switch tls.write(slice) {
+                    case .done(let n): return n
+                    case .wantRead, .wantWrite: return 0
+                    case .closed: return -2
+                    case .failed: return -1
+                    }
+                }
+                let n = Glibc.write(fd, slice.baseAddress, remaining)
+                if n < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1 }
+                return n
+            }
+            if written < 0 { return close(written == -2 ? "peer closed the connection" : "write failed: \(Socket.errorText())") }
+            if written == 0 { break }
+            outputOffset += written
+        }
+        if outputOffset == output.count {
+            output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
+            outputOffset = 0
+            setWritableInterest(false)
+            if let reason = closeWhenFlushed { return close(reason) }
+        } else {
+            if outputOffset > 1 << 20 {
+                output.removeFirst(outputOffset)
+                outputOffset = 0
+            }
+            setWritableInterest(true)
+        }
+        if readPaused && pendingOutputBytes < Self.lowWatermark { resumeReading() }
+    }
+
+    private func pauseReading() {
+        readPaused = true
+        updateInterest()
+    }
+
+    private func resumeReading() {
+        readPaused = false
+        updateInterest()
+        readAvailable()  // TLS may hold decrypted bytes epoll cannot see
+    }
+
+    private func setWritableInterest(_ on: Bool) {
+        guard wantsWritable != on else { return }
+        wantsWritable = on
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        guard state != .closed else { return }
+        var events: UInt32 = 0
+        if !readPaused || state != .open { events |= EPOLLIN.rawValue }
+        if wantsWritable || state == .connecting { events |= EPOLLOUT.rawValue }
+        loop.modify(fd: fd, token: token, events: events)
+    }
+
+    // MARK: Closing
+
+    /// Flushes what is queued, then closes.
+    func closeAfterFlush(_ reason: String) {
+        guard state != .closed else { return }
+        if state != .open || pendingOutputBytes == 0 { return close(reason) }
+        closeWhenFlushed = reason
+        readPaused = true
+        updateInterest()
+        scheduleFlush()
+    }
+
+    /// Closes now; queued output is dropped.
+    func close(_ reason: String) {
+        guard state != .closed else { return }
+        if state == .open { tls?.shutdown() }
+        state = .closed
+        loop.deregister(fd: fd, token: token)
+        Glibc.close(fd)
+        output = []
+        tls = nil
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.channel(self, closedBecause: reason)
+    }
+}

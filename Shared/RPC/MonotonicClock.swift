@@ -1,0 +1,24 @@
+import CShims
+import Foundation
+import Glibc
+import Wire
+
+/// Nanoseconds on CLOCK_MONOTONIC: the time base of deadlines, timers and latency figures.
+public enum MonotonicClock {
+    @inline(__always)
+    public static func nanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, clamped to 0...UInt64.max.
+    var nanosecondsClamped: UInt64 {
+        let (seconds, attoseconds) = components
+        if seconds < 0 { return 0 }
+        let (product, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : product &+ UInt64(attoseconds / 1_000_000_000)
+    }
+}

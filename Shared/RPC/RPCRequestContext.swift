@@ -1,0 +1,26 @@
+import CShims
+import Foundation
+import Glibc
+import Wire
+
+/// What a handler knows about the call it serves.
+public struct RPCRequestContext: Sendable {
+    /// The full method name, e.g. `subscriptions.ledger.v1.Ledger/Health`.
+    public let method: String
+    /// Monotonic nanoseconds after which the caller no longer waits.
+    public let deadline: UInt64
+    /// Names from the caller's TLS certificate; empty on plaintext connections.
+    public let peerIdentities: [String]
+    /// The caller's address.
+    public let peer: String
+
+    /// Time left before the deadline (zero once it has passed).
+    public var remaining: Duration {
+        let now = MonotonicClock.nanoseconds()
+        return deadline > now ? .nanoseconds(Int64(clamping: deadline - now)) : .zero
+    }
+
+    /// The deadline of the call the current task serves, if any. Clients started inside a
+    /// handler use it, so a deadline propagates to the calls a handler makes.
+    @TaskLocal public static var currentDeadline: UInt64?
+}

@@ -1,0 +1,215 @@
+import CShims
+import Dispatch
+import Foundation
+import Glibc
+public import Observability
+import Synchronization
+public import Wire
+
+/// State every connection of a server shares.
+final class ServerCore: @unchecked Sendable {  // immutable after init except atomics and loop-confined tables
+    let configuration: RPCServerConfiguration
+    let router: RPCRouter
+    let metrics: RPCServerMetrics
+    let logger: Logger?
+    let tls: TLSContext?
+    let readTimeout: UInt64
+    let idleTimeout: UInt64
+    let defaultTimeout: UInt64
+    let maxTimeout: UInt64
+    private let draining = Atomic<Bool>(false)
+    private let inFlight = Atomic<Int>(0)
+    /// Connections per loop, each table touched only on its loop's thread.
+    let connections: [LoopConnections]
+
+    init(configuration: RPCServerConfiguration, router: RPCRouter, loopCount: Int, logger: Logger?) throws(RPCError) {
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+        metrics = RPCServerMetrics(methodNames: router.methodNames, loopCount: loopCount)
+        tls = try configuration.tls.map { config throws(RPCError) in try TLSContext(config, role: .server) }
+        readTimeout = configuration.readTimeout.nanosecondsClamped
+        idleTimeout = configuration.idleTimeout.nanosecondsClamped
+        defaultTimeout = configuration.defaultTimeout.nanosecondsClamped
+        maxTimeout = configuration.maxTimeout.nanosecondsClamped
+        connections = (0..<loopCount).map { _ in LoopConnections() }
+    }
+
+    var isDraining: Bool { draining.load(ordering: .relaxed) }
+    func startDraining() { draining.store(true, ordering: .relaxed) }
+    var callsInFlight: Int { inFlight.load(ordering: .relaxed) }
+    func callStarted() { inFlight.add(1, ordering: .relaxed) }
+    func callFinished() { inFlight.subtract(1, ordering: .relaxed) }
+
+    func connectionClosed(_ connection: ServerConnection, reason: String) {
+        connections[connection.loop.index].table[ObjectIdentifier(connection)] = nil
+        metrics.connections.subtract(1, ordering: .relaxed)
+        if reason.hasPrefix("TLS") { metrics.frameRejected(loop: connection.loop.index, reason: "tls") }
+        logger?.debug("connection closed", ["peer": connection.peer, "reason": reason])
+    }
+
+    /// Maps what a handler threw to the status a caller sees. Errors that are not `RPCError`
+    /// are logged and reported as INTERNAL without their text, which may hold internals.
+    func rpcError(from error: any Error, method: String) -> RPCError {
+        if let error = error as? RPCError { return error }
+        if error is CancellationError { return RPCError(.cancelled, "the call was cancelled") }
+        logger?.error("handler failed", ["method": method, "error": "\(error)"])
+        return RPCError(.internalError, "internal error")
+    }
+}
+
+/// A multiplexing RPC server: non-blocking sockets on a fixed set of event-loop threads,
+/// length-prefixed protobuf envelopes, many calls in flight per connection answered in any
+/// order, deadlines, limits, optional mutual TLS, and a graceful drain.
+public final class RPCServer: Sendable {
+    private let core: ServerCore
+    private let group: EventLoopGroup
+    private let listener: Mutex<(fd: Int32, token: UInt64)?> = Mutex(nil)
+    private let boundPort = Atomic<Int>(0)
+    private let stopped = Atomic<Bool>(false)
+
+    /// Builds a server for `router`'s methods; nothing listens until `start()`.
+    /// Throws when the TLS files cannot be loaded.
+    public init(configuration: RPCServerConfiguration, router: RPCRouter, logger: Logger? = nil) throws(RPCError) {
+        let threads = max(1, configuration.threads)
+        core = try ServerCore(configuration: configuration, router: router, loopCount: threads, logger: logger)
+        group = EventLoopGroup(count: threads, name: "rpc")
+    }
+
+    /// The port the server listens on (after `start()`).
+    public var port: Int { boundPort.load(ordering: .relaxed) }
+
+    /// Calls in flight across all connections.
+    public var callsInFlight: Int { core.callsInFlight }
+
+    /// Binds and starts accepting. Throws when the address cannot be resolved or bound.
+    public func start() throws(RPCError) {
+        let configuration = core.configuration
+        guard let address = try SocketAddress.resolve(host: configuration.host, port: configuration.port).first else {
+            throw RPCError(.unavailable, "\(configuration.host) has no address")
+        }
+        let fd = try Socket.listen(on: address)
+        boundPort.store(Socket.localAddress(fd)?.port ?? configuration.port, ordering: .relaxed)
+        let acceptLoop = group.loops[0]
+        let registered = DispatchSemaphore(value: 0)
+        acceptLoop.execute {
+            let token = acceptLoop.register(fd: fd, events: EPOLLIN.rawValue, handler: Acceptor(fd: fd, server: self))
+            self.listener.withLock { $0 = (fd, token) }
+            registered.signal()
+        }
+        registered.wait()
+        for loop in group.loops { scheduleSweep(on: loop) }
+        core.logger?.info("rpc server listening", ["address": "\(configuration.host):\(port)", "tls": core.tls == nil ? "off" : "mutual"])
+    }
+
+    /// Writes the server's metric families (calls, latency, connections, rejected frames).
+    public func writeMetrics(into text: inout MetricsText) { core.metrics.write(into: &text) }
+
+    /// Open connections.
+    public var connectionCount: Int { core.metrics.connections.load(ordering: .relaxed) }
+
+    /// Stops accepting, lets calls in flight finish within the grace period, then closes every
+    /// connection and stops the threads. Idempotent.
+    public func shutdown() async {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        core.startDraining()
+        let acceptLoop = group.loops[0]
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            acceptLoop.execute {
+                if let (fd, token) = self.listener.withLock({ $0 }) {
+                    acceptLoop.deregister(fd: fd, token: token)
+                    close(fd)
+                }
+                done.resume()
+            }
+        }
+        for loop in group.loops {
+            loop.execute { [core] in for connection in core.connections[loop.index].table.values { connection.beginDrain() } }
+        }
+        let graceEnds = MonotonicClock.nanoseconds() + core.configuration.shutdownGracePeriod.nanosecondsClamped
+        while core.callsInFlight > 0 && MonotonicClock.nanoseconds() < graceEnds {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        if core.callsInFlight > 0 {
+            core.logger?.warning("grace period over; cancelling calls in flight", ["calls": "\(core.callsInFlight)"])
+        }
+        for loop in group.loops {
+            loop.execute { [core] in
+                for connection in core.connections[loop.index].table.values { connection.channel.close("server stopped") }
+            }
+        }
+        group.shutdown()
+        core.logger?.info("rpc server stopped")
+    }
+
+    // MARK: Accepting
+
+    fileprivate func accept(on fd: Int32) {
+        while true {
+            let client = Glibc.accept(fd, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                if errno == EMFILE || errno == ENFILE {
+                    core.logger?.error("accept: out of file descriptors")
+                }
+                return
+            }
+            if core.isDraining || core.metrics.connections.load(ordering: .relaxed) >= core.configuration.maxConnections {
+                core.metrics.connectionsRefused.add(1, ordering: .relaxed)
+                close(client)
+                continue
+            }
+            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            core.metrics.connections.add(1, ordering: .relaxed)
+            core.metrics.connectionsAccepted.add(1, ordering: .relaxed)
+            Socket.setNoDelay(client)
+            let loop = group.next()
+            loop.execute { [core] in
+                let peer = Socket.peerAddress(client)?.description ?? "unknown"
+                let session: TLSSession?
+                do {
+                    session = try core.tls?.makeSession(fd: client, host: nil)
+                } catch {
+                    core.logger?.error("cannot start TLS", ["error": "\(error)"])
+                    close(client)
+                    core.metrics.connections.subtract(1, ordering: .relaxed)
+                    return
+                }
+                let connection = ServerConnection(core: core, loop: loop, fd: client, tls: session, peer: peer)
+                core.connections[loop.index].table[ObjectIdentifier(connection)] = connection
+                connection.channel.start()
+            }
+        }
+    }
+
+    private func scheduleSweep(on loop: EventLoop) {
+        let interval = max(5_000_000, min(core.readTimeout, core.idleTimeout) / 4)
+        loop.execute { [core] in
+            func tick() {
+                let now = MonotonicClock.nanoseconds()
+                for connection in core.connections[loop.index].table.values { connection.sweep(now: now) }
+                loop.schedule(at: now + min(interval, 1_000_000_000), tick)
+            }
+            tick()
+        }
+    }
+}
+
+/// Accepts connections on the listening socket.
+private final class Acceptor: EventLoopHandler {
+    let fd: Int32
+    unowned let server: RPCServer
+
+    init(fd: Int32, server: RPCServer) {
+        self.fd = fd
+        self.server = server
+    }
+
+    func handle(events: UInt32) { server.accept(on: fd) }
+}
+
+/// The connections of one event loop.
+final class LoopConnections: @unchecked Sendable {  // touched only on its loop's thread
+    var table: [ObjectIdentifier: ServerConnection] = [:]
+}

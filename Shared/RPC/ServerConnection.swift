@@ -1,0 +1,263 @@
+import CShims
+import Foundation
+import Glibc
+import Wire
+
+/// One accepted connection: turns request frames into handler calls and replies into frames.
+/// Lives on one event loop; every method runs on that loop's thread.
+final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // confined to its loop thread
+    private struct ActiveCall {
+        let serial: UInt64
+        let methodIndex: Int
+        let started: UInt64
+        let timer: TimerQueue.ID?
+        var task: Task<Void, Never>?
+        let stream: ServerStreamWriter?
+    }
+
+    private let core: ServerCore
+    let loop: EventLoop
+    private(set) var channel: FramedChannel!
+    let peer: String
+    private var calls: [UInt64: ActiveCall] = [:]
+    private var nextSerial: UInt64 = 0
+    private var draining = false
+
+    init(core: ServerCore, loop: EventLoop, fd: Int32, tls: TLSSession?, peer: String) {
+        self.core = core
+        self.loop = loop
+        self.peer = peer
+        channel = FramedChannel(
+            loop: loop, fd: fd, tls: tls, maxFrameLength: core.configuration.maxFrameLength, connecting: false,
+            delegate: self)
+    }
+
+    var hasCallsInFlight: Bool { !calls.isEmpty }
+
+    // MARK: FramedChannelDelegate
+
+    func channelDidBecomeReady(_ channel: FramedChannel) {}
+
+    func channel(_ channel: FramedChannel, received frame: UnsafeRawBufferPointer) {
+        do {
+            try Envelope.withDecoded(frame) { view in handle(view) }
+        } catch {
+            core.metrics.frameRejected(loop: loop.index, reason: "malformed")
+            channel.protocolViolation("\(error)")
+        }
+    }
+
+    func channel(_ channel: FramedChannel, closedBecause reason: String) {
+        for (_, call) in calls { abandon(call) }
+        calls.removeAll()
+        core.connectionClosed(self, reason: reason)
+    }
+
+    // MARK: Frames
+
+    private func handle(_ view: EnvelopeView) {
+        switch view.kind {
+        case .request:
+            startCall(view)
+        case .cancel:
+            if let call = calls.removeValue(forKey: view.callID) {
+                abandon(call)
+                record(call, .cancelled)
+                drainIfIdle()
+            }
+        case .windowUpdate:
+            calls[view.callID]?.stream?.grant(view.window)
+        default:
+            channel.protocolViolation("a client may not send frame kind \(view.rawKind)")
+        }
+    }
+
+    private func startCall(_ view: EnvelopeView) {
+        let started = MonotonicClock.nanoseconds()
+        let callID = view.callID
+        guard callID != 0 else { return channel.protocolViolation("call id 0 is reserved") }
+        guard calls[callID] == nil else { return channel.protocolViolation("call id \(callID) is already in flight") }
+        let unknown = core.metrics.unknownMethodIndex
+        if draining || core.isDraining {
+            return reply(callID, unknown, started, .unavailable, "the server is shutting down")
+        }
+        guard calls.count < core.configuration.maxCallsPerConnection else {
+            return reply(
+                callID, unknown, started, .resourceExhausted,
+                "too many calls in flight on this connection (at most \(core.configuration.maxCallsPerConnection))")
+        }
+        guard let entry = core.router.lookup(view.method) else {
+            return reply(callID, unknown, started, .unimplemented, "unknown method \"\(view.methodName)\"")
+        }
+        if core.tls != nil && !core.configuration.accessPolicy.allows(method: entry.name, identities: channel.peerIdentities) {
+            let who = channel.peerIdentities.first ?? "a peer without identity"
+            return reply(callID, entry.index, started, .permissionDenied, "\(who) may not call \(entry.name)")
+        }
+        let requested = UInt64(view.timeoutMilliseconds) * 1_000_000
+        let limit = min(requested == 0 ? core.defaultTimeout : requested, core.maxTimeout)
+        let deadline = started + limit
+        let context = RPCRequestContext(
+            method: entry.name, deadline: deadline, peerIdentities: channel.peerIdentities, peer: peer)
+
+        switch entry.handler {
+        case .inline(let handler):
+            do {
+                let response = try handler(context, view.payload)
+                response.withUnsafeBytes { bytes in
+                    Envelope.appendFrame(to: &channel.output, callID: callID, kind: .response, payload: bytes)
+                }
+                core.metrics.record(
+                    loop: loop.index, method: entry.index, code: .ok, nanoseconds: MonotonicClock.nanoseconds() - started)
+                channel.scheduleFlush()
+            } catch {
+                let failure = core.rpcError(from: error, method: entry.name)
+                reply(callID, entry.index, started, failure.code, failure.message)
+            }
+
+        case .unary(let handler):
+            let payload = [UInt8](view.payload)
+            let serial = nextCallSerial()
+            let timer = loop.schedule(at: deadline) { [weak self] in self?.expire(callID, serial, limit) }
+            calls[callID] = ActiveCall(
+                serial: serial, methodIndex: entry.index, started: started, timer: timer, task: nil, stream: nil)
+            core.callStarted()
+            let loop = self.loop
+            let core = self.core
+            calls[callID]!.task = Task {
+                let result: Result<[UInt8], RPCError>
+                do {
+                    result = .success(
+                        try await RPCRequestContext.$currentDeadline.withValue(deadline) {
+                            try await handler(context, payload)
+                        })
+                } catch {
+                    result = .failure(core.rpcError(from: error, method: context.method))
+                }
+                loop.execute { [weak self] in self?.complete(callID, serial, result, kind: .response) }
+            }
+
+        case .serverStream(let handler):
+            let payload = [UInt8](view.payload)
+            let serial = nextCallSerial()
+            // A stream runs until it ends unless the caller set a timeout.
+            let timer =
+                requested == 0 ? nil : loop.schedule(at: deadline) { [weak self] in self?.expire(callID, serial, limit) }
+            let loop = self.loop
+            let window = view.window == 0 ? 16 : min(view.window, 4096)
+            // The writer holds the connection until the call ends and releases the writer.
+            let writer = ServerStreamWriter(initialCredit: window) { [self] message in
+                loop.execute { self.sendStreamMessage(callID, serial, message) }
+            }
+            calls[callID] = ActiveCall(
+                serial: serial, methodIndex: entry.index, started: started, timer: timer, task: nil, stream: writer)
+            core.callStarted()
+            let core = self.core
+            let streamDeadline: UInt64? = requested == 0 ? nil : deadline
+            calls[callID]!.task = Task {
+                let result: Result<[UInt8], RPCError>
+                do {
+                    try await RPCRequestContext.$currentDeadline.withValue(streamDeadline) {
+                        try await handler(context, payload, writer)
+                    }
+                    result = .success([])
+                } catch {
+                    result = .failure(core.rpcError(from: error, method: context.method))
+                }
+                writer.finish()
+                loop.execute { [weak self] in self?.complete(callID, serial, result, kind: .streamEnd) }
+            }
+        }
+    }
+
+    private func nextCallSerial() -> UInt64 {
+        nextSerial += 1
+        return nextSerial
+    }
+
+    // MARK: Replies
+
+    private func reply(_ callID: UInt64, _ methodIndex: Int, _ started: UInt64, _ code: StatusCode, _ message: String) {
+        Envelope.appendFrame(to: &channel.output, callID: callID, kind: .response, status: code, statusMessage: message)
+        core.metrics.record(
+            loop: loop.index, method: methodIndex, code: code, nanoseconds: MonotonicClock.nanoseconds() - started)
+        channel.scheduleFlush()
+    }
+
+    private func complete(_ callID: UInt64, _ serial: UInt64, _ result: Result<[UInt8], RPCError>, kind: FrameKind) {
+        guard let call = calls[callID], call.serial == serial else { return }  // already expired or cancelled
+        calls[callID] = nil
+        if let timer = call.timer { loop.cancel(timer: timer) }
+        core.callFinished()
+        switch result {
+        case .success(let payload):
+            payload.withUnsafeBytes { bytes in
+                Envelope.appendFrame(to: &channel.output, callID: callID, kind: kind, payload: bytes)
+            }
+            record(call, .ok)
+        case .failure(let error):
+            Envelope.appendFrame(
+                to: &channel.output, callID: callID, kind: kind, status: error.code, statusMessage: error.message)
+            record(call, error.code)
+        }
+        channel.scheduleFlush()
+        drainIfIdle()
+    }
+
+    private func expire(_ callID: UInt64, _ serial: UInt64, _ limit: UInt64) {
+        guard let call = calls[callID], call.serial == serial else { return }
+        calls[callID] = nil
+        abandon(call, timerFired: true)
+        let kind: FrameKind = call.stream == nil ? .response : .streamEnd
+        Envelope.appendFrame(
+            to: &channel.output, callID: callID, kind: kind, status: .deadlineExceeded,
+            statusMessage: "deadline of \(limit / 1_000_000) ms exceeded")
+        record(call, .deadlineExceeded)
+        channel.scheduleFlush()
+        drainIfIdle()
+    }
+
+    private func sendStreamMessage(_ callID: UInt64, _ serial: UInt64, _ payload: [UInt8]) {
+        guard let call = calls[callID], call.serial == serial else { return }
+        payload.withUnsafeBytes { bytes in
+            Envelope.appendFrame(to: &channel.output, callID: callID, kind: .streamMessage, payload: bytes)
+        }
+        channel.scheduleFlush()
+    }
+
+    /// Stops a call's work; its reply, if any, is the caller's business.
+    private func abandon(_ call: ActiveCall, timerFired: Bool = false) {
+        if !timerFired, let timer = call.timer { loop.cancel(timer: timer) }
+        call.task?.cancel()
+        call.stream?.finish()
+        core.callFinished()
+    }
+
+    private func record(_ call: ActiveCall, _ code: StatusCode) {
+        core.metrics.record(
+            loop: loop.index, method: call.methodIndex, code: code, nanoseconds: MonotonicClock.nanoseconds() - call.started)
+    }
+
+    // MARK: Lifecycle
+
+    /// Refuses new calls; closes once the calls in flight are answered.
+    func beginDrain() {
+        draining = true
+        drainIfIdle()
+    }
+
+    private func drainIfIdle() {
+        if draining && calls.isEmpty { channel.closeAfterFlush("the server is shutting down") }
+    }
+
+    /// Applies the read deadline and the idle timeout.
+    func sweep(now: UInt64) {
+        guard channel.state != .closed else { return }
+        if let since = channel.partialSince, now - since > core.readTimeout {
+            core.metrics.frameRejected(loop: loop.index, reason: "read_timeout")
+            let what = channel.state == .handshaking ? "TLS handshake" : "frame"
+            channel.close("\(what) not completed within the read deadline")
+        } else if calls.isEmpty && channel.partialSince == nil && now - channel.lastActivity > core.idleTimeout {
+            channel.close("idle timeout")
+        }
+    }
+}

@@ -1,0 +1,124 @@
+public import Config
+import Foundation
+public import HTTP
+public import Lifecycle
+public import Observability
+public import RPC
+import Synchronization
+import Wire
+
+/// Everything a service process has in common: configuration, logging, the RPC server with a
+/// `Health` method, the HTTP server with `/healthz`, `/readyz` and `/metrics`, and a drain on
+/// SIGTERM. A service registers its methods on `router` and its parts with `add`, then `run`s.
+public final class ServiceHost: Sendable {
+    public let name: String
+    public let version: String
+    public let settings: HostSettings
+    public let logger: Logger
+    public let router = RPCRouter()
+    public let metrics = MetricsRegistry()
+    public let http: HTTPServer
+    public let shutdownSignal: ShutdownSignal
+    private let started = MonotonicClock.nanoseconds()
+    private let state = Mutex(State())
+
+    private struct State {
+        var readiness: [(String, @Sendable () -> Bool)] = []
+        var parts: [any LifecycleService] = []
+        var server: RPCServer?
+        var draining = false
+    }
+
+    /// Reads the host settings from `environment`. `healthMethod` is the service's own
+    /// `…/Health` method name. Throws `ConfigError` naming a bad variable.
+    public init(
+        name: String, version: String = ServiceHost.defaultVersion, healthMethod: String, defaultRPC: String,
+        defaultHTTP: String, environment: EnvironmentReader = EnvironmentReader(), signal: ShutdownSignal
+    ) throws(ConfigError) {
+        self.name = name
+        self.version = version
+        settings = try HostSettings(environment: environment, defaultRPC: defaultRPC, defaultHTTP: defaultHTTP)
+        logger = Logger(service: name, minimumLevel: Logger.Level(name: settings.logLevel) ?? .info)
+        http = HTTPServer(host: settings.httpListen.host, port: settings.httpListen.port, logger: logger)
+        shutdownSignal = signal
+        router.inline(healthMethod) { [self] (_: RPCRequestContext, _: HealthRequest) in health() }
+    }
+
+    /// The release this build reports.
+    public static let defaultVersion = "0.1.0"
+
+    /// Adds a check `/readyz` runs; the service is ready when every check passes.
+    public func addReadinessCheck(_ name: String, _ check: @escaping @Sendable () -> Bool) {
+        state.withLock { $0.readiness.append((name, check)) }
+    }
+
+    /// Adds a part started after the servers and stopped before them.
+    public func add(_ part: any LifecycleService) {
+        state.withLock { $0.parts.append(part) }
+    }
+
+    /// The RPC port, once running.
+    public var rpcPort: Int { state.withLock { $0.server?.port ?? 0 } }
+
+    /// Starts everything, serves until SIGTERM/SIGINT, then drains: the RPC server stops
+    /// accepting and finishes calls in flight within `SHUTDOWN_GRACE`, the parts stop, HTTP stops.
+    public func run() async throws {
+        let server = try RPCServer(configuration: settings.server, router: router, logger: logger)
+        state.withLock { $0.server = server }
+        metrics.addCollector { text in server.writeMetrics(into: &text) }
+        installHTTPRoutes(server: server)
+        let rpcPart = RPCServerPart(server: server)
+        let httpPart = HTTPServerPart(server: http)
+        let parts = state.withLock { $0.parts }
+        let group = ServiceGroup(services: [httpPart, rpcPart] + parts, signal: shutdownSignal) { [logger] message, fields in
+            logger.info(message, fields)
+        }
+        logger.info("starting", ["version": version])
+        try await group.run()
+        logger.info("stopped")
+    }
+
+    private func health() -> HealthResponse {
+        let draining = shutdownSignal.isTriggered
+        let connections = state.withLock { $0.server?.connectionCount ?? 0 }
+        return HealthResponse(
+            status: draining ? .draining : .serving, service: name, version: version,
+            uptimeMilliseconds: Int64((MonotonicClock.nanoseconds() - started) / 1_000_000),
+            serverTimeMilliseconds: Int64(Date().timeIntervalSince1970 * 1000), connections: UInt32(clamping: connections))
+    }
+
+    private func installHTTPRoutes(server: RPCServer) {
+        http.route("GET", "/healthz") { [name] _ in .text("ok \(name)\n") }
+        http.route("GET", "/readyz") { [self] _ in
+            let failing = notReady()
+            if failing.isEmpty { return .text("ready\n") }
+            return .text("not ready: \(failing.joined(separator: ", "))\n", status: 503)
+        }
+        http.route("GET", "/metrics") { [metrics] _ in
+            .text(metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        }
+    }
+
+    /// Names of the readiness checks that fail now.
+    public func notReady() -> [String] {
+        if shutdownSignal.isTriggered { return ["shutting down"] }
+        let checks = state.withLock { $0.readiness }
+        return checks.filter { !$0.1() }.map(\.0)
+    }
+}
+
+/// The RPC server as a lifecycle part.
+struct RPCServerPart: LifecycleService {
+    let server: RPCServer
+    var name: String { "rpc" }
+    func start() async throws { try server.start() }
+    func shutdown() async { await server.shutdown() }
+}
+
+/// The HTTP server as a lifecycle part.
+struct HTTPServerPart: LifecycleService {
+    let server: HTTPServer
+    var name: String { "http" }
+    func start() async throws { try server.start() }
+    func shutdown() async { server.stop() }
+}

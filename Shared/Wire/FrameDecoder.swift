@@ -1,0 +1,81 @@
+/// Splits a byte stream into frames: a 4-byte big-endian length, then that many bytes.
+///
+/// A pure value: feed it whatever the socket gave, in any split, and it hands out each whole
+/// frame once. A declared length above `maxFrameLength` or equal to zero is an error the moment
+/// its 4 header bytes are seen, before any buffer for the body is reserved; only bytes that
+/// actually arrived are ever held.
+public struct FrameDecoder: Sendable {
+    /// Why a stream cannot be framed.
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        case frameTooLong(length: UInt32, maximum: Int)
+        case emptyFrame
+
+        public var description: String {
+            switch self {
+            case .frameTooLong(let length, let maximum):
+                "frame length \(length) exceeds the maximum of \(maximum) bytes"
+            case .emptyFrame: "frame length 0: a frame carries one envelope and cannot be empty"
+            }
+        }
+    }
+
+    public let maxFrameLength: Int
+    /// Bytes of an incomplete frame carried over from earlier input.
+    private var pending: [UInt8] = []
+
+    public init(maxFrameLength: Int) {
+        precondition(maxFrameLength > 0)
+        self.maxFrameLength = maxFrameLength
+    }
+
+    /// True while part of a frame has arrived and the rest has not.
+    public var hasPartialFrame: Bool { !pending.isEmpty }
+
+    /// Feeds `input` and calls `onFrame` with the body of every frame it completes, in order.
+    /// The body pointer is valid only during the call. Complete frames inside `input` are handed
+    /// out without copying. Stops at the first error; the decoder is then unusable.
+    public mutating func decode(
+        _ input: UnsafeRawBufferPointer, onFrame: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        var offset = 0
+        if !pending.isEmpty {
+            // Complete the header, then the body, from the new input.
+            if pending.count < 4 {
+                let take = min(4 - pending.count, input.count)
+                pending.append(contentsOf: input[0..<take])
+                offset = take
+                guard pending.count == 4 else { return }
+                _ = try checkedLength(pending[0], pending[1], pending[2], pending[3])
+            }
+            let length = Int(try checkedLength(pending[0], pending[1], pending[2], pending[3]))
+            let missing = 4 + length - pending.count
+            let take = min(missing, input.count - offset)
+            pending.append(contentsOf: input[offset..<(offset + take)])
+            offset += take
+            guard pending.count == 4 + length else { return }
+            try pending.withUnsafeBytes { bytes in try onFrame(UnsafeRawBufferPointer(rebasing: bytes[4...])) }
+            pending.removeAll(keepingCapacity: pending.capacity <= 64 * 1024)
+        }
+        while input.count - offset >= 4 {
+            let length = Int(
+                try checkedLength(input[offset], input[offset + 1], input[offset + 2], input[offset + 3]))
+            guard input.count - offset - 4 >= length else { break }
+            try onFrame(UnsafeRawBufferPointer(rebasing: input[(offset + 4)..<(offset + 4 + length)]))
+            offset += 4 + length
+        }
+        if offset < input.count {
+            if input.count - offset >= 4 {
+                // The header is already checked; reserve no more than what arrived.
+                pending.reserveCapacity(input.count - offset)
+            }
+            pending.append(contentsOf: input[offset...])
+        }
+    }
+
+    private func checkedLength(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) throws(Failure) -> UInt32 {
+        let length = UInt32(b0) << 24 | UInt32(b1) << 16 | UInt32(b2) << 8 | UInt32(b3)
+        if length == 0 { throw .emptyFrame }
+        if Int(length) > maxFrameLength { throw .frameTooLong(length: length, maximum: maxFrameLength) }
+        return length
+    }
+}

@@ -1,0 +1,55 @@
+/// Walks protobuf wire format without a schema to say where and why bytes stop being a valid
+/// message. Used only after protobuf-c has refused a payload, to turn "does not parse" into a
+/// reason a caller can act on.
+public enum ProtoWireScanner {
+    /// The first structural problem in `bytes`, or nil when the framing looks valid (the
+    /// refusal then came from a field's contents, such as a string that is not UTF-8).
+    public static func firstProblem(in bytes: UnsafeRawBufferPointer) -> String? {
+        var offset = 0
+        while offset < bytes.count {
+            let fieldStart = offset
+            guard let key = readVarint(bytes, &offset) else {
+                return "truncated field key at byte \(fieldStart)"
+            }
+            let fieldNumber = key >> 3
+            let wireType = key & 7
+            if fieldNumber == 0 { return "field number 0 at byte \(fieldStart)" }
+            switch wireType {
+            case 0:
+                guard readVarint(bytes, &offset) != nil else {
+                    return "truncated varint of field \(fieldNumber) at byte \(fieldStart)"
+                }
+            case 1, 5:
+                let size = wireType == 1 ? 8 : 4
+                guard bytes.count - offset >= size else {
+                    return "truncated fixed-width field \(fieldNumber) at byte \(fieldStart)"
+                }
+                offset += size
+            case 2:
+                guard let length = readVarint(bytes, &offset) else {
+                    return "truncated length of field \(fieldNumber) at byte \(fieldStart)"
+                }
+                guard length <= UInt64(bytes.count - offset) else {
+                    return "field \(fieldNumber) at byte \(fieldStart) declares \(length) bytes but \(bytes.count - offset) remain"
+                }
+                offset += Int(length)
+            default:
+                return "unsupported wire type \(wireType) for field \(fieldNumber) at byte \(fieldStart)"
+            }
+        }
+        return nil
+    }
+
+    private static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < bytes.count && shift < 64 {
+            let byte = bytes[offset]
+            offset += 1
+            result |= UInt64(byte & 0x7f) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+        return nil
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import SubctlKit
+import Testing
+import Wire
+
+@Suite("DynamicMessage: proto3 JSON ⇄ protobuf bytes through protoc-c descriptors")
+struct DynamicMessageTests {
+    /// Encodes `json` and decodes the bytes again, compactly.
+    private func roundTrip(_ json: String, as name: String) throws -> String {
+        try DynamicMessage.decodeToJSON(try DynamicMessage.encode(json: json, as: name), as: name, pretty: false)
+    }
+
+    @Test func nestedMessageWithRepeatedEventsRoundTrips() throws {
+        let json = """
+            {"idempotency_key": "k-1",
+             "subscription": {"key": {"store": "STORE_APPLE", "environment": "ENVIRONMENT_SANDBOX", "storeId": "1000"},
+                              "accountId": "acct", "state": "SUBSCRIPTION_STATE_ACTIVE",
+                              "expires_time_ms": "1700000000000", "autoRenew": true},
+             "events": [{"position": "7", "kind": "EVENT_KIND_PURCHASED", "storeTimeMs": 1699999999000},
+                        {"kind": 2, "key": {"storeId": "1000"}, "detail": "renewed"}]}
+            """
+        #expect(
+            try roundTrip(json, as: "subscriptions.ledger.v1.RecordVerifiedStateRequest")
+                == #"{"idempotencyKey":"k-1","subscription":{"key":{"store":"STORE_APPLE","environment":"#
+                + #""ENVIRONMENT_SANDBOX","storeId":"1000"},"accountId":"acct","state":"SUBSCRIPTION_STATE_ACTIVE","#
+                + #""expiresTimeMs":"1700000000000","autoRenew":true},"events":[{"position":"7","kind":"#
+                + #""EVENT_KIND_PURCHASED","storeTimeMs":"1699999999000"},{"key":{"storeId":"1000"},"kind":"#
+                + #""EVENT_KIND_RENEWED","detail":"renewed"}]}"#)
+    }
+
+    @Test func prettyOutputIndentsByTwoSpaces() throws {
+        let bytes = try DynamicMessage.encode(
+            json: #"{"subscriptions": [{"key": {"storeId": "a"}}, {"productId": "p"}], "accountId": "x"}"#,
+            as: "subscriptions.ledger.v1.GetAccountResponse")
+        #expect(
+            try DynamicMessage.decodeToJSON(bytes, as: "subscriptions.ledger.v1.GetAccountResponse", pretty: true) == """
+                {
+                  "accountId": "x",
+                  "subscriptions": [
+                    {
+                      "key": {
+                        "storeId": "a"
+                      }
+                    },
+                    {
+                      "productId": "p"
+                    }
+                  ]
+                }
+                """)
+    }
+
+    @Test func int64AcceptsNumbersAndStringsAndIsWrittenAsString() throws {
+        let name = "subscriptions.entitlement.v1.CheckAccessRequest"
+        #expect(try roundTrip(#"{"atMs": 9223372036854775807}"#, as: name) == #"{"atMs":"9223372036854775807"}"#)
+        #expect(try roundTrip(#"{"at_ms": "-9223372036854775808"}"#, as: name) == #"{"atMs":"-9223372036854775808"}"#)
+        #expect(
+            try roundTrip(#"{"after": "18446744073709551615"}"#, as: "subscriptions.ledger.v1.WatchChangesRequest")
+                == #"{"after":"18446744073709551615"}"#)
+    }
+
+    @Test func enumsAcceptNamesAndNumbersAndUnknownNumbersStayNumbers() throws {
+        let name = "subscriptions.common.v1.SubscriptionKey"
+        #expect(try roundTrip(#"{"store": "STORE_GOOGLE"}"#, as: name) == #"{"store":"STORE_GOOGLE"}"#)
+        #expect(try roundTrip(#"{"store": 1}"#, as: name) == #"{"store":"STORE_APPLE"}"#)
+        #expect(try roundTrip(#"{"store": 42}"#, as: name) == #"{"store":42}"#)
+        #expect(try roundTrip(#"{"store": "STORE_UNSPECIFIED"}"#, as: name) == "{}")
+    }
+
+    @Test func repeatedStringsAndMessagesKeepOrderAndEmptyElements() throws {
+        let json = """
+            {"apple_signed_transactions": ["a", "", "c"], "appleTransactionIds": [],
+             "googlePurchases": [{"packageName": "p1"}, {}]}
+            """
+        #expect(
+            try roundTrip(json, as: "subscriptions.verifier.v1.RestorePurchasesRequest")
+                == #"{"appleSignedTransactions":["a","","c"],"googlePurchases":[{"packageName":"p1"},{}]}"#)
+    }
+
+    @Test func bytesAreBase64BothWaysAndMatchTheGeneratedEnvelopeCode() throws {
+        let payload: [UInt8] = [0, 1, 2, 250, 251, 255]
+        let json = #"{"callId": "5", "kind": "FRAME_KIND_REQUEST", "method": "m", "payload": "AAEC+vv/", "window": 3}"#
+        let bytes = try DynamicMessage.encode(json: json, as: "subscriptions.rpc.v1.Envelope")
+        var frame: [UInt8] = []
+        payload.withUnsafeBytes { raw in
+            Envelope.appendFrame(to: &frame, callID: 5, kind: .request, method: "m", payload: raw, window: 3)
+        }
+        #expect(bytes == Array(frame[4...]))
+        #expect(
+            try DynamicMessage.decodeToJSON(bytes, as: "subscriptions.rpc.v1.Envelope", pretty: false)
+                == #"{"callId":"5","kind":"FRAME_KIND_REQUEST","method":"m","payload":"AAEC+vv/","window":3}"#)
+        // URL-safe and unpadded base64 are accepted too.
+        #expect(
+            try DynamicMessage.encode(json: #"{"payload": "AAEC-vv_"}"#, as: "subscriptions.rpc.v1.Envelope")
+                == DynamicMessage.encode(json: #"{"payload": "AAEC+vv/"}"#, as: "subscriptions.rpc.v1.Envelope"))
+    }
+
+    @Test func healthResponseBytesEqualWireGeneratedCode() throws {
+        let json = """
+            {"status": "SERVING_STATUS_SERVING", "service": "ledger", "version": "0.1.0",
+             "uptimeMs": "12345", "serverTimeMs": 1700000000000, "connections": 4}
+            """
+        let expected = HealthResponse(
+            status: .serving, service: "ledger", version: "0.1.0", uptimeMilliseconds: 12345,
+            serverTimeMilliseconds: 1_700_000_000_000, connections: 4
+        ).serialized()
+        #expect(try DynamicMessage.encode(json: json, as: "subscriptions.common.v1.HealthResponse") == expected)
+        // Empty strings and zeros are left out exactly as the generated code leaves them out.
+        let sparse = HealthResponse(
+            status: .draining, service: "", version: "", uptimeMilliseconds: 0, serverTimeMilliseconds: 0,
+            connections: 0)
+        #expect(
+            try DynamicMessage.encode(
+                json: #"{"status": 3, "service": "", "version": "", "uptimeMs": 0}"#,
+                as: "subscriptions.common.v1.HealthResponse") == sparse.serialized())
+        #expect(
+            try DynamicMessage.decodeToJSON(expected, as: "subscriptions.common.v1.HealthResponse", pretty: false)
+                == #"{"status":"SERVING_STATUS_SERVING","service":"ledger","version":"0.1.0","uptimeMs":"12345","#
+                + #""serverTimeMs":"1700000000000","connections":4}"#)
+    }
+
+    @Test func emptyObjectEncodesToNoBytesAndNullMeansDefault() throws {
+        #expect(try DynamicMessage.encode(json: "{}", as: "subscriptions.ledger.v1.SnapshotRequest") == [])
+        #expect(try DynamicMessage.encode(json: #"{"key": null}"#, as: "subscriptions.ledger.v1.GetSubscriptionRequest") == [])
+        #expect(try DynamicMessage.decodeToJSON([], as: "subscriptions.ledger.v1.SnapshotChunk", pretty: true) == "{}")
+    }
+
+    @Test func stringsAreEscapedInOutput() throws {
+        #expect(
+            try roundTrip(#"{"detail": "a\"b\\c\nd\u0001é"}"#, as: "subscriptions.entitlement.v1.CheckAccessResponse")
+                == #"{"detail":"a\"b\\c\nd\u0001é"}"#)
+    }
+
+    @Test(arguments: [
+        (
+            #"{"storeID": "x"}"#, "subscriptions.common.v1.SubscriptionKey",
+            #"INVALID_ARGUMENT: subscriptions.common.v1.SubscriptionKey has no field "storeID""#
+        ),
+        (
+            #"{"key": {"store_id": 5}}"#, "subscriptions.ledger.v1.GetSubscriptionRequest",
+            "INVALID_ARGUMENT: subscriptions.common.v1.SubscriptionKey.store_id: expected a string, got 5"
+        ),
+        (
+            #"{"pageSize": 4294967296}"#, "subscriptions.ledger.v1.GetHistoryRequest",
+            "INVALID_ARGUMENT: subscriptions.ledger.v1.GetHistoryRequest.page_size: 4294967296 is out of range for uint32"
+        ),
+        (
+            #"{"connections": -1}"#, "subscriptions.common.v1.HealthResponse",
+            "INVALID_ARGUMENT: subscriptions.common.v1.HealthResponse.connections: -1 is out of range for uint32"
+        ),
+        (
+            #"{"store": "STORE_AMAZON"}"#, "subscriptions.common.v1.SubscriptionKey",
+            #"INVALID_ARGUMENT: subscriptions.common.v1.SubscriptionKey.store: "STORE_AMAZON" is not a value of subscriptions.common.v1.Store"#
+        ),
+        (
+            #"{"store": 2147483648}"#, "subscriptions.common.v1.SubscriptionKey",
+            "INVALID_ARGUMENT: subscriptions.common.v1.SubscriptionKey.store: 2147483648 is out of range for subscriptions.common.v1.Store"
+        ),
+        (
+            #"{"atMs": "12x"}"#, "subscriptions.entitlement.v1.CheckAccessRequest",
+            #"INVALID_ARGUMENT: subscriptions.entitlement.v1.CheckAccessRequest.at_ms: expected an integer (int64), got "12x""#
+        ),
+        (
+            #"{"atMs": 1.5}"#, "subscriptions.entitlement.v1.CheckAccessRequest",
+            "INVALID_ARGUMENT: subscriptions.entitlement.v1.CheckAccessRequest.at_ms: expected an integer (int64), got 1.5"
+        ),
+        (
+            #"{"allowed": "yes"}"#, "subscriptions.entitlement.v1.CheckAccessResponse",
+            #"INVALID_ARGUMENT: subscriptions.entitlement.v1.CheckAccessResponse.allowed: expected true or false, got "yes""#
+        ),
+        (
+            #"{"checks": {"accountId": "a"}}"#, "subscriptions.entitlement.v1.CheckAccessBatchRequest",
+            "INVALID_ARGUMENT: subscriptions.entitlement.v1.CheckAccessBatchRequest.checks: expected an array, got an object"
+        ),
+        (
+            #"{"checks": [{"accountId": "a"}, {"atMs": true}]}"#, "subscriptions.entitlement.v1.CheckAccessBatchRequest",
+            "INVALID_ARGUMENT: subscriptions.entitlement.v1.CheckAccessRequest.at_ms: expected an integer (int64), got true"
+        ),
+        (
+            #"{"key": "k"}"#, "subscriptions.ledger.v1.GetSubscriptionRequest",
+            #"INVALID_ARGUMENT: subscriptions.ledger.v1.GetSubscriptionRequest.key: expected an object (subscriptions.common.v1.SubscriptionKey), got "k""#
+        ),
+        (
+            #"{"payload": "***"}"#, "subscriptions.rpc.v1.Envelope",
+            #"INVALID_ARGUMENT: subscriptions.rpc.v1.Envelope.payload: expected base64 text, got "***""#
+        ),
+        (
+            #"{"account_id": "a", "accountId": "b"}"#, "subscriptions.ledger.v1.GetAccountRequest",
+            #"INVALID_ARGUMENT: subscriptions.ledger.v1.GetAccountRequest.account_id is given twice, as "accountId" and "account_id""#
+        ),
+        (
+            #"[1]"#, "subscriptions.ledger.v1.GetAccountRequest",
+            "INVALID_ARGUMENT: the request must be a JSON object (subscriptions.ledger.v1.GetAccountRequest)"
+        ),
+        (
+            #"{"a": }"#, "subscriptions.ledger.v1.GetAccountRequest",
+            "INVALID_ARGUMENT: the request is not valid JSON: Invalid value around character 6."
+        ),
+        ("{}", "subscriptions.ledger.v1.Nope", "NOT_FOUND: no message subscriptions.ledger.v1.Nope"),
+    ])
+    func encodingErrorsNameTheFieldAndTheProblem(json: String, message: String, expected: String) {
+        let error = #expect(throws: SubctlError.self) { try DynamicMessage.encode(json: json, as: message) }
+        #expect(error?.description == expected)
+    }
+
+    @Test func undecodableBytesAreDataLoss() {
+        let error = #expect(throws: SubctlError.self) {
+            try DynamicMessage.decodeToJSON([0x0a, 0x05, 0x01], as: "subscriptions.ledger.v1.GetAccountRequest", pretty: false)
+        }
+        #expect(
+            error?.description
+                == "DATA_LOSS: the answer is not a valid subscriptions.ledger.v1.GetAccountRequest: "
+                + "field 1 at byte 0 declares 5 bytes but 1 remain")
+    }
+}
