@@ -85,7 +85,7 @@ let package = Package(
 
         // Benchmarks (not tests): make bench-rpc.
         .executableTarget(
-            name: "rpcbench", dependencies: ["RPC", "Wire", "ServiceRuntime", "Observability"],
+            name: "rpcbench", dependencies: ["Wire", "CShims"],
             path: "Tests/Benchmarks/rpcbench", swiftSettings: swiftSettings),
 
         // Tests.

@@ -239,9 +239,19 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     // MARK: Lifecycle
 
-    /// Refuses new calls; closes once the calls in flight are answered.
+    /// Refuses new calls and ends open streams with UNAVAILABLE (their readers resume
+    /// elsewhere); closes once the unary calls in flight are answered.
     func beginDrain() {
         draining = true
+        for (callID, call) in calls where call.stream != nil {
+            calls[callID] = nil
+            abandon(call)
+            Envelope.appendFrame(
+                to: &channel.output, callID: callID, kind: .streamEnd, status: .unavailable,
+                statusMessage: "the server is shutting down")
+            record(call, .unavailable)
+            channel.scheduleFlush()
+        }
         drainIfIdle()
     }
 

@@ -33,7 +33,8 @@ struct DynamicMessageTests {
             json: #"{"subscriptions": [{"key": {"storeId": "a"}}, {"productId": "p"}], "accountId": "x"}"#,
             as: "subscriptions.ledger.v1.GetAccountResponse")
         #expect(
-            try DynamicMessage.decodeToJSON(bytes, as: "subscriptions.ledger.v1.GetAccountResponse", pretty: true) == """
+            try DynamicMessage.decodeToJSON(bytes, as: "subscriptions.ledger.v1.GetAccountResponse", pretty: true)
+                == """
                 {
                   "accountId": "x",
                   "subscriptions": [
@@ -121,7 +122,9 @@ struct DynamicMessageTests {
 
     @Test func emptyObjectEncodesToNoBytesAndNullMeansDefault() throws {
         #expect(try DynamicMessage.encode(json: "{}", as: "subscriptions.ledger.v1.SnapshotRequest") == [])
-        #expect(try DynamicMessage.encode(json: #"{"key": null}"#, as: "subscriptions.ledger.v1.GetSubscriptionRequest") == [])
+        #expect(
+            try DynamicMessage.encode(json: #"{"key": null}"#, as: "subscriptions.ledger.v1.GetSubscriptionRequest")
+                == [])
         #expect(try DynamicMessage.decodeToJSON([], as: "subscriptions.ledger.v1.SnapshotChunk", pretty: true) == "{}")
     }
 
@@ -173,7 +176,8 @@ struct DynamicMessageTests {
             "INVALID_ARGUMENT: subscriptions.entitlement.v1.CheckAccessBatchRequest.checks: expected an array, got an object"
         ),
         (
-            #"{"checks": [{"accountId": "a"}, {"atMs": true}]}"#, "subscriptions.entitlement.v1.CheckAccessBatchRequest",
+            #"{"checks": [{"accountId": "a"}, {"atMs": true}]}"#,
+            "subscriptions.entitlement.v1.CheckAccessBatchRequest",
             "INVALID_ARGUMENT: subscriptions.entitlement.v1.CheckAccessRequest.at_ms: expected an integer (int64), got true"
         ),
         (
@@ -205,7 +209,8 @@ struct DynamicMessageTests {
 
     @Test func undecodableBytesAreDataLoss() {
         let error = #expect(throws: SubctlError.self) {
-            try DynamicMessage.decodeToJSON([0x0a, 0x05, 0x01], as: "subscriptions.ledger.v1.GetAccountRequest", pretty: false)
+            try DynamicMessage.decodeToJSON(
+                [0x0a, 0x05, 0x01], as: "subscriptions.ledger.v1.GetAccountRequest", pretty: false)
         }
         #expect(
             error?.description

@@ -29,7 +29,7 @@ public struct CommandRunner {
                 let answer: [UInt8]
                 do {
                     answer = try await transport.unary(method, request: [], timeout: options.timeout)
-                } catch where error.code == .rpc(.unimplemented) && index < candidates.count - 1 {
+                } catch  where error.code == .rpc(.unimplemented) && index < candidates.count - 1 {
                     continue
                 }
                 write(try OutputText.health(answer, address: options.address, json: options.json))

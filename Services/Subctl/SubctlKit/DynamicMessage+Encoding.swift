@@ -1,6 +1,6 @@
-import Foundation
 internal import CProto
 internal import CProtobufC
+import Foundation
 
 /// JSON → C message. Every pointer stored into a message is malloc'd (strdup, calloc, malloc)
 /// and owned by that message, so one `protobuf_c_message_free_unpacked(root, nil)` frees it
@@ -8,7 +8,8 @@ internal import CProtobufC
 /// generated init's defaults (`protobuf_c_empty_string`, NULL) stay, which free_unpacked skips.
 extension DynamicMessage {
     /// Sets the fields of the freshly initialized `message` from a JSON object.
-    static func fill(_ message: UnsafeMutablePointer<ProtobufCMessage>, from object: [String: Any]) throws(SubctlError) {
+    static func fill(_ message: UnsafeMutablePointer<ProtobufCMessage>, from object: [String: Any]) throws(SubctlError)
+    {
         let descriptor = message.pointee.descriptor!
         let messageName = String(cString: descriptor.pointee.name)
         let fields = DescriptorRegistry.fields(of: descriptor)
@@ -76,7 +77,9 @@ extension DynamicMessage {
         case PROTOBUF_C_TYPE_DOUBLE:
             member.storeBytes(of: try floatingPoint(value, field, path), as: Double.self)
         case PROTOBUF_C_TYPE_BOOL:
-            guard let number = value as? NSNumber, isBoolean(number) else { throw mismatch(path, "true or false", value) }
+            guard let number = value as? NSNumber, isBoolean(number) else {
+                throw mismatch(path, "true or false", value)
+            }
             member.storeBytes(of: number.boolValue ? 1 : 0, as: Int32.self)  // protobuf_c_boolean is an int
         case PROTOBUF_C_TYPE_ENUM:
             member.storeBytes(of: try enumNumber(value, field, path), as: Int32.self)
@@ -128,7 +131,8 @@ extension DynamicMessage {
                     throw mismatch(path, "an integer (\(typeName))", value)
                 }
                 guard let exact = T(exactly: double) else {
-                    throw SubctlError(.invalidArgument, "\(path): \(number.stringValue) is out of range for \(typeName)")
+                    throw SubctlError(
+                        .invalidArgument, "\(path): \(number.stringValue) is out of range for \(typeName)")
                 }
                 return exact
             }

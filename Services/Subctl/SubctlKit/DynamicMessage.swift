@@ -1,6 +1,6 @@
-import Foundation
 internal import CProto
 internal import CProtobufC
+import Foundation
 import Wire
 
 /// Converts between proto3 JSON and protobuf bytes for any message of `proto/`, driven by
@@ -57,7 +57,8 @@ public enum DynamicMessage {
                 let reason = bytes.withUnsafeBytes { ProtoWireScanner.firstProblem(in: $0) }
                 throw SubctlError(
                     .dataLoss,
-                    "the answer is not a valid \(messageFullName): \(reason ?? "a field has a value of the wrong type")")
+                    "the answer is not a valid \(messageFullName): \(reason ?? "a field has a value of the wrong type")"
+                )
             }
             // The unpacked message owns copies of every field; freed once the JSON is written.
             defer { protobuf_c_message_free_unpacked(message, nil) }
@@ -68,7 +69,9 @@ public enum DynamicMessage {
     /// A zeroed message of `descriptor` after its generated init, allocated with the system
     /// allocator as `protobuf_c_message_free_unpacked` expects. The caller stores it where its
     /// owner frees it before doing anything that can throw.
-    static func newMessage(_ descriptor: UnsafePointer<ProtobufCMessageDescriptor>) -> UnsafeMutablePointer<ProtobufCMessage> {
+    static func newMessage(_ descriptor: UnsafePointer<ProtobufCMessageDescriptor>) -> UnsafeMutablePointer<
+        ProtobufCMessage
+    > {
         guard let memory = calloc(1, descriptor.pointee.sizeof_message) else { fatalError("out of memory") }
         let message = memory.bindMemory(to: ProtobufCMessage.self, capacity: 1)
         descriptor.pointee.message_init(message)

@@ -1,6 +1,6 @@
-import Foundation
 internal import CProto
 internal import CProtobufC
+import Foundation
 
 /// Writes an unpacked protobuf-c message as proto3 JSON: JSON names, fields in field-number
 /// order, defaults left out, 64-bit integers as strings, enums by name, bytes as base64.

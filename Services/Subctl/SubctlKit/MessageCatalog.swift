@@ -54,8 +54,10 @@ public struct MessageCatalog: Sendable {
             let enums = tables.enums.map { fullName, descriptor in
                 CatalogEnum(
                     fullName: fullName,
-                    values: UnsafeBufferPointer(start: descriptor.pointee.values, count: Int(descriptor.pointee.n_values))
-                        .map { CatalogEnum.Value(name: String(cString: $0.name), number: Int($0.value)) })
+                    values: UnsafeBufferPointer(
+                        start: descriptor.pointee.values, count: Int(descriptor.pointee.n_values)
+                    )
+                    .map { CatalogEnum.Value(name: String(cString: $0.name), number: Int($0.value)) })
             }
             return (methods, messages.sorted { $0.fullName < $1.fullName }, enums.sorted { $0.fullName < $1.fullName })
         }

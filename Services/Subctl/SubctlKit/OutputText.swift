@@ -46,7 +46,8 @@ public enum OutputText {
         if let enumeration = enums.first {
             let width = enumeration.values.map { String($0.number).count }.max() ?? 0
             let lines = enumeration.values.map { value in
-                "  " + String(repeating: " ", count: width - String(value.number).count) + "\(value.number)  \(value.name)"
+                "  " + String(repeating: " ", count: width - String(value.number).count)
+                    + "\(value.number)  \(value.name)"
             }
             return (["enum \(enumeration.fullName)"] + lines).joined(separator: "\n")
         }

@@ -95,7 +95,8 @@ public enum SubctlCommand: Sendable, Equatable {
             }
             return .health(candidates: candidates, options: try options(scanned, command: command, streaming: false))
         case "call":
-            let scanned = try scan(rest, command: command, values: connectionOptions, flags: ["json"], positionals: 1...2)
+            let scanned = try scan(
+                rest, command: command, values: connectionOptions, flags: ["json"], positionals: 1...2)
             let method = try catalog.method(named: scanned.positionals[0])
             let request: RequestSource =
                 switch scanned.positionals.count > 1 ? scanned.positionals[1] : "{}" {
@@ -165,7 +166,8 @@ public enum SubctlCommand: Sendable, Equatable {
         return scanned
     }
 
-    private static func options(_ scanned: Scanned, command: String, streaming: Bool) throws(SubctlError) -> CallOptions {
+    private static func options(_ scanned: Scanned, command: String, streaming: Bool) throws(SubctlError) -> CallOptions
+    {
         guard let addressText = scanned.values["addr"] else {
             throw SubctlError(.usage, "\(command) needs --addr HOST:PORT")
         }

@@ -1,1 +1,25 @@
-print("x")
+// subctl: the operators' client. Parses the command line, connects when the command needs a
+// service, runs it and exits 0 on success, 1 when the call failed, 2 on a usage error.
+import Foundation
+import SubctlKit
+
+/// Writes `text` and a newline to `handle` at once (no buffering, so streams show as they arrive).
+func emit(_ text: String, to handle: FileHandle) {
+    handle.write(Data((text + "\n").utf8))
+}
+
+var status: Int32 = 0
+do throws(SubctlError) {
+    let command = try SubctlCommand.parse(Array(CommandLine.arguments.dropFirst()))
+    let transport = try command.callOptions.map { options throws(SubctlError) in try RPCClientTransport(options) }
+    defer { transport?.shutdown() }
+    let runner = CommandRunner { emit($0, to: .standardOutput) }
+    try await runner.run(command, transport: transport) {
+        String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+    }
+} catch {
+    emit(OutputText.error(error), to: .standardError)
+    if error.code == .usage { emit("run subctl --help for usage", to: .standardError) }
+    status = error.code.exitCode
+}
+exit(status)

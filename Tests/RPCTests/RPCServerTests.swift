@@ -1,0 +1,308 @@
+import Foundation
+import Glibc
+import RPC
+import Testing
+import Wire
+
+@Suite("RPC server")
+struct RPCServerTests {
+    @Test("1,000 concurrent calls on one connection each get their own reply")
+    func thousandConcurrentCalls() async throws {
+        let test = try TestServer()
+        let client = try test.client()
+        let replies = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+            for index in 0..<1000 {
+                group.addTask {
+                    let payload = [UInt8(index % 251), UInt8(index / 256), UInt8(index % 256)]
+                    return (index, try await client.unary(TestMethods.echoAsync, request: payload))
+                }
+            }
+            var replies: [Int: [UInt8]] = [:]
+            for try await (index, reply) in group { replies[index] = reply }
+            return replies
+        }
+        #expect(replies.count == 1000)
+        for (index, reply) in replies {
+            #expect(reply == [UInt8(index % 251), UInt8(index / 256), UInt8(index % 256)])
+        }
+        await test.server.shutdown()
+    }
+
+    @Test("replies come back in completion order, not request order")
+    func outOfOrderReplies() async throws {
+        let test = try TestServer()
+        let connection = try RawConnection(port: test.server.port)
+        connection.send(RawConnection.request(1, TestMethods.held, payload: [1]))
+        await test.gate.waitForArrivals(1)
+        connection.send(RawConnection.request(2, TestMethods.echo, payload: [2]))
+        let first = try #require(try await connection.readReply())
+        #expect(first.callID == 2 && first.payload == [2])
+        test.gate.open()
+        let second = try #require(try await connection.readReply())
+        #expect(second.callID == 1 && second.payload == [1])
+        await test.server.shutdown()
+    }
+
+    @Test("a deadline shorter than the handler's work yields DEADLINE_EXCEEDED and cancels the handler")
+    func deadlineExceeded() async throws {
+        let test = try TestServer()
+        let connection = try RawConnection(port: test.server.port)
+        connection.send(RawConnection.request(1, TestMethods.held, timeoutMilliseconds: 50))
+        let reply = try #require(try await connection.readReply())
+        #expect(reply == Reply(callID: 1, kind: .response, code: .deadlineExceeded, message: "deadline of 50 ms exceeded", payload: []))
+        await test.gate.waitForArrivals(1)
+        #expect(test.gate.cancelledCount == 1)
+        test.gate.open()
+        await test.server.shutdown()
+    }
+
+    @Test("the client gives up at its own deadline even when the server never answers")
+    func clientDeadline() async throws {
+        let test = try TestServer { $0.maxTimeout = .seconds(60) }
+        let client = try test.client()
+        // The server allows 60 s; the raw envelope from the client says 80 ms.
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await client.unary(TestMethods.held, request: [], timeout: .milliseconds(80))
+        } throws: { error in
+            (error as? RPCError)?.code == .deadlineExceeded
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        test.gate.open()
+        await test.server.shutdown()
+    }
+
+    @Test("a deadline propagates: a call made inside a handler inherits the caller's remaining time")
+    func deadlinePropagates() async throws {
+        let downstream = try TestServer()
+        let downstreamClient = try downstream.client()
+        let upstream = try TestServer(extra: { router in
+            router.register(
+                "test.v1.Test/Forward",
+                .unary { _, _ in try await downstreamClient.unary(TestMethods.remaining, request: []) })
+        })
+        let client = try upstream.client()
+        _ = try await client.unary("test.v1.Test/Forward", request: [], timeout: .milliseconds(400))
+        let seen = try #require(downstream.remaining.all.first)
+        #expect(seen <= 400 && seen > 0, "downstream saw \(seen) ms")
+        await upstream.server.shutdown()
+        await downstream.server.shutdown()
+    }
+
+    @Test("an unknown method is UNIMPLEMENTED and names the method")
+    func unknownMethod() async throws {
+        let test = try TestServer()
+        let client = try test.client()
+        await #expect(throws: RPCError(.unimplemented, "unknown method \"test.v1.Test/Nope\"")) {
+            _ = try await client.unary("test.v1.Test/Nope", request: [])
+        }
+        await test.server.shutdown()
+    }
+
+    @Test("a payload that does not parse is INVALID_ARGUMENT with the reason, and the connection stays usable")
+    func malformedPayload() async throws {
+        let test = try TestServer()
+        let connection = try RawConnection(port: test.server.port)
+        connection.send(RawConnection.request(1, TestMethods.health, payload: [0x0a, 0x05, 0x01]))
+        let reply = try #require(try await connection.readReply())
+        #expect(reply.callID == 1)
+        #expect(reply.code == .invalidArgument)
+        #expect(
+            reply.message
+                == "payload is not a valid subscriptions.common.v1.HealthRequest: field 1 at byte 0 declares 5 bytes but 1 remain")
+        connection.send(RawConnection.request(2, TestMethods.echo, payload: [9]))
+        #expect(try await connection.readReply() == Reply(callID: 2, kind: .response, code: .ok, message: "", payload: [9]))
+        await test.server.shutdown()
+    }
+
+    @Test(
+        "bad framing is answered with a connection error naming the problem, then the connection closes",
+        arguments: [
+            ([0x00, 0x20, 0x00, 0x01], "protocol violation"),
+            ([0, 0, 0, 0], "frame length 0"),
+            ([0, 0, 0, 2, 0x0f, 0xff], "unsupported wire type 7"),
+            ([0, 0, 0, 4, 0x08, 0x01, 0x10, 0x02], "a client may not send frame kind 2"),
+        ] as [([UInt8], String)])
+    func badFraming(bytes: [UInt8], expected: String) async throws {
+        let test = try TestServer { $0.maxFrameLength = 1024 }
+        let bad = try RawConnection(port: test.server.port)
+        let good = try RawConnection(port: test.server.port)
+        bad.send(bytes)
+        if expected == "protocol violation" {
+            let reply = try #require(try await bad.readReply())
+            #expect(reply.callID == 0)
+            #expect(reply.code == .invalidArgument)
+            #expect(reply.message == "frame length 2097153 exceeds the maximum of 1024 bytes")
+        } else {
+            let reply = try #require(try await bad.readReply())
+            #expect(reply.callID == 0 && reply.code == .invalidArgument)
+            #expect(reply.message.contains(expected), "\(reply.message)")
+        }
+        #expect(await bad.isClosedByPeer())
+        // The server keeps serving others.
+        good.send(RawConnection.request(5, TestMethods.echo, payload: [5]))
+        #expect(try await good.readReply()?.payload == [5])
+        await test.server.shutdown()
+    }
+
+    @Test("a truncated frame followed by a disconnect changes nothing; the server keeps serving")
+    func truncatedThenClosed() async throws {
+        let test = try TestServer()
+        do {
+            let connection = try RawConnection(port: test.server.port)
+            connection.send(Array(RawConnection.request(1, TestMethods.echo, payload: [1, 2, 3]).dropLast(2)))
+        }
+        let client = try test.client()
+        #expect(try await client.unary(TestMethods.echo, request: [7]) == [7])
+        await test.server.shutdown()
+    }
+
+    @Test("a client that dribbles one byte at a time is cut off at the read deadline while others are served")
+    func dribblingClient() async throws {
+        let test = try TestServer { $0.readTimeout = .milliseconds(300) }
+        let slow = try RawConnection(port: test.server.port)
+        let client = try test.client()
+        let frame = RawConnection.request(1, TestMethods.echo, payload: Array(repeating: 1, count: 64))
+        let started = ContinuousClock.now
+        var sent = 0
+        var closedAfter: Duration?
+        for byte in frame {
+            slow.send([byte])
+            sent += 1
+            // Others keep getting answers while the slow client dribbles.
+            #expect(try await client.unary(TestMethods.echo, request: [UInt8(sent % 256)]) == [UInt8(sent % 256)])
+            try await Task.sleep(for: .milliseconds(50))
+            var probe: UInt8 = 0
+            if recv(slow.fd, &probe, 1, Int32(MSG_DONTWAIT)) == 0 {
+                closedAfter = ContinuousClock.now - started
+                break
+            }
+        }
+        let elapsed = try #require(closedAfter, "the dribbling connection was never closed")
+        #expect(sent < frame.count)
+        #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(3), "closed after \(elapsed)")
+        await test.server.shutdown()
+    }
+
+    @Test("a connection that stays silent is closed at the idle timeout")
+    func idleTimeout() async throws {
+        let test = try TestServer { $0.idleTimeout = .milliseconds(200) }
+        let connection = try RawConnection(port: test.server.port, timeout: 5)
+        let started = ContinuousClock.now
+        #expect(await connection.isClosedByPeer())
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .milliseconds(150) && elapsed < .seconds(3), "closed after \(elapsed)")
+        await test.server.shutdown()
+    }
+
+    @Test("calls beyond the per-connection cap get RESOURCE_EXHAUSTED")
+    func callCap() async throws {
+        let test = try TestServer { $0.maxCallsPerConnection = 2 }
+        let connection = try RawConnection(port: test.server.port)
+        connection.send(RawConnection.request(1, TestMethods.held))
+        connection.send(RawConnection.request(2, TestMethods.held))
+        connection.send(RawConnection.request(3, TestMethods.held))
+        let refused = try #require(try await connection.readReply())
+        #expect(refused.callID == 3)
+        #expect(refused.code == .resourceExhausted)
+        #expect(refused.message == "too many calls in flight on this connection (at most 2)")
+        test.gate.open()
+        let firstID = try await connection.readReply()?.callID
+        let secondID = try await connection.readReply()?.callID
+        let ids = Set([firstID, secondID])
+        #expect(ids == [1, 2])
+        await test.server.shutdown()
+    }
+
+    @Test("connections beyond the cap are closed at once")
+    func connectionCap() async throws {
+        let test = try TestServer { $0.maxConnections = 1 }
+        let first = try RawConnection(port: test.server.port)
+        first.send(RawConnection.request(1, TestMethods.echo, payload: [1]))
+        #expect(try await first.readReply()?.payload == [1])
+        let second = try RawConnection(port: test.server.port)
+        #expect(await second.isClosedByPeer())
+        await test.server.shutdown()
+    }
+
+    @Test("shutdown lets calls in flight finish, refuses new ones, then stops")
+    func gracefulShutdown() async throws {
+        let test = try TestServer { $0.shutdownGracePeriod = .seconds(10) }
+        let connection = try RawConnection(port: test.server.port)
+        connection.send(RawConnection.request(1, TestMethods.held, payload: [4]))
+        await test.gate.waitForArrivals(1)
+        let shutdown = Task { await test.server.shutdown() }
+        // New calls on the open connection are refused while the first one runs.
+        var refused: Reply?
+        for attempt in 0..<200 {
+            connection.send(RawConnection.request(UInt64(10 + attempt), TestMethods.echo, payload: [1]))
+            let reply = try #require(try await connection.readReply())
+            if reply.code == .unavailable {
+                refused = reply
+                break
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(refused?.message == "the server is shutting down")
+        test.gate.open()
+        let finished = try #require(try await connection.readReply())
+        #expect(finished == Reply(callID: 1, kind: .response, code: .ok, message: "", payload: [4]))
+        await shutdown.value
+        #expect(await connection.isClosedByPeer())
+    }
+
+    @Test("a server stream delivers every message in order and ends OK")
+    func serverStream() async throws {
+        let test = try TestServer()
+        let client = try test.client { $0.streamWindow = 4 }
+        var received: [UInt8] = []
+        for try await message in client.serverStream(TestMethods.count, request: [20]) {
+            received += message
+        }
+        #expect(received == (0..<200).map { UInt8($0) })
+        await test.server.shutdown()
+    }
+
+    @Test("a stream whose reader does not read stops at the granted window")
+    func streamFlowControl() async throws {
+        let test = try TestServer()
+        let connection = try RawConnection(port: test.server.port)
+        var frame: [UInt8] = []
+        TestMethods.count.withCString { method in
+            [UInt8(10)].withUnsafeBytes { payload in
+                Envelope.appendFrame(to: &frame, callID: 1, kind: .request, method: method, payload: payload, window: 3)
+            }
+        }
+        connection.send(frame)
+        for index in 0..<3 { #expect(try await connection.readReply()?.payload == [UInt8(index)]) }
+        // No credit left: nothing more arrives (the handler is suspended in send).
+        connection.setReadTimeout(milliseconds: 300)
+        #expect(try await connection.readReply() == nil)
+        #expect(test.streamSent.all.count == 3)
+        var grant: [UInt8] = []
+        Envelope.appendFrame(to: &grant, callID: 1, kind: .windowUpdate, window: 2)
+        connection.send(grant)
+        connection.setReadTimeout(milliseconds: 5000)
+        for index in 3..<5 { #expect(try await connection.readReply()?.payload == [UInt8(index)]) }
+        await test.server.shutdown()
+    }
+
+    @Test("metrics count calls by method and status, connections, and rejected frames")
+    func metrics() async throws {
+        let test = try TestServer { $0.maxFrameLength = 64 }
+        let client = try test.client()
+        _ = try await client.unary(TestMethods.echo, request: [1])
+        _ = try? await client.unary("test.v1.Test/Nope", request: [])
+        let bad = try RawConnection(port: test.server.port)
+        bad.send([0, 0, 0, 0])
+        #expect(try await bad.readReply()?.code == .invalidArgument)
+        #expect(await bad.isClosedByPeer())
+        var text = MetricsTextProbe()
+        text.render(test.server)
+        #expect(text.output.contains("rpc_server_calls_total{code=\"OK\",method=\"test.v1.Test/Echo\"} 1\n"))
+        #expect(text.output.contains("rpc_server_calls_total{code=\"UNIMPLEMENTED\",method=\"unknown\"} 1\n"))
+        #expect(text.output.contains("rpc_server_call_duration_seconds_count{method=\"test.v1.Test/Echo\"} 1\n"))
+        #expect(text.output.contains("rpc_server_connections_accepted_total 2\n"))
+        await test.server.shutdown()
+    }
+}
