@@ -18,7 +18,7 @@ public final class RPCClient: Sendable {
     /// A client for `endpoints`. Names are resolved now and again whenever all of a name's
     /// addresses have failed. Throws only when the TLS files cannot be loaded.
     public init(
-        endpoints: [HostPort], configuration: RPCClientConfiguration = RPCClientConfiguration(), logger: Logger? = nil
+        endpoints: [HostPort], configuration: RPCClientConfiguration, logger: Logger? = nil
     ) throws(RPCError) {
         precondition(!endpoints.isEmpty, "an RPC client needs at least one endpoint")
         self.configuration = configuration

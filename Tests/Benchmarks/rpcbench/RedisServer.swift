@@ -1,0 +1,60 @@
+import Foundation
+import Glibc
+
+/// A throwaway redis-server on a free loopback port, without persistence, answering PING.
+final class RedisServer {
+    let child: ChildProcess
+    let port: Int
+    private let logPath: String
+
+    /// Starts redis-server and waits (at most `limit`) until `redis-cli ping` answers PONG.
+    init(limit: Duration = .seconds(10)) throws(BenchError) {
+        port = try Self.freePort()
+        logPath = FileManager.default.temporaryDirectory.appendingPathComponent("rpcbench-redis-\(port).log").path
+        guard FileManager.default.createFile(atPath: logPath, contents: nil),
+            let log = FileHandle(forWritingAtPath: logPath)
+        else { throw BenchError("cannot create \(logPath)") }
+        defer { try? log.close() }
+        child = try ChildProcess(
+            name: "redis-server", executable: "redis-server",
+            arguments: ["--port", "\(port)", "--save", "", "--appendonly", "no", "--bind", "127.0.0.1"], output: log)
+        let deadline = ContinuousClock.now + limit
+        while true {
+            guard child.isRunning else { throw BenchError("redis-server exited at start:\n\(logTail())") }
+            let ping = try ChildProcess.runToCompletion("redis-cli", ["-p", "\(port)", "ping"], limit: .seconds(5))
+            if ping.output.contains("PONG") { return }
+            guard ContinuousClock.now < deadline else {
+                throw BenchError("redis-server on port \(port) did not answer PING within \(limit):\n\(logTail())")
+            }
+            usleep(50_000)
+        }
+    }
+
+    deinit { stop() }
+
+    /// Stops the server and removes its log.
+    func stop() {
+        child.stop()
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+
+    private func logTail() -> String {
+        String(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "(no log)").suffix(2000))
+    }
+
+    /// A loopback port that was free a moment ago (bound to port 0, read back, released).
+    static func freePort() throws(BenchError) -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = LoopbackAddress.make(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
+            }
+        }
+        guard bound else { throw BenchError("cannot bind a loopback port: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
