@@ -53,6 +53,7 @@ let package = Package(
         shared("HTTP", ["CMicroHTTPD", "CShims", "Observability"]),
         shared("RPC", ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability"]),
         shared("Lifecycle", ["Observability"]),
+        shared("SQLite", ["CSQLite"]),
         shared("ServiceRuntime", ["RPC", "Wire", "HTTP", "Config", "Observability", "Lifecycle"]),
 
         // Services: business rules in a library, a main.swift that only wires it up.
@@ -63,7 +64,8 @@ let package = Package(
             name: "verifier", dependencies: ["VerifierService", "ServiceRuntime"], path: "Services/Verifier/verifier",
             swiftSettings: swiftSettings),
         .target(
-            name: "LedgerService", dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability"],
+            name: "LedgerService",
+            dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "SQLite"],
             path: "Services/Ledger/LedgerService", swiftSettings: swiftSettings),
         .executableTarget(
             name: "ledger", dependencies: ["LedgerService", "ServiceRuntime"], path: "Services/Ledger/ledger",

@@ -122,3 +122,23 @@ struct HTTPServerPart: LifecycleService {
     func start() async throws { try server.start() }
     func shutdown() async { server.stop() }
 }
+
+extension ServiceHost {
+    /// A client for the ledger at `LEDGER_ADDR` (comma-separated for several instances), with
+    /// this service's TLS settings, and a probe of its health that `/readyz` waits for.
+    /// Throws `ConfigError` for a bad `LEDGER_ADDR`.
+    public func ledgerDependency(environment: EnvironmentReader) throws(ConfigError) -> RPCClient {
+        let endpoints = try environment.addresses("LEDGER_ADDR", default: "127.0.0.1:7002")
+        let client: RPCClient
+        do {
+            client = try RPCClient(endpoints: endpoints, tls: settings.clientTLS, logger: logger)
+        } catch {
+            throw ConfigError(variable: "TLS_CERT", problem: error.message)
+        }
+        let probe = DependencyProbe(
+            name: "ledger", client: client, healthMethod: "subscriptions.ledger.v1.Ledger/Health", logger: logger)
+        add(probe)
+        addReadinessCheck("ledger") { probe.isHealthy }
+        return client
+    }
+}

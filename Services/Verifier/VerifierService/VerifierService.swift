@@ -10,10 +10,13 @@ public enum VerifierService {
     public static let defaultRPCListen = "127.0.0.1:7001"
     public static let defaultHTTPListen = "127.0.0.1:8001"
 
-    /// Builds the verifier from the environment. Throws `ConfigError` naming a bad variable.
+    /// Builds the verifier from the environment, with its client of the ledger (`LEDGER_ADDR`);
+    /// it is ready once the ledger answers. Throws `ConfigError` naming a bad variable.
     public static func make(environment: EnvironmentReader, signal: ShutdownSignal) throws -> ServiceHost {
-        try ServiceHost(
+        let host = try ServiceHost(
             name: "verifier", healthMethod: healthMethod, defaultRPC: defaultRPCListen, defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
+        _ = try host.ledgerDependency(environment: environment)
+        return host
     }
 }

@@ -8,12 +8,14 @@ final class ChildProcess {
     let name: String
     private let process = Process()
     private var exitStatus: Int32?
+    private var started = false
 
-    /// Starts `executable` (a path, or a name looked up on PATH). `output` receives stdout and
-    /// stderr unless `errorOutput` is given for stderr; nil means /dev/null.
+    /// Starts `executable` (a path, or a name looked up on PATH) in `directory` (nil: ours).
+    /// `output` receives stdout and stderr unless `errorOutput` is given for stderr; nil means
+    /// /dev/null.
     init(
         name: String, executable: String, arguments: [String], environment: [String: String]? = nil,
-        output: FileHandle? = nil, errorOutput: Pipe? = nil
+        directory: String? = nil, output: FileHandle? = nil, errorOutput: Pipe? = nil
     ) throws(BenchError) {
         self.name = name
         guard let path = Self.resolve(executable) else {
@@ -21,12 +23,14 @@ final class ChildProcess {
         }
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         if let environment { process.environment = environment }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output ?? FileHandle.nullDevice
         process.standardError = errorOutput ?? output ?? FileHandle.nullDevice
         do {
             try process.run()
+            started = true
         } catch {
             throw BenchError("cannot start \(path): \(error)")
         }
@@ -41,7 +45,8 @@ final class ChildProcess {
     /// process had to be killed or died of a signal.
     @discardableResult
     func stop(grace: Duration = .seconds(10)) -> Int32? {
-        if let exitStatus { return exitStatus }
+        guard started else { return nil }
+        if let exitStatus { return exitStatus >= 0 ? exitStatus : nil }
         if process.isRunning {
             process.terminate()
             if !waitForExit(within: grace) {
@@ -84,9 +89,13 @@ final class ChildProcess {
         return (child.stop() ?? -1, output)
     }
 
-    /// The path of `executable`: itself when it contains a slash, else the first match on PATH.
+    /// The absolute path of `executable`: itself (made absolute) when it contains a slash, else
+    /// the first match on PATH.
     static func resolve(_ executable: String) -> String? {
-        if executable.contains("/") { return access(executable, X_OK) == 0 ? executable : nil }
+        if executable.contains("/") {
+            let path = executable.hasPrefix("/") ? executable : FileManager.default.currentDirectoryPath + "/" + executable
+            return access(path, X_OK) == 0 ? path : nil
+        }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") where !directory.isEmpty {
             let candidate = "\(directory)/\(executable)"

@@ -9,7 +9,7 @@ final class RedisServer {
 
     /// Starts redis-server and waits (at most `limit`) until `redis-cli ping` answers PONG.
     init(limit: Duration = .seconds(10)) throws(BenchError) {
-        port = try Self.freePort()
+        port = try LoopbackAddress.freePort()
         logPath = FileManager.default.temporaryDirectory.appendingPathComponent("rpcbench-redis-\(port).log").path
         guard FileManager.default.createFile(atPath: logPath, contents: nil),
             let log = FileHandle(forWritingAtPath: logPath)
@@ -40,21 +40,5 @@ final class RedisServer {
 
     private func logTail() -> String {
         String(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "(no log)").suffix(2000))
-    }
-
-    /// A loopback port that was free a moment ago (bound to port 0, read back, released).
-    static func freePort() throws(BenchError) -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = LoopbackAddress.make(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
-            }
-        }
-        guard bound else { throw BenchError("cannot bind a loopback port: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

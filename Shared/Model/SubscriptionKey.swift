@@ -1,0 +1,16 @@
+/// Identifies one store subscription or purchase: the store, its environment, and the store's
+/// own id (Apple `originalTransactionId`, or `transactionId` for one-time products; Google's
+/// purchase token).
+public struct SubscriptionKey: Sendable, Hashable, CustomStringConvertible {
+    public var store: Store
+    public var environment: StoreEnvironment
+    public var storeID: String
+
+    public init(store: Store, environment: StoreEnvironment, storeID: String) {
+        self.store = store
+        self.environment = environment
+        self.storeID = storeID
+    }
+
+    public var description: String { "\(store)/\(environment)/\(storeID)" }
+}

@@ -1,0 +1,143 @@
+import Config
+import Foundation
+import RPC
+import Testing
+import Wire
+
+@Suite("Service executables", .timeLimit(.minutes(1)))
+struct ServiceProcessTests {
+    static let services: [(name: String, health: String)] = [
+        ("ledger", "subscriptions.ledger.v1.Ledger/Health"),
+        ("verifier", "subscriptions.verifier.v1.Verifier/Health"),
+        ("entitlement", "subscriptions.entitlement.v1.Entitlement/Health"),
+    ]
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("svc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test(
+        "each executable answers Health over TCP, serves /healthz and /metrics, logs JSON lines and exits 0 on SIGTERM",
+        arguments: [0, 1, 2])
+    func serviceLifecycle(index: Int) async throws {
+        let (name, healthMethod) = Self.services[index]
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = try ServiceProcess(name, directory: directory)
+        let rpcPort = try await process.rpcPort()
+        let httpPort = try await process.httpPort()
+
+        let client = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: rpcPort)])
+        let health = try await client.call(healthMethod, HealthRequest(), as: HealthResponse.self)
+        #expect(health.service == name)
+        #expect(health.status == .serving)
+        #expect(health.version == "0.1.0")
+
+        let (status, body) = try await httpGet(port: httpPort, path: "/healthz")
+        #expect(status == 200)
+        #expect(body == "ok \(name)\n")
+        let (metricsStatus, metrics) = try await httpGet(port: httpPort, path: "/metrics")
+        #expect(metricsStatus == 200)
+        #expect(metrics.contains("rpc_server_calls_total{code=\"OK\",method=\"\(healthMethod)\"} 1\n"))
+        #expect(metrics.contains("# TYPE rpc_server_call_duration_seconds histogram\n"))
+        #expect(metrics.contains("rpc_server_connections 1\n"))
+
+        client.shutdown()
+        process.terminate()
+        #expect(await process.waitForExit() == 0)
+        for line in process.log {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["service"] as? String == name, "\(line)")
+        }
+        #expect(process.log.last?.contains("\"msg\":\"stopped\"") == true)
+    }
+
+    @Test("the ledger opens its SQLite file in WAL mode and is ready")
+    func ledgerDatabase() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = try ServiceProcess("ledger", directory: directory)
+        let httpPort = try await process.httpPort()
+        let opened = try #require(await process.line(containing: "\"msg\":\"database open\""))
+        #expect(ServiceProcess.field("journal_mode", in: opened) == "wal")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("ledger.sqlite").path))
+        let (status, body) = try await httpGet(port: httpPort, path: "/readyz")
+        #expect(status == 200 && body == "ready\n")
+        process.terminate()
+        #expect(await process.waitForExit() == 0)
+    }
+
+    @Test("the verifier and the entitlement service are ready once the ledger answers, and not before")
+    func readinessFollowsTheLedger() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ledger = try ServiceProcess("ledger", directory: directory)
+        let ledgerPort = try await ledger.rpcPort()
+        for name in ["verifier", "entitlement"] {
+            let process = try ServiceProcess(name, environment: ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"])
+            let httpPort = try await process.httpPort()
+            _ = try #require(await process.line(containing: "\"msg\":\"dependency available\""))
+            let (status, _) = try await httpGet(port: httpPort, path: "/readyz")
+            #expect(status == 200)
+            process.terminate()
+            #expect(await process.waitForExit() == 0)
+        }
+        ledger.terminate()
+        #expect(await ledger.waitForExit() == 0)
+        // With the ledger gone the verifier starts but is not ready, and says why.
+        let orphan = try ServiceProcess("verifier", environment: ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"])
+        let httpPort = try await orphan.httpPort()
+        _ = try #require(await orphan.line(containing: "\"part\":\"ledger\""))
+        let (status, body) = try await httpGet(port: httpPort, path: "/readyz")
+        #expect(status == 503)
+        #expect(body == "not ready: ledger\n")
+        orphan.terminate()
+        #expect(await orphan.waitForExit() == 0)
+    }
+
+    @Test(
+        "a bad setting stops the start with exit status 2 and a message naming the variable",
+        arguments: [
+            ("RPC_THREADS", "zero", "RPC_THREADS: expected an integer, got \"zero\""),
+            ("RPC_LISTEN", "localhost", "RPC_LISTEN: expected host:port with a port 0...65535, got \"localhost\""),
+            ("RPC_READ_TIMEOUT", "soon", "RPC_READ_TIMEOUT: expected a duration such as 250ms, 30s, 5m or 1h, got \"soon\""),
+            ("TLS_CERT", "/nonexistent/cert.pem", "TLS_CERT: file /nonexistent/cert.pem does not exist or cannot be read"),
+            ("RPC_ALLOW", "*=*", "RPC_ALLOW: needs mutual TLS (TLS_CERT, TLS_KEY, TLS_CA): plaintext callers have no identity"),
+        ])
+    func badConfiguration(variable: String, value: String, message: String) async throws {
+        let process = try ServiceProcess("ledger", environment: [variable: value], directory: try Self.temporaryDirectory())
+        #expect(await process.waitForExit() == 2)
+        #expect(process.log == ["ledger: configuration error: \(message)"])
+    }
+
+    @Test("SIGTERM with calls in flight: every call gets its answer before the process exits 0")
+    func drainOnSigterm() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = try ServiceProcess("ledger", directory: directory)
+        let port = try await process.rpcPort()
+        let client = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: port)])
+        let outcomes = await withTaskGroup(of: StatusCode.self) { group in
+            for _ in 0..<300 {
+                group.addTask {
+                    do {
+                        _ = try await client.call(Self.services[0].health, HealthRequest(), as: HealthResponse.self)
+                        return .ok
+                    } catch {
+                        return (error as? RPCError)?.code ?? .unknown
+                    }
+                }
+            }
+            process.terminate()
+            var codes: [StatusCode] = []
+            for await code in group { codes.append(code) }
+            return codes
+        }
+        #expect(outcomes.count == 300)
+        // Calls the server read before the signal succeed; later ones are refused or find it gone.
+        #expect(outcomes.allSatisfy { $0 == .ok || $0 == .unavailable })
+        #expect(await process.waitForExit() == 0)
+    }
+}
