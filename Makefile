@@ -26,7 +26,8 @@ test: check-generated
 # RPC round trips through the real runtime beside redis-benchmark (not a test).
 bench-rpc: deps
 	@scripts/install-deps bench
-	$(SWIFT) build -c release --product rpcbench --product ledger
+	$(SWIFT) build -c release --product rpcbench
+	$(SWIFT) build -c release --product ledger
 	.build/release/rpcbench --server .build/release/ledger
 
 format:

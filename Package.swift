@@ -101,6 +101,10 @@ let package = Package(
             name: "HTTPTests", dependencies: ["HTTP", "Observability"], path: "Tests/HTTPTests",
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "ServiceRuntimeTests",
+            dependencies: ["ServiceRuntime", "RPC", "Wire", "Config", "Lifecycle", "Observability"],
+            path: "Tests/ServiceRuntimeTests", swiftSettings: swiftSettings),
+        .testTarget(
             name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SubctlTests", dependencies: ["SubctlKit", "Wire"], path: "Tests/SubctlTests",

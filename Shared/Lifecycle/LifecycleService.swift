@@ -13,14 +13,18 @@ public struct ServiceGroup: Sendable {
     private let services: [any LifecycleService]
     private let signal: ShutdownSignal
     private let log: @Sendable (String, [String: String]) -> Void
+    private let onStarted: @Sendable () -> Void
 
+    /// `onStarted` runs once every service has started.
     public init(
         services: [any LifecycleService], signal: ShutdownSignal,
-        log: @escaping @Sendable (String, [String: String]) -> Void = { _, _ in }
+        log: @escaping @Sendable (String, [String: String]) -> Void = { _, _ in },
+        onStarted: @escaping @Sendable () -> Void = {}
     ) {
         self.services = services
         self.signal = signal
         self.log = log
+        self.onStarted = onStarted
     }
 
     /// Starts every service, waits for the signal, stops them all. When a start fails, the
@@ -37,6 +41,7 @@ public struct ServiceGroup: Sendable {
             for service in started.reversed() { await service.shutdown() }
             throw error
         }
+        onStarted()
         let reason = await signal.wait()
         log("shutting down", ["reason": reason])
         for service in started.reversed() {

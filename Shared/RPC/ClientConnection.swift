@@ -91,6 +91,8 @@ final class ClientConnection: FramedChannelDelegate {
         }
     }
 
+    func channel(_ channel: FramedChannel, rejectedFrame reason: String) {}
+
     func channel(_ channel: FramedChannel, closedBecause reason: String) {
         if let connectTimer { core.loop.cancel(timer: connectTimer) }
         let wasReady = connectTimer == nil

@@ -11,6 +11,8 @@ protocol FramedChannelDelegate: AnyObject {
     func channel(_ channel: FramedChannel, received frame: UnsafeRawBufferPointer)
     /// The channel closed; `reason` says why. Nothing more will be called.
     func channel(_ channel: FramedChannel, closedBecause reason: String)
+    /// The byte stream could not be framed (`too_long` or `empty`); the channel is closing.
+    func channel(_ channel: FramedChannel, rejectedFrame reason: String)
 }
 
 /// A non-blocking TCP connection, plain or TLS, that reads length-prefixed frames and writes
@@ -150,6 +152,11 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
                     delegate?.channel(self, received: frame)
                 }
             } catch let failure as FrameDecoder.Failure {
+                if case .frameTooLong = failure {
+                    delegate?.channel(self, rejectedFrame: "too_long")
+                } else {
+                    delegate?.channel(self, rejectedFrame: "empty")
+                }
                 return protocolViolation(failure.description)
             } catch {
                 return close("\(error)")

@@ -47,6 +47,10 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         }
     }
 
+    func channel(_ channel: FramedChannel, rejectedFrame reason: String) {
+        core.metrics.frameRejected(loop: loop.index, reason: reason)
+    }
+
     func channel(_ channel: FramedChannel, closedBecause reason: String) {
         for (_, call) in calls { abandon(call) }
         calls.removeAll()

@@ -19,6 +19,8 @@ public final class ServiceHost: Sendable {
     public let metrics = MetricsRegistry()
     public let http: HTTPServer
     public let shutdownSignal: ShutdownSignal
+    /// Resolves once every part has started.
+    private let running = ShutdownSignal()
     private let started = MonotonicClock.nanoseconds()
     private let state = Mutex(State())
 
@@ -30,15 +32,16 @@ public final class ServiceHost: Sendable {
     }
 
     /// Reads the host settings from `environment`. `healthMethod` is the service's own
-    /// `…/Health` method name. Throws `ConfigError` naming a bad variable.
+    /// `…/Health` method name; log lines go to `logSink`. Throws `ConfigError` naming a bad variable.
     public init(
         name: String, version: String = ServiceHost.defaultVersion, healthMethod: String, defaultRPC: String,
-        defaultHTTP: String, environment: EnvironmentReader = EnvironmentReader(), signal: ShutdownSignal
+        defaultHTTP: String, environment: EnvironmentReader = EnvironmentReader(), signal: ShutdownSignal,
+        logSink: LogSink = .standardError
     ) throws(ConfigError) {
         self.name = name
         self.version = version
         settings = try HostSettings(environment: environment, defaultRPC: defaultRPC, defaultHTTP: defaultHTTP)
-        logger = Logger(service: name, minimumLevel: Logger.Level(name: settings.logLevel) ?? .info)
+        logger = Logger(service: name, minimumLevel: Logger.Level(name: settings.logLevel) ?? .info, sink: logSink)
         http = HTTPServer(host: settings.httpListen.host, port: settings.httpListen.port, logger: logger)
         shutdownSignal = signal
         router.inline(healthMethod) { [self] (_: RPCRequestContext, _: HealthRequest) in health() }
@@ -57,6 +60,9 @@ public final class ServiceHost: Sendable {
         state.withLock { $0.parts.append(part) }
     }
 
+    /// Returns once the servers and every part have started.
+    public func waitUntilRunning() async { _ = await running.wait() }
+
     /// The RPC port, once running.
     public var rpcPort: Int { state.withLock { $0.server?.port ?? 0 } }
 
@@ -70,9 +76,10 @@ public final class ServiceHost: Sendable {
         let rpcPart = RPCServerPart(server: server)
         let httpPart = HTTPServerPart(server: http)
         let parts = state.withLock { $0.parts }
-        let group = ServiceGroup(services: [httpPart, rpcPart] + parts, signal: shutdownSignal) { [logger] message, fields in
-            logger.info(message, fields)
-        }
+        let group = ServiceGroup(
+            services: [httpPart, rpcPart] + parts, signal: shutdownSignal,
+            log: { [logger] message, fields in logger.info(message, fields) },
+            onStarted: { [running] in running.trigger("running") })
         logger.info("starting", ["version": version])
         try await group.run()
         logger.info("stopped")

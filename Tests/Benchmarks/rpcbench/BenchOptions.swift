@@ -24,7 +24,7 @@ struct BenchOptions {
                                 (default subscriptions.ledger.v1.Ledger/Health; it must accept
                                 an empty request)
           --requests-scale X    multiply every request count by X (default 1; e.g. 0.1 for a
-                                quick look)
+                                quick look; at most 10)
           --skip-redis          measure the RPC server only; no redis-server or redis-benchmark
           -h, --help            show this text
 
@@ -45,8 +45,8 @@ struct BenchOptions {
             case "--method": method = try value(for: flag)
             case "--requests-scale":
                 let text = try value(for: flag)
-                guard let scale = Double(text), scale > 0, scale <= 100 else {
-                    throw BenchError("--requests-scale wants a number in (0, 100], not \"\(text)\"")
+                guard let scale = Double(text), scale > 0, scale <= 10 else {
+                    throw BenchError("--requests-scale wants a number in (0, 10], not \"\(text)\"")
                 }
                 requestsScale = scale
             case "--skip-redis": skipRedis = true

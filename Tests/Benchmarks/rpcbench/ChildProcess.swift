@@ -93,7 +93,8 @@ final class ChildProcess {
     /// the first match on PATH.
     static func resolve(_ executable: String) -> String? {
         if executable.contains("/") {
-            let path = executable.hasPrefix("/") ? executable : FileManager.default.currentDirectoryPath + "/" + executable
+            let path =
+                executable.hasPrefix("/") ? executable : FileManager.default.currentDirectoryPath + "/" + executable
             return access(path, X_OK) == 0 ? path : nil
         }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"

@@ -117,7 +117,9 @@ final class LoadGenerator {
             }
             let now = MonotonicTime.nanoseconds()
             if count > 0 { lastProgress = now }
-            if now > deadline { throw BenchError("the phase took longer than \(limit); \(issued - answered) replies missing") }
+            if now > deadline {
+                throw BenchError("the phase took longer than \(limit); \(issued - answered) replies missing")
+            }
             if now - lastProgress > 5_000_000_000 {
                 throw BenchError("no reply for 5 s with \(issued - answered) requests in flight")
             }
@@ -141,7 +143,8 @@ final class LoadGenerator {
         let fd = connections[index].fd
         var written = connections[index].written
         while written < batch.count {
-            let count = batch.withUnsafeBytes { bytes in write(fd, bytes.baseAddress! + written, bytes.count - written) }
+            let count = batch.withUnsafeBytes { bytes in write(fd, bytes.baseAddress! + written, bytes.count - written)
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 guard errno == EAGAIN || errno == EWOULDBLOCK else { throw BenchError("write: \(Self.errorText())") }
@@ -180,7 +183,8 @@ final class LoadGenerator {
             let header = base + offset
             let length = Int(header.load(as: UInt32.self).bigEndian)
             guard length > 0 && length <= Self.inboxSize - 4 else {
-                throw BenchError("reply frame length \(length) on connection \(index) is 0 or above \(Self.inboxSize - 4)")
+                throw BenchError(
+                    "reply frame length \(length) on connection \(index) is 0 or above \(Self.inboxSize - 4)")
             }
             guard end - offset - 4 >= length else { break }
             try handle(UnsafeRawBufferPointer(start: header + 4, count: length), on: index, at: now)
@@ -212,9 +216,10 @@ final class LoadGenerator {
             outcome.latencies.record(nanoseconds: now - connections[index].sentAt)
         }
         if replies % Self.verifyEvery == 1 {
-            let agrees = (try? Envelope.withDecoded(frame) { view in
-                view.callID == id && view.kind == .response && (view.statusCode == .ok || reply.hasStatus)
-            }) ?? false
+            let agrees =
+                (try? Envelope.withDecoded(frame) { view in
+                    view.callID == id && view.kind == .response && (view.statusCode == .ok || reply.hasStatus)
+                }) ?? false
             guard agrees else { throw BenchError("protobuf-c decodes reply \(id) differently from the hand decoding") }
         }
     }

@@ -18,7 +18,8 @@ struct RedisBenchmark {
         let result = try ChildProcess.runToCompletion("redis-benchmark", arguments, limit: limit)
         guard result.status == 0, let figures = parse(csv: result.output) else {
             throw BenchError(
-                "redis-benchmark \(arguments.joined(separator: " ")) exited \(result.status):\n\(result.output.suffix(2000))")
+                "redis-benchmark \(arguments.joined(separator: " ")) exited \(result.status):\n\(result.output.suffix(2000))"
+            )
         }
         return figures
     }

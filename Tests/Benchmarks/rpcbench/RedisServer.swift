@@ -15,9 +15,15 @@ final class RedisServer {
             let log = FileHandle(forWritingAtPath: logPath)
         else { throw BenchError("cannot create \(logPath)") }
         defer { try? log.close() }
-        child = try ChildProcess(
-            name: "redis-server", executable: "redis-server",
-            arguments: ["--port", "\(port)", "--save", "", "--appendonly", "no", "--bind", "127.0.0.1"], output: log)
+        do {
+            child = try ChildProcess(
+                name: "redis-server", executable: "redis-server",
+                arguments: ["--port", "\(port)", "--save", "", "--appendonly", "no", "--bind", "127.0.0.1"], output: log)
+        } catch {
+            try? FileManager.default.removeItem(atPath: logPath)
+            throw error
+        }
+        // From here on deinit runs on a throw: it stops the server and removes the log.
         let deadline = ContinuousClock.now + limit
         while true {
             guard child.isRunning else { throw BenchError("redis-server exited at start:\n\(logTail())") }

@@ -18,7 +18,9 @@ struct ReplyFields {
                 if field == 1 { callID = value } else if field == 2 { kind = value }
             case 1: offset += 8
             case 2:
-                guard let length = Self.varint(frame, &offset), length <= UInt64(frame.count - offset) else { return nil }
+                guard let length = Self.varint(frame, &offset), length <= UInt64(frame.count - offset) else {
+                    return nil
+                }
                 offset += Int(length)
                 if field == 6 { hasStatus = true }
             case 5: offset += 4

@@ -67,7 +67,8 @@ final class ServiceProcess {
         let deadline = ContinuousClock.now + limit
         while true {
             guard ContinuousClock.now < deadline else {
-                throw BenchError("\(executable) logged no \"rpc server listening\" line within \(limit):\n\(tail(seen))")
+                throw BenchError(
+                    "\(executable) logged no \"rpc server listening\" line within \(limit):\n\(tail(seen))")
             }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 200) > 0 else { continue }
