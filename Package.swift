@@ -80,7 +80,7 @@ let package = Package(
 
         // The operator's command-line client.
         .target(
-            name: "SubctlKit", dependencies: ["Wire", "CProto", "CProtobufC", "RPC", "Config"],
+            name: "SubctlKit", dependencies: ["Wire", "CProto", "CProtobufC", "RPC", "Config", "Observability"],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(
             name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),

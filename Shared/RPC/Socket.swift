@@ -28,21 +28,18 @@ enum Socket {
     }
 
     /// The local address a socket is bound to.
-    static func localAddress(_ fd: Int32) -> SocketAddress? {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let rc = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return rc == 0 ? SocketAddress(storage: storage, length: length) : nil
-    }
+    static func localAddress(_ fd: Int32) -> SocketAddress? { address(of: fd, getsockname) }
 
     /// The peer's address.
-    static func peerAddress(_ fd: Int32) -> SocketAddress? {
+    static func peerAddress(_ fd: Int32) -> SocketAddress? { address(of: fd, getpeername) }
+
+    private static func address(
+        of fd: Int32, _ query: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
+    ) -> SocketAddress? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let rc = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { query(fd, $0, &length) }
         }
         return rc == 0 ? SocketAddress(storage: storage, length: length) : nil
     }

@@ -1,6 +1,7 @@
 internal import CProto
 internal import CProtobufC
 import Foundation
+import Observability
 
 /// Writes an unpacked protobuf-c message as proto3 JSON: JSON names, fields in field-number
 /// order, defaults left out, 64-bit integers as strings, enums by name, bytes as base64.
@@ -107,20 +108,8 @@ struct JSONLayout {
 
     /// `text` as a JSON string literal.
     static func quote(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        var result = ""
+        JSONText.appendString(text, to: &result)
+        return result
     }
 }

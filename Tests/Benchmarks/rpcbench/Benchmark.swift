@@ -14,8 +14,8 @@ struct Benchmark {
     static let configurations = [
         Configuration(clients: 1, pipeline: 1, requests: 50_000),
         Configuration(clients: 1, pipeline: 16, requests: 750_000),
-        Configuration(clients: 50, pipeline: 1, requests: 400_000),
-        Configuration(clients: 50, pipeline: 16, requests: 4_000_000),
+        Configuration(clients: 50, pipeline: 1, requests: 300_000),
+        Configuration(clients: 50, pipeline: 16, requests: 3_500_000),
     ]
     static let targetRatio = 0.6
 
