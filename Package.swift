@@ -58,7 +58,8 @@ let package = Package(
 
         // Services: business rules in a library, a main.swift that only wires it up.
         .target(
-            name: "VerifierService", dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability"],
+            name: "VerifierService",
+            dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability"],
             path: "Services/Verifier/VerifierService", swiftSettings: swiftSettings),
         .executableTarget(
             name: "verifier", dependencies: ["VerifierService", "ServiceRuntime"], path: "Services/Verifier/verifier",
@@ -93,7 +94,8 @@ let package = Package(
         // Tests.
         .testTarget(
             name: "WireTests", dependencies: ["Wire"], path: "Tests/WireTests", swiftSettings: swiftSettings),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "RPCTests", dependencies: ["RPC", "Wire", "Crypto", "Observability", "Lifecycle"],
             path: "Tests/RPCTests", swiftSettings: swiftSettings),

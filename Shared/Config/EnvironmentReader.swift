@@ -54,7 +54,8 @@ public struct EnvironmentReader: Sendable {
                 variable: name, problem: "expected a duration such as 250ms, 30s, 5m or 1h, got \"\(text)\"")
         }
         guard range.contains(value) else {
-            throw ConfigError(variable: name, problem: "\(text) is out of range \(range.lowerBound)...\(range.upperBound)")
+            throw ConfigError(
+                variable: name, problem: "\(text) is out of range \(range.lowerBound)...\(range.upperBound)")
         }
         return value
     }

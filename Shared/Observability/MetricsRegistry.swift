@@ -96,7 +96,8 @@ public struct MetricsText: Sendable {
         output += name
         if !labels.isEmpty {
             output += "{"
-            output += labels.keys.sorted().map { key in "\(key)=\"\(Self.escape(labels[key]!))\"" }.joined(separator: ",")
+            output += labels.keys.sorted().map { key in "\(key)=\"\(Self.escape(labels[key]!))\"" }.joined(
+                separator: ",")
             output += "}"
         }
         output += " "

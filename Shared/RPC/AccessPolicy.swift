@@ -41,7 +41,8 @@ public struct AccessPolicy: Sendable, Equatable {
             }
             for pattern in patterns where pattern != "*" && !pattern.contains("/") {
                 throw RPCError(
-                    .invalidArgument, "access rule \"\(rule)\": pattern \"\(pattern)\" must be *, Service/Method or a full method name")
+                    .invalidArgument,
+                    "access rule \"\(rule)\": pattern \"\(pattern)\" must be *, Service/Method or a full method name")
             }
             rules.append(Rule(patterns: patterns, identities: identities))
         }

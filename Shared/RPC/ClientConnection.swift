@@ -11,7 +11,8 @@ final class ClientConnection: FramedChannelDelegate {
     private var nextCallID: UInt64 = 1
     private var connectTimer: TimerQueue.ID?
 
-    init(core: ClientCore, slot: EndpointSlot, fd: Int32, tls: TLSSession?, maxFrameLength: Int, connectTimeout: UInt64) {
+    init(core: ClientCore, slot: EndpointSlot, fd: Int32, tls: TLSSession?, maxFrameLength: Int, connectTimeout: UInt64)
+    {
         self.core = core
         self.slot = slot
         channel = FramedChannel(

@@ -88,11 +88,18 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
             guard error == 0 else { return close(Socket.errorText(error)) }
             state = tls == nil ? .open : .handshaking
             updateInterest()
-            if state == .handshaking { advanceHandshake() } else { partialSince = nil; delegate?.channelDidBecomeReady(self) }
+            if state == .handshaking {
+                advanceHandshake()
+            } else {
+                partialSince = nil
+                delegate?.channelDidBecomeReady(self)
+            }
         case .handshaking:
             advanceHandshake()
         case .open:
-            if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 && !readPaused { readAvailable() }
+            if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 && !readPaused {
+                readAvailable()
+            }
             if state == .open && events & EPOLLOUT.rawValue != 0 { flush() }
         }
     }
@@ -205,7 +212,9 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
                 if n < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1 }
                 return n
             }
-            if written < 0 { return close(written == -2 ? "peer closed the connection" : "write failed: \(Socket.errorText())") }
+            if written < 0 {
+                return close(written == -2 ? "peer closed the connection" : "write failed: \(Socket.errorText())")
+            }
             if written == 0 { break }
             outputOffset += written
         }

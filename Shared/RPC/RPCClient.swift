@@ -28,7 +28,8 @@ public final class RPCClient: Sendable {
     }
 
     /// Convenience for plaintext or TLS with defaults.
-    public convenience init(endpoints: [HostPort], tls: TLSConfiguration? = nil, logger: Logger? = nil) throws(RPCError) {
+    public convenience init(endpoints: [HostPort], tls: TLSConfiguration? = nil, logger: Logger? = nil) throws(RPCError)
+    {
         try self.init(endpoints: endpoints, configuration: RPCClientConfiguration(tls: tls), logger: logger)
     }
 
@@ -67,7 +68,8 @@ public final class RPCClient: Sendable {
     /// Starts a server-streaming call. Without a timeout the stream lasts until the server ends
     /// it, the connection is lost, or the stream is cancelled or dropped.
     public func serverStream(_ method: String, request: [UInt8], timeout: Duration? = nil) -> RPCResponseStream {
-        let deadline = timeout == nil && RPCRequestContext.currentDeadline == nil ? nil : effectiveDeadline(timeout, fallback: nil)
+        let deadline =
+            timeout == nil && RPCRequestContext.currentDeadline == nil ? nil : effectiveDeadline(timeout, fallback: nil)
         let token = tokens.add(1, ordering: .relaxed).newValue
         let core = self.core
         let loop = self.loop
@@ -124,7 +126,9 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
     private var active: [UInt64: ClientCall] = [:]
     private var closed = false
 
-    init(loop: EventLoop, endpoints: [HostPort], configuration: RPCClientConfiguration, tls: TLSContext?, logger: Logger?) {
+    init(
+        loop: EventLoop, endpoints: [HostPort], configuration: RPCClientConfiguration, tls: TLSContext?, logger: Logger?
+    ) {
         self.loop = loop
         self.endpoints = endpoints
         self.configuration = configuration
@@ -140,7 +144,9 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
         if let deadline = call.deadline {
             call.timer = loop.schedule(at: deadline) { [weak self, weak call] in
                 guard let self, let call else { return }
-                self.cancel(token: call.token, reason: RPCError(.deadlineExceeded, "deadline exceeded calling \(call.methodName)"))
+                self.cancel(
+                    token: call.token,
+                    reason: RPCError(.deadlineExceeded, "deadline exceeded calling \(call.methodName)"))
             }
         }
         connectWhereDue()
@@ -181,7 +187,9 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
 
     func closeAll() {
         closed = true
-        for connection in slots.flatMap({ $0 }).compactMap(\.connection) { connection.channel.close("client shut down") }
+        for connection in slots.flatMap({ $0 }).compactMap(\.connection) {
+            connection.channel.close("client shut down")
+        }
         for call in waiting { fail(call, RPCError(.unavailable, "the client is shut down")) }
         waiting.removeAll()
     }
@@ -201,7 +209,9 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
     private func connectWhereDue() {
         let now = MonotonicClock.nanoseconds()
         for index in endpoints.indices {
-            if slots[index].allSatisfy({ $0.state == .backoff || $0.state == .idle }) && slots[index].allSatisfy({ $0.retryAt <= now }) {
+            if slots[index].allSatisfy({ $0.state == .backoff || $0.state == .idle })
+                && slots[index].allSatisfy({ $0.retryAt <= now })
+            {
                 resolve(index)
             }
             for slot in slots[index] where slot.state == .idle || (slot.state == .backoff && slot.retryAt <= now) {
@@ -220,7 +230,9 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
                 slots[index].append(EndpointSlot(endpoint: endpoint.description, host: endpoint.host, address: address))
             }
             // Addresses the name no longer has are dropped unless connected.
-            slots[index].removeAll { slot in !addresses.contains(slot.address) && slot.state != .ready && slot.state != .connecting }
+            slots[index].removeAll { slot in
+                !addresses.contains(slot.address) && slot.state != .ready && slot.state != .connecting
+            }
         } catch {
             resolveErrors[index] = "\(endpoint): \(error.message)"
         }

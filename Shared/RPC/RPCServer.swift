@@ -99,7 +99,9 @@ public final class RPCServer: Sendable {
         }
         registered.wait()
         for loop in group.loops { scheduleSweep(on: loop) }
-        core.logger?.info("rpc server listening", ["address": "\(configuration.host):\(port)", "tls": core.tls == nil ? "off" : "mutual"])
+        core.logger?.info(
+            "rpc server listening",
+            ["address": "\(configuration.host):\(port)", "tls": core.tls == nil ? "off" : "mutual"])
     }
 
     /// Writes the server's metric families (calls, latency, connections, rejected frames).
@@ -124,7 +126,9 @@ public final class RPCServer: Sendable {
             }
         }
         for loop in group.loops {
-            loop.execute { [core] in for connection in core.connections[loop.index].table.values { connection.beginDrain() } }
+            loop.execute { [core] in
+                for connection in core.connections[loop.index].table.values { connection.beginDrain() }
+            }
         }
         let graceEnds = MonotonicClock.nanoseconds() + core.configuration.shutdownGracePeriod.nanosecondsClamped
         while core.callsInFlight > 0 && MonotonicClock.nanoseconds() < graceEnds {
@@ -135,7 +139,9 @@ public final class RPCServer: Sendable {
         }
         for loop in group.loops {
             loop.execute { [core] in
-                for connection in core.connections[loop.index].table.values { connection.channel.close("server stopped") }
+                for connection in core.connections[loop.index].table.values {
+                    connection.channel.close("server stopped")
+                }
             }
         }
         group.shutdown()
@@ -154,7 +160,8 @@ public final class RPCServer: Sendable {
                 }
                 return
             }
-            if core.isDraining || core.metrics.connections.load(ordering: .relaxed) >= core.configuration.maxConnections {
+            if core.isDraining || core.metrics.connections.load(ordering: .relaxed) >= core.configuration.maxConnections
+            {
                 core.metrics.connectionsRefused.add(1, ordering: .relaxed)
                 close(client)
                 continue

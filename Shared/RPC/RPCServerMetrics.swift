@@ -69,7 +69,8 @@ final class RPCServerMetrics: Sendable {
             }
         }
         text.family(
-            "rpc_server_call_duration_seconds", type: "histogram", help: "Time from reading a request to queuing its reply.")
+            "rpc_server_call_duration_seconds", type: "histogram",
+            help: "Time from reading a request to queuing its reply.")
         for m in 0..<methodNames.count where latency[m].count > 0 {
             text.histogram("rpc_server_call_duration_seconds", ["method": methodNames[m]], latency[m])
         }
@@ -78,7 +79,8 @@ final class RPCServerMetrics: Sendable {
         text.family("rpc_server_connections_accepted_total", type: "counter", help: "Connections accepted.")
         text.sample("rpc_server_connections_accepted_total", [:], Double(connectionsAccepted.load(ordering: .relaxed)))
         text.family(
-            "rpc_server_connections_refused_total", type: "counter", help: "Connections refused at the connection limit.")
+            "rpc_server_connections_refused_total", type: "counter",
+            help: "Connections refused at the connection limit.")
         text.sample("rpc_server_connections_refused_total", [:], Double(connectionsRefused.load(ordering: .relaxed)))
         text.family(
             "rpc_server_frames_rejected_total", type: "counter",

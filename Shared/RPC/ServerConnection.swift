@@ -93,7 +93,9 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         guard let entry = core.router.lookup(view.method) else {
             return reply(callID, unknown, started, .unimplemented, "unknown method \"\(view.methodName)\"")
         }
-        if core.tls != nil && !core.configuration.accessPolicy.allows(method: entry.name, identities: channel.peerIdentities) {
+        if core.tls != nil
+            && !core.configuration.accessPolicy.allows(method: entry.name, identities: channel.peerIdentities)
+        {
             let who = channel.peerIdentities.first ?? "a peer without identity"
             return reply(callID, entry.index, started, .permissionDenied, "\(who) may not call \(entry.name)")
         }
@@ -111,7 +113,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                     Envelope.appendFrame(to: &channel.output, callID: callID, kind: .response, payload: bytes)
                 }
                 core.metrics.record(
-                    loop: loop.index, method: entry.index, code: .ok, nanoseconds: MonotonicClock.nanoseconds() - started)
+                    loop: loop.index, method: entry.index, code: .ok,
+                    nanoseconds: MonotonicClock.nanoseconds() - started)
                 channel.scheduleFlush()
             } catch {
                 let failure = core.rpcError(from: error, method: entry.name)
@@ -145,7 +148,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             let serial = nextCallSerial()
             // A stream runs until it ends unless the caller set a timeout.
             let timer =
-                requested == 0 ? nil : loop.schedule(at: deadline) { [weak self] in self?.expire(callID, serial, limit) }
+                requested == 0
+                ? nil : loop.schedule(at: deadline) { [weak self] in self?.expire(callID, serial, limit) }
             let loop = self.loop
             let window = view.window == 0 ? 16 : min(view.window, 4096)
             // The writer holds the connection until the call ends and releases the writer.
@@ -238,7 +242,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     private func record(_ call: ActiveCall, _ code: StatusCode) {
         core.metrics.record(
-            loop: loop.index, method: call.methodIndex, code: code, nanoseconds: MonotonicClock.nanoseconds() - call.started)
+            loop: loop.index, method: call.methodIndex, code: code,
+            nanoseconds: MonotonicClock.nanoseconds() - call.started)
     }
 
     // MARK: Lifecycle

@@ -9,7 +9,9 @@ enum Socket {
 
     /// A non-blocking listening socket bound to `address`.
     static func listen(on address: SocketAddress, backlog: Int32 = 1024) throws(RPCError) -> Int32 {
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            0)
         guard fd >= 0 else { throw RPCError(.unavailable, "socket: \(errorText())") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -53,7 +55,9 @@ enum Socket {
     /// Starts a non-blocking connect. Returns the socket; the connect completes (or fails) when
     /// the socket becomes writable, as `pendingError` then tells.
     static func startConnect(to address: SocketAddress) throws(RPCError) -> Int32 {
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            0)
         guard fd >= 0 else { throw RPCError(.unavailable, "socket: \(errorText())") }
         setNoDelay(fd)
         let rc = address.withSockAddr { connect(fd, $0, $1) }

@@ -76,12 +76,15 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static func == (lhs: SocketAddress, rhs: SocketAddress) -> Bool {
-        lhs.length == rhs.length && withUnsafeBytes(of: lhs.storage) { l in
-            withUnsafeBytes(of: rhs.storage) { r in memcmp(l.baseAddress!, r.baseAddress!, Int(lhs.length)) == 0 }
-        }
+        lhs.length == rhs.length
+            && withUnsafeBytes(of: lhs.storage) { l in
+                withUnsafeBytes(of: rhs.storage) { r in memcmp(l.baseAddress!, r.baseAddress!, Int(lhs.length)) == 0 }
+            }
     }
 
     public func hash(into hasher: inout Hasher) {
-        withUnsafeBytes(of: storage) { raw in hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[0..<Int(length)])) }
+        withUnsafeBytes(of: storage) { raw in
+            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[0..<Int(length)]))
+        }
     }
 }

@@ -138,7 +138,9 @@ final class TLSSession {
         case SSL_ERROR_WANT_WRITE: return .wantWrite
         case SSL_ERROR_ZERO_RETURN: return .closed
         case SSL_ERROR_SYSCALL:
-            let text = ERR_peek_error() != 0 ? TLSContext.drainErrors() : (errno == 0 ? "connection closed" : Socket.errorText())
+            let text =
+                ERR_peek_error() != 0
+                ? TLSContext.drainErrors() : (errno == 0 ? "connection closed" : Socket.errorText())
             return .failed(text)
         default:
             var text = TLSContext.drainErrors()

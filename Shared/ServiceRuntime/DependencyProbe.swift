@@ -17,7 +17,9 @@ public final class DependencyProbe: LifecycleService {
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     /// Probes `method` (a `…/Health` method) through `client` every `interval`.
-    public init(name: String, client: RPCClient, healthMethod method: String, interval: Duration = .seconds(2), logger: Logger) {
+    public init(
+        name: String, client: RPCClient, healthMethod method: String, interval: Duration = .seconds(2), logger: Logger
+    ) {
         self.name = name
         self.client = client
         self.method = method
@@ -57,7 +59,9 @@ public final class DependencyProbe: LifecycleService {
             healthy.store(response.status == .serving, ordering: .relaxed)
         } catch {
             healthy.store(false, ordering: .relaxed)
-            if wasHealthy { logger.warning("dependency unavailable", ["dependency": name, "error": error.description]) }
+            if wasHealthy {
+                logger.warning("dependency unavailable", ["dependency": name, "error": error.description])
+            }
             return
         }
         if !wasHealthy && isHealthy { logger.info("dependency available", ["dependency": name]) }

@@ -21,15 +21,20 @@ public struct HostSettings: Sendable {
         var server = RPCServerConfiguration()
         server.host = rpcListen.host
         server.port = rpcListen.port
-        server.threads = try env.int("RPC_THREADS", default: min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)), range: 1...64)
+        server.threads = try env.int(
+            "RPC_THREADS", default: min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)), range: 1...64)
         server.maxFrameLength = try env.int("RPC_MAX_FRAME_BYTES", default: 1 << 20, range: 1024...(64 << 20))
-        server.readTimeout = try env.duration("RPC_READ_TIMEOUT", default: .seconds(10), range: .milliseconds(10)...(.seconds(3600)))
-        server.idleTimeout = try env.duration("RPC_IDLE_TIMEOUT", default: .seconds(300), range: .milliseconds(10)...(.seconds(86400)))
+        server.readTimeout = try env.duration(
+            "RPC_READ_TIMEOUT", default: .seconds(10), range: .milliseconds(10)...(.seconds(3600)))
+        server.idleTimeout = try env.duration(
+            "RPC_IDLE_TIMEOUT", default: .seconds(300), range: .milliseconds(10)...(.seconds(86400)))
         server.maxConnections = try env.int("RPC_MAX_CONNECTIONS", default: 1024, range: 1...1_000_000)
         server.maxCallsPerConnection = try env.int("RPC_MAX_CALLS_PER_CONNECTION", default: 1024, range: 1...1_000_000)
-        server.defaultTimeout = try env.duration("RPC_DEFAULT_TIMEOUT", default: .seconds(30), range: .milliseconds(1)...(.seconds(3600)))
+        server.defaultTimeout = try env.duration(
+            "RPC_DEFAULT_TIMEOUT", default: .seconds(30), range: .milliseconds(1)...(.seconds(3600)))
         server.maxTimeout = max(server.defaultTimeout, .seconds(300))
-        server.shutdownGracePeriod = try env.duration("SHUTDOWN_GRACE", default: .seconds(10), range: .zero...(.seconds(600)))
+        server.shutdownGracePeriod = try env.duration(
+            "SHUTDOWN_GRACE", default: .seconds(10), range: .zero...(.seconds(600)))
         let cert = try env.readableFile("TLS_CERT")
         let key = try env.readableFile("TLS_KEY")
         let ca = try env.readableFile("TLS_CA")
@@ -37,7 +42,9 @@ public struct HostSettings: Sendable {
         case (nil, nil, nil):
             server.tls = nil
             if env.raw("RPC_ALLOW") != nil {
-                throw ConfigError(variable: "RPC_ALLOW", problem: "needs mutual TLS (TLS_CERT, TLS_KEY, TLS_CA): plaintext callers have no identity")
+                throw ConfigError(
+                    variable: "RPC_ALLOW",
+                    problem: "needs mutual TLS (TLS_CERT, TLS_KEY, TLS_CA): plaintext callers have no identity")
             }
         case (let cert?, let key?, let ca?):
             server.tls = TLSConfiguration(certificatePath: cert, keyPath: key, caPath: ca)
@@ -50,7 +57,11 @@ public struct HostSettings: Sendable {
             }
         default:
             let missing = [("TLS_CERT", cert), ("TLS_KEY", key), ("TLS_CA", ca)].filter { $0.1 == nil }.map(\.0)
-            throw ConfigError(variable: missing[0], problem: "mutual TLS needs TLS_CERT, TLS_KEY and TLS_CA together; \(missing.joined(separator: ", ")) missing")
+            throw ConfigError(
+                variable: missing[0],
+                problem:
+                    "mutual TLS needs TLS_CERT, TLS_KEY and TLS_CA together; \(missing.joined(separator: ", ")) missing"
+            )
         }
         clientTLS = server.tls
         self.server = server

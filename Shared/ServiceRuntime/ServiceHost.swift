@@ -91,7 +91,8 @@ public final class ServiceHost: Sendable {
         return HealthResponse(
             status: draining ? .draining : .serving, service: name, version: version,
             uptimeMilliseconds: Int64((MonotonicClock.nanoseconds() - started) / 1_000_000),
-            serverTimeMilliseconds: Int64(Date().timeIntervalSince1970 * 1000), connections: UInt32(clamping: connections))
+            serverTimeMilliseconds: Int64(Date().timeIntervalSince1970 * 1000),
+            connections: UInt32(clamping: connections))
     }
 
     private func installHTTPRoutes(server: RPCServer) {

@@ -23,7 +23,8 @@ public struct EnvelopeView {
         rawKind = e.kind.rawValue
         kind = FrameKind(rawValue: e.kind.rawValue)
         if let m = e.method {
-            method = UnsafeBufferPointer(start: UnsafeRawPointer(m).assumingMemoryBound(to: UInt8.self), count: strlen(m))
+            method = UnsafeBufferPointer(
+                start: UnsafeRawPointer(m).assumingMemoryBound(to: UInt8.self), count: strlen(m))
         } else {
             method = UnsafeBufferPointer(start: nil, count: 0)
         }

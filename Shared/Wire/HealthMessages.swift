@@ -15,7 +15,9 @@ public struct HealthRequest: ProtoMessage, Equatable {
     public func serialized() -> [UInt8] {
         var message = Subscriptions__Common__V1__HealthRequest()
         subscriptions__common__v1__health_request__init(&message)
-        return withUnsafePointer(to: &message) { $0.withMemoryRebound(to: ProtobufCMessage.self, capacity: 1, ProtobufC.pack) }
+        return withUnsafePointer(to: &message) {
+            $0.withMemoryRebound(to: ProtobufCMessage.self, capacity: 1, ProtobufC.pack)
+        }
     }
 
     private func descriptorPointer() -> UnsafePointer<ProtobufCMessageDescriptor> {
@@ -25,7 +27,8 @@ public struct HealthRequest: ProtoMessage, Equatable {
 
 /// Whether a service is serving.
 public enum ServingStatus: UInt32, Sendable {
-    case unspecified = 0, serving, notServing, draining
+    case unspecified = 0
+    case serving, notServing, draining
 
     public var name: String {
         switch self {
@@ -63,7 +66,8 @@ public struct HealthResponse: ProtoMessage, Equatable {
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) {
         let descriptor = withUnsafePointer(to: subscriptions__common__v1__health_response__descriptor) { $0 }
         self = try ProtobufC.unpack(descriptor, Self.protoName, bytes) { raw in
-            let m = UnsafeRawPointer(raw).assumingMemoryBound(to: Subscriptions__Common__V1__HealthResponse.self).pointee
+            let m = UnsafeRawPointer(raw).assumingMemoryBound(to: Subscriptions__Common__V1__HealthResponse.self)
+                .pointee
             return HealthResponse(
                 status: ServingStatus(rawValue: m.status.rawValue) ?? .unspecified,
                 service: String(cString: m.service), version: String(cString: m.version),

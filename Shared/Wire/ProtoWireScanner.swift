@@ -30,7 +30,8 @@ public enum ProtoWireScanner {
                     return "truncated length of field \(fieldNumber) at byte \(fieldStart)"
                 }
                 guard length <= UInt64(bytes.count - offset) else {
-                    return "field \(fieldNumber) at byte \(fieldStart) declares \(length) bytes but \(bytes.count - offset) remain"
+                    return
+                        "field \(fieldNumber) at byte \(fieldStart) declares \(length) bytes but \(bytes.count - offset) remain"
                 }
                 offset += Int(length)
             default:

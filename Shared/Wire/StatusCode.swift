@@ -2,7 +2,8 @@
 /// kept by number so they can be passed on and printed.
 public struct StatusCode: Hashable, Sendable, CustomStringConvertible {
     private enum Known: Int, CaseIterable {
-        case ok = 0, cancelled, unknown, invalidArgument, deadlineExceeded, notFound, alreadyExists
+        case ok = 0
+        case cancelled, unknown, invalidArgument, deadlineExceeded, notFound, alreadyExists
         case permissionDenied, resourceExhausted, failedPrecondition, aborted, outOfRange, unimplemented
         case internalError, unavailable, dataLoss, unauthenticated
     }

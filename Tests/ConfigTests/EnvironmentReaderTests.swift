@@ -15,9 +15,14 @@ struct EnvironmentReaderTests {
 
     @Test(
         "durations accept ms, s, m, h and bare milliseconds",
-        arguments: [("250ms", Duration.milliseconds(250)), ("30s", .seconds(30)), ("5m", .seconds(300)), ("1h", .seconds(3600)), ("40", .milliseconds(40))])
+        arguments: [
+            ("250ms", Duration.milliseconds(250)), ("30s", .seconds(30)), ("5m", .seconds(300)), ("1h", .seconds(3600)),
+            ("40", .milliseconds(40)),
+        ])
     func durations(text: String, expected: Duration) throws {
-        #expect(try EnvironmentReader(["D": text]).duration("D", default: .zero, range: .zero...(.seconds(7200))) == expected)
+        #expect(
+            try EnvironmentReader(["D": text]).duration("D", default: .zero, range: .zero...(.seconds(7200)))
+                == expected)
     }
 
     @Test("addresses parse IPv4, names and bracketed IPv6; lists need at least one")
@@ -46,7 +51,9 @@ struct EnvironmentReaderTests {
         #expect(throws: ConfigError(variable: "B", problem: "expected true or false, got \"maybe\"")) {
             try env.bool("B", default: false)
         }
-        #expect(throws: ConfigError(variable: "D", problem: "expected a duration such as 250ms, 30s, 5m or 1h, got \"-5s\"")) {
+        #expect(
+            throws: ConfigError(variable: "D", problem: "expected a duration such as 250ms, 30s, 5m or 1h, got \"-5s\"")
+        ) {
             try env.duration("D", default: .zero, range: .zero...(.seconds(10)))
         }
         #expect(throws: ConfigError(variable: "A", problem: "expected host:port with a port 0...65535, got \"host\"")) {

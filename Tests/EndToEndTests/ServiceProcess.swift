@@ -92,14 +92,16 @@ final class ServiceProcess: Sendable {
 
     /// The port in the "rpc server listening" line.
     func rpcPort() async throws -> Int {
-        let line = try #require(await line(containing: "\"msg\":\"rpc server listening\""), "\(name) never listened: \(log)")
+        let line = try #require(
+            await line(containing: "\"msg\":\"rpc server listening\""), "\(name) never listened: \(log)")
         let address = try #require(Self.field("address", in: line))
         return try #require(Int(address.split(separator: ":").last ?? ""))
     }
 
     /// The port in the "http server listening" line.
     func httpPort() async throws -> Int {
-        let line = try #require(await line(containing: "\"msg\":\"http server listening\""), "\(name) never served HTTP: \(log)")
+        let line = try #require(
+            await line(containing: "\"msg\":\"http server listening\""), "\(name) never served HTTP: \(log)")
         return try #require(Int(Self.field("port", in: line) ?? ""))
     }
 

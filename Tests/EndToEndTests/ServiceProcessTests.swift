@@ -102,12 +102,22 @@ struct ServiceProcessTests {
         arguments: [
             ("RPC_THREADS", "zero", "RPC_THREADS: expected an integer, got \"zero\""),
             ("RPC_LISTEN", "localhost", "RPC_LISTEN: expected host:port with a port 0...65535, got \"localhost\""),
-            ("RPC_READ_TIMEOUT", "soon", "RPC_READ_TIMEOUT: expected a duration such as 250ms, 30s, 5m or 1h, got \"soon\""),
-            ("TLS_CERT", "/nonexistent/cert.pem", "TLS_CERT: file /nonexistent/cert.pem does not exist or cannot be read"),
-            ("RPC_ALLOW", "*=*", "RPC_ALLOW: needs mutual TLS (TLS_CERT, TLS_KEY, TLS_CA): plaintext callers have no identity"),
+            (
+                "RPC_READ_TIMEOUT", "soon",
+                "RPC_READ_TIMEOUT: expected a duration such as 250ms, 30s, 5m or 1h, got \"soon\""
+            ),
+            (
+                "TLS_CERT", "/nonexistent/cert.pem",
+                "TLS_CERT: file /nonexistent/cert.pem does not exist or cannot be read"
+            ),
+            (
+                "RPC_ALLOW", "*=*",
+                "RPC_ALLOW: needs mutual TLS (TLS_CERT, TLS_KEY, TLS_CA): plaintext callers have no identity"
+            ),
         ])
     func badConfiguration(variable: String, value: String, message: String) async throws {
-        let process = try ServiceProcess("ledger", environment: [variable: value], directory: try Self.temporaryDirectory())
+        let process = try ServiceProcess(
+            "ledger", environment: [variable: value], directory: try Self.temporaryDirectory())
         #expect(await process.waitForExit() == 2)
         #expect(process.log == ["ledger: configuration error: \(message)"])
     }

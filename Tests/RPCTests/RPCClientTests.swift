@@ -67,7 +67,8 @@ struct RPCClientTests {
             _ = try await client.unary(TestMethods.echo, request: [1])
         } throws: { error in
             guard let error = error as? RPCError else { return false }
-            return error.code == .unavailable && error.message.hasPrefix("no endpoint reachable: no-such-host.invalid:1: cannot resolve")
+            return error.code == .unavailable
+                && error.message.hasPrefix("no endpoint reachable: no-such-host.invalid:1: cannot resolve")
         }
     }
 

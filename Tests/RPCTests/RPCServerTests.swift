@@ -49,7 +49,11 @@ struct RPCServerTests {
         let connection = try RawConnection(port: test.server.port)
         connection.send(RawConnection.request(1, TestMethods.held, timeoutMilliseconds: 50))
         let reply = try #require(try await connection.readReply())
-        #expect(reply == Reply(callID: 1, kind: .response, code: .deadlineExceeded, message: "deadline of 50 ms exceeded", payload: []))
+        #expect(
+            reply
+                == Reply(
+                    callID: 1, kind: .response, code: .deadlineExceeded, message: "deadline of 50 ms exceeded",
+                    payload: []))
         await test.gate.waitForArrivals(1)
         #expect(test.gate.cancelledCount == 1)
         test.gate.open()
@@ -109,9 +113,11 @@ struct RPCServerTests {
         #expect(reply.code == .invalidArgument)
         #expect(
             reply.message
-                == "payload is not a valid subscriptions.common.v1.HealthRequest: field 1 at byte 0 declares 5 bytes but 1 remain")
+                == "payload is not a valid subscriptions.common.v1.HealthRequest: field 1 at byte 0 declares 5 bytes but 1 remain"
+        )
         connection.send(RawConnection.request(2, TestMethods.echo, payload: [9]))
-        #expect(try await connection.readReply() == Reply(callID: 2, kind: .response, code: .ok, message: "", payload: [9]))
+        #expect(
+            try await connection.readReply() == Reply(callID: 2, kind: .response, code: .ok, message: "", payload: [9]))
         await test.server.shutdown()
     }
 

@@ -164,7 +164,9 @@ final class RawConnection: @unchecked Sendable {  // used by one test at a time
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         try #require(rc == 0, "connect: \(String(cString: strerror(errno)))")
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
@@ -178,7 +180,9 @@ final class RawConnection: @unchecked Sendable {  // used by one test at a time
     }
 
     /// A request frame.
-    static func request(_ callID: UInt64, _ method: String, payload: [UInt8] = [], timeoutMilliseconds: UInt32 = 0) -> [UInt8] {
+    static func request(_ callID: UInt64, _ method: String, payload: [UInt8] = [], timeoutMilliseconds: UInt32 = 0)
+        -> [UInt8]
+    {
         var out: [UInt8] = []
         method.withCString { name in
             payload.withUnsafeBytes { bytes in

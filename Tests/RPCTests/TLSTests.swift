@@ -139,19 +139,24 @@ struct TLSTests {
 
     @Test("access rules parse and match as documented; malformed rules are refused with the rule")
     func accessPolicy() throws {
-        let policy = try AccessPolicy(parsing: "Ledger/*=verifier; */Health=*; subscriptions.entitlement.v1.Entitlement/CheckAccess=billing,search")
+        let policy = try AccessPolicy(
+            parsing:
+                "Ledger/*=verifier; */Health=*; subscriptions.entitlement.v1.Entitlement/CheckAccess=billing,search")
         #expect(policy.allows(method: "subscriptions.ledger.v1.Ledger/RecordNotification", identities: ["verifier"]))
         #expect(!policy.allows(method: "subscriptions.ledger.v1.Ledger/RecordNotification", identities: ["search"]))
         #expect(policy.allows(method: "subscriptions.verifier.v1.Verifier/Health", identities: ["anyone"]))
-        #expect(policy.allows(method: "subscriptions.entitlement.v1.Entitlement/CheckAccess", identities: ["x", "search"]))
-        #expect(!policy.allows(method: "subscriptions.entitlement.v1.Entitlement/ListEntitlements", identities: ["search"]))
+        #expect(
+            policy.allows(method: "subscriptions.entitlement.v1.Entitlement/CheckAccess", identities: ["x", "search"]))
+        #expect(
+            !policy.allows(method: "subscriptions.entitlement.v1.Entitlement/ListEntitlements", identities: ["search"]))
         #expect(!policy.allows(method: "subscriptions.verifier.v1.Verifier/Health", identities: []))
         #expect(throws: RPCError(.invalidArgument, "access rule \"Ledger\" needs the form PATTERNS=IDENTITIES")) {
             try AccessPolicy(parsing: "Ledger")
         }
         #expect(
             throws: RPCError(
-                .invalidArgument, "access rule \"Ledger=x\": pattern \"Ledger\" must be *, Service/Method or a full method name")
+                .invalidArgument,
+                "access rule \"Ledger=x\": pattern \"Ledger\" must be *, Service/Method or a full method name")
         ) {
             try AccessPolicy(parsing: "Ledger=x")
         }

@@ -52,7 +52,8 @@ struct EnvelopeTests {
         #expect {
             try garbage.withUnsafeBytes { raw in try Envelope.withDecoded(raw) { _ in } }
         } throws: { error in
-            "\(error)" == "frame is not a valid subscriptions.rpc.v1.Envelope: unsupported wire type 7 for field 1 at byte 0"
+            "\(error)"
+                == "frame is not a valid subscriptions.rpc.v1.Envelope: unsupported wire type 7 for field 1 at byte 0"
         }
         let truncated: [UInt8] = [0x2a, 10, 1, 2]
         #expect {
@@ -69,7 +70,11 @@ struct EnvelopeTests {
             serverTimeMilliseconds: 1_790_000_000_000, connections: 3)
         #expect(try HealthResponse(serialized: response.serialized()) == response)
         #expect(HealthRequest().serialized() == [])
-        #expect(throws: RPCError(.invalidArgument, "payload is not a valid subscriptions.common.v1.HealthResponse: truncated varint of field 4 at byte 0")) {
+        #expect(
+            throws: RPCError(
+                .invalidArgument,
+                "payload is not a valid subscriptions.common.v1.HealthResponse: truncated varint of field 4 at byte 0")
+        ) {
             try HealthResponse(serialized: [0x20, 0x80])
         }
     }

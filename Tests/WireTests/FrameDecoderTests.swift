@@ -46,7 +46,9 @@ struct FrameDecoderTests {
         let bytes = Self.stream([[1, 2, 3], [4], [5, 6, 7, 8, 9]])
         for first in 0...bytes.count {
             for second in first...bytes.count {
-                let frames = try decodeAll([Array(bytes[..<first]), Array(bytes[first..<second]), Array(bytes[second...])])
+                let frames = try decodeAll([
+                    Array(bytes[..<first]), Array(bytes[first..<second]), Array(bytes[second...]),
+                ])
                 #expect(frames == [[1, 2, 3], [4], [5, 6, 7, 8, 9]])
             }
         }

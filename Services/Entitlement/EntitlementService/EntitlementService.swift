@@ -14,7 +14,8 @@ public enum EntitlementService {
     /// it is ready once the ledger answers. Throws `ConfigError` naming a bad variable.
     public static func make(environment: EnvironmentReader, signal: ShutdownSignal) throws -> ServiceHost {
         let host = try ServiceHost(
-            name: "entitlement", healthMethod: healthMethod, defaultRPC: defaultRPCListen, defaultHTTP: defaultHTTPListen,
+            name: "entitlement", healthMethod: healthMethod, defaultRPC: defaultRPCListen,
+            defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
         _ = try host.ledgerDependency(environment: environment)
         return host

@@ -1,4 +1,4 @@
-import VerifierService
 import ServiceRuntime
+import VerifierService
 
 await ServiceMain.run("verifier", VerifierService.make)

@@ -18,8 +18,8 @@ final class RedisServer {
         do {
             child = try ChildProcess(
                 name: "redis-server", executable: "redis-server",
-                arguments: ["--port", "\(port)", "--save", "", "--appendonly", "no", "--bind", "127.0.0.1"], output: log
-            )
+                arguments: ["--port", "\(port)", "--save", "", "--appendonly", "no", "--bind", "127.0.0.1"],
+                output: log)
         } catch {
             try? FileManager.default.removeItem(atPath: logPath)
             throw error
