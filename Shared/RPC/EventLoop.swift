@@ -32,6 +32,9 @@ final class EventLoop: @unchecked Sendable {  // mutable state is confined to th
     private var nextToken: UInt64 = 1
     private var timers = TimerQueue()
     private var dirty: [any EventLoopFlushable] = []
+    /// Swapped with the shared task queue and with `dirty`, so neither pass allocates.
+    private var runningTasks: [@Sendable () -> Void] = []
+    private var flushing: [any EventLoopFlushable] = []
     /// A 64 KiB read buffer shared by every connection of this loop.
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
@@ -151,19 +154,19 @@ final class EventLoop: @unchecked Sendable {  // mutable state is confined to th
     private func runTasks() {
         guard wakePending.load(ordering: .acquiring) else { return }
         wakePending.store(false, ordering: .releasing)
-        let batch = tasks.withLock { queue -> [@Sendable () -> Void] in
-            let batch = queue
-            queue.removeAll(keepingCapacity: true)
-            return batch
-        }
+        var batch = runningTasks
+        runningTasks = []
+        tasks.withLock { swap(&$0, &batch) }
         for task in batch { task() }
+        batch.removeAll(keepingCapacity: true)
+        runningTasks = batch
     }
 
     private func flushDirty() {
         while !dirty.isEmpty {
-            let batch = dirty
-            dirty.removeAll(keepingCapacity: true)
-            for target in batch { target.flush() }
+            swap(&dirty, &flushing)
+            for target in flushing { target.flush() }
+            flushing.removeAll(keepingCapacity: true)
         }
     }
 }

@@ -150,8 +150,10 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
                     return close(Socket.errorText())
                 }
                 count = n
+                // A short read emptied the socket: asking again would only return EAGAIN.
+                if n < scratch.count { reads = 4 }
             }
-            reads += 1
+            reads = min(reads + 1, 4)
             lastActivity = MonotonicClock.nanoseconds()
             do {
                 try decoder.decode(UnsafeRawBufferPointer(rebasing: scratch[0..<count])) { frame in

@@ -33,7 +33,12 @@ public final class RPCClient: Sendable {
         try self.init(endpoints: endpoints, configuration: RPCClientConfiguration(tls: tls), logger: logger)
     }
 
-    deinit { loop.stopAndWait() }
+    deinit {
+        // Calls and streams still open end with UNAVAILABLE before the loop stops.
+        let core = self.core
+        loop.execute { core.closeAll() }
+        loop.stopAndWait()
+    }
 
     /// Calls a unary method with a serialized request and returns the serialized response.
     /// The deadline is the earliest of `timeout`, the deadline of the call being served (inside

@@ -9,7 +9,9 @@ public struct HealthRequest: ProtoMessage, Equatable {
     public init() {}
 
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) {
-        try ProtobufC.unpack(descriptorPointer(), Self.protoName, bytes) { _ in () }
+        var message = Subscriptions__Common__V1__HealthRequest()
+        subscriptions__common__v1__health_request__init(&message)
+        try ProtobufC.unpack(message.base.descriptor, Self.protoName, bytes) { _ in () }
     }
 
     public func serialized() -> [UInt8] {
@@ -18,10 +20,6 @@ public struct HealthRequest: ProtoMessage, Equatable {
         return withUnsafePointer(to: &message) {
             $0.withMemoryRebound(to: ProtobufCMessage.self, capacity: 1, ProtobufC.pack)
         }
-    }
-
-    private func descriptorPointer() -> UnsafePointer<ProtobufCMessageDescriptor> {
-        withUnsafePointer(to: subscriptions__common__v1__health_request__descriptor) { $0 }
     }
 }
 
@@ -64,8 +62,9 @@ public struct HealthResponse: ProtoMessage, Equatable {
     }
 
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) {
-        let descriptor = withUnsafePointer(to: subscriptions__common__v1__health_response__descriptor) { $0 }
-        self = try ProtobufC.unpack(descriptor, Self.protoName, bytes) { raw in
+        var empty = Subscriptions__Common__V1__HealthResponse()
+        subscriptions__common__v1__health_response__init(&empty)
+        self = try ProtobufC.unpack(empty.base.descriptor, Self.protoName, bytes) { raw in
             let m = UnsafeRawPointer(raw).assumingMemoryBound(to: Subscriptions__Common__V1__HealthResponse.self)
                 .pointee
             return HealthResponse(
@@ -77,19 +76,22 @@ public struct HealthResponse: ProtoMessage, Equatable {
     }
 
     public func serialized() -> [UInt8] {
-        let arena = CArena()
         var message = Subscriptions__Common__V1__HealthResponse()
         subscriptions__common__v1__health_response__init(&message)
         message.status = Subscriptions__Common__V1__ServingStatus(rawValue: status.rawValue)
-        message.service = arena.string(service)
-        message.version = arena.string(version)
         message.uptime_ms = uptimeMilliseconds
         message.server_time_ms = serverTimeMilliseconds
         message.connections = connections
-        return withExtendedLifetime(arena) {
-            withUnsafePointer(to: &message) {
-                $0.withMemoryRebound(to: ProtobufCMessage.self, capacity: 1, ProtobufC.pack)
+        // The C strings live for the duration of the pack.
+        return service.withCString { service in
+            version.withCString { version in
+                message.service = UnsafeMutablePointer(mutating: service)
+                message.version = UnsafeMutablePointer(mutating: version)
+                return withUnsafePointer(to: &message) {
+                    $0.withMemoryRebound(to: ProtobufCMessage.self, capacity: 1, ProtobufC.pack)
+                }
             }
         }
     }
+
 }

@@ -27,7 +27,10 @@ extension ProtoMessage {
 /// Helpers for message types: unpack with protobuf-c, convert, free; pack a filled C struct.
 enum ProtobufC {
     /// Unpacks `bytes` as the message `descriptor` describes and hands the C struct to
-    /// `convert`; the unpacked message is freed when `convert` returns.
+    /// `convert`; the unpacked message is freed when `convert` returns. Take `descriptor` from
+    /// a message the generated `__init` filled (`message.base.descriptor`): that is the C
+    /// global's own address, where `withUnsafePointer(to:)` on the imported global may give a
+    /// temporary copy that is gone when the closure returns.
     static func unpack<T>(
         _ descriptor: UnsafePointer<ProtobufCMessageDescriptor>, _ name: String, _ bytes: UnsafeRawBufferPointer,
         _ convert: (UnsafePointer<ProtobufCMessage>) -> T
