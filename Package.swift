@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(
             name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SubctlTests", dependencies: ["SubctlKit", "Wire"], path: "Tests/SubctlTests",
+            name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model"], path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["RPC", "Wire"], path: "Tests/EndToEndTests",
