@@ -10,6 +10,8 @@ final class ClientConnection: FramedChannelDelegate {
     private var calls: [UInt64: ClientCall] = [:]
     private var nextCallID: UInt64 = 1
     private var connectTimer: TimerQueue.ID?
+    /// True once the server sent any frame on this connection.
+    private var answered = false
 
     init(core: ClientCore, slot: EndpointSlot, fd: Int32, tls: TLSSession?, maxFrameLength: Int, connectTimeout: UInt64)
     {
@@ -66,6 +68,7 @@ final class ClientConnection: FramedChannelDelegate {
 
     func channel(_ channel: FramedChannel, received frame: UnsafeRawBufferPointer) {
         do {
+            answered = true
             try Envelope.withDecoded(frame) { view in
                 if view.callID == 0 {
                     let reason = "server reported a protocol error: \(view.statusText)"
@@ -92,8 +95,6 @@ final class ClientConnection: FramedChannelDelegate {
         }
     }
 
-    func channel(_ channel: FramedChannel, rejectedFrame reason: String) {}
-
     func channel(_ channel: FramedChannel, closedBecause reason: String) {
         if let connectTimer { core.loop.cancel(timer: connectTimer) }
         let wasReady = connectTimer == nil
@@ -104,7 +105,7 @@ final class ClientConnection: FramedChannelDelegate {
             core.callEnded(call)
             call.finish(.failure(RPCError(.unavailable, "connection to \(slot.label) lost: \(reason)")))
         }
-        core.connectionClosed(self, reason: reason, wasReady: wasReady)
+        core.connectionClosed(self, reason: reason, wasReady: wasReady, answered: answered)
     }
 }
 

@@ -24,6 +24,8 @@ final class EventLoop: @unchecked Sendable {  // mutable state is confined to th
     private let tasks = Mutex<[@Sendable () -> Void]>([])
     private let wakePending = Atomic<Bool>(false)
     private let running = Atomic<Bool>(true)
+    /// False once the loop has run its last tasks: later ones are dropped.
+    private let accepting = Atomic<Bool>(true)
     private let finished = DispatchSemaphore(value: 0)
     private var threadID: pthread_t?
 
@@ -69,19 +71,26 @@ final class EventLoop: @unchecked Sendable {  // mutable state is confined to th
 
     /// Runs `task` on the loop thread soon, in submission order.
     func execute(_ task: @escaping @Sendable () -> Void) {
-        tasks.withLock { $0.append(task) }
+        let queued = tasks.withLock { queue -> Bool in
+            guard accepting.load(ordering: .acquiring) else { return false }
+            queue.append(task)
+            return true
+        }
+        guard queued else { return }
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
         }
     }
 
-    /// Stops the loop after the current iteration and waits for its thread to end.
-    /// Must not be called on the loop thread.
+    /// Stops the loop after the current iteration and waits for its thread to end (called on
+    /// the loop thread itself, it does not wait).
     func stopAndWait() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        execute {}
-        finished.wait()
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+        // On the loop's own thread the loop ends after this iteration; waiting would deadlock.
+        if !inLoop { finished.wait() }
     }
 
     // MARK: Loop-thread API
@@ -145,9 +154,17 @@ final class EventLoop: @unchecked Sendable {  // mutable state is confined to th
             runTasks()
             flushDirty()
         }
-        // Drain what was queued so nothing waits forever on a stopped loop.
+        // Drain what was queued so nothing waits forever on a stopped loop, then drop what
+        // holds references back to the loop (timers, handlers) so it can be freed.
+        wakePending.store(true, ordering: .releasing)
         runTasks()
         flushDirty()
+        tasks.withLock { _ in accepting.store(false, ordering: .releasing) }
+        wakePending.store(true, ordering: .releasing)
+        runTasks()
+        timers.removeAll()
+        handlers.removeAll()
+        dirty.removeAll()
         finished.signal()
     }
 
@@ -198,7 +215,20 @@ struct TimerQueue {
         return id
     }
 
-    mutating func cancel(_ id: ID) { actions[id] = nil }
+    mutating func cancel(_ id: ID) {
+        actions[id] = nil
+        // Cancelled entries wait in the heap until due; rebuild once they are most of it, so
+        // many calls with long deadlines that finish early do not pile up.
+        if heap.count > 1024 && heap.count > 4 * actions.count {
+            heap = heap.filter { actions[$0.id] != nil }.sorted { $0.deadline < $1.deadline }
+        }
+    }
+
+    /// Drops every timer (a stopped loop).
+    mutating func removeAll() {
+        heap.removeAll()
+        actions.removeAll()
+    }
 
     /// Removes and returns the actions due at `now`, earliest first. They run after the queue
     /// is no longer being modified, so an action may schedule more timers.

@@ -13,6 +13,13 @@ protocol FramedChannelDelegate: AnyObject {
     func channel(_ channel: FramedChannel, closedBecause reason: String)
     /// The byte stream could not be framed (`too_long` or `empty`); the channel is closing.
     func channel(_ channel: FramedChannel, rejectedFrame reason: String)
+    /// Output fell below the low watermark after `notifyWhenDrained` was set.
+    func channelDidDrain(_ channel: FramedChannel)
+}
+
+extension FramedChannelDelegate {
+    func channel(_ channel: FramedChannel, rejectedFrame reason: String) {}
+    func channelDidDrain(_ channel: FramedChannel) {}
 }
 
 /// A non-blocking TCP connection, plain or TLS, that reads length-prefixed frames and writes
@@ -22,7 +29,7 @@ protocol FramedChannelDelegate: AnyObject {
 /// Memory is bounded: the decoder holds at most one frame (checked against the maximum before
 /// any body byte is stored); when unsent output passes `highWatermark`, the channel stops
 /// reading until the peer has taken it below `lowWatermark`.
-final class FramedChannel: EventLoopHandler, EventLoopFlushable {
+final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Sendable {  // confined to its loop thread
     enum State { case connecting, handshaking, open, closed }
 
     let loop: EventLoop
@@ -39,6 +46,10 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
     private var flushScheduled = false
     private var wantsWritable = false
     private var readPaused = false
+    private var readNeedsWritable = false
+    private var writeNeedsReadable = false
+    /// Asked for by a delegate that paused producers: `channelDidDrain` once output is low.
+    var notifyWhenDrained = false
     private var closeWhenFlushed: String?
     static let highWatermark = 4 << 20
     static let lowWatermark = 1 << 20
@@ -97,10 +108,12 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
         case .handshaking:
             advanceHandshake()
         case .open:
-            if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 && !readPaused {
-                readAvailable()
-            }
-            if state == .open && events & EPOLLOUT.rawValue != 0 { flush() }
+            let readable = events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+            let writable = events & EPOLLOUT.rawValue != 0
+            // TLS may need the other direction: a read that must write first (key update
+            // reply) waits for EPOLLOUT, a write that must read first waits for EPOLLIN.
+            if !readPaused && (readable || (writable && readNeedsWritable)) { readAvailable() }
+            if state == .open && (writable || (readable && writeNeedsReadable)) { flush() }
         }
     }
 
@@ -129,19 +142,30 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
     private func readAvailable() {
         let scratch = loop.scratch
         var reads = 0
+        readNeedsWritable = false
         while state == .open && !readPaused {
+            // A few reads per wakeup keep one busy peer from starving the others; epoll is
+            // level-triggered, so what is left is read on the next pass.
+            if reads == 4 {
+                if tls?.hasBufferedBytes == true {
+                    // Bytes OpenSSL already holds raise no epoll event: come back for them.
+                    loop.execute { [weak self] in self?.readAvailable() }
+                }
+                return
+            }
             let count: Int
             if let tls {
                 switch tls.read(into: scratch) {
                 case .done(let n): count = n
-                case .wantRead, .wantWrite: return
+                case .wantRead: return
+                case .wantWrite:
+                    readNeedsWritable = true
+                    return setWritableInterest(true)
                 case .closed: return close("peer closed the connection")
                 case .failed(let reason): return close("TLS error: \(reason)")
                 }
+                reads += 1
             } else {
-                // At most 4 reads per wakeup keeps one busy peer from starving the others;
-                // epoll is level-triggered, so what is left is read on the next pass.
-                if reads == 4 { return }
                 let n = Glibc.read(fd, scratch.baseAddress, scratch.count)
                 if n == 0 { return close("peer closed the connection") }
                 if n < 0 {
@@ -151,13 +175,12 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
                 }
                 count = n
                 // A short read emptied the socket: asking again would only return EAGAIN.
-                if n < scratch.count { reads = 4 }
+                reads = n < scratch.count ? 4 : reads + 1
             }
-            reads = min(reads + 1, 4)
             lastActivity = MonotonicClock.nanoseconds()
             do {
                 try decoder.decode(UnsafeRawBufferPointer(rebasing: scratch[0..<count])) { frame in
-                    guard state == .open else { return }
+                    guard state == .open, closeWhenFlushed == nil else { return }
                     delegate?.channel(self, received: frame)
                 }
             } catch let failure as FrameDecoder.Failure {
@@ -198,6 +221,7 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
     func flush() {
         flushScheduled = false
         guard state == .open else { return }
+        writeNeedsReadable = false
         while outputOffset < output.count {
             let remaining = output.count - outputOffset
             let written: Int = output.withUnsafeBytes { raw in
@@ -205,12 +229,15 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
                 if let tls {
                     switch tls.write(slice) {
                     case .done(let n): return n
-                    case .wantRead, .wantWrite: return 0
+                    case .wantWrite: return 0
+                    case .wantRead:
+                        writeNeedsReadable = true
+                        return 0
                     case .closed: return -2
                     case .failed: return -1
                     }
                 }
-                let n = Glibc.write(fd, slice.baseAddress, remaining)
+                let n = send(fd, slice.baseAddress, remaining, Int32(MSG_NOSIGNAL))
                 if n < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1 }
                 return n
             }
@@ -223,16 +250,22 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable {
         if outputOffset == output.count {
             output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
             outputOffset = 0
-            setWritableInterest(false)
+            setWritableInterest(readNeedsWritable)
             if let reason = closeWhenFlushed { return close(reason) }
         } else {
             if outputOffset > 1 << 20 {
                 output.removeFirst(outputOffset)
                 outputOffset = 0
             }
-            setWritableInterest(true)
+            setWritableInterest(!writeNeedsReadable)
         }
-        if readPaused && pendingOutputBytes < Self.lowWatermark { resumeReading() }
+        if pendingOutputBytes < Self.lowWatermark {
+            if readPaused && closeWhenFlushed == nil { resumeReading() }
+            if notifyWhenDrained {
+                notifyWhenDrained = false
+                delegate?.channelDidDrain(self)
+            }
+        }
     }
 
     private func pauseReading() {

@@ -19,6 +19,14 @@ extension Duration {
         let (seconds, attoseconds) = components
         if seconds < 0 { return 0 }
         let (product, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : product &+ UInt64(attoseconds / 1_000_000_000)
+        return overflow ? .max : product.saturatingAdd(UInt64(attoseconds / 1_000_000_000))
+    }
+}
+
+extension UInt64 {
+    /// `self + other`, or `UInt64.max` where that would overflow (deadlines far away).
+    func saturatingAdd(_ other: UInt64) -> UInt64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
     }
 }

@@ -44,6 +44,7 @@ public final class RPCClient: Sendable {
     /// The deadline is the earliest of `timeout`, the deadline of the call being served (inside
     /// a handler) and, when neither is given, the configured default.
     public func unary(_ method: String, request: [UInt8], timeout: Duration? = nil) async throws(RPCError) -> [UInt8] {
+        if Task.isCancelled { throw RPCError(.cancelled, "the caller cancelled the call") }
         let deadline = effectiveDeadline(timeout, fallback: configuration.defaultTimeout)
         let token = tokens.add(1, ordering: .relaxed).newValue
         let core = self.core
@@ -78,20 +79,20 @@ public final class RPCClient: Sendable {
         let token = tokens.add(1, ordering: .relaxed).newValue
         let core = self.core
         let loop = self.loop
-        let window = configuration.streamWindow
-        let state = ResponseStreamState(window: window) { amount in
-            loop.execute { core.grant(token: token, amount) }
-        }
+        let window = min(max(configuration.streamWindow, 1), ServerStreamWriter.maximumCredit)
+        let state = ResponseStreamState(
+            window: window,
+            grant: { amount in loop.execute { core.grant(token: token, amount) } },
+            cancelCall: {
+                loop.execute { core.cancel(token: token, reason: RPCError(.cancelled, "the stream was cancelled")) }
+            })
         loop.execute {
             core.start(
                 ClientCall(
                     token: token, method: method, request: request, deadline: deadline, window: window,
                     completion: .stream(state)))
         }
-        let handle = StreamHandle(state: state) {
-            loop.execute { core.cancel(token: token, reason: RPCError(.cancelled, "the stream was cancelled")) }
-        }
-        return RPCResponseStream(handle: handle)
+        return RPCResponseStream(handle: StreamHandle(state: state))
     }
 
     /// Closes every connection; calls in flight fail with UNAVAILABLE.
@@ -108,7 +109,7 @@ public final class RPCClient: Sendable {
     private func effectiveDeadline(_ timeout: Duration?, fallback: Duration?) -> UInt64? {
         let now = MonotonicClock.nanoseconds()
         var deadline: UInt64? = (timeout ?? (RPCRequestContext.currentDeadline == nil ? fallback : nil)).map {
-            now + $0.nanosecondsClamped
+            now.saturatingAdd($0.nanosecondsClamped)
         }
         if let inherited = RPCRequestContext.currentDeadline { deadline = min(deadline ?? .max, inherited) }
         return deadline
@@ -130,6 +131,14 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
     private var waiting: [ClientCall] = []
     private var active: [UInt64: ClientCall] = [:]
     private var closed = false
+    /// Calls cancelled before their start reached the loop, and the highest token started.
+    private var cancelledBeforeStart: Set<UInt64> = []
+    private var highestStarted: UInt64 = 0
+    /// Endpoints whose name is being resolved off the loop thread, and when a name that
+    /// failed to resolve may be tried again.
+    private var resolving: [Bool]
+    private var resolveRetryAt: [UInt64]
+    private var resolveFailures: [Int]
 
     init(
         loop: EventLoop, endpoints: [HostPort], configuration: RPCClientConfiguration, tls: TLSContext?, logger: Logger?
@@ -141,10 +150,27 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
         self.logger = logger
         slots = Array(repeating: [], count: endpoints.count)
         resolveErrors = Array(repeating: nil, count: endpoints.count)
+        resolving = Array(repeating: false, count: endpoints.count)
+        resolveRetryAt = Array(repeating: 0, count: endpoints.count)
+        resolveFailures = Array(repeating: 0, count: endpoints.count)
     }
 
     func start(_ call: ClientCall) {
         guard !closed else { return call.finish(.failure(RPCError(.unavailable, "the client is shut down"))) }
+        highestStarted = max(highestStarted, call.token)
+        if cancelledBeforeStart.remove(call.token) != nil {
+            return call.finish(.failure(RPCError(.cancelled, "the caller cancelled the call")))
+        }
+        // The envelope adds the method name and a few dozen bytes to the request.
+        let frameLength = call.request.count + call.method.count + 64
+        guard frameLength <= configuration.maxFrameLength else {
+            return call.finish(
+                .failure(
+                    RPCError(
+                        .resourceExhausted,
+                        "the request of \(call.request.count) bytes exceeds the maximum frame length of \(configuration.maxFrameLength)"
+                    )))
+        }
         active[call.token] = call
         if let deadline = call.deadline {
             call.timer = loop.schedule(at: deadline) { [weak self, weak call] in
@@ -165,7 +191,10 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
     }
 
     func cancel(token: UInt64, reason: RPCError) {
-        guard let call = active[token] else { return }
+        guard let call = active[token] else {
+            if token > highestStarted { cancelledBeforeStart.insert(token) }
+            return
+        }
         if let connection = call.connection {
             connection.cancel(call)
         } else {
@@ -201,7 +230,9 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
 
     // MARK: Connections
 
-    private var isConnecting: Bool { slots.joined().contains { $0.state == .connecting } }
+    private var isConnecting: Bool {
+        resolving.contains(true) || slots.joined().contains { $0.state == .connecting }
+    }
 
     private func nextReady() -> ClientConnection? {
         guard !ready.isEmpty else { return nil }
@@ -210,11 +241,12 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
     }
 
     /// Starts connections to every address that is idle or whose backoff has passed; resolves
-    /// names that have no usable address.
+    /// names that have no usable address, on another thread (a resolver can be slow).
     private func connectWhereDue() {
         let now = MonotonicClock.nanoseconds()
         for index in endpoints.indices {
-            if slots[index].allSatisfy({ $0.state == .backoff || $0.state == .idle })
+            let unusable = slots[index].allSatisfy { $0.state == .backoff || $0.state == .idle }
+            if unusable && !resolving[index] && resolveRetryAt[index] <= now
                 && slots[index].allSatisfy({ $0.retryAt <= now })
             {
                 resolve(index)
@@ -227,27 +259,55 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
 
     private func resolve(_ index: Int) {
         let endpoint = endpoints[index]
-        do {
-            let addresses = try SocketAddress.resolve(host: endpoint.host, port: endpoint.port)
+        resolving[index] = true
+        let loop = self.loop
+        DispatchQueue.global().async { [weak self] in
+            let result = Result { () throws(RPCError) in
+                try SocketAddress.resolve(host: endpoint.host, port: endpoint.port)
+            }
+            loop.execute { [weak self] in self?.resolved(index, result) }
+        }
+    }
+
+    private func resolved(_ index: Int, _ result: Result<[SocketAddress], RPCError>) {
+        resolving[index] = false
+        guard !closed else { return }
+        let endpoint = endpoints[index]
+        switch result {
+        case .success(let addresses):
             resolveErrors[index] = addresses.isEmpty ? "\(endpoint): no address" : nil
+            resolveFailures[index] = addresses.isEmpty ? resolveFailures[index] + 1 : 0
             let known = Set(slots[index].map(\.address))
             for address in addresses where !known.contains(address) {
                 slots[index].append(EndpointSlot(endpoint: endpoint.description, host: endpoint.host, address: address))
             }
-            // Addresses the name no longer has are dropped unless connected.
+            // Addresses the name no longer has are dropped unless in use.
             slots[index].removeAll { slot in
                 !addresses.contains(slot.address) && slot.state != .ready && slot.state != .connecting
             }
-        } catch {
+        case .failure(let error):
             resolveErrors[index] = "\(endpoint): \(error.message)"
+            resolveFailures[index] += 1
         }
+        if resolveFailures[index] > 0 {
+            resolveRetryAt[index] = MonotonicClock.nanoseconds().saturatingAdd(
+                backoff(failures: resolveFailures[index]))
+        }
+        connectWhereDue()
+        failWaitingIfUnreachable()
     }
 
     private func connect(_ slot: EndpointSlot) {
         slot.state = .connecting
-        do {
+        do throws(RPCError) {
             let fd = try Socket.startConnect(to: slot.address)
-            let session = try tls?.makeSession(fd: fd, host: slot.host)
+            let session: TLSSession?
+            do {
+                session = try tls?.makeSession(fd: fd, host: slot.host)
+            } catch {
+                close(fd)
+                throw error
+            }
             let connection = ClientConnection(
                 core: self, slot: slot, fd: fd, tls: session, maxFrameLength: configuration.maxFrameLength,
                 connectTimeout: configuration.connectTimeout.nanosecondsClamped)
@@ -269,12 +329,14 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
         for call in queued { nextReady()!.send(call) }
     }
 
-    func connectionClosed(_ connection: ClientConnection, reason: String, wasReady: Bool) {
+    func connectionClosed(_ connection: ClientConnection, reason: String, wasReady: Bool, answered: Bool) {
         ready.removeAll { $0 === connection }
         let slot = connection.slot
         slot.connection = nil
         if closed { return }
-        if wasReady {
+        // A connection that never answered anything counts as a failed attempt: a server that
+        // rejects the client's certificate after the TLS 1.3 handshake looks like this.
+        if wasReady && answered {
             // A connection that worked and dropped is retried at once on the next call.
             slot.state = .idle
             slot.lastError = reason
@@ -289,17 +351,28 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
         slot.failures += 1
         slot.lastError = reason
         slot.state = .backoff
+        slot.retryAt = MonotonicClock.nanoseconds().saturatingAdd(backoff(failures: slot.failures))
+        failWaitingIfUnreachable()
+    }
+
+    /// The jittered delay after `failures` failed attempts: doubling from the initial backoff
+    /// up to the maximum, drawn uniformly from the upper half.
+    private func backoff(failures: Int) -> UInt64 {
         let base = configuration.initialBackoff.nanosecondsClamped
         let cap = configuration.maxBackoff.nanosecondsClamped
-        let exponent = UInt64(min(slot.failures - 1, 30))
-        let delay = min(cap, base << exponent)
-        slot.retryAt = MonotonicClock.nanoseconds() + delay / 2 + UInt64.random(in: 0...(delay / 2))
-        if !isConnecting && ready.isEmpty {
-            let error = unreachable()
-            let queued = waiting
-            waiting.removeAll()
-            for call in queued { fail(call, error) }
-        }
+        let exponent = UInt64(min(max(failures - 1, 0), 30))
+        let (scaled, overflow) = base.multipliedReportingOverflow(by: 1 << exponent)
+        let delay = overflow ? cap : min(cap, scaled)
+        return delay / 2 + UInt64.random(in: 0...(delay / 2))
+    }
+
+    /// Fails the queued calls when no address is ready and none is being tried.
+    private func failWaitingIfUnreachable() {
+        guard !isConnecting && ready.isEmpty && !waiting.isEmpty else { return }
+        let error = unreachable()
+        let queued = waiting
+        waiting.removeAll()
+        for call in queued { fail(call, error) }
     }
 
     /// UNAVAILABLE naming every endpoint and why it cannot be reached.

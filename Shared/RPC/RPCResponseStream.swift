@@ -31,16 +31,12 @@ public struct RPCResponseStream: AsyncSequence, Sendable {
 /// Owned by the consumer: when the last copy of a stream goes away, its call is cancelled.
 final class StreamHandle: Sendable {
     let state: ResponseStreamState
-    private let onCancel: @Sendable () -> Void
 
-    init(state: ResponseStreamState, onCancel: @escaping @Sendable () -> Void) {
-        self.state = state
-        self.onCancel = onCancel
-    }
+    init(state: ResponseStreamState) { self.state = state }
 
-    func cancel() { onCancel() }
+    func cancel() { state.cancel() }
 
-    deinit { if !state.isFinished { onCancel() } }
+    deinit { if !state.isFinished { state.cancel() } }
 }
 
 /// Shared between the event loop (which pushes) and the consumer (which pulls).
@@ -56,10 +52,19 @@ final class ResponseStreamState: Sendable {
     let window: UInt32
     /// Called with the number of messages consumed when it is time to grant more credit.
     private let grant: @Sendable (UInt32) -> Void
+    /// Tells the server to stop the call.
+    private let cancelCall: @Sendable () -> Void
 
-    init(window: UInt32, grant: @escaping @Sendable (UInt32) -> Void) {
+    init(window: UInt32, grant: @escaping @Sendable (UInt32) -> Void, cancelCall: @escaping @Sendable () -> Void) {
         self.window = window
         self.grant = grant
+        self.cancelCall = cancelCall
+    }
+
+    /// Ends the stream with CANCELLED for the reader and cancels the call.
+    func cancel() {
+        finish(RPCError(.cancelled, "the stream was cancelled"))
+        cancelCall()
     }
 
     var isFinished: Bool { state.withLock { $0.end != nil } }
@@ -111,13 +116,18 @@ final class ResponseStreamState: Sendable {
                 if let error { throw error }
                 return nil
             case .wait:
-                await withCheckedContinuation { continuation in
-                    let ready = state.withLock { state -> Bool in
-                        if !state.buffer.isEmpty || state.end != nil { return true }
-                        state.waiter = continuation
-                        return false
+                // Cancelling the reading task ends the stream and the call.
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in
+                        let ready = state.withLock { state -> Bool in
+                            if !state.buffer.isEmpty || state.end != nil { return true }
+                            state.waiter = continuation
+                            return false
+                        }
+                        if ready { continuation.resume() }
                     }
-                    if ready { continuation.resume() }
+                } onCancel: {
+                    cancel()
                 }
             }
         }

@@ -74,6 +74,16 @@ public final class RPCServer: Sendable {
         let threads = max(1, configuration.threads)
         core = try ServerCore(configuration: configuration, router: router, loopCount: threads, logger: logger)
         group = EventLoopGroup(count: threads, name: "rpc")
+        // A peer that vanishes must cost an error code, not the process (OpenSSL writes with write(2)).
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    deinit {
+        // A server dropped without shutdown() still releases its socket and threads.
+        if !stopped.load(ordering: .acquiring) {
+            if let (fd, _) = listener.withLock({ $0 }) { close(fd) }
+            group.shutdown()
+        }
     }
 
     /// The port the server listens on (after `start()`).
@@ -85,15 +95,25 @@ public final class RPCServer: Sendable {
     /// Binds and starts accepting. Throws when the address cannot be resolved or bound.
     public func start() throws(RPCError) {
         let configuration = core.configuration
-        guard let address = try SocketAddress.resolve(host: configuration.host, port: configuration.port).first else {
-            throw RPCError(.unavailable, "\(configuration.host) has no address")
+        let fd: Int32
+        do throws(RPCError) {
+            guard let address = try SocketAddress.resolve(host: configuration.host, port: configuration.port).first
+            else {
+                throw RPCError(.unavailable, "\(configuration.host) has no address")
+            }
+            fd = try Socket.listen(on: address)
+        } catch {
+            stopped.store(true, ordering: .releasing)
+            group.shutdown()
+            throw error
         }
-        let fd = try Socket.listen(on: address)
         boundPort.store(Socket.localAddress(fd)?.port ?? configuration.port, ordering: .relaxed)
         let acceptLoop = group.loops[0]
         let registered = DispatchSemaphore(value: 0)
         acceptLoop.execute {
-            let token = acceptLoop.register(fd: fd, events: EPOLLIN.rawValue, handler: Acceptor(fd: fd, server: self))
+            let acceptor = Acceptor(fd: fd, server: self, loop: acceptLoop)
+            let token = acceptLoop.register(fd: fd, events: EPOLLIN.rawValue, handler: acceptor)
+            acceptor.token = token
             self.listener.withLock { $0 = (fd, token) }
             registered.signal()
         }
@@ -130,7 +150,8 @@ public final class RPCServer: Sendable {
                 for connection in core.connections[loop.index].table.values { connection.beginDrain() }
             }
         }
-        let graceEnds = MonotonicClock.nanoseconds() + core.configuration.shutdownGracePeriod.nanosecondsClamped
+        let graceEnds = MonotonicClock.nanoseconds().saturatingAdd(
+            core.configuration.shutdownGracePeriod.nanosecondsClamped)
         while core.callsInFlight > 0 && MonotonicClock.nanoseconds() < graceEnds {
             try? await Task.sleep(for: .milliseconds(5))
         }
@@ -150,13 +171,20 @@ public final class RPCServer: Sendable {
 
     // MARK: Accepting
 
-    fileprivate func accept(on fd: Int32) {
+    fileprivate func accept(on fd: Int32, token: UInt64, loop: EventLoop) {
         while true {
             let client = Glibc.accept(fd, nil, nil)
             if client < 0 {
                 if errno == EINTR { continue }
-                if errno == EMFILE || errno == ENFILE {
-                    core.logger?.error("accept: out of file descriptors")
+                if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
+                    // The pending connection stays queued and the socket stays readable: stop
+                    // watching it for a while instead of spinning, and say so once per pause.
+                    core.logger?.error("accept paused for 100 ms: \(Socket.errorText())")
+                    loop.modify(fd: fd, token: token, events: 0)
+                    loop.schedule(at: MonotonicClock.nanoseconds() + 100_000_000) { [weak self] in
+                        guard let self, !self.core.isDraining else { return }
+                        loop.modify(fd: fd, token: token, events: EPOLLIN.rawValue)
+                    }
                 }
                 return
             }
@@ -206,14 +234,17 @@ public final class RPCServer: Sendable {
 /// Accepts connections on the listening socket.
 private final class Acceptor: EventLoopHandler {
     let fd: Int32
-    unowned let server: RPCServer
+    let loop: EventLoop
+    var token: UInt64 = 0
+    weak var server: RPCServer?
 
-    init(fd: Int32, server: RPCServer) {
+    init(fd: Int32, server: RPCServer, loop: EventLoop) {
         self.fd = fd
         self.server = server
+        self.loop = loop
     }
 
-    func handle(events: UInt32) { server.accept(on: fd) }
+    func handle(events: UInt32) { server?.accept(on: fd, token: token, loop: loop) }
 }
 
 /// The connections of one event loop.

@@ -22,6 +22,11 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     private var calls: [UInt64: ActiveCall] = [:]
     private var nextSerial: UInt64 = 0
     private var draining = false
+    /// Handler tasks still running, including those whose call was cancelled or timed out:
+    /// the per-connection cap counts work, not just unanswered calls.
+    private var runningHandlers = 0
+    /// Streams held back until the connection's output drains.
+    private var blockedStreams: [ServerStreamWriter] = []
 
     init(core: ServerCore, loop: EventLoop, fd: Int32, tls: TLSSession?, peer: String) {
         self.core = core
@@ -37,6 +42,12 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     // MARK: FramedChannelDelegate
 
     func channelDidBecomeReady(_ channel: FramedChannel) {}
+
+    func channelDidDrain(_ channel: FramedChannel) {
+        let writers = blockedStreams
+        blockedStreams.removeAll()
+        for writer in writers { writer.setBlocked(false) }
+    }
 
     func channel(_ channel: FramedChannel, received frame: UnsafeRawBufferPointer) {
         do {
@@ -54,6 +65,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     func channel(_ channel: FramedChannel, closedBecause reason: String) {
         for (_, call) in calls { abandon(call) }
         calls.removeAll()
+        blockedStreams.removeAll()
         core.connectionClosed(self, reason: reason)
     }
 
@@ -85,7 +97,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         if draining || core.isDraining {
             return reply(callID, unknown, started, .unavailable, "the server is shutting down")
         }
-        guard calls.count < core.configuration.maxCallsPerConnection else {
+        guard max(calls.count, runningHandlers) < core.configuration.maxCallsPerConnection else {
             return reply(
                 callID, unknown, started, .resourceExhausted,
                 "too many calls in flight on this connection (at most \(core.configuration.maxCallsPerConnection))")
@@ -101,7 +113,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         }
         let requested = UInt64(view.timeoutMilliseconds) * 1_000_000
         let limit = min(requested == 0 ? core.defaultTimeout : requested, core.maxTimeout)
-        let deadline = started + limit
+        let deadline = started.saturatingAdd(limit)
         let context = RPCRequestContext(
             method: entry.name, deadline: deadline, peerIdentities: channel.peerIdentities, peer: peer)
 
@@ -109,6 +121,9 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         case .inline(let handler):
             do {
                 let response = try handler(context, view.payload)
+                if let tooLarge = oversized(response) {
+                    return reply(callID, entry.index, started, tooLarge.code, tooLarge.message)
+                }
                 response.withUnsafeBytes { bytes in
                     Envelope.appendFrame(to: &channel.output, callID: callID, kind: .response, payload: bytes)
                 }
@@ -127,7 +142,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             let timer = loop.schedule(at: deadline) { [weak self] in self?.expire(callID, serial, limit) }
             calls[callID] = ActiveCall(
                 serial: serial, methodIndex: entry.index, started: started, timer: timer, task: nil, stream: nil)
-            core.callStarted()
+            handlerStarted()
             let loop = self.loop
             let core = self.core
             calls[callID]!.task = Task {
@@ -140,7 +155,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 } catch {
                     result = .failure(core.rpcError(from: error, method: context.method))
                 }
-                loop.execute { [weak self] in self?.complete(callID, serial, result, kind: .response) }
+                core.callFinished()
+                loop.execute { [weak self] in self?.handlerEnded(callID, serial, result, kind: .response) }
             }
 
         case .serverStream(let handler):
@@ -158,7 +174,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             }
             calls[callID] = ActiveCall(
                 serial: serial, methodIndex: entry.index, started: started, timer: timer, task: nil, stream: writer)
-            core.callStarted()
+            handlerStarted()
             let core = self.core
             let streamDeadline: UInt64? = requested == 0 ? nil : deadline
             calls[callID]!.task = Task {
@@ -172,9 +188,31 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                     result = .failure(core.rpcError(from: error, method: context.method))
                 }
                 writer.finish()
-                loop.execute { [weak self] in self?.complete(callID, serial, result, kind: .streamEnd) }
+                core.callFinished()
+                loop.execute { [weak self] in self?.handlerEnded(callID, serial, result, kind: .streamEnd) }
             }
         }
+    }
+
+    private func handlerStarted() {
+        runningHandlers += 1
+        core.callStarted()
+    }
+
+    private func handlerEnded(_ callID: UInt64, _ serial: UInt64, _ result: Result<[UInt8], RPCError>, kind: FrameKind)
+    {
+        runningHandlers -= 1
+        complete(callID, serial, result, kind: kind)
+    }
+
+    /// RESOURCE_EXHAUSTED when a reply would not fit in a frame the peer accepts.
+    private func oversized(_ payload: [UInt8]) -> RPCError? {
+        // The envelope around the payload takes a few dozen bytes more.
+        guard payload.count + 64 > core.configuration.maxFrameLength else { return nil }
+        return RPCError(
+            .resourceExhausted,
+            "the response of \(payload.count) bytes exceeds the maximum frame length of \(core.configuration.maxFrameLength)"
+        )
     }
 
     private func nextCallSerial() -> UInt64 {
@@ -195,7 +233,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         guard let call = calls[callID], call.serial == serial else { return }  // already expired or cancelled
         calls[callID] = nil
         if let timer = call.timer { loop.cancel(timer: timer) }
-        core.callFinished()
+        var result = result
+        if case .success(let payload) = result, let tooLarge = oversized(payload) { result = .failure(tooLarge) }
         switch result {
         case .success(let payload):
             payload.withUnsafeBytes { bytes in
@@ -225,9 +264,25 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     }
 
     private func sendStreamMessage(_ callID: UInt64, _ serial: UInt64, _ payload: [UInt8]) {
-        guard let call = calls[callID], call.serial == serial else { return }
+        guard let call = calls[callID], call.serial == serial, let writer = call.stream else { return }
+        writer.delivered(payload.count)
+        if let tooLarge = oversized(payload) {
+            calls[callID] = nil
+            abandon(call)
+            Envelope.appendFrame(
+                to: &channel.output, callID: callID, kind: .streamEnd, status: tooLarge.code,
+                statusMessage: tooLarge.message)
+            record(call, tooLarge.code)
+            channel.scheduleFlush()
+            return
+        }
         payload.withUnsafeBytes { bytes in
             Envelope.appendFrame(to: &channel.output, callID: callID, kind: .streamMessage, payload: bytes)
+        }
+        if channel.pendingOutputBytes > FramedChannel.highWatermark {
+            writer.setBlocked(true)
+            blockedStreams.append(writer)
+            channel.notifyWhenDrained = true
         }
         channel.scheduleFlush()
     }
@@ -237,7 +292,6 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         if !timerFired, let timer = call.timer { loop.cancel(timer: timer) }
         call.task?.cancel()
         call.stream?.finish()
-        core.callFinished()
     }
 
     private func record(_ call: ActiveCall, _ code: StatusCode) {

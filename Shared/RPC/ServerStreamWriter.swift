@@ -10,15 +10,26 @@ import Wire
 public final class ServerStreamWriter: Sendable {
     private struct State {
         var credit: UInt32
+        /// Set while the connection has more unsent output than its high watermark.
+        var blocked = false
+        /// Bytes handed to the event loop that it has not yet put in the connection's output.
+        var inTransit = 0
+
+        var mayDeliver: Bool { credit > 0 && !blocked && inTransit < ServerStreamWriter.maximumInTransit }
         var waiter: CheckedContinuation<Void, Never>?
         var finished = false
     }
+
+    /// The most credit a stream may hold; grants beyond it are cut to it.
+    static let maximumCredit: UInt32 = 4096
+    /// How many bytes a handler may have on their way to the loop before `send` waits.
+    static let maximumInTransit = 1 << 20
 
     private let state: Mutex<State>
     private let deliver: @Sendable ([UInt8]) -> Void
 
     init(initialCredit: UInt32, deliver: @escaping @Sendable ([UInt8]) -> Void) {
-        state = Mutex(State(credit: initialCredit))
+        state = Mutex(State(credit: min(initialCredit, Self.maximumCredit)))
         self.deliver = deliver
     }
 
@@ -27,8 +38,9 @@ public final class ServerStreamWriter: Sendable {
         while true {
             let outcome: Bool? = state.withLock { state in
                 if state.finished { return nil }
-                if state.credit > 0 {
+                if state.mayDeliver {
                     state.credit -= 1
+                    state.inTransit += payload.count
                     return true
                 }
                 return false
@@ -40,7 +52,7 @@ public final class ServerStreamWriter: Sendable {
             }
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.finished || state.credit > 0 { return true }
+                    if state.finished || state.mayDeliver { return true }
                     state.waiter = continuation
                     return false
                 }
@@ -50,10 +62,33 @@ public final class ServerStreamWriter: Sendable {
         }
     }
 
-    /// Adds credit (the client's window update).
+    /// Adds credit (the client's window update), up to `maximumCredit` in all.
     func grant(_ amount: UInt32) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.credit = state.credit.addingReportingOverflow(amount).overflow ? .max : state.credit + amount
+            state.credit = UInt32(min(UInt64(state.credit) + UInt64(amount), UInt64(Self.maximumCredit)))
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// The loop has put `count` bytes of this stream in the connection's output.
+    func delivered(_ count: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.inTransit -= count
+            guard state.mayDeliver else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Holds `send` back while the connection's output is above its high watermark, so a
+    /// reader that grants credit but does not read cannot make the server buffer without bound.
+    func setBlocked(_ blocked: Bool) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.blocked = blocked
+            guard !blocked else { return nil }
             defer { state.waiter = nil }
             return state.waiter
         }

@@ -83,9 +83,13 @@ final class TLSContext: @unchecked Sendable {  // SSL_CTX is immutable after set
     }
 }
 
-/// One connection's SSL object.
+/// One connection's SSL object. Every I/O call starts with an empty OpenSSL error queue (it is
+/// per thread, and shared by every connection of a loop), so one connection's failure can
+/// never be read as another's.
 final class TLSSession {
     private let ssl: OpaquePointer
+    /// Set once the session failed; close_notify is then not attempted.
+    private(set) var failed = false
 
     init(_ ssl: OpaquePointer) { self.ssl = ssl }
 
@@ -100,22 +104,34 @@ final class TLSSession {
     }
 
     func handshake() -> Progress {
+        ERR_clear_error()
         let rc = SSL_do_handshake(ssl)
         return rc == 1 ? .done(0) : progress(rc)
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Progress {
-        let rc = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
+        ERR_clear_error()
+        let rc = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
         return rc > 0 ? .done(Int(rc)) : progress(rc)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) -> Progress {
-        let rc = SSL_write(ssl, bytes.baseAddress, Int32(bytes.count))
+        ERR_clear_error()
+        let rc = SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count))
         return rc > 0 ? .done(Int(rc)) : progress(rc)
     }
 
-    /// Sends close_notify; best effort on a non-blocking socket.
-    func shutdown() { _ = SSL_shutdown(ssl) }
+    /// Decrypted bytes OpenSSL holds that epoll cannot see.
+    var hasBufferedBytes: Bool { SSL_pending(ssl) > 0 }
+
+    /// Sends close_notify, best effort on a non-blocking socket; skipped after a failure,
+    /// when the peer is gone or the session is unusable.
+    func shutdown() {
+        guard !failed else { return }
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+    }
 
     /// The peer certificate's identities: SAN DNS names and URIs, then the subject CN.
     func peerIdentities() -> [String] {
@@ -138,11 +154,13 @@ final class TLSSession {
         case SSL_ERROR_WANT_WRITE: return .wantWrite
         case SSL_ERROR_ZERO_RETURN: return .closed
         case SSL_ERROR_SYSCALL:
+            failed = true
             let text =
                 ERR_peek_error() != 0
                 ? TLSContext.drainErrors() : (errno == 0 ? "connection closed" : Socket.errorText())
             return .failed(text)
         default:
+            failed = true
             var text = TLSContext.drainErrors()
             if let verify = verifyError { text += " (\(verify))" }
             return .failed(text)

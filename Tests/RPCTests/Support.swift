@@ -14,6 +14,7 @@ enum TestMethods {
     static let count = "test.v1.Test/Count"
     static let health = "test.v1.Test/Health"
     static let remaining = "test.v1.Test/Remaining"
+    static let firehose = "test.v1.Test/Firehose"
 }
 
 /// Lets a test hold handlers until it opens the gate; counts the handlers that arrived and
@@ -124,6 +125,17 @@ struct TestServer {
                     streamSent.add(index)
                 }
             })
+        router.register(
+            TestMethods.firehose,
+            .serverStream { _, _, writer in
+                let chunk = [UInt8](repeating: 7, count: 64 * 1024)
+                var index = 0
+                while true {
+                    try await writer.send(chunk)
+                    streamSent.add(index)
+                    index += 1
+                }
+            })
         router.inline(TestMethods.health) { (_: RPCRequestContext, _: HealthRequest) in
             HealthResponse(
                 status: .serving, service: "test", version: "t", uptimeMilliseconds: 0, serverTimeMilliseconds: 0,
@@ -157,8 +169,11 @@ struct Reply: Equatable {
 final class RawConnection: @unchecked Sendable {  // used by one test at a time
     let fd: Int32
 
-    init(port: Int, timeout: Int = 5) throws {
+    init(port: Int, timeout: Int = 5, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
