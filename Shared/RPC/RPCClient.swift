@@ -162,13 +162,13 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
             return call.finish(.failure(RPCError(.cancelled, "the caller cancelled the call")))
         }
         // The envelope adds the method name and a few dozen bytes to the request.
-        let frameLength = call.request.count + call.method.count + 64
+        let frameLength = call.request.count + call.method.count + 40
         guard frameLength <= configuration.maxFrameLength else {
             return call.finish(
                 .failure(
                     RPCError(
                         .resourceExhausted,
-                        "the request of \(call.request.count) bytes exceeds the maximum frame length of \(configuration.maxFrameLength)"
+                        "the request of \(call.request.count) bytes does not fit in the maximum frame length of \(configuration.maxFrameLength)"
                     )))
         }
         active[call.token] = call

@@ -161,7 +161,7 @@ public final class RPCServer: Sendable {
         for loop in group.loops {
             loop.execute { [core] in
                 for connection in core.connections[loop.index].table.values {
-                    connection.channel.close("server stopped")
+                    connection.channel.closeAfterFlush("server stopped")
                 }
             }
         }

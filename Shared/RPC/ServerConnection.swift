@@ -155,8 +155,11 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 } catch {
                     result = .failure(core.rpcError(from: error, method: context.method))
                 }
-                core.callFinished()
-                loop.execute { [weak self] in self?.handlerEnded(callID, serial, result, kind: .response) }
+                // The call stops counting once its reply is queued (or its connection is gone).
+                loop.execute { [weak self] in
+                    self?.handlerEnded(callID, serial, result, kind: .response)
+                    core.callFinished()
+                }
             }
 
         case .serverStream(let handler):
@@ -188,8 +191,10 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                     result = .failure(core.rpcError(from: error, method: context.method))
                 }
                 writer.finish()
-                core.callFinished()
-                loop.execute { [weak self] in self?.handlerEnded(callID, serial, result, kind: .streamEnd) }
+                loop.execute { [weak self] in
+                    self?.handlerEnded(callID, serial, result, kind: .streamEnd)
+                    core.callFinished()
+                }
             }
         }
     }
@@ -207,12 +212,12 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     /// RESOURCE_EXHAUSTED when a reply would not fit in a frame the peer accepts.
     private func oversized(_ payload: [UInt8]) -> RPCError? {
-        // The envelope around the payload takes a few dozen bytes more.
-        guard payload.count + 64 > core.configuration.maxFrameLength else { return nil }
+        // A reply's envelope adds at most 24 bytes (call id, kind, payload tag and length).
+        let maximum = core.configuration.maxFrameLength
+        guard payload.count + 24 > maximum else { return nil }
         return RPCError(
             .resourceExhausted,
-            "the response of \(payload.count) bytes exceeds the maximum frame length of \(core.configuration.maxFrameLength)"
-        )
+            "the response of \(payload.count) bytes does not fit in the maximum frame length of \(maximum)")
     }
 
     private func nextCallSerial() -> UInt64 {

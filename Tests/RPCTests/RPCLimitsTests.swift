@@ -94,7 +94,7 @@ struct RPCLimitsTests {
         let client = try test.client { $0.maxFrameLength = 4096 }
         await #expect(
             throws: RPCError(
-                .resourceExhausted, "the request of 5000 bytes exceeds the maximum frame length of 4096")
+                .resourceExhausted, "the request of 5000 bytes does not fit in the maximum frame length of 4096")
         ) {
             _ = try await client.unary(TestMethods.echo, request: [UInt8](repeating: 1, count: 5000))
         }
@@ -113,7 +113,7 @@ struct RPCLimitsTests {
         connection.send(RawConnection.request(1, "test.v1.Test/Big"))
         let reply = try #require(try await connection.readReply())
         #expect(reply.code == .resourceExhausted)
-        #expect(reply.message == "the response of 8000 bytes exceeds the maximum frame length of 4096")
+        #expect(reply.message == "the response of 8000 bytes does not fit in the maximum frame length of 4096")
         connection.send(RawConnection.request(2, TestMethods.echo, payload: [3]))
         #expect(try await connection.readReply()?.payload == [3])
         await test.server.shutdown()
