@@ -112,7 +112,7 @@ let package = Package(
             name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model"], path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["RPC", "Wire"], path: "Tests/EndToEndTests",
+            name: "EndToEndTests", dependencies: ["RPC", "Wire", "Config", "Crypto"], path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
     ]
 )

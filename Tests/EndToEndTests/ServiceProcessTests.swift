@@ -1,4 +1,5 @@
 import Config
+import Crypto
 import Foundation
 import RPC
 import Testing
@@ -149,5 +150,43 @@ struct ServiceProcessTests {
         // Calls the server read before the signal succeed; later ones are refused or find it gone.
         #expect(outcomes.allSatisfy { $0 == .ok || $0 == .unavailable })
         #expect(await process.waitForExit() == 0)
+    }
+}
+
+@Suite("Service executables with mutual TLS", .timeLimit(.minutes(1)))
+struct ServiceTLSProcessTests {
+    @Test("TLS_CERT, TLS_KEY, TLS_CA and RPC_ALLOW switch on mutual TLS with per-method rules")
+    func mutualTLSFromEnvironment() async throws {
+        let directory = try ServiceProcessTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let now = Date()
+        let year = now.addingTimeInterval(365 * 86400)
+        let pki = try TestPKI.write(
+            to: directory.appendingPathComponent("pki").path, caName: "Deployment CA",
+            identities: [("ledger", now, year), ("verifier", now, year), ("search", now, year)])
+        let ledger = try ServiceProcess(
+            "ledger",
+            environment: [
+                "TLS_CERT": pki["ledger"]!.certificatePath, "TLS_KEY": pki["ledger"]!.keyPath,
+                "TLS_CA": pki.caCertificatePath, "RPC_ALLOW": "Ledger/Health=verifier",
+            ], directory: directory)
+        let port = try await ledger.rpcPort()
+        func client(_ name: String) throws -> RPCClient {
+            try RPCClient(
+                endpoints: [HostPort(host: "127.0.0.1", port: port)],
+                tls: TLSConfiguration(
+                    certificatePath: pki[name]!.certificatePath, keyPath: pki[name]!.keyPath,
+                    caPath: pki.caCertificatePath))
+        }
+        let method = ServiceProcessTests.services[0].health
+        let health = try await client("verifier").call(method, HealthRequest(), as: HealthResponse.self)
+        #expect(health.service == "ledger")
+        await #expect(throws: RPCError(.permissionDenied, "search may not call \(method)")) {
+            _ = try await client("search").call(method, HealthRequest(), as: HealthResponse.self)
+        }
+        let listening = try #require(await ledger.line(containing: "\"msg\":\"rpc server listening\""))
+        #expect(ServiceProcess.field("tls", in: listening) == "mutual")
+        ledger.terminate()
+        #expect(await ledger.waitForExit() == 0)
     }
 }
