@@ -261,10 +261,9 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
         let endpoint = endpoints[index]
         resolving[index] = true
         let loop = self.loop
+        let resolver = configuration.resolver
         DispatchQueue.global().async { [weak self] in
-            let result = Result { () throws(RPCError) in
-                try SocketAddress.resolve(host: endpoint.host, port: endpoint.port)
-            }
+            let result = Result { () throws(RPCError) in try resolver(endpoint.host, endpoint.port) }
             loop.execute { [weak self] in self?.resolved(index, result) }
         }
     }

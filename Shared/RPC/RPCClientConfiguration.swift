@@ -1,3 +1,5 @@
+public import Wire
+
 /// Options of an `RPCClient`.
 public struct RPCClientConfiguration: Sendable {
     /// Mutual TLS; nil speaks plaintext.
@@ -10,8 +12,13 @@ public struct RPCClientConfiguration: Sendable {
     public var initialBackoff: Duration = .milliseconds(100)
     public var maxBackoff: Duration = .seconds(10)
     public var maxFrameLength: Int = 1 << 20
-    /// Stream credit: how many messages the server may send ahead of the reader.
+    /// Stream credit: how many messages the server may send ahead of the reader (at most 4096).
     public var streamWindow: UInt32 = 64
+    /// Turns a configured host and port into addresses; the system resolver by default. It
+    /// runs off the client's event loop, so it may block.
+    public var resolver: @Sendable (_ host: String, _ port: Int) throws(RPCError) -> [SocketAddress] = {
+        host, port throws(RPCError) in try SocketAddress.resolve(host: host, port: port)
+    }
 
     public init(tls: TLSConfiguration? = nil) { self.tls = tls }
 }

@@ -30,8 +30,32 @@ struct RPCClientTests {
         return Int(line.dropFirst(prefix.count)) ?? 0
     }
 
-    @Test("a name with several addresses counts as several endpoints")
-    func nameWithSeveralAddresses() throws {
+    @Test("a name with several addresses counts as several endpoints, and calls are spread over them")
+    func nameWithSeveralAddresses() async throws {
+        let first = try TestServer()
+        let second = try TestServer()
+        let addresses = try [first, second].flatMap {
+            try SocketAddress.resolve(host: "127.0.0.1", port: $0.server.port)
+        }
+        var configuration = RPCClientConfiguration()
+        // One name, two addresses, as a DNS name of a scaled-out service would have.
+        configuration.resolver = { host, _ in host == "verifiers.internal" ? addresses : [] }
+        let client = try RPCClient(
+            endpoints: [HostPort(host: "verifiers.internal", port: 7001)], configuration: configuration)
+        for _ in 0..<20 { _ = try await client.unary(TestMethods.echo, request: [1]) }
+        var text = MetricsTextProbe()
+        text.render(first.server)
+        let firstCount = callCount(text.output)
+        text.render(second.server)
+        let secondCount = callCount(text.output)
+        #expect(firstCount + secondCount == 20)
+        #expect(firstCount >= 8 && secondCount >= 8, "\(firstCount) vs \(secondCount)")
+        await first.server.shutdown()
+        await second.server.shutdown()
+    }
+
+    @Test("the system resolver finds loopback")
+    func systemResolver() throws {
         let addresses = try SocketAddress.resolve(host: "localhost", port: 7000)
         #expect(addresses.contains { $0.description == "127.0.0.1:7000" })
         #expect(Set(addresses).count == addresses.count)

@@ -25,7 +25,9 @@ struct ModelWireNumbersTests {
     @Test("Store and Environment")
     func storeAndEnvironment() throws {
         let stores = try numbers("subscriptions.common.v1.Store")
-        for store in Store.allCases { #expect(stores["STORE_" + store.description.uppercased()] == Int(store.rawValue)) }
+        for store in Store.allCases {
+            #expect(stores["STORE_" + store.description.uppercased()] == Int(store.rawValue))
+        }
         let environments = try numbers("subscriptions.common.v1.Environment")
         for environment in StoreEnvironment.allCases {
             #expect(environments["ENVIRONMENT_" + environment.description.uppercased()] == Int(environment.rawValue))
