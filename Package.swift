@@ -48,12 +48,13 @@ let package = Package(
         shared("Observability", []),
         shared("Config", []),
         shared("Model", []),
-        shared("Wire", ["CProto", "CProtobufC"]),
+        shared("Wire", ["CProto", "CProtobufC", "Model"]),
         shared("Crypto", ["COpenSSL", "CShims"]),
         shared("HTTP", ["CMicroHTTPD", "CShims", "Observability"]),
         shared("RPC", ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability"]),
         shared("Lifecycle", ["Observability"]),
         shared("SQLite", ["CSQLite"]),
+        shared("PostgreSQL", ["CLibPQ"]),
         shared("ServiceRuntime", ["RPC", "Wire", "HTTP", "Config", "Observability", "Lifecycle"]),
 
         // Services: business rules in a library, a main.swift that only wires it up.
@@ -93,7 +94,7 @@ let package = Package(
 
         // Tests.
         .testTarget(
-            name: "WireTests", dependencies: ["Wire"], path: "Tests/WireTests", swiftSettings: swiftSettings),
+            name: "WireTests", dependencies: ["Wire", "Model"], path: "Tests/WireTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests", swiftSettings: swiftSettings),
         .testTarget(
@@ -107,12 +108,17 @@ let package = Package(
             dependencies: ["ServiceRuntime", "RPC", "Wire", "Config", "Lifecycle", "Observability"],
             path: "Tests/ServiceRuntimeTests", swiftSettings: swiftSettings),
         .testTarget(
+            name: "SQLiteTests", dependencies: ["SQLite"], path: "Tests/SQLiteTests", swiftSettings: swiftSettings),
+        .testTarget(
             name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model"], path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["RPC", "Wire", "Config", "Crypto"], path: "Tests/EndToEndTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PostgreSQLTests", dependencies: ["PostgreSQL"], path: "Tests/PostgreSQLTests",
             swiftSettings: swiftSettings),
     ]
 )

@@ -8,6 +8,8 @@ public final class SQLiteDatabase: Sendable {
     // The sqlite3 handle is only used under `lock`.
     private nonisolated(unsafe) let handle: OpaquePointer
     private let lock = Mutex(())
+    // Prepared statements by SQL text; touched only under `lock`.
+    private nonisolated(unsafe) var statements: [String: SQLiteStatement] = [:]
     public let path: String
 
     /// Opens (creating if needed) the database at `path`.
@@ -34,7 +36,10 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
 
     /// Runs one or more statements that return no rows of interest.
     public func execute(_ sql: String) throws(SQLiteError) {
@@ -47,6 +52,52 @@ public final class SQLiteDatabase: Sendable {
                 throw SQLiteError(code: rc, message: message)
             }
         }
+    }
+
+    /// Runs one statement with `parameters` bound to `?1…?n`, prepared once per SQL text and
+    /// reused, and returns its rows.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws(SQLiteError) -> SQLiteRows {
+        try lock.withLock { _ throws(SQLiteError) -> SQLiteRows in try run(sql, parameters) }
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction (the write lock is taken at once, so
+    /// two writers never deadlock on upgrade): committed when it returns, rolled back when it
+    /// throws. The commit is durable when this returns (`synchronous=FULL`).
+    public func transaction<T>(_ body: (borrowing SQLiteTransaction) throws -> T) throws -> T {
+        try lock.withLock { _ in
+            try run("BEGIN IMMEDIATE", [])
+            do {
+                let result = try body(SQLiteTransaction(database: self))
+                try run("COMMIT", [])
+                return result
+            } catch {
+                _ = try? run("ROLLBACK", [])
+                throw error
+            }
+        }
+    }
+
+    /// `PRAGMA integrity_check`: "ok" when the file is sound, else the problems found.
+    public func integrityCheck() throws(SQLiteError) -> String {
+        let rows = try query("PRAGMA integrity_check")
+        return rows.rows.compactMap { row -> String? in
+            if case .text(let text) = row.first { return text }
+            return nil
+        }.joined(separator: "; ")
+    }
+
+    /// Runs a statement; the caller holds `lock`.
+    @discardableResult
+    fileprivate func run(_ sql: String, _ parameters: [SQLiteValue]) throws(SQLiteError) -> SQLiteRows {
+        let statement: SQLiteStatement
+        if let cached = statements[sql] {
+            statement = cached
+        } else {
+            statement = try SQLiteStatement(database: handle, sql: sql)
+            statements[sql] = statement
+        }
+        return try statement.run(parameters)
     }
 
     /// The first column of the first row of a query, as an integer (nil when there is no row).
@@ -75,5 +126,16 @@ public final class SQLiteDatabase: Sendable {
             guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { return "" }
             return String(cString: text)
         }
+    }
+}
+
+/// The statements of one open transaction; valid only inside `SQLiteDatabase.transaction`.
+public struct SQLiteTransaction: ~Copyable {
+    fileprivate let database: SQLiteDatabase
+
+    /// Runs one statement inside the transaction.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws(SQLiteError) -> SQLiteRows {
+        try database.run(sql, parameters)
     }
 }

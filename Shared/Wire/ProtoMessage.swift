@@ -55,16 +55,74 @@ enum ProtobufC {
     }
 }
 
-/// Owns C strings and byte copies handed to a protobuf-c struct while it is packed.
+/// Owns the C strings, sub-structs and pointer arrays handed to a protobuf-c struct while it is
+/// packed, and frees them all at once when it goes away.
+///
+/// A bump allocator: small requests are carved out of blocks that start at 1 KiB and double up
+/// to 64 KiB, so filling a message costs a handful of `malloc` calls however many fields it has;
+/// a request of 1 KiB or more (a raw payload) gets a block of its own. Memory is uninitialized
+/// and never reused before `deinit`. Use it inside `CArena.scoped` so it stays alive until the
+/// pack has finished.
 final class CArena {
-    private var allocations: [UnsafeMutableRawPointer] = []
+    private var blocks: [UnsafeMutableRawPointer] = []
+    /// The free tail of the current block.
+    private var cursor: UnsafeMutableRawPointer?
+    private var remaining = 0
+    private var nextBlockSize = 1024
+
+    private static let largeRequest = 1024
+    private static let largestBlock = 64 * 1024
+
+    /// Calls `body` with a new arena that lives until `body` returns; everything it handed out
+    /// is freed then.
+    static func scoped<R>(_ body: (CArena) -> R) -> R {
+        let arena = CArena()
+        return withExtendedLifetime(arena) { body(arena) }
+    }
+
+    /// `byteCount` uninitialized bytes aligned to `alignment` (a power of two, at most 16).
+    func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
+        if let cursor {
+            let misalignment = Int(bitPattern: cursor) & (alignment - 1)
+            let padding = misalignment == 0 ? 0 : alignment - misalignment
+            if padding + byteCount <= remaining {
+                self.cursor = cursor + padding + byteCount
+                remaining -= padding + byteCount
+                return cursor + padding
+            }
+        }
+        if byteCount >= Self.largeRequest {
+            // malloc aligns to 16; the current block keeps its free tail.
+            let block = malloc(byteCount)!
+            blocks.append(block)
+            return block
+        }
+        let size = nextBlockSize
+        nextBlockSize = min(nextBlockSize * 2, Self.largestBlock)
+        let block = malloc(size)!
+        blocks.append(block)
+        cursor = block + byteCount
+        remaining = size - byteCount
+        return block
+    }
+
+    /// Uninitialized, correctly aligned memory for `count` values of `type`, freed with the arena.
+    /// Only for C types that need no deinitialization.
+    func allocate<T>(_ type: T.Type, count: Int = 1) -> UnsafeMutablePointer<T> {
+        allocate(byteCount: MemoryLayout<T>.stride * count, alignment: MemoryLayout<T>.alignment)
+            .bindMemory(to: type, capacity: count)
+    }
 
     /// A NUL-terminated copy of `text`, freed with the arena.
     func string(_ text: String) -> UnsafeMutablePointer<CChar> {
-        let copy = strdup(text)!
-        allocations.append(UnsafeMutableRawPointer(copy))
-        return copy
+        var text = text
+        return text.withUTF8 { utf8 in
+            let copy = allocate(byteCount: utf8.count + 1, alignment: 1)
+            if let source = utf8.baseAddress { copy.copyMemory(from: source, byteCount: utf8.count) }
+            copy.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
+            return copy.bindMemory(to: CChar.self, capacity: utf8.count + 1)
+        }
     }
 
-    deinit { for pointer in allocations { free(pointer) } }
+    deinit { for block in blocks { free(block) } }
 }

@@ -1,0 +1,212 @@
+import CLibPQ
+import Synchronization
+
+/// One PostgreSQL session over libpq, opened for durable writes (`synchronous_commit = on`).
+///
+/// Every call blocks its thread until the server answers, so keep them off Swift's cooperative
+/// pool: services reach connections through `PostgresPool.withConnection`, which runs them on
+/// the pool's own threads. Calls are serialized by a lock, but a connection is one session: give
+/// it to one unit of work at a time. Statements are sent with text-format parameters (`$1`, `$2`,
+/// …); COPY is not supported. Advisory locks need nothing special:
+///
+/// ```swift
+/// try await pool.withConnection { db in
+///     try db.transaction { db in
+///         _ = try db.execute("SELECT pg_advisory_xact_lock($1)", [.int(accountID)])
+///         let update = "UPDATE balance SET cents = cents + $2 WHERE id = $1"
+///         return try db.executePrepared(update, [.int(accountID), .int(cents)]).affectedRows
+///     }
+/// }
+/// ```
+public final class PostgresConnection: Sendable {
+    // The PGconn is used only under `cache`'s lock; PQreset keeps the same handle.
+    private nonisolated(unsafe) let handle: OpaquePointer
+    private let cache = Mutex(StatementCache())
+    private let url: PostgresURL
+    private let sessionSettings: String
+
+    /// Opens a connection and configures the session; blocks until the server answers.
+    ///
+    /// - Parameters:
+    ///   - url: `postgresql://user:password@host:port/dbname?…` or a libpq key=value string.
+    ///   - statementTimeout: when given, the server cancels any statement running longer
+    ///     (SQLSTATE 57014).
+    /// - Throws: `PostgresError` with code `.invalidURL` or `.connection`; its message names host,
+    ///   port and database but never the password.
+    public convenience init(url: String, statementTimeout: Duration? = nil) throws(PostgresError) {
+        try self.init(url: PostgresURL(url), statementTimeout: statementTimeout)
+    }
+
+    init(url: PostgresURL, statementTimeout: Duration?) throws(PostgresError) {
+        // PQconnectdb returns a handle even on failure (nil only without memory); PQfinish frees it.
+        guard let handle = PQconnectdb(url.text) else {
+            throw PostgresError(code: .connection, message: "cannot connect to \(url): out of memory")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = url.redact(String(cString: PQerrorMessage(handle)))
+            PQfinish(handle)
+            throw PostgresError(code: .connection, message: "cannot connect to \(url): \(message)")
+        }
+        // Notices ("… does not exist, skipping") would otherwise be printed on stderr.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        self.handle = handle
+        self.url = url
+        var settings = "SET synchronous_commit = on; SET client_encoding = 'UTF8'; SET bytea_output = 'hex'"
+        if let statementTimeout {
+            let (seconds, attoseconds) = statementTimeout.components
+            settings += "; SET statement_timeout = \(max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))"
+        }
+        sessionSettings = settings
+        try cache.withLock { _ throws(PostgresError) in try configureSession() }
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// `host:port/dbname` of the server, for logs.
+    public var endpoint: String { url.description }
+
+    /// Whether the connection is open as far as libpq knows (`PQstatus == CONNECTION_OK`); it
+    /// turns false after a call finds the socket broken.
+    public var isHealthy: Bool { cache.withLock { _ in PQstatus(handle) == CONNECTION_OK } }
+
+    /// Whether the session is inside a transaction block (open or aborted, or the state is unknown).
+    public var isInTransaction: Bool { cache.withLock { _ in PQtransactionStatus(handle) != PQTRANS_IDLE } }
+
+    /// Runs one statement with PQexecParams; `.null` parameters are SQL NULL.
+    /// - Throws: `PostgresError`: `.query` with the server's SQLSTATE, or `.connection`.
+    @discardableResult
+    public func execute(_ sql: String, _ params: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
+        try Self.withParameters(params) { types, values throws(PostgresError) in
+            try cache.withLock { _ throws(PostgresError) in
+                // libpq copies the SQL and parameters into its send buffer before returning.
+                try rows(PQexecParams(handle, sql, Int32(params.count), types, values, nil, nil, 0))
+            }
+        }
+    }
+
+    /// Runs one statement as a named prepared statement: the first call with a given SQL text
+    /// prepares it on this connection (parameter types taken from that call), later calls only
+    /// execute it. Meant for fixed SQL; past 256 distinct texts it falls back to `execute`.
+    @discardableResult
+    public func executePrepared(_ sql: String, _ params: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
+        try Self.withParameters(params) { types, values throws(PostgresError) in
+            try cache.withLock { cache throws(PostgresError) in
+                let name: String
+                if let prepared = cache.names[sql] {
+                    name = prepared
+                } else if cache.names.count >= StatementCache.limit {
+                    return try rows(PQexecParams(handle, sql, Int32(params.count), types, values, nil, nil, 0))
+                } else {
+                    name = "swift_stmt_\(cache.nextNumber)"
+                    cache.nextNumber += 1
+                    _ = try rows(PQprepare(handle, name, sql, Int32(params.count), types))
+                    cache.names[sql] = name
+                }
+                return try rows(PQexecPrepared(handle, name, Int32(params.count), values, nil, nil, 0))
+            }
+        }
+    }
+
+    /// Runs `body` between BEGIN and COMMIT, rolling back when it throws.
+    ///
+    /// For another isolation level, make `SET TRANSACTION ISOLATION LEVEL SERIALIZABLE` the body's
+    /// first statement and retry the whole call when the error `isSerializationFailure`. If an
+    /// error inside `body` was caught there, the server has aborted the transaction and COMMIT
+    /// rolls it back: that throws too. A `.connection` error from COMMIT leaves the outcome unknown.
+    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try execute("BEGIN")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+        guard try execute("COMMIT").commandTag == "COMMIT" else {
+            throw PostgresError(code: .query, message: "COMMIT rolled back the transaction: a statement in it failed")
+        }
+        return value
+    }
+
+    /// Closes and reopens the connection to the same URL (blocking), re-applies the session
+    /// settings and forgets the prepared statements, which the server dropped with the session.
+    public func reset() throws(PostgresError) {
+        try cache.withLock { cache throws(PostgresError) in
+            cache = StatementCache()
+            PQreset(handle)
+            guard PQstatus(handle) == CONNECTION_OK else {
+                throw PostgresError(
+                    code: .connection,
+                    message: "cannot reconnect to \(url): \(url.redact(String(cString: PQerrorMessage(handle))))")
+            }
+            try configureSession()
+        }
+    }
+
+    /// Applies the session settings; call under the lock.
+    private func configureSession() throws(PostgresError) {
+        _ = try rows(PQexec(handle, sessionSettings))
+    }
+
+    /// Wraps a successful result, or drains the error from it (freeing it) or from the connection
+    /// when there is no result. Call under the lock.
+    private func rows(_ result: OpaquePointer?) throws(PostgresError) -> PostgresRows {
+        let code: PostgresError.Code = PQstatus(handle) == CONNECTION_OK ? .query : .connection
+        guard let result else {
+            throw PostgresError(code: code, message: url.redact(String(cString: PQerrorMessage(handle))))
+        }
+        let status = PQresultStatus(result)
+        switch status {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return PostgresRows(taking: result)
+        default:
+            defer { PQclear(result) }
+            // Fields are named by the letters of PG_DIAG_SQLSTATE ('C') and PG_DIAG_MESSAGE_PRIMARY ('M'),
+            // char macros Swift does not import. The primary message only: DETAIL can quote row values.
+            func field(_ letter: Unicode.Scalar) -> String? {
+                PQresultErrorField(result, Int32(letter.value)).map { String(cString: $0) }
+            }
+            var message = field("M") ?? url.redact(String(cString: PQresultErrorMessage(result)))
+            if message.isEmpty { message = "unexpected result \(String(cString: PQresStatus(status)))" }
+            throw PostgresError(code: code, sqlState: field("C"), message: message)
+        }
+    }
+
+    /// Lends `body` the parameters as libpq wants them: type OIDs and NUL-terminated texts (nil
+    /// for NULL), valid only during the call.
+    private static func withParameters<R>(
+        _ params: [PostgresValue],
+        _ body: (UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?) throws(PostgresError) -> R
+    ) throws(PostgresError) -> R {
+        var storage: [CChar] = []
+        var offsets: [Int?] = []
+        offsets.reserveCapacity(params.count)
+        for param in params {
+            guard let text = param.textEncoding else {
+                offsets.append(nil)
+                continue
+            }
+            guard !text.utf8.contains(0) else {
+                throw PostgresError(code: .query, message: "parameter $\(offsets.count + 1) contains a NUL character")
+            }
+            offsets.append(storage.count)
+            storage.append(contentsOf: text.utf8CString)
+        }
+        let types = params.map(\.typeOID)
+        return try storage.withUnsafeBufferPointer { chars throws(PostgresError) in
+            let values = offsets.map { offset in offset.map { UnsafePointer(chars.baseAddress! + $0) } }
+            return try types.withUnsafeBufferPointer { types throws(PostgresError) in
+                try values.withUnsafeBufferPointer { values throws(PostgresError) in
+                    try body(types.baseAddress, values.baseAddress)
+                }
+            }
+        }
+    }
+
+    /// Names of the statements prepared on this session, by SQL text.
+    private struct StatementCache {
+        static let limit = 256
+        var names: [String: String] = [:]
+        var nextNumber = 0
+    }
+}
