@@ -67,7 +67,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "LedgerService",
-            dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "SQLite"],
+            dependencies: [
+                "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "SQLite", "PostgreSQL",
+                "Crypto",
+            ],
             path: "Services/Ledger/LedgerService", swiftSettings: swiftSettings),
         .executableTarget(
             name: "ledger", dependencies: ["LedgerService", "ServiceRuntime"], path: "Services/Ledger/ledger",
@@ -82,7 +85,7 @@ let package = Package(
 
         // The operator's command-line client.
         .target(
-            name: "SubctlKit", dependencies: ["Wire", "CProto", "CProtobufC", "RPC", "Config", "Observability"],
+            name: "SubctlKit", dependencies: ["Wire", "CProto", "CProtobufC", "RPC", "Config", "Observability", "Model"],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(
             name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
@@ -107,6 +110,10 @@ let package = Package(
             name: "ServiceRuntimeTests",
             dependencies: ["ServiceRuntime", "RPC", "Wire", "Config", "Lifecycle", "Observability"],
             path: "Tests/ServiceRuntimeTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LedgerTests",
+            dependencies: ["LedgerService", "Wire", "Model", "RPC", "Config", "SQLite", "PostgreSQL"],
+            path: "Tests/LedgerTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SQLiteTests", dependencies: ["SQLite"], path: "Tests/SQLiteTests", swiftSettings: swiftSettings),
         .testTarget(

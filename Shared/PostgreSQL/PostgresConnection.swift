@@ -19,11 +19,17 @@ import Synchronization
 /// }
 /// ```
 public final class PostgresConnection: Sendable {
+    /// Runs on a freshly opened session (after connecting and after `reset`), outside the
+    /// connection's lock, before anyone else uses it: for per-session settings such as
+    /// `SET search_path TO …`. What it throws fails the connect or the reset.
+    public typealias OnConnect = @Sendable (PostgresConnection) throws(PostgresError) -> Void
+
     // The PGconn is used only under `cache`'s lock; PQreset keeps the same handle.
     private nonisolated(unsafe) let handle: OpaquePointer
     private let cache = Mutex(StatementCache())
     private let url: PostgresURL
     private let sessionSettings: String
+    private let onConnect: OnConnect?
 
     /// Opens a connection and configures the session; blocks until the server answers.
     ///
@@ -31,13 +37,16 @@ public final class PostgresConnection: Sendable {
     ///   - url: `postgresql://user:password@host:port/dbname?…` or a libpq key=value string.
     ///   - statementTimeout: when given, the server cancels any statement running longer
     ///     (SQLSTATE 57014).
+    ///   - onConnect: run on the new session, and again after every `reset`.
     /// - Throws: `PostgresError` with code `.invalidURL` or `.connection`; its message names host,
-    ///   port and database but never the password.
-    public convenience init(url: String, statementTimeout: Duration? = nil) throws(PostgresError) {
-        try self.init(url: PostgresURL(url), statementTimeout: statementTimeout)
+    ///   port and database but never the password. Or what `onConnect` throws.
+    public convenience init(
+        url: String, statementTimeout: Duration? = nil, onConnect: OnConnect? = nil
+    ) throws(PostgresError) {
+        try self.init(url: PostgresURL(url), statementTimeout: statementTimeout, onConnect: onConnect)
     }
 
-    init(url: PostgresURL, statementTimeout: Duration?) throws(PostgresError) {
+    init(url: PostgresURL, statementTimeout: Duration?, onConnect: OnConnect? = nil) throws(PostgresError) {
         // PQconnectdb returns a handle even on failure (nil only without memory); PQfinish frees it.
         guard let handle = PQconnectdb(url.text) else {
             throw PostgresError(code: .connection, message: "cannot connect to \(url): out of memory")
@@ -57,7 +66,9 @@ public final class PostgresConnection: Sendable {
             settings += "; SET statement_timeout = \(max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))"
         }
         sessionSettings = settings
+        self.onConnect = onConnect
         try cache.withLock { _ throws(PostgresError) in try configureSession() }
+        try onConnect?(self)
     }
 
     deinit { PQfinish(handle) }
@@ -129,7 +140,8 @@ public final class PostgresConnection: Sendable {
     }
 
     /// Closes and reopens the connection to the same URL (blocking), re-applies the session
-    /// settings and forgets the prepared statements, which the server dropped with the session.
+    /// settings, runs `onConnect` again and forgets the prepared statements, which the server
+    /// dropped with the session.
     public func reset() throws(PostgresError) {
         try cache.withLock { cache throws(PostgresError) in
             cache = StatementCache()
@@ -141,6 +153,7 @@ public final class PostgresConnection: Sendable {
             }
             try configureSession()
         }
+        try onConnect?(self)
     }
 
     /// Applies the session settings; call under the lock.

@@ -14,21 +14,27 @@ public final class PostgresPool: Sendable {
     public let size: Int
     private let url: PostgresURL
     private let statementTimeout: Duration?
+    private let onConnect: PostgresConnection.OnConnect?
     private let state: Mutex<PostgresPoolState<Slot, Waiter>>
     private let nextWaiterID = Atomic(0)
 
     /// Makes a pool; no connection is opened until the first `withConnection`.
     ///
     /// - Parameters:
-    ///   - url: as for `PostgresConnection.init(url:statementTimeout:)`; checked here.
+    ///   - url: as for `PostgresConnection.init(url:statementTimeout:onConnect:)`; checked here.
     ///   - size: the most connections open at once (at least 1).
     ///   - statementTimeout: applied to every connection.
+    ///   - onConnect: run on every connection the pool opens, before its first use (for session
+    ///     settings such as `search_path`); what it throws fails that `withConnection`.
     /// - Throws: `PostgresError` `.invalidURL`, without the password.
-    public init(url: String, size: Int, statementTimeout: Duration? = nil) throws(PostgresError) {
+    public init(
+        url: String, size: Int, statementTimeout: Duration? = nil, onConnect: PostgresConnection.OnConnect? = nil
+    ) throws(PostgresError) {
         precondition(size > 0, "a pool needs at least one connection")
         self.url = try PostgresURL(url)
         self.size = size
         self.statementTimeout = statementTimeout
+        self.onConnect = onConnect
         state = Mutex(PostgresPoolState(slots: (0..<size).map { Slot(label: "postgres-pool-\($0)") }))
     }
 
@@ -48,8 +54,11 @@ public final class PostgresPool: Sendable {
         let slot = try await checkout()
         defer { checkin(slot) }
         return try await withCheckedThrowingContinuation { continuation in
-            slot.queue.async { [url, statementTimeout] in
-                continuation.resume(with: Result { try slot.run(url: url, statementTimeout: statementTimeout, body) })
+            slot.queue.async { [url, statementTimeout, onConnect] in
+                continuation.resume(
+                    with: Result {
+                        try slot.run(url: url, statementTimeout: statementTimeout, onConnect: onConnect, body)
+                    })
             }
         }
     }
@@ -104,12 +113,14 @@ public final class PostgresPool: Sendable {
         /// Runs `body` on the connection, opening it first when missing or broken and dropping it
         /// when `body` leaves it broken or inside a transaction. Call on `queue`.
         func run<T: Sendable>(
-            url: PostgresURL, statementTimeout: Duration?, _ body: (PostgresConnection) throws -> T
+            url: PostgresURL, statementTimeout: Duration?, onConnect: PostgresConnection.OnConnect?,
+            _ body: (PostgresConnection) throws -> T
         ) throws -> T {
             try connection.withLock { connection in
                 if connection?.isHealthy != true {
                     connection = nil
-                    connection = try PostgresConnection(url: url, statementTimeout: statementTimeout)
+                    connection = try PostgresConnection(
+                        url: url, statementTimeout: statementTimeout, onConnect: onConnect)
                 }
                 let current = connection!
                 defer { if !current.isHealthy || current.isInTransaction { connection = nil } }

@@ -28,6 +28,13 @@ public final class PostgresRows: Sendable {
     /// Rows inserted, updated, deleted, selected, moved or copied; 0 for other commands.
     public var affectedRows: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
 
+    /// The type OID the server reported for a column (`PQftype`): 20 int8, 21 int2, 23 int4,
+    /// 17 bytea, 25 text, 16 bool, …; the numbers are fixed in PostgreSQL's `pg_type` catalog.
+    public func typeOID(_ column: Int) -> UInt32 {
+        precondition(column >= 0 && column < columnNames.count, "column out of range")
+        return UInt32(PQftype(result, Int32(column)))
+    }
+
     /// Whether the value is SQL NULL.
     public func isNull(_ row: Int, _ column: Int) -> Bool {
         precondition(row >= 0 && row < count && column >= 0 && column < columnNames.count, "row or column out of range")

@@ -61,12 +61,13 @@ public final class SQLiteDatabase: Sendable {
         try lock.withLock { _ throws(SQLiteError) -> SQLiteRows in try run(sql, parameters) }
     }
 
-    /// Runs `body` in one `BEGIN IMMEDIATE` transaction (the write lock is taken at once, so
-    /// two writers never deadlock on upgrade): committed when it returns, rolled back when it
-    /// throws. The commit is durable when this returns (`synchronous=FULL`).
-    public func transaction<T>(_ body: (borrowing SQLiteTransaction) throws -> T) throws -> T {
+    /// Runs `body` in one transaction, `BEGIN IMMEDIATE` by default (the write lock is taken at
+    /// once, so two writers never deadlock on upgrade; pass `immediate: false` for a read
+    /// snapshot): committed when it returns, rolled back when it throws. The commit is durable
+    /// when this returns (`synchronous=FULL`).
+    public func transaction<T>(immediate: Bool = true, _ body: (SQLiteTransaction) throws -> T) throws -> T {
         try lock.withLock { _ in
-            try run("BEGIN IMMEDIATE", [])
+            try run(immediate ? "BEGIN IMMEDIATE" : "BEGIN", [])
             do {
                 let result = try body(SQLiteTransaction(database: self))
                 try run("COMMIT", [])
@@ -129,8 +130,9 @@ public final class SQLiteDatabase: Sendable {
     }
 }
 
-/// The statements of one open transaction; valid only inside `SQLiteDatabase.transaction`.
-public struct SQLiteTransaction: ~Copyable {
+/// The statements of one open transaction; valid only inside the `SQLiteDatabase.transaction`
+/// body that received it (using it later fails or runs outside any transaction).
+public struct SQLiteTransaction {
     fileprivate let database: SQLiteDatabase
 
     /// Runs one statement inside the transaction.

@@ -6,13 +6,13 @@ import Observability
 /// The body of every service's `main.swift`: build the service from the environment, run it,
 /// and turn failures into a message and an exit status (2 for configuration, 1 otherwise).
 public enum ServiceMain {
-    public static func run(_ name: String, _ build: (EnvironmentReader, ShutdownSignal) throws -> ServiceHost) async
+    public static func run(_ name: String, _ build: (EnvironmentReader, ShutdownSignal) async throws -> ServiceHost) async
         -> Never
     {
         let signal = ShutdownSignal.installed()
         let host: ServiceHost
         do {
-            host = try build(EnvironmentReader(), signal)
+            host = try await build(EnvironmentReader(), signal)
         } catch let error as ConfigError {
             FileHandle.standardError.write(Data("\(name): configuration error: \(error)\n".utf8))
             exit(2)

@@ -71,8 +71,11 @@ struct SubctlCommandTests {
     }
 
     @Test(arguments: [
-        ([], "USAGE: missing command (health, call, methods or describe)"),
-        (["status"], #"USAGE: unknown command "status" (health, call, methods or describe)"#),
+        ([], "USAGE: missing command (health, call, methods, describe, account, history, inbox or replay)"),
+        (
+            ["status"],
+            #"USAGE: unknown command "status" (health, call, methods, describe, account, history, inbox or replay)"#
+        ),
         (["health"], "USAGE: health needs --addr HOST:PORT"),
         (["health", "--addr"], "USAGE: --addr needs a value"),
         (

@@ -1,6 +1,7 @@
 public import Config
 import Foundation
 public import Lifecycle
+import Model
 import Observability
 import SQLite
 public import ServiceRuntime
@@ -14,22 +15,51 @@ public enum LedgerService {
     public static let defaultHTTPListen = "127.0.0.1:8002"
     public static let defaultSQLitePath = "ledger.sqlite"
 
-    /// Builds the ledger from the environment: opens its SQLite file (`LEDGER_SQLITE_PATH`,
-    /// created if missing) in WAL mode with `synchronous=FULL`. Throws `ConfigError` naming a
-    /// bad variable or a database that cannot be opened.
-    public static func make(environment: EnvironmentReader, signal: ShutdownSignal) throws -> ServiceHost {
+    /// Builds the ledger from the environment: `LEDGER_STORE` (`sqlite`, the default, on
+    /// `LEDGER_SQLITE_PATH`; or `postgres` on `LEDGER_POSTGRES_URL`), `LEDGER_TRANSFER_POLICY`
+    /// (`transfer`, `keep` or `refuse`). Migrates the schema before serving. Throws
+    /// `ConfigError` naming a bad variable or a database that cannot be opened.
+    public static func make(environment: EnvironmentReader, signal: ShutdownSignal) async throws -> ServiceHost {
         let host = try ServiceHost(
             name: "ledger", healthMethod: healthMethod, defaultRPC: defaultRPCListen, defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
-        let path = environment.string("LEDGER_SQLITE_PATH", default: defaultSQLitePath)
-        let database: SQLiteDatabase
+        let database = try openDatabase(environment: environment, logger: host.logger)
         do {
-            database = try SQLiteDatabase(path: path)
+            try await database.migrate()
         } catch {
-            throw ConfigError(variable: "LEDGER_SQLITE_PATH", problem: error.message)
+            throw ConfigError(variable: "LEDGER_STORE", problem: "cannot migrate the database: \(error)")
         }
-        host.logger.info("database open", ["path": path, "journal_mode": database.journalMode])
-        host.addReadinessCheck("database") { (try? database.scalarInt("SELECT 1")) == 1 }
+        let policyName = try environment.choice(
+            "LEDGER_TRANSFER_POLICY", default: "transfer", choices: ["transfer", "keep", "refuse"])
+        let policy: TransferPolicy = policyName == "keep" ? .keep : policyName == "refuse" ? .refuse : .transfer
+        let ledger = Ledger(database: database, defaultTransferPolicy: policy)
+        LedgerMethods.register(on: host.router, ledger: ledger)
         return host
+    }
+
+    static func openDatabase(environment: EnvironmentReader, logger: Logger) throws -> any LedgerDatabase {
+        let store = try environment.choice("LEDGER_STORE", default: "sqlite", choices: ["sqlite", "postgres"])
+        if store == "postgres" {
+            guard let url = environment.raw("LEDGER_POSTGRES_URL") else {
+                throw ConfigError(variable: "LEDGER_POSTGRES_URL", problem: "is required when LEDGER_STORE=postgres")
+            }
+            let size = try environment.int("LEDGER_POSTGRES_POOL", default: 4, range: 1...64)
+            do {
+                let database = try PostgresLedgerDatabase(url: url, poolSize: size)
+                logger.info("database open", ["engine": "postgres"])
+                return database
+            } catch {
+                // The URL may hold a password: the engine's errors never repeat it.
+                throw ConfigError(variable: "LEDGER_POSTGRES_URL", problem: "\(error)")
+            }
+        }
+        let path = environment.string("LEDGER_SQLITE_PATH", default: defaultSQLitePath)
+        do {
+            let database = try SQLiteLedgerDatabase(path: path)
+            logger.info("database open", ["engine": "sqlite", "path": path, "journal_mode": database.journalMode])
+            return database
+        } catch {
+            throw ConfigError(variable: "LEDGER_SQLITE_PATH", problem: "\(error)")
+        }
     }
 }

@@ -1,6 +1,6 @@
 public import Config
 
-/// How `health` and `call` reach a service and print its answer.
+/// How `health`, `call` and the ledger commands reach a service and print its answer.
 public struct CallOptions: Sendable, Equatable {
     /// The files of mutual TLS: this client's certificate and key, and the CA that signed the server's.
     public struct TLSFiles: Sendable, Equatable {

@@ -3,7 +3,7 @@ import Wire
 /// Carries out a parsed command: encodes requests, calls through a transport, and hands each
 /// piece of output to `write` (one call per line or JSON document, without the newline).
 public struct CommandRunner {
-    private let write: (String) -> Void
+    let write: (String) -> Void
 
     /// `write` receives what goes to standard output.
     public init(write: @escaping (String) -> Void) {
@@ -52,6 +52,9 @@ public struct CommandRunner {
                 let answer = try await transport.unary(method.fullName, request: request, timeout: options.timeout)
                 write(try OutputText.response(answer, of: method, json: options.json))
             }
+        case .ledger(let command, let options):
+            guard let transport else { preconditionFailure("ledger commands need a transport") }
+            try await run(command, transport: transport, options: options)
         }
     }
 }

@@ -1,3 +1,5 @@
+public import Wire
+
 /// What subctl needs from a connection to a service. The executable adapts the RPC module's
 /// client to it; tests use a fake.
 public protocol RPCTransport: Sendable {
@@ -10,4 +12,21 @@ public protocol RPCTransport: Sendable {
     func serverStream(
         _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Void
     ) async throws(SubctlError)
+}
+
+extension RPCTransport {
+    /// Calls a unary method with typed messages, as `RPCClient.call` does, and returns the
+    /// answer together with the bytes it was decoded from (for `--json`, which prints them as
+    /// `call` does). Throws the call's status as `SubctlError.Code.rpc`, and `dataLoss` when the
+    /// answer is not a `Response`.
+    public func call<Request: ProtoMessage, Response: ProtoMessage>(
+        _ method: String, _ request: Request, as: Response.Type = Response.self, timeout: Duration?
+    ) async throws(SubctlError) -> (response: Response, bytes: [UInt8]) {
+        let bytes = try await unary(method, request: request.serialized(), timeout: timeout)
+        do {
+            return (try Response(serialized: bytes), bytes)
+        } catch {
+            throw SubctlError(.dataLoss, error.message)
+        }
+    }
 }

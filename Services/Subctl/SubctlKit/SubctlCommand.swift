@@ -18,13 +18,15 @@ public enum SubctlCommand: Sendable, Equatable {
     case methods
     /// Describe a message, enum or method by name.
     case describe(String)
+    /// Ask the ledger about an account, a history or the inbox, or replay an inbox entry.
+    case ledger(LedgerCommand, options: CallOptions)
     /// Print `usage`.
     case help
 
     /// The connection a command needs; nil for those that print from the catalog only.
     public var callOptions: CallOptions? {
         switch self {
-        case .health(_, let options), .call(_, _, let options): options
+        case .health(_, let options), .call(_, _, let options), .ledger(_, let options): options
         case .methods, .describe, .help: nil
         }
     }
@@ -44,10 +46,24 @@ public enum SubctlCommand: Sendable, Equatable {
           describe NAME
                       List a message's fields, an enum's values, or a method's request and response.
 
+        ledger commands (--addr is the ledger's):
+          account ACCOUNT_ID --addr HOST:PORT
+                      An account's subscriptions and links.
+          history (--account ACCOUNT_ID | --key KEY) --addr HOST:PORT [--page-size N] [--all]
+                      The audit trail of an account or a subscription, newest first. --all reads
+                      every page (at most 100).
+          inbox [--status pending|failed|processed] [--store apple|google] --addr HOST:PORT
+                [--page-size N]
+                      The store notification inbox; pending and failed entries without --status.
+          replay STORE NOTIFICATION_ID --addr HOST:PORT
+                      Process an inbox entry again and print it.
+
         METHOD is package.Service/Method, Service/Method, or Method when only one service has it.
         NAME is a message or enum with or without its package, or a METHOD.
+        KEY is STORE/ENV/STORE_ID: STORE apple or google, ENV production or sandbox, STORE_ID the
+        Apple original transaction id or the Google purchase token. N is 1...500 (default 100).
 
-        options of health and call:
+        options of health, call and the ledger commands:
           --addr HOST:PORT      the service's RPC address ([v6]:port for IPv6)
           --json                print compact one-line JSON instead of human output
           --timeout DURATION    deadline such as 500ms, 5s or 1m (default 5s; none for streams)
@@ -55,10 +71,10 @@ public enum SubctlCommand: Sendable, Equatable {
                                 mutual TLS: this client's certificate and key, and the CA to trust
           --help                print this text
 
-        exit status: 0 success, 1 the call failed, 2 usage error
+        exit status: 0 success, 1 a call failed (or history --all stopped at 100 pages), 2 usage error
         """
 
-    private static let connectionOptions: Set<String> = ["addr", "timeout", "tls-cert", "tls-key", "tls-ca"]
+    static let connectionOptions: Set<String> = ["addr", "timeout", "tls-cert", "tls-key", "tls-ca"]
     private static let healthServices = ["ledger", "verifier", "entitlement"]
 
     /// Parses the arguments after the program name. Throws `usage` for a malformed command
@@ -66,7 +82,7 @@ public enum SubctlCommand: Sendable, Equatable {
     public static func parse(_ arguments: [String]) throws(SubctlError) -> SubctlCommand {
         if arguments.contains("--help") || arguments.contains("-h") || arguments.first == "help" { return .help }
         guard let command = arguments.first else {
-            throw SubctlError(.usage, "missing command (health, call, methods or describe)")
+            throw SubctlError(.usage, "missing command (\(commandNames))")
         }
         let rest = Array(arguments.dropFirst())
         let catalog = MessageCatalog.standard
@@ -75,7 +91,8 @@ public enum SubctlCommand: Sendable, Equatable {
             _ = try scan(rest, command: command, values: [], flags: [], positionals: 0...0)
             return .methods
         case "describe":
-            let scanned = try scan(rest, command: command, values: [], flags: [], positionals: 1...1)
+            let scanned = try scan(
+                rest, command: command, values: [], flags: [], positionals: 1...1, missing: "describe needs a NAME")
             return .describe(scanned.positionals[0])
         case "health":
             let scanned = try scan(
@@ -96,7 +113,8 @@ public enum SubctlCommand: Sendable, Equatable {
             return .health(candidates: candidates, options: try options(scanned, command: command, streaming: false))
         case "call":
             let scanned = try scan(
-                rest, command: command, values: connectionOptions, flags: ["json"], positionals: 1...2)
+                rest, command: command, values: connectionOptions, flags: ["json"], positionals: 1...2,
+                missing: "call needs a METHOD")
             let method = try catalog.method(named: scanned.positionals[0])
             let request: RequestSource =
                 switch scanned.positionals.count > 1 ? scanned.positionals[1] : "{}" {
@@ -106,21 +124,27 @@ public enum SubctlCommand: Sendable, Equatable {
             return .call(
                 method: method, request: request,
                 options: try options(scanned, command: command, streaming: method.isServerStreaming))
+        case "account", "history", "inbox", "replay":
+            return try parseLedger(command, rest)
         default:
-            throw SubctlError(.usage, "unknown command \"\(command)\" (health, call, methods or describe)")
+            throw SubctlError(.usage, "unknown command \"\(command)\" (\(commandNames))")
         }
     }
 
+    private static let commandNames = "health, call, methods, describe, account, history, inbox or replay"
+
     /// The arguments of one command, sorted into option values, flags and positionals.
-    private struct Scanned {
+    struct Scanned {
         var values: [String: String] = [:]
         var flags: Set<String> = []
         var positionals: [String] = []
     }
 
-    private static func scan(
+    /// Sorts `arguments`; throws `usage` for an option not in `values` or `flags`, and `missing`
+    /// for fewer positionals than `positionals` allows.
+    static func scan(
         _ arguments: [String], command: String, values: Set<String>, flags: Set<String>,
-        positionals: ClosedRange<Int>
+        positionals: ClosedRange<Int>, missing: String = ""
     ) throws(SubctlError) -> Scanned {
         var scanned = Scanned()
         var index = 0
@@ -157,7 +181,7 @@ public enum SubctlCommand: Sendable, Equatable {
             }
         }
         guard scanned.positionals.count >= positionals.lowerBound else {
-            throw SubctlError(.usage, command == "call" ? "call needs a METHOD" : "describe needs a NAME")
+            throw SubctlError(.usage, missing)
         }
         guard scanned.positionals.count <= positionals.upperBound else {
             throw SubctlError(
@@ -166,8 +190,8 @@ public enum SubctlCommand: Sendable, Equatable {
         return scanned
     }
 
-    private static func options(_ scanned: Scanned, command: String, streaming: Bool) throws(SubctlError) -> CallOptions
-    {
+    /// The connection options of a command; throws `usage` for a missing or bad one.
+    static func options(_ scanned: Scanned, command: String, streaming: Bool) throws(SubctlError) -> CallOptions {
         guard let addressText = scanned.values["addr"] else {
             throw SubctlError(.usage, "\(command) needs --addr HOST:PORT")
         }

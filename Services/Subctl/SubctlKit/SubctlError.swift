@@ -3,12 +3,12 @@ public import Wire
 /// Why a subctl command failed: a code, printed as `CODE`, and a message for the operator.
 ///
 /// Usage, lookup and request-JSON problems exit with 2; errors a server or the connection
-/// reported, and answers that cannot be decoded, exit with 1.
+/// reported, answers that cannot be decoded, and output cut short exit with 1.
 public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure: an extensible set of subctl's own codes plus every RPC status.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable {
-            case usage, notFound, invalidArgument, dataLoss
+            case usage, notFound, invalidArgument, dataLoss, incomplete
             case rpc(StatusCode)
         }
 
@@ -23,16 +23,19 @@ public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let invalidArgument = Code(.invalidArgument)
         /// An answer's bytes are not the message its method returns.
         public static let dataLoss = Code(.dataLoss)
+        /// The answers were good but not all were read: `history --all` stopped at its page cap.
+        public static let incomplete = Code(.incomplete)
         /// The status of a failed call.
         public static func rpc(_ status: StatusCode) -> Code { Code(.rpc(status)) }
 
-        /// `USAGE`, `NOT_FOUND`, `INVALID_ARGUMENT`, `DATA_LOSS` or the call's status name.
+        /// `USAGE`, `NOT_FOUND`, `INVALID_ARGUMENT`, `DATA_LOSS`, `INCOMPLETE` or the call's status name.
         public var name: String {
             switch base {
             case .usage: "USAGE"
             case .notFound: "NOT_FOUND"
             case .invalidArgument: "INVALID_ARGUMENT"
             case .dataLoss: "DATA_LOSS"
+            case .incomplete: "INCOMPLETE"
             case .rpc(let status): status.name
             }
         }
@@ -41,7 +44,7 @@ public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
         public var exitCode: Int32 {
             switch base {
             case .usage, .notFound, .invalidArgument: 2
-            case .dataLoss, .rpc: 1
+            case .dataLoss, .incomplete, .rpc: 1
             }
         }
 

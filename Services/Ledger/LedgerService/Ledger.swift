@@ -1,0 +1,588 @@
+import Crypto
+import Foundation
+public import Model
+public import Wire
+
+/// The ledger's rules over a `LedgerDatabase`: the inbox, verified states with idempotency and
+/// store-time ordering, account links under a transfer policy, history, and the change feed.
+/// Every method validates its input first; a refused request writes nothing.
+public struct Ledger: Sendable {
+    public let database: any LedgerDatabase
+    /// The policy for a second account's claim when the request names none.
+    public let defaultTransferPolicy: TransferPolicy
+    /// The clock, injectable for tests: Unix epoch milliseconds.
+    public let now: @Sendable () -> Int64
+
+    public init(
+        database: any LedgerDatabase, defaultTransferPolicy: TransferPolicy = .transfer,
+        now: (@Sendable () -> Int64)? = nil
+    ) {
+        self.database = database
+        self.defaultTransferPolicy = defaultTransferPolicy
+        self.now = now ?? { Int64(Date().timeIntervalSince1970 * 1000) }
+    }
+
+    // MARK: Limits
+
+    static let maxIDBytes = 256
+    static let maxIdempotencyKeyBytes = 128
+    static let maxPayloadBytes = 64 * 1024
+    static let maxErrorBytes = 4 * 1024
+    static let maxEvents = 16
+    static let maxPageSize: UInt32 = 500
+    static let defaultPageSize: UInt32 = 100
+    static let maxAccountRows = 1000
+
+    // MARK: Inbox
+
+    /// Puts a notification in the inbox; a known (store, notification id) answers
+    /// `duplicate = true` with the entry as first recorded and changes nothing.
+    public func recordNotification(_ request: RecordNotificationRequest) async throws -> RecordNotificationResponse {
+        guard var entry = request.entry else { throw RPCError(.invalidArgument, "entry is missing") }
+        guard let store = entry.store else { throw RPCError(.invalidArgument, "entry.store is missing") }
+        try Self.check(entry.notificationID, "entry.notification_id", max: Self.maxIDBytes)
+        try Self.check(entry.notificationType, "entry.notification_type", max: Self.maxIDBytes)
+        try Self.checkOptional(entry.rawPayload, "entry.raw_payload", max: Self.maxPayloadBytes)
+        entry.status = .pending
+        entry.attempts = 0
+        entry.lastError = nil
+        entry.receivedTimeMilliseconds = entry.receivedTimeMilliseconds ?? now()
+        let recorded = entry
+        return try await database.write { tx in
+            let inserted = try tx.query(
+                """
+                INSERT INTO inbox (store, notification_id, status, attempts, last_error, received_ms, entry)
+                VALUES ($1, $2, $3, 0, NULL, $4, $5) ON CONFLICT (store, notification_id) DO NOTHING
+                """,
+                [
+                    .int(Int64(store.rawValue)), .text(recorded.notificationID),
+                    .int(Int64(InboxStatus.pending.rawValue)),
+                    .int(recorded.receivedTimeMilliseconds ?? 0), .blob(recorded.serialized()),
+                ])
+            if inserted.affected == 1 { return RecordNotificationResponse(duplicate: false, entry: recorded) }
+            let existing = try Self.inboxEntry(tx, store: store, notificationID: recorded.notificationID)
+            return RecordNotificationResponse(duplicate: true, entry: existing)
+        }
+    }
+
+    /// Lists inbox entries, oldest first; without a status, the pending and failed ones.
+    public func listInbox(_ request: ListInboxRequest) async throws -> ListInboxResponse {
+        let size = try Self.pageSize(request.pageSize)
+        let statuses: [InboxStatus] = request.status.map { [$0] } ?? [.pending, .failed]
+        let after = try request.pageToken.map(InboxCursor.init(token:))
+        return try await database.read { tx in
+            var sql =
+                "SELECT received_ms, store, notification_id, status, attempts, last_error, entry FROM inbox WHERE status IN ("
+            var parameters: [SQLValue] = []
+            for status in statuses {
+                parameters.append(.int(Int64(status.rawValue)))
+                sql += (parameters.count > 1 ? ", " : "") + "$\(parameters.count)"
+            }
+            sql += ")"
+            if let store = request.store {
+                parameters.append(.int(Int64(store.rawValue)))
+                sql += " AND store = $\(parameters.count)"
+            }
+            if let after {
+                parameters += [.int(after.receivedMilliseconds), .int(after.store), .text(after.notificationID)]
+                let n = parameters.count
+                sql +=
+                    " AND (received_ms > $\(n - 2) OR (received_ms = $\(n - 2) AND (store > $\(n - 1)"
+                    + " OR (store = $\(n - 1) AND notification_id > $\(n)))))"
+            }
+            parameters.append(.int(Int64(size) + 1))
+            sql += " ORDER BY received_ms, store, notification_id LIMIT $\(parameters.count)"
+            let rows = try tx.query(sql, parameters)
+            var entries: [InboxEntry] = []
+            for index in 0..<min(rows.count, Int(size)) { entries.append(try Self.inboxEntry(rows, index)) }
+            var next: String?
+            if rows.count > Int(size), let last = entries.last {
+                next =
+                    InboxCursor(
+                        receivedMilliseconds: last.receivedTimeMilliseconds ?? 0,
+                        store: Int64(last.store?.rawValue ?? 0),
+                        notificationID: last.notificationID
+                    ).token
+            }
+            return ListInboxResponse(entries: entries, nextPageToken: next)
+        }
+    }
+
+    /// Marks an entry processed or failed (with the reason); counts the attempt.
+    public func markInbox(_ request: MarkInboxRequest) async throws -> MarkInboxResponse {
+        guard let store = request.store else { throw RPCError(.invalidArgument, "store is missing") }
+        try Self.check(request.notificationID, "notification_id", max: Self.maxIDBytes)
+        guard let status = request.status, status == .processed || status == .failed else {
+            throw RPCError(.invalidArgument, "status must be INBOX_STATUS_PROCESSED or INBOX_STATUS_FAILED")
+        }
+        if status == .failed { try Self.check(request.error ?? "", "error", max: Self.maxErrorBytes) }
+        return try await updateInbox(store: store, notificationID: request.notificationID) { entry in
+            entry.status = status
+            entry.attempts += 1
+            entry.lastError = status == .failed ? request.error : nil
+        }
+    }
+
+    /// Puts an entry back to pending so it is processed again.
+    public func replayInbox(_ request: ReplayInboxRequest) async throws -> MarkInboxResponse {
+        guard let store = request.store else { throw RPCError(.invalidArgument, "store is missing") }
+        try Self.check(request.notificationID, "notification_id", max: Self.maxIDBytes)
+        return try await updateInbox(store: store, notificationID: request.notificationID) { entry in
+            entry.status = .pending
+        }
+    }
+
+    private func updateInbox(
+        store: Store, notificationID: String, _ change: @escaping @Sendable (inout InboxEntry) -> Void
+    ) async throws -> MarkInboxResponse {
+        try await database.write { tx in
+            var entry = try Self.inboxEntry(tx, store: store, notificationID: notificationID)
+            change(&entry)
+            try Self.saveInbox(tx, entry, store: store)
+            return MarkInboxResponse(entry: entry)
+        }
+    }
+
+    // MARK: Verified state
+
+    /// Records a verified state and its events. Idempotent by key: a retry answers the first
+    /// response with `replayed`; the same key with other content is FAILED_PRECONDITION. A state
+    /// older (by store time) than the one applied goes to history only (`applied = false`).
+    public func recordVerifiedState(_ request: RecordVerifiedStateRequest) async throws -> RecordVerifiedStateResponse {
+        try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
+        guard var incoming = request.subscription else { throw RPCError(.invalidArgument, "subscription is missing") }
+        try Self.check(incoming.key, "subscription.key")
+        try Self.check(incoming.productID, "subscription.product_id", max: Self.maxIDBytes)
+        guard incoming.state != nil else { throw RPCError(.invalidArgument, "subscription.state is missing") }
+        guard request.events.count <= Self.maxEvents else {
+            throw RPCError(
+                .invalidArgument, "at most \(Self.maxEvents) events per request, got \(request.events.count)")
+        }
+        for (index, event) in request.events.enumerated() {
+            guard event.key == incoming.key else {
+                throw RPCError(.invalidArgument, "events[\(index)].key differs from subscription.key")
+            }
+            try Self.checkOptional(event.rawPayload ?? "", "events[\(index)].raw_payload", max: Self.maxPayloadBytes)
+        }
+        let hash = Digest.sha256Hex(request.serialized())
+        let verifiedAt = now()
+        incoming.verifiedTimeMilliseconds = incoming.verifiedTimeMilliseconds ?? verifiedAt
+        let subscription = incoming
+        let dialect = database.dialect
+        return try await database.write { tx in
+            if let replay = try Self.replay(tx, request.idempotencyKey, hash, as: RecordVerifiedStateResponse.self) {
+                var response = replay
+                response.replayed = true
+                return response
+            }
+            let key = subscription.key
+            let current = try Self.subscriptionRow(tx, key)
+            let account = try Self.linkedAccount(tx, key) ?? current?.accountID
+            var next = subscription
+            next.accountID = account
+            let applied = (current?.storeTimeMilliseconds ?? Int64.min) <= (next.storeTimeMilliseconds ?? 0)
+            let position = try Self.nextPosition(tx, dialect)
+            let state = applied ? next : current!
+            var events: [LifecycleEvent] = []
+            for var event in request.events {
+                event.position = position
+                event.accountID = event.accountID ?? account
+                event.verifiedTimeMilliseconds = event.verifiedTimeMilliseconds ?? verifiedAt
+                if event.state == nil { event.state = subscription.state }
+                events.append(event)
+            }
+            if applied { try Self.saveSubscription(tx, state, position: position) }
+            for event in events { try Self.insertEvent(tx, event) }
+            try Self.appendChange(
+                tx,
+                Change(
+                    position: position, committedTimeMilliseconds: verifiedAt, kind: .subscription,
+                    subscription: state, events: events))
+            if let notificationID = request.notificationID {
+                let update = try tx.query(
+                    "UPDATE inbox SET status = $1 WHERE store = $2 AND notification_id = $3",
+                    [
+                        .int(Int64(InboxStatus.processed.rawValue)), .int(Int64(key.store.rawValue)),
+                        .text(notificationID),
+                    ])
+                if update.affected == 1 {
+                    var entry = try Self.inboxEntry(tx, store: key.store, notificationID: notificationID)
+                    entry.status = .processed
+                    entry.attempts += 1
+                    try Self.saveInbox(tx, entry, store: key.store)
+                }
+            }
+            let response = RecordVerifiedStateResponse(
+                subscription: state, applied: applied, replayed: false, position: position)
+            try Self.remember(tx, request.idempotencyKey, hash, response, at: verifiedAt)
+            return response
+        }
+    }
+
+    // MARK: Links
+
+    /// Links a subscription to an account. A claim by a second account follows the request's
+    /// policy (or the configured default): transfer it, keep it with the first account, or
+    /// refuse; every such claim is recorded as an event naming both accounts.
+    public func linkAccount(_ request: LinkAccountRequest) async throws -> LinkAccountResponse {
+        try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
+        guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
+        try Self.check(key, "key")
+        try Self.check(request.accountID, "account_id", max: Self.maxIDBytes)
+        try Self.checkOptional(request.storeAccountRef ?? "", "store_account_ref", max: Self.maxIDBytes)
+        let policy = request.policy ?? defaultTransferPolicy
+        if case .unknown(let number) = policy {
+            throw RPCError(.invalidArgument, "policy \(number) is not a transfer policy")
+        }
+        let hash = Digest.sha256Hex(request.serialized())
+        let at = now()
+        let chosen = policy
+        let dialect = database.dialect
+        return try await database.write { tx in
+            if let replay = try Self.replay(tx, request.idempotencyKey, hash, as: LinkAccountResponse.self) {
+                return replay
+            }
+            let previous = try Self.linkedAccount(tx, key)
+            var subscription = try Self.subscriptionRow(tx, key)
+            let outcome: LinkOutcome
+            var event = LifecycleEvent(
+                key: key, kind: .accountLinked, storeTimeMilliseconds: at, verifiedTimeMilliseconds: at,
+                accountID: request.accountID, otherAccountID: previous, state: subscription?.state)
+            var moves = false
+            switch (previous, chosen) {
+            case (nil, _):
+                outcome = .linked
+                moves = true
+            case (request.accountID?, _):
+                outcome = .alreadyLinked
+            case (_, .keep):
+                outcome = .kept
+                event.kind = .other
+                event.detail = "claim by \(request.accountID) declined: the subscription stays with \(previous!)"
+            case (_, .refuse):
+                outcome = .refused
+                event.kind = .other
+                event.detail = "claim by \(request.accountID) refused: the subscription belongs to \(previous!)"
+            default:
+                outcome = .transferred
+                event.kind = .accountTransferred
+                moves = true
+            }
+            if outcome == .alreadyLinked {
+                let response = LinkAccountResponse(
+                    outcome: outcome, previousAccountID: nil, subscription: subscription,
+                    position: UInt64(try Self.lastPosition(tx)))
+                try Self.remember(tx, request.idempotencyKey, hash, response, at: at)
+                return response
+            }
+            let position = try Self.nextPosition(tx, dialect)
+            event.position = position
+            let link = AccountLink(
+                accountID: moves ? request.accountID : previous!, key: key, storeAccountRef: request.storeAccountRef,
+                linkedTimeMilliseconds: at)
+            if moves {
+                try tx.query(
+                    """
+                    INSERT INTO links (store, environment, store_id, account_id, store_account_ref, linked_ms)
+                    VALUES ($1, $2, $3, $4, $5, $6)
+                    ON CONFLICT (store, environment, store_id) DO UPDATE SET account_id = $4, store_account_ref = $5, linked_ms = $6
+                    """,
+                    Self.keyParameters(key) + [.text(request.accountID), .text(request.storeAccountRef), .int(at)])
+                if var moved = subscription {
+                    moved.accountID = request.accountID
+                    try Self.saveSubscription(tx, moved, position: position)
+                    subscription = moved
+                }
+            }
+            try Self.insertEvent(tx, event)
+            try Self.appendChange(
+                tx,
+                Change(
+                    position: position, committedTimeMilliseconds: at, kind: .link, subscription: subscription,
+                    link: link, events: [event]))
+            let response = LinkAccountResponse(
+                outcome: outcome, previousAccountID: previous, subscription: subscription, position: position)
+            try Self.remember(tx, request.idempotencyKey, hash, response, at: at)
+            return response
+        }
+    }
+
+    // MARK: Reads
+
+    public func subscription(_ key: SubscriptionKey) async throws -> Subscription {
+        try Self.check(key, "key")
+        let found = try await database.read { tx in try Self.subscriptionRow(tx, key) }
+        guard let found else { throw RPCError(.notFound, "no subscription \(key)") }
+        return found
+    }
+
+    /// An account's subscriptions and links; an account the ledger never saw has neither.
+    public func account(_ accountID: String) async throws -> GetAccountResponse {
+        try Self.check(accountID, "account_id", max: Self.maxIDBytes)
+        return try await database.read { tx in
+            let rows = try tx.query(
+                "SELECT state FROM subscriptions WHERE account_id = $1 ORDER BY store, environment, store_id LIMIT $2",
+                [.text(accountID), .int(Int64(Self.maxAccountRows))])
+            let subscriptions = try (0..<rows.count).map { try Self.decode(Subscription.self, rows.blob($0, "state")) }
+            let linkRows = try tx.query(
+                """
+                SELECT store, environment, store_id, account_id, store_account_ref, linked_ms FROM links
+                WHERE account_id = $1 ORDER BY store, environment, store_id LIMIT $2
+                """, [.text(accountID), .int(Int64(Self.maxAccountRows))])
+            let links = try (0..<linkRows.count).map { try Self.link(linkRows, $0) }
+            return GetAccountResponse(accountID: accountID, subscriptions: subscriptions, links: links)
+        }
+    }
+
+    /// The audit trail of an account or a subscription, newest first.
+    public func history(_ request: GetHistoryRequest) async throws -> GetHistoryResponse {
+        let size = try Self.pageSize(request.pageSize)
+        var filter: String
+        var parameters: [SQLValue]
+        switch (request.accountID, request.key) {
+        case (let account?, nil):
+            try Self.check(account, "account_id", max: Self.maxIDBytes)
+            filter = "account_id = $1"
+            parameters = [.text(account)]
+        case (nil, let key?):
+            try Self.check(key, "key")
+            filter = "store = $1 AND environment = $2 AND store_id = $3"
+            parameters = Self.keyParameters(key)
+        default:
+            throw RPCError(.invalidArgument, "exactly one of account_id and key must be set")
+        }
+        if let token = request.pageToken {
+            guard let before = Int64(token), before > 0 else {
+                throw RPCError(.invalidArgument, "page_token \"\(token.prefix(40))\" is not one this ledger issued")
+            }
+            parameters.append(.int(before))
+            filter += " AND id < $\(parameters.count)"
+        }
+        parameters.append(.int(Int64(size) + 1))
+        let sql = "SELECT id, event FROM events WHERE \(filter) ORDER BY id DESC LIMIT $\(parameters.count)"
+        let query = parameters
+        return try await database.read { tx in
+            let rows = try tx.query(sql, query)
+            let count = min(rows.count, Int(size))
+            let events = try (0..<count).map { try Self.decode(LifecycleEvent.self, rows.blob($0, "event")) }
+            let next = rows.count > Int(size) ? rows.int(count - 1, "id").map(String.init) : nil
+            return GetHistoryResponse(events: events, nextPageToken: next)
+        }
+    }
+
+    /// Committed changes after `position`, in order, at most `limit`.
+    public func changes(after position: UInt64, limit: Int) async throws -> [Change] {
+        try await database.read { tx in
+            let rows = try tx.query(
+                "SELECT change FROM changes WHERE position > $1 ORDER BY position LIMIT $2",
+                [.int(Int64(clamping: position)), .int(Int64(limit))])
+            return try (0..<rows.count).map { try Self.decode(Change.self, rows.blob($0, "change")) }
+        }
+    }
+
+    /// Every subscription and link at one change-feed position, in chunks of at most 500 each.
+    public func snapshot() async throws -> [SnapshotChunk] {
+        try await database.read { tx in
+            let position = UInt64(try Self.lastPosition(tx))
+            let rows = try tx.query("SELECT state FROM subscriptions ORDER BY store, environment, store_id")
+            let subscriptions = try (0..<rows.count).map { try Self.decode(Subscription.self, rows.blob($0, "state")) }
+            let linkRows = try tx.query(
+                "SELECT store, environment, store_id, account_id, store_account_ref, linked_ms FROM links ORDER BY store, environment, store_id"
+            )
+            let links = try (0..<linkRows.count).map { try Self.link(linkRows, $0) }
+            var chunks: [SnapshotChunk] = []
+            var start = 0
+            while start < max(subscriptions.count, links.count) {
+                chunks.append(
+                    SnapshotChunk(
+                        subscriptions: Array(
+                            subscriptions[min(start, subscriptions.count)..<min(start + 500, subscriptions.count)]),
+                        links: Array(links[min(start, links.count)..<min(start + 500, links.count)])))
+                start += 500
+            }
+            chunks.append(SnapshotChunk(complete: true, position: position))
+            return chunks
+        }
+    }
+
+    // MARK: Storage helpers
+
+    static func keyParameters(_ key: SubscriptionKey) -> [SQLValue] {
+        [.int(Int64(key.store.rawValue)), .int(Int64(key.environment.rawValue)), .text(key.storeID)]
+    }
+
+    /// The next change-feed position. On PostgreSQL a transaction-scoped advisory lock makes
+    /// writers take positions one at a time and hold them until they commit, so positions
+    /// become visible in order: a reader that has seen position n never later finds n − 1.
+    static func nextPosition(_ tx: any LedgerTransaction, _ dialect: SQLDialect) throws -> UInt64 {
+        if dialect == .postgres {
+            try tx.query("SELECT pg_advisory_xact_lock($1)", [.int(LedgerSchema.positionLockID)])
+        }
+        return UInt64(try lastPosition(tx) + 1)
+    }
+
+    static func lastPosition(_ tx: any LedgerTransaction) throws -> Int64 {
+        try tx.query("SELECT COALESCE(MAX(position), 0) AS position FROM changes").int(0, "position") ?? 0
+    }
+
+    static func appendChange(_ tx: any LedgerTransaction, _ change: Change) throws {
+        try tx.query(
+            "INSERT INTO changes (position, committed_ms, change) VALUES ($1, $2, $3)",
+            [.int(Int64(change.position)), .int(change.committedTimeMilliseconds ?? 0), .blob(change.serialized())])
+    }
+
+    static func subscriptionRow(_ tx: any LedgerTransaction, _ key: SubscriptionKey) throws -> Subscription? {
+        let rows = try tx.query(
+            "SELECT state FROM subscriptions WHERE store = $1 AND environment = $2 AND store_id = $3",
+            keyParameters(key))
+        return rows.isEmpty ? nil : try decode(Subscription.self, rows.blob(0, "state"))
+    }
+
+    static func saveSubscription(_ tx: any LedgerTransaction, _ subscription: Subscription, position: UInt64) throws {
+        try tx.query(
+            """
+            INSERT INTO subscriptions (store, environment, store_id, account_id, store_time_ms, position, state)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            ON CONFLICT (store, environment, store_id) DO UPDATE
+            SET account_id = $4, store_time_ms = $5, position = $6, state = $7
+            """,
+            keyParameters(subscription.key) + [
+                .text(subscription.accountID), .int(subscription.storeTimeMilliseconds), .int(Int64(position)),
+                .blob(subscription.serialized()),
+            ])
+    }
+
+    static func linkedAccount(_ tx: any LedgerTransaction, _ key: SubscriptionKey) throws -> String? {
+        try tx.query(
+            "SELECT account_id FROM links WHERE store = $1 AND environment = $2 AND store_id = $3", keyParameters(key)
+        ).text(0, "account_id")
+    }
+
+    static func insertEvent(_ tx: any LedgerTransaction, _ event: LifecycleEvent) throws {
+        try tx.query(
+            "INSERT INTO events (store, environment, store_id, account_id, position, event) VALUES ($1, $2, $3, $4, $5, $6)",
+            keyParameters(event.key) + [
+                .text(event.accountID), .int(Int64(event.position ?? 0)), .blob(event.serialized()),
+            ])
+    }
+
+    static func link(_ rows: SQLRows, _ index: Int) throws -> AccountLink {
+        guard let store = rows.int(index, "store").flatMap({ Store(rawValue: Int32($0)) }),
+            let environment = rows.int(index, "environment").flatMap({ StoreEnvironment(rawValue: Int32($0)) }),
+            let storeID = rows.text(index, "store_id"), let account = rows.text(index, "account_id")
+        else { throw LedgerStorageError.corrupt("links row \(index)") }
+        return AccountLink(
+            accountID: account, key: SubscriptionKey(store: store, environment: environment, storeID: storeID),
+            storeAccountRef: rows.text(index, "store_account_ref"), linkedTimeMilliseconds: rows.int(index, "linked_ms")
+        )
+    }
+
+    static func inboxEntry(_ tx: any LedgerTransaction, store: Store, notificationID: String) throws -> InboxEntry {
+        let rows = try tx.query(
+            "SELECT status, attempts, last_error, entry FROM inbox WHERE store = $1 AND notification_id = $2",
+            [.int(Int64(store.rawValue)), .text(notificationID)])
+        guard !rows.isEmpty else {
+            throw RPCError(.notFound, "no inbox entry \(store)/\(notificationID.prefix(Self.maxIDBytes))")
+        }
+        return try inboxEntry(rows, 0)
+    }
+
+    /// The stored entry with its queue columns (status, attempts, last error) applied.
+    static func inboxEntry(_ rows: SQLRows, _ index: Int) throws -> InboxEntry {
+        var entry = try decode(InboxEntry.self, rows.blob(index, "entry"))
+        entry.status = rows.int(index, "status").flatMap { InboxStatus(rawValue: Int32($0)) }
+        entry.attempts = UInt32(clamping: rows.int(index, "attempts") ?? 0)
+        entry.lastError = rows.text(index, "last_error")
+        return entry
+    }
+
+    static func saveInbox(_ tx: any LedgerTransaction, _ entry: InboxEntry, store: Store) throws {
+        try tx.query(
+            "UPDATE inbox SET status = $1, attempts = $2, last_error = $3, entry = $4 WHERE store = $5 AND notification_id = $6",
+            [
+                .int(Int64(entry.status?.rawValue ?? 0)), .int(Int64(entry.attempts)), .text(entry.lastError),
+                .blob(entry.serialized()), .int(Int64(store.rawValue)), .text(entry.notificationID),
+            ])
+    }
+
+    /// The stored answer for an idempotency key used before with the same request; throws
+    /// FAILED_PRECONDITION when it was used with a different one.
+    static func replay<Response: ProtoMessage>(
+        _ tx: any LedgerTransaction, _ key: String, _ hash: String, as: Response.Type
+    ) throws -> Response? {
+        let rows = try tx.query(
+            "SELECT request_hash, response FROM idempotency WHERE idempotency_key = $1", [.text(key)])
+        guard !rows.isEmpty else { return nil }
+        guard rows.text(0, "request_hash") == hash else {
+            throw RPCError(.failedPrecondition, "idempotency key \"\(key)\" was already used with a different request")
+        }
+        return try decode(Response.self, rows.blob(0, "response"))
+    }
+
+    static func remember<Response: ProtoMessage>(
+        _ tx: any LedgerTransaction, _ key: String, _ hash: String, _ response: Response, at: Int64
+    ) throws {
+        try tx.query(
+            "INSERT INTO idempotency (idempotency_key, request_hash, response, created_ms) VALUES ($1, $2, $3, $4)",
+            [.text(key), .text(hash), .blob(response.serialized()), .int(at)])
+    }
+
+    static func decode<Message: ProtoMessage>(_ type: Message.Type, _ bytes: [UInt8]?) throws -> Message {
+        guard let bytes else { throw LedgerStorageError.corrupt("\(Message.protoName) is missing") }
+        do {
+            return try Message(serialized: bytes)
+        } catch {
+            throw LedgerStorageError.corrupt("\(Message.protoName): \(error.message)")
+        }
+    }
+
+    // MARK: Validation
+
+    static func check(_ value: String, _ field: String, max: Int) throws {
+        guard !value.isEmpty else { throw RPCError(.invalidArgument, "\(field) is missing") }
+        try checkOptional(value, field, max: max)
+    }
+
+    static func checkOptional(_ value: String, _ field: String, max: Int) throws {
+        guard value.utf8.count <= max else {
+            throw RPCError(.invalidArgument, "\(field) is \(value.utf8.count) bytes; at most \(max) are allowed")
+        }
+    }
+
+    static func check(_ key: SubscriptionKey, _ field: String) throws {
+        try check(key.storeID, "\(field).store_id", max: maxIDBytes)
+    }
+
+    static func pageSize(_ requested: UInt32) throws -> UInt32 {
+        if requested == 0 { return defaultPageSize }
+        guard requested <= maxPageSize else {
+            throw RPCError(.invalidArgument, "page_size \(requested) is above the maximum of \(maxPageSize)")
+        }
+        return requested
+    }
+}
+
+/// Where an inbox listing continues: after this entry in (received, store, id) order.
+struct InboxCursor {
+    let receivedMilliseconds: Int64
+    let store: Int64
+    let notificationID: String
+
+    init(receivedMilliseconds: Int64, store: Int64, notificationID: String) {
+        self.receivedMilliseconds = receivedMilliseconds
+        self.store = store
+        self.notificationID = notificationID
+    }
+
+    init(token: String) throws {
+        let parts = token.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, let received = Int64(parts[0]), let store = Int64(parts[1]) else {
+            throw RPCError(.invalidArgument, "page_token \"\(token.prefix(40))\" is not one this ledger issued")
+        }
+        receivedMilliseconds = received
+        self.store = store
+        notificationID = String(parts[2])
+    }
+
+    var token: String { "\(receivedMilliseconds):\(store):\(notificationID)" }
+}

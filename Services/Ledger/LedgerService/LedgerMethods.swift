@@ -1,0 +1,59 @@
+import Model
+import RPC
+import Wire
+
+/// The ledger's RPC methods, registered on a router.
+enum LedgerMethods {
+    /// How often `WatchChanges` looks for new changes when it has caught up (other ledger
+    /// instances on the same PostgreSQL commit without telling this one).
+    static let pollInterval: Duration = .milliseconds(20)
+    static let feedBatch = 256
+
+    static func register(on router: RPCRouter, ledger: Ledger) {
+        let service = LedgerService.serviceName
+        router.unary("\(service)/RecordNotification") { (_, request: RecordNotificationRequest) in
+            try await ledger.recordNotification(request)
+        }
+        router.unary("\(service)/RecordVerifiedState") { (_, request: RecordVerifiedStateRequest) in
+            try await ledger.recordVerifiedState(request)
+        }
+        router.unary("\(service)/LinkAccount") { (_, request: LinkAccountRequest) in
+            try await ledger.linkAccount(request)
+        }
+        router.unary("\(service)/GetSubscription") { (_, request: GetSubscriptionRequest) in
+            guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
+            return GetSubscriptionResponse(subscription: try await ledger.subscription(key))
+        }
+        router.unary("\(service)/GetAccount") { (_, request: GetAccountRequest) in
+            try await ledger.account(request.accountID)
+        }
+        router.unary("\(service)/GetHistory") { (_, request: GetHistoryRequest) in
+            try await ledger.history(request)
+        }
+        router.unary("\(service)/ListInbox") { (_, request: ListInboxRequest) in
+            try await ledger.listInbox(request)
+        }
+        router.unary("\(service)/MarkInbox") { (_, request: MarkInboxRequest) in
+            try await ledger.markInbox(request)
+        }
+        router.unary("\(service)/ReplayInbox") { (_, request: ReplayInboxRequest) in
+            try await ledger.replayInbox(request)
+        }
+        router.serverStream("\(service)/Snapshot") {
+            (_, _: SnapshotRequest, stream: ServerStreamSender<SnapshotChunk>) in
+            for chunk in try await ledger.snapshot() { try await stream.send(chunk) }
+        }
+        router.serverStream("\(service)/WatchChanges") {
+            (_, request: WatchChangesRequest, stream: ServerStreamSender<Change>) in
+            var cursor = request.after
+            while !Task.isCancelled {
+                let changes = try await ledger.changes(after: cursor, limit: feedBatch)
+                for change in changes {
+                    try await stream.send(change)
+                    cursor = change.position
+                }
+                if changes.count < feedBatch { try await Task.sleep(for: pollInterval) }
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+/// The SQL dialect an engine speaks; statements are written once with `$1…$n` placeholders
+/// and the few differences (DDL, position allocation) are chosen by dialect.
+public enum SQLDialect: Sendable {
+    case sqlite
+    case postgres
+}
+
+/// One open transaction of a ledger database. Only valid inside the `write` or `read` body
+/// that received it.
+public protocol LedgerTransaction {
+    /// Runs one statement with `$1…$n` bound to `parameters`.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows
+}
+
+extension LedgerTransaction {
+    @discardableResult
+    public func query(_ sql: String) throws -> SQLRows { try query(sql, []) }
+}
+
+/// A storage engine for the ledger. Writes are durable when `write` returns; concurrent writes
+/// may share one transaction and one sync (group commit), each in a savepoint of its own so
+/// one failing write changes nothing and does not fail the others.
+public protocol LedgerDatabase: Sendable {
+    var dialect: SQLDialect { get }
+    /// Runs `body` in a write transaction; returns after the commit is durable. The body may be
+    /// retried by the engine (after a serialization failure), so it must not have side effects
+    /// outside the transaction.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T
+    /// Runs `body` against a consistent snapshot; it must not write.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T
+    /// Brings the schema to the newest version; safe when several instances start at once.
+    func migrate() async throws
+    /// Closes connections; calls after it fail.
+    func close() async
+}

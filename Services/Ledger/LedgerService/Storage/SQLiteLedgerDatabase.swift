@@ -1,0 +1,93 @@
+import Dispatch
+import Foundation
+import SQLite
+import Synchronization
+
+/// The ledger on one SQLite file: one writer connection with group commit on its own thread,
+/// one reader connection on another (WAL lets reads proceed while a write commits).
+public final class SQLiteLedgerDatabase: LedgerDatabase {
+    public let dialect = SQLDialect.sqlite
+    public let path: String
+    private let writer: SQLiteDatabase
+    private let reader: SQLiteDatabase
+    private let writeQueue = DispatchQueue(label: "ledger.sqlite.writer")
+    private let readQueue = DispatchQueue(label: "ledger.sqlite.reader")
+    private let committer: GroupCommitter
+
+    /// Opens (creating if needed) the database file at `path`. Throws `SQLiteError`.
+    public init(path: String, maxBatch: Int = 256) throws {
+        self.path = path
+        writer = try SQLiteDatabase(path: path)
+        reader = try SQLiteDatabase(path: path)
+        let writer = self.writer
+        committer = GroupCommitter(queue: writeQueue, maxBatch: maxBatch) { batch in
+            try writer.transaction { tx in try batch(SQLiteLedgerTransaction(tx: tx)) }
+        }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
+        try await committer.submit(body)
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
+        let reader = self.reader
+        return try await withCheckedThrowingContinuation { continuation in
+            readQueue.async {
+                continuation.resume(
+                    with: Result {
+                        try reader.transaction(immediate: false) { tx in try body(SQLiteLedgerTransaction(tx: tx)) }
+                    })
+            }
+        }
+    }
+
+    public func migrate() async throws {
+        let writer = self.writer
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            writeQueue.async {
+                continuation.resume(
+                    with: Result {
+                        try writer.transaction { tx in
+                            try LedgerSchema.migrate(SQLiteLedgerTransaction(tx: tx), dialect: .sqlite)
+                        }
+                    })
+            }
+        }
+    }
+
+    public func close() async { committer.close() }
+
+    /// The journal mode in force (`wal`).
+    public var journalMode: String { writer.journalMode }
+
+    /// `PRAGMA integrity_check` of the file: "ok" when sound.
+    public func integrityCheck() throws -> String { try reader.integrityCheck() }
+}
+
+/// Adapts a SQLite transaction: `$n` placeholders become SQLite's `?n`.
+struct SQLiteLedgerTransaction: LedgerTransaction {
+    let tx: SQLiteTransaction
+
+    func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows {
+        let rows = try tx.query(sql.replacingOccurrences(of: "$", with: "?"), parameters.map(Self.convert))
+        return SQLRows(columns: rows.columnNames, rows: rows.rows.map { $0.map(Self.convert) }, affected: rows.changes)
+    }
+
+    static func convert(_ value: SQLValue) -> SQLiteValue {
+        switch value {
+        case .int(let value): .integer(value)
+        case .text(let value): .text(value)
+        case .blob(let value): .blob(value)
+        case .null: .null
+        }
+    }
+
+    static func convert(_ value: SQLiteValue) -> SQLValue {
+        switch value {
+        case .integer(let value): .int(value)
+        case .text(let value): .text(value)
+        case .blob(let value): .blob(value)
+        case .null: .null
+        }
+    }
+}

@@ -1,0 +1,40 @@
+public import Model
+public import Wire
+
+/// An operator's question to the ledger: one typed call of a Ledger method (several pages for
+/// `history --all`), printed one line per item, or as the answers' JSON with `--json`.
+public enum LedgerCommand: Sendable, Equatable {
+    /// Whose audit trail `history` reads.
+    public enum HistorySubject: Sendable, Equatable {
+        /// An account's events (`--account ACCOUNT_ID`).
+        case account(String)
+        /// One subscription (`--key STORE/ENV/STORE_ID`).
+        case key(SubscriptionKey)
+    }
+
+    /// `account ACCOUNT_ID`: Ledger/GetAccount.
+    case account(String)
+    /// `history`: Ledger/GetHistory, newest first. `pageSize` 0 is the server's default;
+    /// `all` follows the page tokens to the end, at most `maximumPages` pages.
+    case history(HistorySubject, pageSize: UInt32, all: Bool)
+    /// `inbox`: one page of Ledger/ListInbox. A nil status lists pending and failed entries, a
+    /// nil store both stores.
+    case inbox(status: InboxStatus?, store: Store?, pageSize: UInt32)
+    /// `replay STORE NOTIFICATION_ID`: Ledger/ReplayInbox.
+    case replay(Store, notificationID: String)
+
+    /// How many pages `history --all` reads before it stops with `incomplete`.
+    public static let maximumPages = 100
+
+    /// The full name of the method the command calls.
+    public var method: String {
+        let name =
+            switch self {
+            case .account: "GetAccount"
+            case .history: "GetHistory"
+            case .inbox: "ListInbox"
+            case .replay: "ReplayInbox"
+            }
+        return "subscriptions.ledger.v1.Ledger/\(name)"
+    }
+}

@@ -1,0 +1,76 @@
+public import Model
+public import Wire
+
+/// The human output of the ledger commands: one line per item, `label value` pairs separated by
+/// single spaces, `-` for an absent value, times in ISO-8601 UTC. Raw payloads are never printed.
+extension OutputText {
+    /// `account ID`, then a `subscription` line per subscription and a `link` line per link.
+    public static func account(_ response: GetAccountResponse) -> [String] {
+        ["account \(response.accountID)"] + response.subscriptions.map(subscription) + response.links.map(link)
+    }
+
+    /// `subscription apple/production/2000001 product pro.monthly state active expires
+    /// 2024-06-01T12:00:00Z auto-renew yes account acct-1`.
+    public static func subscription(_ subscription: Subscription) -> String {
+        "subscription \(subscription.key) product \(subscription.productID) state \(text(subscription.state))"
+            + " expires \(time(subscription.expiresTimeMilliseconds))"
+            + " auto-renew \(subscription.autoRenew ? "yes" : "no") account \(text(subscription.accountID))"
+    }
+
+    /// `link apple/production/2000001 account acct-1 linked 2024-05-01T12:00:00Z ref token`.
+    public static func link(_ link: AccountLink) -> String {
+        "link \(link.key) account \(link.accountID) linked \(time(link.linkedTimeMilliseconds))"
+            + " ref \(text(link.storeAccountRef))"
+    }
+
+    /// `#42 2024-05-01T12:00:00Z renewed state active type DID_RENEW/- account acct-1 key
+    /// apple/production/2000001 notification id`: position, store time, kind, state, the
+    /// store's type/subtype, account, subscription and notification.
+    public static func event(_ event: LifecycleEvent) -> String {
+        "#\(text(event.position)) \(time(event.storeTimeMilliseconds)) \(text(event.kind)) state \(text(event.state))"
+            + " type \(text(event.storeType))/\(text(event.storeSubtype)) account \(text(event.accountID))"
+            + " key \(event.key) notification \(text(event.notificationID))"
+    }
+
+    /// `apple id DID_RENEW/- failed attempts 3 received 2024-05-01T12:00:00Z error reason`:
+    /// store, notification id, type/subtype, status, attempts, received time, and the last
+    /// error last because it is free text (line breaks become spaces).
+    public static func inboxEntry(_ entry: InboxEntry) -> String {
+        let error = entry.lastError.map { $0.split(whereSeparator: \.isNewline).joined(separator: " ") }
+        return "\(text(entry.store)) \(entry.notificationID) \(entry.notificationType)/\(text(entry.subtype))"
+            + " \(text(entry.status)) attempts \(entry.attempts) received \(time(entry.receivedTimeMilliseconds))"
+            + " error \(text(error))"
+    }
+
+    /// Epoch milliseconds as ISO-8601 UTC, `2024-05-01T12:00:00Z`, with `.250` before the `Z`
+    /// when not a whole second; `-` for nil.
+    public static func time(_ milliseconds: Int64?) -> String {
+        guard let milliseconds else { return "-" }
+        let (seconds, fraction) = floorDivision(milliseconds, 1000)
+        let (days, secondOfDay) = floorDivision(seconds, 86_400)
+        // Howard Hinnant's civil_from_days: the proleptic Gregorian date `days` after 1970-01-01.
+        let (era, dayOfEra) = floorDivision(days + 719_468, 146_097)
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let clock =
+            "\(padded(secondOfDay / 3600, 2)):\(padded(secondOfDay / 60 % 60, 2)):\(padded(secondOfDay % 60, 2))"
+        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))T\(clock)"
+            + (fraction == 0 ? "" : ".\(padded(fraction, 3))") + "Z"
+    }
+
+    private static func text(_ value: (some CustomStringConvertible)?) -> String { value.map(\.description) ?? "-" }
+
+    private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        let remainder = value % divisor
+        return remainder < 0 ? (value / divisor - 1, remainder + divisor) : (value / divisor, remainder)
+    }
+
+    private static func padded(_ number: Int64, _ width: Int) -> String {
+        let digits = String(number)
+        return String(repeating: "0", count: max(width - digits.count, 0)) + digits
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import LedgerService
+import Model
+import RPC
+import Testing
+import Wire
+
+/// One suite, run unchanged against every available engine.
+@Suite("Ledger conformance")
+struct LedgerConformanceTests {
+    static let engines = LedgerEngine.available
+
+    func withLedger(
+        _ engine: LedgerEngine, policy: TransferPolicy = .transfer, _ body: (Ledger, TestClock) async throws -> Void
+    ) async throws {
+        let (database, remove) = try await engine.open()
+        defer { remove() }
+        let clock = TestClock()
+        try await body(Ledger(database: database, defaultTransferPolicy: policy, now: { clock.now }), clock)
+        await database.close()
+    }
+
+    static func state(
+        _ key: SubscriptionKey, _ state: SubscriptionState, storeTime: Int64, expires: Int64 = 1_800_000_000_000
+    ) -> Subscription {
+        Subscription(
+            key: key, productID: "pro.monthly", productKind: .autoRenewable, state: state,
+            expiresTimeMilliseconds: expires, autoRenew: state == .active, storeTimeMilliseconds: storeTime,
+            bundleOrPackage: "com.example.app")
+    }
+
+    static func record(_ key: String, _ subscription: Subscription, kind: EventKind = .renewed)
+        -> RecordVerifiedStateRequest
+    {
+        RecordVerifiedStateRequest(
+            idempotencyKey: key, subscription: subscription,
+            events: [
+                LifecycleEvent(
+                    key: subscription.key, kind: kind, storeTimeMilliseconds: subscription.storeTimeMilliseconds,
+                    storeType: "DID_RENEW", rawPayload: "eyJhbGciOiJFUzI1NiJ9.e30.sig")
+            ])
+    }
+
+    @Test(
+        "the same notification recorded 5 times at once: one entry, one recorded, four duplicates", arguments: engines)
+    func notificationDedup(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            let entry = InboxEntry(
+                store: .apple, environment: .sandbox, notificationID: "6c3b7e0a-1", notificationType: "DID_RENEW",
+                signedTimeMilliseconds: 1_790_000_000_000, rawPayload: "payload")
+            let answers = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<5 {
+                    group.addTask {
+                        try await ledger.recordNotification(RecordNotificationRequest(entry: entry)).duplicate
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(answers.filter { !$0 }.count == 1)
+            #expect(answers.filter { $0 }.count == 4)
+            let listed = try await ledger.listInbox(ListInboxRequest())
+            #expect(listed.entries.map(\.notificationID) == ["6c3b7e0a-1"])
+            #expect(listed.entries.first?.status == .pending)
+        }
+    }
+
+    @Test("facts applied in shuffled order end in the same current state as in store order", arguments: engines)
+    func shuffledOrder(engine: LedgerEngine) async throws {
+        let key = SubscriptionKey.apple("2000000111")
+        let facts: [Subscription] = [
+            Self.state(key, .active, storeTime: 1_000), Self.state(key, .gracePeriod, storeTime: 2_000),
+            Self.state(key, .active, storeTime: 3_000), Self.state(key, .cancelled, storeTime: 4_000),
+            Self.state(key, .expired, storeTime: 5_000),
+        ]
+        var finals: [Subscription] = []
+        for order in [[0, 1, 2, 3, 4], [4, 2, 0, 3, 1], [3, 4, 1, 0, 2]] {
+            try await withLedger(engine) { ledger, _ in
+                for index in order {
+                    _ = try await ledger.recordVerifiedState(Self.record("k\(index)", facts[index]))
+                }
+                var current = try await ledger.subscription(key)
+                current.verifiedTimeMilliseconds = nil
+                finals.append(current)
+                let history = try await ledger.history(GetHistoryRequest(key: key))
+                #expect(history.events.count == 5)
+            }
+        }
+        #expect(finals.allSatisfy { $0 == finals[0] })
+        #expect(finals[0].state == .expired)
+        #expect(finals[0].storeTimeMilliseconds == 5_000)
+    }
+
+    @Test("an older fact goes to history but does not roll the state back", arguments: engines)
+    func olderFact(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            let key = SubscriptionKey.apple("2000000222")
+            let newer = try await ledger.recordVerifiedState(
+                Self.record("a", Self.state(key, .expired, storeTime: 9_000)))
+            #expect(newer.applied)
+            let older = try await ledger.recordVerifiedState(
+                Self.record("b", Self.state(key, .active, storeTime: 1_000)))
+            #expect(!older.applied)
+            #expect(older.subscription?.state == .expired)
+            #expect(older.position > newer.position)
+            #expect(try await ledger.subscription(key).state == .expired)
+        }
+    }
+
+    @Test("an idempotency key replays its first answer; reused with other content it is refused", arguments: engines)
+    func idempotency(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            let key = SubscriptionKey.apple("2000000333")
+            let request = Self.record("same-key", Self.state(key, .active, storeTime: 1_000))
+            let first = try await ledger.recordVerifiedState(request)
+            let again = try await ledger.recordVerifiedState(request)
+            #expect(!first.replayed && again.replayed)
+            #expect(again.position == first.position)
+            #expect(again.subscription == first.subscription)
+            await #expect(
+                throws: RPCError(
+                    .failedPrecondition, "idempotency key \"same-key\" was already used with a different request")
+            ) {
+                _ = try await ledger.recordVerifiedState(
+                    Self.record("same-key", Self.state(key, .expired, storeTime: 2_000)))
+            }
+            let history = try await ledger.history(GetHistoryRequest(key: key))
+            #expect(history.events.count == 1)
+        }
+    }
+
+    @Test("bad input is refused with a status naming the problem, and nothing is written", arguments: engines)
+    func badInput(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            let key = SubscriptionKey.apple("2000000444")
+            await #expect(throws: RPCError(.invalidArgument, "idempotency_key is missing")) {
+                _ = try await ledger.recordVerifiedState(Self.record("", Self.state(key, .active, storeTime: 1)))
+            }
+            await #expect(throws: RPCError(.invalidArgument, "subscription.key.store_id is missing")) {
+                _ = try await ledger.recordVerifiedState(
+                    Self.record("x", Self.state(.apple(""), .active, storeTime: 1)))
+            }
+            var big = Self.record("y", Self.state(key, .active, storeTime: 1))
+            big.events[0].rawPayload = String(repeating: "a", count: 64 * 1024 + 1)
+            await #expect(
+                throws: RPCError(.invalidArgument, "events[0].raw_payload is 65537 bytes; at most 65536 are allowed")
+            ) {
+                _ = try await ledger.recordVerifiedState(big)
+            }
+            await #expect(throws: RPCError(.invalidArgument, "entry.store is missing")) {
+                _ = try await ledger.recordNotification(
+                    RecordNotificationRequest(entry: InboxEntry(notificationID: "n", notificationType: "TEST")))
+            }
+            await #expect(throws: RPCError(.notFound, "no subscription apple/sandbox/2000000444")) {
+                _ = try await ledger.subscription(key)
+            }
+            let unknown = try await ledger.account("nobody")
+            #expect(unknown.subscriptions.isEmpty && unknown.links.isEmpty)
+            #expect(try await ledger.changes(after: 0, limit: 10).isEmpty)
+        }
+    }
+
+    @Test(
+        "transfer policies: transfer moves the subscription, keep and refuse leave it; each claim is an event naming both accounts",
+        arguments: engines)
+    func transferPolicies(engine: LedgerEngine) async throws {
+        for (policy, outcome, owner) in [
+            (TransferPolicy.transfer, LinkOutcome.transferred, "bob"), (.keep, .kept, "alice"),
+            (.refuse, .refused, "alice"),
+        ] {
+            try await withLedger(engine, policy: policy) { ledger, _ in
+                let key = SubscriptionKey.apple("2000000555")
+                _ = try await ledger.recordVerifiedState(Self.record("s", Self.state(key, .active, storeTime: 1_000)))
+                let first = try await ledger.linkAccount(
+                    LinkAccountRequest(idempotencyKey: "l1", key: key, accountID: "alice"))
+                #expect(first.outcome == .linked)
+                let again = try await ledger.linkAccount(
+                    LinkAccountRequest(idempotencyKey: "l2", key: key, accountID: "alice"))
+                #expect(again.outcome == .alreadyLinked)
+                let claim = try await ledger.linkAccount(
+                    LinkAccountRequest(idempotencyKey: "l3", key: key, accountID: "bob"))
+                #expect(claim.outcome == outcome)
+                #expect(claim.previousAccountID == "alice")
+                #expect(try await ledger.subscription(key).accountID == owner)
+                #expect(try await ledger.account(owner).subscriptions.map(\.key) == [key])
+                let loser = owner == "bob" ? "alice" : "bob"
+                #expect(try await ledger.account(loser).subscriptions.isEmpty)
+                let events = try await ledger.history(GetHistoryRequest(key: key)).events
+                let claimEvent = try #require(events.first)
+                #expect(claimEvent.accountID == "bob" && claimEvent.otherAccountID == "alice")
+                #expect(claimEvent.kind == (policy == .transfer ? .accountTransferred : .other))
+            }
+        }
+    }
+
+    @Test("the change feed lists every change once, in order, resumable from any position", arguments: engines)
+    func changeFeed(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        for index in 0..<10 {
+                            let key = SubscriptionKey.apple("w\(writer)-\(index)")
+                            _ = try await ledger.recordVerifiedState(
+                                Self.record(
+                                    "w\(writer)-\(index)", Self.state(key, .active, storeTime: Int64(index + 1))))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let all = try await ledger.changes(after: 0, limit: 1000)
+            #expect(all.map(\.position) == Array(UInt64(1)...40))
+            for start in [0, 7, 23, 39, 40] {
+                let resumed = try await ledger.changes(after: UInt64(start), limit: 1000)
+                let expected: [UInt64] = start < 40 ? Array(UInt64(start + 1)...40) : []
+                #expect(resumed.map(\.position) == expected)
+            }
+            let snapshot = try await ledger.snapshot()
+            #expect(snapshot.last?.complete == true)
+            #expect(snapshot.last?.position == 40)
+            #expect(snapshot.flatMap(\.subscriptions).count == 40)
+        }
+    }
+
+    @Test("the inbox work queue: mark failed with a reason, list failed, replay, mark processed", arguments: engines)
+    func inboxQueue(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, clock in
+            for id in ["n1", "n2", "n3"] {
+                clock.advance(by: 1)
+                _ = try await ledger.recordNotification(
+                    RecordNotificationRequest(
+                        entry: InboxEntry(
+                            store: .google, environment: .production, notificationID: id, notificationType: "4")))
+            }
+            let failed = try await ledger.markInbox(
+                MarkInboxRequest(
+                    store: .google, notificationID: "n2", status: .failed, error: "subscriptionsv2.get: 503"))
+            #expect(failed.entry?.status == .failed && failed.entry?.attempts == 1)
+            let failedList = try await ledger.listInbox(ListInboxRequest(status: .failed))
+            #expect(failedList.entries.map(\.notificationID) == ["n2"])
+            #expect(failedList.entries.first?.lastError == "subscriptionsv2.get: 503")
+            let replayed = try await ledger.replayInbox(ReplayInboxRequest(store: .google, notificationID: "n2"))
+            #expect(replayed.entry?.status == .pending)
+            _ = try await ledger.markInbox(MarkInboxRequest(store: .google, notificationID: "n1", status: .processed))
+            let page1 = try await ledger.listInbox(ListInboxRequest(pageSize: 1))
+            #expect(page1.entries.map(\.notificationID) == ["n2"])
+            let page2 = try await ledger.listInbox(ListInboxRequest(pageSize: 1, pageToken: page1.nextPageToken))
+            #expect(page2.entries.map(\.notificationID) == ["n3"])
+            #expect(page2.nextPageToken == nil)
+            await #expect(throws: RPCError(.notFound, "no inbox entry google/missing")) {
+                _ = try await ledger.replayInbox(ReplayInboxRequest(store: .google, notificationID: "missing"))
+            }
+        }
+    }
+
+    @Test("history pages newest first and can be followed to the end", arguments: engines)
+    func historyPages(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            let key = SubscriptionKey.apple("2000000666")
+            for index in 1...5 {
+                _ = try await ledger.recordVerifiedState(
+                    Self.record("h\(index)", Self.state(key, .active, storeTime: Int64(index))))
+            }
+            var positions: [UInt64] = []
+            var token: String?
+            repeat {
+                let page = try await ledger.history(GetHistoryRequest(key: key, pageSize: 2, pageToken: token))
+                positions += page.events.compactMap(\.position)
+                token = page.nextPageToken
+            } while token != nil
+            #expect(positions == [5, 4, 3, 2, 1])
+        }
+    }
+}
