@@ -316,10 +316,10 @@ public struct Ledger: Sendable {
         return found
     }
 
-    /// An account's subscriptions and links; an account the ledger never saw has neither.
+    /// An account's subscriptions and links; NOT_FOUND for an account the ledger never saw.
     public func account(_ accountID: String) async throws -> GetAccountResponse {
         try Self.check(accountID, "account_id", max: Self.maxIDBytes)
-        return try await database.read { tx in
+        let found = try await database.read { tx in
             let rows = try tx.query(
                 "SELECT state FROM subscriptions WHERE account_id = $1 ORDER BY store, environment, store_id LIMIT $2",
                 [.text(accountID), .int(Int64(Self.maxAccountRows))])
@@ -332,6 +332,10 @@ public struct Ledger: Sendable {
             let links = try (0..<linkRows.count).map { try Self.link(linkRows, $0) }
             return GetAccountResponse(accountID: accountID, subscriptions: subscriptions, links: links)
         }
+        guard !found.subscriptions.isEmpty || !found.links.isEmpty else {
+            throw RPCError(.notFound, "no account \"\(accountID.prefix(Self.maxIDBytes))\" in the ledger")
+        }
+        return found
     }
 
     /// The audit trail of an account or a subscription, newest first.
