@@ -48,7 +48,7 @@ public struct Ledger: Sendable {
         entry.lastError = nil
         entry.receivedTimeMilliseconds = entry.receivedTimeMilliseconds ?? now()
         let recorded = entry
-        return try await database.write { tx in
+        return try await write { tx in
             let inserted = try tx.query(
                 """
                 INSERT INTO inbox (store, notification_id, status, attempts, last_error, received_ms, entry)
@@ -70,7 +70,7 @@ public struct Ledger: Sendable {
         let size = try Self.pageSize(request.pageSize)
         let statuses: [InboxStatus] = request.status.map { [$0] } ?? [.pending, .failed]
         let after = try request.pageToken.map(InboxCursor.init(token:))
-        return try await database.read { tx in
+        return try await read { tx in
             var sql =
                 "SELECT received_ms, store, notification_id, status, attempts, last_error, entry FROM inbox WHERE status IN ("
             var parameters: [SQLValue] = []
@@ -135,7 +135,7 @@ public struct Ledger: Sendable {
     private func updateInbox(
         store: Store, notificationID: String, _ change: @escaping @Sendable (inout InboxEntry) -> Void
     ) async throws -> MarkInboxResponse {
-        try await database.write { tx in
+        try await write { tx in
             var entry = try Self.inboxEntry(tx, store: store, notificationID: notificationID)
             change(&entry)
             try Self.saveInbox(tx, entry, store: store)
@@ -169,7 +169,7 @@ public struct Ledger: Sendable {
         incoming.verifiedTimeMilliseconds = incoming.verifiedTimeMilliseconds ?? verifiedAt
         let subscription = incoming
         let dialect = database.dialect
-        return try await database.write { tx in
+        return try await write { tx in
             if let replay = try Self.replay(tx, request.idempotencyKey, hash, as: RecordVerifiedStateResponse.self) {
                 var response = replay
                 response.replayed = true
@@ -238,7 +238,7 @@ public struct Ledger: Sendable {
         let at = now()
         let chosen = policy
         let dialect = database.dialect
-        return try await database.write { tx in
+        return try await write { tx in
             if let replay = try Self.replay(tx, request.idempotencyKey, hash, as: LinkAccountResponse.self) {
                 return replay
             }
@@ -311,7 +311,7 @@ public struct Ledger: Sendable {
 
     public func subscription(_ key: SubscriptionKey) async throws -> Subscription {
         try Self.check(key, "key")
-        let found = try await database.read { tx in try Self.subscriptionRow(tx, key) }
+        let found = try await read { tx in try Self.subscriptionRow(tx, key) }
         guard let found else { throw RPCError(.notFound, "no subscription \(key)") }
         return found
     }
@@ -319,7 +319,7 @@ public struct Ledger: Sendable {
     /// An account's subscriptions and links; NOT_FOUND for an account the ledger never saw.
     public func account(_ accountID: String) async throws -> GetAccountResponse {
         try Self.check(accountID, "account_id", max: Self.maxIDBytes)
-        let found = try await database.read { tx in
+        let found = try await read { tx in
             let rows = try tx.query(
                 "SELECT state FROM subscriptions WHERE account_id = $1 ORDER BY store, environment, store_id LIMIT $2",
                 [.text(accountID), .int(Int64(Self.maxAccountRows))])
@@ -365,7 +365,7 @@ public struct Ledger: Sendable {
         parameters.append(.int(Int64(size) + 1))
         let sql = "SELECT id, event FROM events WHERE \(filter) ORDER BY id DESC LIMIT $\(parameters.count)"
         let query = parameters
-        return try await database.read { tx in
+        return try await read { tx in
             let rows = try tx.query(sql, query)
             let count = min(rows.count, Int(size))
             let events = try (0..<count).map { try Self.decode(LifecycleEvent.self, rows.blob($0, "event")) }
@@ -376,7 +376,7 @@ public struct Ledger: Sendable {
 
     /// Committed changes after `position`, in order, at most `limit`.
     public func changes(after position: UInt64, limit: Int) async throws -> [Change] {
-        try await database.read { tx in
+        try await read { tx in
             let rows = try tx.query(
                 "SELECT change FROM changes WHERE position > $1 ORDER BY position LIMIT $2",
                 [.int(Int64(clamping: position)), .int(Int64(limit))])
@@ -386,7 +386,7 @@ public struct Ledger: Sendable {
 
     /// Every subscription and link at one change-feed position, in chunks of at most 500 each.
     public func snapshot() async throws -> [SnapshotChunk] {
-        try await database.read { tx in
+        try await read { tx in
             let position = UInt64(try Self.lastPosition(tx))
             let rows = try tx.query("SELECT state FROM subscriptions ORDER BY store, environment, store_id")
             let subscriptions = try (0..<rows.count).map { try Self.decode(Subscription.self, rows.blob($0, "state")) }
@@ -406,6 +406,38 @@ public struct Ledger: Sendable {
             }
             chunks.append(SnapshotChunk(complete: true, position: position))
             return chunks
+        }
+    }
+
+    // MARK: Storage access
+
+    /// A write, retried when it lost a race with a concurrent writer (it then finds what the
+    /// other wrote, such as the idempotency key), with engine errors turned into statuses.
+    private func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try await database.write(body)
+            } catch let error as RPCError {
+                throw error
+            } catch {
+                switch database.classify(error) {
+                case .retry? where attempt < 3: attempt += 1
+                case .status(let status)?: throw status
+                default: throw error
+                }
+            }
+        }
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
+        do {
+            return try await database.read(body)
+        } catch let error as RPCError {
+            throw error
+        } catch {
+            if case .status(let status)? = database.classify(error) { throw status }
+            throw error
         }
     }
 

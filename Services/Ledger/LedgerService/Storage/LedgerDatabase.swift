@@ -1,3 +1,5 @@
+public import Wire
+
 /// The SQL dialect an engine speaks; statements are written once with `$1…$n` placeholders
 /// and the few differences (DDL, position allocation) are chosen by dialect.
 public enum SQLDialect: Sendable {
@@ -33,4 +35,15 @@ public protocol LedgerDatabase: Sendable {
     func migrate() async throws
     /// Closes connections; calls after it fail.
     func close() async
+    /// What an engine error means for the caller: `.retry` for a conflict with a concurrent
+    /// writer (a unique key another instance just took, a serialization failure), or the status
+    /// to answer (RESOURCE_EXHAUSTED for a full disk, UNAVAILABLE for a lost database); nil for
+    /// anything else (INTERNAL).
+    func classify(_ error: any Error) -> StorageFailure?
+}
+
+/// How the ledger answers an engine error.
+public enum StorageFailure: Sendable {
+    case retry
+    case status(RPCError)
 }

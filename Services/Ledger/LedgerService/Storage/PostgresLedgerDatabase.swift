@@ -1,6 +1,7 @@
 import Dispatch
 import PostgreSQL
 import Synchronization
+import Wire
 
 /// The ledger on a PostgreSQL server: one writer connection with group commit on its own serial
 /// queue, and a pool of reader connections that each read one snapshot.
@@ -98,6 +99,18 @@ public final class PostgresLedgerDatabase: LedgerDatabase {
 
     /// Refuses new calls, lets the writes already queued finish, then closes the writer
     /// connection; pooled connections close once idle.
+    public func classify(_ error: any Error) -> StorageFailure? {
+        guard let error = error as? PostgresError else { return nil }
+        if error.isUniqueViolation || error.isSerializationFailure { return .retry }
+        if error.sqlState == "53100" {
+            return .status(RPCError(.resourceExhausted, "the ledger's disk is full; nothing was recorded"))
+        }
+        if error.isConnectionFailure || error.code == .connection {
+            return .status(RPCError(.unavailable, "the ledger's database is unreachable; try again"))
+        }
+        return nil
+    }
+
     public func close() async {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         committer.close()

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SQLite
 import Synchronization
+import Wire
 
 /// The ledger on one SQLite file: one writer connection with group commit on its own thread,
 /// one reader connection on another (WAL lets reads proceed while a write commits).
@@ -56,6 +57,18 @@ public final class SQLiteLedgerDatabase: LedgerDatabase {
     }
 
     public func close() async { committer.close() }
+
+    public func classify(_ error: any Error) -> StorageFailure? {
+        guard let error = error as? SQLiteError else { return nil }
+        if error.isDiskFull {
+            return .status(RPCError(.resourceExhausted, "the ledger's disk is full; nothing was recorded"))
+        }
+        // SQLITE_BUSY or SQLITE_LOCKED: another process holds the file longer than the busy timeout.
+        if error.code & 0xff == 5 || error.code & 0xff == 6 {
+            return .status(RPCError(.unavailable, "the ledger's database is busy; try again"))
+        }
+        return nil
+    }
 
     /// The journal mode in force (`wal`).
     public var journalMode: String { writer.journalMode }
