@@ -1,6 +1,6 @@
 # Entry points. Each installs what a fresh Debian machine lacks before it builds.
 SWIFT ?= swift
-.PHONY: deps build release run test check-generated bench-rpc format clean
+.PHONY: deps build release run test check-generated bench-rpc bench-ledger format clean
 
 deps:
 	@scripts/install-deps build
@@ -29,6 +29,13 @@ bench-rpc: deps
 	$(SWIFT) build -c release --product rpcbench
 	$(SWIFT) build -c release --product ledger
 	.build/release/rpcbench --server .build/release/ledger
+
+# Durable appends through the ledger on SQLite and PostgreSQL beside the raw engines (not a test).
+bench-ledger: deps
+	@scripts/install-deps bench
+	$(SWIFT) build -c release --product ledgerbench
+	$(SWIFT) build -c release --product ledger
+	.build/release/ledgerbench --server .build/release/ledger
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Shared Services Tests

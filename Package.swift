@@ -94,6 +94,7 @@ let package = Package(
         .executableTarget(
             name: "rpcbench", dependencies: ["Wire", "CShims"],
             path: "Tests/Benchmarks/rpcbench", swiftSettings: swiftSettings),
+        .executableTarget(name: "ledgerbench", dependencies: ["RPC", "Wire", "Model", "Config"], path: "Tests/Benchmarks/ledgerbench", swiftSettings: swiftSettings),
 
         // Tests.
         .testTarget(
@@ -127,5 +128,6 @@ let package = Package(
         .testTarget(
             name: "PostgreSQLTests", dependencies: ["PostgreSQL"], path: "Tests/PostgreSQLTests",
             swiftSettings: swiftSettings),
+        .testTarget(name: "LedgerProcessTests", dependencies: ["RPC", "Wire", "Model", "Config", "SQLite", "PostgreSQL"], path: "Tests/LedgerProcessTests", swiftSettings: swiftSettings),
     ]
 )

@@ -274,4 +274,27 @@ struct LedgerConformanceTests {
             #expect(positions == [5, 4, 3, 2, 1])
         }
     }
+
+    @Test(
+        "a purchase that replaced another takes over its account and the replaced one records its successor",
+        arguments: engines)
+    func lineage(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            let old = SubscriptionKey(store: .google, environment: .production, storeID: "token-old")
+            let new = SubscriptionKey(store: .google, environment: .production, storeID: "token-new")
+            _ = try await ledger.recordVerifiedState(Self.record("o", Self.state(old, .active, storeTime: 1_000)))
+            _ = try await ledger.linkAccount(LinkAccountRequest(idempotencyKey: "lo", key: old, accountID: "carol"))
+            var upgrade = Self.state(new, .active, storeTime: 2_000)
+            upgrade.replacesStoreID = "token-old"
+            let recorded = try await ledger.recordVerifiedState(Self.record("n", upgrade))
+            #expect(recorded.subscription?.accountID == "carol")
+            #expect(try await ledger.subscription(old).replacedByStoreID == "token-new")
+            let account = try await ledger.account("carol")
+            #expect(Set(account.subscriptions.map(\.key)) == [old, new])
+            #expect(Set(account.links.map(\.key)) == [old, new])
+            let changes = try await ledger.changes(after: 0, limit: 10)
+            #expect(changes.map(\.position) == [1, 2, 3, 4])
+            #expect(changes.last?.subscription?.key == old)
+        }
+    }
 }

@@ -12,7 +12,8 @@ enum LedgerEngine: String, CaseIterable, Sendable, CustomStringConvertible {
     var description: String { rawValue }
 
     static var available: [LedgerEngine] {
-        ProcessInfo.processInfo.environment["LEDGER_TEST_POSTGRES_URL"] == nil ? [.sqlite] : [.sqlite, .postgres]
+        (ProcessInfo.processInfo.environment["LEDGER_TEST_POSTGRES_URL"] ?? "").isEmpty
+            ? [.sqlite] : [.sqlite, .postgres]
     }
 
     /// A fresh, migrated database of this engine, and a function that removes it.

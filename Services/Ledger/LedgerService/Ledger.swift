@@ -177,7 +177,16 @@ public struct Ledger: Sendable {
             }
             let key = subscription.key
             let current = try Self.subscriptionRow(tx, key)
-            let account = try Self.linkedAccount(tx, key) ?? current?.accountID
+            // A purchase that replaced another (Google linkedPurchaseToken) continues its
+            // owner's subscription: without a link of its own it takes the replaced one's.
+            let replacedKey = subscription.replacesStoreID.map {
+                SubscriptionKey(store: key.store, environment: key.environment, storeID: $0)
+            }
+            var inherited: String?
+            if let replacedKey, try Self.linkedAccount(tx, key) == nil {
+                inherited = try Self.linkedAccount(tx, replacedKey)
+            }
+            let account = try Self.linkedAccount(tx, key) ?? current?.accountID ?? inherited
             var next = subscription
             next.accountID = account
             let applied = (current?.storeTimeMilliseconds ?? Int64.min) <= (next.storeTimeMilliseconds ?? 0)
@@ -198,6 +207,27 @@ public struct Ledger: Sendable {
                 Change(
                     position: position, committedTimeMilliseconds: verifiedAt, kind: .subscription,
                     subscription: state, events: events))
+            if let inherited {
+                try tx.query(
+                    """
+                    INSERT INTO links (store, environment, store_id, account_id, store_account_ref, linked_ms)
+                    VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (store, environment, store_id) DO NOTHING
+                    """,
+                    Self.keyParameters(key) + [.text(inherited), .text(subscription.storeAccountRef), .int(verifiedAt)])
+            }
+            // The replaced purchase records what replaced it, in a change of its own.
+            if applied, let replacedKey, var replaced = try Self.subscriptionRow(tx, replacedKey),
+                replaced.replacedByStoreID != key.storeID
+            {
+                replaced.replacedByStoreID = key.storeID
+                let replacedPosition = try Self.nextPosition(tx, dialect)
+                try Self.saveSubscription(tx, replaced, position: replacedPosition)
+                try Self.appendChange(
+                    tx,
+                    Change(
+                        position: replacedPosition, committedTimeMilliseconds: verifiedAt, kind: .subscription,
+                        subscription: replaced))
+            }
             if let notificationID = request.notificationID {
                 let update = try tx.query(
                     "UPDATE inbox SET status = $1 WHERE store = $2 AND notification_id = $3",

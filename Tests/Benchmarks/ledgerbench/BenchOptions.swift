@@ -1,0 +1,75 @@
+/// The command line of ledgerbench.
+struct BenchOptions {
+    var serverPath = ""
+    var seconds = 5.0
+    var referenceSeconds = 4.0
+    var postgresScript = "scripts/postgres-test-server"
+    var postgresBin = "/usr/lib/postgresql/15/bin"
+    var skipSQLite = false
+    var skipPostgres = false
+    var showHelp = false
+
+    static let helpText = """
+        usage: ledgerbench --server PATH [--seconds S] [--reference-seconds S]
+                           [--postgres-script PATH] [--postgres-bin DIR] [--skip-sqlite] [--skip-postgres]
+
+        Measures durable appends per second through the ledger's RecordVerifiedState RPC (each
+        with a unique idempotency key, one event with a 500-byte raw payload) with 1 and 32
+        concurrent writers, on SQLite (a fresh temporary directory) and on PostgreSQL (a
+        throwaway server started with scripts/postgres-test-server on a free loopback port),
+        then the same inserts done by the raw engine with the same durability and batch size:
+        the sqlite3 shell running a generated script (WAL, synchronous=FULL) and pgbench with a
+        custom script (synchronous_commit on), each on the schema the ledger itself created.
+        Batch size: 1 row per transaction for the 1-writer row, 32 for the 32-writer row (what
+        the group committer can form at most with 32 writers).
+
+        Prints a table, then as its last line one JSON object with every figure. The exit status
+        is 0 whenever the measurement ran, whatever the ratios; it is non-zero only when
+        something failed to run. Every process and temporary directory it made is removed.
+
+          --server PATH            the ledger executable; required
+          --seconds S              measured seconds per ledger configuration (default 5; 0.5…120)
+          --reference-seconds S    about how long each raw-engine run lasts (default 4; 0.5…120)
+          --postgres-script PATH   the throwaway-server script (default scripts/postgres-test-server,
+                                   relative to the working directory)
+          --postgres-bin DIR       where pgbench, psql and pg_dump are looked for first
+                                   (default /usr/lib/postgresql/15/bin; then PATH)
+          --skip-sqlite            leave out the SQLite rows
+          --skip-postgres          leave out the PostgreSQL rows
+          -h, --help               show this text
+
+        Needs sqlite3, pgbench, psql and pg_dump (`scripts/install-deps bench`). Traffic goes to
+        127.0.0.1 only.
+        """
+
+    /// Parses `arguments` (without the program name). Throws for unknown or incomplete flags.
+    init(arguments: [String]) throws(BenchError) {
+        var rest = arguments[...]
+        func value(for flag: String) throws(BenchError) -> String {
+            guard let value = rest.popFirst() else { throw BenchError("\(flag) needs a value") }
+            return value
+        }
+        func duration(for flag: String) throws(BenchError) -> Double {
+            let text = try value(for: flag)
+            guard let number = Double(text), number >= 0.5, number <= 120 else {
+                throw BenchError("\(flag) wants a number of seconds in [0.5, 120], not \"\(text)\"")
+            }
+            return number
+        }
+        while let flag = rest.popFirst() {
+            switch flag {
+            case "--server": serverPath = try value(for: flag)
+            case "--seconds": seconds = try duration(for: flag)
+            case "--reference-seconds": referenceSeconds = try duration(for: flag)
+            case "--postgres-script": postgresScript = try value(for: flag)
+            case "--postgres-bin": postgresBin = try value(for: flag)
+            case "--skip-sqlite": skipSQLite = true
+            case "--skip-postgres": skipPostgres = true
+            case "-h", "--help": showHelp = true
+            default: throw BenchError("unknown argument \"\(flag)\" (see --help)")
+            }
+        }
+        if !showHelp && serverPath.isEmpty { throw BenchError("--server PATH is required (see --help)") }
+        if skipSQLite && skipPostgres { throw BenchError("--skip-sqlite and --skip-postgres leave nothing to measure") }
+    }
+}
