@@ -170,23 +170,35 @@ public struct Ledger: Sendable {
         let subscription = incoming
         let dialect = database.dialect
         return try await write { tx in
-            if let replay = try Self.replay(tx, request.idempotencyKey, hash, as: RecordVerifiedStateResponse.self) {
-                var response = replay
+            let key = subscription.key
+            // One round trip for what the write depends on: the idempotency record, the
+            // current state and the link.
+            let lookup = try tx.query(
+                """
+                SELECT (SELECT request_hash FROM idempotency WHERE idempotency_key = $1) AS request_hash,
+                       (SELECT response FROM idempotency WHERE idempotency_key = $1) AS response,
+                       (SELECT state FROM subscriptions WHERE store = $2 AND environment = $3 AND store_id = $4) AS state,
+                       (SELECT account_id FROM links WHERE store = $2 AND environment = $3 AND store_id = $4) AS account_id
+                """, [.text(request.idempotencyKey)] + Self.keyParameters(key))
+            if let storedHash = lookup.text(0, "request_hash") {
+                var response = try Self.replayed(
+                    request.idempotencyKey, storedHash, hash, lookup.blob(0, "response"),
+                    as: RecordVerifiedStateResponse.self)
                 response.replayed = true
                 return response
             }
-            let key = subscription.key
-            let current = try Self.subscriptionRow(tx, key)
+            let current = try lookup.blob(0, "state").map { try Self.decode(Subscription.self, $0) }
+            let linked = lookup.text(0, "account_id")
             // A purchase that replaced another (Google linkedPurchaseToken) continues its
             // owner's subscription: without a link of its own it takes the replaced one's.
             let replacedKey = subscription.replacesStoreID.map {
                 SubscriptionKey(store: key.store, environment: key.environment, storeID: $0)
             }
             var inherited: String?
-            if let replacedKey, try Self.linkedAccount(tx, key) == nil {
+            if let replacedKey, linked == nil {
                 inherited = try Self.linkedAccount(tx, replacedKey)
             }
-            let account = try Self.linkedAccount(tx, key) ?? current?.accountID ?? inherited
+            let account = linked ?? current?.accountID ?? inherited
             var next = subscription
             next.accountID = account
             let applied = (current?.storeTimeMilliseconds ?? Int64.min) <= (next.storeTimeMilliseconds ?? 0)
@@ -481,10 +493,18 @@ public struct Ledger: Sendable {
     /// writers take positions one at a time and hold them until they commit, so positions
     /// become visible in order: a reader that has seen position n never later finds n − 1.
     static func nextPosition(_ tx: any LedgerTransaction, _ dialect: SQLDialect) throws -> UInt64 {
-        if dialect == .postgres {
-            try tx.query("SELECT pg_advisory_xact_lock($1)", [.int(LedgerSchema.positionLockID)])
+        let next: UInt64
+        if let last = tx.batch.lastPosition {
+            // The lock (PostgreSQL) is held since the first position of this transaction.
+            next = last + 1
+        } else {
+            if dialect == .postgres {
+                try tx.query("SELECT pg_advisory_xact_lock($1)", [.int(LedgerSchema.positionLockID)])
+            }
+            next = UInt64(try lastPosition(tx) + 1)
         }
-        return UInt64(try lastPosition(tx) + 1)
+        tx.batch.lastPosition = next
+        return next
     }
 
     static func lastPosition(_ tx: any LedgerTransaction) throws -> Int64 {
@@ -578,11 +598,18 @@ public struct Ledger: Sendable {
     ) throws -> Response? {
         let rows = try tx.query(
             "SELECT request_hash, response FROM idempotency WHERE idempotency_key = $1", [.text(key)])
-        guard !rows.isEmpty else { return nil }
-        guard rows.text(0, "request_hash") == hash else {
+        guard let stored = rows.text(0, "request_hash") else { return nil }
+        return try replayed(key, stored, hash, rows.blob(0, "response"), as: Response.self)
+    }
+
+    /// The stored answer when `storedHash` is this request's; FAILED_PRECONDITION otherwise.
+    static func replayed<Response: ProtoMessage>(
+        _ key: String, _ storedHash: String, _ hash: String, _ response: [UInt8]?, as: Response.Type
+    ) throws -> Response {
+        guard storedHash == hash else {
             throw RPCError(.failedPrecondition, "idempotency key \"\(key)\" was already used with a different request")
         }
-        return try decode(Response.self, rows.blob(0, "response"))
+        return try decode(Response.self, response)
     }
 
     static func remember<Response: ProtoMessage>(

@@ -59,7 +59,8 @@ struct AppendLoad {
                                 let response = try await client.call(
                                     AppendWorkload.method, request, as: RecordVerifiedStateResponse.self)
                                 guard response.applied && !response.replayed else {
-                                    throw RPCError(.internalError, "append \(request.idempotencyKey) was not newly applied")
+                                    throw RPCError(
+                                        .internalError, "append \(request.idempotencyKey) was not newly applied")
                                 }
                                 let elapsed = ContinuousClock.now - sent
                                 result.latencies.append(

@@ -136,7 +136,9 @@ struct Benchmark {
         guard outcome.failed > 0 || outcome.succeeded == 0 else { return }
         var message =
             "\(outcome.failed) of \(outcome.failed + outcome.succeeded) appends failed; the first: \(outcome.firstFailure ?? "none succeeded")"
-        if ledger.child.waitForExit(within: .milliseconds(500)) { message += "; the ledger has exited (its log is above)" }
+        if ledger.child.waitForExit(within: .milliseconds(500)) {
+            message += "; the ledger has exited (its log is above)"
+        }
         throw BenchError(message)
     }
 

@@ -123,7 +123,8 @@ final class ChildProcess {
             if ContinuousClock.now >= deadline {
                 kill(pid, SIGKILL)
                 _ = waitpid(pid, &status, 0)
-                throw BenchError("\(path) \(arguments.joined(separator: " ").prefix(300)) did not finish within \(limit)")
+                throw BenchError(
+                    "\(path) \(arguments.joined(separator: " ").prefix(300)) did not finish within \(limit)")
             }
             usleep(5_000)
         }

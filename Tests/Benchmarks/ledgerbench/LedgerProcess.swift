@@ -7,6 +7,7 @@ import Glibc
 final class LedgerProcess {
     let child: ChildProcess
     let port: Int
+    private let interruption: Int
 
     /// Starts `executable` with the ledger variables in `settings` and waits (at most `limit`)
     /// for its listening line. Throws when it cannot start, exits, or stays silent; it is
@@ -27,6 +28,8 @@ final class LedgerProcess {
         child = try ChildProcess(
             name: executable, executable: executable, arguments: [], environment: environment, directory: directory,
             errorOutput: pipe)
+        let pid = child.pid
+        interruption = Interruption.add { kill(pid, SIGKILL) }
         // The copying thread gets its own descriptor, so it never reads a closed or reused one.
         let fd = dup(pipe.fileHandleForReading.fileDescriptor)
         try? pipe.fileHandleForReading.close()
@@ -36,6 +39,7 @@ final class LedgerProcess {
         } catch {
             close(fd)
             child.stop()
+            Interruption.remove(interruption)
             throw error
         }
         Self.copyToStandardError(fd)
@@ -46,7 +50,11 @@ final class LedgerProcess {
     /// Stops the ledger (SIGTERM, then SIGKILL after 10 s). Returns its exit status, nil when it
     /// had to be killed or died of a signal.
     @discardableResult
-    func stop() -> Int32? { child.stop() }
+    func stop() -> Int32? {
+        let status = child.stop()
+        Interruption.remove(interruption)
+        return status
+    }
 
     /// Reads the log from `fd` until a listening line names the port; echoes what it read.
     private static func readUntilListening(_ fd: Int32, executable: String, limit: Duration) throws(BenchError) -> Int {

@@ -18,9 +18,12 @@ struct PgbenchReference {
 
     /// Runs pgbench for about `seconds` with `clients` connections on a fresh database.
     func measure(batch: Int, clients: Int, seconds: Double) throws(BenchError) -> ReferenceRun {
-        try psql("postgres", ["-c", "DROP DATABASE IF EXISTS \(Self.database)", "-c", "CREATE DATABASE \(Self.database)"])
+        try psql(
+            "postgres", ["-c", "DROP DATABASE IF EXISTS \(Self.database)", "-c", "CREATE DATABASE \(Self.database)"])
         let schemaFile = try directory.write("schema.sql", schema)
-        try psql(Self.database, ["-f", schemaFile, "-c", "CREATE SEQUENCE ref_key; CREATE SEQUENCE ref_position;"])
+        try psql(
+            Self.database,
+            ["-f", schemaFile, "-c", "CREATE SEQUENCE public.ref_key; CREATE SEQUENCE public.ref_position;"])
         let scriptFile = try directory.write("pgbench-\(batch).sql", script(batch: batch))
         let flushesBefore = flushes?.count()
         let arguments = [
@@ -78,7 +81,10 @@ struct PgbenchReference {
     static func schema(tools: PostgresTools, port: Int, database: String) throws(BenchError) -> String {
         let result = try ChildProcess.runToCompletion(
             tools.pgDump,
-            ["--schema-only", "--no-owner", "--no-privileges", "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", database],
+            [
+                "--schema-only", "--no-owner", "--no-privileges", "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres",
+                database,
+            ],
             limit: .seconds(60), separateStandardError: true)
         guard result.status == 0, result.output.contains("CREATE TABLE public.idempotency") else {
             throw BenchError("pg_dump could not read the ledger's schema:\n\(result.output.suffix(2000))")
@@ -87,10 +93,13 @@ struct PgbenchReference {
     }
 
     private func psql(_ database: String, _ arguments: [String]) throws(BenchError) {
-        let all = ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", database] + arguments
+        let all =
+            ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", database]
+            + arguments
         let result = try ChildProcess.runToCompletion(tools.psql, all, limit: .seconds(60))
         guard result.status == 0 else {
-            throw BenchError("psql \(arguments.joined(separator: " ").prefix(200)) failed:\n\(result.output.suffix(2000))")
+            throw BenchError(
+                "psql \(arguments.joined(separator: " ").prefix(200)) failed:\n\(result.output.suffix(2000))")
         }
     }
 

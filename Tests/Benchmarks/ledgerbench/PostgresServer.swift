@@ -9,28 +9,36 @@ final class PostgresServer {
     private let script: String
     private let directory: TemporaryDirectory
     private var stopped = false
+    private let interruption: Int
 
     /// Starts the server and creates its `ledger_test` database. Throws when the script fails;
     /// whatever it started is stopped then.
     init(script: String) throws(BenchError) {
         guard FileManager.default.isExecutableFile(atPath: script) else {
-            throw BenchError("\(script) not found or not executable (run from the repository root, or --postgres-script)")
+            throw BenchError(
+                "\(script) not found or not executable (run from the repository root, or --postgres-script)")
         }
         self.script = script
         directory = try TemporaryDirectory("postgres")
         port = try FreePort.loopback()
+        let directoryPath = directory.path
+        interruption = Interruption.add {
+            _ = try? ChildProcess.runToCompletion(script, ["stop", directoryPath], limit: .seconds(60))
+        }
         let started: (status: Int32, output: String)
         do {
             started = try ChildProcess.runToCompletion(
                 script, ["start", directory.path, "\(port)"], limit: .seconds(120), separateStandardError: true)
         } catch {
             Self.stop(script: script, directory: directory)
+            Interruption.remove(interruption)
             throw error
         }
         guard started.status == 0,
             let line = started.output.split(whereSeparator: \.isNewline).last(where: { $0.hasPrefix("postgresql://") })
         else {
             Self.stop(script: script, directory: directory)
+            Interruption.remove(interruption)
             throw BenchError("\(script) start failed (status \(started.status)):\n\(started.output.suffix(2000))")
         }
         url = String(line)
@@ -42,6 +50,7 @@ final class PostgresServer {
         guard !stopped else { return }
         stopped = true
         Self.stop(script: script, directory: directory)
+        Interruption.remove(interruption)
     }
 
     private static func stop(script: String, directory: TemporaryDirectory) {

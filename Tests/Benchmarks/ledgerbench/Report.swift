@@ -31,7 +31,9 @@ struct ReportRow {
     var ratio: Double { Self.ratio(ledger.appendsPerSecond, reference.rowsPerSecond) }
     var concurrentRatio: Double? { concurrentReference.map { Self.ratio(ledger.appendsPerSecond, $0.rowsPerSecond) } }
 
-    static func ratio(_ ours: Double, _ theirs: Double) -> Double { theirs > 0 ? (ours / theirs * 100).rounded() / 100 : 0 }
+    static func ratio(_ ours: Double, _ theirs: Double) -> Double {
+        theirs > 0 ? (ours / theirs * 100).rounded() / 100 : 0
+    }
 
     static func perUnit(_ flushes: Int?, _ count: Int) -> Double? {
         guard let flushes, count > 0 else { return nil }
@@ -103,7 +105,8 @@ struct Report {
         }
         let minimum = minRatio.map { Self.fixed($0, 2) } ?? "null"
         let meets = rows.allSatisfy { $0.ratio >= targetRatio }
-        return "{\"benchmark\":\"ledger\",\"target_ratio\":\(targetRatio),\"results\":[\(results.joined(separator: ","))],"
+        return
+            "{\"benchmark\":\"ledger\",\"target_ratio\":\(targetRatio),\"results\":[\(results.joined(separator: ","))],"
             + "\"min_ratio\":\(minimum),\"all_meet_target\":\(meets),\"errors\":0}"
     }
 
@@ -118,7 +121,9 @@ struct Report {
 
     private static func fixed(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
 
-    private static func optional(_ value: Double?, _ decimals: Int) -> String { value.map { fixed($0, decimals) } ?? "-" }
+    private static func optional(_ value: Double?, _ decimals: Int) -> String {
+        value.map { fixed($0, decimals) } ?? "-"
+    }
 
     private static func json(_ value: Double?, _ decimals: Int) -> String {
         value.map { fixed($0, decimals) } ?? "null"

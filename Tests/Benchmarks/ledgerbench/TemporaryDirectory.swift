@@ -6,12 +6,15 @@ import Glibc
 final class TemporaryDirectory {
     let path: String
     private var removed = false
+    private let interruption: Int
 
     /// Makes `<tmp>/ledgerbench-<label>-XXXXXX` (mode 0700). Throws when mkdtemp fails.
     init(_ label: String) throws(BenchError) {
         var template = Array((FileManager.default.temporaryDirectory.path + "/ledgerbench-\(label)-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp: \(String(cString: strerror(errno)))") }
-        path = String(cString: made)
+        let path = String(cString: made)
+        self.path = path
+        interruption = Interruption.add { try? FileManager.default.removeItem(atPath: path) }
     }
 
     deinit { remove() }
@@ -34,5 +37,6 @@ final class TemporaryDirectory {
         guard !removed else { return }
         removed = true
         try? FileManager.default.removeItem(atPath: path)
+        Interruption.remove(interruption)
     }
 }

@@ -17,6 +17,7 @@ if options.showHelp {
     print(BenchOptions.helpText)
     exit(0)
 }
+Interruption.install()
 do {
     try Benchmark(options: options).run()
     exit(0)

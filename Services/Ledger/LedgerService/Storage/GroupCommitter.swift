@@ -14,15 +14,28 @@ final class GroupCommitter: Sendable {
     typealias Transaction = @Sendable (_ run: (any LedgerTransaction) throws -> Void) throws -> Void
 
     private final class Job: @unchecked Sendable {  // touched by the committer thread only, then handed back once
-        let body: (any LedgerTransaction) -> Void
+        /// Runs the work; alone in its batch it needs no savepoint (a failure rolls back the
+        /// whole transaction, which then holds nothing else), so it rethrows instead.
+        let body: (any LedgerTransaction, _ alone: Bool) throws -> Void
         let complete: (_ commitError: (any Error)?) -> Void
+        private let failedCheck: () -> Bool
+        var failed: Bool { failedCheck() }
 
         init<T: Sendable>(
             _ work: @escaping @Sendable (any LedgerTransaction) throws -> T,
             _ continuation: CheckedContinuation<T, any Error>
         ) {
             var outcome: Result<T, any Error>?
-            body = { tx in
+            body = { tx, alone in
+                if alone {
+                    do {
+                        outcome = .success(try work(tx))
+                    } catch {
+                        outcome = .failure(error)
+                        throw error
+                    }
+                    return
+                }
                 do {
                     try tx.query("SAVEPOINT job")
                     let value = try work(tx)
@@ -33,6 +46,10 @@ final class GroupCommitter: Sendable {
                     _ = try? tx.query("RELEASE SAVEPOINT job")
                     outcome = .failure(error)
                 }
+            }
+            failedCheck = {
+                if case .failure? = outcome { return true }
+                return false
             }
             complete = { commitError in
                 if let commitError {
@@ -92,11 +109,12 @@ final class GroupCommitter: Sendable {
             if batch.isEmpty { return }
             var commitError: (any Error)?
             do {
-                try transaction { tx in for job in batch { job.body(tx) } }
+                try transaction { tx in for job in batch { try job.body(tx, batch.count == 1) } }
             } catch {
                 commitError = error
             }
-            for job in batch { job.complete(commitError) }
+            // A lone job that failed reports its own error (the rollback followed from it).
+            for job in batch { job.complete(batch.count == 1 && job.failed ? nil : commitError) }
         }
     }
 }

@@ -13,6 +13,16 @@ public protocol LedgerTransaction {
     /// Runs one statement with `$1…$n` bound to `parameters`.
     @discardableResult
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows
+    /// State shared by the writes of one transaction (one group-commit batch).
+    var batch: TransactionBatch { get }
+}
+
+/// What the writes of one transaction share: the last change-feed position taken in it, so
+/// the next write takes the one after without asking the database again. A write rolled back
+/// to its savepoint leaves its position unused; the feed then has a gap, never a skipped change.
+public final class TransactionBatch {
+    public var lastPosition: UInt64?
+    public init() {}
 }
 
 extension LedgerTransaction {

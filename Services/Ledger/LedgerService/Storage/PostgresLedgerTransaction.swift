@@ -10,6 +10,7 @@ import PostgreSQL
 struct PostgresLedgerTransaction: LedgerTransaction {
     let connection: PostgresConnection
     let prepares: Bool
+    let batch = TransactionBatch()
 
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows {
         let values = parameters.map(Self.convert)

@@ -80,6 +80,7 @@ public final class SQLiteLedgerDatabase: LedgerDatabase {
 /// Adapts a SQLite transaction: `$n` placeholders become SQLite's `?n`.
 struct SQLiteLedgerTransaction: LedgerTransaction {
     let tx: SQLiteTransaction
+    let batch = TransactionBatch()
 
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows {
         let rows = try tx.query(sql.replacingOccurrences(of: "$", with: "?"), parameters.map(Self.convert))
