@@ -83,7 +83,10 @@ struct SQLiteLedgerTransaction: LedgerTransaction {
     let batch = TransactionBatch()
 
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows {
-        let rows = try tx.query(sql.replacingOccurrences(of: "$", with: "?"), parameters.map(Self.convert))
+        // `$n` → `?n`, byte for byte (the statement cache is keyed by the converted text).
+        let converted = String(
+            decoding: sql.utf8.map { $0 == UInt8(ascii: "$") ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
+        let rows = try tx.query(converted, parameters.map(Self.convert))
         return SQLRows(columns: rows.columnNames, rows: rows.rows.map { $0.map(Self.convert) }, affected: rows.changes)
     }
 
