@@ -191,6 +191,9 @@ struct LedgerConformanceTests {
                 let claimEvent = try #require(events.first)
                 #expect(claimEvent.accountID == "bob" && claimEvent.otherAccountID == "alice")
                 #expect(claimEvent.kind == (policy == .transfer ? .accountTransferred : .other))
+                // Both accounts' histories show the claim.
+                let aliceHistory = try await ledger.history(GetHistoryRequest(accountID: "alice")).events
+                #expect(aliceHistory.first?.otherAccountID == "alice" && aliceHistory.first?.accountID == "bob")
             }
         }
     }

@@ -43,6 +43,8 @@ public struct Ledger: Sendable {
         try Self.check(entry.notificationID, "entry.notification_id", max: Self.maxIDBytes)
         try Self.check(entry.notificationType, "entry.notification_type", max: Self.maxIDBytes)
         try Self.checkOptional(entry.rawPayload, "entry.raw_payload", max: Self.maxPayloadBytes)
+        try Self.checkOptional(entry.subtype ?? "", "entry.subtype", max: Self.maxIDBytes)
+        if let key = entry.key { try Self.check(key, "entry.key") }
         entry.status = .pending
         entry.attempts = 0
         entry.lastError = nil
@@ -154,6 +156,21 @@ public struct Ledger: Sendable {
         try Self.check(incoming.key, "subscription.key")
         try Self.check(incoming.productID, "subscription.product_id", max: Self.maxIDBytes)
         guard incoming.state != nil else { throw RPCError(.invalidArgument, "subscription.state is missing") }
+        guard (incoming.storeTimeMilliseconds ?? 0) > 0 else {
+            throw RPCError(
+                .invalidArgument, "subscription.store_time_ms is missing: states are ordered by the store's time")
+        }
+        for (value, field) in [
+            (incoming.replacesStoreID, "replaces_store_id"), (incoming.replacedByStoreID, "replaced_by_store_id"),
+            (incoming.storeAccountRef, "store_account_ref"), (incoming.accountID, "account_id"),
+            (incoming.basePlanID, "base_plan_id"), (incoming.offerID, "offer_id"),
+            (incoming.autoRenewProductID, "auto_renew_product_id"), (incoming.latestOrderID, "latest_order_id"),
+            (incoming.revocationReason, "revocation_reason"), (Optional(incoming.bundleOrPackage), "bundle_or_package"),
+            (request.notificationID, "notification_id"),
+        ] {
+            try Self.checkOptional(
+                value ?? "", field == "notification_id" ? field : "subscription.\(field)", max: Self.maxIDBytes)
+        }
         guard request.events.count <= Self.maxEvents else {
             throw RPCError(
                 .invalidArgument, "at most \(Self.maxEvents) events per request, got \(request.events.count)")
@@ -163,6 +180,14 @@ public struct Ledger: Sendable {
                 throw RPCError(.invalidArgument, "events[\(index)].key differs from subscription.key")
             }
             try Self.checkOptional(event.rawPayload ?? "", "events[\(index)].raw_payload", max: Self.maxPayloadBytes)
+            for (value, field) in [
+                (event.storeType, "store_type"), (event.storeSubtype, "store_subtype"),
+                (event.notificationID, "notification_id"), (event.accountID, "account_id"),
+                (event.otherAccountID, "other_account_id"),
+            ] {
+                try Self.checkOptional(value ?? "", "events[\(index)].\(field)", max: Self.maxIDBytes)
+            }
+            try Self.checkOptional(event.detail ?? "", "events[\(index)].detail", max: Self.maxErrorBytes)
         }
         let hash = Digest.sha256Hex(request.serialized())
         let verifiedAt = now()
@@ -214,11 +239,17 @@ public struct Ledger: Sendable {
             }
             if applied { try Self.saveSubscription(tx, state, position: position) }
             for event in events { try Self.insertEvent(tx, event) }
+            // A link taken over from the replaced purchase travels in the same change.
+            let inheritedLink = inherited.map {
+                AccountLink(
+                    accountID: $0, key: key, storeAccountRef: subscription.storeAccountRef,
+                    linkedTimeMilliseconds: verifiedAt)
+            }
             try Self.appendChange(
                 tx,
                 Change(
                     position: position, committedTimeMilliseconds: verifiedAt, kind: .subscription,
-                    subscription: state, events: events))
+                    subscription: state, link: inheritedLink, events: events))
             if let inherited {
                 try tx.query(
                     """
@@ -388,7 +419,7 @@ public struct Ledger: Sendable {
         switch (request.accountID, request.key) {
         case (let account?, nil):
             try Self.check(account, "account_id", max: Self.maxIDBytes)
-            filter = "account_id = $1"
+            filter = "(account_id = $1 OR other_account_id = $1)"
             parameters = [.text(account)]
         case (nil, let key?):
             try Self.check(key, "key")
@@ -414,6 +445,11 @@ public struct Ledger: Sendable {
             let next = rows.count > Int(size) ? rows.int(count - 1, "id").map(String.init) : nil
             return GetHistoryResponse(events: events, nextPageToken: next)
         }
+    }
+
+    /// The newest committed change-feed position (0 when there is none).
+    public func lastPosition() async throws -> UInt64 {
+        try await read { tx in UInt64(try Self.lastPosition(tx)) }
     }
 
     /// Committed changes after `position`, in order, at most `limit`.
@@ -489,20 +525,12 @@ public struct Ledger: Sendable {
         [.int(Int64(key.store.rawValue)), .int(Int64(key.environment.rawValue)), .text(key.storeID)]
     }
 
-    /// The next change-feed position. On PostgreSQL a transaction-scoped advisory lock makes
-    /// writers take positions one at a time and hold them until they commit, so positions
-    /// become visible in order: a reader that has seen position n never later finds n − 1.
+    /// The next change-feed position. Write transactions run one at a time (SQLite's single
+    /// writer; on PostgreSQL the advisory lock every write batch takes first and holds until
+    /// it commits), so positions become visible in order: a reader that has seen position n
+    /// never later finds n − 1.
     static func nextPosition(_ tx: any LedgerTransaction, _ dialect: SQLDialect) throws -> UInt64 {
-        let next: UInt64
-        if let last = tx.batch.lastPosition {
-            // The lock (PostgreSQL) is held since the first position of this transaction.
-            next = last + 1
-        } else {
-            if dialect == .postgres {
-                try tx.query("SELECT pg_advisory_xact_lock($1)", [.int(LedgerSchema.positionLockID)])
-            }
-            next = UInt64(try lastPosition(tx) + 1)
-        }
+        let next = try tx.batch.lastPosition.map { $0 + 1 } ?? UInt64(try lastPosition(tx) + 1)
         tx.batch.lastPosition = next
         return next
     }
@@ -546,9 +574,13 @@ public struct Ledger: Sendable {
 
     static func insertEvent(_ tx: any LedgerTransaction, _ event: LifecycleEvent) throws {
         try tx.query(
-            "INSERT INTO events (store, environment, store_id, account_id, position, event) VALUES ($1, $2, $3, $4, $5, $6)",
+            """
+            INSERT INTO events (store, environment, store_id, account_id, other_account_id, position, event)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            """,
             keyParameters(event.key) + [
-                .text(event.accountID), .int(Int64(event.position ?? 0)), .blob(event.serialized()),
+                .text(event.accountID), .text(event.otherAccountID), .int(Int64(event.position ?? 0)),
+                .blob(event.serialized()),
             ])
     }
 

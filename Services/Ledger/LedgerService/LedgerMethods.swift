@@ -46,6 +46,13 @@ enum LedgerMethods {
         router.serverStream("\(service)/WatchChanges") {
             (_, request: WatchChangesRequest, stream: ServerStreamSender<Change>) in
             var cursor = request.after
+            let newest = try await ledger.lastPosition()
+            guard cursor <= newest else {
+                // A reader ahead of the ledger (a restored backup, the wrong database) would
+                // otherwise wait and then silently skip everything up to its cursor.
+                throw RPCError(
+                    .failedPrecondition, "after = \(cursor) is beyond the newest position \(newest) of this ledger")
+            }
             while !Task.isCancelled {
                 let changes = try await ledger.changes(after: cursor, limit: feedBatch)
                 for change in changes {

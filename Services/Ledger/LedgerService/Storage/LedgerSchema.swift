@@ -32,11 +32,12 @@ enum LedgerSchema {
                     """
                     CREATE TABLE events (
                         id \(serial), store \(bigint) NOT NULL, environment \(bigint) NOT NULL,
-                        store_id TEXT NOT NULL, account_id TEXT, position \(bigint) NOT NULL,
-                        event \(blob) NOT NULL)
+                        store_id TEXT NOT NULL, account_id TEXT, other_account_id TEXT,
+                        position \(bigint) NOT NULL, event \(blob) NOT NULL)
                     """,
                     "CREATE INDEX events_by_key ON events (store, environment, store_id, id)",
                     "CREATE INDEX events_by_account ON events (account_id, id)",
+                    "CREATE INDEX events_by_other_account ON events (other_account_id, id)",
                     """
                     CREATE TABLE links (
                         store \(bigint) NOT NULL, environment \(bigint) NOT NULL, store_id TEXT NOT NULL,

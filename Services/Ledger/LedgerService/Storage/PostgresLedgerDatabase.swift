@@ -55,7 +55,14 @@ public final class PostgresLedgerDatabase: LedgerDatabase {
         let writer = PostgresLedgerWriter(connection: connection)
         self.writer = writer
         committer = GroupCommitter(queue: writeQueue, maxBatch: maxBatch) { batch in
-            try writer.transaction(prepares: true) { tx in try batch(tx) }
+            try writer.transaction(prepares: true) { tx in
+                // Every write batch of every instance holds this lock until it commits, taken
+                // before any savepoint (a rollback to a savepoint would release it): writes on
+                // one database run one batch at a time, reads inside them see every earlier
+                // commit, and change positions become visible in order.
+                try tx.query("SELECT pg_advisory_xact_lock($1)", [.int(LedgerSchema.positionLockID)])
+                try batch(tx)
+            }
         }
     }
 
