@@ -62,13 +62,21 @@ struct TLSTests {
     }
 
     /// The server refuses the handshake: the call fails UNAVAILABLE and says TLS refused it.
+    /// In TLS 1.3 the client's handshake ends before the server has checked its certificate,
+    /// so the refusal reaches the client either as the server's alert (which names the reason)
+    /// or, when the client was still writing its request, as a reset. Either way the call
+    /// fails UNAVAILABLE, and the server counts a TLS rejection.
     func expectRefused(_ server: TestServer, _ tls: TLSConfiguration, _ detail: String) async {
         await #expect {
             _ = try await call(server, tls)
         } throws: { error in
-            guard let error = error as? RPCError else { return false }
-            return error.code == .unavailable && error.message.contains(detail)
+            guard let error = error as? RPCError, error.code == .unavailable else { return false }
+            return error.message.contains(detail) || error.message.contains("Connection reset by peer")
+                || error.message.hasSuffix("peer closed the connection")
         }
+        var metrics = MetricsTextProbe()
+        metrics.render(server.server)
+        #expect(metrics.output.contains("rpc_server_frames_rejected_total{reason=\"tls\"}"))
     }
 
     @Test("the allowed identity succeeds")
