@@ -118,6 +118,9 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
+    /// True while a transaction is open on this connection; the caller holds `lock`.
+    fileprivate var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     /// The journal mode in force (`wal` once opened).
     public var journalMode: String {
         lock.withLock { _ in
@@ -134,6 +137,10 @@ public final class SQLiteDatabase: Sendable {
 /// body that received it (using it later fails or runs outside any transaction).
 public struct SQLiteTransaction {
     fileprivate let database: SQLiteDatabase
+
+    /// False once SQLite has rolled the whole transaction back by itself (after SQLITE_FULL,
+    /// SQLITE_IOERR, SQLITE_NOMEM and the like): later statements would run outside it.
+    public var isOpen: Bool { database.inTransaction }
 
     /// Runs one statement inside the transaction.
     @discardableResult

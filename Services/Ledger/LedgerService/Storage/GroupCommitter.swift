@@ -42,9 +42,12 @@ final class GroupCommitter: Sendable {
                     try tx.query("RELEASE SAVEPOINT job")
                     outcome = .success(value)
                 } catch {
+                    outcome = .failure(error)
+                    // The engine may have ended the whole transaction (SQLite after a full
+                    // disk): then nothing of this batch may commit, job by job or at all.
+                    guard tx.isOpen else { throw error }
                     _ = try? tx.query("ROLLBACK TO SAVEPOINT job")
                     _ = try? tx.query("RELEASE SAVEPOINT job")
-                    outcome = .failure(error)
                 }
             }
             failedCheck = {

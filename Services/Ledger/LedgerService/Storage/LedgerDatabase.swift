@@ -15,6 +15,13 @@ public protocol LedgerTransaction {
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows
     /// State shared by the writes of one transaction (one group-commit batch).
     var batch: TransactionBatch { get }
+    /// False when the engine has ended the transaction by itself after an error, so the rest
+    /// of the batch must fail rather than run outside it.
+    var isOpen: Bool { get }
+}
+
+extension LedgerTransaction {
+    public var isOpen: Bool { true }
 }
 
 /// What the writes of one transaction share: the last change-feed position taken in it, so

@@ -81,6 +81,7 @@ public final class SQLiteLedgerDatabase: LedgerDatabase {
 struct SQLiteLedgerTransaction: LedgerTransaction {
     let tx: SQLiteTransaction
     let batch = TransactionBatch()
+    var isOpen: Bool { tx.isOpen }
 
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows {
         // `$n` → `?n`, byte for byte (the statement cache is keyed by the converted text).
