@@ -45,8 +45,8 @@ public final class PrivateKey: @unchecked Sendable {
         return PrivateKey(takingOwnership: key)
     }
 
-    /// Reads an unencrypted private key from PEM: PKCS#8 (`BEGIN PRIVATE KEY`) or a traditional
-    /// format (`BEGIN EC PRIVATE KEY`, `BEGIN RSA PRIVATE KEY`). Encrypted keys are rejected
+    /// Reads an unencrypted private key from PEM: PKCS#8 or OpenSSL's traditional EC and RSA
+    /// formats. Encrypted keys are rejected
     /// (no password prompt). Throws `CryptoError` when no key can be read.
     public convenience init(pem: String) throws(CryptoError) {
         ERR_clear_error()
@@ -57,7 +57,7 @@ public final class PrivateKey: @unchecked Sendable {
         self.init(takingOwnership: key)
     }
 
-    /// The key as unencrypted PKCS#8 PEM (`BEGIN PRIVATE KEY`). The result is secret.
+    /// The key as unencrypted PKCS#8 PEM. The result is secret.
     public func pemPKCS8() throws(CryptoError) -> String {
         let bio = try MemoryBIO()
         let written = bio.withHandle { bio in
