@@ -68,7 +68,8 @@ let package = Package(
         .target(
             name: "LedgerService",
             dependencies: [
-                "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "SQLite", "PostgreSQL",
+                "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "SQLite",
+                "PostgreSQL",
                 "Crypto",
             ],
             path: "Services/Ledger/LedgerService", swiftSettings: swiftSettings),
@@ -85,7 +86,8 @@ let package = Package(
 
         // The operator's command-line client.
         .target(
-            name: "SubctlKit", dependencies: ["Wire", "CProto", "CProtobufC", "RPC", "Config", "Observability", "Model"],
+            name: "SubctlKit",
+            dependencies: ["Wire", "CProto", "CProtobufC", "RPC", "Config", "Observability", "Model"],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(
             name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
@@ -94,9 +96,12 @@ let package = Package(
         .executableTarget(
             name: "rpcbench", dependencies: ["Wire", "CShims"],
             path: "Tests/Benchmarks/rpcbench", swiftSettings: swiftSettings),
-        .executableTarget(name: "ledgerbench", dependencies: ["RPC", "Wire", "Model", "Config"], path: "Tests/Benchmarks/ledgerbench", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "ledgerbench", dependencies: ["RPC", "Wire", "Model", "Config"], path: "Tests/Benchmarks/ledgerbench",
+            swiftSettings: swiftSettings),
 
-        // Tests.
+        // Tests, and what several test targets share.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "WireTests", dependencies: ["Wire", "Model"], path: "Tests/WireTests", swiftSettings: swiftSettings),
         .testTarget(
@@ -123,11 +128,15 @@ let package = Package(
             name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model"], path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["RPC", "Wire", "Config", "Crypto"], path: "Tests/EndToEndTests",
+            name: "EndToEndTests", dependencies: ["RPC", "Wire", "Config", "Crypto", "TestSupport"],
+            path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "PostgreSQLTests", dependencies: ["PostgreSQL"], path: "Tests/PostgreSQLTests",
             swiftSettings: swiftSettings),
-        .testTarget(name: "LedgerProcessTests", dependencies: ["RPC", "Wire", "Model", "Config", "SQLite", "PostgreSQL"], path: "Tests/LedgerProcessTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LedgerProcessTests",
+            dependencies: ["RPC", "Wire", "Model", "Config", "SQLite", "PostgreSQL", "TestSupport"],
+            path: "Tests/LedgerProcessTests", swiftSettings: swiftSettings),
     ]
 )

@@ -6,7 +6,8 @@ import Observability
 /// The body of every service's `main.swift`: build the service from the environment, run it,
 /// and turn failures into a message and an exit status (2 for configuration, 1 otherwise).
 public enum ServiceMain {
-    public static func run(_ name: String, _ build: (EnvironmentReader, ShutdownSignal) async throws -> ServiceHost) async
+    public static func run(_ name: String, _ build: (EnvironmentReader, ShutdownSignal) async throws -> ServiceHost)
+        async
         -> Never
     {
         let signal = ShutdownSignal.installed()

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import RPC
 import Testing
+import TestSupport
 import Wire
 
 @Suite("Service executables", .timeLimit(.minutes(1)))

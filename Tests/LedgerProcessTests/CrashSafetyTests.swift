@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import RPC
 import Testing
+import TestSupport
 import Wire
 
 /// The ledger process killed with SIGKILL while it ingests: nothing acknowledged is lost,

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import RPC
 import Testing
+import TestSupport
 import Wire
 
 /// One ledger instance that a test crashes and restarts: each start is a new `ledger` process

@@ -3,6 +3,7 @@ import Foundation
 import Model
 import RPC
 import Testing
+import TestSupport
 import Wire
 
 /// `WatchChanges` over TCP against a ledger process on SQLite.

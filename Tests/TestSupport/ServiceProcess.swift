@@ -1,20 +1,19 @@
-import Foundation
+public import Foundation
 import FoundationNetworking
 import Glibc
 import Synchronization
 import Testing
 
 /// A service executable started as a child process on free loopback ports. Its stderr (JSON
-/// lines) is collected; the ports come from its own "listening" log lines. A copy of the
-/// EndToEndTests helper, with `kill()` added.
-final class ServiceProcess: Sendable {
-    let name: String
+/// lines) is collected; the ports come from its own "listening" log lines.
+public final class ServiceProcess: Sendable {
+    public let name: String
     private let process: Process
     private let output = ProcessOutput()
 
     /// The folder holding the built executables: `SUBSCRIPTIONS_BIN_DIR`, else the folder of
     /// the test bundle (SwiftPM puts both in the same build folder).
-    static var binDirectory: URL {
+    public static var binDirectory: URL {
         if let dir = ProcessInfo.processInfo.environment["SUBSCRIPTIONS_BIN_DIR"] { return URL(fileURLWithPath: dir) }
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("ledger").path) {
@@ -23,7 +22,7 @@ final class ServiceProcess: Sendable {
         return url
     }
 
-    init(_ name: String, environment: [String: String] = [:], directory: URL? = nil) throws {
+    public init(_ name: String, environment: [String: String] = [:], directory: URL? = nil) throws {
         self.name = name
         process = Process()
         process.executableURL = Self.binDirectory.appendingPathComponent(name)
@@ -73,10 +72,10 @@ final class ServiceProcess: Sendable {
     }
 
     /// Every stderr line so far.
-    var log: [String] { output.lines.withLock { $0 } }
+    public var log: [String] { output.lines.withLock { $0 } }
 
     /// The first stderr line containing `text`; nil if the process ended without one.
-    func line(containing text: String) async -> String? {
+    public func line(containing text: String) async -> String? {
         await withCheckedContinuation { continuation in
             let found = output.lines.withLock { $0.first { $0.contains(text) } }
             if let found { return continuation.resume(returning: found) }
@@ -93,7 +92,7 @@ final class ServiceProcess: Sendable {
     }
 
     /// The port in the "rpc server listening" line.
-    func rpcPort() async throws -> Int {
+    public func rpcPort() async throws -> Int {
         let line = try #require(
             await line(containing: "\"msg\":\"rpc server listening\""), "\(name) never listened: \(log)")
         let address = try #require(Self.field("address", in: line))
@@ -101,26 +100,26 @@ final class ServiceProcess: Sendable {
     }
 
     /// The port in the "http server listening" line.
-    func httpPort() async throws -> Int {
+    public func httpPort() async throws -> Int {
         let line = try #require(
             await line(containing: "\"msg\":\"http server listening\""), "\(name) never served HTTP: \(log)")
         return try #require(Int(Self.field("port", in: line) ?? ""))
     }
 
-    static func field(_ key: String, in line: String) -> String? {
+    public static func field(_ key: String, in line: String) -> String? {
         guard let data = line.data(using: .utf8),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         else { return nil }
         return object[key] as? String
     }
 
-    func terminate() { process.terminate() }
+    public func terminate() { process.terminate() }
 
     /// Sends SIGKILL: the process ends at once, without draining or closing its database.
-    func kill() { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
+    public func kill() { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
 
     /// Waits for the process to end and returns its exit status.
-    func waitForExit() async -> Int32 {
+    public func waitForExit() async -> Int32 {
         await withCheckedContinuation { continuation in
             let status = output.exit.withLock { state -> Int32? in
                 if let status = state.status { return status }
@@ -135,7 +134,7 @@ final class ServiceProcess: Sendable {
 }
 
 /// GET over HTTP/1.1 on loopback; returns the status and body.
-func httpGet(port: Int, path: String) async throws -> (Int, String) {
+public func httpGet(port: Int, path: String) async throws -> (Int, String) {
     let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
     let (data, response) = try await URLSession.shared.data(from: url)
     let status = (response as? HTTPURLResponse)?.statusCode ?? 0
