@@ -92,12 +92,14 @@ let package = Package(
         .executableTarget(
             name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
 
-        // Benchmarks (not tests): make bench-rpc.
+        // Benchmarks (not tests): make bench-rpc, make bench-ledger.
+        .target(name: "BenchSupport", path: "Tests/Benchmarks/BenchSupport", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "rpcbench", dependencies: ["Wire", "CShims"],
+            name: "rpcbench", dependencies: ["Wire", "CShims", "BenchSupport"],
             path: "Tests/Benchmarks/rpcbench", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "ledgerbench", dependencies: ["RPC", "Wire", "Model", "Config"], path: "Tests/Benchmarks/ledgerbench",
+            name: "ledgerbench", dependencies: ["RPC", "Wire", "Model", "Config", "BenchSupport"],
+            path: "Tests/Benchmarks/ledgerbench",
             swiftSettings: swiftSettings),
 
         // Tests, and what several test targets share.

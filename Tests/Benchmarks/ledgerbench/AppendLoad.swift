@@ -1,3 +1,4 @@
+import BenchSupport
 import Config
 import Dispatch
 import RPC

@@ -1,3 +1,5 @@
+import BenchSupport
+
 /// The command line of ledgerbench.
 struct BenchOptions {
     var serverPath = ""

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 /// One run of the whole comparison: for each engine, starts the ledger on it, measures 1 and 32

@@ -1,3 +1,4 @@
+import BenchSupport
 import Glibc
 
 /// Loopback ports for the servers this benchmark starts.

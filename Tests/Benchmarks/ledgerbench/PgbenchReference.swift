@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 /// The raw-PostgreSQL reference: pgbench with a custom script doing per row the inserts

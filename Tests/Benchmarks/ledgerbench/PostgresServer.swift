@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 /// A throwaway PostgreSQL server (scripts/postgres-test-server) in a temporary directory on a

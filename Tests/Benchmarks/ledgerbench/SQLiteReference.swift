@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 /// The raw-SQLite reference: the `sqlite3` shell running a generated script on a fresh file

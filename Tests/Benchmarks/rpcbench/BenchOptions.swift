@@ -1,3 +1,5 @@
+import BenchSupport
+
 /// The command line of rpcbench.
 struct BenchOptions {
     var serverPath = ""

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 /// One run of the whole comparison: starts the service and redis-server, measures every

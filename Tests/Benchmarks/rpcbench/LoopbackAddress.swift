@@ -1,3 +1,4 @@
+import BenchSupport
 import CShims
 import Glibc
 

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 /// redis-benchmark's GET test against a local redis-server, and the figures of its CSV.

@@ -1,11 +1,11 @@
-import Foundation
+public import Foundation
 import Glibc
 
 /// A process the benchmark started. `stop()` ends it with SIGTERM, then SIGKILL when it does not
 /// exit within the grace period; it is idempotent and also runs on deinit, so no child outlives
 /// a failed run.
-final class ChildProcess {
-    let name: String
+public final class ChildProcess {
+    public let name: String
     private let process = Process()
     private var exitStatus: Int32?
     private var started = false
@@ -13,7 +13,7 @@ final class ChildProcess {
     /// Starts `executable` (a path, or a name looked up on PATH) in `directory` (nil: ours).
     /// `output` receives stdout and stderr unless `errorOutput` is given for stderr; nil means
     /// /dev/null.
-    init(
+    public init(
         name: String, executable: String, arguments: [String], environment: [String: String]? = nil,
         directory: String? = nil, output: FileHandle? = nil, errorOutput: Any? = nil
     ) throws(BenchError) {
@@ -38,13 +38,13 @@ final class ChildProcess {
 
     deinit { stop() }
 
-    var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
+    public var pid: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
 
     /// Sends SIGTERM, waits up to `grace`, then SIGKILL. Returns the exit status, or nil when the
     /// process had to be killed or died of a signal.
     @discardableResult
-    func stop(grace: Duration = .seconds(10)) -> Int32? {
+    public func stop(grace: Duration = .seconds(10)) -> Int32? {
         guard started else { return nil }
         if let exitStatus { return exitStatus >= 0 ? exitStatus : nil }
         if process.isRunning {
@@ -61,7 +61,7 @@ final class ChildProcess {
     }
 
     /// Polls until the process exited or `limit` passed; true when it exited.
-    func waitForExit(within limit: Duration) -> Bool {
+    public func waitForExit(within limit: Duration) -> Bool {
         let deadline = ContinuousClock.now + limit
         while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
         return !process.isRunning
@@ -75,7 +75,7 @@ final class ChildProcess {
     /// It is spawned with posix_spawn and reaped with waitpid, not with Foundation's Process:
     /// Process learns of an exit when every holder of a descriptor it passes to the child has
     /// closed it, and a command that starts a daemon (pg_ctl start) hands that on to the daemon.
-    static func runToCompletion(
+    public static func runToCompletion(
         _ executable: String, _ arguments: [String], limit: Duration, separateStandardError: Bool = false
     ) throws(BenchError) -> (status: Int32, output: String) {
         guard let path = resolve(executable) else {
@@ -138,7 +138,7 @@ final class ChildProcess {
 
     /// The absolute path of `executable`: itself (made absolute) when it contains a slash, else
     /// the first match on PATH.
-    static func resolve(_ executable: String) -> String? {
+    public static func resolve(_ executable: String) -> String? {
         if executable.contains("/") {
             let path =
                 executable.hasPrefix("/") ? executable : FileManager.default.currentDirectoryPath + "/" + executable

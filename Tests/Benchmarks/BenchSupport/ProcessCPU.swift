@@ -2,11 +2,11 @@ import Foundation
 import Glibc
 
 /// CPU time (user + system, all threads) a process has used so far, from /proc/PID/stat.
-enum ProcessCPU {
+public enum ProcessCPU {
     private static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
     /// Seconds of CPU used by `pid` (0 means this process); nil when /proc cannot tell.
-    static func seconds(pid: Int32 = 0) -> Double? {
+    public static func seconds(pid: Int32 = 0) -> Double? {
         let path = pid == 0 ? "/proc/self/stat" : "/proc/\(pid)/stat"
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
             let close = text.lastIndex(of: ")")
