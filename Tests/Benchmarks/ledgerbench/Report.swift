@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 /// What the ledger did in one measured phase.
@@ -57,10 +58,11 @@ struct Report {
         var lines = [header]
         for row in rows {
             lines.append([
-                row.engine, "\(row.writers)", Self.grouped(row.ledger.appendsPerSecond),
-                Self.fixed(row.ledger.p50Milliseconds, 2), Self.fixed(row.ledger.p99Milliseconds, 2),
-                Self.grouped(row.reference.rowsPerSecond),
-                "\(row.reference.tool) \(row.reference.batch)/tx c\(row.reference.clients)", Self.fixed(row.ratio, 2),
+                row.engine, "\(row.writers)", ReportText.grouped(row.ledger.appendsPerSecond),
+                ReportText.fixed(row.ledger.p50Milliseconds, 2), ReportText.fixed(row.ledger.p99Milliseconds, 2),
+                ReportText.grouped(row.reference.rowsPerSecond),
+                "\(row.reference.tool) \(row.reference.batch)/tx c\(row.reference.clients)",
+                ReportText.fixed(row.ratio, 2),
                 row.ratio >= targetRatio ? "meets target" : "below target",
                 Self.optional(ReportRow.perUnit(row.ledger.flushes, row.ledger.appends), 3),
                 Self.optional(ReportRow.perUnit(row.reference.flushes, row.reference.rows), 3),
@@ -68,17 +70,14 @@ struct Report {
             ])
             if let concurrent = row.concurrentReference, let ratio = row.concurrentRatio {
                 lines.append([
-                    "", "", "", "", "", Self.grouped(concurrent.rowsPerSecond),
-                    "\(concurrent.tool) \(concurrent.batch)/tx c\(concurrent.clients)", Self.fixed(ratio, 2),
+                    "", "", "", "", "", ReportText.grouped(concurrent.rowsPerSecond),
+                    "\(concurrent.tool) \(concurrent.batch)/tx c\(concurrent.clients)", ReportText.fixed(ratio, 2),
                     "(informational)", "", Self.optional(ReportRow.perUnit(concurrent.flushes, concurrent.rows), 3), "",
                     "",
                 ])
             }
         }
-        let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
-        return lines.map { cells in
-            zip(cells, widths).map { String(repeating: " ", count: $1 - $0.count) + $0 }.joined(separator: "  ")
-        }.joined(separator: "\n")
+        return ReportText.table(lines)
     }
 
     /// One JSON object with every figure; keys in a fixed order.
@@ -86,24 +85,25 @@ struct Report {
         let results = rows.map { row in
             var fields = [
                 ("engine", "\"\(row.engine)\""), ("writers", "\(row.writers)"),
-                ("ledger_appends", "\(row.ledger.appends)"), ("ledger_seconds", Self.fixed(row.ledger.seconds, 3)),
-                ("ledger_appends_per_s", Self.fixed(row.ledger.appendsPerSecond, 0)),
-                ("ledger_p50_ms", Self.fixed(row.ledger.p50Milliseconds, 3)),
-                ("ledger_p99_ms", Self.fixed(row.ledger.p99Milliseconds, 3)),
+                ("ledger_appends", "\(row.ledger.appends)"),
+                ("ledger_seconds", ReportText.fixed(row.ledger.seconds, 3)),
+                ("ledger_appends_per_s", ReportText.fixed(row.ledger.appendsPerSecond, 0)),
+                ("ledger_p50_ms", ReportText.fixed(row.ledger.p50Milliseconds, 3)),
+                ("ledger_p99_ms", ReportText.fixed(row.ledger.p99Milliseconds, 3)),
                 ("ledger_cpu_cores", Self.json(row.ledger.serverCores, 2)),
                 ("client_cpu_cores", Self.json(row.ledger.clientCores, 2)),
                 ("ledger_device_flushes", row.ledger.flushes.map { "\($0)" } ?? "null"),
                 ("ledger_estimated_batch", Self.json(row.estimatedLedgerBatch, 2)),
             ]
             fields += Self.referenceFields(row.reference, prefix: "raw")
-            fields += [("ratio", Self.fixed(row.ratio, 2)), ("meets_target", "\(row.ratio >= targetRatio)")]
+            fields += [("ratio", ReportText.fixed(row.ratio, 2)), ("meets_target", "\(row.ratio >= targetRatio)")]
             if let concurrent = row.concurrentReference, let ratio = row.concurrentRatio {
                 fields += Self.referenceFields(concurrent, prefix: "raw_concurrent")
-                fields.append(("ratio_concurrent", Self.fixed(ratio, 2)))
+                fields.append(("ratio_concurrent", ReportText.fixed(ratio, 2)))
             }
             return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
         }
-        let minimum = minRatio.map { Self.fixed($0, 2) } ?? "null"
+        let minimum = minRatio.map { ReportText.fixed($0, 2) } ?? "null"
         let meets = rows.allSatisfy { $0.ratio >= targetRatio }
         return
             "{\"benchmark\":\"ledger\",\"target_ratio\":\(targetRatio),\"results\":[\(results.joined(separator: ","))],"
@@ -114,29 +114,18 @@ struct Report {
         [
             ("\(prefix)_tool", "\"\(run.tool)\""), ("\(prefix)_rows_per_tx", "\(run.batch)"),
             ("\(prefix)_clients", "\(run.clients)"), ("\(prefix)_rows", "\(run.rows)"),
-            ("\(prefix)_seconds", fixed(run.seconds, 3)), ("\(prefix)_rows_per_s", fixed(run.rowsPerSecond, 0)),
+            ("\(prefix)_seconds", ReportText.fixed(run.seconds, 3)),
+            ("\(prefix)_rows_per_s", ReportText.fixed(run.rowsPerSecond, 0)),
             ("\(prefix)_device_flushes", run.flushes.map { "\($0)" } ?? "null"),
         ]
     }
 
-    private static func fixed(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
-
     private static func optional(_ value: Double?, _ decimals: Int) -> String {
-        value.map { fixed($0, decimals) } ?? "-"
+        value.map { ReportText.fixed($0, decimals) } ?? "-"
     }
 
     private static func json(_ value: Double?, _ decimals: Int) -> String {
-        value.map { fixed($0, decimals) } ?? "null"
+        value.map { ReportText.fixed($0, decimals) } ?? "null"
     }
 
-    /// A whole number with thousands separators: 1234567.8 → "1,234,568".
-    private static func grouped(_ value: Double) -> String {
-        let digits = Array(fixed(value, 0))
-        var text = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0 && (digits.count - index) % 3 == 0 { text.append(",") }
-            text.append(digit)
-        }
-        return text
-    }
 }

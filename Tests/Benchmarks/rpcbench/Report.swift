@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 /// One configuration's figures: ours, redis-benchmark's (nil with --skip-redis), and CPU use.
@@ -38,27 +39,24 @@ struct Report {
         var lines = [header]
         for row in rows {
             var cells = [
-                "\(row.clients)", "\(row.pipeline)", Self.grouped(row.rpcCallsPerSecond),
-                Self.fixed(row.rpcP50Milliseconds, 3), Self.fixed(row.rpcP99Milliseconds, 3),
+                "\(row.clients)", "\(row.pipeline)", ReportText.grouped(row.rpcCallsPerSecond),
+                ReportText.fixed(row.rpcP50Milliseconds, 3), ReportText.fixed(row.rpcP99Milliseconds, 3),
             ]
             if withRedis {
                 if let redis = row.redis, let ratio = row.ratio {
                     cells += [
-                        Self.grouped(redis.opsPerSecond), Self.fixed(redis.p50Milliseconds, 3),
-                        Self.fixed(redis.p99Milliseconds, 3), Self.fixed(ratio, 2),
+                        ReportText.grouped(redis.opsPerSecond), ReportText.fixed(redis.p50Milliseconds, 3),
+                        ReportText.fixed(redis.p99Milliseconds, 3), ReportText.fixed(ratio, 2),
                         ratio >= targetRatio ? "meets target" : "below target",
                     ]
                 } else {
                     cells += Array(repeating: "-", count: 5)
                 }
             }
-            cells += [row.serverCores, row.generatorCores].map { $0.map { Self.fixed($0, 2) } ?? "-" }
+            cells += [row.serverCores, row.generatorCores].map { $0.map { ReportText.fixed($0, 2) } ?? "-" }
             lines.append(cells)
         }
-        let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
-        return lines.map { cells in
-            zip(cells, widths).map { String(repeating: " ", count: $1 - $0.count) + $0 }.joined(separator: "  ")
-        }.joined(separator: "\n")
+        return ReportText.table(lines)
     }
 
     /// One JSON object with every figure; numbers only, keys in a fixed order.
@@ -66,41 +64,27 @@ struct Report {
         let results = rows.map { row in
             var fields = [
                 ("clients", "\(row.clients)"), ("pipeline", "\(row.pipeline)"), ("requests", "\(row.requests)"),
-                ("rpc_calls_per_s", Self.fixed(row.rpcCallsPerSecond, 0)),
-                ("rpc_p50_ms", Self.fixed(row.rpcP50Milliseconds, 3)),
-                ("rpc_p99_ms", Self.fixed(row.rpcP99Milliseconds, 3)),
+                ("rpc_calls_per_s", ReportText.fixed(row.rpcCallsPerSecond, 0)),
+                ("rpc_p50_ms", ReportText.fixed(row.rpcP50Milliseconds, 3)),
+                ("rpc_p99_ms", ReportText.fixed(row.rpcP99Milliseconds, 3)),
             ]
             if let redis = row.redis, let ratio = row.ratio {
                 fields += [
-                    ("redis_ops_per_s", Self.fixed(redis.opsPerSecond, 0)),
-                    ("redis_p50_ms", Self.fixed(redis.p50Milliseconds, 3)),
-                    ("redis_p99_ms", Self.fixed(redis.p99Milliseconds, 3)),
-                    ("ratio", Self.fixed(ratio, 2)),
+                    ("redis_ops_per_s", ReportText.fixed(redis.opsPerSecond, 0)),
+                    ("redis_p50_ms", ReportText.fixed(redis.p50Milliseconds, 3)),
+                    ("redis_p99_ms", ReportText.fixed(redis.p99Milliseconds, 3)),
+                    ("ratio", ReportText.fixed(ratio, 2)),
                 ]
             }
             fields += [
-                ("server_cpu_cores", row.serverCores.map { Self.fixed($0, 2) } ?? "null"),
-                ("client_cpu_cores", row.generatorCores.map { Self.fixed($0, 2) } ?? "null"),
+                ("server_cpu_cores", row.serverCores.map { ReportText.fixed($0, 2) } ?? "null"),
+                ("client_cpu_cores", row.generatorCores.map { ReportText.fixed($0, 2) } ?? "null"),
             ]
             return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
         }
-        let minimum = minRatio.map { Self.fixed($0, 2) } ?? "null"
+        let minimum = minRatio.map { ReportText.fixed($0, 2) } ?? "null"
         return "{\"benchmark\":\"rpc\",\"target_ratio\":\(targetRatio),\"results\":[\(results.joined(separator: ","))],"
             + "\"min_ratio\":\(minimum),\"errors\":\(errors)}"
     }
 
-    private static func fixed(_ value: Double, _ decimals: Int) -> String {
-        String(format: "%.\(decimals)f", value)
-    }
-
-    /// A whole number with thousands separators: 1234567.8 → "1,234,568".
-    private static func grouped(_ value: Double) -> String {
-        let digits = Array(fixed(value, 0))
-        var text = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0 && (digits.count - index) % 3 == 0 { text.append(",") }
-            text.append(digit)
-        }
-        return text
-    }
 }
