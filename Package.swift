@@ -50,8 +50,9 @@ let package = Package(
         shared("Model", []),
         shared("Wire", ["CProto", "CProtobufC", "Model"]),
         shared("Crypto", ["COpenSSL", "CShims"]),
-        shared("HTTP", ["CMicroHTTPD", "CShims", "Observability"]),
-        shared("RPC", ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability"]),
+        shared("Sockets", []),
+        shared("HTTP", ["CMicroHTTPD", "CShims", "Observability", "Sockets"]),
+        shared("RPC", ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability", "Sockets"]),
         shared("Lifecycle", ["Observability"]),
         shared("SQLite", ["CSQLite"]),
         shared("PostgreSQL", ["CLibPQ"]),
@@ -109,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "RPCTests", dependencies: ["RPC", "Wire", "Crypto", "Observability", "Lifecycle"],
+            name: "RPCTests", dependencies: ["RPC", "Wire", "Crypto", "Observability", "Lifecycle", "Sockets"],
             path: "Tests/RPCTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPTests", dependencies: ["HTTP", "Observability"], path: "Tests/HTTPTests",

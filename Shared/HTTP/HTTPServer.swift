@@ -1,4 +1,5 @@
 public import Observability
+import Sockets
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd that routes requests by exact path and method to
@@ -67,8 +68,14 @@ public final class HTTPServer: Sendable {
             guard (0...65535).contains(requestedPort) else {
                 throw HTTPServerError(.invalidAddress, "invalid port \(requestedPort): must be 0...65535")
             }
+            let addresses: [SocketAddress]
+            do throws(SocketAddress.ResolveError) {
+                addresses = try SocketAddress.resolve(host: host, port: requestedPort, passive: true)
+            } catch {
+                throw HTTPServerError(.invalidAddress, "cannot resolve host \"\(host)\": \(error.reason)")
+            }
             var firstError: HTTPServerError?
-            for address in try SocketAddress.resolve(host: host, port: requestedPort) {
+            for address in addresses {
                 do throws(HTTPServerError) {
                     let daemon = try MHDDaemon(
                         address: address, dispatcher: dispatcher, connectionLimit: connectionLimit,

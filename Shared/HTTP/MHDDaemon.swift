@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import CShims
 import Glibc
+import Sockets
 import Synchronization
 
 /// A running libmicrohttpd daemon with internal polling threads. Owns the `MHD_Daemon`; `stop()`
@@ -22,7 +23,7 @@ final class MHDDaemon: Sendable {
         if address.isIPv6 { flags |= MHD_USE_DUAL_STACK.rawValue }
         var boundPort: UInt16 = 0
         var startErrno: Int32 = 0
-        let started = address.withUnsafeSockAddr { sockaddr in
+        let started = address.withSockAddr { sockaddr, _ in
             // libmicrohttpd reads the address only while starting.
             cshim_mhd_start(
                 UInt32(flags), sockaddr, MHDCallbacks.accessHandler, Unmanaged.passUnretained(dispatcher).toOpaque(),

@@ -1,4 +1,5 @@
 import Glibc
+import Sockets
 import Wire
 
 /// One client connection to one address. Sends calls, pairs replies with them by call id, and
@@ -25,7 +26,6 @@ final class ClientConnection: FramedChannelDelegate {
     }
 
     var isReady: Bool { channel.isOpen && connectTimer == nil }
-    var callsInFlight: Int { calls.count }
 
     /// Sends a call's request frame.
     func send(_ call: ClientCall) {

@@ -2,6 +2,7 @@ public import Config
 import Dispatch
 import Glibc
 public import Observability
+import Sockets
 import Synchronization
 public import Wire
 

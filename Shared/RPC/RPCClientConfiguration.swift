@@ -1,3 +1,4 @@
+public import Sockets
 public import Wire
 
 /// Options of an `RPCClient`.
@@ -17,7 +18,7 @@ public struct RPCClientConfiguration: Sendable {
     /// Turns a configured host and port into addresses; the system resolver by default. It
     /// runs off the client's event loop, so it may block.
     public var resolver: @Sendable (_ host: String, _ port: Int) throws(RPCError) -> [SocketAddress] = {
-        host, port throws(RPCError) in try SocketAddress.resolve(host: host, port: port)
+        host, port throws(RPCError) in try SocketAddress.resolveForRPC(host: host, port: port)
     }
 
     public init(tls: TLSConfiguration? = nil) { self.tls = tls }

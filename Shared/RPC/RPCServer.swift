@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Glibc
 public import Observability
+import Sockets
 import Synchronization
 public import Wire
 
@@ -89,15 +90,13 @@ public final class RPCServer: Sendable {
     /// The port the server listens on (after `start()`).
     public var port: Int { boundPort.load(ordering: .relaxed) }
 
-    /// Calls in flight across all connections.
-    public var callsInFlight: Int { core.callsInFlight }
-
     /// Binds and starts accepting. Throws when the address cannot be resolved or bound.
     public func start() throws(RPCError) {
         let configuration = core.configuration
         let fd: Int32
         do throws(RPCError) {
-            guard let address = try SocketAddress.resolve(host: configuration.host, port: configuration.port).first
+            guard
+                let address = try SocketAddress.resolveForRPC(host: configuration.host, port: configuration.port).first
             else {
                 throw RPCError(.unavailable, "\(configuration.host) has no address")
             }

@@ -37,8 +37,6 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             delegate: self)
     }
 
-    var hasCallsInFlight: Bool { !calls.isEmpty }
-
     // MARK: FramedChannelDelegate
 
     func channelDidBecomeReady(_ channel: FramedChannel) {}

@@ -1,6 +1,7 @@
 import CShims
 import Foundation
 import Glibc
+import Sockets
 import Wire
 
 /// Thin wrappers over the socket calls the runtime makes; every failure carries errno's text.

@@ -10,7 +10,7 @@ public struct HostSettings: Sendable {
     public var logLevel: String
     public var server: RPCServerConfiguration
     /// Client-side TLS for calls this service makes to others (same files as its server side).
-    public var clientTLS: TLSConfiguration?
+    public var clientTLS: TLSConfiguration? { server.tls }
 
     /// Reads the settings, with `defaults` for the two listening addresses.
     /// Throws `ConfigError` naming the first variable that is unusable.
@@ -63,7 +63,6 @@ public struct HostSettings: Sendable {
                     "mutual TLS needs TLS_CERT, TLS_KEY and TLS_CA together; \(missing.joined(separator: ", ")) missing"
             )
         }
-        clientTLS = server.tls
         self.server = server
     }
 }

@@ -1,6 +1,7 @@
 import Config
 import Foundation
 import RPC
+import Sockets
 import Testing
 import Wire
 

@@ -1,28 +1,36 @@
-import CShims
-import Foundation
-import Glibc
-public import Wire
+public import Glibc
 
 /// An IPv4 or IPv6 socket address, copied out of getaddrinfo or getpeername.
 public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     var storage: sockaddr_storage
     var length: socklen_t
 
-    init(storage: sockaddr_storage, length: socklen_t) {
+    /// Copies the first `length` bytes of a socket address.
+    public init(storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage
         self.length = length
     }
 
+    /// Why a name could not be resolved; `message` reads "cannot resolve HOST: REASON".
+    public struct ResolveError: Error, Sendable, CustomStringConvertible {
+        public let host: String
+        /// The resolver's own words (`gai_strerror`).
+        public let reason: String
+        public var message: String { "cannot resolve \(host): \(reason)" }
+        public var description: String { message }
+    }
+
     /// Resolves `host` (a name or a literal) to every TCP address it has, in resolver order.
-    public static func resolve(host: String, port: Int) throws(RPCError) -> [SocketAddress] {
+    /// With `passive`, an empty host means every local interface (an address to bind).
+    public static func resolve(host: String, port: Int, passive: Bool = false) throws(ResolveError) -> [SocketAddress] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV
+        hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)
         var list: UnsafeMutablePointer<addrinfo>?
-        let rc = getaddrinfo(host, String(port), &hints, &list)
+        let rc = getaddrinfo(passive && host.isEmpty ? nil : host, String(port), &hints, &list)
         guard rc == 0 else {
-            throw RPCError(.unavailable, "cannot resolve \(host): \(String(cString: gai_strerror(rc)))")
+            throw ResolveError(host: host, reason: String(cString: gai_strerror(rc)))
         }
         // getaddrinfo allocated the list; freed once the addresses are copied out.
         defer { freeaddrinfo(list) }
@@ -41,7 +49,10 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         return result
     }
 
-    var family: Int32 { Int32(storage.ss_family) }
+    public var family: Int32 { Int32(storage.ss_family) }
+
+    /// True for an IPv6 address.
+    public var isIPv6: Bool { family == AF_INET6 }
 
     /// The port number.
     public var port: Int {
@@ -69,7 +80,8 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         return family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    func withSockAddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T) rethrows -> T {
+    /// Lends the address and its length to `body`, which must not keep the pointer.
+    public func withSockAddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T) rethrows -> T {
         try withUnsafeBytes(of: storage) { raw in
             try body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), length)
         }
