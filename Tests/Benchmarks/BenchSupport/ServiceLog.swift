@@ -4,6 +4,45 @@ import Glibc
 /// Reading a service's JSON log lines on its stderr: until the listening line names the port,
 /// then copying the rest to our stderr.
 public enum ServiceLog {
+    /// Starts a service `executable` in `directory` with plaintext RPC and HTTP on free loopback
+    /// ports (port 0) at log level info, the variables in `clearing` removed and `settings`
+    /// added, and reads its stderr (at most `limit`) until the listening line names the port;
+    /// after that its log is copied to our stderr. `onStart` gets the process id as soon as it
+    /// runs. Throws when it cannot start, exits, or stays silent; it is stopped then.
+    public static func launch(
+        _ executable: String, clearing: [String] = [], settings: [String: String] = [:], directory: String,
+        limit: Duration, onStart: (Int32) -> Void = { _ in }
+    ) throws(BenchError) -> (child: ChildProcess, port: Int) {
+        var environment = ProcessInfo.processInfo.environment
+        // Plaintext on port 0, and info level: the listening line is an info line.
+        for name in ["TLS_CERT", "TLS_KEY", "TLS_CA", "RPC_ALLOW"] + clearing { environment[name] = nil }
+        environment["RPC_LISTEN"] = "127.0.0.1:0"
+        environment["HTTP_LISTEN"] = "127.0.0.1:0"
+        environment["LOG_LEVEL"] = "info"
+        environment.merge(settings) { _, new in new }
+        let pipe = Pipe()
+        let child = try ChildProcess(
+            name: executable, executable: executable, arguments: [], environment: environment, directory: directory,
+            errorOutput: pipe)
+        onStart(child.pid)
+        // The copying thread gets its own descriptor, so it never reads a closed or reused one.
+        let fd = dup(pipe.fileHandleForReading.fileDescriptor)
+        try? pipe.fileHandleForReading.close()
+        guard fd >= 0 else {
+            child.stop()
+            throw BenchError("dup: \(String(cString: strerror(errno)))")
+        }
+        do throws(BenchError) {
+            let port = try readUntilListening(fd, executable: executable, limit: limit)
+            copyToStandardError(fd)
+            return (child, port)
+        } catch {
+            close(fd)
+            child.stop()
+            throw error
+        }
+    }
+
     /// Reads the log from `fd` until a listening line names the port; echoes what it read.
     public static func readUntilListening(_ fd: Int32, executable: String, limit: Duration) throws(BenchError) -> Int {
         var seen: [UInt8] = []

@@ -16,34 +16,16 @@ final class LedgerProcess {
     init(executable: String, settings: [String: String], directory: String, limit: Duration = .seconds(30))
         throws(BenchError)
     {
-        var environment = ProcessInfo.processInfo.environment
-        // Plaintext on port 0, and info level: the listening line is an info line.
-        for name in ["TLS_CERT", "TLS_KEY", "TLS_CA", "RPC_ALLOW", "LEDGER_STORE", "LEDGER_SQLITE_PATH"] {
-            environment[name] = nil
-        }
-        environment["RPC_LISTEN"] = "127.0.0.1:0"
-        environment["HTTP_LISTEN"] = "127.0.0.1:0"
-        environment["LOG_LEVEL"] = "info"
-        environment.merge(settings) { _, new in new }
-        let pipe = Pipe()
-        child = try ChildProcess(
-            name: executable, executable: executable, arguments: [], environment: environment, directory: directory,
-            errorOutput: pipe)
-        let pid = child.pid
-        interruption = Interruption.add { kill(pid, SIGKILL) }
-        // The copying thread gets its own descriptor, so it never reads a closed or reused one.
-        let fd = dup(pipe.fileHandleForReading.fileDescriptor)
-        try? pipe.fileHandleForReading.close()
-        guard fd >= 0 else { throw BenchError("dup: \(String(cString: strerror(errno)))") }
+        var token: Int?
         do throws(BenchError) {
-            port = try ServiceLog.readUntilListening(fd, executable: executable, limit: limit)
+            (child, port) = try ServiceLog.launch(
+                executable, clearing: ["LEDGER_STORE", "LEDGER_SQLITE_PATH"], settings: settings, directory: directory,
+                limit: limit, onStart: { pid in token = Interruption.add { kill(pid, SIGKILL) } })
         } catch {
-            close(fd)
-            child.stop()
-            Interruption.remove(interruption)
+            if let token { Interruption.remove(token) }
             throw error
         }
-        ServiceLog.copyToStandardError(fd)
+        interruption = token!
     }
 
     deinit { stop() }

@@ -16,37 +16,12 @@ final class ServiceProcess {
         var template = Array((FileManager.default.temporaryDirectory.path + "/rpcbench-service-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp: \(String(cString: strerror(errno)))") }
         let directory = String(cString: made)
-        var environment = ProcessInfo.processInfo.environment
-        // Plaintext on port 0, and info level: the listening line is an info line.
-        for name in ["TLS_CERT", "TLS_KEY", "TLS_CA", "RPC_ALLOW"] { environment[name] = nil }
-        environment["RPC_LISTEN"] = "127.0.0.1:0"
-        environment["HTTP_LISTEN"] = "127.0.0.1:0"
-        environment["LOG_LEVEL"] = "info"
-        let pipe = Pipe()
-        let child: ChildProcess
-        let port: Int
         do throws(BenchError) {
-            child = try ChildProcess(
-                name: executable, executable: executable, arguments: [], environment: environment,
-                directory: directory, errorOutput: pipe)
-            // The copying thread gets its own descriptor, so it never reads a closed or reused one.
-            let fd = dup(pipe.fileHandleForReading.fileDescriptor)
-            try? pipe.fileHandleForReading.close()
-            guard fd >= 0 else { throw BenchError("dup: \(String(cString: strerror(errno)))") }
-            do throws(BenchError) {
-                port = try ServiceLog.readUntilListening(fd, executable: executable, limit: limit)
-            } catch {
-                close(fd)
-                child.stop()
-                throw error
-            }
-            ServiceLog.copyToStandardError(fd)
+            (child, port) = try ServiceLog.launch(executable, directory: directory, limit: limit)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
         }
-        self.child = child
-        self.port = port
         self.directory = directory
     }
 
