@@ -2,8 +2,8 @@ import Config
 import Foundation
 import Model
 import RPC
-import Testing
 import TestSupport
+import Testing
 import Wire
 
 /// `WatchChanges` over TCP against a ledger process on SQLite.
@@ -36,6 +36,28 @@ struct WatchChangesRPCTests {
             #expect(change.subscription?.storeTimeMilliseconds == 1_790_000_000_000 + Int64(index))
         }
         stream.cancel()
+        client.shutdown()
+        process.terminate()
+        #expect(await process.waitForExit() == 0)
+    }
+
+    @Test("a reader whose cursor is beyond the ledger's newest position is refused, not left waiting")
+    func cursorBeyondLedger() async throws {
+        let store = try LedgerStoreFixture.make(.sqlite)
+        defer { store.remove() }
+        let process = try ServiceProcess("ledger", environment: store.environment)
+        let client = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await process.rpcPort())])
+        _ = try await client.call(
+            LedgerCalls.recordVerifiedState, Self.request(1), as: RecordVerifiedStateResponse.self)
+        let stream = client.serverStream(
+            LedgerCalls.watchChanges, request: WatchChangesRequest(after: 500).serialized(), timeout: .seconds(30))
+        var ending: RPCError?
+        do {
+            for try await _ in stream {}
+        } catch {
+            ending = error
+        }
+        #expect(ending == RPCError(.failedPrecondition, "after = 500 is beyond the newest position 1 of this ledger"))
         client.shutdown()
         process.terminate()
         #expect(await process.waitForExit() == 0)

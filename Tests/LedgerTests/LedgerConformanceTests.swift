@@ -146,6 +146,20 @@ struct LedgerConformanceTests {
             ) {
                 _ = try await ledger.recordVerifiedState(big)
             }
+            await #expect(
+                throws: RPCError(
+                    .invalidArgument, "subscription.store_time_ms is missing: states are ordered by the store's time")
+            ) {
+                _ = try await ledger.recordVerifiedState(Self.record("t", Self.state(key, .active, storeTime: 0)))
+            }
+            var lineage = Self.state(key, .active, storeTime: 1)
+            lineage.replacesStoreID = String(repeating: "t", count: 257)
+            await #expect(
+                throws: RPCError(
+                    .invalidArgument, "subscription.replaces_store_id is 257 bytes; at most 256 are allowed")
+            ) {
+                _ = try await ledger.recordVerifiedState(Self.record("r", lineage))
+            }
             await #expect(throws: RPCError(.invalidArgument, "entry.store is missing")) {
                 _ = try await ledger.recordNotification(
                     RecordNotificationRequest(entry: InboxEntry(notificationID: "n", notificationType: "TEST")))
