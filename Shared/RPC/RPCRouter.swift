@@ -10,6 +10,10 @@ public enum RPCHandler: Sendable {
     case inline(@Sendable (RPCRequestContext, UnsafeRawBufferPointer) throws -> [UInt8])
     /// Runs as a task; its reply is written when it returns.
     case unary(@Sendable (RPCRequestContext, [UInt8]) async throws -> [UInt8])
+    /// Starts on the event loop thread like `inline` and answers later, from any thread,
+    /// through its `RPCResponder`: for work handed to a thread of its own (a storage writer)
+    /// without a task and two thread hops in between. The start must not block.
+    case deferred(@Sendable (RPCRequestContext, UnsafeRawBufferPointer, RPCResponder) -> Void)
     /// Runs as a task that sends any number of messages, paced by the client's credit.
     case serverStream(@Sendable (RPCRequestContext, [UInt8], ServerStreamWriter) async throws -> Void)
 }
@@ -48,6 +52,33 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
         register(
             method,
             .unary({ context, bytes in try await body(context, try Request(serialized: bytes)).serialized() }))
+    }
+
+    /// Registers a method that starts on the event loop thread and answers through `respond`,
+    /// once, from whichever thread finishes the work.
+    public func deferred<Request: ProtoMessage, Response: ProtoMessage>(
+        _ method: String,
+        _ body:
+            @escaping @Sendable (
+                RPCRequestContext, Request, _ respond: @escaping @Sendable (Result<Response, any Error>) -> Void
+            ) -> Void
+    ) {
+        register(
+            method,
+            .deferred({ context, bytes, responder in
+                let request: Request
+                do {
+                    request = try Request(serialized: bytes)
+                } catch {
+                    return responder.fail(error)
+                }
+                body(context, request) { result in
+                    switch result {
+                    case .success(let response): responder.succeed(response.serialized())
+                    case .failure(let error): responder.fail(error)
+                    }
+                }
+            }))
     }
 
     /// Registers a server-streaming method.

@@ -136,12 +136,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
         case .unary(let handler):
             let payload = [UInt8](view.payload)
-            let serial = nextCallSerial()
-            let timer = loop.schedule(at: deadline) { [weak self] in self?.expire(callID, serial, limit) }
-            calls[callID] = ActiveCall(
-                serial: serial, methodIndex: entry.index, started: started, timer: timer, task: nil, stream: nil)
-            handlerStarted()
-            let loop = self.loop
+            let serial = track(callID, entry, started: started, deadline: deadline, limit: limit)
+            let finish = finisher(callID, serial)
             let core = self.core
             calls[callID]!.task = Task {
                 let result: Result<[UInt8], RPCError>
@@ -153,12 +149,17 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 } catch {
                     result = .failure(core.rpcError(from: error, method: context.method))
                 }
-                // The call stops counting once its reply is queued (or its connection is gone).
-                loop.execute { [weak self] in
-                    self?.handlerEnded(callID, serial, result, kind: .response)
-                    core.callFinished()
-                }
+                finish(result)
             }
+
+        case .deferred(let handler):
+            let serial = track(callID, entry, started: started, deadline: deadline, limit: limit)
+            let finish = finisher(callID, serial)
+            let core = self.core
+            let responder = RPCResponder { result in
+                finish(result.mapError { core.rpcError(from: $0, method: context.method) })
+            }
+            handler(context, view.payload, responder)
 
         case .serverStream(let handler):
             let payload = [UInt8](view.payload)
@@ -193,6 +194,31 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                     self?.handlerEnded(callID, serial, result, kind: .streamEnd)
                     core.callFinished()
                 }
+            }
+        }
+    }
+
+    /// Registers a unary call whose handler runs elsewhere, with its deadline timer; returns its serial.
+    private func track(
+        _ callID: UInt64, _ entry: RPCRouter.Entry, started: UInt64, deadline: UInt64, limit: UInt64
+    ) -> UInt64 {
+        let serial = nextCallSerial()
+        let timer = loop.schedule(at: deadline) { [weak self] in self?.expire(callID, serial, limit) }
+        calls[callID] = ActiveCall(
+            serial: serial, methodIndex: entry.index, started: started, timer: timer, task: nil, stream: nil)
+        handlerStarted()
+        return serial
+    }
+
+    /// What a handler calls, from any thread, with its result: the reply is queued on the loop,
+    /// and the call stops counting then (or when its connection is already gone).
+    private func finisher(_ callID: UInt64, _ serial: UInt64) -> @Sendable (Result<[UInt8], RPCError>) -> Void {
+        let loop = self.loop
+        let core = self.core
+        return { result in
+            loop.execute { [weak self] in
+                self?.handlerEnded(callID, serial, result, kind: .response)
+                core.callFinished()
             }
         }
     }

@@ -38,6 +38,11 @@ public struct Ledger: Sendable {
     /// Puts a notification in the inbox; a known (store, notification id) answers
     /// `duplicate = true` with the entry as first recorded and changes nothing.
     public func recordNotification(_ request: RecordNotificationRequest) async throws -> RecordNotificationResponse {
+        try await write(try recordNotificationWrite(request))
+    }
+
+    /// `recordNotification` checked and ready for the writer (which runs the returned body).
+    func recordNotificationWrite(_ request: RecordNotificationRequest) throws -> WriteBody<RecordNotificationResponse> {
         guard var entry = request.entry else { throw RPCError(.invalidArgument, "entry is missing") }
         guard let store = entry.store else { throw RPCError(.invalidArgument, "entry.store is missing") }
         try Self.check(entry.notificationID, "entry.notification_id", max: Self.maxIDBytes)
@@ -50,7 +55,7 @@ public struct Ledger: Sendable {
         entry.lastError = nil
         entry.receivedTimeMilliseconds = entry.receivedTimeMilliseconds ?? now()
         let recorded = entry
-        return try await write { tx in
+        return { tx in
             let inserted = try tx.query(
                 """
                 INSERT INTO inbox (store, notification_id, status, attempts, last_error, received_ms, entry)
@@ -112,13 +117,18 @@ public struct Ledger: Sendable {
 
     /// Marks an entry processed or failed (with the reason); counts the attempt.
     public func markInbox(_ request: MarkInboxRequest) async throws -> MarkInboxResponse {
+        try await write(try markInboxWrite(request))
+    }
+
+    /// `markInbox` checked and ready for the writer (which runs the returned body).
+    func markInboxWrite(_ request: MarkInboxRequest) throws -> WriteBody<MarkInboxResponse> {
         guard let store = request.store else { throw RPCError(.invalidArgument, "store is missing") }
         try Self.check(request.notificationID, "notification_id", max: Self.maxIDBytes)
         guard let status = request.status, status == .processed || status == .failed else {
             throw RPCError(.invalidArgument, "status must be INBOX_STATUS_PROCESSED or INBOX_STATUS_FAILED")
         }
         if status == .failed { try Self.check(request.error ?? "", "error", max: Self.maxErrorBytes) }
-        return try await updateInbox(store: store, notificationID: request.notificationID) { entry in
+        return updateInbox(store: store, notificationID: request.notificationID) { entry in
             entry.status = status
             entry.attempts += 1
             entry.lastError = status == .failed ? request.error : nil
@@ -127,17 +137,22 @@ public struct Ledger: Sendable {
 
     /// Puts an entry back to pending so it is processed again.
     public func replayInbox(_ request: ReplayInboxRequest) async throws -> MarkInboxResponse {
+        try await write(try replayInboxWrite(request))
+    }
+
+    /// `replayInbox` checked and ready for the writer (which runs the returned body).
+    func replayInboxWrite(_ request: ReplayInboxRequest) throws -> WriteBody<MarkInboxResponse> {
         guard let store = request.store else { throw RPCError(.invalidArgument, "store is missing") }
         try Self.check(request.notificationID, "notification_id", max: Self.maxIDBytes)
-        return try await updateInbox(store: store, notificationID: request.notificationID) { entry in
+        return updateInbox(store: store, notificationID: request.notificationID) { entry in
             entry.status = .pending
         }
     }
 
     private func updateInbox(
         store: Store, notificationID: String, _ change: @escaping @Sendable (inout InboxEntry) -> Void
-    ) async throws -> MarkInboxResponse {
-        try await write { tx in
+    ) -> WriteBody<MarkInboxResponse> {
+        { tx in
             var entry = try Self.inboxEntry(tx, store: store, notificationID: notificationID)
             change(&entry)
             try Self.saveInbox(tx, entry, store: store)
@@ -151,6 +166,13 @@ public struct Ledger: Sendable {
     /// response with `replayed`; the same key with other content is FAILED_PRECONDITION. A state
     /// older (by store time) than the one applied goes to history only (`applied = false`).
     public func recordVerifiedState(_ request: RecordVerifiedStateRequest) async throws -> RecordVerifiedStateResponse {
+        try await write(try recordVerifiedStateWrite(request))
+    }
+
+    /// `recordVerifiedState` checked and ready for the writer (which runs the returned body).
+    func recordVerifiedStateWrite(_ request: RecordVerifiedStateRequest) throws -> WriteBody<
+        RecordVerifiedStateResponse
+    > {
         try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
         guard var incoming = request.subscription else { throw RPCError(.invalidArgument, "subscription is missing") }
         try Self.check(incoming.key, "subscription.key")
@@ -194,7 +216,7 @@ public struct Ledger: Sendable {
         incoming.verifiedTimeMilliseconds = incoming.verifiedTimeMilliseconds ?? verifiedAt
         let subscription = incoming
         let dialect = database.dialect
-        return try await write { tx in
+        return { tx in
             let key = subscription.key
             // One round trip for what the write depends on: the idempotency record, the
             // current state and the link.
@@ -298,6 +320,11 @@ public struct Ledger: Sendable {
     /// policy (or the configured default): transfer it, keep it with the first account, or
     /// refuse; every such claim is recorded as an event naming both accounts.
     public func linkAccount(_ request: LinkAccountRequest) async throws -> LinkAccountResponse {
+        try await write(try linkAccountWrite(request))
+    }
+
+    /// `linkAccount` checked and ready for the writer (which runs the returned body).
+    func linkAccountWrite(_ request: LinkAccountRequest) throws -> WriteBody<LinkAccountResponse> {
         try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
         guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
         try Self.check(key, "key")
@@ -311,7 +338,7 @@ public struct Ledger: Sendable {
         let at = now()
         let chosen = policy
         let dialect = database.dialect
-        return try await write { tx in
+        return { tx in
             if let replay = try Self.replay(tx, request.idempotencyKey, hash, as: LinkAccountResponse.self) {
                 return replay
             }
@@ -489,21 +516,40 @@ public struct Ledger: Sendable {
 
     // MARK: Storage access
 
+    /// The transaction body of a checked write.
+    typealias WriteBody<T> = @Sendable (any LedgerTransaction) throws -> T
+
+    /// Checks a write (`prepare` throws what is wrong with the request) and runs it; `completion`
+    /// runs once, on the writer thread when the write got that far.
+    func perform<T: Sendable>(
+        _ prepare: () throws -> WriteBody<T>, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let body: WriteBody<T>
+        do {
+            body = try prepare()
+        } catch {
+            return completion(.failure(error))
+        }
+        write(body, attempt: 0, completion: completion)
+    }
+
+    private func write<T: Sendable>(_ body: @escaping WriteBody<T>) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            write(body, attempt: 0) { continuation.resume(with: $0) }
+        }
+    }
+
     /// A write, retried when it lost a race with a concurrent writer (it then finds what the
     /// other wrote, such as the idempotency key), with engine errors turned into statuses.
-    private func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
-        var attempt = 0
-        while true {
-            do {
-                return try await database.write(body)
-            } catch let error as RPCError {
-                throw error
-            } catch {
-                switch database.classify(error) {
-                case .retry? where attempt < 3: attempt += 1
-                case .status(let status)?: throw status
-                default: throw error
-                }
+    private func write<T: Sendable>(
+        _ body: @escaping WriteBody<T>, attempt: Int, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        database.write(body) { result in
+            guard case .failure(let error) = result, !(error is RPCError) else { return completion(result) }
+            switch database.classify(error) {
+            case .retry? where attempt < 3: write(body, attempt: attempt + 1, completion: completion)
+            case .status(let status)?: completion(.failure(status))
+            default: completion(result)
             }
         }
     }

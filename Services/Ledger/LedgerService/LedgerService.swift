@@ -23,7 +23,8 @@ public enum LedgerService {
         let host = try ServiceHost(
             name: "ledger", healthMethod: healthMethod, defaultRPC: defaultRPCListen, defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
-        let database = try openDatabase(environment: environment, logger: host.logger)
+        let database = try openDatabase(
+            environment: environment, logger: host.logger, counters: CommitCounters(registry: host.metrics))
         do {
             try await database.migrate()
         } catch {
@@ -37,7 +38,9 @@ public enum LedgerService {
         return host
     }
 
-    static func openDatabase(environment: EnvironmentReader, logger: Logger) throws -> any LedgerDatabase {
+    static func openDatabase(
+        environment: EnvironmentReader, logger: Logger, counters: CommitCounters
+    ) throws -> any LedgerDatabase {
         let store = try environment.choice("LEDGER_STORE", default: "sqlite", choices: ["sqlite", "postgres"])
         if store == "postgres" {
             guard let url = environment.raw("LEDGER_POSTGRES_URL") else {
@@ -45,7 +48,7 @@ public enum LedgerService {
             }
             let size = try environment.int("LEDGER_POSTGRES_POOL", default: 4, range: 1...64)
             do {
-                let database = try PostgresLedgerDatabase(url: url, poolSize: size)
+                let database = try PostgresLedgerDatabase(url: url, poolSize: size, counters: counters)
                 logger.info("database open", ["engine": "postgres"])
                 return database
             } catch {
@@ -55,7 +58,7 @@ public enum LedgerService {
         }
         let path = environment.string("LEDGER_SQLITE_PATH", default: defaultSQLitePath)
         do {
-            let database = try SQLiteLedgerDatabase(path: path)
+            let database = try SQLiteLedgerDatabase(path: path, counters: counters)
             logger.info("database open", ["engine": "sqlite", "path": path, "journal_mode": database.journalMode])
             return database
         } catch {

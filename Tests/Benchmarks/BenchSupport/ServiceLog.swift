@@ -12,7 +12,7 @@ public enum ServiceLog {
     public static func launch(
         _ executable: String, clearing: [String] = [], settings: [String: String] = [:], directory: String,
         limit: Duration, onStart: (Int32) -> Void = { _ in }
-    ) throws(BenchError) -> (child: ChildProcess, port: Int) {
+    ) throws(BenchError) -> (child: ChildProcess, port: Int, httpPort: Int?) {
         var environment = ProcessInfo.processInfo.environment
         // Plaintext on port 0, and info level: the listening line is an info line.
         for name in ["TLS_CERT", "TLS_KEY", "TLS_CA", "RPC_ALLOW"] + clearing { environment[name] = nil }
@@ -33,9 +33,9 @@ public enum ServiceLog {
             throw BenchError("dup: \(String(cString: strerror(errno)))")
         }
         do throws(BenchError) {
-            let port = try readUntilListening(fd, executable: executable, limit: limit)
+            let (port, httpPort) = try readUntilListening(fd, executable: executable, limit: limit)
             copyToStandardError(fd)
-            return (child, port)
+            return (child, port, httpPort)
         } catch {
             close(fd)
             child.stop()
@@ -43,8 +43,11 @@ public enum ServiceLog {
         }
     }
 
-    /// Reads the log from `fd` until a listening line names the port; echoes what it read.
-    public static func readUntilListening(_ fd: Int32, executable: String, limit: Duration) throws(BenchError) -> Int {
+    /// Reads the log from `fd` until a listening line names the RPC port; echoes what it read.
+    /// Also returns the HTTP port when the log named it before (services start HTTP first).
+    public static func readUntilListening(
+        _ fd: Int32, executable: String, limit: Duration
+    ) throws(BenchError) -> (rpc: Int, http: Int?) {
         var seen: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         let deadline = ContinuousClock.now + limit
@@ -61,7 +64,7 @@ public enum ServiceLog {
             seen += chunk[0..<count]
             if let port = listeningPort(in: seen) {
                 FileHandle.standardError.write(Data(seen))
-                return port
+                return (port, httpPort(in: seen))
             }
         }
     }
@@ -83,13 +86,23 @@ public enum ServiceLog {
 
     /// The port of the first complete `"msg":"rpc server listening"` line in `log`.
     public static func listeningPort(in log: [UInt8]) -> Int? {
+        firstLine(in: log, message: "rpc server listening") { object in
+            (object["address"] as? String)?.split(separator: ":").last.flatMap { Int($0) }
+        }
+    }
+
+    /// The port of the first complete `"msg":"http server listening"` line in `log`.
+    public static func httpPort(in log: [UInt8]) -> Int? {
+        firstLine(in: log, message: "http server listening") { object in (object["port"] as? String).flatMap { Int($0) }
+        }
+    }
+
+    private static func firstLine(in log: [UInt8], message: String, port: ([String: Any]) -> Int?) -> Int? {
         for line in log.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-                object["msg"] as? String == "rpc server listening",
-                let address = object["address"] as? String,
-                let port = address.split(separator: ":").last.flatMap({ Int($0) }), port > 0
+                object["msg"] as? String == message, let found = port(object), found > 0
             else { continue }
-            return port
+            return found
         }
         return nil
     }

@@ -45,11 +45,28 @@ struct Benchmark {
             sqlite3: sqlite3, schema: schema, sizes: workload.rowSizes(), directory: directory, flushes: flushes)
         var rows: [ReportRow] = []
         for (writers, ledgerFigures) in figures {
-            let run = try reference.measure(batch: writers, seconds: options.referenceSeconds)
-            Self.note("sqlite reference, \(writers) rows per transaction: \(Int(run.rowsPerSecond)) rows/s")
-            rows.append(ReportRow(engine: "sqlite", writers: writers, ledger: ledgerFigures, reference: run))
+            // Judged: the raw engine with the batch the ledger's group commit formed. Shown
+            // beside it: one batch of every writer, the most a single writer could gather.
+            var row: ReportRow?
+            for batch in Self.referenceBatches(writers: writers, ledger: ledgerFigures) {
+                let run = try reference.measure(batch: batch, seconds: options.referenceSeconds)
+                Self.note("sqlite reference, \(batch) rows per transaction: \(Int(run.rowsPerSecond)) rows/s")
+                if row == nil {
+                    row = ReportRow(engine: "sqlite", writers: writers, ledger: ledgerFigures, reference: run)
+                } else {
+                    row!.extras.append(run)
+                }
+            }
+            rows.append(row!)
         }
-        return Self.withBatchEstimates(rows)
+        return rows
+    }
+
+    /// The batch sizes to run the raw engine with: first the ledger's mean batch in the phase
+    /// (rounded, from its commit counters), then, where it differs, one row per writer.
+    static func referenceBatches(writers: Int, ledger: LedgerFigures) -> [Int] {
+        let measured = max(1, Int(ledger.batch.rounded()))
+        return measured == writers ? [measured] : [measured, writers]
     }
 
     // MARK: PostgreSQL
@@ -76,22 +93,31 @@ struct Benchmark {
         var rows: [ReportRow] = []
         for (writers, ledgerFigures) in figures {
             // The ledger writes through one connection: the like-for-like reference is one
-            // pgbench client with the ledger's batch. With 32 writers, 32 pgbench clients (each
-            // with that batch) show what the server does when it can also group commits itself.
-            let run = try reference.measure(batch: writers, clients: 1, seconds: options.referenceSeconds)
-            Self.note("postgres reference, \(writers) rows per transaction, 1 client: \(Int(run.rowsPerSecond)) rows/s")
-            var row = ReportRow(engine: "postgres", writers: writers, ledger: ledgerFigures, reference: run)
+            // pgbench client with the ledger's batch (judged), then one client with a batch of
+            // every writer. With 32 writers, 32 pgbench clients (each with that batch) show what
+            // the server does when it can also group commits itself.
+            var row: ReportRow?
+            for batch in Self.referenceBatches(writers: writers, ledger: ledgerFigures) {
+                let run = try reference.measure(batch: batch, clients: 1, seconds: options.referenceSeconds)
+                Self.note(
+                    "postgres reference, \(batch) rows per transaction, 1 client: \(Int(run.rowsPerSecond)) rows/s")
+                if row == nil {
+                    row = ReportRow(engine: "postgres", writers: writers, ledger: ledgerFigures, reference: run)
+                } else {
+                    row!.extras.append(run)
+                }
+            }
             if writers > 1 {
                 let concurrent = try reference.measure(
                     batch: writers, clients: writers, seconds: options.referenceSeconds)
                 Self.note(
                     "postgres reference, \(writers) rows per transaction, \(writers) clients: \(Int(concurrent.rowsPerSecond)) rows/s"
                 )
-                row.concurrentReference = concurrent
+                row!.extras.append(concurrent)
             }
-            rows.append(row)
+            rows.append(row!)
         }
-        return Self.withBatchEstimates(rows)
+        return rows
     }
 
     // MARK: The ledger
@@ -109,8 +135,10 @@ struct Benchmark {
             let serverBefore = ProcessCPU.seconds(pid: ledger.child.pid)
             let clientBefore = ProcessCPU.seconds()
             let flushesBefore = flushes?.count()
+            let commitsBefore = try ledger.commitTotals()
             var outcome = load.run(phase: "\(engine)-w\(writers)", writers: writers, seconds: options.seconds)
             let flushesAfter = flushes?.count()
+            let commitsAfter = try ledger.commitTotals()
             let serverAfter = ProcessCPU.seconds(pid: ledger.child.pid)
             let clientAfter = ProcessCPU.seconds()
             try check(outcome, ledger)
@@ -125,7 +153,8 @@ struct Benchmark {
                 p50Milliseconds: outcome.latencies.milliseconds(percentile: 0.50),
                 p99Milliseconds: outcome.latencies.milliseconds(percentile: 0.99),
                 serverCores: cores(serverBefore, serverAfter), clientCores: cores(clientBefore, clientAfter),
-                flushes: flushCount)
+                flushes: flushCount, commits: commitsAfter.commits - commitsBefore.commits,
+                committedWrites: commitsAfter.writes - commitsBefore.writes)
             Self.note("\(engine) ledger, \(writers) writers: \(Int(result.appendsPerSecond)) appends/s")
             figures.append((writers, result))
         }
@@ -149,23 +178,6 @@ struct Benchmark {
             Self.note(
                 "\(options.serverPath) did not exit cleanly on SIGTERM (\(status.map { "status \($0)" } ?? "killed by a signal"))"
             )
-        }
-    }
-
-    /// Fills in each row's estimated ledger batch: the reference at one row per transaction
-    /// shows how many device flushes one commit costs on this machine; the ledger's flushes
-    /// divided by that estimate its commits.
-    private static func withBatchEstimates(_ rows: [ReportRow]) -> [ReportRow] {
-        guard let single = rows.first(where: { $0.reference.batch == 1 && $0.reference.clients == 1 })?.reference,
-            let flushes = single.flushes, single.transactions > 0, flushes > 0
-        else { return rows }
-        let flushesPerCommit = Double(flushes) / Double(single.transactions)
-        return rows.map { row in
-            var row = row
-            if let ledgerFlushes = row.ledger.flushes, ledgerFlushes > 0 {
-                row.estimatedLedgerBatch = Double(row.ledger.appends) / (Double(ledgerFlushes) / flushesPerCommit)
-            }
-            return row
         }
     }
 

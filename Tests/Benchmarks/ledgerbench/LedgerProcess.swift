@@ -8,6 +8,8 @@ import Glibc
 final class LedgerProcess {
     let child: ChildProcess
     let port: Int
+    /// Where its `/metrics` are served.
+    let httpPort: Int
     private let interruption: Int
 
     /// Starts `executable` with the ledger variables in `settings` and waits (at most `limit`)
@@ -17,8 +19,9 @@ final class LedgerProcess {
         throws(BenchError)
     {
         var token: Int?
+        var http: Int?
         do throws(BenchError) {
-            (child, port) = try ServiceLog.launch(
+            (child, port, http) = try ServiceLog.launch(
                 executable, clearing: ["LEDGER_STORE", "LEDGER_SQLITE_PATH"], settings: settings, directory: directory,
                 limit: limit, onStart: { pid in token = Interruption.add { kill(pid, SIGKILL) } })
         } catch {
@@ -26,6 +29,21 @@ final class LedgerProcess {
             throw error
         }
         interruption = token!
+        guard let http else {
+            child.stop()
+            Interruption.remove(interruption)
+            throw BenchError("\(executable) logged no \"http server listening\" line before its RPC one")
+        }
+        httpPort = http
+    }
+
+    /// The group committer's totals from `/metrics`: (commits, committed writes).
+    func commitTotals() throws(BenchError) -> (commits: Int, writes: Int) {
+        let text = try MetricsScrape.get(port: httpPort, path: "/metrics")
+        guard let commits = MetricsScrape.value("ledger_commits_total", in: text),
+            let writes = MetricsScrape.value("ledger_committed_writes_total", in: text)
+        else { throw BenchError("the ledger's /metrics lack ledger_commits_total or ledger_committed_writes_total") }
+        return (Int(commits), Int(writes))
     }
 
     deinit { stop() }

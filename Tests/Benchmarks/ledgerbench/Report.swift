@@ -12,6 +12,12 @@ struct LedgerFigures {
     var clientCores: Double?
     /// Device flushes during the phase (nil when the counter is unavailable).
     var flushes: Int?
+    /// The ledger's commits and the writes they acknowledged in the phase (its /metrics).
+    var commits: Int
+    var committedWrites: Int
+
+    /// Appends per commit the group committer formed.
+    var batch: Double { commits > 0 ? Double(committedWrites) / Double(commits) : 0 }
 
     var appendsPerSecond: Double { seconds > 0 ? Double(appends) / seconds : 0 }
 }
@@ -21,16 +27,14 @@ struct ReportRow {
     var engine: String
     var writers: Int
     var ledger: LedgerFigures
-    /// Same durability, same batch, one connection (as the ledger's single writer).
+    /// Same durability, the batch the ledger formed, one connection (as the ledger's single
+    /// writer): the judged comparison.
     var reference: ReferenceRun
-    /// PostgreSQL with as many pgbench clients as writers (informational).
-    var concurrentReference: ReferenceRun?
-    /// Appends per commit the ledger's group committer formed, estimated from device flushes.
-    var estimatedLedgerBatch: Double?
+    /// Informational runs: one batch of every writer; PostgreSQL with as many clients as writers.
+    var extras: [ReferenceRun] = []
 
     /// ledger appends/s ÷ raw rows/s, rounded to two decimals (the value shown and judged).
     var ratio: Double { Self.ratio(ledger.appendsPerSecond, reference.rowsPerSecond) }
-    var concurrentRatio: Double? { concurrentReference.map { Self.ratio(ledger.appendsPerSecond, $0.rowsPerSecond) } }
 
     static func ratio(_ ours: Double, _ theirs: Double) -> Double {
         theirs > 0 ? (ours / theirs * 100).rounded() / 100 : 0
@@ -53,7 +57,7 @@ struct Report {
     var table: String {
         let header = [
             "engine", "writers", "ledger appends/s", "p50 ms", "p99 ms", "raw engine rows/s", "raw run", "ratio",
-            "verdict (target \(targetRatio)x)", "flushes/append", "raw flushes/row", "est. batch", "ledger cpu",
+            "verdict (target \(targetRatio)x)", "flushes/append", "raw flushes/row", "ledger batch", "ledger cpu",
         ]
         var lines = [header]
         for row in rows {
@@ -66,14 +70,14 @@ struct Report {
                 row.ratio >= targetRatio ? "meets target" : "below target",
                 Self.optional(ReportRow.perUnit(row.ledger.flushes, row.ledger.appends), 3),
                 Self.optional(ReportRow.perUnit(row.reference.flushes, row.reference.rows), 3),
-                Self.optional(row.estimatedLedgerBatch, 1), Self.optional(row.ledger.serverCores, 2),
+                ReportText.fixed(row.ledger.batch, 1), Self.optional(row.ledger.serverCores, 2),
             ])
-            if let concurrent = row.concurrentReference, let ratio = row.concurrentRatio {
+            for extra in row.extras {
                 lines.append([
-                    "", "", "", "", "", ReportText.grouped(concurrent.rowsPerSecond),
-                    "\(concurrent.tool) \(concurrent.batch)/tx c\(concurrent.clients)", ReportText.fixed(ratio, 2),
-                    "(informational)", "", Self.optional(ReportRow.perUnit(concurrent.flushes, concurrent.rows), 3), "",
-                    "",
+                    "", "", "", "", "", ReportText.grouped(extra.rowsPerSecond),
+                    "\(extra.tool) \(extra.batch)/tx c\(extra.clients)",
+                    ReportText.fixed(ReportRow.ratio(row.ledger.appendsPerSecond, extra.rowsPerSecond), 2),
+                    "(informational)", "", Self.optional(ReportRow.perUnit(extra.flushes, extra.rows), 3), "", "",
                 ])
             }
         }
@@ -93,13 +97,20 @@ struct Report {
                 ("ledger_cpu_cores", Self.json(row.ledger.serverCores, 2)),
                 ("client_cpu_cores", Self.json(row.ledger.clientCores, 2)),
                 ("ledger_device_flushes", row.ledger.flushes.map { "\($0)" } ?? "null"),
-                ("ledger_estimated_batch", Self.json(row.estimatedLedgerBatch, 2)),
+                ("ledger_commits", "\(row.ledger.commits)"),
+                ("ledger_batch", ReportText.fixed(row.ledger.batch, 2)),
             ]
             fields += Self.referenceFields(row.reference, prefix: "raw")
             fields += [("ratio", ReportText.fixed(row.ratio, 2)), ("meets_target", "\(row.ratio >= targetRatio)")]
-            if let concurrent = row.concurrentReference, let ratio = row.concurrentRatio {
-                fields += Self.referenceFields(concurrent, prefix: "raw_concurrent")
-                fields.append(("ratio_concurrent", ReportText.fixed(ratio, 2)))
+            for extra in row.extras {
+                // Named by what differs from the judged run: the batch, or the client count.
+                let prefix = extra.clients > 1 ? "raw_c\(extra.clients)" : "raw_batch\(extra.batch)"
+                fields += Self.referenceFields(extra, prefix: prefix)
+                fields.append(
+                    (
+                        "\(prefix)_ratio",
+                        ReportText.fixed(ReportRow.ratio(row.ledger.appendsPerSecond, extra.rowsPerSecond), 2)
+                    ))
             }
             return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
         }

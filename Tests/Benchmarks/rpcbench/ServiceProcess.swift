@@ -17,7 +17,7 @@ final class ServiceProcess {
         guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp: \(String(cString: strerror(errno)))") }
         let directory = String(cString: made)
         do throws(BenchError) {
-            (child, port) = try ServiceLog.launch(executable, directory: directory, limit: limit)
+            (child, port, _) = try ServiceLog.launch(executable, directory: directory, limit: limit)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error

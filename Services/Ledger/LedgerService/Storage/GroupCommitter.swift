@@ -1,4 +1,5 @@
 import Dispatch
+public import Observability
 import Synchronization
 
 /// Batches concurrent writes into one transaction and one durable commit.
@@ -23,7 +24,7 @@ final class GroupCommitter: Sendable {
 
         init<T: Sendable>(
             _ work: @escaping @Sendable (any LedgerTransaction) throws -> T,
-            _ continuation: CheckedContinuation<T, any Error>
+            _ completion: @escaping @Sendable (Result<T, any Error>) -> Void
         ) {
             var outcome: Result<T, any Error>?
             body = { tx, alone in
@@ -56,9 +57,9 @@ final class GroupCommitter: Sendable {
             }
             complete = { commitError in
                 if let commitError {
-                    continuation.resume(throwing: commitError)
+                    completion(.failure(commitError))
                 } else {
-                    continuation.resume(with: outcome ?? .failure(LedgerStorageError.closed))
+                    completion(outcome ?? .failure(LedgerStorageError.closed))
                 }
             }
         }
@@ -71,31 +72,36 @@ final class GroupCommitter: Sendable {
     }
 
     private let state = Mutex(State())
+    private let counters: CommitCounters
     private let queue: DispatchQueue
     private let maxBatch: Int
     private let transaction: Transaction
 
-    init(queue: DispatchQueue, maxBatch: Int, transaction: @escaping Transaction) {
+    init(queue: DispatchQueue, maxBatch: Int, counters: CommitCounters, transaction: @escaping Transaction) {
         self.queue = queue
+        self.counters = counters
         self.maxBatch = max(1, maxBatch)
         self.transaction = transaction
     }
 
-    func submit<T: Sendable>(_ work: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let job = Job(work, continuation)
-            let start = state.withLock { state -> Bool? in
-                if state.closed { return nil }
-                state.queue.append(job)
-                if state.committing { return false }
-                state.committing = true
-                return true
-            }
-            switch start {
-            case nil: job.complete(LedgerStorageError.closed)
-            case true?: queue.async { self.drain() }
-            case false?: break
-            }
+    /// Queues `work`; `completion` runs on the committer thread once the batch holding it is
+    /// durable (or failed).
+    func submit<T: Sendable>(
+        _ work: @escaping @Sendable (any LedgerTransaction) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let job = Job(work, completion)
+        let start = state.withLock { state -> Bool? in
+            if state.closed { return nil }
+            state.queue.append(job)
+            if state.committing { return false }
+            state.committing = true
+            return true
+        }
+        switch start {
+        case nil: job.complete(LedgerStorageError.closed)
+        case true?: queue.async { self.drain() }
+        case false?: break
         }
     }
 
@@ -116,6 +122,12 @@ final class GroupCommitter: Sendable {
             } catch {
                 commitError = error
             }
+            if commitError == nil {
+                counters.commits.increment()
+                counters.writes.increment(by: batch.count)
+            } else {
+                counters.failures.increment()
+            }
             // A lone job that failed reports its own error (the rollback followed from it).
             for job in batch { job.complete(batch.count == 1 && job.failed ? nil : commitError) }
         }
@@ -132,5 +144,27 @@ public enum LedgerStorageError: Error, Sendable, CustomStringConvertible {
         case .closed: "the ledger database is closed"
         case .corrupt(let what): "stored data is unreadable: \(what)"
         }
+    }
+}
+
+/// The group committer's counters; writes ÷ commits is the mean batch. Exported by the ledger
+/// as `ledger_commits_total`, `ledger_committed_writes_total` and `ledger_failed_commits_total`.
+public struct CommitCounters: Sendable {
+    public let commits: Counter
+    public let writes: Counter
+    public let failures: Counter
+
+    /// Counters registered in `registry`, or free-standing ones without it.
+    public init(registry: MetricsRegistry? = nil) {
+        guard let registry else {
+            (commits, writes, failures) = (Counter(), Counter(), Counter())
+            return
+        }
+        commits = registry.counter("ledger_commits_total", help: "Write transactions committed (one sync each).")
+        writes = registry.counter(
+            "ledger_committed_writes_total", help: "Writes acknowledged by those commits (group commit batches them).")
+        failures = registry.counter(
+            "ledger_failed_commits_total",
+            help: "Write batches whose commit failed; none of their writes was acknowledged.")
     }
 }

@@ -42,10 +42,12 @@ extension LedgerTransaction {
 /// one failing write changes nothing and does not fail the others.
 public protocol LedgerDatabase: Sendable {
     var dialect: SQLDialect { get }
-    /// Runs `body` in a write transaction; returns after the commit is durable. The body may be
-    /// retried by the engine (after a serialization failure), so it must not have side effects
-    /// outside the transaction.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T
+    /// Runs `body` in a write transaction; `completion` runs (on the engine's writer thread) after
+    /// the commit is durable. The body may be retried by the engine (after a serialization
+    /// failure), so it must not have side effects outside the transaction.
+    func write<T: Sendable>(
+        _ body: @escaping @Sendable (any LedgerTransaction) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void)
     /// Runs `body` against a consistent snapshot; it must not write.
     func read<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T
     /// Brings the schema to the newest version; safe when several instances start at once.
@@ -63,4 +65,13 @@ public protocol LedgerDatabase: Sendable {
 public enum StorageFailure: Sendable {
     case retry
     case status(RPCError)
+}
+
+extension LedgerDatabase {
+    /// `write(_:completion:)` for async callers: returns after the commit is durable.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            write(body) { continuation.resume(with: $0) }
+        }
+    }
 }

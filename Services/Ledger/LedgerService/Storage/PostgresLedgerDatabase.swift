@@ -32,7 +32,10 @@ public final class PostgresLedgerDatabase: LedgerDatabase {
     ///     created if missing; tests use it to keep each run apart.
     /// - Throws: `PostgresError` (`.invalidURL`, `.connection`, or `.query` when the schema
     ///   cannot be made); no error repeats the URL's password.
-    public init(url: String, poolSize: Int = 4, maxBatch: Int = 256, schema: String? = nil) throws {
+    public init(
+        url: String, poolSize: Int = 4, maxBatch: Int = 256, schema: String? = nil,
+        counters: CommitCounters = CommitCounters()
+    ) throws {
         var onConnect: PostgresConnection.OnConnect?
         if let schema {
             guard !schema.isEmpty, !schema.utf8.contains(0) else {
@@ -54,7 +57,7 @@ public final class PostgresLedgerDatabase: LedgerDatabase {
         }
         let writer = PostgresLedgerWriter(connection: connection)
         self.writer = writer
-        committer = GroupCommitter(queue: writeQueue, maxBatch: maxBatch) { batch in
+        committer = GroupCommitter(queue: writeQueue, maxBatch: maxBatch, counters: counters) { batch in
             try writer.transaction(prepares: true) { tx in
                 // Every write batch of every instance holds this lock until it commits, taken
                 // before any savepoint (a rollback to a savepoint would release it): writes on
@@ -66,8 +69,11 @@ public final class PostgresLedgerDatabase: LedgerDatabase {
         }
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
-        try await committer.submit(body)
+    public func write<T: Sendable>(
+        _ body: @escaping @Sendable (any LedgerTransaction) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        committer.submit(body, completion: completion)
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {

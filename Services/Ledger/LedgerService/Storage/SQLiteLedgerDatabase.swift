@@ -16,18 +16,21 @@ public final class SQLiteLedgerDatabase: LedgerDatabase {
     private let committer: GroupCommitter
 
     /// Opens (creating if needed) the database file at `path`. Throws `SQLiteError`.
-    public init(path: String, maxBatch: Int = 256) throws {
+    public init(path: String, maxBatch: Int = 256, counters: CommitCounters = CommitCounters()) throws {
         self.path = path
         writer = try SQLiteDatabase(path: path)
         reader = try SQLiteDatabase(path: path)
         let writer = self.writer
-        committer = GroupCommitter(queue: writeQueue, maxBatch: maxBatch) { batch in
+        committer = GroupCommitter(queue: writeQueue, maxBatch: maxBatch, counters: counters) { batch in
             try writer.transaction { tx in try batch(SQLiteLedgerTransaction(tx: tx)) }
         }
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
-        try await committer.submit(body)
+    public func write<T: Sendable>(
+        _ body: @escaping @Sendable (any LedgerTransaction) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        committer.submit(body, completion: completion)
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
