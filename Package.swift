@@ -59,6 +59,10 @@ let package = Package(
         shared("ServiceRuntime", ["RPC", "Wire", "HTTP", "Config", "Observability", "Lifecycle"]),
 
         // Services: business rules in a library, a main.swift that only wires it up.
+        // The verifier's store adapters are libraries of their own (subctl uses them too).
+        .target(
+            name: "AppStore", dependencies: ["Crypto", "Model"], path: "Services/Verifier/AppStore",
+            swiftSettings: swiftSettings),
         .target(
             name: "VerifierService",
             dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability"],
@@ -136,6 +140,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "PostgreSQLTests", dependencies: ["PostgreSQL"], path: "Tests/PostgreSQLTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "Model"], path: "Tests/AppStoreTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LedgerProcessTests",

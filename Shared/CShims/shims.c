@@ -50,6 +50,12 @@ int cshim_x509_stack_count(const STACK_OF(X509) *stack) { return sk_X509_num(sta
 
 X509 *cshim_x509_stack_value(const STACK_OF(X509) *stack, int i) { return sk_X509_value(stack, i); }
 
+STACK_OF(X509) *cshim_x509_stack_new(void) { return sk_X509_new_null(); }
+
+int cshim_x509_stack_push(STACK_OF(X509) *stack, X509 *certificate) { return sk_X509_push(stack, certificate); }
+
+void cshim_x509_stack_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
+
 int cshim_general_names_push(GENERAL_NAMES *names, GENERAL_NAME *name) {
     return sk_GENERAL_NAME_push(names, name);
 }

@@ -87,6 +87,36 @@ public final class PrivateKey: @unchecked Sendable {
     /// True for RSA keys (whatever their size).
     var isRSA: Bool { withHandle { EVP_PKEY_is_a($0, "RSA") == 1 } }
 
+    /// Signs `message` with SHA-256: a DER ECDSA signature for EC keys, PKCS #1 v1.5 for RSA.
+    /// Throws `CryptoError` when OpenSSL fails.
+    public func signSHA256(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        ERR_clear_error()
+        guard let context = EVP_MD_CTX_new() else { throw .openSSL("EVP_MD_CTX_new failed") }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, handle) == 1 else {
+            throw .openSSL("EVP_DigestSignInit failed")
+        }
+        var length = 0
+        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else {
+            throw .openSSL("EVP_DigestSign (length) failed")
+        }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else {
+            throw .openSSL("EVP_DigestSign failed")
+        }
+        return Array(signature.prefix(length))
+    }
+
+    /// The public half, as PEM `PUBLIC KEY` (SubjectPublicKeyInfo).
+    public func publicKeyPEM() throws(CryptoError) -> String {
+        ERR_clear_error()
+        let bio = try MemoryBIO()
+        guard bio.withHandle({ PEM_write_bio_PUBKEY($0, handle) }) == 1 else {
+            throw .openSSL("PEM_write_bio_PUBKEY failed")
+        }
+        return bio.readString()
+    }
+
     /// Lends the `EVP_PKEY*` for the duration of `body`. Do not free it or keep it; call
     /// `EVP_PKEY_up_ref` first if you must hold on to it.
     public func withUnsafeKey<T>(_ body: (OpaquePointer) throws -> T) rethrows -> T {

@@ -32,6 +32,12 @@ const GENERAL_NAME *cshim_general_names_value(const GENERAL_NAMES *names, int i)
 void cshim_general_names_free(GENERAL_NAMES *names);
 int cshim_x509_stack_count(const STACK_OF(X509) *stack);
 X509 *cshim_x509_stack_value(const STACK_OF(X509) *stack, int i);
+/// A new empty certificate stack that does not own its entries (free it with
+/// cshim_x509_stack_free, which leaves the certificates alone).
+STACK_OF(X509) *cshim_x509_stack_new(void);
+/// Appends `certificate` without taking a reference; returns the new count, or 0 on failure.
+int cshim_x509_stack_push(STACK_OF(X509) *stack, X509 *certificate);
+void cshim_x509_stack_free(STACK_OF(X509) *stack);
 /// Appends `name` to `names`, which takes ownership of it; returns the new count, or 0 on failure.
 int cshim_general_names_push(GENERAL_NAMES *names, GENERAL_NAME *name);
 
