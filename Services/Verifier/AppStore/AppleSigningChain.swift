@@ -13,6 +13,19 @@ public struct AppleSigningChain: Sendable {
     public let intermediateKey: PrivateKey
     public let leafKey: PrivateKey
 
+    /// A chain from parts made elsewhere (a leaf issued differently, say).
+    public init(
+        root: X509Certificate, intermediate: X509Certificate, leaf: X509Certificate, rootKey: PrivateKey,
+        intermediateKey: PrivateKey, leafKey: PrivateKey
+    ) {
+        self.root = root
+        self.intermediate = intermediate
+        self.leaf = leaf
+        self.rootKey = rootKey
+        self.intermediateKey = intermediateKey
+        self.leafKey = leafKey
+    }
+
     /// What to leave out or change, for chains that must be refused.
     public struct Options: Sendable {
         public var leafOID = true
