@@ -1,0 +1,128 @@
+public import Foundation
+
+/// The App Store Server API calls the verifier makes. `AppStoreServerAPIClient` implements it
+/// over HTTPS; tests and the ingress pipeline may use any other implementation.
+public protocol AppStoreAPI: Sendable {
+    /// `GET /inApps/v1/transactions/{transactionId}`: the signed transaction (JWS).
+    func transactionInfo(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
+        -> String
+    /// `GET /inApps/v1/subscriptions/{transactionId}`: every subscription group's latest state.
+    func allSubscriptionStatuses(transactionID: String, environment: AppleEnvironment)
+        async throws(AppStoreAPIError) -> AppleSubscriptionStatuses
+    /// `GET /inApps/v2/history/{transactionId}`, every page: all signed transactions.
+    func transactionHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
+        -> [String]
+    /// `POST /inApps/v1/notifications/history`, every page, for notifications sent in
+    /// [`start`, `end`): their signed payloads, oldest first as Apple lists them.
+    func notificationHistory(start: Date, end: Date, environment: AppleEnvironment)
+        async throws(AppStoreAPIError) -> [AppleNotificationHistoryItem]
+    /// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`.
+    func setAppAccountToken(originalTransactionID: String, appAccountToken: String, environment: AppleEnvironment)
+        async throws(AppStoreAPIError)
+}
+
+/// The body of Get All Subscription Statuses (`StatusResponse`).
+public struct AppleSubscriptionStatuses: Sendable, Hashable, Decodable {
+    public var environment: String?
+    public var bundleId: String?
+    public var appAppleId: Int64?
+    public var data: [Group]
+
+    /// One subscription group (`SubscriptionGroupIdentifierItem`).
+    public struct Group: Sendable, Hashable, Decodable {
+        public var subscriptionGroupIdentifier: String?
+        public var lastTransactions: [LastTransaction]
+
+        public init(subscriptionGroupIdentifier: String?, lastTransactions: [LastTransaction]) {
+            self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+            self.lastTransactions = lastTransactions
+        }
+    }
+
+    /// The latest transaction of one subscription in the group (`LastTransactionsItem`).
+    public struct LastTransaction: Sendable, Hashable, Decodable {
+        /// 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
+        public var status: Int?
+        public var originalTransactionId: String?
+        public var signedTransactionInfo: String?
+        public var signedRenewalInfo: String?
+
+        public init(
+            status: Int?, originalTransactionId: String?, signedTransactionInfo: String?, signedRenewalInfo: String?
+        ) {
+            self.status = status
+            self.originalTransactionId = originalTransactionId
+            self.signedTransactionInfo = signedTransactionInfo
+            self.signedRenewalInfo = signedRenewalInfo
+        }
+    }
+
+    public init(environment: String?, bundleId: String?, appAppleId: Int64?, data: [Group]) {
+        self.environment = environment
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+        self.data = data
+    }
+}
+
+/// One entry of Get Notification History (`NotificationHistoryResponseItem`).
+public struct AppleNotificationHistoryItem: Sendable, Hashable, Decodable {
+    public var signedPayload: String
+    public init(signedPayload: String) { self.signedPayload = signedPayload }
+}
+
+/// Why an App Store Server API call failed. Never contains the bearer token or a signed payload.
+public struct AppStoreAPIError: Error, Sendable, Equatable, CustomStringConvertible {
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Known: String, Sendable {
+            case notFound, wrongEnvironment, unauthorized, rateLimited, server, network, invalidRequest,
+                invalidResponse, configuration
+        }
+        private let known: Known
+        private init(_ known: Known) { self.known = known }
+
+        /// 404: the transaction (or notification) is not known to Apple in that environment.
+        public static let notFound = Code(.notFound)
+        /// Apple error 4040010: known in the other environment.
+        public static let wrongEnvironment = Code(.wrongEnvironment)
+        /// 401: the JWT was refused.
+        public static let unauthorized = Code(.unauthorized)
+        /// 429 after every retry.
+        public static let rateLimited = Code(.rateLimited)
+        /// 5xx after every retry.
+        public static let server = Code(.server)
+        /// No answer: connection refused, timeout, TLS failure.
+        public static let network = Code(.network)
+        /// Another 4xx: Apple refused the request itself.
+        public static let invalidRequest = Code(.invalidRequest)
+        /// An answer that is not what the API documents.
+        public static let invalidResponse = Code(.invalidResponse)
+        /// The key, ids or URLs configured cannot be used.
+        public static let configuration = Code(.configuration)
+
+        public var description: String { known.rawValue }
+    }
+
+    public let code: Code
+    /// Apple's `errorCode` from the body, when it sent one (such as 4040010).
+    public let apiErrorCode: Int?
+    /// The HTTP status, when there was an answer.
+    public let httpStatus: Int?
+    public let message: String
+
+    public init(_ code: Code, _ message: String, httpStatus: Int? = nil, apiErrorCode: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.httpStatus = httpStatus
+        self.apiErrorCode = apiErrorCode
+    }
+
+    /// Whether trying again later may succeed (rate limits, server errors, network failures).
+    public var isRetryable: Bool { code == .rateLimited || code == .server || code == .network }
+
+    public var description: String {
+        var text = "App Store Server API: \(code)"
+        if let httpStatus { text += " (HTTP \(httpStatus)" + (apiErrorCode.map { ", error \($0)" } ?? "") + ")" }
+        return text + ": " + message
+    }
+}
