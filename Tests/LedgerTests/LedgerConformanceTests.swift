@@ -273,6 +273,38 @@ struct LedgerConformanceTests {
         }
     }
 
+    @Test(
+        "a rejected notification is kept with its reason, listed only when asked for, and never replayed",
+        arguments: engines)
+    func rejectedNotification(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            let recorded = try await ledger.recordNotification(
+                RecordNotificationRequest(
+                    entry: InboxEntry(
+                        store: .apple, environment: .production, notificationID: "rejected-5e5e",
+                        notificationType: "UNVERIFIED",
+                        status: .rejected, lastError: "bad_signature: the ES256 signature does not verify")))
+            #expect(!recorded.duplicate && recorded.entry?.status == .rejected)
+            #expect(try await ledger.listInbox(ListInboxRequest()).entries.isEmpty)
+            let rejected = try await ledger.listInbox(ListInboxRequest(status: .rejected))
+            #expect(rejected.entries.map(\.notificationID) == ["rejected-5e5e"])
+            #expect(rejected.entries.first?.lastError == "bad_signature: the ES256 signature does not verify")
+            await #expect(
+                throws: RPCError(
+                    .failedPrecondition, "notification rejected-5e5e was rejected; it is kept for audit only")
+            ) {
+                _ = try await ledger.replayInbox(ReplayInboxRequest(store: .apple, notificationID: "rejected-5e5e"))
+            }
+            await #expect(throws: RPCError.self) {
+                _ = try await ledger.recordNotification(
+                    RecordNotificationRequest(
+                        entry: InboxEntry(
+                            store: .apple, environment: .production, notificationID: "rejected-none",
+                            notificationType: "UNVERIFIED", status: .rejected)))
+            }
+        }
+    }
+
     @Test("history pages newest first and can be followed to the end", arguments: engines)
     func historyPages(engine: LedgerEngine) async throws {
         try await withLedger(engine) { ledger, _ in

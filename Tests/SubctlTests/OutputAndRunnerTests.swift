@@ -181,6 +181,7 @@ struct OutputAndRunnerTests {
                   1  INBOX_STATUS_PENDING
                   2  INBOX_STATUS_PROCESSED
                   3  INBOX_STATUS_FAILED
+                  4  INBOX_STATUS_REJECTED
                 """)
         #expect(
             try OutputText.describe("Ledger/Snapshot") == """

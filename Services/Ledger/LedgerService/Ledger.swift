@@ -50,20 +50,25 @@ public struct Ledger: Sendable {
         try Self.checkOptional(entry.rawPayload, "entry.raw_payload", max: Self.maxPayloadBytes)
         try Self.checkOptional(entry.subtype ?? "", "entry.subtype", max: Self.maxIDBytes)
         if let key = entry.key { try Self.check(key, "entry.key") }
-        entry.status = .pending
+        if entry.status == .rejected {
+            try Self.check(
+                entry.lastError ?? "", "entry.last_error (the reason for the rejection)", max: Self.maxErrorBytes)
+        } else {
+            entry.status = .pending
+            entry.lastError = nil
+        }
         entry.attempts = 0
-        entry.lastError = nil
         entry.receivedTimeMilliseconds = entry.receivedTimeMilliseconds ?? now()
         let recorded = entry
         return { tx in
             let inserted = try tx.query(
                 """
                 INSERT INTO inbox (store, notification_id, status, attempts, last_error, received_ms, entry)
-                VALUES ($1, $2, $3, 0, NULL, $4, $5) ON CONFLICT (store, notification_id) DO NOTHING
+                VALUES ($1, $2, $3, 0, $4, $5, $6) ON CONFLICT (store, notification_id) DO NOTHING
                 """,
                 [
                     .int(Int64(store.rawValue)), .text(recorded.notificationID),
-                    .int(Int64(InboxStatus.pending.rawValue)),
+                    .int(Int64((recorded.status ?? .pending).rawValue)), .text(recorded.lastError),
                     .int(recorded.receivedTimeMilliseconds ?? 0), .blob(recorded.serialized()),
                 ])
             if inserted.affected == 1 { return RecordNotificationResponse(duplicate: false, entry: recorded) }
@@ -154,6 +159,10 @@ public struct Ledger: Sendable {
     ) -> WriteBody<MarkInboxResponse> {
         { tx in
             var entry = try Self.inboxEntry(tx, store: store, notificationID: notificationID)
+            guard entry.status != .rejected else {
+                throw RPCError(
+                    .failedPrecondition, "notification \(notificationID) was rejected; it is kept for audit only")
+            }
             change(&entry)
             try Self.saveInbox(tx, entry, store: store)
             return MarkInboxResponse(entry: entry)

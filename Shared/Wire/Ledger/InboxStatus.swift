@@ -8,11 +8,13 @@ public enum InboxStatus: Sendable, Hashable, CaseIterable, RawRepresentable, Cus
     case pending
     case processed
     case failed
+    /// Refused before it could be trusted; kept for audit, never processed.
+    case rejected
     /// A non-zero wire number this version does not know. Never holds a known number.
     case unknown(Int32)
 
     /// Every status this version knows, in wire order (no `unknown`).
-    public static let allCases: [InboxStatus] = [.pending, .processed, .failed]
+    public static let allCases: [InboxStatus] = [.pending, .processed, .failed, .rejected]
 
     /// The status with wire number `rawValue`; `nil` only for 0 (unspecified).
     public init?(rawValue: Int32) {
@@ -21,6 +23,7 @@ public enum InboxStatus: Sendable, Hashable, CaseIterable, RawRepresentable, Cus
         case 1: self = .pending
         case 2: self = .processed
         case 3: self = .failed
+        case 4: self = .rejected
         default: self = .unknown(rawValue)
         }
     }
@@ -31,6 +34,7 @@ public enum InboxStatus: Sendable, Hashable, CaseIterable, RawRepresentable, Cus
         case .pending: 1
         case .processed: 2
         case .failed: 3
+        case .rejected: 4
         case .unknown(let number): number
         }
     }
@@ -41,6 +45,7 @@ public enum InboxStatus: Sendable, Hashable, CaseIterable, RawRepresentable, Cus
         case .pending: "pending"
         case .processed: "processed"
         case .failed: "failed"
+        case .rejected: "rejected"
         case .unknown(let number): "unknown(\(number))"
         }
     }

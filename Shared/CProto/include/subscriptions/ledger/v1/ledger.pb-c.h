@@ -46,7 +46,12 @@ typedef enum _Subscriptions__Ledger__V1__InboxStatus {
   SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_UNSPECIFIED = 0,
   SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_PENDING = 1,
   SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_PROCESSED = 2,
-  SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_FAILED = 3
+  SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_FAILED = 3,
+  /*
+   * Refused before it could be trusted (a signature that does not verify, another app's data);
+   * kept for audit with the reason in last_error, never processed or replayed.
+   */
+  SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_REJECTED = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS)
 } Subscriptions__Ledger__V1__InboxStatus;
 typedef enum _Subscriptions__Ledger__V1__LinkOutcome {
@@ -101,6 +106,10 @@ struct  Subscriptions__Ledger__V1__InboxEntry
 struct  Subscriptions__Ledger__V1__RecordNotificationRequest
 {
   ProtobufCMessage base;
+  /*
+   * Recorded as pending; or, with status INBOX_STATUS_REJECTED and the reason in last_error,
+   * recorded as rejected.
+   */
   Subscriptions__Ledger__V1__InboxEntry *entry;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__RECORD_NOTIFICATION_REQUEST__INIT \

@@ -2424,21 +2424,23 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__change__descriptor =
   (ProtobufCMessageInit) subscriptions__ledger__v1__change__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue subscriptions__ledger__v1__inbox_status__enum_values_by_number[4] =
+static const ProtobufCEnumValue subscriptions__ledger__v1__inbox_status__enum_values_by_number[5] =
 {
   { "INBOX_STATUS_UNSPECIFIED", "SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_UNSPECIFIED", 0 },
   { "INBOX_STATUS_PENDING", "SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_PENDING", 1 },
   { "INBOX_STATUS_PROCESSED", "SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_PROCESSED", 2 },
   { "INBOX_STATUS_FAILED", "SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_FAILED", 3 },
+  { "INBOX_STATUS_REJECTED", "SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_REJECTED", 4 },
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__inbox_status__value_ranges[] = {
-{0, 0},{0, 4}
+{0, 0},{0, 5}
 };
-static const ProtobufCEnumValueIndex subscriptions__ledger__v1__inbox_status__enum_values_by_name[4] =
+static const ProtobufCEnumValueIndex subscriptions__ledger__v1__inbox_status__enum_values_by_name[5] =
 {
   { "INBOX_STATUS_FAILED", 3 },
   { "INBOX_STATUS_PENDING", 1 },
   { "INBOX_STATUS_PROCESSED", 2 },
+  { "INBOX_STATUS_REJECTED", 4 },
   { "INBOX_STATUS_UNSPECIFIED", 0 },
 };
 const ProtobufCEnumDescriptor subscriptions__ledger__v1__inbox_status__descriptor =
@@ -2448,9 +2450,9 @@ const ProtobufCEnumDescriptor subscriptions__ledger__v1__inbox_status__descripto
   "InboxStatus",
   "Subscriptions__Ledger__V1__InboxStatus",
   "subscriptions.ledger.v1",
-  4,
+  5,
   subscriptions__ledger__v1__inbox_status__enum_values_by_number,
-  4,
+  5,
   subscriptions__ledger__v1__inbox_status__enum_values_by_name,
   1,
   subscriptions__ledger__v1__inbox_status__value_ranges,
