@@ -65,7 +65,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "VerifierService",
-            dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability"],
+            dependencies: [
+                "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "HTTP", "Crypto",
+                "AppStore",
+            ],
             path: "Services/Verifier/VerifierService", swiftSettings: swiftSettings),
         .executableTarget(
             name: "verifier", dependencies: ["VerifierService", "ServiceRuntime"], path: "Services/Verifier/verifier",

@@ -74,6 +74,14 @@ extension CArena {
         return pointers
     }
 
+    /// A C array of copies of `values` (a repeated string field), or nil when empty.
+    func strings(_ values: [String]) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+        guard !values.isEmpty else { return nil }
+        let pointers = allocate(UnsafeMutablePointer<CChar>?.self, count: values.count)
+        for (index, value) in values.enumerated() { (pointers + index).initialize(to: string(value)) }
+        return pointers
+    }
+
     /// Points `field` at a copy of `text`; leaves the generated default (protobuf-c's shared
     /// empty string) when `text` is nil or empty. protobuf-c holds strings as C strings, so a
     /// string with an embedded NUL is sent cut at the NUL.

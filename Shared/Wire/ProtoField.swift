@@ -18,6 +18,17 @@ enum ProtoField {
         return text
     }
 
+    /// The elements of a repeated string field; each must be UTF-8.
+    static func strings(
+        _ elements: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, count: Int, _ field: String
+    ) throws(ProtoFieldError) -> [String] {
+        guard let elements, count > 0 else { return [] }
+        var values: [String] = []
+        values.reserveCapacity(count)
+        for index in 0..<count { values.append(try string(elements[index], "\(field)[\(index)]")) }
+        return values
+    }
+
     /// The value, or nil for 0.
     static func nonZero<T: BinaryInteger>(_ value: T) -> T? { value == 0 ? nil : value }
 

@@ -305,6 +305,68 @@ struct LedgerConformanceTests {
         }
     }
 
+    @Test("subscriptions are listed by store, state and expiry window, a page at a time", arguments: engines)
+    func listSubscriptions(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            let rows: [(String, SubscriptionState, Int64)] = [
+                ("a1", .active, 1_000), ("a2", .active, 5_000), ("g1", .gracePeriod, 2_000),
+                ("r1", .billingRetry, 1_500), ("e1", .expired, 500), ("a3", .cancelled, 2_500),
+            ]
+            for (id, state, expires) in rows {
+                _ = try await ledger.recordVerifiedState(
+                    Self.record("list-\(id)", Self.state(.apple(id), state, storeTime: 10, expires: expires)))
+            }
+            _ = try await ledger.recordVerifiedState(
+                Self.record(
+                    "list-google",
+                    Self.state(
+                        SubscriptionKey(store: .google, environment: .production, storeID: "tok"), .active,
+                        storeTime: 10)))
+            func ids(_ request: ListSubscriptionsRequest) async throws -> [String] {
+                try await ledger.listSubscriptions(request).subscriptions.map(\.key.storeID)
+            }
+            #expect(try await ids(ListSubscriptionsRequest(store: .apple, state: .gracePeriod)) == ["g1"])
+            #expect(try await ids(ListSubscriptionsRequest(store: .apple, state: .active)) == ["a1", "a2"])
+            #expect(
+                try await ids(
+                    ListSubscriptionsRequest(
+                        store: .apple, expiresAfterMilliseconds: 1_000, expiresBeforeMilliseconds: 2_500))
+                    == ["a1", "g1", "r1"])
+            var pages: [[String]] = []
+            var token: String?
+            repeat {
+                let page = try await ledger.listSubscriptions(
+                    ListSubscriptionsRequest(store: .apple, pageSize: 4, pageToken: token))
+                pages.append(page.subscriptions.map(\.key.storeID))
+                token = page.nextPageToken
+            } while token != nil
+            #expect(pages == [["a1", "a2", "a3", "e1"], ["g1", "r1"]])
+            #expect(try await ids(ListSubscriptionsRequest(store: .google)) == ["tok"])
+            await #expect(throws: RPCError(.invalidArgument, "store is missing")) {
+                _ = try await ledger.listSubscriptions(ListSubscriptionsRequest())
+            }
+        }
+    }
+
+    @Test("a cursor starts at 0, only moves forward, and keeps when it moved", arguments: engines)
+    func cursors(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, clock in
+            #expect(try await ledger.cursor(GetCursorRequest(name: "apple-history")) == Cursor(name: "apple-history"))
+            clock.advance(by: 5)
+            let first = try await ledger.advanceCursor(AdvanceCursorRequest(name: "apple-history", value: 500))
+            #expect(first.value == 500)
+            let moved = first.updatedTimeMilliseconds
+            clock.advance(by: 5)
+            #expect(try await ledger.advanceCursor(AdvanceCursorRequest(name: "apple-history", value: 300)) == first)
+            let later = try await ledger.advanceCursor(AdvanceCursorRequest(name: "apple-history", value: 900))
+            #expect(later.value == 900 && later.updatedTimeMilliseconds! > moved!)
+            #expect(try await ledger.cursor(GetCursorRequest(name: "apple-history")) == later)
+            await #expect(throws: RPCError.self) {
+                _ = try await ledger.advanceCursor(AdvanceCursorRequest(name: "", value: 1))
+            }
+        }
+    }
+
     @Test("history pages newest first and can be followed to the end", arguments: engines)
     func historyPages(engine: LedgerEngine) async throws {
         try await withLedger(engine) { ledger, _ in

@@ -140,14 +140,16 @@ struct PostgresLedgerDatabaseTests {
         let versions = try await databases[1].read { tx in
             try tx.query("SELECT version FROM schema_migrations ORDER BY version").rows
         }
-        #expect(versions == [[.int(1)]])
+        #expect(versions == [[.int(1)], [.int(2)]])
         let tables = try await databases[2].read { tx in
             try tx.query(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
                 [.text(schema)]
             ).rows
         }
-        let names = ["changes", "events", "idempotency", "inbox", "links", "schema_migrations", "subscriptions"]
+        let names = [
+            "changes", "cursors", "events", "idempotency", "inbox", "links", "schema_migrations", "subscriptions",
+        ]
         #expect(tables == names.map { [.text($0)] })
         for database in databases { await database.close() }
     }

@@ -32,6 +32,7 @@ public struct Ledger: Sendable {
     static let maxPageSize: UInt32 = 500
     static let defaultPageSize: UInt32 = 100
     static let maxAccountRows = 1000
+    static let maxCursorNameBytes = 128
 
     // MARK: Inbox
 
@@ -118,6 +119,74 @@ public struct Ledger: Sendable {
             }
             return ListInboxResponse(entries: entries, nextPageToken: next)
         }
+    }
+
+    /// Lists one store's subscriptions by state and expiry window, ordered by key.
+    public func listSubscriptions(_ request: ListSubscriptionsRequest) async throws -> ListSubscriptionsResponse {
+        guard let store = request.store else { throw RPCError(.invalidArgument, "store is missing") }
+        let size = try Self.pageSize(request.pageSize)
+        let after = try request.pageToken.map(SubscriptionCursor.init(token:))
+        return try await read { tx in
+            var sql = "SELECT state FROM subscriptions WHERE store = $1"
+            var parameters: [SQLValue] = [.int(Int64(store.rawValue))]
+            func add(_ condition: String, _ value: SQLValue) {
+                parameters.append(value)
+                sql += " AND \(condition) $\(parameters.count)"
+            }
+            if let state = request.state { add("state_code =", .int(Int64(state.rawValue))) }
+            if let from = request.expiresAfterMilliseconds { add("expires_ms >=", .int(from)) }
+            if let until = request.expiresBeforeMilliseconds { add("expires_ms <", .int(until)) }
+            if let after {
+                parameters += [.int(after.environment), .text(after.storeID)]
+                let n = parameters.count
+                sql += " AND (environment > $\(n - 1) OR (environment = $\(n - 1) AND store_id > $\(n)))"
+            }
+            parameters.append(.int(Int64(size) + 1))
+            sql += " ORDER BY environment, store_id LIMIT $\(parameters.count)"
+            let rows = try tx.query(sql, parameters)
+            var subscriptions: [Subscription] = []
+            for index in 0..<min(rows.count, Int(size)) {
+                subscriptions.append(try Self.decode(Subscription.self, rows.blob(index, "state")))
+            }
+            var next: String?
+            if rows.count > Int(size), let last = subscriptions.last {
+                next =
+                    SubscriptionCursor(environment: Int64(last.key.environment.rawValue), storeID: last.key.storeID)
+                    .token
+            }
+            return ListSubscriptionsResponse(subscriptions: subscriptions, nextPageToken: next)
+        }
+    }
+
+    /// A cursor as stored (value 0 when never advanced).
+    public func cursor(_ request: GetCursorRequest) async throws -> Cursor {
+        try Self.check(request.name, "name", max: Self.maxCursorNameBytes)
+        return try await read { tx in try Self.cursorRow(tx, request.name) }
+    }
+
+    /// Advances a cursor to `value`; a lower value leaves it where it is.
+    public func advanceCursor(_ request: AdvanceCursorRequest) async throws -> Cursor {
+        try await write(try advanceCursorWrite(request))
+    }
+
+    func advanceCursorWrite(_ request: AdvanceCursorRequest) throws -> WriteBody<Cursor> {
+        try Self.check(request.name, "name", max: Self.maxCursorNameBytes)
+        let at = now()
+        return { tx in
+            try tx.query(
+                """
+                INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_ms = excluded.updated_ms
+                WHERE cursors.value < excluded.value
+                """, [.text(request.name), .int(request.value), .int(at)])
+            return try Self.cursorRow(tx, request.name)
+        }
+    }
+
+    static func cursorRow(_ tx: any LedgerTransaction, _ name: String) throws -> Cursor {
+        let rows = try tx.query("SELECT value, updated_ms FROM cursors WHERE name = $1", [.text(name)])
+        guard !rows.isEmpty else { return Cursor(name: name) }
+        return Cursor(name: name, value: rows.int(0, "value") ?? 0, updatedTimeMilliseconds: rows.int(0, "updated_ms"))
     }
 
     /// Marks an entry processed or failed (with the reason); counts the attempt.
@@ -610,14 +679,16 @@ public struct Ledger: Sendable {
     static func saveSubscription(_ tx: any LedgerTransaction, _ subscription: Subscription, position: UInt64) throws {
         try tx.query(
             """
-            INSERT INTO subscriptions (store, environment, store_id, account_id, store_time_ms, position, state)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            INSERT INTO subscriptions
+                (store, environment, store_id, account_id, store_time_ms, position, state, state_code, expires_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
             ON CONFLICT (store, environment, store_id) DO UPDATE
-            SET account_id = $4, store_time_ms = $5, position = $6, state = $7
+            SET account_id = $4, store_time_ms = $5, position = $6, state = $7, state_code = $8, expires_ms = $9
             """,
             keyParameters(subscription.key) + [
                 .text(subscription.accountID), .int(subscription.storeTimeMilliseconds), .int(Int64(position)),
-                .blob(subscription.serialized()),
+                .blob(subscription.serialized()), .int(subscription.state.map { Int64($0.rawValue) }),
+                .int(subscription.expiresTimeMilliseconds),
             ])
     }
 
@@ -765,4 +836,26 @@ struct InboxCursor {
     }
 
     var token: String { "\(receivedMilliseconds):\(store):\(notificationID)" }
+}
+
+/// Where a subscription listing continues: after this (environment, store id).
+struct SubscriptionCursor {
+    let environment: Int64
+    let storeID: String
+
+    init(environment: Int64, storeID: String) {
+        self.environment = environment
+        self.storeID = storeID
+    }
+
+    init(token: String) throws {
+        let parts = token.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let environment = Int64(parts[0]) else {
+            throw RPCError(.invalidArgument, "page_token \"\(token.prefix(40))\" is not one this ledger issued")
+        }
+        self.environment = environment
+        storeID = String(parts[1])
+    }
+
+    var token: String { "\(environment):\(storeID)" }
 }

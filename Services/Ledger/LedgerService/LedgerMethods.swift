@@ -38,6 +38,13 @@ enum LedgerMethods {
         }
         write("MarkInbox", ledger.markInboxWrite)
         write("ReplayInbox", ledger.replayInboxWrite)
+        router.unary("\(service)/ListSubscriptions") { (_, request: ListSubscriptionsRequest) in
+            try await ledger.listSubscriptions(request)
+        }
+        router.unary("\(service)/GetCursor") { (_, request: GetCursorRequest) in
+            try await ledger.cursor(request)
+        }
+        write("AdvanceCursor", ledger.advanceCursorWrite)
         router.serverStream("\(service)/Snapshot") {
             (_, _: SnapshotRequest, stream: ServerStreamSender<SnapshotChunk>) in
             for chunk in try await ledger.snapshot() { try await stream.send(chunk) }

@@ -63,10 +63,11 @@ struct PgbenchReference {
         var text = "BEGIN;\n"
         for _ in 0..<batch {
             text += """
-                INSERT INTO subscriptions (store, environment, store_id, account_id, store_time_ms, position, state) \
-                VALUES (1, 1, 'ref-' || nextval('ref_key'), NULL, \(time), nextval('ref_position'), \(state)) \
+                INSERT INTO subscriptions (store, environment, store_id, account_id, store_time_ms, position, state, state_code, expires_ms) \
+                VALUES (1, 1, 'ref-' || nextval('ref_key'), NULL, \(time), nextval('ref_position'), \(state), 1, \(time + 2_592_000_000)) \
                 ON CONFLICT (store, environment, store_id) DO UPDATE SET account_id = excluded.account_id, \
-                store_time_ms = excluded.store_time_ms, position = excluded.position, state = excluded.state;
+                store_time_ms = excluded.store_time_ms, position = excluded.position, state = excluded.state, \
+                state_code = excluded.state_code, expires_ms = excluded.expires_ms;
                 INSERT INTO events (store, environment, store_id, account_id, position, event) \
                 VALUES (1, 1, 'ref-' || currval('ref_key'), NULL, currval('ref_position'), \(event));
                 INSERT INTO changes (position, committed_ms, change) VALUES (currval('ref_position'), \(time), \(change));

@@ -73,10 +73,11 @@ struct SQLiteReference {
             if (row - 1) % batch == 0 { text += "BEGIN IMMEDIATE;\n" }
             let id = "'ref-\(row)'"
             text += """
-                INSERT INTO subscriptions (store, environment, store_id, account_id, store_time_ms, position, state) \
-                VALUES (1, 1, \(id), NULL, \(time), \(row), randomblob(\(sizes.state))) \
+                INSERT INTO subscriptions (store, environment, store_id, account_id, store_time_ms, position, state, state_code, expires_ms) \
+                VALUES (1, 1, \(id), NULL, \(time), \(row), randomblob(\(sizes.state)), 1, \(time + 2_592_000_000)) \
                 ON CONFLICT (store, environment, store_id) DO UPDATE SET account_id = excluded.account_id, \
-                store_time_ms = excluded.store_time_ms, position = excluded.position, state = excluded.state;
+                store_time_ms = excluded.store_time_ms, position = excluded.position, state = excluded.state, \
+                state_code = excluded.state_code, expires_ms = excluded.expires_ms;
                 INSERT INTO events (store, environment, store_id, account_id, position, event) \
                 VALUES (1, 1, \(id), NULL, \(row), randomblob(\(sizes.event)));
                 INSERT INTO changes (position, committed_ms, change) VALUES (\(row), \(time), randomblob(\(sizes.change)));

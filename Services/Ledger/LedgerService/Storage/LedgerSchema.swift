@@ -1,4 +1,6 @@
 import Foundation
+import Model
+import Wire
 
 /// The ledger's tables, as numbered migrations. A migration runs once, in the transaction that
 /// records it in `schema_migrations`; on PostgreSQL an advisory lock held for that transaction
@@ -13,14 +15,21 @@ enum LedgerSchema {
     /// Taken by every write that allocates change-feed positions on PostgreSQL.
     static let positionLockID: Int64 = 7_220_002
 
-    static func migrations(_ dialect: SQLDialect) -> [(version: Int64, statements: [String])] {
+    /// One numbered step: its statements, then (when given) a pass in Swift over existing rows.
+    struct Migration {
+        let version: Int64
+        let statements: [String]
+        var backfill: ((any LedgerTransaction) throws -> Void)? = nil
+    }
+
+    static func migrations(_ dialect: SQLDialect) -> [Migration] {
         let blob = dialect == .sqlite ? "BLOB" : "BYTEA"
         let bigint = dialect == .sqlite ? "INTEGER" : "BIGINT"
         let serial = dialect == .sqlite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGSERIAL PRIMARY KEY"
         return [
-            (
-                1,
-                [
+            Migration(
+                version: 1,
+                statements: [
                     """
                     CREATE TABLE subscriptions (
                         store \(bigint) NOT NULL, environment \(bigint) NOT NULL, store_id TEXT NOT NULL,
@@ -62,9 +71,39 @@ enum LedgerSchema {
                     CREATE TABLE changes (
                         position \(bigint) PRIMARY KEY, committed_ms \(bigint) NOT NULL, change \(blob) NOT NULL)
                     """,
-                ]
-            )
+                ]),
+            // Reconciliation finds subscriptions by state and end of period; cursors keep its
+            // watermarks.
+            Migration(
+                version: 2,
+                statements: [
+                    "ALTER TABLE subscriptions ADD COLUMN state_code \(bigint)",
+                    "ALTER TABLE subscriptions ADD COLUMN expires_ms \(bigint)",
+                    "CREATE INDEX subscriptions_by_state ON subscriptions (store, state_code, expires_ms)",
+                    "CREATE INDEX subscriptions_by_expiry ON subscriptions (store, expires_ms)",
+                    """
+                    CREATE TABLE cursors (
+                        name TEXT PRIMARY KEY, value \(bigint) NOT NULL, updated_ms \(bigint) NOT NULL)
+                    """,
+                ],
+                backfill: backfillStateColumns),
         ]
+    }
+
+    /// Fills `state_code` and `expires_ms` from each stored state.
+    static func backfillStateColumns(_ tx: any LedgerTransaction) throws {
+        let rows = try tx.query("SELECT store, environment, store_id, state FROM subscriptions")
+        for index in 0..<rows.count {
+            guard let bytes = rows.blob(index, "state") else { continue }
+            let state = try Subscription(serialized: bytes)
+            try tx.query(
+                "UPDATE subscriptions SET state_code = $1, expires_ms = $2 WHERE store = $3 AND environment = $4 AND store_id = $5",
+                [
+                    .int(state.state.map { Int64($0.rawValue) }), .int(state.expiresTimeMilliseconds),
+                    .int(rows.int(index, "store") ?? 0), .int(rows.int(index, "environment") ?? 0),
+                    .text(rows.text(index, "store_id") ?? ""),
+                ])
+        }
     }
 
     /// Applies every migration newer than the recorded version, in the caller's transaction.
@@ -80,6 +119,7 @@ enum LedgerSchema {
             try tx.query("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations").int(0, "version") ?? 0
         for migration in migrations(dialect) where migration.version > current {
             for statement in migration.statements { try tx.query(statement) }
+            try migration.backfill?(tx)
             try tx.query(
                 "INSERT INTO schema_migrations (version, applied_ms) VALUES ($1, $2)",
                 [.int(migration.version), .int(Int64(Date().timeIntervalSince1970 * 1000))])

@@ -38,6 +38,11 @@ typedef struct Subscriptions__Ledger__V1__SnapshotRequest Subscriptions__Ledger_
 typedef struct Subscriptions__Ledger__V1__SnapshotChunk Subscriptions__Ledger__V1__SnapshotChunk;
 typedef struct Subscriptions__Ledger__V1__WatchChangesRequest Subscriptions__Ledger__V1__WatchChangesRequest;
 typedef struct Subscriptions__Ledger__V1__Change Subscriptions__Ledger__V1__Change;
+typedef struct Subscriptions__Ledger__V1__ListSubscriptionsRequest Subscriptions__Ledger__V1__ListSubscriptionsRequest;
+typedef struct Subscriptions__Ledger__V1__ListSubscriptionsResponse Subscriptions__Ledger__V1__ListSubscriptionsResponse;
+typedef struct Subscriptions__Ledger__V1__Cursor Subscriptions__Ledger__V1__Cursor;
+typedef struct Subscriptions__Ledger__V1__GetCursorRequest Subscriptions__Ledger__V1__GetCursorRequest;
+typedef struct Subscriptions__Ledger__V1__AdvanceCursorRequest Subscriptions__Ledger__V1__AdvanceCursorRequest;
 
 
 /* --- enums --- */
@@ -424,6 +429,84 @@ struct  Subscriptions__Ledger__V1__Change
 #define SUBSCRIPTIONS__LEDGER__V1__CHANGE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__change__descriptor) \
     , 0, 0, SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_UNSPECIFIED, NULL, NULL, 0,NULL }
+
+
+struct  Subscriptions__Ledger__V1__ListSubscriptionsRequest
+{
+  ProtobufCMessage base;
+  Subscriptions__Common__V1__Store store;
+  /*
+   * Unspecified means any state.
+   */
+  Subscriptions__Common__V1__SubscriptionState state;
+  /*
+   * When non-zero: only subscriptions whose paid period ends at or after this time ...
+   */
+  int64_t expires_after_ms;
+  /*
+   * ... and (when non-zero) before this time.
+   */
+  int64_t expires_before_ms;
+  /*
+   * 1..500; 0 means 100.
+   */
+  uint32_t page_size;
+  char *page_token;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__LIST_SUBSCRIPTIONS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__list_subscriptions_request__descriptor) \
+    , SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__ListSubscriptionsResponse
+{
+  ProtobufCMessage base;
+  size_t n_subscriptions;
+  Subscriptions__Common__V1__Subscription **subscriptions;
+  char *next_page_token;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__LIST_SUBSCRIPTIONS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__list_subscriptions_response__descriptor) \
+    , 0,NULL, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__Cursor
+{
+  ProtobufCMessage base;
+  /*
+   * 1..128 bytes.
+   */
+  char *name;
+  /*
+   * 0 for a cursor never advanced.
+   */
+  int64_t value;
+  int64_t updated_ms;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__CURSOR__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__cursor__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0 }
+
+
+struct  Subscriptions__Ledger__V1__GetCursorRequest
+{
+  ProtobufCMessage base;
+  char *name;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__GET_CURSOR_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_cursor_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__AdvanceCursorRequest
+{
+  ProtobufCMessage base;
+  char *name;
+  int64_t value;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__ADVANCE_CURSOR_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__advance_cursor_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
 
 
 /* Subscriptions__Ledger__V1__InboxEntry methods */
@@ -844,6 +927,101 @@ Subscriptions__Ledger__V1__Change *
 void   subscriptions__ledger__v1__change__free_unpacked
                      (Subscriptions__Ledger__V1__Change *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__ListSubscriptionsRequest methods */
+void   subscriptions__ledger__v1__list_subscriptions_request__init
+                     (Subscriptions__Ledger__V1__ListSubscriptionsRequest         *message);
+size_t subscriptions__ledger__v1__list_subscriptions_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsRequest   *message);
+size_t subscriptions__ledger__v1__list_subscriptions_request__pack
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__list_subscriptions_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__ListSubscriptionsRequest *
+       subscriptions__ledger__v1__list_subscriptions_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__list_subscriptions_request__free_unpacked
+                     (Subscriptions__Ledger__V1__ListSubscriptionsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__ListSubscriptionsResponse methods */
+void   subscriptions__ledger__v1__list_subscriptions_response__init
+                     (Subscriptions__Ledger__V1__ListSubscriptionsResponse         *message);
+size_t subscriptions__ledger__v1__list_subscriptions_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsResponse   *message);
+size_t subscriptions__ledger__v1__list_subscriptions_response__pack
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__list_subscriptions_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__ListSubscriptionsResponse *
+       subscriptions__ledger__v1__list_subscriptions_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__list_subscriptions_response__free_unpacked
+                     (Subscriptions__Ledger__V1__ListSubscriptionsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__Cursor methods */
+void   subscriptions__ledger__v1__cursor__init
+                     (Subscriptions__Ledger__V1__Cursor         *message);
+size_t subscriptions__ledger__v1__cursor__get_packed_size
+                     (const Subscriptions__Ledger__V1__Cursor   *message);
+size_t subscriptions__ledger__v1__cursor__pack
+                     (const Subscriptions__Ledger__V1__Cursor   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__cursor__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__Cursor   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__Cursor *
+       subscriptions__ledger__v1__cursor__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__cursor__free_unpacked
+                     (Subscriptions__Ledger__V1__Cursor *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__GetCursorRequest methods */
+void   subscriptions__ledger__v1__get_cursor_request__init
+                     (Subscriptions__Ledger__V1__GetCursorRequest         *message);
+size_t subscriptions__ledger__v1__get_cursor_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetCursorRequest   *message);
+size_t subscriptions__ledger__v1__get_cursor_request__pack
+                     (const Subscriptions__Ledger__V1__GetCursorRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__get_cursor_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetCursorRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__GetCursorRequest *
+       subscriptions__ledger__v1__get_cursor_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__get_cursor_request__free_unpacked
+                     (Subscriptions__Ledger__V1__GetCursorRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__AdvanceCursorRequest methods */
+void   subscriptions__ledger__v1__advance_cursor_request__init
+                     (Subscriptions__Ledger__V1__AdvanceCursorRequest         *message);
+size_t subscriptions__ledger__v1__advance_cursor_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__AdvanceCursorRequest   *message);
+size_t subscriptions__ledger__v1__advance_cursor_request__pack
+                     (const Subscriptions__Ledger__V1__AdvanceCursorRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__advance_cursor_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__AdvanceCursorRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__AdvanceCursorRequest *
+       subscriptions__ledger__v1__advance_cursor_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__advance_cursor_request__free_unpacked
+                     (Subscriptions__Ledger__V1__AdvanceCursorRequest *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Ledger__V1__InboxEntry_Closure)
@@ -912,6 +1090,21 @@ typedef void (*Subscriptions__Ledger__V1__WatchChangesRequest_Closure)
 typedef void (*Subscriptions__Ledger__V1__Change_Closure)
                  (const Subscriptions__Ledger__V1__Change *message,
                   void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__ListSubscriptionsRequest_Closure)
+                 (const Subscriptions__Ledger__V1__ListSubscriptionsRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__ListSubscriptionsResponse_Closure)
+                 (const Subscriptions__Ledger__V1__ListSubscriptionsResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__Cursor_Closure)
+                 (const Subscriptions__Ledger__V1__Cursor *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__GetCursorRequest_Closure)
+                 (const Subscriptions__Ledger__V1__GetCursorRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__AdvanceCursorRequest_Closure)
+                 (const Subscriptions__Ledger__V1__AdvanceCursorRequest *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -959,6 +1152,18 @@ struct Subscriptions__Ledger__V1__Ledger_Service
                        const Subscriptions__Ledger__V1__ReplayInboxRequest *input,
                        Subscriptions__Ledger__V1__MarkInboxResponse_Closure closure,
                        void *closure_data);
+  void (*list_subscriptions)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                             const Subscriptions__Ledger__V1__ListSubscriptionsRequest *input,
+                             Subscriptions__Ledger__V1__ListSubscriptionsResponse_Closure closure,
+                             void *closure_data);
+  void (*get_cursor)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                     const Subscriptions__Ledger__V1__GetCursorRequest *input,
+                     Subscriptions__Ledger__V1__Cursor_Closure closure,
+                     void *closure_data);
+  void (*advance_cursor)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                         const Subscriptions__Ledger__V1__AdvanceCursorRequest *input,
+                         Subscriptions__Ledger__V1__Cursor_Closure closure,
+                         void *closure_data);
   void (*snapshot)(Subscriptions__Ledger__V1__Ledger_Service *service,
                    const Subscriptions__Ledger__V1__SnapshotRequest *input,
                    Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
@@ -985,6 +1190,9 @@ void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_
       function_prefix__ ## list_inbox,\
       function_prefix__ ## mark_inbox,\
       function_prefix__ ## replay_inbox,\
+      function_prefix__ ## list_subscriptions,\
+      function_prefix__ ## get_cursor,\
+      function_prefix__ ## advance_cursor,\
       function_prefix__ ## snapshot,\
       function_prefix__ ## watch_changes  }
 void subscriptions__ledger__v1__ledger__health(ProtobufCService *service,
@@ -1027,6 +1235,18 @@ void subscriptions__ledger__v1__ledger__replay_inbox(ProtobufCService *service,
                                                      const Subscriptions__Ledger__V1__ReplayInboxRequest *input,
                                                      Subscriptions__Ledger__V1__MarkInboxResponse_Closure closure,
                                                      void *closure_data);
+void subscriptions__ledger__v1__ledger__list_subscriptions(ProtobufCService *service,
+                                                           const Subscriptions__Ledger__V1__ListSubscriptionsRequest *input,
+                                                           Subscriptions__Ledger__V1__ListSubscriptionsResponse_Closure closure,
+                                                           void *closure_data);
+void subscriptions__ledger__v1__ledger__get_cursor(ProtobufCService *service,
+                                                   const Subscriptions__Ledger__V1__GetCursorRequest *input,
+                                                   Subscriptions__Ledger__V1__Cursor_Closure closure,
+                                                   void *closure_data);
+void subscriptions__ledger__v1__ledger__advance_cursor(ProtobufCService *service,
+                                                       const Subscriptions__Ledger__V1__AdvanceCursorRequest *input,
+                                                       Subscriptions__Ledger__V1__Cursor_Closure closure,
+                                                       void *closure_data);
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
                                                  Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
@@ -1063,6 +1283,11 @@ extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__snapshot_requ
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__snapshot_chunk__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__watch_changes_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__change__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_subscriptions_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_subscriptions_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__cursor__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_cursor_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__advance_cursor_request__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor;
 
 PROTOBUF_C__END_DECLS

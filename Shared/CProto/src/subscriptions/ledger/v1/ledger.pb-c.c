@@ -997,6 +997,231 @@ void   subscriptions__ledger__v1__change__free_unpacked
   assert(message->base.descriptor == &subscriptions__ledger__v1__change__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__ledger__v1__list_subscriptions_request__init
+                     (Subscriptions__Ledger__V1__ListSubscriptionsRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__ListSubscriptionsRequest init_value = SUBSCRIPTIONS__LEDGER__V1__LIST_SUBSCRIPTIONS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__list_subscriptions_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_subscriptions_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__list_subscriptions_request__pack
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_subscriptions_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__list_subscriptions_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_subscriptions_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__ListSubscriptionsRequest *
+       subscriptions__ledger__v1__list_subscriptions_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__ListSubscriptionsRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__list_subscriptions_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__list_subscriptions_request__free_unpacked
+                     (Subscriptions__Ledger__V1__ListSubscriptionsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_subscriptions_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__list_subscriptions_response__init
+                     (Subscriptions__Ledger__V1__ListSubscriptionsResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__ListSubscriptionsResponse init_value = SUBSCRIPTIONS__LEDGER__V1__LIST_SUBSCRIPTIONS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__list_subscriptions_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_subscriptions_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__list_subscriptions_response__pack
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_subscriptions_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__list_subscriptions_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListSubscriptionsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_subscriptions_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__ListSubscriptionsResponse *
+       subscriptions__ledger__v1__list_subscriptions_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__ListSubscriptionsResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__list_subscriptions_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__list_subscriptions_response__free_unpacked
+                     (Subscriptions__Ledger__V1__ListSubscriptionsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_subscriptions_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__cursor__init
+                     (Subscriptions__Ledger__V1__Cursor         *message)
+{
+  static const Subscriptions__Ledger__V1__Cursor init_value = SUBSCRIPTIONS__LEDGER__V1__CURSOR__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__cursor__get_packed_size
+                     (const Subscriptions__Ledger__V1__Cursor *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__cursor__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__cursor__pack
+                     (const Subscriptions__Ledger__V1__Cursor *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__cursor__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__cursor__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__Cursor *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__cursor__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__Cursor *
+       subscriptions__ledger__v1__cursor__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__Cursor *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__cursor__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__cursor__free_unpacked
+                     (Subscriptions__Ledger__V1__Cursor *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__cursor__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__get_cursor_request__init
+                     (Subscriptions__Ledger__V1__GetCursorRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__GetCursorRequest init_value = SUBSCRIPTIONS__LEDGER__V1__GET_CURSOR_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__get_cursor_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetCursorRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_cursor_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__get_cursor_request__pack
+                     (const Subscriptions__Ledger__V1__GetCursorRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_cursor_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__get_cursor_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetCursorRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_cursor_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__GetCursorRequest *
+       subscriptions__ledger__v1__get_cursor_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__GetCursorRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__get_cursor_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__get_cursor_request__free_unpacked
+                     (Subscriptions__Ledger__V1__GetCursorRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_cursor_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__advance_cursor_request__init
+                     (Subscriptions__Ledger__V1__AdvanceCursorRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__AdvanceCursorRequest init_value = SUBSCRIPTIONS__LEDGER__V1__ADVANCE_CURSOR_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__advance_cursor_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__AdvanceCursorRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__advance_cursor_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__advance_cursor_request__pack
+                     (const Subscriptions__Ledger__V1__AdvanceCursorRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__advance_cursor_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__advance_cursor_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__AdvanceCursorRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__advance_cursor_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__AdvanceCursorRequest *
+       subscriptions__ledger__v1__advance_cursor_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__AdvanceCursorRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__advance_cursor_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__advance_cursor_request__free_unpacked
+                     (Subscriptions__Ledger__V1__AdvanceCursorRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__advance_cursor_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor subscriptions__ledger__v1__inbox_entry__field_descriptors[12] =
 {
   {
@@ -2424,6 +2649,313 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__change__descriptor =
   (ProtobufCMessageInit) subscriptions__ledger__v1__change__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_subscriptions_request__field_descriptors[6] =
+{
+  {
+    "store",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListSubscriptionsRequest, store),
+    &subscriptions__common__v1__store__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "state",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListSubscriptionsRequest, state),
+    &subscriptions__common__v1__subscription_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expires_after_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListSubscriptionsRequest, expires_after_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expires_before_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListSubscriptionsRequest, expires_before_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page_size",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListSubscriptionsRequest, page_size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page_token",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListSubscriptionsRequest, page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__list_subscriptions_request__field_indices_by_name[] = {
+  2,   /* field[2] = expires_after_ms */
+  3,   /* field[3] = expires_before_ms */
+  4,   /* field[4] = page_size */
+  5,   /* field[5] = page_token */
+  1,   /* field[1] = state */
+  0,   /* field[0] = store */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__list_subscriptions_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_subscriptions_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.ListSubscriptionsRequest",
+  "ListSubscriptionsRequest",
+  "Subscriptions__Ledger__V1__ListSubscriptionsRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__ListSubscriptionsRequest),
+  6,
+  subscriptions__ledger__v1__list_subscriptions_request__field_descriptors,
+  subscriptions__ledger__v1__list_subscriptions_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__list_subscriptions_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__list_subscriptions_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_subscriptions_response__field_descriptors[2] =
+{
+  {
+    "subscriptions",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__ListSubscriptionsResponse, n_subscriptions),
+    offsetof(Subscriptions__Ledger__V1__ListSubscriptionsResponse, subscriptions),
+    &subscriptions__common__v1__subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "next_page_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListSubscriptionsResponse, next_page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__list_subscriptions_response__field_indices_by_name[] = {
+  1,   /* field[1] = next_page_token */
+  0,   /* field[0] = subscriptions */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__list_subscriptions_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_subscriptions_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.ListSubscriptionsResponse",
+  "ListSubscriptionsResponse",
+  "Subscriptions__Ledger__V1__ListSubscriptionsResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__ListSubscriptionsResponse),
+  2,
+  subscriptions__ledger__v1__list_subscriptions_response__field_descriptors,
+  subscriptions__ledger__v1__list_subscriptions_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__list_subscriptions_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__list_subscriptions_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__cursor__field_descriptors[3] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__Cursor, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__Cursor, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "updated_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__Cursor, updated_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__cursor__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+  2,   /* field[2] = updated_ms */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__cursor__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__cursor__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.Cursor",
+  "Cursor",
+  "Subscriptions__Ledger__V1__Cursor",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__Cursor),
+  3,
+  subscriptions__ledger__v1__cursor__field_descriptors,
+  subscriptions__ledger__v1__cursor__field_indices_by_name,
+  1,  subscriptions__ledger__v1__cursor__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__cursor__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_cursor_request__field_descriptors[1] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetCursorRequest, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__get_cursor_request__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__get_cursor_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_cursor_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.GetCursorRequest",
+  "GetCursorRequest",
+  "Subscriptions__Ledger__V1__GetCursorRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__GetCursorRequest),
+  1,
+  subscriptions__ledger__v1__get_cursor_request__field_descriptors,
+  subscriptions__ledger__v1__get_cursor_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__get_cursor_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__get_cursor_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__advance_cursor_request__field_descriptors[2] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AdvanceCursorRequest, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AdvanceCursorRequest, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__advance_cursor_request__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__advance_cursor_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__advance_cursor_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.AdvanceCursorRequest",
+  "AdvanceCursorRequest",
+  "Subscriptions__Ledger__V1__AdvanceCursorRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__AdvanceCursorRequest),
+  2,
+  subscriptions__ledger__v1__advance_cursor_request__field_descriptors,
+  subscriptions__ledger__v1__advance_cursor_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__advance_cursor_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__advance_cursor_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue subscriptions__ledger__v1__inbox_status__enum_values_by_number[5] =
 {
   { "INBOX_STATUS_UNSPECIFIED", "SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_UNSPECIFIED", 0 },
@@ -2526,7 +3058,7 @@ const ProtobufCEnumDescriptor subscriptions__ledger__v1__change_kind__descriptor
   subscriptions__ledger__v1__change_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[12] =
+static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[15] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "RecordNotification", &subscriptions__ledger__v1__record_notification_request__descriptor, &subscriptions__ledger__v1__record_notification_response__descriptor },
@@ -2538,22 +3070,28 @@ static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method
   { "ListInbox", &subscriptions__ledger__v1__list_inbox_request__descriptor, &subscriptions__ledger__v1__list_inbox_response__descriptor },
   { "MarkInbox", &subscriptions__ledger__v1__mark_inbox_request__descriptor, &subscriptions__ledger__v1__mark_inbox_response__descriptor },
   { "ReplayInbox", &subscriptions__ledger__v1__replay_inbox_request__descriptor, &subscriptions__ledger__v1__mark_inbox_response__descriptor },
+  { "ListSubscriptions", &subscriptions__ledger__v1__list_subscriptions_request__descriptor, &subscriptions__ledger__v1__list_subscriptions_response__descriptor },
+  { "GetCursor", &subscriptions__ledger__v1__get_cursor_request__descriptor, &subscriptions__ledger__v1__cursor__descriptor },
+  { "AdvanceCursor", &subscriptions__ledger__v1__advance_cursor_request__descriptor, &subscriptions__ledger__v1__cursor__descriptor },
   { "Snapshot", &subscriptions__ledger__v1__snapshot_request__descriptor, &subscriptions__ledger__v1__snapshot_chunk__descriptor },
   { "WatchChanges", &subscriptions__ledger__v1__watch_changes_request__descriptor, &subscriptions__ledger__v1__change__descriptor },
 };
 const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
+  12,        /* AdvanceCursor */
   5,        /* GetAccount */
+  11,        /* GetCursor */
   6,        /* GetHistory */
   4,        /* GetSubscription */
   0,        /* Health */
   3,        /* LinkAccount */
   7,        /* ListInbox */
+  10,        /* ListSubscriptions */
   8,        /* MarkInbox */
   1,        /* RecordNotification */
   2,        /* RecordVerifiedState */
   9,        /* ReplayInbox */
-  10,        /* Snapshot */
-  11         /* WatchChanges */
+  13,        /* Snapshot */
+  14         /* WatchChanges */
 };
 const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
 {
@@ -2562,7 +3100,7 @@ const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
   "Ledger",
   "Subscriptions__Ledger__V1__Ledger",
   "subscriptions.ledger.v1",
-  12,
+  15,
   subscriptions__ledger__v1__ledger__method_descriptors,
   subscriptions__ledger__v1__ledger__method_indices_by_name
 };
@@ -2646,13 +3184,37 @@ void subscriptions__ledger__v1__ledger__replay_inbox(ProtobufCService *service,
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
   service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void subscriptions__ledger__v1__ledger__list_subscriptions(ProtobufCService *service,
+                                                           const Subscriptions__Ledger__V1__ListSubscriptionsRequest *input,
+                                                           Subscriptions__Ledger__V1__ListSubscriptionsResponse_Closure closure,
+                                                           void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__get_cursor(ProtobufCService *service,
+                                                   const Subscriptions__Ledger__V1__GetCursorRequest *input,
+                                                   Subscriptions__Ledger__V1__Cursor_Closure closure,
+                                                   void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__advance_cursor(ProtobufCService *service,
+                                                       const Subscriptions__Ledger__V1__AdvanceCursorRequest *input,
+                                                       Subscriptions__Ledger__V1__Cursor_Closure closure,
+                                                       void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
                                                  Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
                                                  void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       const Subscriptions__Ledger__V1__WatchChangesRequest *input,
@@ -2660,7 +3222,7 @@ void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_Service *service,
                                               Subscriptions__Ledger__V1__Ledger_ServiceDestroy destroy)

@@ -1,0 +1,221 @@
+public import AppStore
+import Crypto
+import Foundation
+public import HTTP
+import Model
+import Observability
+import RPC
+import Wire
+
+/// App Store Server Notifications V2: `POST {"signedPayload": "<JWS>"}` to
+/// `/apple/notifications/production` or `/apple/notifications/sandbox`.
+///
+/// Verify → record in the ledger's inbox → answer 200 → process. A duplicate
+/// `notificationUUID` is answered 200 and changes nothing. Data that fails verification gets
+/// 400 and is recorded as rejected with its reason. When the ledger cannot record, the answer
+/// is 503 and Apple delivers again. Processing asks the App Store Server API for the
+/// subscription's current state and records it with the notification's event; when the API
+/// fails, what the signed notification itself proves is recorded and the inbox entry is marked
+/// failed, for reconciliation to finish.
+extension AppleAdapter {
+    /// The ingress path of `environment`.
+    public static func notificationPath(_ environment: AppleEnvironment) -> String {
+        "/apple/notifications/\(environment.rawValue.lowercased())"
+    }
+
+    /// How long the ingress waits for the ledger before answering 503.
+    static let ledgerTimeout: Duration = .seconds(5)
+    /// The most of a rejected payload kept for audit.
+    static let rejectedPayloadBytes = 4096
+
+    /// Routes each served environment's notification path on `http`.
+    public func installNotificationRoutes(on http: HTTPServer) {
+        for environment in verifiers.keys {
+            http.route("POST", Self.notificationPath(environment)) { [self] request in
+                receiveNotification(request, environment: environment)
+            }
+        }
+    }
+
+    /// Handles one delivery (on an HTTP server thread; blocks for the ledger's answer).
+    public func receiveNotification(_ request: HTTPRequest, environment: AppleEnvironment) -> HTTPResponse {
+        guard let verifier = verifiers[environment] else {
+            return Self.answer(404, "this verifier does not serve \(environment.rawValue)")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+            let signedPayload = object["signedPayload"] as? String
+        else {
+            return Self.answer(400, "the body must be a JSON object with a signedPayload string")
+        }
+        let notification: AppleNotification
+        do {
+            notification = try verifier.verifyNotification(signedPayload, now: now())
+        } catch {
+            if error.code == .retryable { return Self.answer(503, "\(error.code): \(error.message)") }
+            counters.rejected.increment()
+            recordRejection(signedPayload, error, environment: environment)
+            logger.warning("apple notification rejected", ["code": "\(error.code)", "reason": error.message])
+            return Self.answer(400, "\(error.code): \(error.message)")
+        }
+        let entry = InboxEntry(
+            store: .apple, environment: environment.storeEnvironment, notificationID: notification.notificationUUID,
+            notificationType: notification.notificationType.rawValue, subtype: notification.subtype?.rawValue,
+            signedTimeMilliseconds: notification.signedDate, rawPayload: signedPayload)
+        let ledger = self.ledger
+        guard
+            let outcome = BlockingCall.run(
+                timeout: Self.ledgerTimeout,
+                { try await ledger.recordNotification(RecordNotificationRequest(entry: entry)) })
+        else {
+            return Self.answer(503, "the ledger did not answer within \(Self.ledgerTimeout)")
+        }
+        switch outcome {
+        case .failure(let error as RPCError) where error.code == .invalidArgument:
+            return Self.answer(400, error.message)
+        case .failure(let error):
+            logger.error("apple notification not recorded", ["error": "\(error)"])
+            return Self.answer(503, "the notification could not be recorded; deliver it again")
+        case .success(let response) where response.duplicate:
+            counters.duplicates.increment()
+            return Self.answer(200, "duplicate")
+        case .success:
+            counters.received.increment()
+            let accepted = queue.submit { [self] in
+                await process(signedPayload: signedPayload, environment: environment)
+            }
+            if !accepted { logger.warning("apple processing queue full; reconciliation will process it", [:]) }
+            return Self.answer(200, "recorded")
+        }
+    }
+
+    static func answer(_ status: Int, _ message: String) -> HTTPResponse {
+        let body = (try? JSONSerialization.data(withJSONObject: ["status": message], options: [.sortedKeys])) ?? Data()
+        return HTTPResponse.json(String(decoding: body, as: UTF8.self), status: status)
+    }
+
+    /// Keeps a refused payload for audit: keyed by its hash (a resent copy is a duplicate), the
+    /// reason in `last_error`, only its first bytes.
+    private func recordRejection(
+        _ signedPayload: String, _ error: AppleVerificationError, environment: AppleEnvironment
+    ) {
+        let bytes = Array(signedPayload.utf8)
+        let entry = InboxEntry(
+            store: .apple, environment: environment.storeEnvironment,
+            notificationID: "rejected-" + Digest.sha256Hex(bytes).prefix(40), notificationType: "UNVERIFIED",
+            status: .rejected, lastError: "\(error.code): \(error.message)",
+            rawPayload: String(decoding: bytes.prefix(Self.rejectedPayloadBytes), as: UTF8.self))
+        let ledger = self.ledger
+        let outcome = BlockingCall.run(timeout: Self.ledgerTimeout) {
+            try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
+        }
+        if case .failure(let failure)? = outcome {
+            logger.warning("rejected apple notification not recorded", ["error": "\(failure)"])
+        }
+    }
+
+    // MARK: Processing
+
+    /// Applies a recorded notification; never throws: a failure marks the inbox entry failed
+    /// with the reason.
+    func process(signedPayload: String, environment: AppleEnvironment) async {
+        guard let verifier = verifiers[environment] else { return }
+        let notification: AppleNotification
+        do {
+            notification = try verifier.verifyNotification(signedPayload, now: now())
+        } catch {
+            logger.error("a recorded apple notification no longer verifies", ["error": "\(error)"])
+            return
+        }
+        do {
+            let complete = try await apply(
+                notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
+            if complete { counters.processed.increment() } else { counters.failed.increment() }
+        } catch {
+            counters.failed.increment()
+            await markFailed(notification.notificationUUID, "\(error)")
+        }
+    }
+
+    /// Records what `notification` means; true when it is fully processed, false when only the
+    /// notification's own data could be recorded (the entry is then marked failed).
+    private func apply(
+        _ notification: AppleNotification, signedPayload: String, verifier: AppleSignedDataVerifier,
+        environment: AppleEnvironment
+    ) async throws -> Bool {
+        let id = notification.notificationUUID
+        guard let data = notification.data, let signedTransaction = data.signedTransactionInfo else {
+            // A summary, an external purchase token, app data or a test: no subscription changes.
+            _ = try await ledger.markInbox(MarkInboxRequest(store: .apple, notificationID: id, status: .processed))
+            return true
+        }
+        let transaction = try verifier.verifyTransaction(signedTransaction, now: now())
+        let renewal = try data.signedRenewalInfo.map { try verifier.verifyRenewalInfo($0, now: now()) }
+        var apiFailure: (any Error)?
+        var current: (AppleTransaction, AppleRenewalInfo?, Int?) = (transaction, renewal, data.status)
+        do {
+            current = try await currentState(of: transaction, environment: environment, verifier: verifier)
+        } catch {
+            apiFailure = error
+        }
+        let subscription = try AppleLifecycle.subscription(
+            transaction: current.0, renewalInfo: current.1, status: current.2, now: now(),
+            notificationSignedDate: notification.signedDate)
+        let event = LifecycleEvent(
+            key: subscription.key,
+            kind: AppleLifecycle.eventKind(type: notification.notificationType, subtype: notification.subtype),
+            storeTimeMilliseconds: notification.signedDate, storeType: notification.notificationType.rawValue,
+            storeSubtype: notification.subtype?.rawValue, notificationID: id, state: subscription.state,
+            rawPayload: signedPayload,
+            detail: apiFailure == nil
+                ? nil : "recorded from the notification alone: the App Store Server API did not answer")
+        guard let apiFailure else {
+            _ = try await ledger.recordVerifiedState(
+                RecordVerifiedStateRequest(
+                    idempotencyKey: "apple-notification-\(id)", subscription: subscription, events: [event],
+                    notificationID: id))
+            return true
+        }
+        _ = try await ledger.recordVerifiedState(
+            RecordVerifiedStateRequest(
+                idempotencyKey: "apple-notification-\(id)-signed", subscription: subscription, events: [event]))
+        await markFailed(id, "\(apiFailure)")
+        return false
+    }
+
+    private func markFailed(_ notificationID: String, _ reason: String) async {
+        do {
+            _ = try await ledger.markInbox(
+                MarkInboxRequest(
+                    store: .apple, notificationID: notificationID, status: .failed, error: String(reason.prefix(2000))))
+        } catch {
+            logger.error("cannot mark an apple notification failed", ["error": "\(error)"])
+        }
+    }
+
+    /// The subscription's current transaction, renewal info and status from the App Store
+    /// Server API (all statuses for an auto-renewable subscription; the transaction itself for
+    /// anything else), each piece of signed data verified.
+    func currentState(
+        of transaction: AppleTransaction, environment: AppleEnvironment, verifier: AppleSignedDataVerifier
+    ) async throws -> (AppleTransaction, AppleRenewalInfo?, Int?) {
+        guard let transactionID = transaction.transactionId else {
+            throw AppStoreAPIError(.invalidRequest, "the transaction has no transactionId")
+        }
+        let original = transaction.originalTransactionId ?? transactionID
+        if AppleLifecycle.productKind(transaction.type) != .autoRenewable {
+            let signed = try await api.transactionInfo(transactionID: transactionID, environment: environment)
+            return (try verifier.verifyTransaction(signed, now: now()), nil, nil)
+        }
+        let statuses = try await api.allSubscriptionStatuses(transactionID: original, environment: environment)
+        for group in statuses.data {
+            for last in group.lastTransactions where last.originalTransactionId == original {
+                guard let signed = last.signedTransactionInfo else { continue }
+                let current = try verifier.verifyTransaction(signed, now: now())
+                let renewal = try last.signedRenewalInfo.map { try verifier.verifyRenewalInfo($0, now: now()) }
+                return (current, renewal, last.status)
+            }
+        }
+        throw AppStoreAPIError(
+            .invalidResponse, "the statuses name no subscription with original transaction \(original)")
+    }
+}

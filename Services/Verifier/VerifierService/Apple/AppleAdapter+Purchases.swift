@@ -1,0 +1,259 @@
+import AppStore
+import Crypto
+import Foundation
+public import Model
+import RPC
+public import Wire
+
+/// Purchases an app backend presents: verify one for an account, restore an account's, refresh
+/// one from the store.
+extension AppleAdapter {
+    static let maxSignedTransactionBytes = 16 * 1024
+    static let maxRestoreItems = 100
+
+    /// Verifies a StoreKit 2 signed transaction or a transaction id, fetches the authoritative
+    /// state, records it and links the account: the payload's `appAccountToken`, when present,
+    /// must be the account's (PERMISSION_DENIED otherwise); without one the ledger's transfer
+    /// policy decides a claim by a second account.
+    public func verifyPurchase(_ request: VerifyApplePurchaseRequest) async throws -> VerifyPurchaseResponse {
+        try Self.checkAccount(request.accountID)
+        try Self.checkIdempotencyKey(request.idempotencyKey)
+        let (transaction, environment, verifier) = try await presentedTransaction(
+            signed: request.signedTransaction, id: request.transactionID, environment: request.environment)
+        if let token = transaction.appAccountToken,
+            !AccountToken.matches(token, accountID: request.accountID, namespace: tokenNamespace)
+        {
+            throw RPCError(.permissionDenied, "the purchase was made with another account's appAccountToken")
+        }
+        let subscription = try await recordCurrentState(
+            of: transaction, environment: environment, verifier: verifier, detail: "VerifyApplePurchase")
+        let link = try await ledger.linkAccount(
+            LinkAccountRequest(
+                idempotencyKey: request.idempotencyKey, key: subscription.key, accountID: request.accountID,
+                storeAccountRef: transaction.appAccountToken))
+        switch link.outcome {
+        case .refused?:
+            throw RPCError(
+                .permissionDenied, "the purchase belongs to another account and the transfer policy refuses moving it")
+        case .kept?:
+            throw RPCError(
+                .permissionDenied, "the purchase stays with the account that claimed it first (transfer policy keep)")
+        default:
+            return VerifyPurchaseResponse(
+                subscription: link.subscription ?? subscription,
+                newlyLinked: link.outcome == .linked || link.outcome == .transferred,
+                previousAccountID: link.previousAccountID)
+        }
+    }
+
+    /// Re-verifies each presented transaction, walks its transaction history, records the
+    /// current state of every purchase found and links it to the account; returns everything
+    /// the account owns afterwards.
+    public func restorePurchases(_ request: RestorePurchasesRequest) async throws -> RestorePurchasesResponse {
+        try Self.checkAccount(request.accountID)
+        try Self.checkIdempotencyKey(request.idempotencyKey)
+        let count = request.appleSignedTransactions.count + request.appleTransactionIDs.count
+        guard count <= Self.maxRestoreItems else {
+            throw RPCError(
+                .invalidArgument, "at most \(Self.maxRestoreItems) Apple transactions per restore, got \(count)")
+        }
+        var presented: [(AppleTransaction, AppleEnvironment, AppleSignedDataVerifier)] = []
+        for signed in request.appleSignedTransactions {
+            presented.append(try await presentedTransaction(signed: signed, id: nil, environment: nil))
+        }
+        for id in request.appleTransactionIDs {
+            presented.append(try await presentedTransaction(signed: nil, id: id, environment: nil))
+        }
+        var done: Set<String> = []
+        for (transaction, environment, verifier) in presented {
+            guard let transactionID = transaction.transactionId else { continue }
+            let history: [String]
+            do {
+                history = try await api.transactionHistory(transactionID: transactionID, environment: environment)
+            } catch {
+                throw Self.status(error)
+            }
+            // The newest transaction of each purchase (by original transaction id).
+            var newest: [String: AppleTransaction] = [:]
+            for signed in history {
+                let found = try Self.refusal { () throws(AppleVerificationError) in
+                    try verifier.verifyTransaction(signed, now: now())
+                }
+                guard let original = found.originalTransactionId ?? found.transactionId else { continue }
+                if let known = newest[original], (known.purchaseDate ?? 0) >= (found.purchaseDate ?? 0) { continue }
+                newest[original] = found
+            }
+            if newest.isEmpty, let original = transaction.originalTransactionId { newest[original] = transaction }
+            for (original, found) in newest where !done.contains(original) {
+                done.insert(original)
+                if let token = found.appAccountToken,
+                    !AccountToken.matches(token, accountID: request.accountID, namespace: tokenNamespace)
+                {
+                    continue  // another account's purchase in the same Apple account: not restored here
+                }
+                let subscription = try await recordCurrentState(
+                    of: found, environment: environment, verifier: verifier, detail: "RestorePurchases")
+                _ = try await ledger.linkAccount(
+                    LinkAccountRequest(
+                        idempotencyKey: "restore-"
+                            + Digest.sha256Hex(Array("\(request.idempotencyKey)#\(original)".utf8)).prefix(48),
+                        key: subscription.key,
+                        accountID: request.accountID, storeAccountRef: found.appAccountToken))
+            }
+        }
+        return RestorePurchasesResponse(subscriptions: try await ledger.account(request.accountID).subscriptions)
+    }
+
+    /// Asks the App Store for one subscription's current state and records it.
+    public func refresh(_ key: SubscriptionKey) async throws -> RefreshSubscriptionResponse {
+        let environment: AppleEnvironment = key.environment == .production ? .production : .sandbox
+        guard let verifier = verifiers[environment] else {
+            throw RPCError(.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
+        }
+        let before = try await ledger.subscription(key)
+        let signed: String
+        do {
+            signed = try await api.transactionInfo(
+                transactionID: before?.latestOrderID ?? key.storeID, environment: environment)
+        } catch {
+            throw Self.status(error)
+        }
+        let transaction = try Self.refusal { () throws(AppleVerificationError) in
+            try verifier.verifyTransaction(signed, now: now())
+        }
+        let after = try await recordCurrentState(
+            of: transaction, environment: environment, verifier: verifier, detail: "RefreshSubscription")
+        return RefreshSubscriptionResponse(subscription: after, changed: before.map { Self.differs($0, after) } ?? true)
+    }
+
+    // MARK: Steps
+
+    /// The transaction the caller presented, verified, with its environment and verifier.
+    private func presentedTransaction(signed: String?, id: String?, environment requested: StoreEnvironment?)
+        async throws -> (AppleTransaction, AppleEnvironment, AppleSignedDataVerifier)
+    {
+        switch (signed, id) {
+        case (let signed?, nil):
+            guard signed.utf8.count <= Self.maxSignedTransactionBytes else {
+                throw RPCError(.invalidArgument, "signed_transaction is over \(Self.maxSignedTransactionBytes) bytes")
+            }
+            // The unverified payload only chooses which environment's verifier checks it.
+            let environment = Self.claimedEnvironment(signed) ?? defaultEnvironment
+            guard let verifier = verifiers[environment] else {
+                throw RPCError(.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
+            }
+            let transaction = try Self.refusal { () throws(AppleVerificationError) in
+                try verifier.verifyTransaction(signed, now: now())
+            }
+            return (transaction, environment, verifier)
+        case (nil, let id?):
+            guard !id.isEmpty, id.utf8.count <= 64, id.allSatisfy(\.isASCII) else {
+                throw RPCError(.invalidArgument, "transaction_id must be 1 to 64 ASCII characters")
+            }
+            let environment: AppleEnvironment =
+                requested.map { $0 == .production ? .production : .sandbox } ?? defaultEnvironment
+            guard let verifier = verifiers[environment] else {
+                throw RPCError(.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
+            }
+            let signed: String
+            do {
+                signed = try await api.transactionInfo(transactionID: id, environment: environment)
+            } catch {
+                throw Self.status(error)
+            }
+            let transaction = try Self.refusal { () throws(AppleVerificationError) in
+                try verifier.verifyTransaction(signed, now: now())
+            }
+            return (transaction, environment, verifier)
+        default:
+            throw RPCError(.invalidArgument, "set exactly one of signed_transaction and transaction_id")
+        }
+    }
+
+    /// Fetches the authoritative state of `transaction`'s purchase and records it.
+    private func recordCurrentState(
+        of transaction: AppleTransaction, environment: AppleEnvironment, verifier: AppleSignedDataVerifier,
+        detail: String
+    ) async throws -> Subscription {
+        let current: (AppleTransaction, AppleRenewalInfo?, Int?)
+        do {
+            current = try await currentState(of: transaction, environment: environment, verifier: verifier)
+        } catch {
+            throw Self.status(error)
+        }
+        let subscription: Subscription
+        do {
+            subscription = try AppleLifecycle.subscription(
+                transaction: current.0, renewalInfo: current.1, status: current.2, now: now())
+        } catch {
+            throw RPCError(.invalidArgument, "the transaction cannot be recorded: \(error)")
+        }
+        let event = LifecycleEvent(
+            key: subscription.key, kind: .stateRefreshed, storeTimeMilliseconds: subscription.storeTimeMilliseconds,
+            storeType: "API", state: subscription.state, detail: detail)
+        let record = RecordVerifiedStateRequest(subscription: subscription, events: [event])
+        // Keyed by content: a retry that fetched the same state replays; a newer state is new.
+        var keyed = record
+        keyed.idempotencyKey = "apple-state-" + Digest.sha256Hex(record.serialized()).prefix(48)
+        let response = try await ledger.recordVerifiedState(keyed)
+        return response.subscription ?? subscription
+    }
+
+    // MARK: Checks and mapping
+
+    static func checkAccount(_ accountID: String) throws {
+        guard !accountID.isEmpty, accountID.utf8.count <= 256 else {
+            throw RPCError(.invalidArgument, "account_id must be 1 to 256 bytes")
+        }
+    }
+
+    static func checkIdempotencyKey(_ key: String) throws {
+        guard !key.isEmpty, key.utf8.count <= 100 else {
+            throw RPCError(.invalidArgument, "idempotency_key must be 1 to 100 bytes")
+        }
+    }
+
+    /// The `environment` an unverified JWS payload claims, if it is one this module knows.
+    static func claimedEnvironment(_ jws: String) -> AppleEnvironment? {
+        guard let parsed = try? CompactJWS(jws),
+            let object = try? JSONSerialization.jsonObject(with: Data(parsed.payload)) as? [String: Any],
+            let name = object["environment"] as? String
+        else { return nil }
+        return AppleEnvironment(rawValue: name)
+    }
+
+    /// A refused signed transaction as the caller's error.
+    static func refusal<T>(_ body: () throws(AppleVerificationError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            if error.code == .retryable { throw RPCError(.unavailable, "\(error.code): \(error.message)") }
+            throw RPCError(.invalidArgument, "the signed transaction is refused: \(error.code): \(error.message)")
+        }
+    }
+
+    /// An App Store Server API failure (or refused data from it) as the caller's status.
+    static func status(_ error: any Error) -> RPCError {
+        if let error = error as? RPCError { return error }
+        if let error = error as? AppleVerificationError {
+            return RPCError(.unavailable, "the App Store answered with data that does not verify: \(error)")
+        }
+        guard let error = error as? AppStoreAPIError else { return RPCError(.internalError, "\(error)") }
+        switch error.code {
+        case .notFound: return RPCError(.notFound, "the App Store does not know this transaction (\(error.message))")
+        case .wrongEnvironment:
+            return RPCError(.failedPrecondition, "the transaction belongs to the other App Store environment")
+        case .rateLimited, .server, .network: return RPCError(.unavailable, "\(error)")
+        case .invalidRequest: return RPCError(.invalidArgument, "\(error)")
+        default: return RPCError(.internalError, "\(error)")
+        }
+    }
+
+    /// Whether a refresh changed what access depends on.
+    static func differs(_ before: Subscription, _ after: Subscription) -> Bool {
+        before.state != after.state || before.expiresTimeMilliseconds != after.expiresTimeMilliseconds
+            || before.productID != after.productID || before.autoRenew != after.autoRenew
+            || before.revokedTimeMilliseconds != after.revokedTimeMilliseconds
+            || before.graceExpiresTimeMilliseconds != after.graceExpiresTimeMilliseconds
+    }
+}

@@ -1,0 +1,64 @@
+public import AppStore
+public import Foundation
+public import Model
+public import Observability
+
+/// The verifier's App Store half: notification ingress, purchase verification and restore,
+/// refresh, and reconciliation, over signed-data verifiers (one per served environment), the
+/// App Store Server API and the ledger.
+public final class AppleAdapter: Sendable {
+    let verifiers: [AppleEnvironment: AppleSignedDataVerifier]
+    let api: any AppStoreAPI
+    let ledger: LedgerClient
+    let tokenNamespace: UUID
+    let now: @Sendable () -> Date
+    let logger: Logger
+    let queue: BoundedWorkQueue
+    let counters: Counters
+
+    /// What the adapter counts, exported in `/metrics`.
+    struct Counters: Sendable {
+        let received: Counter
+        let duplicates: Counter
+        let rejected: Counter
+        let processed: Counter
+        let failed: Counter
+
+        init(registry: MetricsRegistry?) {
+            func counter(_ name: String, _ help: String) -> Counter {
+                registry?.counter(name, help: help) ?? Counter()
+            }
+            received = counter("apple_notifications_received_total", "Verified App Store notifications recorded.")
+            duplicates = counter("apple_notifications_duplicate_total", "Notifications the inbox already had.")
+            rejected = counter("apple_notifications_rejected_total", "Notifications refused by signed-data checks.")
+            processed = counter("apple_notifications_processed_total", "Notifications applied to the ledger.")
+            failed = counter(
+                "apple_notifications_failed_total", "Notifications whose processing failed (retried by reconciliation)."
+            )
+        }
+    }
+
+    /// The environment a transaction id is looked up in when the caller names none.
+    var defaultEnvironment: AppleEnvironment { verifiers[.production] != nil ? .production : .sandbox }
+
+    public init(
+        verifiers: [AppleEnvironment: AppleSignedDataVerifier], api: any AppStoreAPI, ledger: LedgerClient,
+        tokenNamespace: UUID = AppleSettings.defaultTokenNamespace, now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
+        processingCapacity: Int = 10_000
+    ) {
+        self.verifiers = verifiers
+        self.api = api
+        self.ledger = ledger
+        self.tokenNamespace = tokenNamespace
+        self.now = now
+        self.logger = logger
+        queue = BoundedWorkQueue(concurrency: processingConcurrency, capacity: processingCapacity)
+        counters = Counters(registry: metrics)
+    }
+
+    /// Returns once no notification is being processed (for tests and drains).
+    public func processingIdle() async { await queue.idle() }
+
+    var nowMilliseconds: Int64 { Int64(now().timeIntervalSince1970 * 1000) }
+}

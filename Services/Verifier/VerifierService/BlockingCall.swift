@@ -1,0 +1,30 @@
+import Dispatch
+import Synchronization
+
+/// Runs async work from a thread that must block for its result: the HTTP server's handler
+/// threads, which answer synchronously. Never call it on the cooperative pool.
+enum BlockingCall {
+    /// The result of `body`, or nil when it did not finish within `timeout` (it is cancelled then).
+    static func run<T: Sendable>(timeout: Duration, _ body: @escaping @Sendable () async throws -> T)
+        -> Result<T, any Error>?
+    {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<T, any Error>?>(nil)
+        let task = Task {
+            let outcome: Result<T, any Error>
+            do {
+                outcome = .success(try await body())
+            } catch {
+                outcome = .failure(error)
+            }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        if done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .timedOut {
+            task.cancel()
+            return nil
+        }
+        return result.withLock { $0 }
+    }
+}

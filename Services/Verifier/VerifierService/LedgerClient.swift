@@ -1,0 +1,50 @@
+public import Model
+public import RPC
+public import Wire
+
+/// The ledger calls the verifier makes, typed, over the verifier's RPC client of the ledger.
+public struct LedgerClient: Sendable {
+    static let service = "subscriptions.ledger.v1.Ledger"
+    let rpc: RPCClient
+
+    public init(rpc: RPCClient) { self.rpc = rpc }
+
+    public func recordNotification(_ request: RecordNotificationRequest) async throws(RPCError)
+        -> RecordNotificationResponse
+    {
+        try await rpc.call("\(Self.service)/RecordNotification", request)
+    }
+
+    public func recordVerifiedState(_ request: RecordVerifiedStateRequest) async throws(RPCError)
+        -> RecordVerifiedStateResponse
+    {
+        try await rpc.call("\(Self.service)/RecordVerifiedState", request)
+    }
+
+    public func linkAccount(_ request: LinkAccountRequest) async throws(RPCError) -> LinkAccountResponse {
+        try await rpc.call("\(Self.service)/LinkAccount", request)
+    }
+
+    public func markInbox(_ request: MarkInboxRequest) async throws(RPCError) -> MarkInboxResponse {
+        try await rpc.call("\(Self.service)/MarkInbox", request)
+    }
+
+    public func listInbox(_ request: ListInboxRequest) async throws(RPCError) -> ListInboxResponse {
+        try await rpc.call("\(Self.service)/ListInbox", request)
+    }
+
+    /// The recorded subscription, or nil when the ledger has none.
+    public func subscription(_ key: SubscriptionKey) async throws(RPCError) -> Subscription? {
+        do {
+            let response: GetSubscriptionResponse = try await rpc.call(
+                "\(Self.service)/GetSubscription", GetSubscriptionRequest(key: key))
+            return response.subscription
+        } catch  where error.code == .notFound {
+            return nil
+        }
+    }
+
+    public func account(_ accountID: String) async throws(RPCError) -> GetAccountResponse {
+        try await rpc.call("\(Self.service)/GetAccount", GetAccountRequest(accountID: accountID))
+    }
+}
