@@ -145,7 +145,8 @@ let package = Package(
             name: "PostgreSQLTests", dependencies: ["PostgreSQL"], path: "Tests/PostgreSQLTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "Model"], path: "Tests/AppStoreTests",
+            name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "Model", "HTTP", "Observability"],
+            path: "Tests/AppStoreTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "LedgerProcessTests",

@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Single HTTP exchanges over one URLSession for the App Store Server API client: the body is
+/// read up to a limit and the exchange is cut off beyond it, redirects are never followed (the
+/// 3xx answer comes back as it is, so the bearer token never travels to another URL), nothing is
+/// cached or stored in cookies, and a cancelled Swift task cancels its request.
+final class AppStoreHTTPTransport: Sendable {
+    /// An answer from the server.
+    struct Response: Sendable {
+        /// The HTTP status code.
+        let status: Int
+        /// The response headers with lowercased names.
+        let headers: [String: String]
+        /// The whole body, at most the transport's limit.
+        let body: Data
+    }
+
+    /// Why there is no answer to give.
+    enum Failure: Error, Sendable, Equatable {
+        /// No answer: the connection failed, timed out, or broke off. The text names the cause.
+        case network(String)
+        /// The body (or its announced `Content-Length`) exceeds the limit; the rest was not read.
+        case tooLarge(limit: Int)
+        /// The calling task was cancelled.
+        case cancelled
+    }
+
+    private let session: URLSession
+    private let delegate: ExchangeDelegate
+
+    /// A transport whose requests give up after `requestTimeout` seconds in all and whose
+    /// answers may carry at most `maxResponseBytes` of body.
+    init(requestTimeout: TimeInterval, maxResponseBytes: Int) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = requestTimeout
+        configuration.timeoutIntervalForResource = requestTimeout
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        delegate = ExchangeDelegate(maxResponseBytes: maxResponseBytes)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit { session.invalidateAndCancel() }
+
+    /// Sends `request` and waits for the whole answer, or for the reason there is none.
+    func perform(_ request: URLRequest) async -> Result<Response, Failure> {
+        if Task.isCancelled { return .failure(.cancelled) }
+        let task = session.dataTask(with: request)
+        let delegate = delegate
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // Registered before `resume`, so the delegate always finds the exchange.
+                delegate.begin(task.taskIdentifier, continuation)
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+}
+
+/// The URLSession delegate behind `AppStoreHTTPTransport`: collects each task's body up to the
+/// limit and resumes the waiting caller when the task completes.
+private final class ExchangeDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private struct Exchange {
+        let continuation:
+            CheckedContinuation<Result<AppStoreHTTPTransport.Response, AppStoreHTTPTransport.Failure>, Never>
+        var body = Data()
+        var tooLarge = false
+    }
+
+    private let maxResponseBytes: Int
+    private let exchanges = Mutex<[Int: Exchange]>([:])
+
+    init(maxResponseBytes: Int) {
+        self.maxResponseBytes = maxResponseBytes
+    }
+
+    /// Starts keeping the body of task `id` for `continuation`.
+    func begin(
+        _ id: Int,
+        _ continuation: CheckedContinuation<
+            Result<AppStoreHTTPTransport.Response, AppStoreHTTPTransport.Failure>, Never
+        >
+    ) {
+        exchanges.withLock { $0[id] = Exchange(continuation: continuation) }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard response.expectedContentLength > Int64(maxResponseBytes) else { return completionHandler(.allow) }
+        exchanges.withLock { $0[dataTask.taskIdentifier]?.tooLarge = true }
+        completionHandler(.cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let overLimit = exchanges.withLock { exchanges -> Bool in
+            guard var exchange = exchanges[dataTask.taskIdentifier], !exchange.tooLarge else { return false }
+            if exchange.body.count + data.count > maxResponseBytes {
+                exchange.tooLarge = true
+                exchange.body = Data()
+            } else {
+                exchange.body.append(data)
+            }
+            exchanges[dataTask.taskIdentifier] = exchange
+            return exchange.tooLarge
+        }
+        if overLimit { dataTask.cancel() }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        exchange.continuation.resume(
+            returning: Self.outcome(exchange, task: task, error: error, limit: maxResponseBytes))
+    }
+
+    private static func outcome(_ exchange: Exchange, task: URLSessionTask, error: (any Error)?, limit: Int)
+        -> Result<AppStoreHTTPTransport.Response, AppStoreHTTPTransport.Failure>
+    {
+        if exchange.tooLarge { return .failure(.tooLarge(limit: limit)) }
+        if let error {
+            let code = (error as? URLError)?.code
+            return .failure(code == .cancelled ? .cancelled : .network(describe(error)))
+        }
+        guard let response = task.response as? HTTPURLResponse else {
+            return .failure(.network("the answer is not HTTP"))
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            guard let name = name as? String, let value = value as? String else { continue }
+            headers[name.lowercased()] = value
+        }
+        return .success(.init(status: response.statusCode, headers: headers, body: exchange.body))
+    }
+
+    /// A short cause for a failed exchange, without the URL.
+    private static func describe(_ error: any Error) -> String {
+        guard let code = (error as? URLError)?.code else { return "the request failed" }
+        switch code {
+        case .cannotConnectToHost: return "connection refused"
+        case .timedOut: return "timed out"
+        case .cannotFindHost, .dnsLookupFailed: return "host not found"
+        case .networkConnectionLost: return "connection lost"
+        case .notConnectedToInternet: return "no network"
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
+            return "TLS failure"
+        case .badServerResponse: return "malformed HTTP answer"
+        default: return "URL error \(code.rawValue)"
+        }
+    }
+}
