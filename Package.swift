@@ -149,6 +149,13 @@ let package = Package(
             path: "Tests/AppStoreTests",
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "VerifierTests",
+            dependencies: [
+                "VerifierService", "AppStore", "Crypto", "Model", "Wire", "RPC", "Config", "HTTP", "Observability",
+                "TestSupport",
+            ],
+            path: "Tests/VerifierTests", swiftSettings: swiftSettings),
+        .testTarget(
             name: "LedgerProcessTests",
             dependencies: ["RPC", "Wire", "Model", "Config", "SQLite", "PostgreSQL", "TestSupport"],
             path: "Tests/LedgerProcessTests", swiftSettings: swiftSettings),

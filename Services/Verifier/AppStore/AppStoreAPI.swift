@@ -83,7 +83,8 @@ public struct AppStoreAPIError: Error, Sendable, Equatable, CustomStringConverti
 
         /// 404: the transaction (or notification) is not known to Apple in that environment.
         public static let notFound = Code(.notFound)
-        /// Apple error 4040010: known in the other environment.
+        /// Apple error 4040010: the transaction id is not found in this environment (it may belong
+        /// to the other one).
         public static let wrongEnvironment = Code(.wrongEnvironment)
         /// 401: the JWT was refused.
         public static let unauthorized = Code(.unauthorized)

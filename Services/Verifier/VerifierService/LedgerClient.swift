@@ -44,6 +44,20 @@ public struct LedgerClient: Sendable {
         }
     }
 
+    public func listSubscriptions(_ request: ListSubscriptionsRequest) async throws(RPCError)
+        -> ListSubscriptionsResponse
+    {
+        try await rpc.call("\(Self.service)/ListSubscriptions", request)
+    }
+
+    public func cursor(_ name: String) async throws(RPCError) -> Cursor {
+        try await rpc.call("\(Self.service)/GetCursor", GetCursorRequest(name: name))
+    }
+
+    public func advanceCursor(_ name: String, to value: Int64) async throws(RPCError) -> Cursor {
+        try await rpc.call("\(Self.service)/AdvanceCursor", AdvanceCursorRequest(name: name, value: value))
+    }
+
     public func account(_ accountID: String) async throws(RPCError) -> GetAccountResponse {
         try await rpc.call("\(Self.service)/GetAccount", GetAccountRequest(accountID: accountID))
     }

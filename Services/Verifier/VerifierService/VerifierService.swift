@@ -1,6 +1,11 @@
+import AppStore
 public import Config
+import Foundation
 public import Lifecycle
+import Observability
+import RPC
 public import ServiceRuntime
+import Wire
 
 /// The verifier service: its RPC methods, its parts and its configuration defaults.
 public enum VerifierService {
@@ -11,12 +16,54 @@ public enum VerifierService {
     public static let defaultHTTPListen = "127.0.0.1:8001"
 
     /// Builds the verifier from the environment, with its client of the ledger (`LEDGER_ADDR`);
-    /// it is ready once the ledger answers. Throws `ConfigError` naming a bad variable.
+    /// it is ready once the ledger answers. The Apple adapter runs when `VERIFIER_STORES` names
+    /// `apple` (or, unset, when `APPLE_BUNDLE_ID` is): see `AppleSettings` for its variables.
+    /// Throws `ConfigError` naming a bad variable.
     public static func make(environment: EnvironmentReader, signal: ShutdownSignal) throws -> ServiceHost {
         let host = try ServiceHost(
             name: "verifier", healthMethod: healthMethod, defaultRPC: defaultRPCListen, defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
-        _ = try host.ledgerDependency(environment: environment)
+        let ledger = LedgerClient(rpc: try host.ledgerDependency(environment: environment))
+        var apple: AppleAdapter?
+        if try AppleSettings.isEnabled(environment) {
+            let settings = try AppleSettings(environment: environment)
+            let adapter = try makeAppleAdapter(settings, ledger: ledger, host: host)
+            adapter.installNotificationRoutes(on: host.http)
+            host.add(AppleReconciler(adapter: adapter, interval: settings.reconcileInterval))
+            host.logger.info(
+                "apple adapter on",
+                [
+                    "bundle_id": settings.bundleID,
+                    "environments": settings.environments.map(\.rawValue).joined(separator: ","),
+                ])
+            apple = adapter
+        }
+        VerifierMethods.register(on: host.router, apple: apple)
         return host
+    }
+
+    static func makeAppleAdapter(_ settings: AppleSettings, ledger: LedgerClient, host: ServiceHost) throws
+        -> AppleAdapter
+    {
+        var configuration: AppStoreServerAPIClient.Configuration
+        do {
+            configuration = AppStoreServerAPIClient.Configuration(
+                keyID: settings.keyID, issuerID: settings.issuerID, bundleID: settings.bundleID,
+                privateKey: try AppStoreServerAPIClient.Configuration.loadPrivateKey(p8Path: settings.privateKeyPath))
+        } catch {
+            throw ConfigError(variable: "APPLE_PRIVATE_KEY_FILE", problem: error.message)
+        }
+        configuration.productionBaseURL = settings.productionAPI
+        configuration.sandboxBaseURL = settings.sandboxAPI
+        configuration.fallBackToOtherEnvironment = settings.askOtherEnvironment
+        let client: AppStoreServerAPIClient
+        do {
+            client = try AppStoreServerAPIClient(configuration: configuration)
+        } catch {
+            throw ConfigError(variable: "APPLE_KEY_ID", problem: error.message)
+        }
+        return AppleAdapter(
+            verifiers: try settings.verifiers(), api: client, ledger: ledger, tokenNamespace: settings.tokenNamespace,
+            logger: host.logger, metrics: host.metrics)
     }
 }

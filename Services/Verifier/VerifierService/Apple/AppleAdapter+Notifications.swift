@@ -2,7 +2,7 @@ public import AppStore
 import Crypto
 import Foundation
 public import HTTP
-import Model
+public import Model
 import Observability
 import RPC
 import Wire
@@ -57,10 +57,7 @@ extension AppleAdapter {
             logger.warning("apple notification rejected", ["code": "\(error.code)", "reason": error.message])
             return Self.answer(400, "\(error.code): \(error.message)")
         }
-        let entry = InboxEntry(
-            store: .apple, environment: environment.storeEnvironment, notificationID: notification.notificationUUID,
-            notificationType: notification.notificationType.rawValue, subtype: notification.subtype?.rawValue,
-            signedTimeMilliseconds: notification.signedDate, rawPayload: signedPayload)
+        let entry = Self.inboxEntry(notification, signedPayload: signedPayload, environment: environment)
         let ledger = self.ledger
         guard
             let outcome = BlockingCall.run(
@@ -110,6 +107,38 @@ extension AppleAdapter {
         }
         if case .failure(let failure)? = outcome {
             logger.warning("rejected apple notification not recorded", ["error": "\(failure)"])
+        }
+    }
+
+    /// The inbox entry of a verified notification.
+    static func inboxEntry(_ notification: AppleNotification, signedPayload: String, environment: AppleEnvironment)
+        -> InboxEntry
+    {
+        InboxEntry(
+            store: .apple, environment: environment.storeEnvironment, notificationID: notification.notificationUUID,
+            notificationType: notification.notificationType.rawValue, subtype: notification.subtype?.rawValue,
+            signedTimeMilliseconds: notification.signedDate, rawPayload: signedPayload)
+    }
+
+    /// A notification found in Get Notification History: verified, put in the inbox like a
+    /// delivered one, and processed when the inbox did not have it.
+    func recordFromHistory(_ signedPayload: String, environment: AppleEnvironment) async {
+        guard let verifier = verifiers[environment] else { return }
+        let notification: AppleNotification
+        do {
+            notification = try verifier.verifyNotification(signedPayload, now: now())
+        } catch {
+            logger.warning("a notification from Apple's history does not verify", ["error": "\(error)"])
+            return
+        }
+        let entry = Self.inboxEntry(notification, signedPayload: signedPayload, environment: environment)
+        do {
+            let response = try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
+            guard !response.duplicate else { return }
+            counters.received.increment()
+            await process(signedPayload: signedPayload, environment: environment)
+        } catch {
+            logger.warning("a notification from Apple's history was not recorded", ["error": "\(error)"])
         }
     }
 
@@ -192,6 +221,18 @@ extension AppleAdapter {
         }
     }
 
+    /// The verifier for data the API answered: the asked environment's, unless the client was
+    /// allowed to ask the other environment (error 4040010) and the data says it came from there.
+    func apiVerifier(for signed: String, environment: AppleEnvironment, fallback: AppleSignedDataVerifier)
+        -> AppleSignedDataVerifier
+    {
+        guard let claimed = Self.claimedEnvironment(signed), claimed != environment, let other = verifiers[claimed]
+        else {
+            return fallback
+        }
+        return other
+    }
+
     /// The subscription's current transaction, renewal info and status from the App Store
     /// Server API (all statuses for an auto-renewable subscription; the transaction itself for
     /// anything else), each piece of signed data verified.
@@ -201,17 +242,29 @@ extension AppleAdapter {
         guard let transactionID = transaction.transactionId else {
             throw AppStoreAPIError(.invalidRequest, "the transaction has no transactionId")
         }
-        let original = transaction.originalTransactionId ?? transactionID
-        if AppleLifecycle.productKind(transaction.type) != .autoRenewable {
+        return try await currentState(
+            original: transaction.originalTransactionId ?? transactionID, transactionID: transactionID,
+            kind: AppleLifecycle.productKind(transaction.type), environment: environment, verifier: verifier)
+    }
+
+    /// `currentState(of:…)` from ids alone: the original transaction id (all statuses) for an
+    /// auto-renewable subscription, the transaction id for anything else.
+    func currentState(
+        original: String, transactionID: String, kind: ProductKind?, environment: AppleEnvironment,
+        verifier: AppleSignedDataVerifier
+    ) async throws -> (AppleTransaction, AppleRenewalInfo?, Int?) {
+        if kind != .autoRenewable {
             let signed = try await api.transactionInfo(transactionID: transactionID, environment: environment)
-            return (try verifier.verifyTransaction(signed, now: now()), nil, nil)
+            let answering = apiVerifier(for: signed, environment: environment, fallback: verifier)
+            return (try answering.verifyTransaction(signed, now: now()), nil, nil)
         }
         let statuses = try await api.allSubscriptionStatuses(transactionID: original, environment: environment)
         for group in statuses.data {
             for last in group.lastTransactions where last.originalTransactionId == original {
                 guard let signed = last.signedTransactionInfo else { continue }
-                let current = try verifier.verifyTransaction(signed, now: now())
-                let renewal = try last.signedRenewalInfo.map { try verifier.verifyRenewalInfo($0, now: now()) }
+                let answering = apiVerifier(for: signed, environment: environment, fallback: verifier)
+                let current = try answering.verifyTransaction(signed, now: now())
+                let renewal = try last.signedRenewalInfo.map { try answering.verifyRenewalInfo($0, now: now()) }
                 return (current, renewal, last.status)
             }
         }

@@ -111,18 +111,15 @@ extension AppleAdapter {
             throw RPCError(.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
         }
         let before = try await ledger.subscription(key)
-        let signed: String
+        let current: (AppleTransaction, AppleRenewalInfo?, Int?)
         do {
-            signed = try await api.transactionInfo(
-                transactionID: before?.latestOrderID ?? key.storeID, environment: environment)
+            current = try await currentState(
+                original: key.storeID, transactionID: before?.latestOrderID ?? key.storeID,
+                kind: before?.productKind ?? .autoRenewable, environment: environment, verifier: verifier)
         } catch {
             throw Self.status(error)
         }
-        let transaction = try Self.refusal { () throws(AppleVerificationError) in
-            try verifier.verifyTransaction(signed, now: now())
-        }
-        let after = try await recordCurrentState(
-            of: transaction, environment: environment, verifier: verifier, detail: "RefreshSubscription")
+        let after = try await record(current, detail: "RefreshSubscription")
         return RefreshSubscriptionResponse(subscription: after, changed: before.map { Self.differs($0, after) } ?? true)
     }
 
@@ -181,6 +178,13 @@ extension AppleAdapter {
         } catch {
             throw Self.status(error)
         }
+        return try await record(current, detail: detail)
+    }
+
+    /// Records a fetched state with a `stateRefreshed` event naming what asked for it.
+    private func record(_ current: (AppleTransaction, AppleRenewalInfo?, Int?), detail: String) async throws
+        -> Subscription
+    {
         let subscription: Subscription
         do {
             subscription = try AppleLifecycle.subscription(

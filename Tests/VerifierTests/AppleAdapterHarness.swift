@@ -1,0 +1,142 @@
+import AppStore
+import Config
+import Crypto
+import Foundation
+import HTTP
+import Model
+import Observability
+import RPC
+import Synchronization
+import TestSupport
+import VerifierService
+import Wire
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A real ledger process on a temporary SQLite file, a Sandbox Apple adapter trusting a
+/// generated chain over a fake App Store, and the adapter's routes on a real HTTP server.
+final class AppleAdapterHarness: Sendable {
+    static let bundleID = "com.example.app"
+
+    let directory: URL
+    let ledgerProcess: ServiceProcess
+    let rpc: RPCClient
+    let ledger: LedgerClient
+    let chain: AppleSigningChain
+    let api: FakeAppStoreAPI
+    let adapter: AppleAdapter
+    let http: HTTPServer
+    let clock: Clock
+
+    /// The injected time: starts at a fixed instant, moves only when told.
+    final class Clock: Sendable {
+        private let value = Mutex(Date(timeIntervalSince1970: 1_790_000_000))
+        var now: Date { value.withLock { $0 } }
+        var milliseconds: Int64 { Int64(now.timeIntervalSince1970 * 1000) }
+        func advance(seconds: Double) { value.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    }
+
+    init() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("verifier-apple-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        ledgerProcess = try ServiceProcess("ledger", directory: directory)
+        let port = try await ledgerProcess.rpcPort()
+        rpc = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: port)])
+        ledger = LedgerClient(rpc: rpc)
+        let clock = Clock()
+        self.clock = clock
+        chain = try AppleSigningChain.generate(now: clock.now)
+        api = FakeAppStoreAPI(chain: chain, now: { clock.now })
+        let verifier = try AppleSignedDataVerifier(
+            anchors: [chain.root], configuration: .init(bundleID: Self.bundleID, environment: .sandbox))
+        adapter = AppleAdapter(
+            verifiers: [.sandbox: verifier], api: api, ledger: ledger, now: { clock.now },
+            logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()))
+        http = HTTPServer(
+            host: "127.0.0.1", port: 0,
+            logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()))
+        adapter.installNotificationRoutes(on: http)
+        try http.start()
+    }
+
+    func stop() async {
+        http.stop()
+        rpc.shutdown()
+        ledgerProcess.terminate()
+        _ = await ledgerProcess.waitForExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    // MARK: Store data
+
+    func transaction(
+        original: String = "2000000001", id: String = "2000000009", product: String = "com.example.monthly",
+        expiresIn days: Double = 30, token: String? = nil, revokedAt: Int64? = nil
+    ) -> [String: any Sendable] {
+        var transaction: [String: any Sendable] = [
+            "transactionId": id, "originalTransactionId": original, "bundleId": Self.bundleID, "productId": product,
+            "subscriptionGroupIdentifier": "21000001", "purchaseDate": clock.milliseconds - 86_400_000,
+            "originalPurchaseDate": clock.milliseconds - 86_400_000,
+            "expiresDate": clock.milliseconds + Int64(days * 86_400_000), "type": "Auto-Renewable Subscription",
+            "inAppOwnershipType": "PURCHASED", "environment": "Sandbox", "signedDate": clock.milliseconds,
+            "transactionReason": "PURCHASE",
+        ]
+        if let token { transaction["appAccountToken"] = token }
+        if let revokedAt {
+            transaction["revocationDate"] = revokedAt
+            transaction["revocationReason"] = 0
+        }
+        return transaction
+    }
+
+    func renewal(original: String = "2000000001", autoRenew: Int = 1) -> [String: any Sendable] {
+        [
+            "originalTransactionId": original, "productId": "com.example.monthly",
+            "autoRenewProductId": "com.example.monthly", "autoRenewStatus": autoRenew, "environment": "Sandbox",
+            "signedDate": clock.milliseconds,
+        ]
+    }
+
+    /// A signed notification carrying `transaction` and `renewal`.
+    func notification(
+        uuid: String = UUID().uuidString.lowercased(), type: String, subtype: String? = nil,
+        transaction: [String: any Sendable], renewal: [String: any Sendable]?, status: Int = 1
+    ) throws -> String {
+        var data: [String: any Sendable] = [
+            "bundleId": Self.bundleID, "environment": "Sandbox", "status": status,
+            "signedTransactionInfo": try chain.sign(transaction),
+        ]
+        if let renewal { data["signedRenewalInfo"] = try chain.sign(renewal) }
+        var payload: [String: any Sendable] = [
+            "notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": clock.milliseconds,
+            "data": data,
+        ]
+        if let subtype { payload["subtype"] = subtype }
+        return try chain.sign(payload)
+    }
+
+    // MARK: HTTP
+
+    /// POSTs `body` to the Sandbox notification path; returns the status and body.
+    func post(_ body: [UInt8]) async throws -> (Int, String) {
+        var request = URLRequest(
+            url: URL(string: "http://127.0.0.1:\(http.port)\(AppleAdapter.notificationPath(.sandbox))")!)
+        request.httpMethod = "POST"
+        request.httpBody = Data(body)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+    }
+
+    func deliver(_ signedPayload: String) async throws -> (Int, String) {
+        try await post(Array(try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])))
+    }
+
+    func history(_ key: SubscriptionKey) async throws -> [LifecycleEvent] {
+        let response: GetHistoryResponse = try await rpc.call(
+            "subscriptions.ledger.v1.Ledger/GetHistory", GetHistoryRequest(key: key))
+        return response.events
+    }
+}

@@ -1,0 +1,149 @@
+import AppStore
+import Foundation
+import Model
+import RPC
+import Testing
+import VerifierService
+import Wire
+
+@Suite("Apple notification ingress", .serialized)
+struct AppleNotificationIngressTests {
+    static let key = SubscriptionKey(store: .apple, environment: .sandbox, storeID: "2000000001")
+
+    @Test("a notification delivered 5 times at once: five 200s, one inbox entry, one event, state from the API")
+    func duplicateDeliveries() async throws {
+        let harness = try await AppleAdapterHarness()
+        harness.api.set(
+            "2000000001", .init(transaction: harness.transaction(expiresIn: 30), renewal: harness.renewal(), status: 1))
+        let payload = try harness.notification(
+            uuid: "9d1c0d6e-1f3a-4c55-8f0b-6a1f0c7e2b11", type: "SUBSCRIBED", subtype: "INITIAL_BUY",
+            transaction: harness.transaction(expiresIn: 30), renewal: harness.renewal())
+        let answers = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<5 { group.addTask { try await harness.deliver(payload).0 } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers == [200, 200, 200, 200, 200])
+        await harness.adapter.processingIdle()
+        let events = try await harness.history(Self.key)
+        #expect(events.count == 1)
+        #expect(events.first?.notificationID == "9d1c0d6e-1f3a-4c55-8f0b-6a1f0c7e2b11")
+        #expect(events.first?.kind == .purchased && events.first?.storeType == "SUBSCRIBED")
+        let subscription = try #require(try await harness.ledger.subscription(Self.key))
+        #expect(subscription.state == .active && subscription.productID == "com.example.monthly")
+        #expect(harness.api.calls.filter { $0.hasPrefix("allSubscriptionStatuses") }.count == 1)
+        let inbox = try await harness.ledger.listInbox(ListInboxRequest(status: .processed))
+        #expect(inbox.entries.map(\.notificationID) == ["9d1c0d6e-1f3a-4c55-8f0b-6a1f0c7e2b11"])
+        await harness.stop()
+    }
+
+    @Test("a payload with a bad signature is answered 400, kept as rejected with its reason, and records no state")
+    func badSignature() async throws {
+        let harness = try await AppleAdapterHarness()
+        let payload = try harness.notification(
+            type: "DID_RENEW", transaction: harness.transaction(), renewal: harness.renewal())
+        var parts = payload.split(separator: ".").map(String.init)
+        parts[2] = String(parts[2].reversed())
+        let (status, body) = try await harness.deliver(parts.joined(separator: "."))
+        #expect(status == 400)
+        #expect(body.contains("bad_signature"))
+        let rejected = try await harness.ledger.listInbox(ListInboxRequest(status: .rejected))
+        #expect(rejected.entries.count == 1)
+        #expect(rejected.entries.first?.lastError?.hasPrefix("bad_signature: ") == true)
+        #expect(try await harness.ledger.subscription(Self.key) == nil)
+        #expect(try await harness.ledger.listInbox(ListInboxRequest()).entries.isEmpty)
+        #expect(harness.api.calls.isEmpty)
+        await harness.stop()
+    }
+
+    @Test("a body that is not {\"signedPayload\": …} is answered 400 and nothing is recorded")
+    func badBody() async throws {
+        let harness = try await AppleAdapterHarness()
+        for body in ["", "[]", "{\"signedPayload\": 5}", "not json"] {
+            let (status, _) = try await harness.post(Array(body.utf8))
+            #expect(status == 400, "\(body)")
+        }
+        #expect(try await harness.ledger.listInbox(ListInboxRequest(status: .rejected)).entries.isEmpty)
+        await harness.stop()
+    }
+
+    @Test("when the API fails, the notification's own data is recorded and reconciliation finishes the entry")
+    func apiOutageThenReconciliation() async throws {
+        let harness = try await AppleAdapterHarness()
+        harness.api.setFailing(true)
+        let payload = try harness.notification(
+            uuid: "0f5e5c2a-7d0e-4c7b-a1d4-3f8f1b6c9e20", type: "DID_CHANGE_RENEWAL_STATUS",
+            subtype: "AUTO_RENEW_DISABLED", transaction: harness.transaction(), renewal: harness.renewal(autoRenew: 0))
+        #expect(try await harness.deliver(payload).0 == 200)
+        await harness.adapter.processingIdle()
+        let fromPayload = try #require(try await harness.ledger.subscription(Self.key))
+        #expect(fromPayload.state == .cancelled)
+        let failed = try await harness.ledger.listInbox(ListInboxRequest(status: .failed))
+        #expect(failed.entries.map(\.notificationID) == ["0f5e5c2a-7d0e-4c7b-a1d4-3f8f1b6c9e20"])
+        #expect(failed.entries.first?.lastError?.contains("network") == true)
+
+        // The store comes back; the user meanwhile turned renewal on again.
+        harness.api.setFailing(false)
+        harness.clock.advance(seconds: 120)
+        harness.api.set(
+            "2000000001", .init(transaction: harness.transaction(), renewal: harness.renewal(autoRenew: 1), status: 1))
+        await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        let processed = try await harness.ledger.listInbox(ListInboxRequest(status: .processed))
+        #expect(processed.entries.map(\.notificationID) == ["0f5e5c2a-7d0e-4c7b-a1d4-3f8f1b6c9e20"])
+        let current = try #require(try await harness.ledger.subscription(Self.key))
+        #expect(current.state == .active && current.autoRenew)
+        await harness.stop()
+    }
+
+    @Test("reconciliation records a notification it finds only in Apple's history and advances the watermark")
+    func historyBackfill() async throws {
+        let harness = try await AppleAdapterHarness()
+        let refund = harness.clock.milliseconds - 1000
+        harness.api.set(
+            "2000000001",
+            .init(
+                transaction: harness.transaction(revokedAt: refund), renewal: harness.renewal(autoRenew: 0), status: 5))
+        harness.api.addHistory(
+            try harness.notification(
+                uuid: "5a6b7c8d-0000-4000-8000-000000000001", type: "REFUND",
+                transaction: harness.transaction(revokedAt: refund), renewal: harness.renewal(autoRenew: 0)))
+        await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        let subscription = try #require(try await harness.ledger.subscription(Self.key))
+        #expect(subscription.state == .revoked && subscription.revokedTimeMilliseconds == refund)
+        let events = try await harness.history(Self.key)
+        #expect(events.contains { $0.kind == .refunded && $0.notificationID == "5a6b7c8d-0000-4000-8000-000000000001" })
+        let cursor: Cursor = try await harness.rpc.call(
+            "subscriptions.ledger.v1.Ledger/GetCursor", GetCursorRequest(name: "apple-notification-history-sandbox"))
+        #expect(cursor.value == harness.clock.milliseconds)
+        // A second pass finds the same notification again and changes nothing.
+        await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        #expect(try await harness.history(Self.key).filter { $0.kind == .refunded }.count == 1)
+        await harness.stop()
+    }
+
+    @Test("reconciliation refreshes a subscription in grace from the API")
+    func refreshesAtRisk() async throws {
+        let harness = try await AppleAdapterHarness()
+        var renewal = harness.renewal()
+        renewal["isInBillingRetryPeriod"] = true
+        renewal["gracePeriodExpiresDate"] = harness.clock.milliseconds + 3 * 86_400_000
+        harness.api.set(
+            "2000000001", .init(transaction: harness.transaction(expiresIn: -1), renewal: renewal, status: 4))
+        let payload = try harness.notification(
+            type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", transaction: harness.transaction(expiresIn: -1),
+            renewal: renewal, status: 4)
+        #expect(try await harness.deliver(payload).0 == 200)
+        await harness.adapter.processingIdle()
+        #expect(try await harness.ledger.subscription(Self.key)?.state == .gracePeriod)
+        // Payment recovered: the next pass finds the renewal.
+        harness.clock.advance(seconds: 3600)
+        harness.api.set(
+            "2000000001",
+            .init(
+                transaction: harness.transaction(id: "2000000010", expiresIn: 30), renewal: harness.renewal(), status: 1
+            ))
+        await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        let recovered = try #require(try await harness.ledger.subscription(Self.key))
+        #expect(recovered.state == .active && recovered.latestOrderID == "2000000010")
+        await harness.stop()
+    }
+}

@@ -1,0 +1,116 @@
+import AppStore
+import Foundation
+import Model
+import RPC
+import Testing
+import VerifierService
+import Wire
+
+@Suite("Apple purchase verification", .serialized)
+struct ApplePurchaseTests {
+    static let key = SubscriptionKey(store: .apple, environment: .sandbox, storeID: "2000000001")
+    static let namespace = AppleSettings.defaultTokenNamespace
+
+    @Test("a signed transaction with the account's token is verified, recorded from the API and linked")
+    func verifiesAndLinks() async throws {
+        let harness = try await AppleAdapterHarness()
+        let token = AccountToken.expected(for: "user-42", namespace: Self.namespace)
+        harness.api.set(
+            "2000000001", .init(transaction: harness.transaction(token: token), renewal: harness.renewal(), status: 1))
+        let signed = try harness.chain.sign(harness.transaction(token: token))
+        let response = try await harness.adapter.verifyPurchase(
+            VerifyApplePurchaseRequest(accountID: "user-42", signedTransaction: signed, idempotencyKey: "v-1"))
+        #expect(response.newlyLinked)
+        #expect(response.subscription?.accountID == "user-42")
+        #expect(response.subscription?.state == .active)
+        #expect(response.subscription?.storeAccountRef == token)
+        // The same call again: already linked, same subscription.
+        let again = try await harness.adapter.verifyPurchase(
+            VerifyApplePurchaseRequest(accountID: "user-42", signedTransaction: signed, idempotencyKey: "v-1"))
+        #expect(again.subscription?.accountID == "user-42")
+        let account = try await harness.ledger.account("user-42")
+        #expect(account.subscriptions.map(\.key) == [Self.key])
+        await harness.stop()
+    }
+
+    @Test("another account's appAccountToken is PERMISSION_DENIED and links nothing")
+    func otherAccountsToken() async throws {
+        let harness = try await AppleAdapterHarness()
+        let token = AccountToken.expected(for: "user-1", namespace: Self.namespace)
+        harness.api.set(
+            "2000000001", .init(transaction: harness.transaction(token: token), renewal: harness.renewal(), status: 1))
+        let signed = try harness.chain.sign(harness.transaction(token: token))
+        await #expect(
+            throws: RPCError(.permissionDenied, "the purchase was made with another account's appAccountToken")
+        ) {
+            _ = try await harness.adapter.verifyPurchase(
+                VerifyApplePurchaseRequest(accountID: "user-2", signedTransaction: signed, idempotencyKey: "v-2"))
+        }
+        #expect(try await harness.ledger.subscription(Self.key) == nil)
+        await harness.stop()
+    }
+
+    @Test("a transaction id is looked up with the API; unknown ids are NOT_FOUND; bad requests say what is wrong")
+    func byTransactionID() async throws {
+        let harness = try await AppleAdapterHarness()
+        harness.api.set(
+            "2000000001", .init(transaction: harness.transaction(), renewal: harness.renewal(autoRenew: 0), status: 1))
+        let response = try await harness.adapter.verifyPurchase(
+            VerifyApplePurchaseRequest(accountID: "user-7", transactionID: "2000000009", idempotencyKey: "v-3"))
+        #expect(response.subscription?.state == .cancelled && response.subscription?.accountID == "user-7")
+        await #expect(throws: RPCError.self) {
+            _ = try await harness.adapter.verifyPurchase(
+                VerifyApplePurchaseRequest(accountID: "user-7", transactionID: "999", idempotencyKey: "v-4"))
+        }
+        do {
+            _ = try await harness.adapter.verifyPurchase(
+                VerifyApplePurchaseRequest(accountID: "user-7", transactionID: "999", idempotencyKey: "v-4"))
+        } catch let error as RPCError {
+            #expect(error.code == .notFound)
+        }
+        await #expect(throws: RPCError(.invalidArgument, "set exactly one of signed_transaction and transaction_id")) {
+            _ = try await harness.adapter.verifyPurchase(
+                VerifyApplePurchaseRequest(accountID: "user-7", idempotencyKey: "v-5"))
+        }
+        await #expect(throws: RPCError(.invalidArgument, "account_id must be 1 to 256 bytes")) {
+            _ = try await harness.adapter.verifyPurchase(
+                VerifyApplePurchaseRequest(transactionID: "2000000009", idempotencyKey: "v-6"))
+        }
+        let forged = try AppleSigningChain.generate().sign(harness.transaction())
+        do {
+            _ = try await harness.adapter.verifyPurchase(
+                VerifyApplePurchaseRequest(accountID: "user-7", signedTransaction: forged, idempotencyKey: "v-7"))
+            Issue.record("a transaction from a foreign chain was accepted")
+        } catch let error as RPCError {
+            #expect(error.code == .invalidArgument && error.message.contains("bad_chain"))
+        }
+        await harness.stop()
+    }
+
+    @Test("restore walks the transaction history and links every purchase of the account")
+    func restore() async throws {
+        let harness = try await AppleAdapterHarness()
+        harness.api.set("2000000001", .init(transaction: harness.transaction(), renewal: harness.renewal(), status: 1))
+        var lifetime = harness.transaction(original: "3000000001", id: "3000000001", product: "com.example.lifetime")
+        lifetime["type"] = "Non-Consumable"
+        lifetime["expiresDate"] = nil
+        harness.api.set("3000000001", .init(transaction: lifetime, renewal: nil, status: nil))
+        let response = try await harness.adapter.restorePurchases(
+            RestorePurchasesRequest(accountID: "user-9", appleTransactionIDs: ["2000000009"], idempotencyKey: "r-1"))
+        #expect(Set(response.subscriptions.map(\.key.storeID)) == ["2000000001", "3000000001"])
+        #expect(response.subscriptions.allSatisfy { $0.accountID == "user-9" && $0.state == .active })
+        await harness.stop()
+    }
+
+    @Test("account tokens: a UUID account is its own token; other ids map to a stable name-based UUID")
+    func accountTokens() {
+        let uuid = "7A1C2F0E-3B7D-4D7C-9A57-1B2C3D4E5F60"
+        #expect(AccountToken.expected(for: uuid, namespace: Self.namespace) == uuid.lowercased())
+        let token = AccountToken.expected(for: "user-42", namespace: Self.namespace)
+        #expect(token == AccountToken.expected(for: "user-42", namespace: Self.namespace))
+        #expect(token != AccountToken.expected(for: "user-43", namespace: Self.namespace))
+        #expect(Array(token)[14] == "5")
+        #expect(AccountToken.matches(token.uppercased(), accountID: "user-42", namespace: Self.namespace))
+        #expect(!AccountToken.matches("not-a-uuid", accountID: "user-42", namespace: Self.namespace))
+    }
+}

@@ -1,0 +1,111 @@
+import AppStore
+import Crypto
+import Foundation
+import Synchronization
+
+/// An in-memory App Store for the adapter: subscriptions it signs fresh on every call with a
+/// generated Apple-shaped chain, notification history, and a switch that makes every call fail
+/// as a network outage would.
+final class FakeAppStoreAPI: AppStoreAPI {
+    struct Purchase: Sendable {
+        var transaction: [String: any Sendable]
+        var renewal: [String: any Sendable]?
+        var status: Int?
+    }
+
+    private struct State {
+        var purchases: [String: Purchase] = [:]
+        var history: [String] = []
+        var failing = false
+        var calls: [String] = []
+    }
+
+    let chain: AppleSigningChain
+    let now: @Sendable () -> Date
+    private let state = Mutex(State())
+
+    init(chain: AppleSigningChain, now: @escaping @Sendable () -> Date) {
+        self.chain = chain
+        self.now = now
+    }
+
+    /// Sets what the API answers for `originalTransactionID`.
+    func set(_ originalTransactionID: String, _ purchase: Purchase) {
+        state.withLock { $0.purchases[originalTransactionID] = purchase }
+    }
+
+    func setFailing(_ failing: Bool) { state.withLock { $0.failing = failing } }
+    func addHistory(_ signedPayload: String) { state.withLock { $0.history.append(signedPayload) } }
+    var calls: [String] { state.withLock { $0.calls } }
+
+    private func begin(_ call: String) throws(AppStoreAPIError) {
+        let failing = state.withLock { state -> Bool in
+            state.calls.append(call)
+            return state.failing
+        }
+        if failing { throw AppStoreAPIError(.network, "connection refused") }
+    }
+
+    private func signed(_ payload: [String: any Sendable]) throws(AppStoreAPIError) -> String {
+        var payload = payload
+        payload["signedDate"] = Int64(now().timeIntervalSince1970 * 1000)
+        do {
+            return try chain.sign(payload)
+        } catch {
+            throw AppStoreAPIError(.invalidResponse, "cannot sign: \(error)")
+        }
+    }
+
+    private func purchase(_ id: String) throws(AppStoreAPIError) -> Purchase {
+        let found = state.withLock { state in
+            state.purchases[id] ?? state.purchases.values.first { ($0.transaction["transactionId"] as? String) == id }
+        }
+        guard let found else {
+            throw AppStoreAPIError(.notFound, "unknown transaction", httpStatus: 404, apiErrorCode: 4_040_010)
+        }
+        return found
+    }
+
+    func transactionInfo(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError) -> String
+    {
+        try begin("transactionInfo \(transactionID)")
+        return try signed(try purchase(transactionID).transaction)
+    }
+
+    func allSubscriptionStatuses(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
+        -> AppleSubscriptionStatuses
+    {
+        try begin("allSubscriptionStatuses \(transactionID)")
+        let found = try purchase(transactionID)
+        let last = AppleSubscriptionStatuses.LastTransaction(
+            status: found.status, originalTransactionId: found.transaction["originalTransactionId"] as? String,
+            signedTransactionInfo: try signed(found.transaction),
+            signedRenewalInfo: try found.renewal.map { (renewal) throws(AppStoreAPIError) in try signed(renewal) })
+        return AppleSubscriptionStatuses(
+            environment: environment.rawValue, bundleId: found.transaction["bundleId"] as? String, appAppleId: nil,
+            data: [.init(subscriptionGroupIdentifier: "21000001", lastTransactions: [last])])
+    }
+
+    func transactionHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
+        -> [String]
+    {
+        try begin("transactionHistory \(transactionID)")
+        let all = state.withLock { Array($0.purchases.values) }
+        var result: [String] = []
+        for purchase in all { result.append(try signed(purchase.transaction)) }
+        return result
+    }
+
+    func notificationHistory(start: Date, end: Date, environment: AppleEnvironment) async throws(AppStoreAPIError)
+        -> [AppleNotificationHistoryItem]
+    {
+        try begin("notificationHistory")
+        return state.withLock { $0.history }.map(AppleNotificationHistoryItem.init(signedPayload:))
+    }
+
+    func setAppAccountToken(originalTransactionID: String, appAccountToken: String, environment: AppleEnvironment)
+        async throws(AppStoreAPIError)
+    {
+        try begin("setAppAccountToken \(originalTransactionID)")
+    }
+}
