@@ -5,6 +5,7 @@
 #include <openssl/ecdsa.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <openssl/ocsp.h>
 #include <openssl/pem.h>
 #include <openssl/bn.h>
 #include <openssl/rand.h>

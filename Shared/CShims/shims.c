@@ -1,6 +1,7 @@
 #include "CShims.h"
 #include <openssl/x509v3.h>
 #include <errno.h>
+#include <string.h>
 
 int cshim_epoll_add(int epfd, int fd, uint32_t events, uint64_t token) {
     struct epoll_event ev = {.events = events, .data.u64 = token};
@@ -55,6 +56,24 @@ STACK_OF(X509) *cshim_x509_stack_new(void) { return sk_X509_new_null(); }
 int cshim_x509_stack_push(STACK_OF(X509) *stack, X509 *certificate) { return sk_X509_push(stack, certificate); }
 
 void cshim_x509_stack_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
+
+int cshim_x509_first_ocsp_url(X509 *certificate, char *buffer, int capacity) {
+    STACK_OF(OPENSSL_STRING) *urls = X509_get1_ocsp(certificate);
+    if (urls == NULL) return 0;
+    int result = 0;
+    if (sk_OPENSSL_STRING_num(urls) > 0) {
+        const char *url = sk_OPENSSL_STRING_value(urls, 0);
+        size_t length = strlen(url);
+        if ((int)length < capacity) {
+            memcpy(buffer, url, length + 1);
+            result = (int)length;
+        } else {
+            result = -1;
+        }
+    }
+    X509_email_free(urls);
+    return result;
+}
 
 int cshim_general_names_push(GENERAL_NAMES *names, GENERAL_NAME *name) {
     return sk_GENERAL_NAME_push(names, name);

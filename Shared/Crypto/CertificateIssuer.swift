@@ -109,6 +109,12 @@ public enum CertificateIssuer {
         // A self-signed certificate names its own (just added) key identifier; otherwise use the
         // issuer's, or its name and serial if it has no key identifier.
         try add(NID_authority_key_identifier, selfSigned ? "keyid:always" : "keyid,issuer")
+        if let url = request.ocspResponderURL {
+            guard url.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "," }) else {
+                throw CryptoError(message: "the OCSP responder URL \"\(url)\" is not a plain ASCII URL")
+            }
+            try add(NID_info_access, "OCSP;URI:\(url)")
+        }
         try addSubjectAlternativeNames(x509, request)
         for oid in request.customExtensionOIDs {
             try addNullExtension(x509, oid: oid)

@@ -21,6 +21,8 @@ public struct CertificateRequest: Sendable {
     /// Dotted OIDs added as non-critical extensions whose value is an ASN.1 NULL (Apple's marker
     /// extensions, for example "1.2.840.113635.100.6.11.1").
     public var customExtensionOIDs: [String] = []
+    /// An OCSP responder to name in the Authority Information Access extension.
+    public var ocspResponderURL: String? = nil
     /// The serial number; when nil, a random positive 63-bit number from the system's secure generator.
     public var serialNumber: UInt64? = nil
 

@@ -36,6 +36,12 @@ public final class TrustStore: @unchecked Sendable {
 
     deinit { X509_STORE_free(store) }
 
+    /// Lends the `X509_STORE*` for the duration of `body`.
+    func withStore<T, E: Error>(_ body: (OpaquePointer) throws(E) -> T) throws(E) -> T {
+        defer { withExtendedLifetime(self) {} }
+        return try body(store)
+    }
+
     /// Verifies the path `leaf` → `intermediates`… → an anchor, with every validity period
     /// checked at `time`, and returns the path OpenSSL built (leaf first, anchor last).
     /// Certificates other than the anchors are never trusted on their own. Throws `Failure`.

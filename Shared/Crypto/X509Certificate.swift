@@ -147,6 +147,26 @@ public final class X509Certificate: @unchecked Sendable {
         }
     }
 
+    /// The serial number in uppercase hex (as `openssl` index files write it).
+    public var serialNumberHex: String {
+        withHandle { certificate in
+            guard let serial = X509_get0_serialNumber(certificate), let number = ASN1_INTEGER_to_BN(serial, nil) else {
+                return ""
+            }
+            defer { BN_free(number) }
+            guard let hex = BN_bn2hex(number) else { return "" }
+            defer { CRYPTO_free(hex, #fileID, #line) }
+            return String(cString: hex)
+        }
+    }
+
+    /// The first OCSP responder URL of the Authority Information Access extension, if any.
+    public var ocspResponderURL: String? {
+        var buffer = [CChar](repeating: 0, count: 2048)
+        let length = withHandle { cshim_x509_first_ocsp_url($0, &buffer, Int32(buffer.count)) }
+        return length > 0 ? String(cBuffer: buffer) : nil
+    }
+
     /// Whether the certificate has an extension with the dotted `oid`
     /// (for example "1.2.840.113635.100.6.11.1"); false for an OID that does not parse.
     public func hasExtension(oid: String) -> Bool {
@@ -198,7 +218,7 @@ public final class X509Certificate: @unchecked Sendable {
         return String(cBuffer: text)
     }
 
-    private static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
+    static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
         var parts = tm()
         guard let time, ASN1_TIME_to_tm(time, &parts) == 1 else { return .distantPast }
         return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))

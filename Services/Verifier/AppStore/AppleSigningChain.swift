@@ -34,6 +34,8 @@ public struct AppleSigningChain: Sendable {
         public var leafKind: PrivateKey.Kind = .p256
         public var leafNotBefore: Date?
         public var leafNotAfter: Date?
+        /// An OCSP responder named in the leaf and the intermediate.
+        public var ocspResponderURL: String?
         public init() {}
     }
 
@@ -48,19 +50,21 @@ public struct AppleSigningChain: Sendable {
                 commonName: "Test Root CA - G3", notBefore: start, notAfter: end, isCertificateAuthority: true),
             key: rootKey)
         let intermediateKey = try PrivateKey.generate(.p384)
+        var intermediateRequest = CertificateRequest(
+            commonName: "Test Worldwide Developer Relations Certification Authority", notBefore: start, notAfter: end,
+            isCertificateAuthority: true,
+            customExtensionOIDs: options.intermediateOID ? [AppleSignedDataVerifier.intermediateOID] : [])
+        intermediateRequest.ocspResponderURL = options.ocspResponderURL
         let intermediate = try CertificateIssuer.issue(
-            CertificateRequest(
-                commonName: "Test Worldwide Developer Relations Certification Authority", notBefore: start,
-                notAfter: end, isCertificateAuthority: true,
-                customExtensionOIDs: options.intermediateOID ? [AppleSignedDataVerifier.intermediateOID] : []),
-            subjectKey: intermediateKey, issuer: root, issuerKey: rootKey)
+            intermediateRequest, subjectKey: intermediateKey, issuer: root, issuerKey: rootKey)
         let leafKey = try PrivateKey.generate(options.leafKind)
+        var leafRequest = CertificateRequest(
+            commonName: "Test StoreKit Signing", notBefore: options.leafNotBefore ?? start,
+            notAfter: options.leafNotAfter ?? end,
+            customExtensionOIDs: options.leafOID ? [AppleSignedDataVerifier.leafOID] : [])
+        leafRequest.ocspResponderURL = options.ocspResponderURL
         let leaf = try CertificateIssuer.issue(
-            CertificateRequest(
-                commonName: "Test StoreKit Signing", notBefore: options.leafNotBefore ?? start,
-                notAfter: options.leafNotAfter ?? end,
-                customExtensionOIDs: options.leafOID ? [AppleSignedDataVerifier.leafOID] : []),
-            subjectKey: leafKey, issuer: intermediate, issuerKey: intermediateKey)
+            leafRequest, subjectKey: leafKey, issuer: intermediate, issuerKey: intermediateKey)
         return Self(
             root: root, intermediate: intermediate, leaf: leaf, rootKey: rootKey, intermediateKey: intermediateKey,
             leafKey: leafKey)

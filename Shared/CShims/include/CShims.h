@@ -38,6 +38,9 @@ STACK_OF(X509) *cshim_x509_stack_new(void);
 /// Appends `certificate` without taking a reference; returns the new count, or 0 on failure.
 int cshim_x509_stack_push(STACK_OF(X509) *stack, X509 *certificate);
 void cshim_x509_stack_free(STACK_OF(X509) *stack);
+/// The first OCSP responder URL in `certificate`'s Authority Information Access, copied into
+/// `buffer` (NUL-terminated); returns its length, 0 when there is none, -1 when it does not fit.
+int cshim_x509_first_ocsp_url(X509 *certificate, char *buffer, int capacity);
 /// Appends `name` to `names`, which takes ownership of it; returns the new count, or 0 on failure.
 int cshim_general_names_push(GENERAL_NAMES *names, GENERAL_NAME *name);
 

@@ -1,0 +1,113 @@
+public import Crypto
+public import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Online revocation checking (OCSP) of the certificates that sign App Store data: the leaf
+/// (issued by the intermediate) and the intermediate (issued by the trust anchor). A network
+/// failure, a responder error or an answer that cannot be verified is `retryable` — it proves
+/// nothing about the data; only a verified `revoked` or `unknown` answer refuses it
+/// (`bad_certificate`). Answers are cached per certificate for `cacheLifetime`.
+public final class AppleRevocationChecker: Sendable {
+    /// POSTs an OCSP request to a responder and returns the DER answer; throws on any failure.
+    public typealias Fetch = @Sendable (_ url: URL, _ request: [UInt8]) async throws -> [UInt8]
+
+    private let trust: TrustStore
+    private let fetch: Fetch
+    private let cacheLifetime: TimeInterval
+    private let cache = Mutex<[[UInt8]: (status: OCSPRequest.Status, until: Date)]>([:])
+
+    /// A checker trusting `anchors` for responder signatures.
+    public init(anchors: [X509Certificate], cacheLifetime: Duration = .seconds(3600), fetch: Fetch? = nil) throws {
+        trust = try TrustStore(anchors: anchors)
+        self.cacheLifetime = Double(cacheLifetime.components.seconds)
+        self.fetch = fetch ?? Self.post
+    }
+
+    /// Checks the chain in `jws`'s header (which the caller has verified). Throws
+    /// `AppleVerificationError` with `.badCertificate` for a revoked or unknown certificate,
+    /// `.retryable` when the status cannot be established now.
+    public func check(_ jws: String, now: Date = Date()) async throws(AppleVerificationError) {
+        let (leaf, intermediate) = try Self.chain(of: jws)
+        let path: [X509Certificate]
+        do {
+            path = try trust.verify(leaf: intermediate, intermediates: [], at: now)
+        } catch {
+            throw AppleVerificationError(.badChain, "the intermediate does not lead to a trust anchor: \(error)")
+        }
+        guard path.count >= 2 else { throw AppleVerificationError(.badChain, "the intermediate is itself an anchor") }
+        try await check(leaf, issuer: intermediate, what: "the leaf", now: now)
+        try await check(intermediate, issuer: path[1], what: "the intermediate", now: now)
+    }
+
+    private func check(_ certificate: X509Certificate, issuer: X509Certificate, what: String, now: Date)
+        async throws(AppleVerificationError)
+    {
+        let key = certificate.der
+        if let cached = cache.withLock({ $0[key] }), cached.until > now {
+            return try Self.verdict(cached.status, what)
+        }
+        let request: OCSPRequest
+        do {
+            request = try OCSPRequest(certificate: certificate, issuer: issuer)
+        } catch {
+            throw AppleVerificationError(.retryable, "cannot build an OCSP request for \(what): \(error)")
+        }
+        guard let address = request.responderURL, let url = URL(string: address) else {
+            throw AppleVerificationError(.badCertificate, "\(what) names no OCSP responder to check it with")
+        }
+        let answer: [UInt8]
+        do {
+            answer = try await fetch(url, request.der)
+        } catch {
+            throw AppleVerificationError(.retryable, "the OCSP responder for \(what) did not answer: \(error)")
+        }
+        let status: OCSPRequest.Status
+        do {
+            status = try request.status(from: answer, issuer: issuer, trust: trust)
+        } catch {
+            throw AppleVerificationError(.retryable, "the OCSP answer for \(what) cannot be used: \(error.message)")
+        }
+        cache.withLock { $0[key] = (status, now.addingTimeInterval(cacheLifetime)) }
+        try Self.verdict(status, what)
+    }
+
+    private static func verdict(_ status: OCSPRequest.Status, _ what: String) throws(AppleVerificationError) {
+        switch status {
+        case .good: return
+        case .revoked(let at, _):
+            throw AppleVerificationError(
+                .badCertificate, "\(what) was revoked at \(AppleSignedDataVerifier.format(at))")
+        case .unknown: throw AppleVerificationError(.badCertificate, "the OCSP responder does not know \(what)")
+        }
+    }
+
+    /// The leaf and intermediate of a JWS header's `x5c`.
+    static func chain(of jws: String) throws(AppleVerificationError) -> (X509Certificate, X509Certificate) {
+        guard let parsed = try? CompactJWS(jws),
+            let header = try? JSONSerialization.jsonObject(with: Data(parsed.header)) as? [String: Any],
+            let x5c = header["x5c"] as? [String], x5c.count == 3,
+            let leafDER = Base64URL.decodeStandard(x5c[0]), let intermediateDER = Base64URL.decodeStandard(x5c[1]),
+            let leaf = try? X509Certificate(der: leafDER), let intermediate = try? X509Certificate(der: intermediateDER)
+        else { throw AppleVerificationError(.malformed, "the JWS header has no usable x5c chain") }
+        return (leaf, intermediate)
+    }
+
+    /// HTTP POST with `application/ocsp-request`, ten seconds at most, 200 only, 1 MiB at most.
+    static func post(_ url: URL, _ body: [UInt8]) async throws -> [UInt8] {
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
+        request.httpMethod = "POST"
+        request.httpBody = Data(body)
+        request.setValue("application/ocsp-request", forHTTPHeaderField: "Content-Type")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
+            throw AppStoreAPIError(
+                .server, "the OCSP responder answered HTTP \((response as? HTTPURLResponse)?.statusCode ?? 0)")
+        }
+        guard data.count <= 1 << 20 else { throw AppStoreAPIError(.invalidResponse, "the OCSP answer is over 1 MiB") }
+        return [UInt8](data)
+    }
+}
