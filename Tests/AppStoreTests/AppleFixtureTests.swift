@@ -91,6 +91,21 @@ struct AppleFixtureTests {
         }
     }
 
+    @Test(
+        "checked at the current time (as with online checks), the September TEST notification's expired leaf is refused"
+    )
+    func currentTimeValidation() throws {
+        var configuration = AppleSignedDataVerifier.Configuration(
+            bundleID: AppleFixtures.bundleID, environment: .sandbox)
+        configuration.validateAtCurrentTime = true
+        let verifier = try AppleSignedDataVerifier(
+            anchors: [try X509Certificate(der: try AppleFixtures.rootDER())], configuration: configuration)
+        let test = try #require(AppleFixtures.files().first { $0.name.hasPrefix("TEST_") })
+        #expect {
+            _ = try verifier.verifyNotification(test.jws, now: Date(timeIntervalSince1970: 1_790_000_000))
+        } throws: { ($0 as? AppleVerificationError)?.code == .badCertificate }
+    }
+
     @Test("a Production verifier refuses the real sandbox payloads as the wrong environment")
     func sandboxIsNotProduction() throws {
         var configuration = AppleSignedDataVerifier.Configuration(

@@ -38,7 +38,7 @@ final class AppleAdapterHarness: Sendable {
         func advance(seconds: Double) { value.withLock { $0 = $0.addingTimeInterval(seconds) } }
     }
 
-    init() async throws {
+    init(revocation: (@Sendable (AppleSigningChain) throws -> AppleRevocationChecker)? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("verifier-apple-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         ledgerProcess = try ServiceProcess("ledger", directory: directory)
@@ -47,12 +47,15 @@ final class AppleAdapterHarness: Sendable {
         ledger = LedgerClient(rpc: rpc)
         let clock = Clock()
         self.clock = clock
-        chain = try AppleSigningChain.generate(now: clock.now)
+        var options = AppleSigningChain.Options()
+        options.ocspResponderURL = "http://ocsp.test.invalid/ocsp"  // only asked with online checks on
+        chain = try AppleSigningChain.generate(now: clock.now, options: options)
         api = FakeAppStoreAPI(chain: chain, now: { clock.now })
         let verifier = try AppleSignedDataVerifier(
             anchors: [chain.root], configuration: .init(bundleID: Self.bundleID, environment: .sandbox))
         adapter = AppleAdapter(
-            verifiers: [.sandbox: verifier], api: api, ledger: ledger, now: { clock.now },
+            verifiers: [.sandbox: verifier], api: api, ledger: ledger, revocation: try revocation?(chain),
+            now: { clock.now },
             logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()))
         http = HTTPServer(
             host: "127.0.0.1", port: 0,

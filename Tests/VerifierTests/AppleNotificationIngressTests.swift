@@ -55,6 +55,20 @@ struct AppleNotificationIngressTests {
         await harness.stop()
     }
 
+    @Test("with online checks on, an unreachable OCSP responder is 503 (Apple retries) and nothing is recorded")
+    func onlineCheckUnreachable() async throws {
+        let harness = try await AppleAdapterHarness(revocation: { chain in
+            try AppleRevocationChecker(anchors: [chain.root]) { _, _ in throw URLError(.timedOut) }
+        })
+        let payload = try harness.notification(
+            type: "DID_RENEW", transaction: harness.transaction(), renewal: harness.renewal())
+        let (status, _) = try await harness.deliver(payload)
+        #expect(status == 503)
+        #expect(try await harness.ledger.listInbox(ListInboxRequest()).entries.isEmpty)
+        #expect(try await harness.ledger.listInbox(ListInboxRequest(status: .rejected)).entries.isEmpty)
+        await harness.stop()
+    }
+
     @Test("a body that is not {\"signedPayload\": …} is answered 400 and nothing is recorded")
     func badBody() async throws {
         let harness = try await AppleAdapterHarness()

@@ -31,6 +31,9 @@ public final class AppleSignedDataVerifier: Sendable {
         public var cacheCapacity = 64
         /// How long a cached pair is trusted without a new path check.
         public var cacheLifetime: Duration = .seconds(15 * 60)
+        /// Check validity periods at the current time instead of the payload's `signedDate`
+        /// (set with online revocation checks, which speak for now).
+        public var validateAtCurrentTime = false
 
         public init(bundleID: String, environment: AppleEnvironment, appAppleID: Int64? = nil) {
             self.bundleID = bundleID
@@ -144,7 +147,8 @@ public final class AppleSignedDataVerifier: Sendable {
         }
         // The payload is read before it is trusted only for the time to check the chain at.
         let probe = try Self.decode(SignedDateProbe.self, jws.payload, what: "payload")
-        let validationTime = probe.signedDate.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? now
+        let signedAt = probe.signedDate.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        let validationTime = configuration.validateAtCurrentTime ? now : signedAt ?? now
         let leafKey = try verifiedLeafKey(leafDER: ders[0], intermediateDER: ders[1], at: validationTime, now: now)
         let signature: [UInt8]
         do {

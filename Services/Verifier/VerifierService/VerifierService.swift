@@ -64,6 +64,7 @@ public enum VerifierService {
         }
         return AppleAdapter(
             verifiers: try settings.verifiers(), api: client, ledger: ledger, tokenNamespace: settings.tokenNamespace,
+            revocation: try settings.revocationChecker(),
             logger: host.logger, metrics: host.metrics)
     }
 }

@@ -57,6 +57,20 @@ extension AppleAdapter {
             logger.warning("apple notification rejected", ["code": "\(error.code)", "reason": error.message])
             return Self.answer(400, "\(error.code): \(error.message)")
         }
+        if revocation != nil {
+            let outcome = BlockingCall.run(timeout: Self.ledgerTimeout) {
+                try await self.checkRevocation(signedPayload)
+            }
+            switch outcome {
+            case nil: return Self.answer(503, "the OCSP check did not finish in time")
+            case .failure(let error as AppleVerificationError) where error.code != .retryable:
+                counters.rejected.increment()
+                recordRejection(signedPayload, error, environment: environment)
+                return Self.answer(400, "\(error.code): \(error.message)")
+            case .failure(let error): return Self.answer(503, "\(error)")
+            case .success: break
+            }
+        }
         let entry = Self.inboxEntry(notification, signedPayload: signedPayload, environment: environment)
         let ledger = self.ledger
         guard

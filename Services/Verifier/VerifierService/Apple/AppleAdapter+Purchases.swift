@@ -142,6 +142,11 @@ extension AppleAdapter {
             let transaction = try Self.refusal { () throws(AppleVerificationError) in
                 try verifier.verifyTransaction(signed, now: now())
             }
+            do {
+                try await checkRevocation(signed)
+            } catch {
+                _ = try Self.refusal { () throws(AppleVerificationError) in throw error }
+            }
             return (transaction, environment, verifier)
         case (nil, let id?):
             guard !id.isEmpty, id.utf8.count <= 64, id.allSatisfy(\.isASCII) else {

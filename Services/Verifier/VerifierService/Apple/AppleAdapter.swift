@@ -13,6 +13,7 @@ public final class AppleAdapter: Sendable {
     let tokenNamespace: UUID
     let now: @Sendable () -> Date
     let logger: Logger
+    let revocation: AppleRevocationChecker?
     let queue: BoundedWorkQueue
     let counters: Counters
 
@@ -43,7 +44,8 @@ public final class AppleAdapter: Sendable {
 
     public init(
         verifiers: [AppleEnvironment: AppleSignedDataVerifier], api: any AppStoreAPI, ledger: LedgerClient,
-        tokenNamespace: UUID = AppleSettings.defaultTokenNamespace, now: @escaping @Sendable () -> Date = { Date() },
+        tokenNamespace: UUID = AppleSettings.defaultTokenNamespace, revocation: AppleRevocationChecker? = nil,
+        now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
         processingCapacity: Int = 10_000
     ) {
@@ -51,6 +53,7 @@ public final class AppleAdapter: Sendable {
         self.api = api
         self.ledger = ledger
         self.tokenNamespace = tokenNamespace
+        self.revocation = revocation
         self.now = now
         self.logger = logger
         queue = BoundedWorkQueue(concurrency: processingConcurrency, capacity: processingCapacity)
@@ -59,6 +62,11 @@ public final class AppleAdapter: Sendable {
 
     /// Returns once no notification is being processed (for tests and drains).
     public func processingIdle() async { await queue.idle() }
+
+    /// With online checks on: the OCSP status of the chain that signed `jws` (verified already).
+    func checkRevocation(_ jws: String) async throws(AppleVerificationError) {
+        try await revocation?.check(jws, now: now())
+    }
 
     var nowMilliseconds: Int64 { Int64(now().timeIntervalSince1970 * 1000) }
 }

@@ -17,6 +17,7 @@ public import Foundation
 /// | `APPLE_API_OTHER_ENVIRONMENT` | `false` | on error 4040010, ask the other environment |
 /// | `APPLE_RECONCILE_INTERVAL` | `1h` | how often reconciliation runs (`0` turns it off) |
 /// | `APPLE_ACCOUNT_TOKEN_NAMESPACE` | a fixed UUID | namespace of name-based `appAccountToken`s |
+/// | `APPLE_ONLINE_CHECKS` | `false` | check signing certificates with OCSP, and their validity at the current time |
 public struct AppleSettings: Sendable {
     /// Apple Root CA - G3's SHA-256 fingerprint: the only anchor Production data chains to.
     public static let appleRootG3Fingerprint = "63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179"
@@ -35,6 +36,7 @@ public struct AppleSettings: Sendable {
     public var askOtherEnvironment: Bool
     public var reconcileInterval: Duration
     public var tokenNamespace: UUID
+    public var onlineChecks: Bool
 
     /// Whether `environment` asks for the Apple adapter: `VERIFIER_STORES` names `apple`, or it
     /// is unset and `APPLE_BUNDLE_ID` is.
@@ -125,6 +127,7 @@ public struct AppleSettings: Sendable {
             throw ConfigError(variable: "APPLE_ACCOUNT_TOKEN_NAMESPACE", problem: "\"\(namespace)\" is not a UUID")
         }
         tokenNamespace = parsed
+        onlineChecks = try environment.bool("APPLE_ONLINE_CHECKS", default: false)
     }
 
     private static func url(_ environment: EnvironmentReader, _ name: String, default fallback: String)
@@ -142,13 +145,26 @@ public struct AppleSettings: Sendable {
         var verifiers: [AppleEnvironment: AppleSignedDataVerifier] = [:]
         for environment in environments {
             do {
-                verifiers[environment] = try AppleSignedDataVerifier(
-                    anchors: anchors,
-                    configuration: .init(bundleID: bundleID, environment: environment, appAppleID: appAppleID))
+                var configuration = AppleSignedDataVerifier.Configuration(
+                    bundleID: bundleID, environment: environment, appAppleID: appAppleID)
+                configuration.validateAtCurrentTime = onlineChecks
+                verifiers[environment] = try AppleSignedDataVerifier(anchors: anchors, configuration: configuration)
             } catch {
                 throw ConfigError(variable: "APPLE_ROOT_CERTIFICATES", problem: "\(error)")
             }
         }
         return verifiers
+    }
+}
+
+extension AppleSettings {
+    /// The OCSP checker when `APPLE_ONLINE_CHECKS` is on.
+    public func revocationChecker() throws(ConfigError) -> AppleRevocationChecker? {
+        guard onlineChecks else { return nil }
+        do {
+            return try AppleRevocationChecker(anchors: anchors)
+        } catch {
+            throw ConfigError(variable: "APPLE_ROOT_CERTIFICATES", problem: "\(error)")
+        }
     }
 }
