@@ -128,7 +128,7 @@ let package = Package(
             path: "Tests/ServiceRuntimeTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "LedgerTests",
-            dependencies: ["LedgerService", "Wire", "Model", "RPC", "Config", "SQLite", "PostgreSQL"],
+            dependencies: ["LedgerService", "Wire", "Model", "RPC", "Config", "SQLite", "PostgreSQL", "Observability"],
             path: "Tests/LedgerTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SQLiteTests", dependencies: ["SQLite"], path: "Tests/SQLiteTests", swiftSettings: swiftSettings),

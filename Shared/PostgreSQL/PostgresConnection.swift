@@ -118,6 +118,103 @@ public final class PostgresConnection: Sendable {
         }
     }
 
+    /// One statement of a pipeline.
+    public struct Statement: Sendable {
+        public let sql: String
+        public let parameters: [PostgresValue]
+        /// Run as a named prepared statement (prepared in the same pipeline the first time).
+        public let prepared: Bool
+
+        public init(_ sql: String, _ parameters: [PostgresValue] = [], prepared: Bool = false) {
+            self.sql = sql
+            self.parameters = parameters
+            self.prepared = prepared
+        }
+    }
+
+    /// Sends every statement at once in libpq's pipeline mode and reads the results: one round
+    /// trip instead of one per statement. Statements run in order; after the first that fails,
+    /// the server skips the rest (they are not run), and that first error is thrown once the
+    /// pipeline is drained. Inside a transaction the failure aborts it, as a single statement's would.
+    /// - Throws: `PostgresError`, as `execute` does.
+    public func pipeline(_ statements: [Statement]) throws(PostgresError) -> [PostgresRows] {
+        if statements.count == 1, let only = statements.first {
+            return [
+                only.prepared ? try executePrepared(only.sql, only.parameters) : try execute(only.sql, only.parameters)
+            ]
+        }
+        guard !statements.isEmpty else { return [] }
+        return try cache.withLock { cache throws(PostgresError) in
+            guard PQenterPipelineMode(handle) == 1 else { throw connectionError() }
+            defer { _ = PQexitPipelineMode(handle) }
+            // What each result will answer: a statement's prepare (name and SQL) or its execution.
+            var expected: [(prepare: (name: String, sql: String)?, isStatement: Bool)] = []
+            var newNames: [String: String] = [:]
+            var sendFailed = false
+            for statement in statements where !sendFailed {
+                try Self.withParameters(statement.parameters) { types, values throws(PostgresError) in
+                    let count = Int32(statement.parameters.count)
+                    var name: String?
+                    if statement.prepared {
+                        if let known = cache.names[statement.sql] ?? newNames[statement.sql] {
+                            name = known
+                        } else if cache.names.count + newNames.count < StatementCache.limit {
+                            let fresh = "swift_stmt_\(cache.nextNumber)"
+                            cache.nextNumber += 1
+                            guard PQsendPrepare(handle, fresh, statement.sql, count, types) == 1 else {
+                                sendFailed = true
+                                return
+                            }
+                            newNames[statement.sql] = fresh
+                            expected.append(((fresh, statement.sql), false))
+                            name = fresh
+                        }
+                    }
+                    let sent =
+                        name.map { PQsendQueryPrepared(handle, $0, count, values, nil, nil, 0) }
+                        ?? PQsendQueryParams(handle, statement.sql, count, types, values, nil, nil, 0)
+                    if sent == 1 { expected.append((nil, true)) } else { sendFailed = true }
+                }
+            }
+            guard !sendFailed, PQpipelineSync(handle) == 1 else { throw connectionError() }
+            var results: [PostgresRows] = []
+            var firstError: PostgresError?
+            for item in expected {
+                let result = PQgetResult(handle)
+                if let result, PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
+                    PQclear(result)
+                } else {
+                    do throws(PostgresError) {
+                        let rows = try rows(result)
+                        if let prepare = item.prepare {
+                            cache.names[prepare.sql] = prepare.name
+                        } else {
+                            results.append(rows)
+                        }
+                    } catch {
+                        firstError = firstError ?? error
+                    }
+                }
+                // Each command's results end with a NULL.
+                while let extra = PQgetResult(handle) { PQclear(extra) }
+                if PQstatus(handle) != CONNECTION_OK { throw firstError ?? connectionError() }
+            }
+            // The sync point.
+            while let result = PQgetResult(handle) {
+                let status = PQresultStatus(result)
+                PQclear(result)
+                if status == PGRES_PIPELINE_SYNC { break }
+            }
+            if let firstError { throw firstError }
+            return results
+        }
+    }
+
+    private func connectionError() -> PostgresError {
+        let code: PostgresError.Code = PQstatus(handle) == CONNECTION_OK ? .query : .connection
+        return PostgresError(code: code, message: url.redact(String(cString: PQerrorMessage(handle))))
+    }
+
     /// Runs `body` between BEGIN and COMMIT, rolling back when it throws.
     ///
     /// For another isolation level, make `SET TRANSACTION ISOLATION LEVEL SERIALIZABLE` the body's

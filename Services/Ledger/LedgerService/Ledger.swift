@@ -297,14 +297,18 @@ public struct Ledger: Sendable {
         return { tx in
             let key = subscription.key
             // One round trip for what the write depends on: the idempotency record, the
-            // current state and the link.
+            // current state, the link and (for the first write of a batch) the newest position.
             let lookup = try tx.query(
                 """
                 SELECT (SELECT request_hash FROM idempotency WHERE idempotency_key = $1) AS request_hash,
                        (SELECT response FROM idempotency WHERE idempotency_key = $1) AS response,
                        (SELECT state FROM subscriptions WHERE store = $2 AND environment = $3 AND store_id = $4) AS state,
-                       (SELECT account_id FROM links WHERE store = $2 AND environment = $3 AND store_id = $4) AS account_id
+                       (SELECT account_id FROM links WHERE store = $2 AND environment = $3 AND store_id = $4) AS account_id,
+                       (SELECT COALESCE(MAX(position), 0) FROM changes) AS last_position
                 """, [.text(request.idempotencyKey)] + Self.keyParameters(key))
+            if tx.batch.lastPosition == nil, let last = lookup.int(0, "last_position") {
+                tx.batch.lastPosition = UInt64(last)
+            }
             if let storedHash = lookup.text(0, "request_hash") {
                 var response = try Self.replayed(
                     request.idempotencyKey, storedHash, hash, lookup.blob(0, "response"),
@@ -664,7 +668,7 @@ public struct Ledger: Sendable {
     }
 
     static func appendChange(_ tx: any LedgerTransaction, _ change: Change) throws {
-        try tx.query(
+        try tx.enqueue(
             "INSERT INTO changes (position, committed_ms, change) VALUES ($1, $2, $3)",
             [.int(Int64(change.position)), .int(change.committedTimeMilliseconds ?? 0), .blob(change.serialized())])
     }
@@ -677,7 +681,7 @@ public struct Ledger: Sendable {
     }
 
     static func saveSubscription(_ tx: any LedgerTransaction, _ subscription: Subscription, position: UInt64) throws {
-        try tx.query(
+        try tx.enqueue(
             """
             INSERT INTO subscriptions
                 (store, environment, store_id, account_id, store_time_ms, position, state, state_code, expires_ms)
@@ -699,7 +703,7 @@ public struct Ledger: Sendable {
     }
 
     static func insertEvent(_ tx: any LedgerTransaction, _ event: LifecycleEvent) throws {
-        try tx.query(
+        try tx.enqueue(
             """
             INSERT INTO events (store, environment, store_id, account_id, other_account_id, position, event)
             VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -741,7 +745,7 @@ public struct Ledger: Sendable {
     }
 
     static func saveInbox(_ tx: any LedgerTransaction, _ entry: InboxEntry, store: Store) throws {
-        try tx.query(
+        try tx.enqueue(
             "UPDATE inbox SET status = $1, attempts = $2, last_error = $3, entry = $4 WHERE store = $5 AND notification_id = $6",
             [
                 .int(Int64(entry.status?.rawValue ?? 0)), .int(Int64(entry.attempts)), .text(entry.lastError),
@@ -773,7 +777,7 @@ public struct Ledger: Sendable {
     static func remember<Response: ProtoMessage>(
         _ tx: any LedgerTransaction, _ key: String, _ hash: String, _ response: Response, at: Int64
     ) throws {
-        try tx.query(
+        try tx.enqueue(
             "INSERT INTO idempotency (idempotency_key, request_hash, response, created_ms) VALUES ($1, $2, $3, $4)",
             [.text(key), .text(hash), .blob(response.serialized()), .int(at)])
     }

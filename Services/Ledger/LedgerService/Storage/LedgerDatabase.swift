@@ -13,6 +13,14 @@ public protocol LedgerTransaction {
     /// Runs one statement with `$1…$n` bound to `parameters`.
     @discardableResult
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows
+    /// Runs a statement whose result the caller does not need. An engine may hold it back and
+    /// send it together with the next statement or `flush` (PostgreSQL: one round trip for all),
+    /// so its error can surface there.
+    func enqueue(_ sql: String, _ parameters: [SQLValue]) throws
+    /// Sends what `enqueue` held back; throws the first error.
+    func flush() throws
+    /// Drops what `enqueue` held back without sending it; returns those statements' SQL.
+    func discardPending() -> [String]
     /// State shared by the writes of one transaction (one group-commit batch).
     var batch: TransactionBatch { get }
     /// False when the engine has ended the transaction by itself after an error, so the rest
@@ -22,6 +30,10 @@ public protocol LedgerTransaction {
 
 extension LedgerTransaction {
     public var isOpen: Bool { true }
+    /// Runs it at once.
+    public func enqueue(_ sql: String, _ parameters: [SQLValue]) throws { try query(sql, parameters) }
+    public func flush() throws {}
+    public func discardPending() -> [String] { [] }
 }
 
 /// What the writes of one transaction share: the last change-feed position taken in it, so

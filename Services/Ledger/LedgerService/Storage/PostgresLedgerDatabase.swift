@@ -63,7 +63,7 @@ public final class PostgresLedgerDatabase: LedgerDatabase {
                 // before any savepoint (a rollback to a savepoint would release it): writes on
                 // one database run one batch at a time, reads inside them see every earlier
                 // commit, and change positions become visible in order.
-                try tx.query("SELECT pg_advisory_xact_lock($1)", [.int(LedgerSchema.positionLockID)])
+                try tx.enqueue("SELECT pg_advisory_xact_lock($1)", [.int(LedgerSchema.positionLockID)])
                 try batch(tx)
             }
         }
@@ -159,9 +159,19 @@ private final class PostgresLedgerWriter: @unchecked Sendable {  // fields are t
             needsReset = false
         }
         do {
-            return try connection.transaction { connection in
-                try body(PostgresLedgerTransaction(connection: connection, prepares: prepares))
+            // BEGIN and COMMIT travel with the statements around them.
+            let tx = PostgresLedgerTransaction(connection: connection, prepares: prepares)
+            try tx.enqueue("BEGIN", [])
+            let value: T
+            do {
+                value = try body(tx)
+                try tx.commit()
+            } catch {
+                _ = tx.discardPending()
+                if connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }
+                throw error
             }
+            return value
         } catch {
             if (error as? PostgresError)?.isConnectionFailure == true || !connection.isHealthy
                 || connection.isInTransaction

@@ -7,17 +7,70 @@ import PostgreSQL
 /// With `prepares`, statements run as prepared statements (the ledger's SQL texts repeat), except
 /// the transaction control the group committer sends (`SAVEPOINT`, `RELEASE`, `ROLLBACK`, `BEGIN`,
 /// `COMMIT`), which runs as plain statements.
+///
+/// Statements given to `enqueue` wait and go out with the next `query` or `flush` in one
+/// pipeline: a write of several statements costs a round trip or two, not one per statement.
 struct PostgresLedgerTransaction: LedgerTransaction {
     let connection: PostgresConnection
     let prepares: Bool
     let batch = TransactionBatch()
+    private let pending = Pending()
+
+    /// Statements held back until the next round trip.
+    private final class Pending {
+        var statements: [PostgresConnection.Statement] = []
+    }
+
+    init(connection: PostgresConnection, prepares: Bool) {
+        self.connection = connection
+        self.prepares = prepares
+    }
 
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows {
-        let values = parameters.map(Self.convert)
-        let rows =
-            prepares && !Self.isTransactionControl(sql)
-            ? try connection.executePrepared(sql, values) : try connection.execute(sql, values)
-        return try Self.convert(rows)
+        let statement = self.statement(sql, parameters)
+        guard !pending.statements.isEmpty else {
+            let rows =
+                statement.prepared
+                ? try connection.executePrepared(sql, statement.parameters)
+                : try connection.execute(sql, statement.parameters)
+            return try Self.convert(rows)
+        }
+        let statements = pending.statements + [statement]
+        pending.statements = []
+        let results = try connection.pipeline(statements)
+        return try Self.convert(results[results.count - 1])
+    }
+
+    func enqueue(_ sql: String, _ parameters: [SQLValue]) throws {
+        pending.statements.append(statement(sql, parameters))
+    }
+
+    func flush() throws {
+        guard !pending.statements.isEmpty else { return }
+        let statements = pending.statements
+        pending.statements = []
+        _ = try connection.pipeline(statements)
+    }
+
+    /// Sends what is held back and COMMIT, in one round trip. Throws when a statement failed
+    /// (the server then answers COMMIT with ROLLBACK).
+    func commit() throws {
+        let statements = pending.statements + [PostgresConnection.Statement("COMMIT")]
+        pending.statements = []
+        let results = try connection.pipeline(statements)
+        guard results.last?.commandTag == "COMMIT" else {
+            throw PostgresError(code: .query, message: "COMMIT rolled back the transaction: a statement in it failed")
+        }
+    }
+
+    func discardPending() -> [String] {
+        defer { pending.statements = [] }
+        return pending.statements.map(\.sql)
+    }
+
+    private func statement(_ sql: String, _ parameters: [SQLValue]) -> PostgresConnection.Statement {
+        PostgresConnection.Statement(
+            sql, parameters.map(Self.convert), prepared: prepares && !Self.isTransactionControl(sql))
     }
 
     static func isTransactionControl(_ sql: String) -> Bool {

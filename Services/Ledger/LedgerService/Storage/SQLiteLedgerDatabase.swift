@@ -86,12 +86,21 @@ struct SQLiteLedgerTransaction: LedgerTransaction {
     let batch = TransactionBatch()
     var isOpen: Bool { tx.isOpen }
 
+    /// Converted statement texts by original: the ledger's statements are a few dozen fixed
+    /// texts, converted once each (bounded, for the few built per request).
+    private static let convertedTexts = Mutex<[String: String]>([:])
+
     func query(_ sql: String, _ parameters: [SQLValue]) throws -> SQLRows {
-        // `$n` → `?n`, byte for byte (the statement cache is keyed by the converted text).
-        let converted = String(
-            decoding: sql.utf8.map { $0 == UInt8(ascii: "$") ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
-        let rows = try tx.query(converted, parameters.map(Self.convert))
+        let rows = try tx.query(Self.converted(sql), parameters.map(Self.convert))
         return SQLRows(columns: rows.columnNames, rows: rows.rows.map { $0.map(Self.convert) }, affected: rows.changes)
+    }
+
+    /// `$n` → `?n`, byte for byte (the statement cache is keyed by the converted text).
+    static func converted(_ sql: String) -> String {
+        if let known = convertedTexts.withLock({ $0[sql] }) { return known }
+        let text = String(decoding: sql.utf8.map { $0 == UInt8(ascii: "$") ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
+        convertedTexts.withLock { if $0.count < 512 { $0[sql] = text } }
+        return text
     }
 
     static func convert(_ value: SQLValue) -> SQLiteValue {
