@@ -1,23 +1,29 @@
 import Foundation
 import LedgerService
 import Observability
+import PostgreSQL
 import SQLite
 import Testing
 
-@Suite("Group commit on SQLite")
+@Suite("Group commit")
 struct GroupCommitTests {
     struct Failure: Error {}
 
-    @Test("a write that throws, or whose statement fails, is rolled back alone; the others commit and are counted")
-    func failingWriteRolledBackAlone() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-commit-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+    static func isDuplicate(_ error: any Error) -> Bool {
+        if let error = error as? PostgresError { return error.isUniqueViolation }
+        if let error = error as? SQLiteError { return error.message.contains("UNIQUE") }
+        return false
+    }
+
+    @Test(
+        "a write that throws, or whose statement fails, is rolled back alone; the others commit and are counted",
+        arguments: LedgerEngine.available)
+    func failingWriteRolledBackAlone(engine: LedgerEngine) async throws {
         let counters = CommitCounters()
-        let database = try SQLiteLedgerDatabase(
-            path: directory.appendingPathComponent("ledger.sqlite").path, counters: counters)
+        let (database, remove) = try await engine.open(counters: counters)
+        defer { remove() }
         _ = try await database.write { tx in
-            try tx.query("CREATE TABLE items (id INTEGER PRIMARY KEY)")
+            try tx.query("CREATE TABLE items (id BIGINT PRIMARY KEY)")
             try tx.query("INSERT INTO items (id) VALUES (1000)")
         }
         let outcomes = try await withThrowingTaskGroup(of: (Int, String).self) { group in
@@ -27,13 +33,15 @@ struct GroupCommitTests {
                         try await database.write { tx in
                             try tx.query("INSERT INTO items (id) VALUES ($1)", [.int(Int64(id))])
                             if id == 10 { throw Failure() }
+                            // On PostgreSQL a failed statement aborts the transaction until the
+                            // savepoint is rolled back.
                             if id == 20 { try tx.query("INSERT INTO items (id) VALUES (1000)") }
                         }
                         return (id, "ok")
                     } catch is Failure {
                         return (id, "thrown")
-                    } catch let error as SQLiteError {
-                        return (id, error.message.contains("UNIQUE") ? "duplicate" : "\(error)")
+                    } catch {
+                        return (id, Self.isDuplicate(error) ? "duplicate" : "\(error)")
                     }
                 }
             }

@@ -17,12 +17,12 @@ enum LedgerEngine: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// A fresh, migrated database of this engine, and a function that removes it.
-    func open() async throws -> (any LedgerDatabase, @Sendable () -> Void) {
+    func open(counters: CommitCounters = CommitCounters()) async throws -> (any LedgerDatabase, @Sendable () -> Void) {
         switch self {
         case .sqlite:
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).db")
                 .path
-            let database = try SQLiteLedgerDatabase(path: path)
+            let database = try SQLiteLedgerDatabase(path: path, counters: counters)
             try await database.migrate()
             return (
                 database,
@@ -33,7 +33,7 @@ enum LedgerEngine: String, CaseIterable, Sendable, CustomStringConvertible {
         case .postgres:
             let url = ProcessInfo.processInfo.environment["LEDGER_TEST_POSTGRES_URL"]!
             let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            let database = try PostgresLedgerDatabase(url: url, schema: schema)
+            let database = try PostgresLedgerDatabase(url: url, schema: schema, counters: counters)
             try await database.migrate()
             return (database, {})
         }

@@ -72,40 +72,6 @@ struct PostgresLedgerDatabaseTests {
         }
     }
 
-    @Test("a write that throws, or whose statement fails, is rolled back alone; the others commit")
-    func failingWriteRolledBackAlone() async throws {
-        try await withDatabase { database, _ in
-            _ = try await database.write { tx in try tx.query("INSERT INTO items (id) VALUES (1000)") }
-            let outcomes = try await withThrowingTaskGroup(of: (Int, String).self) { group in
-                for id in 0..<50 {
-                    group.addTask {
-                        do {
-                            try await database.write { tx in
-                                try tx.query("INSERT INTO items (id) VALUES ($1)", [.int(Int64(id))])
-                                if id == 10 { throw Failure() }
-                                // A failed statement aborts the transaction until the savepoint is rolled back.
-                                if id == 20 { try tx.query("INSERT INTO items (id) VALUES (1000)") }
-                            }
-                            return (id, "ok")
-                        } catch is Failure {
-                            return (id, "thrown")
-                        } catch let error as PostgresError {
-                            return (id, error.isUniqueViolation ? "duplicate" : "\(error)")
-                        }
-                    }
-                }
-                return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
-            }
-            var expected = Dictionary(uniqueKeysWithValues: (0..<50).map { ($0, "ok") })
-            expected[10] = "thrown"
-            expected[20] = "duplicate"
-            #expect(outcomes == expected)
-            let ids = try await database.read { tx in try tx.query("SELECT id FROM items ORDER BY id") }
-            let kept: [Int64] = (0..<50).filter { $0 != 10 && $0 != 20 } + [1000]
-            #expect(ids.rows == kept.map { [.int($0)] })
-        }
-    }
-
     @Test("a read sees one snapshot: a row committed during the read appears only in the next read")
     func readSnapshot() async throws {
         try await withDatabase { database, schema in
