@@ -64,6 +64,9 @@ let package = Package(
             name: "AppStore", dependencies: ["Crypto", "Model"], path: "Services/Verifier/AppStore",
             swiftSettings: swiftSettings),
         .target(
+            name: "GooglePlay", dependencies: ["Crypto", "Model"], path: "Services/Verifier/GooglePlay",
+            swiftSettings: swiftSettings),
+        .target(
             name: "VerifierService",
             dependencies: [
                 "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "HTTP", "Crypto",
@@ -148,6 +151,9 @@ let package = Package(
             name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "Model", "HTTP", "Observability"],
             path: "Tests/AppStoreTests",
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "Model", "HTTP", "Observability"],
+            path: "Tests/GooglePlayTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "VerifierTests",
             dependencies: [
