@@ -70,7 +70,7 @@ let package = Package(
             name: "VerifierService",
             dependencies: [
                 "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "HTTP", "Crypto",
-                "AppStore",
+                "AppStore", "GooglePlay",
             ],
             path: "Services/Verifier/VerifierService", swiftSettings: swiftSettings),
         .executableTarget(
@@ -157,8 +157,8 @@ let package = Package(
         .testTarget(
             name: "VerifierTests",
             dependencies: [
-                "VerifierService", "AppStore", "Crypto", "Model", "Wire", "RPC", "Config", "HTTP", "Observability",
-                "TestSupport",
+                "VerifierService", "AppStore", "GooglePlay", "Crypto", "Model", "Wire", "RPC", "Config", "HTTP",
+                "Observability", "TestSupport",
             ],
             path: "Tests/VerifierTests", swiftSettings: swiftSettings),
         .testTarget(

@@ -406,6 +406,10 @@ struct LedgerConformanceTests {
             let changes = try await ledger.changes(after: 0, limit: 10)
             #expect(changes.map(\.position) == [1, 2, 3, 4])
             #expect(changes.last?.subscription?.key == old)
+            // The store's later word on the replaced purchase (expired by replacement) keeps the lineage.
+            _ = try await ledger.recordVerifiedState(Self.record("o2", Self.state(old, .expired, storeTime: 3_000)))
+            let replaced = try await ledger.subscription(old)
+            #expect(replaced.state == .expired && replaced.replacedByStoreID == "token-new")
         }
     }
 }

@@ -330,6 +330,9 @@ public struct Ledger: Sendable {
             let account = linked ?? current?.accountID ?? inherited
             var next = subscription
             next.accountID = account
+            // Lineage is the ledger's knowledge, not the store's: a newer state of a replaced
+            // purchase still names what replaced it.
+            next.replacedByStoreID = next.replacedByStoreID ?? current?.replacedByStoreID
             let applied = (current?.storeTimeMilliseconds ?? Int64.min) <= (next.storeTimeMilliseconds ?? 0)
             let position = try Self.nextPosition(tx, dialect)
             let state = applied ? next : current!

@@ -1,3 +1,4 @@
+import Crypto
 public import Model
 public import RPC
 public import Wire
@@ -19,6 +20,16 @@ public struct LedgerClient: Sendable {
         -> RecordVerifiedStateResponse
     {
         try await rpc.call("\(Self.service)/RecordVerifiedState", request)
+    }
+
+    /// Records a state fetched from a store with its event, keyed by content: a retry that
+    /// fetched the same state replays; a newer state is a new fact. Returns the state recorded.
+    func recordFetchedState(_ subscription: Subscription, event: LifecycleEvent, keyPrefix: String) async throws
+        -> Subscription
+    {
+        var record = RecordVerifiedStateRequest(subscription: subscription, events: [event])
+        record.idempotencyKey = keyPrefix + Digest.sha256Hex(record.serialized()).prefix(48)
+        return try await recordVerifiedState(record).subscription ?? subscription
     }
 
     public func linkAccount(_ request: LinkAccountRequest) async throws(RPCError) -> LinkAccountResponse {

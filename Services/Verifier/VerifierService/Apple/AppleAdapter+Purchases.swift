@@ -16,8 +16,8 @@ extension AppleAdapter {
     /// must be the account's (PERMISSION_DENIED otherwise); without one the ledger's transfer
     /// policy decides a claim by a second account.
     public func verifyPurchase(_ request: VerifyApplePurchaseRequest) async throws -> VerifyPurchaseResponse {
-        try Self.checkAccount(request.accountID)
-        try Self.checkIdempotencyKey(request.idempotencyKey)
+        try PurchaseChecks.account(request.accountID)
+        try PurchaseChecks.idempotencyKey(request.idempotencyKey)
         let (transaction, environment, verifier) = try await presentedTransaction(
             signed: request.signedTransaction, id: request.transactionID, environment: request.environment)
         if let token = transaction.appAccountToken,
@@ -39,8 +39,9 @@ extension AppleAdapter {
             throw RPCError(
                 .permissionDenied, "the purchase stays with the account that claimed it first (transfer policy keep)")
         default:
+            // The ledger's state now (a replayed link answers as it did the first time).
             return VerifyPurchaseResponse(
-                subscription: link.subscription ?? subscription,
+                subscription: try await ledger.subscription(subscription.key) ?? link.subscription ?? subscription,
                 newlyLinked: link.outcome == .linked || link.outcome == .transferred,
                 previousAccountID: link.previousAccountID)
         }
@@ -50,8 +51,8 @@ extension AppleAdapter {
     /// current state of every purchase found and links it to the account; returns everything
     /// the account owns afterwards.
     public func restorePurchases(_ request: RestorePurchasesRequest) async throws -> RestorePurchasesResponse {
-        try Self.checkAccount(request.accountID)
-        try Self.checkIdempotencyKey(request.idempotencyKey)
+        try PurchaseChecks.account(request.accountID)
+        try PurchaseChecks.idempotencyKey(request.idempotencyKey)
         let count = request.appleSignedTransactions.count + request.appleTransactionIDs.count
         guard count <= Self.maxRestoreItems else {
             throw RPCError(
@@ -120,7 +121,8 @@ extension AppleAdapter {
             throw Self.status(error)
         }
         let after = try await record(current, detail: "RefreshSubscription")
-        return RefreshSubscriptionResponse(subscription: after, changed: before.map { Self.differs($0, after) } ?? true)
+        return RefreshSubscriptionResponse(
+            subscription: after, changed: before.map { PurchaseChecks.differs($0, after) } ?? true)
     }
 
     // MARK: Steps
@@ -200,27 +202,10 @@ extension AppleAdapter {
         let event = LifecycleEvent(
             key: subscription.key, kind: .stateRefreshed, storeTimeMilliseconds: subscription.storeTimeMilliseconds,
             storeType: "API", state: subscription.state, detail: detail)
-        let record = RecordVerifiedStateRequest(subscription: subscription, events: [event])
-        // Keyed by content: a retry that fetched the same state replays; a newer state is new.
-        var keyed = record
-        keyed.idempotencyKey = "apple-state-" + Digest.sha256Hex(record.serialized()).prefix(48)
-        let response = try await ledger.recordVerifiedState(keyed)
-        return response.subscription ?? subscription
+        return try await ledger.recordFetchedState(subscription, event: event, keyPrefix: "apple-state-")
     }
 
     // MARK: Checks and mapping
-
-    static func checkAccount(_ accountID: String) throws {
-        guard !accountID.isEmpty, accountID.utf8.count <= 256 else {
-            throw RPCError(.invalidArgument, "account_id must be 1 to 256 bytes")
-        }
-    }
-
-    static func checkIdempotencyKey(_ key: String) throws {
-        guard !key.isEmpty, key.utf8.count <= 100 else {
-            throw RPCError(.invalidArgument, "idempotency_key must be 1 to 100 bytes")
-        }
-    }
 
     /// The `environment` an unverified JWS payload claims, if it is one this module knows.
     static func claimedEnvironment(_ jws: String) -> AppleEnvironment? {
@@ -258,11 +243,4 @@ extension AppleAdapter {
         }
     }
 
-    /// Whether a refresh changed what access depends on.
-    static func differs(_ before: Subscription, _ after: Subscription) -> Bool {
-        before.state != after.state || before.expiresTimeMilliseconds != after.expiresTimeMilliseconds
-            || before.productID != after.productID || before.autoRenew != after.autoRenew
-            || before.revokedTimeMilliseconds != after.revokedTimeMilliseconds
-            || before.graceExpiresTimeMilliseconds != after.graceExpiresTimeMilliseconds
-    }
 }

@@ -1,0 +1,206 @@
+import Crypto
+import Foundation
+import GooglePlay
+public import Model
+import Observability
+import RPC
+public import Wire
+
+/// Purchases an app backend presents, and acknowledgement.
+///
+/// A purchase is acknowledged only after the ledger has it and it is linked to an account
+/// (validate, record, grant, then acknowledge). An acknowledgement that fails stays in the
+/// ledger's inbox as a pending `ACKNOWLEDGE` item that reconciliation retries until Google takes
+/// it, well inside the three days after which Google refunds an unacknowledged purchase.
+extension GoogleAdapter {
+    static let maxTokenBytes = 4096
+    /// Inbox items that stand for an acknowledgement still owed to Google.
+    static let acknowledgeType = "ACKNOWLEDGE"
+
+    /// Verifies a purchase token for an account: fetch → check package and product → record →
+    /// link (the obfuscated account id, when present, must be the account's: the account id
+    /// itself or its SHA-256 in hex) → acknowledge when still pending.
+    public func verifyPurchase(_ request: VerifyGooglePurchaseRequest) async throws -> VerifyPurchaseResponse {
+        try PurchaseChecks.account(request.accountID)
+        try PurchaseChecks.idempotencyKey(request.idempotencyKey)
+        guard catalog.packages.contains(request.packageName) else {
+            throw RPCError(
+                .failedPrecondition, "package \(request.packageName.prefix(100)) is not served by this verifier")
+        }
+        guard !request.productID.isEmpty, request.productID.utf8.count <= 256 else {
+            throw RPCError(.invalidArgument, "product_id must be 1 to 256 bytes")
+        }
+        guard !request.purchaseToken.isEmpty, request.purchaseToken.utf8.count <= Self.maxTokenBytes else {
+            throw RPCError(.invalidArgument, "purchase_token must be 1 to \(Self.maxTokenBytes) bytes")
+        }
+        let subscription = try await fetchAndRecord(
+            packageName: request.packageName, productID: request.productID, token: request.purchaseToken,
+            detail: "VerifyGooglePurchase", requireProduct: true)
+        if let reference = subscription.storeAccountRef, !Self.accountMatches(reference, request.accountID) {
+            throw RPCError(.permissionDenied, "the purchase was made for another account (obfuscatedExternalAccountId)")
+        }
+        let link = try await ledger.linkAccount(
+            LinkAccountRequest(
+                idempotencyKey: request.idempotencyKey, key: subscription.key, accountID: request.accountID,
+                storeAccountRef: subscription.storeAccountRef))
+        switch link.outcome {
+        case .refused?:
+            throw RPCError(
+                .permissionDenied, "the purchase belongs to another account and the transfer policy refuses moving it")
+        case .kept?:
+            throw RPCError(
+                .permissionDenied, "the purchase stays with the account that claimed it first (transfer policy keep)")
+        default: break
+        }
+        // The ledger's state now (a replayed link answers as it did the first time).
+        var current = try await ledger.subscription(subscription.key) ?? subscription
+        if !current.acknowledged, !subscription.acknowledged, Self.owesAcknowledgement(current) {
+            current = await acknowledgeOrQueue(current, packageName: request.packageName)
+        }
+        return VerifyPurchaseResponse(
+            subscription: current, newlyLinked: link.outcome == .linked || link.outcome == .transferred,
+            previousAccountID: link.previousAccountID)
+    }
+
+    /// Asks Google for one purchase's current state and records it.
+    public func refresh(_ key: SubscriptionKey) async throws -> RefreshSubscriptionResponse {
+        guard let before = try await ledger.subscription(key) else {
+            throw RPCError(.notFound, "the ledger has no Google purchase \(key.storeID.prefix(40))…; verify it first")
+        }
+        let after = try await fetchAndRecord(
+            packageName: before.bundleOrPackage, productID: before.productID, token: key.storeID,
+            detail: "RefreshSubscription",
+            requireProduct: false)
+        return RefreshSubscriptionResponse(subscription: after, changed: PurchaseChecks.differs(before, after))
+    }
+
+    // MARK: Steps
+
+    /// Fetches a subscription (subscriptionsv2) or one-time product and records it.
+    func fetchAndRecord(
+        packageName: String, productID: String, token: String, detail: String, requireProduct: Bool,
+        event: (kind: EventKind, storeType: String, time: Int64, notificationID: String?)? = nil
+    ) async throws -> Subscription {
+        var subscription: Subscription
+        if catalog.oneTimeProducts.contains(productID) {
+            let purchase: ProductPurchase
+            do {
+                purchase = try await api.productPurchase(packageName: packageName, productID: productID, token: token)
+            } catch {
+                throw Self.status(error)
+            }
+            subscription = try Self.incomplete { () throws(GooglePlayLifecycle.Incomplete) in
+                try GooglePlayLifecycle.oneTimePurchase(
+                    purchase, token: token, packageName: packageName, productID: productID,
+                    consumable: catalog.consumableProducts.contains(productID), storeTime: nowMilliseconds)
+            }
+        } else {
+            let purchase: SubscriptionPurchaseV2
+            do {
+                purchase = try await api.subscription(packageName: packageName, token: token)
+            } catch {
+                throw Self.status(error)
+            }
+            if requireProduct, !(purchase.lineItems ?? []).contains(where: { $0.productId == productID }) {
+                throw RPCError(.invalidArgument, "the purchase token is not for product \(productID.prefix(100))")
+            }
+            subscription = try Self.incomplete { () throws(GooglePlayLifecycle.Incomplete) in
+                try GooglePlayLifecycle.subscription(
+                    purchase, token: token, packageName: packageName, storeTime: nowMilliseconds, now: now())
+            }
+        }
+        if let event, event.kind == .revoked {
+            // subscriptionsv2 reports a revoked subscription as expired; the notification says when.
+            subscription.state = .revoked
+            subscription.revokedTimeMilliseconds = event.time
+        }
+        let recorded = LifecycleEvent(
+            key: subscription.key, kind: event?.kind ?? .stateRefreshed,
+            storeTimeMilliseconds: event?.time ?? nowMilliseconds,
+            storeType: event?.storeType ?? "API", notificationID: event?.notificationID, state: subscription.state,
+            detail: event == nil ? detail : nil)
+        return try await ledger.recordFetchedState(subscription, event: recorded, keyPrefix: "google-state-")
+    }
+
+    /// Acknowledges (or consumes) `subscription` with Google and records that; when Google does
+    /// not take it now, queues it in the inbox for reconciliation. Returns the state as recorded.
+    func acknowledgeOrQueue(_ subscription: Subscription, packageName: String) async -> Subscription {
+        do {
+            return try await acknowledge(subscription, packageName: packageName)
+        } catch {
+            logger.warning(
+                "google acknowledgement failed; reconciliation retries it",
+                ["token_prefix": String(subscription.key.storeID.prefix(12)), "error": "\(error)"])
+            let entry = InboxEntry(
+                store: .google, environment: subscription.key.environment,
+                notificationID: "ack-" + Digest.sha256Hex(Array(subscription.key.storeID.utf8)).prefix(40),
+                notificationType: Self.acknowledgeType, key: subscription.key)
+            do {
+                // Recorded once per purchase; each failed attempt is counted on it.
+                _ = try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
+                _ = try await ledger.markInbox(
+                    MarkInboxRequest(
+                        store: .google, notificationID: entry.notificationID, status: .failed,
+                        error: String("\(error)".prefix(2000))))
+            } catch {
+                logger.error("cannot queue a google acknowledgement", ["error": "\(error)"])
+            }
+            return subscription
+        }
+    }
+
+    /// Acknowledges, or consumes a consumable, then records the acknowledged state.
+    func acknowledge(_ subscription: Subscription, packageName: String) async throws -> Subscription {
+        let token = subscription.key.storeID
+        switch subscription.productKind {
+        case .consumable?:
+            try await api.consumeProduct(packageName: packageName, productID: subscription.productID, token: token)
+        case .nonConsumable?:
+            try await api.acknowledgeProduct(packageName: packageName, productID: subscription.productID, token: token)
+        default:
+            try await api.acknowledgeSubscription(
+                packageName: packageName, subscriptionID: subscription.productID, token: token)
+        }
+        counters.acknowledged.increment()
+        var acknowledged = subscription
+        acknowledged.acknowledged = true
+        acknowledged.storeTimeMilliseconds = max(nowMilliseconds, (subscription.storeTimeMilliseconds ?? 0) + 1)
+        let event = LifecycleEvent(
+            key: subscription.key, kind: .acknowledged, storeTimeMilliseconds: acknowledged.storeTimeMilliseconds,
+            storeType: "API", state: acknowledged.state)
+        return try await ledger.recordFetchedState(acknowledged, event: event, keyPrefix: "google-ack-")
+    }
+
+    /// Whether Google expects an acknowledgement for this state (a purchase that is paid for).
+    static func owesAcknowledgement(_ subscription: Subscription) -> Bool {
+        switch subscription.state {
+        case .active?, .cancelled?, .gracePeriod?: true
+        default: false
+        }
+    }
+
+    /// Whether an obfuscated account id names `accountID`: the id itself or its SHA-256 in hex.
+    static func accountMatches(_ reference: String, _ accountID: String) -> Bool {
+        reference == accountID || reference.lowercased() == Digest.sha256Hex(Array(accountID.utf8))
+    }
+
+    static func incomplete(_ body: () throws(GooglePlayLifecycle.Incomplete) -> Subscription) throws -> Subscription {
+        do {
+            return try body()
+        } catch {
+            throw RPCError(.failedPrecondition, "Google's answer cannot be recorded: \(error)")
+        }
+    }
+
+    /// A Play Developer API failure as the caller's status.
+    static func status(_ error: any Error) -> RPCError {
+        if let error = error as? RPCError { return error }
+        guard let error = error as? GooglePlayAPIError else { return RPCError(.internalError, "\(error)") }
+        switch error.code {
+        case .notFound, .gone: return RPCError(.notFound, "Google does not know this purchase token (\(error.message))")
+        case .rateLimited, .server, .network: return RPCError(.unavailable, "\(error)")
+        case .invalidRequest: return RPCError(.invalidArgument, "\(error)")
+        default: return RPCError(.internalError, "\(error)")
+        }
+    }
+}

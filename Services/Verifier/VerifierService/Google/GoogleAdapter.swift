@@ -1,0 +1,79 @@
+public import Foundation
+public import GooglePlay
+public import Model
+public import Observability
+
+/// The verifier's Google Play half: Real-time Developer Notifications, purchase verification
+/// with acknowledgement, refresh, and reconciliation, over the Play Developer API and the ledger.
+public final class GoogleAdapter: Sendable {
+    /// The package names served, and what each one-time product is.
+    public struct Catalog: Sendable {
+        public var packages: Set<String>
+        /// One-time products (by product id); everything else is a subscription.
+        public var oneTimeProducts: Set<String>
+        /// The one-time products that are consumed after they are recorded.
+        public var consumableProducts: Set<String>
+
+        public init(packages: Set<String>, oneTimeProducts: Set<String> = [], consumableProducts: Set<String> = []) {
+            self.packages = packages
+            self.oneTimeProducts = oneTimeProducts.union(consumableProducts)
+            self.consumableProducts = consumableProducts
+        }
+    }
+
+    let catalog: Catalog
+    let api: any GooglePlayAPI
+    let ledger: LedgerClient
+    let now: @Sendable () -> Date
+    let logger: Logger
+    let queue: BoundedWorkQueue
+    let counters: Counters
+
+    /// What the adapter counts, exported in `/metrics`.
+    struct Counters: Sendable {
+        let received: Counter
+        let duplicates: Counter
+        let unauthenticated: Counter
+        let processed: Counter
+        let failed: Counter
+        let acknowledged: Counter
+
+        init(registry: MetricsRegistry?) {
+            func counter(_ name: String, _ help: String) -> Counter {
+                registry?.counter(name, help: help) ?? Counter()
+            }
+            received = counter("google_notifications_received_total", "Authenticated Play notifications recorded.")
+            duplicates = counter("google_notifications_duplicate_total", "Pushes of a messageId the inbox already had.")
+            unauthenticated = counter("google_pushes_unauthenticated_total", "Pushes refused with 401.")
+            processed = counter("google_notifications_processed_total", "Notifications applied to the ledger.")
+            failed = counter("google_notifications_failed_total", "Notifications whose processing failed (retried).")
+            acknowledged = counter("google_purchases_acknowledged_total", "Purchases acknowledged with Google.")
+        }
+    }
+
+    public init(
+        catalog: Catalog, api: any GooglePlayAPI, ledger: LedgerClient,
+        now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
+        processingCapacity: Int = 10_000
+    ) {
+        self.catalog = catalog
+        self.api = api
+        self.ledger = ledger
+        self.now = now
+        self.logger = logger
+        queue = BoundedWorkQueue(concurrency: processingConcurrency, capacity: processingCapacity)
+        counters = Counters(registry: metrics)
+    }
+
+    /// Returns once no notification is being processed (for tests and drains).
+    public func processingIdle() async { await queue.idle() }
+
+    var nowMilliseconds: Int64 { Int64(now().timeIntervalSince1970 * 1000) }
+
+    /// The ledger key of a purchase token. Google has one environment; test purchases are kept
+    /// apart as sandbox, the rest as production.
+    static func key(_ token: String, test: Bool) -> SubscriptionKey {
+        SubscriptionKey(store: .google, environment: test ? .sandbox : .production, storeID: token)
+    }
+}

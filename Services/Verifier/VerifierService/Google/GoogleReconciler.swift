@@ -1,0 +1,159 @@
+import Foundation
+import GooglePlay
+public import Lifecycle
+import Model
+import Observability
+import Synchronization
+import Wire
+
+/// Reconciliation for Google Play, every `interval`:
+/// 1. inbox items that failed, or are still pending a minute after they arrived, are done
+///    again: notifications are processed, owed acknowledgements are sent;
+/// 2. voided purchases since the stored watermark (a ledger cursor per package, pulled with an
+///    hour of overlap) are revoked from their void time;
+/// 3. purchases at risk of being stale — in grace, on hold, paused or pending, or with a period
+///    ending within a day either side of now — are refreshed from the Play Developer API.
+public final class GoogleReconciler: LifecycleService {
+    public let name = "google-reconciler"
+    let adapter: GoogleAdapter
+    let interval: Duration
+    private let loop = Mutex<Task<Void, Never>?>(nil)
+
+    static let pendingGrace: Int64 = 60_000
+    static let voidedOverlap: Int64 = 3_600_000
+    static let firstLookback: Int64 = 30 * 86_400_000
+    static let riskWindow: Int64 = 86_400_000
+    static let maxPerStep = 1000
+
+    public init(adapter: GoogleAdapter, interval: Duration) {
+        self.adapter = adapter
+        self.interval = interval
+    }
+
+    public func start() async throws {
+        guard interval > .zero else { return }
+        let task = Task { [self] in
+            while !Task.isCancelled {
+                do {
+                    try await Task.sleep(for: interval)
+                } catch {
+                    return
+                }
+                await runPass()
+            }
+        }
+        loop.withLock { $0 = task }
+    }
+
+    public func shutdown() async {
+        let task = loop.withLock { $0 }
+        task?.cancel()
+        await task?.value
+    }
+
+    /// One reconciliation pass; failures are logged and left for the next pass.
+    public func runPass() async {
+        await retryInbox()
+        for package in adapter.catalog.packages.sorted() { await applyVoided(package) }
+        await refreshAtRisk()
+    }
+
+    func retryInbox() async {
+        var token: String?
+        var handled = 0
+        repeat {
+            let page: ListInboxResponse
+            do {
+                page = try await adapter.ledger.listInbox(ListInboxRequest(store: .google, pageToken: token))
+            } catch {
+                adapter.logger.warning("google reconciliation cannot list the inbox", ["error": "\(error)"])
+                return
+            }
+            for entry in page.entries where handled < Self.maxPerStep {
+                let old = (entry.receivedTimeMilliseconds ?? 0) < adapter.nowMilliseconds - Self.pendingGrace
+                guard entry.status == .failed || old else { continue }
+                handled += 1
+                if entry.notificationType == GoogleAdapter.acknowledgeType {
+                    await retryAcknowledgement(entry)
+                } else if let (package, eventTime, work) = GoogleAdapter.work(from: entry) {
+                    await adapter.process(
+                        messageID: entry.notificationID, packageName: package, eventTime: eventTime, work: work)
+                }
+            }
+            token = page.nextPageToken
+        } while token != nil && handled < Self.maxPerStep
+    }
+
+    func retryAcknowledgement(_ entry: InboxEntry) async {
+        do {
+            guard let key = entry.key, let subscription = try await adapter.ledger.subscription(key) else { return }
+            if !subscription.acknowledged {
+                _ = try await adapter.acknowledge(subscription, packageName: subscription.bundleOrPackage)
+            }
+            _ = try await adapter.ledger.markInbox(
+                MarkInboxRequest(store: .google, notificationID: entry.notificationID, status: .processed))
+        } catch {
+            _ = try? await adapter.ledger.markInbox(
+                MarkInboxRequest(
+                    store: .google, notificationID: entry.notificationID, status: .failed,
+                    error: String("\(error)".prefix(2000))))
+        }
+    }
+
+    func applyVoided(_ package: String) async {
+        let name = "google-voided-\(package)"
+        let end = adapter.nowMilliseconds
+        do {
+            let cursor = try await adapter.ledger.cursor(name)
+            let start = cursor.value > 0 ? cursor.value - Self.voidedOverlap : end - Self.firstLookback
+            let voided = try await adapter.api.voidedPurchases(
+                packageName: package, start: Date(timeIntervalSince1970: Double(start) / 1000),
+                end: Date(timeIntervalSince1970: Double(end) / 1000))
+            for purchase in voided {
+                guard let token = purchase.purchaseToken, let time = purchase.voidedTimeMillis.flatMap({ Int64($0) })
+                else {
+                    continue
+                }
+                try await adapter.revoke(token: token, at: time, notificationID: nil)
+            }
+            _ = try await adapter.ledger.advanceCursor(name, to: end)
+        } catch {
+            adapter.logger.warning("google voided purchases not applied", ["package": package, "error": "\(error)"])
+        }
+    }
+
+    func refreshAtRisk() async {
+        let now = adapter.nowMilliseconds
+        var queries = [SubscriptionState.gracePeriod, .accountHold, .paused, .pending].map {
+            ListSubscriptionsRequest(store: .google, state: $0)
+        }
+        queries.append(
+            ListSubscriptionsRequest(
+                store: .google, expiresAfterMilliseconds: now - Self.riskWindow,
+                expiresBeforeMilliseconds: now + Self.riskWindow))
+        var seen: Set<SubscriptionKey> = []
+        for query in queries {
+            var request = query
+            repeat {
+                let page: ListSubscriptionsResponse
+                do {
+                    page = try await adapter.ledger.listSubscriptions(request)
+                } catch {
+                    adapter.logger.warning("google reconciliation cannot list purchases", ["error": "\(error)"])
+                    return
+                }
+                for subscription in page.subscriptions where seen.count < Self.maxPerStep {
+                    guard seen.insert(subscription.key).inserted, subscription.state != .revoked else { continue }
+                    do {
+                        _ = try await adapter.refresh(subscription.key)
+                    } catch {
+                        adapter.logger.warning(
+                            "google purchase not refreshed",
+                            ["token_prefix": String(subscription.key.storeID.prefix(12)), "error": "\(error)"])
+                    }
+                }
+                request.pageToken = page.nextPageToken
+            } while request.pageToken != nil && seen.count < Self.maxPerStep
+        }
+    }
+}

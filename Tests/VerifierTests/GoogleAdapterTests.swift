@@ -1,0 +1,254 @@
+import Config
+import Crypto
+import Foundation
+import GooglePlay
+import Model
+import Observability
+import RPC
+import TestSupport
+import Testing
+import Wire
+
+@testable import VerifierService
+
+@Suite("Google Play purchases", .serialized)
+struct GoogleAdapterTests {
+    static let package = "com.example.app"
+
+    /// A real ledger process, the adapter over an in-memory Play, and an injected clock.
+    final class Harness: Sendable {
+        let directory: URL
+        let ledgerProcess: ServiceProcess
+        let rpc: RPCClient
+        let ledger: LedgerClient
+        let api = FakeGooglePlayAPI()
+        let adapter: GoogleAdapter
+        let clock = AppleAdapterHarness.Clock()
+
+        init() async throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("verifier-google-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            ledgerProcess = try ServiceProcess("ledger", directory: directory)
+            rpc = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await ledgerProcess.rpcPort())])
+            ledger = LedgerClient(rpc: rpc)
+            let clock = self.clock
+            adapter = GoogleAdapter(
+                catalog: .init(
+                    packages: [GoogleAdapterTests.package], oneTimeProducts: ["lifetime"], consumableProducts: ["coins"]
+                ),
+                api: api, ledger: ledger, now: { clock.now },
+                logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()))
+        }
+
+        func stop() async {
+            rpc.shutdown()
+            ledgerProcess.terminate()
+            _ = await ledgerProcess.waitForExit()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        func iso(_ milliseconds: Int64) -> String {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        }
+
+        func purchase(
+            state: String = "SUBSCRIPTION_STATE_ACTIVE", acknowledged: Bool = false, account: String? = nil,
+            linked: String? = nil, product: String = "pro_monthly", days: Int64 = 30
+        ) -> SubscriptionPurchaseV2 {
+            var purchase = SubscriptionPurchaseV2()
+            purchase.subscriptionState = state
+            purchase.startTime = iso(clock.milliseconds - 86_400_000)
+            purchase.acknowledgementState =
+                acknowledged ? "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" : "ACKNOWLEDGEMENT_STATE_PENDING"
+            purchase.linkedPurchaseToken = linked
+            if let account {
+                var ids = SubscriptionPurchaseV2.ExternalAccountIdentifiers()
+                ids.obfuscatedExternalAccountId = account
+                purchase.externalAccountIdentifiers = ids
+            }
+            var item = SubscriptionPurchaseV2.LineItem()
+            item.productId = product
+            item.expiryTime = iso(clock.milliseconds + days * 86_400_000)
+            var plan = SubscriptionPurchaseV2.LineItem.AutoRenewingPlan()
+            plan.autoRenewEnabled = true
+            item.autoRenewingPlan = plan
+            item.latestSuccessfulOrderId = "GPA.1234-5678-9012-34567"
+            purchase.lineItems = [item]
+            return purchase
+        }
+
+        func key(_ token: String) -> SubscriptionKey {
+            SubscriptionKey(store: .google, environment: .production, storeID: token)
+        }
+    }
+
+    @Test("a verified purchase is recorded, linked, then acknowledged; verifying it again does not acknowledge twice")
+    func verifyRecordsThenAcknowledges() async throws {
+        let harness = try await Harness()
+        harness.api.setSubscription("tok-1.AO-J1Oz", harness.purchase(account: Digest.sha256Hex(Array("user-1".utf8))))
+        let request = VerifyGooglePurchaseRequest(
+            accountID: "user-1", packageName: Self.package, productID: "pro_monthly", purchaseToken: "tok-1.AO-J1Oz",
+            idempotencyKey: "g-1")
+        let response = try await harness.adapter.verifyPurchase(request)
+        #expect(response.newlyLinked && response.subscription?.accountID == "user-1")
+        #expect(response.subscription?.acknowledged == true && response.subscription?.state == .active)
+        #expect(harness.api.calls == ["get tok-1.AO-J1Oz", "acknowledge tok-1.AO-J1Oz"])
+        // The ledger had the purchase before Google heard of the acknowledgement.
+        let history: GetHistoryResponse = try await harness.rpc.call(
+            "subscriptions.ledger.v1.Ledger/GetHistory", GetHistoryRequest(key: harness.key("tok-1.AO-J1Oz")))
+        #expect(history.events.map(\.kind).reversed().prefix(3) == [.stateRefreshed, .accountLinked, .acknowledged])
+        _ = try await harness.adapter.verifyPurchase(request)
+        #expect(harness.api.calls.filter { $0.hasPrefix("acknowledge") }.count == 1)
+        await harness.stop()
+    }
+
+    @Test("a failed acknowledgement is queued and retried by reconciliation until Google takes it")
+    func failedAcknowledgementRetried() async throws {
+        let harness = try await Harness()
+        harness.api.setSubscription("tok-2", harness.purchase())
+        harness.api.setFailAcknowledgements(true)
+        let response = try await harness.adapter.verifyPurchase(
+            VerifyGooglePurchaseRequest(
+                accountID: "user-2", packageName: Self.package, productID: "pro_monthly", purchaseToken: "tok-2",
+                idempotencyKey: "g-2"))
+        #expect(response.subscription?.acknowledged == false)
+        let queued = try await harness.ledger.listInbox(ListInboxRequest(status: .failed, store: .google))
+        #expect(queued.entries.map(\.notificationType) == ["ACKNOWLEDGE"])
+        let reconciler = GoogleReconciler(adapter: harness.adapter, interval: .zero)
+        await reconciler.runPass()  // still failing
+        #expect(
+            try await harness.ledger.listInbox(ListInboxRequest(status: .failed, store: .google)).entries.first?
+                .attempts == 2)
+        harness.api.setFailAcknowledgements(false)
+        await reconciler.runPass()
+        #expect(try await harness.ledger.listInbox(ListInboxRequest(status: .failed, store: .google)).entries.isEmpty)
+        #expect(try await harness.ledger.subscription(harness.key("tok-2"))?.acknowledged == true)
+        #expect(harness.api.calls.filter { $0.hasPrefix("acknowledge") }.count == 3)
+        await harness.stop()
+    }
+
+    @Test("another account's obfuscated id is PERMISSION_DENIED, and nothing is linked or acknowledged")
+    func otherAccount() async throws {
+        let harness = try await Harness()
+        harness.api.setSubscription("tok-3", harness.purchase(account: "someone-else"))
+        await #expect(
+            throws: RPCError(
+                .permissionDenied, "the purchase was made for another account (obfuscatedExternalAccountId)")
+        ) {
+            _ = try await harness.adapter.verifyPurchase(
+                VerifyGooglePurchaseRequest(
+                    accountID: "user-3", packageName: Self.package, productID: "pro_monthly", purchaseToken: "tok-3",
+                    idempotencyKey: "g-3"))
+        }
+        #expect(try await harness.ledger.subscription(harness.key("tok-3"))?.accountID == nil)
+        #expect(!harness.api.calls.contains { $0.hasPrefix("acknowledge") })
+        await harness.stop()
+    }
+
+    @Test("bad requests are refused before Google is asked")
+    func badRequests() async throws {
+        let harness = try await Harness()
+        func verify(_ request: VerifyGooglePurchaseRequest) async -> RPCError? {
+            do {
+                _ = try await harness.adapter.verifyPurchase(request)
+                return nil
+            } catch {
+                return error as? RPCError
+            }
+        }
+        #expect(
+            await verify(
+                .init(accountID: "u", packageName: "com.other", productID: "p", purchaseToken: "t", idempotencyKey: "k")
+            )?.code
+                == .failedPrecondition)
+        #expect(
+            await verify(
+                .init(accountID: "u", packageName: Self.package, productID: "p", purchaseToken: "", idempotencyKey: "k")
+            )?.code
+                == .invalidArgument)
+        #expect(
+            await verify(
+                .init(accountID: "", packageName: Self.package, productID: "p", purchaseToken: "t", idempotencyKey: "k")
+            )?.code
+                == .invalidArgument)
+        harness.api.setSubscription("tok-4", harness.purchase(product: "pro_yearly"))
+        #expect(
+            await verify(
+                .init(
+                    accountID: "u", packageName: Self.package, productID: "pro_monthly", purchaseToken: "tok-4",
+                    idempotencyKey: "k"))
+                == RPCError(.invalidArgument, "the purchase token is not for product pro_monthly"))
+        #expect(harness.api.calls == ["get tok-4"])
+        await harness.stop()
+    }
+
+    @Test("an upgrade's new token continues the old one's subscription for the same account; the old one ends")
+    func lineage() async throws {
+        let harness = try await Harness()
+        harness.api.setSubscription("old-tok", harness.purchase(acknowledged: true))
+        _ = try await harness.adapter.verifyPurchase(
+            VerifyGooglePurchaseRequest(
+                accountID: "user-5", packageName: Self.package, productID: "pro_monthly", purchaseToken: "old-tok",
+                idempotencyKey: "g-5"))
+        harness.clock.advance(seconds: 60)
+        var old = harness.purchase(state: "SUBSCRIPTION_STATE_EXPIRED", acknowledged: true, days: 0)
+        old.canceledStateContext = SubscriptionPurchaseV2.CanceledStateContext()
+        old.canceledStateContext?.replacementCancellation = SubscriptionPurchaseV2.Empty()
+        harness.api.setSubscription("old-tok", old)
+        harness.api.setSubscription("new-tok", harness.purchase(linked: "old-tok", product: "pro_yearly", days: 365))
+        await harness.adapter.process(
+            messageID: "m-1", packageName: Self.package, eventTime: harness.clock.milliseconds,
+            work: .subscription(type: 4, token: "new-tok", productID: "pro_yearly"))
+        await harness.adapter.process(
+            messageID: "m-2", packageName: Self.package, eventTime: harness.clock.milliseconds,
+            work: .subscription(type: 13, token: "old-tok", productID: "pro_monthly"))
+        let continued = try #require(try await harness.ledger.subscription(harness.key("new-tok")))
+        #expect(continued.accountID == "user-5" && continued.replacesStoreID == "old-tok" && continued.state == .active)
+        // Linked through the lineage, so the new purchase is acknowledged without a VerifyPurchase.
+        #expect(continued.acknowledged)
+        let replaced = try #require(try await harness.ledger.subscription(harness.key("old-tok")))
+        #expect(replaced.state == .expired && replaced.replacedByStoreID == "new-tok")
+        let account = try await harness.ledger.account("user-5")
+        #expect(Set(account.subscriptions.map(\.key.storeID)) == ["old-tok", "new-tok"])
+        await harness.stop()
+    }
+
+    @Test("a lifetime unlock is acknowledged, a consumable consumed, and a voided purchase revoked from its void time")
+    func oneTimeProductsAndVoids() async throws {
+        let harness = try await Harness()
+        var lifetime = ProductPurchase()
+        lifetime.purchaseState = 0
+        lifetime.acknowledgementState = 0
+        lifetime.purchaseTimeMillis = String(harness.clock.milliseconds - 1000)
+        lifetime.orderId = "GPA.0000-0000-0000-00001"
+        harness.api.setProduct("life-tok", lifetime)
+        harness.api.setProduct("coin-tok", lifetime)
+        let unlocked = try await harness.adapter.verifyPurchase(
+            VerifyGooglePurchaseRequest(
+                accountID: "user-6", packageName: Self.package, productID: "lifetime", purchaseToken: "life-tok",
+                idempotencyKey: "g-6"))
+        #expect(unlocked.subscription?.productKind == .nonConsumable && unlocked.subscription?.state == .active)
+        let coins = try await harness.adapter.verifyPurchase(
+            VerifyGooglePurchaseRequest(
+                accountID: "user-6", packageName: Self.package, productID: "coins", purchaseToken: "coin-tok",
+                idempotencyKey: "g-7"))
+        #expect(coins.subscription?.productKind == .consumable)
+        #expect(
+            harness.api.calls.contains("acknowledge-product life-tok") && harness.api.calls.contains("consume coin-tok")
+        )
+        let voidTime = harness.clock.milliseconds - 500
+        var voided = VoidedPurchase()
+        voided.purchaseToken = "life-tok"
+        voided.voidedTimeMillis = String(voidTime)
+        harness.api.addVoided(voided)
+        await GoogleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        let revoked = try #require(try await harness.ledger.subscription(harness.key("life-tok")))
+        #expect(revoked.state == .revoked && revoked.revokedTimeMilliseconds == voidTime)
+        let cursor: Cursor = try await harness.rpc.call(
+            "subscriptions.ledger.v1.Ledger/GetCursor", GetCursorRequest(name: "google-voided-\(Self.package)"))
+        #expect(cursor.value == harness.clock.milliseconds)
+        await harness.stop()
+    }
+}
