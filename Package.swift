@@ -92,7 +92,9 @@ let package = Package(
         // The operator's command-line client.
         .target(
             name: "SubctlKit",
-            dependencies: ["Wire", "CProto", "CProtobufC", "RPC", "Config", "Observability", "Model"],
+            dependencies: [
+                "Wire", "CProto", "CProtobufC", "RPC", "Config", "Observability", "Model", "AppStore", "Crypto",
+            ],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(
             name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
@@ -132,7 +134,8 @@ let package = Package(
         .testTarget(
             name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model"], path: "Tests/SubctlTests",
+            name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model", "AppStore", "Crypto"],
+            path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["RPC", "Wire", "Config", "Crypto", "TestSupport"],
