@@ -99,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
 
-        // Benchmarks (not tests): make bench-rpc, make bench-ledger.
+        // Benchmarks (not tests): make bench-rpc, make bench-ledger, make bench-apple.
         .target(name: "BenchSupport", path: "Tests/Benchmarks/BenchSupport", swiftSettings: swiftSettings),
         .executableTarget(
             name: "rpcbench", dependencies: ["Wire", "CShims", "BenchSupport"],
@@ -108,6 +108,9 @@ let package = Package(
             name: "ledgerbench", dependencies: ["RPC", "Wire", "Model", "Config", "BenchSupport"],
             path: "Tests/Benchmarks/ledgerbench",
             swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "applebench", dependencies: ["AppStore", "Crypto", "BenchSupport"],
+            path: "Tests/Benchmarks/applebench", swiftSettings: swiftSettings),
 
         // Tests, and what several test targets share.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
