@@ -1,6 +1,6 @@
 # Entry points. Each installs what a fresh Debian machine lacks before it builds.
 SWIFT ?= swift
-.PHONY: deps build release run test check-generated bench-rpc bench-ledger format clean
+.PHONY: deps build release run test check-generated bench-rpc bench-ledger bench-apple format clean
 
 deps:
 	@scripts/install-deps build
@@ -36,6 +36,12 @@ bench-ledger: deps
 	$(SWIFT) build -c release --product ledgerbench
 	$(SWIFT) build -c release --product ledger
 	.build/release/ledgerbench --server .build/release/ledger
+
+# App Store JWS verifications per second beside openssl speed's ECDSA verifies (not a test;
+# openssl is in the base package set).
+bench-apple: deps
+	$(SWIFT) build -c release --product applebench
+	.build/release/applebench
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Shared Services Tests

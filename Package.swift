@@ -98,12 +98,14 @@ let package = Package(
         // The operator's command-line client.
         .target(
             name: "SubctlKit",
-            dependencies: ["Wire", "CProto", "CProtobufC", "RPC", "Config", "Observability", "Model"],
+            dependencies: [
+                "Wire", "CProto", "CProtobufC", "RPC", "Config", "Observability", "Model", "AppStore", "Crypto",
+            ],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(
             name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
 
-        // Benchmarks (not tests): make bench-rpc, make bench-ledger.
+        // Benchmarks (not tests): make bench-rpc, make bench-ledger, make bench-apple.
         .target(name: "BenchSupport", path: "Tests/Benchmarks/BenchSupport", swiftSettings: swiftSettings),
         .executableTarget(
             name: "rpcbench", dependencies: ["Wire", "CShims", "BenchSupport"],
@@ -112,6 +114,9 @@ let package = Package(
             name: "ledgerbench", dependencies: ["RPC", "Wire", "Model", "Config", "BenchSupport"],
             path: "Tests/Benchmarks/ledgerbench",
             swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "applebench", dependencies: ["AppStore", "Crypto", "BenchSupport"],
+            path: "Tests/Benchmarks/applebench", swiftSettings: swiftSettings),
 
         // Tests, and what several test targets share.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
@@ -138,7 +143,8 @@ let package = Package(
         .testTarget(
             name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model"], path: "Tests/SubctlTests",
+            name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model", "AppStore", "Crypto"],
+            path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["RPC", "Wire", "Config", "Crypto", "TestSupport"],

@@ -143,7 +143,7 @@ struct LedgerCommandParsingTests {
         ),
         (
             ["inbox", "--status", "done", "--addr", "h:1"],
-            #"USAGE: --status expects pending, failed or processed, got "done""#
+            #"USAGE: --status expects pending, failed, processed or rejected, got "done""#
         ),
         (["inbox", "--store", "amazon", "--addr", "h:1"], #"USAGE: --store expects apple or google, got "amazon""#),
         (["inbox", "--all", "--addr", "h:1"], "USAGE: unknown option --all for inbox"),
@@ -167,7 +167,7 @@ struct LedgerCommandParsingTests {
         for line in [
             "  account ACCOUNT_ID --addr HOST:PORT",
             "  history (--account ACCOUNT_ID | --key KEY) --addr HOST:PORT [--page-size N] [--all]",
-            "  inbox [--status pending|failed|processed] [--store apple|google] --addr HOST:PORT",
+            "  inbox [--status pending|failed|processed|rejected] [--store apple|google] --addr HOST:PORT",
             "  replay STORE NOTIFICATION_ID --addr HOST:PORT",
             "KEY is STORE/ENV/STORE_ID: STORE apple or google, ENV production or sandbox, STORE_ID the",
         ] {

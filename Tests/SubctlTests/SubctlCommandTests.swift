@@ -71,10 +71,11 @@ struct SubctlCommandTests {
     }
 
     @Test(arguments: [
-        ([], "USAGE: missing command (health, call, methods, describe, account, history, inbox or replay)"),
+        ([], "USAGE: missing command (health, call, methods, describe, account, history, inbox, replay or apple)"),
         (
             ["status"],
-            #"USAGE: unknown command "status" (health, call, methods, describe, account, history, inbox or replay)"#
+            #"USAGE: unknown command "status" (health, call, methods, describe, account, history, inbox, replay or "#
+                + "apple)"
         ),
         (["health"], "USAGE: health needs --addr HOST:PORT"),
         (["health", "--addr"], "USAGE: --addr needs a value"),

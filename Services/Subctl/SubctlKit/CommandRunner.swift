@@ -1,17 +1,21 @@
+public import Foundation
 import Wire
 
 /// Carries out a parsed command: encodes requests, calls through a transport, and hands each
 /// piece of output to `write` (one call per line or JSON document, without the newline).
 public struct CommandRunner {
     let write: (String) -> Void
+    let now: () -> Date
 
-    /// `write` receives what goes to standard output.
-    public init(write: @escaping (String) -> Void) {
+    /// `write` receives what goes to standard output; `now` is the time `apple verify` checks
+    /// data without a `signedDate` at.
+    public init(write: @escaping (String) -> Void, now: @escaping () -> Date = Date.init) {
         self.write = write
+        self.now = now
     }
 
     /// Runs `command`. `transport` must be given for commands with `callOptions`;
-    /// `standardInput` is read only for a call whose request is `-`.
+    /// `standardInput` is read only for a call whose request is `-` and `apple verify -`.
     /// Throws a `SubctlError` to print with `OutputText.error` and exit with its `code.exitCode`.
     public func run(
         _ command: SubctlCommand, transport: (any RPCTransport)?, standardInput: () -> String
@@ -55,6 +59,8 @@ public struct CommandRunner {
         case .ledger(let command, let options):
             guard let transport else { preconditionFailure("ledger commands need a transport") }
             try await run(command, transport: transport, options: options)
+        case .apple(let command):
+            try run(command, standardInput: standardInput)
         }
     }
 }

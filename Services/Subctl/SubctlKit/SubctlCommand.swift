@@ -1,7 +1,7 @@
 import Config
 
 /// One parsed `subctl` command line. Parsing does no I/O: `-` as the request stays a request
-/// to read standard input, and TLS files are not opened.
+/// to read standard input, and TLS, JWS and trust anchor files are not opened.
 public enum SubctlCommand: Sendable, Equatable {
     /// Where a call's request JSON comes from.
     public enum RequestSource: Sendable, Equatable {
@@ -20,6 +20,8 @@ public enum SubctlCommand: Sendable, Equatable {
     case describe(String)
     /// Ask the ledger about an account, a history or the inbox, or replay an inbox entry.
     case ledger(LedgerCommand, options: CallOptions)
+    /// Check App Store signed data offline.
+    case apple(AppleCommand)
     /// Print `usage`.
     case help
 
@@ -27,7 +29,7 @@ public enum SubctlCommand: Sendable, Equatable {
     public var callOptions: CallOptions? {
         switch self {
         case .health(_, let options), .call(_, _, let options), .ledger(_, let options): options
-        case .methods, .describe, .help: nil
+        case .methods, .describe, .apple, .help: nil
         }
     }
 
@@ -52,11 +54,25 @@ public enum SubctlCommand: Sendable, Equatable {
           history (--account ACCOUNT_ID | --key KEY) --addr HOST:PORT [--page-size N] [--all]
                       The audit trail of an account or a subscription, newest first. --all reads
                       every page (at most 100).
-          inbox [--status pending|failed|processed] [--store apple|google] --addr HOST:PORT
+          inbox [--status pending|failed|processed|rejected] [--store apple|google] --addr HOST:PORT
                 [--page-size N]
                       The store notification inbox; pending and failed entries without --status.
           replay STORE NOTIFICATION_ID --addr HOST:PORT
                       Process an inbox entry again and print it.
+
+        App Store signed data (offline; no --addr):
+          apple verify (JWS | - | --file PATH) --root PATH [--root PATH...] --bundle BUNDLE_ID
+                --env Sandbox|Production|Xcode|LocalTesting [--app-id N]
+                [--kind notification|transaction|renewal]
+                      Verify a JWS: a notification's signedPayload, a signedTransactionInfo or a
+                      signedRenewalInfo (- reads standard input). --root names a trust anchor,
+                      DER (.cer) or PEM (Apple Root CA - G3 for real data); --app-id is the app's
+                      Apple id, required with Production. Without --kind the kind is read from
+                      the unverified payload. Prints the payload as JSON with the signed
+                      transaction, renewal and app transaction inside a notification decoded in
+                      place (each verified too, its verdict on a line of its own), then `valid`
+                      or `invalid: CODE: reason`. Decoded payloads are shown even when invalid:
+                      only the verdict says whether to trust them.
 
         METHOD is package.Service/Method, Service/Method, or Method when only one service has it.
         NAME is a message or enum with or without its package, or a METHOD.
@@ -72,6 +88,9 @@ public enum SubctlCommand: Sendable, Equatable {
           --help                print this text
 
         exit status: 0 success, 1 a call failed (or history --all stopped at 100 pages), 2 usage error
+        (or an unreadable JWS or --root file); apple verify refusing data: 10 malformed,
+        11 unsupported_algorithm, 12 bad_chain, 13 bad_certificate, 14 bad_signature, 15 wrong_app,
+        16 wrong_environment, 17 retryable (the first refusal, the outer JWS before the ones inside)
         """
 
     static let connectionOptions: Set<String> = ["addr", "timeout", "tls-cert", "tls-key", "tls-ca"]
@@ -126,25 +145,30 @@ public enum SubctlCommand: Sendable, Equatable {
                 options: try options(scanned, command: command, streaming: method.isServerStreaming))
         case "account", "history", "inbox", "replay":
             return try parseLedger(command, rest)
+        case "apple":
+            return try parseApple(rest)
         default:
             throw SubctlError(.usage, "unknown command \"\(command)\" (\(commandNames))")
         }
     }
 
-    private static let commandNames = "health, call, methods, describe, account, history, inbox or replay"
+    private static let commandNames = "health, call, methods, describe, account, history, inbox, replay or apple"
 
     /// The arguments of one command, sorted into option values, flags and positionals.
     struct Scanned {
         var values: [String: String] = [:]
+        /// The values of repeatable options, in command-line order.
+        var repeated: [String: [String]] = [:]
         var flags: Set<String> = []
         var positionals: [String] = []
     }
 
-    /// Sorts `arguments`; throws `usage` for an option not in `values` or `flags`, and `missing`
-    /// for fewer positionals than `positionals` allows.
+    /// Sorts `arguments`; throws `usage` for an option not in `values` or `flags`, one given twice
+    /// unless it is `repeatable` (those must be in `values` too), and `missing` for fewer
+    /// positionals than `positionals` allows.
     static func scan(
-        _ arguments: [String], command: String, values: Set<String>, flags: Set<String>,
-        positionals: ClosedRange<Int>, missing: String = ""
+        _ arguments: [String], command: String, values: Set<String>, repeatable: Set<String> = [],
+        flags: Set<String>, positionals: ClosedRange<Int>, missing: String = ""
     ) throws(SubctlError) -> Scanned {
         var scanned = Scanned()
         var index = 0
@@ -172,12 +196,20 @@ public enum SubctlCommand: Sendable, Equatable {
             if flags.contains(name) {
                 guard inline == nil else { throw SubctlError(.usage, "--\(name) takes no value") }
                 scanned.flags.insert(name)
-            } else if let inline {
-                scanned.values[name] = inline
+                continue
+            }
+            let value: String
+            if let inline {
+                value = inline
             } else {
                 guard index < arguments.count else { throw SubctlError(.usage, "--\(name) needs a value") }
-                scanned.values[name] = arguments[index]
+                value = arguments[index]
                 index += 1
+            }
+            if repeatable.contains(name) {
+                scanned.repeated[name, default: []].append(value)
+            } else {
+                scanned.values[name] = value
             }
         }
         guard scanned.positionals.count >= positionals.lowerBound else {

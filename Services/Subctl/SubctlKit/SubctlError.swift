@@ -1,15 +1,18 @@
+public import AppStore
 public import Wire
 
 /// Why a subctl command failed: a code, printed as `CODE`, and a message for the operator.
 ///
-/// Usage, lookup and request-JSON problems exit with 2; errors a server or the connection
-/// reported, answers that cannot be decoded, and output cut short exit with 1.
+/// Usage, lookup, request-JSON and input-file problems exit with 2; errors a server or the
+/// connection reported, answers that cannot be decoded, and output cut short exit with 1;
+/// App Store data that `apple verify` refuses exits with its refusal's own status (10…17).
 public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure: an extensible set of subctl's own codes plus every RPC status.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable {
             case usage, notFound, invalidArgument, dataLoss, incomplete
             case rpc(StatusCode)
+            case refused(AppleVerificationError.Code)
         }
 
         private let base: Base
@@ -19,7 +22,8 @@ public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let usage = Code(.usage)
         /// No method, message or enum has the given name.
         public static let notFound = Code(.notFound)
-        /// The request JSON does not fit the message, or a name is ambiguous.
+        /// The request JSON does not fit the message, a name is ambiguous, or an input file (a
+        /// JWS, a trust anchor) cannot be read.
         public static let invalidArgument = Code(.invalidArgument)
         /// An answer's bytes are not the message its method returns.
         public static let dataLoss = Code(.dataLoss)
@@ -27,8 +31,11 @@ public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let incomplete = Code(.incomplete)
         /// The status of a failed call.
         public static func rpc(_ status: StatusCode) -> Code { Code(.rpc(status)) }
+        /// App Store signed data that `apple verify` refused, with the verifier's reason.
+        public static func refused(_ code: AppleVerificationError.Code) -> Code { Code(.refused(code)) }
 
-        /// `USAGE`, `NOT_FOUND`, `INVALID_ARGUMENT`, `DATA_LOSS`, `INCOMPLETE` or the call's status name.
+        /// `USAGE`, `NOT_FOUND`, `INVALID_ARGUMENT`, `DATA_LOSS`, `INCOMPLETE`, the call's status
+        /// name, or a refusal's code in capitals (`BAD_SIGNATURE`).
         public var name: String {
             switch base {
             case .usage: "USAGE"
@@ -37,14 +44,17 @@ public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
             case .dataLoss: "DATA_LOSS"
             case .incomplete: "INCOMPLETE"
             case .rpc(let status): status.name
+            case .refused(let code): code.description.uppercased()
             }
         }
 
-        /// The process exit status for this code: 2 for what the operator typed, 1 otherwise.
+        /// The process exit status for this code: 2 for what the operator typed, a refusal's own
+        /// status (`AppleCommand.exitCodes`), 1 otherwise.
         public var exitCode: Int32 {
             switch base {
             case .usage, .notFound, .invalidArgument: 2
             case .dataLoss, .incomplete, .rpc: 1
+            case .refused(let code): AppleCommand.exitCode(for: code)
             }
         }
 

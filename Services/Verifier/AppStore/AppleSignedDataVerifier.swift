@@ -8,7 +8,8 @@ public import Foundation
 /// 2. the header: `alg` is ES256, `x5c` holds exactly three base64 DER certificates;
 /// 3. the path: leaf (`x5c[0]`, a P-256 key with OID 1.2.840.113635.100.6.11.1) and intermediate
 ///    (`x5c[1]`, OID 1.2.840.113635.100.6.2.1) chain to a configured trust anchor, every
-///    certificate valid at the payload's `signedDate` (now when it has none). `x5c[2]` is never
+///    certificate valid at the payload's `signedDate` (now when it has none, or with
+///    `validateAtCurrentTime`). `x5c[2]` is never
 ///    trusted: only the configured anchors are;
 /// 4. the raw R||S ES256 signature over `header.payload` with the leaf's key;
 /// 5. the claims: `bundleId`, `environment` (Xcode and LocalTesting data never pass in
@@ -72,8 +73,9 @@ public final class AppleSignedDataVerifier: Sendable {
     public func verifyNotification(_ jws: String, now: Date = Date()) throws(AppleVerificationError)
         -> AppleNotification
     {
-        let verified = try verifySignature(jws, now: now)
-        let notification = try Self.decode(AppleNotification.self, verified.payload, what: "notification")
+        let notification = try verifiedPayload(jws, as: AppleNotification.self, what: "notification", now: now) {
+            $0.signedDate
+        }
         let claims = notification.claims
         try checkClaims(bundleID: claims.bundleID, environment: claims.environment, appAppleID: claims.appAppleID)
         return notification
@@ -83,8 +85,9 @@ public final class AppleSignedDataVerifier: Sendable {
     public func verifyTransaction(_ jws: String, now: Date = Date()) throws(AppleVerificationError)
         -> AppleTransaction
     {
-        let verified = try verifySignature(jws, now: now)
-        let transaction = try Self.decode(AppleTransaction.self, verified.payload, what: "transaction")
+        let transaction = try verifiedPayload(
+            jws, as: AppleTransaction.self, what: "transaction", now: now,
+            flat: { FlatJSON.decode(AppleTransaction.self, from: $0) }, signedDate: { $0.signedDate })
         try checkClaims(bundleID: transaction.bundleId, environment: transaction.environment, appAppleID: nil)
         return transaction
     }
@@ -93,10 +96,35 @@ public final class AppleSignedDataVerifier: Sendable {
     public func verifyRenewalInfo(_ jws: String, now: Date = Date()) throws(AppleVerificationError)
         -> AppleRenewalInfo
     {
-        let verified = try verifySignature(jws, now: now)
-        let info = try Self.decode(AppleRenewalInfo.self, verified.payload, what: "renewal info")
+        let info = try verifiedPayload(
+            jws, as: AppleRenewalInfo.self, what: "renewal info", now: now,
+            flat: { FlatJSON.decode(AppleRenewalInfo.self, from: $0) }, signedDate: { $0.signedDate })
         try checkEnvironment(info.environment)
         return info
+    }
+
+    /// Steps 1–4 with the payload decoded as `T` once, before the path is checked: the decoded
+    /// `signedDate` is the validation time. When the payload does not decode as `T`, the
+    /// validation time comes from reading `signedDate` alone, and `T`'s decoding error is thrown
+    /// only after the signature verified, so every input fails with the same error as when the
+    /// payload was decoded after the signature. `flat` is `FlatJSON`'s reader for flat types.
+    private func verifiedPayload<T: Decodable>(
+        _ text: String, as type: T.Type, what: String, now: Date, flat: (([UInt8]) -> T?)? = nil,
+        signedDate: (T) -> Int64?
+    ) throws(AppleVerificationError) -> T {
+        var decoded: Result<T, AppleVerificationError>?
+        _ = try verified(text, now: now) { payload throws(AppleVerificationError) -> Int64? in
+            let result = Result { () throws(AppleVerificationError) -> T in
+                if let value = flat?(payload) { return value }
+                return try Self.decode(type, payload, what: what)
+            }
+            decoded = result
+            switch result {
+            case .success(let value): return signedDate(value)
+            case .failure: return try Self.decode(SignedDateProbe.self, payload, what: "payload").signedDate
+            }
+        }
+        return try decoded!.get()
     }
 
     // MARK: Signature and chain
@@ -111,17 +139,61 @@ public final class AppleSignedDataVerifier: Sendable {
 
     /// Steps 1–4: shape, header, path and signature; the payload stays unchecked JSON.
     public func verifySignature(_ text: String, now: Date = Date()) throws(AppleVerificationError) -> VerifiedJWS {
+        try verified(text, now: now) { payload throws(AppleVerificationError) -> Int64? in
+            try Self.decode(SignedDateProbe.self, payload, what: "payload").signedDate
+        }
+    }
+
+    /// Steps 1–4; `signedDate` reads the payload's `signedDate` (milliseconds) or throws.
+    ///
+    /// A header segment that named a pair still in the cache is not decoded again: its checks
+    /// (JSON, `alg`, `x5c`, base64) depend on its bytes alone and passed when it was cached.
+    private func verified(
+        _ text: String, now: Date, signedDate: ([UInt8]) throws(AppleVerificationError) -> Int64?
+    ) throws(AppleVerificationError) -> VerifiedJWS {
         guard text.utf8.count <= configuration.maxBytes else {
             throw AppleVerificationError(
                 .malformed, "the JWS is \(text.utf8.count) bytes, more than the \(configuration.maxBytes) accepted")
         }
-        let jws: CompactJWS
-        do {
-            jws = try CompactJWS(text)
-        } catch {
-            throw AppleVerificationError(.malformed, error.message)
+        let jws = try Segments(text, cache: cache)
+        let header = jws.signingInput[..<jws.headerEnd]
+        let certificates: (leaf: [UInt8], intermediate: [UInt8])?
+        if let headerBytes = jws.header {
+            certificates = try Self.checkHeader(headerBytes)
+        } else {
+            certificates = nil
         }
-        guard let header = try? JSONSerialization.jsonObject(with: Data(jws.header)) as? [String: Any] else {
+        // The payload is read before it is trusted only for the time to check the chain at.
+        let signedAt = try signedDate(jws.payload).map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        let validationTime = configuration.validateAtCurrentTime ? now : signedAt ?? now
+        let leafKey: PublicKey
+        if let knownPair = jws.knownPair, let entry = cache.lookup(knownPair, now: now) {
+            try Self.checkValidity(entry, at: validationTime)
+            leafKey = entry.leafKey
+        } else {
+            let ders: (leaf: [UInt8], intermediate: [UInt8])
+            if let certificates {
+                ders = certificates
+            } else {
+                // A known header whose pair expired since: decoding and checking it cannot fail.
+                ders = try Self.checkHeader(Self.decodeHeader(header))
+            }
+            leafKey = try verifiedLeafKey(
+                leafDER: ders.leaf, intermediateDER: ders.intermediate, header: Array(header), at: validationTime,
+                now: now)
+        }
+        let signature = try Self.derSignature(jws.signature)
+        guard leafKey.verifySHA256(signature: signature, message: jws.signingInput) else {
+            throw AppleVerificationError(.badSignature, "the ES256 signature does not verify with the leaf's key")
+        }
+        return VerifiedJWS(payload: jws.payload, validationTime: validationTime)
+    }
+
+    /// Step 2: the header's `alg` and `x5c`; returns the DER of `x5c[0]` and `x5c[1]`.
+    private static func checkHeader(_ headerBytes: [UInt8]) throws(AppleVerificationError) -> (
+        leaf: [UInt8], intermediate: [UInt8]
+    ) {
+        guard let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any] else {
             throw AppleVerificationError(.malformed, "the JWS header is not a JSON object")
         }
         guard let algorithm = header["alg"] as? String else {
@@ -145,35 +217,43 @@ public final class AppleSignedDataVerifier: Sendable {
             }
             ders.append(der)
         }
-        // The payload is read before it is trusted only for the time to check the chain at.
-        let probe = try Self.decode(SignedDateProbe.self, jws.payload, what: "payload")
-        let signedAt = probe.signedDate.map { Date(timeIntervalSince1970: Double($0) / 1000) }
-        let validationTime = configuration.validateAtCurrentTime ? now : signedAt ?? now
-        let leafKey = try verifiedLeafKey(leafDER: ders[0], intermediateDER: ders[1], at: validationTime, now: now)
-        let signature: [UInt8]
+        return (ders[0], ders[1])
+    }
+
+    /// The header segment of a JWS that `Segments` already accepted, decoded.
+    private static func decodeHeader(_ segment: ArraySlice<UInt8>) -> [UInt8] {
+        segment.withUnsafeBufferPointer { Segments.decode($0[...]) }
+            ?? Base64URL.decode(String(decoding: segment, as: UTF8.self)) ?? []
+    }
+
+    /// The DER form of a raw R||S ES256 signature; throws `badSignature` when it is not one.
+    private static func derSignature(_ raw: [UInt8]) throws(AppleVerificationError) -> [UInt8] {
+        if let der = Segments.derSignature(raw) { return der }
         do {
-            signature = try ECDSASignature.der(fromRaw: jws.signature, coordinateBytes: 32)
+            return try ECDSASignature.der(fromRaw: raw, coordinateBytes: 32)
         } catch {
             throw AppleVerificationError(
                 .badSignature, "the ES256 signature is not a valid R||S pair: \(error.message)")
         }
-        guard leafKey.verifySHA256(signature: signature, message: jws.signingInput) else {
-            throw AppleVerificationError(.badSignature, "the ES256 signature does not verify with the leaf's key")
+    }
+
+    /// Throws `badCertificate` when `time` is outside the cached path's validity.
+    private static func checkValidity(_ entry: VerifiedChainCache.Entry, at time: Date) throws(AppleVerificationError) {
+        guard time >= entry.notBefore && time <= entry.notAfter else {
+            throw AppleVerificationError(
+                .badCertificate, "a certificate of the chain was not valid at \(Self.format(time))")
         }
-        return VerifiedJWS(payload: jws.payload, validationTime: validationTime)
     }
 
     /// The leaf's key once the path (leaf, intermediate, anchor) holds at `time`: from the
-    /// cache, or checked in full and then cached.
-    private func verifiedLeafKey(leafDER: [UInt8], intermediateDER: [UInt8], at time: Date, now: Date)
-        throws(AppleVerificationError) -> PublicKey
-    {
+    /// cache, or checked in full and then cached with `header`, the JWS header segment that
+    /// named the pair.
+    private func verifiedLeafKey(
+        leafDER: [UInt8], intermediateDER: [UInt8], header: [UInt8], at time: Date, now: Date
+    ) throws(AppleVerificationError) -> PublicKey {
         let cacheKey = leafDER + intermediateDER
         if let entry = cache.lookup(cacheKey, now: now) {
-            guard time >= entry.notBefore && time <= entry.notAfter else {
-                throw AppleVerificationError(
-                    .badCertificate, "a certificate of the chain was not valid at \(Self.format(time))")
-            }
+            try Self.checkValidity(entry, at: time)
             return entry.leafKey
         }
         let leaf: X509Certificate
@@ -221,7 +301,8 @@ public final class AppleSignedDataVerifier: Sendable {
             cacheKey,
             VerifiedChainCache.Entry(
                 leafKey: key, notBefore: path.map(\.notBefore).max()!, notAfter: path.map(\.notAfter).min()!,
-                added: now))
+                added: now),
+            header: header)
         return key
     }
 
@@ -260,6 +341,7 @@ public final class AppleSignedDataVerifier: Sendable {
         let signedDate: Int64?
     }
 
+    /// `payload` decoded as `type` by `JSONDecoder`, whose errors become `malformed` refusals.
     static func decode<T: Decodable>(_ type: T.Type, _ payload: [UInt8], what: String) throws(AppleVerificationError)
         -> T
     {
@@ -283,5 +365,160 @@ public final class AppleSignedDataVerifier: Sendable {
     static func format(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         return formatter.string(from: date)
+    }
+}
+
+extension AppleSignedDataVerifier {
+    /// The three segments of a compact JWS, decoded as `CompactJWS` decodes them, without its
+    /// per-character work: the dots are found in the contiguous UTF-8, and base64url is decoded
+    /// with a table. Anything this fast path does not take (a wrong number of dots, a character
+    /// outside the alphabet, an impossible length, non-zero padding bits, an empty header or
+    /// signature, a string without contiguous UTF-8) goes through `CompactJWS` itself, which
+    /// decides and words the refusal.
+    struct Segments {
+        /// The decoded header; nil when the header segment is one the cache knows (`knownPair`).
+        let header: [UInt8]?
+        /// The (leaf, intermediate) DER pair a known header named, as the cache keys it.
+        let knownPair: [UInt8]?
+        let payload: [UInt8]
+        let signature: [UInt8]
+        /// `header "." payload` as written, the bytes the signature covers.
+        let signingInput: [UInt8]
+        /// Where the header segment ends in `signingInput`.
+        let headerEnd: Int
+
+        /// Splits and decodes `text`; throws `malformed` as `CompactJWS` does.
+        init(_ text: String, cache: VerifiedChainCache) throws(AppleVerificationError) {
+            if let fast = text.utf8.withContiguousStorageIfAvailable({ Self.fast($0, cache: cache) }), let fast {
+                self = fast
+                return
+            }
+            let jws: CompactJWS
+            do {
+                jws = try CompactJWS(text)
+            } catch {
+                throw AppleVerificationError(.malformed, error.message)
+            }
+            header = jws.header
+            knownPair = nil
+            payload = jws.payload
+            signature = jws.signature
+            signingInput = jws.signingInput
+            headerEnd = jws.signingInput.firstIndex(of: UInt8(ascii: ".")) ?? jws.signingInput.count
+        }
+
+        private init(
+            header: [UInt8]?, knownPair: [UInt8]?, payload: [UInt8], signature: [UInt8], signingInput: [UInt8],
+            headerEnd: Int
+        ) {
+            self.header = header
+            self.knownPair = knownPair
+            self.payload = payload
+            self.signature = signature
+            self.signingInput = signingInput
+            self.headerEnd = headerEnd
+        }
+
+        /// The segments of well-formed input; nil for anything `CompactJWS` must judge.
+        private static func fast(_ text: UnsafeBufferPointer<UInt8>, cache: VerifiedChainCache) -> Segments? {
+            guard let first = dot(in: text, from: 0), let second = dot(in: text, from: first + 1),
+                dot(in: text, from: second + 1) == nil
+            else { return nil }
+            let signingInput = Array(text[..<second])
+            let knownPair = cache.pair(forHeader: signingInput[..<first])
+            var header: [UInt8]?
+            if knownPair == nil {
+                guard let decoded = signingInput.withUnsafeBufferPointer({ decode($0[..<first]) }), !decoded.isEmpty
+                else { return nil }
+                header = decoded
+            }
+            guard let payload = decode(text[(first + 1)..<second]),
+                let signature = decode(text[(second + 1)...]), !signature.isEmpty
+            else { return nil }
+            return Segments(
+                header: header, knownPair: knownPair, payload: payload, signature: signature,
+                signingInput: signingInput, headerEnd: first)
+        }
+
+        /// The offset of the first "." at or after `start`, or nil.
+        private static func dot(in text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+            guard start < text.count, let base = text.baseAddress,
+                let found = memchr(base + start, Int32(UInt8(ascii: ".")), text.count - start)
+            else { return nil }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        }
+
+        /// base64url characters → their 6-bit values; 0xFF for every other byte.
+        private static let alphabet: [UInt8] = {
+            var table = [UInt8](repeating: 0xFF, count: 256)
+            let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+            for (value, character) in characters.enumerated() { table[Int(character)] = UInt8(value) }
+            return table
+        }()
+
+        /// Unpadded base64url, decoded as `Base64URL.decode` decodes it; nil for a character
+        /// outside the alphabet, a length of 4n+1, or non-zero bits after the last byte (which
+        /// the fast path leaves to Foundation).
+        static func decode(_ text: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {
+            let text = UnsafeBufferPointer(rebasing: text)
+            let count = text.count
+            let blocks = count / 4
+            let rest = count % 4
+            guard rest != 1 else { return nil }
+            let outputCount = blocks * 3 + (rest == 0 ? 0 : rest - 1)
+            var valid = true
+            let output = alphabet.withUnsafeBufferPointer { table in
+                [UInt8](unsafeUninitializedCapacity: outputCount) { output, initialized in
+                    var input = 0
+                    var written = 0
+                    for _ in 0..<blocks {
+                        let a = table[Int(text[input])]
+                        let b = table[Int(text[input + 1])]
+                        let c = table[Int(text[input + 2])]
+                        let d = table[Int(text[input + 3])]
+                        guard (a | b | c | d) & 0x80 == 0 else {
+                            valid = false
+                            break
+                        }
+                        let bits = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                        output[written] = UInt8(truncatingIfNeeded: bits >> 16)
+                        output[written + 1] = UInt8(truncatingIfNeeded: bits >> 8)
+                        output[written + 2] = UInt8(truncatingIfNeeded: bits)
+                        input += 4
+                        written += 3
+                    }
+                    if valid && rest > 0 {
+                        let a = table[Int(text[input])]
+                        let b = table[Int(text[input + 1])]
+                        let c = rest == 3 ? table[Int(text[input + 2])] : 0
+                        // Bits left over after the last byte must be zero (canonical form).
+                        let leftover = rest == 2 ? b & 0x0F : c & 0x03
+                        if (a | b | c) & 0x80 != 0 || leftover != 0 {
+                            valid = false
+                        } else {
+                            output[written] = a << 2 | b >> 4
+                            if rest == 3 { output[written + 1] = (b & 0x0F) << 4 | c >> 2 }
+                        }
+                    }
+                    // UInt8 needs no deinitialization: an abandoned buffer may claim none.
+                    initialized = valid ? outputCount : 0
+                }
+            }
+            return valid ? output : nil
+        }
+
+        /// The DER `ECDSA-Sig-Value` of a 64-byte R||S pair with R and S non-zero (what
+        /// `ECDSASignature.der(fromRaw:coordinateBytes: 32)` returns for it); nil otherwise.
+        static func derSignature(_ raw: [UInt8]) -> [UInt8]? {
+            guard raw.count == 64 else { return nil }
+            func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
+                guard let start = bytes.firstIndex(where: { $0 != 0 }) else { return nil }
+                let magnitude = bytes[start...]
+                let pad = magnitude.first! & 0x80 != 0
+                return [0x02, UInt8(magnitude.count + (pad ? 1 : 0))] + (pad ? [0] : []) + magnitude
+            }
+            guard let r = integer(raw[..<32]), let s = integer(raw[32...]) else { return nil }
+            return [0x30, UInt8(r.count + s.count)] + r + s
+        }
     }
 }

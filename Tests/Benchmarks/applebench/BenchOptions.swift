@@ -1,0 +1,73 @@
+import BenchSupport
+import Foundation
+
+/// The command line of applebench.
+struct BenchOptions {
+    var seconds = 3.0
+    var threads = ProcessInfo.processInfo.activeProcessorCount
+    var openssl = "openssl"
+    var showHelp = false
+
+    private static let cores = ProcessInfo.processInfo.activeProcessorCount
+
+    static let helpText = """
+        usage: applebench [--seconds S] [--threads N] [--openssl PATH]
+
+        Measures App Store signed-data verifications per second through
+        AppleSignedDataVerifier.verifyTransaction: a signed transaction of a realistic size (every
+        documented field, about 1.5 KB of JSON) under a freshly generated Apple-shaped chain
+        (P-384 root and intermediate, P-256 leaf), each call checked in full and decoded.
+          warm: the verified (leaf, intermediate) pair is cached; each call still parses the JWS,
+                checks the validity period, verifies the ES256 signature and the claims;
+          cold: no cache (cacheCapacity 0): each call also parses both certificates and verifies
+                the path to the anchor (two P-384 signatures).
+        Each runs for S seconds on one thread, then on N threads at once sharing one verifier.
+
+        Then runs `openssl speed -seconds S ecdsap256 ecdsap384` (one thread) and judges the
+        one-thread figures: warm against 0.75 x OpenSSL's P-256 verify/s, cold against
+        0.3 x its P-384 verify/s. Like openssl speed, which divides by the CPU time it used, the
+        one-thread figures are per CPU-second of the measuring thread (so other work on the
+        machine skews them less; the wall-clock rate and the share of a core the thread got are
+        in the JSON line). The N-thread figures are wall-clock throughput, reported, not judged.
+
+        Prints a table, then as its last line one JSON object with every figure. The exit status
+        is 0 whenever the measurement ran, whatever the ratios; it is non-zero only when
+        something failed to run (a verification failed, openssl missing or unparsable).
+
+          --seconds S      seconds per measurement and per openssl algorithm (default 3; 0.5…120;
+                           openssl takes whole seconds, rounded up)
+          --threads N      threads of the all-cores runs (default: the active cores, here \(cores))
+          --openssl PATH   the openssl executable (default: openssl on PATH)
+          -h, --help       show this text
+
+        Needs the openssl command (`scripts/install-deps`).
+        """
+
+    /// Parses `arguments` (without the program name). Throws for unknown or incomplete flags.
+    init(arguments: [String]) throws(BenchError) {
+        var rest = arguments[...]
+        func value(for flag: String) throws(BenchError) -> String {
+            guard let value = rest.popFirst() else { throw BenchError("\(flag) needs a value") }
+            return value
+        }
+        while let flag = rest.popFirst() {
+            switch flag {
+            case "--seconds":
+                let text = try value(for: flag)
+                guard let number = Double(text), number >= 0.5, number <= 120 else {
+                    throw BenchError("--seconds wants a number of seconds in [0.5, 120], not \"\(text)\"")
+                }
+                seconds = number
+            case "--threads":
+                let text = try value(for: flag)
+                guard let number = Int(text), (1...256).contains(number) else {
+                    throw BenchError("--threads wants a whole number in [1, 256], not \"\(text)\"")
+                }
+                threads = number
+            case "--openssl": openssl = try value(for: flag)
+            case "-h", "--help": showHelp = true
+            default: throw BenchError("unknown argument \"\(flag)\" (see --help)")
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import AppStore
+import BenchSupport
+import Crypto
+import Foundation
+
+/// One run: our warm and cold verification rates on one thread and on all, then OpenSSL's
+/// ECDSA rates, then the report.
+struct Benchmark {
+    /// Warm verifications per second ÷ OpenSSL P-256 verifies per second.
+    static let warmTarget = 0.75
+    /// Cold verifications per second ÷ OpenSSL P-384 verifies per second.
+    static let coldTarget = 0.3
+
+    let options: BenchOptions
+
+    /// Measures and prints the table and, last, the JSON line. Throws when the chain cannot be
+    /// made, a verification fails, or openssl cannot be run or read.
+    func run() throws(BenchError) {
+        Self.warnIfBusy()
+        let now = Date()
+        let signedDate = Int64(now.timeIntervalSince1970 * 1000)
+        let payload = TransactionPayload.json(signedDate: signedDate)
+        let chain: AppleSigningChain
+        let jws: String
+        do {
+            chain = try AppleSigningChain.generate(now: now)
+            jws = try chain.sign(payload: payload)
+        } catch {
+            throw BenchError("cannot make the test chain: \(error)")
+        }
+        let warm = try load(chain: chain, jws: jws, cacheCapacity: 64)
+        let cold = try load(chain: chain, jws: jws, cacheCapacity: 0)
+        Self.note("payload \(payload.count) bytes of JSON, JWS \(jws.utf8.count) bytes")
+
+        let threads = options.threads
+        let warmOne = try measure("warm cache, 1 thread", warm, threads: 1)
+        let coldOne = try measure("no cache, 1 thread", cold, threads: 1)
+        let warmAll = try measure("warm cache, \(threads) threads", warm, threads: threads)
+        let coldAll = try measure("no cache, \(threads) threads", cold, threads: threads)
+        guard warm.verifier.cachedChains == 1, cold.verifier.cachedChains == 0 else {
+            throw BenchError(
+                "the caches hold \(warm.verifier.cachedChains) and \(cold.verifier.cachedChains) chains, not 1 and 0")
+        }
+
+        let opensslSeconds = Int(options.seconds.rounded(.up))
+        Self.note("openssl speed -seconds \(opensslSeconds) ecdsap256 ecdsap384 (about \(4 * opensslSeconds) s)")
+        let speed = try OpenSSLSpeed.measure(openssl: options.openssl, seconds: opensslSeconds)
+
+        let p256 = "openssl P-256 verify"
+        let p384 = "openssl P-384 verify"
+        let rows = [
+            ReportRow(
+                figure: "warm cache, 1 thread", key: "warm_1t", ours: warmOne, perCPUSecond: true,
+                reference: speed.p256.verifyPerSecond, referenceName: p256, target: Self.warmTarget),
+            ReportRow(
+                figure: "no cache, 1 thread", key: "cold_1t", ours: coldOne, perCPUSecond: true,
+                reference: speed.p384.verifyPerSecond, referenceName: p384, target: Self.coldTarget),
+            ReportRow(
+                figure: "warm cache, \(threads) threads", key: "warm_all", ours: warmAll, perCPUSecond: false,
+                reference: speed.p256.verifyPerSecond, referenceName: "\(p256) (1 thread)", target: nil),
+            ReportRow(
+                figure: "no cache, \(threads) threads", key: "cold_all", ours: coldAll, perCPUSecond: false,
+                reference: speed.p384.verifyPerSecond, referenceName: "\(p384) (1 thread)", target: nil),
+        ]
+        let report = Report(
+            rows: rows, speed: speed, seconds: options.seconds, payloadBytes: payload.count, jwsBytes: jws.utf8.count)
+        print(report.table)
+        print(report.json)
+    }
+
+    /// A verifier trusting `chain`'s root, with the cache as given, checked once on `jws`.
+    private func load(chain: AppleSigningChain, jws: String, cacheCapacity: Int) throws(BenchError) -> VerifyLoad {
+        var configuration = AppleSignedDataVerifier.Configuration(
+            bundleID: TransactionPayload.bundleID, environment: .sandbox)
+        configuration.cacheCapacity = cacheCapacity
+        let verifier: AppleSignedDataVerifier
+        do {
+            verifier = try AppleSignedDataVerifier(anchors: [chain.root], configuration: configuration)
+        } catch {
+            throw BenchError("cannot make the verifier: \(error)")
+        }
+        let load = VerifyLoad(verifier: verifier, jws: jws, expectedTransactionID: TransactionPayload.transactionID)
+        // One verification first: it must pass, and it fills the warm cache.
+        _ = try load.run(threads: 1, seconds: 0)
+        return load
+    }
+
+    private func measure(_ name: String, _ load: VerifyLoad, threads: Int) throws(BenchError) -> VerifyLoad.Result {
+        let result = try load.run(threads: threads, seconds: options.seconds)
+        Self.note(
+            "\(name): \(Int(result.perCPUSecond)) verifications per CPU-second, \(Int(result.perWallSecond)) per "
+                + "wall-clock second, \(ReportText.fixed(result.cpuShare, 2)) of a core per thread")
+        if result.cpuShare < 0.9 {
+            let share = ReportText.fixed(result.cpuShare, 2)
+            Self.note("\(name): the threads had only \(share) of a core each: other work competed")
+        }
+        return result
+    }
+
+    private static func warnIfBusy() {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
+            let load = text.split(separator: " ").first.flatMap({ Double($0) }), load > 0.5 * Double(cores)
+        else { return }
+        note("load average \(load) on \(cores) cores before starting: other work will skew the figures")
+    }
+
+    static func note(_ text: String) {
+        FileHandle.standardError.write(Data("applebench: \(text)\n".utf8))
+    }
+}
