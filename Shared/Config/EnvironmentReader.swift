@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Reads typed settings from environment variables, each with a default. Every getter throws a
 /// `ConfigError` naming the variable when the value is present but unusable.
@@ -20,6 +20,15 @@ public struct EnvironmentReader: Sendable {
     public func string(_ name: String, default fallback: String) -> String { raw(name) ?? fallback }
 
     public func optionalString(_ name: String) -> String? { raw(name) }
+
+    /// An `http` or `https` URL with a host.
+    public func httpURL(_ name: String, default fallback: String) throws(ConfigError) -> URL {
+        let text = raw(name) ?? fallback
+        guard let url = URL(string: text), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+            throw ConfigError(variable: name, problem: "\"\(text)\" is not an http(s) URL")
+        }
+        return url
+    }
 
     /// An integer within `range`.
     public func int(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigError) -> Int {

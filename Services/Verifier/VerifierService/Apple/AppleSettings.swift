@@ -115,9 +115,8 @@ public struct AppleSettings: Sendable {
         keyID = try required("APPLE_KEY_ID")
         issuerID = try required("APPLE_ISSUER_ID")
         privateKeyPath = try required("APPLE_PRIVATE_KEY_FILE")
-        productionAPI = try Self.url(environment, "APPLE_API_URL", default: "https://api.storekit.apple.com")
-        sandboxAPI = try Self.url(
-            environment, "APPLE_API_SANDBOX_URL", default: "https://api.storekit-sandbox.apple.com")
+        productionAPI = try environment.httpURL("APPLE_API_URL", default: "https://api.storekit.apple.com")
+        sandboxAPI = try environment.httpURL("APPLE_API_SANDBOX_URL", default: "https://api.storekit-sandbox.apple.com")
         askOtherEnvironment = try environment.bool("APPLE_API_OTHER_ENVIRONMENT", default: false)
         reconcileInterval = try environment.duration(
             "APPLE_RECONCILE_INTERVAL", default: .seconds(3600), range: .zero...(.seconds(7 * 86_400)))
@@ -128,16 +127,6 @@ public struct AppleSettings: Sendable {
         }
         tokenNamespace = parsed
         onlineChecks = try environment.bool("APPLE_ONLINE_CHECKS", default: false)
-    }
-
-    private static func url(_ environment: EnvironmentReader, _ name: String, default fallback: String)
-        throws(ConfigError) -> URL
-    {
-        let text = environment.string(name, default: fallback)
-        guard let url = URL(string: text), url.scheme == "https" || url.scheme == "http", url.host != nil else {
-            throw ConfigError(variable: name, problem: "\"\(text)\" is not an http(s) URL")
-        }
-        return url
     }
 
     /// One signed-data verifier per served environment.
