@@ -4,28 +4,56 @@ import Wire
 
 /// The verifier's RPC methods, registered on a router.
 enum VerifierMethods {
-    static func register(on router: RPCRouter, apple: AppleAdapter?) {
+    static func register(on router: RPCRouter, apple: AppleAdapter?, google: GoogleAdapter?) {
         let service = VerifierService.serviceName
         router.unary("\(service)/VerifyApplePurchase") { (_, request: VerifyApplePurchaseRequest) in
-            try await required(apple, "Apple").verifyPurchase(request)
+            try await required(apple, "the App Store").verifyPurchase(request)
+        }
+        router.unary("\(service)/VerifyGooglePurchase") { (_, request: VerifyGooglePurchaseRequest) in
+            try await required(google, "Google Play").verifyPurchase(request)
         }
         router.unary("\(service)/RestorePurchases") { (_, request: RestorePurchasesRequest) in
-            if !request.googlePurchases.isEmpty {
-                throw RPCError(.unimplemented, "this verifier has no Google Play adapter")
-            }
-            return try await required(apple, "Apple").restorePurchases(request)
+            try await restore(request, apple: apple, google: google)
         }
         router.unary("\(service)/RefreshSubscription") { (_, request: RefreshSubscriptionRequest) in
             guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
             switch key.store {
-            case .apple: return try await required(apple, "Apple").refresh(key)
-            case .google: throw RPCError(.unimplemented, "this verifier has no Google Play adapter")
+            case .apple: return try await required(apple, "the App Store").refresh(key)
+            case .google: return try await required(google, "Google Play").refresh(key)
             }
         }
     }
 
+    /// Restores Apple purchases through their history and re-verifies each Google purchase
+    /// presented, then answers everything the account owns.
+    static func restore(_ request: RestorePurchasesRequest, apple: AppleAdapter?, google: GoogleAdapter?) async throws
+        -> RestorePurchasesResponse
+    {
+        try PurchaseChecks.account(request.accountID)
+        try PurchaseChecks.idempotencyKey(request.idempotencyKey)
+        guard request.googlePurchases.count <= 100 else {
+            throw RPCError(
+                .invalidArgument, "at most 100 Google purchases per restore, got \(request.googlePurchases.count)")
+        }
+        var response = RestorePurchasesResponse()
+        if !request.appleSignedTransactions.isEmpty || !request.appleTransactionIDs.isEmpty {
+            response = try await required(apple, "the App Store").restorePurchases(request)
+        }
+        guard !request.googlePurchases.isEmpty else { return response }
+        let adapter = try required(google, "Google Play")
+        for (index, purchase) in request.googlePurchases.enumerated() {
+            _ = try await adapter.verifyPurchase(
+                VerifyGooglePurchaseRequest(
+                    accountID: request.accountID, packageName: purchase.packageName, productID: purchase.productID,
+                    purchaseToken: purchase.purchaseToken,
+                    idempotencyKey: "\(request.idempotencyKey.prefix(90))#g\(index)"))
+        }
+        return RestorePurchasesResponse(
+            subscriptions: try await adapter.ledger.account(request.accountID).subscriptions)
+    }
+
     /// The adapter, or UNIMPLEMENTED naming the store this instance was not configured for.
-    static func required(_ adapter: AppleAdapter?, _ store: String) throws -> AppleAdapter {
+    static func required<Adapter>(_ adapter: Adapter?, _ store: String) throws -> Adapter {
         guard let adapter else {
             throw RPCError(.unimplemented, "this verifier is not configured for \(store) (see VERIFIER_STORES)")
         }

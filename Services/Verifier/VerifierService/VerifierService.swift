@@ -38,7 +38,7 @@ public enum VerifierService {
                 ])
             apple = adapter
         }
-        VerifierMethods.register(on: host.router, apple: apple)
+        VerifierMethods.register(on: host.router, apple: apple, google: nil)
         return host
     }
 
