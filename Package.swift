@@ -52,6 +52,7 @@ let package = Package(
         shared("Crypto", ["COpenSSL", "CShims"]),
         shared("Sockets", []),
         shared("HTTP", ["CMicroHTTPD", "CShims", "Observability", "Sockets"]),
+        shared("HTTPClient", []),
         shared("RPC", ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability", "Sockets"]),
         shared("Lifecycle", ["Observability"]),
         shared("SQLite", ["CSQLite"]),
@@ -61,10 +62,10 @@ let package = Package(
         // Services: business rules in a library, a main.swift that only wires it up.
         // The verifier's store adapters are libraries of their own (subctl uses them too).
         .target(
-            name: "AppStore", dependencies: ["Crypto", "Model"], path: "Services/Verifier/AppStore",
+            name: "AppStore", dependencies: ["Crypto", "Model", "HTTPClient"], path: "Services/Verifier/AppStore",
             swiftSettings: swiftSettings),
         .target(
-            name: "GooglePlay", dependencies: ["Crypto", "Model"], path: "Services/Verifier/GooglePlay",
+            name: "GooglePlay", dependencies: ["Crypto", "Model", "HTTPClient"], path: "Services/Verifier/GooglePlay",
             swiftSettings: swiftSettings),
         .target(
             name: "VerifierService",
@@ -131,6 +132,9 @@ let package = Package(
             name: "HTTPTests", dependencies: ["HTTP", "Observability"], path: "Tests/HTTPTests",
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "Observability"],
+            path: "Tests/HTTPClientTests", swiftSettings: swiftSettings),
+        .testTarget(
             name: "ServiceRuntimeTests",
             dependencies: ["ServiceRuntime", "RPC", "Wire", "Config", "Lifecycle", "Observability"],
             path: "Tests/ServiceRuntimeTests", swiftSettings: swiftSettings),
@@ -154,11 +158,13 @@ let package = Package(
             name: "PostgreSQLTests", dependencies: ["PostgreSQL"], path: "Tests/PostgreSQLTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "Model", "HTTP", "Observability"],
+            name: "AppStoreTests",
+            dependencies: ["AppStore", "Crypto", "Model", "HTTP", "Observability", "TestSupport"],
             path: "Tests/AppStoreTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "Model", "HTTP", "Observability"],
+            name: "GooglePlayTests",
+            dependencies: ["GooglePlay", "Crypto", "Model", "HTTP", "Observability", "TestSupport"],
             path: "Tests/GooglePlayTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "VerifierTests",

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import TestSupport
 
 /// What a client test needs: an App Store Connect key generated for the test, a manual clock,
 /// a recording sleeper, and a fake server per environment that checks tokens against that key.

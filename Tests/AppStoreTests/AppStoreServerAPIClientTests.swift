@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTP
+import TestSupport
 import Testing
 
 @testable import AppStore

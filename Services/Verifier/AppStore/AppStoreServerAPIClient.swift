@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+import HTTPClient
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -94,8 +95,8 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     /// The configuration the client was made with.
     public let configuration: Configuration
     private let tokens: AppStoreTokenIssuer
-    private let transport: AppStoreHTTPTransport
-    private let retry: AppStoreRetryPolicy
+    private let transport: HTTPClientTransport
+    private let retry: RetryPolicy
 
     /// A client for `configuration`.
     ///
@@ -108,10 +109,10 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         tokens = AppStoreTokenIssuer(
             keyID: configuration.keyID, issuerID: configuration.issuerID, bundleID: configuration.bundleID,
             key: configuration.privateKey, now: configuration.now)
-        transport = AppStoreHTTPTransport(
-            requestTimeout: AppStoreRetryPolicy.seconds(configuration.requestTimeout),
+        transport = HTTPClientTransport(
+            requestTimeout: RetryPolicy.seconds(configuration.requestTimeout),
             maxResponseBytes: configuration.maxResponseBytes)
-        retry = AppStoreRetryPolicy(
+        retry = RetryPolicy(
             maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
             maxBackoff: configuration.maxBackoff)
     }
@@ -122,7 +123,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     public func transactionInfo(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
         -> String
     {
-        let call = Call(method: "GET", path: "/inApps/v1/transactions/" + (try Self.pathSegment(transactionID)))
+        let call = HTTPCall(method: "GET", path: "/inApps/v1/transactions/" + (try Self.pathSegment(transactionID)))
         return try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
             let body = try await send(call, in: environment)
             return try Self.decode(TransactionInfoBody.self, body, call: call).signedTransactionInfo
@@ -134,7 +135,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     public func allSubscriptionStatuses(transactionID: String, environment: AppleEnvironment)
         async throws(AppStoreAPIError) -> AppleSubscriptionStatuses
     {
-        let call = Call(method: "GET", path: "/inApps/v1/subscriptions/" + (try Self.pathSegment(transactionID)))
+        let call = HTTPCall(method: "GET", path: "/inApps/v1/subscriptions/" + (try Self.pathSegment(transactionID)))
         return try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
             try Self.decode(AppleSubscriptionStatuses.self, try await send(call, in: environment), call: call)
         }
@@ -145,7 +146,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     public func transactionHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
         -> [String]
     {
-        let first = Call(method: "GET", path: "/inApps/v2/history/" + (try Self.pathSegment(transactionID)))
+        let first = HTTPCall(method: "GET", path: "/inApps/v2/history/" + (try Self.pathSegment(transactionID)))
         return try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
             try await collectPages(first, in: environment, cursorName: "revision") {
                 (page: HistoryPage) in (page.signedTransactions, page.hasMore, page.revision)
@@ -164,7 +165,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         }
         let range = NotificationHistoryRequestBody(
             startDate: Self.milliseconds(start), endDate: Self.milliseconds(end))
-        let first = Call(method: "POST", path: "/inApps/v1/notifications/history", body: try Self.encode(range))
+        let first = HTTPCall(method: "POST", path: "/inApps/v1/notifications/history", body: try Self.encode(range))
         return try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
             try await collectPages(first, in: environment, cursorName: "paginationToken") {
                 (page: NotificationHistoryPage) in (page.notificationHistory, page.hasMore, page.paginationToken)
@@ -183,24 +184,13 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         }
         let body = try Self.encode(AppAccountTokenBody(appAccountToken: uuid.uuidString.lowercased()))
         let path = "/inApps/v1/transactions/" + (try Self.pathSegment(originalTransactionID)) + "/appAccountToken"
-        let call = Call(method: "PUT", path: path, body: body)
+        let call = HTTPCall(method: "PUT", path: path, body: body)
         try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
             _ = try await send(call, in: environment)
         }
     }
 
     // MARK: Requests
-
-    /// One request: method, percent-encoded path, query and JSON body.
-    struct Call: Sendable {
-        var method: String
-        var path: String
-        var query: [(name: String, value: String)] = []
-        var body: Data?
-
-        /// `METHOD /path`, for messages.
-        var summary: String { method + " " + path }
-    }
 
     /// Runs `body` in `environment` and, when Apple answers 4040010 there and the configuration
     /// allows it, once more in the other environment. A call unknown in both fails `.notFound`.
@@ -224,7 +214,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     /// Reads every page of a paginated call: `page` gives a page's items, whether there are more,
     /// and the cursor sent as the `cursorName` query parameter for the next page.
     private func collectPages<Page: Decodable & Sendable, Item>(
-        _ first: Call, in environment: AppleEnvironment, cursorName: String,
+        _ first: HTTPCall, in environment: AppleEnvironment, cursorName: String,
         _ page: (Page) -> (items: [Item], hasMore: Bool, cursor: String?)
     ) async throws(AppStoreAPIError) -> [Item] {
         var items: [Item] = []
@@ -249,14 +239,10 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
 
     /// Sends `call` to `environment`'s server, retrying what may succeed later, and returns the
     /// body of its 2xx answer.
-    private func send(_ call: Call, in environment: AppleEnvironment) async throws(AppStoreAPIError) -> Data {
-        var request = URLRequest(url: try url(for: call, in: environment))
-        request.httpMethod = call.method
-        request.timeoutInterval = AppStoreRetryPolicy.seconds(configuration.requestTimeout)
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let body = call.body {
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    private func send(_ call: HTTPCall, in environment: AppleEnvironment) async throws(AppStoreAPIError) -> Data {
+        guard var request = call.urlRequest(below: try baseURL(of: environment), timeout: configuration.requestTimeout)
+        else {
+            throw AppStoreAPIError(.invalidRequest, "\(call.summary) does not make a URL")
         }
         let context = "\(call.summary) in \(environment.rawValue)"
         var attempt = 1
@@ -281,29 +267,15 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         }
     }
 
-    /// The full URL of `call` in `environment`.
-    private func url(for call: Call, in environment: AppleEnvironment) throws(AppStoreAPIError) -> URL {
-        let base: URL
+    /// The base URL of `environment`'s server.
+    private func baseURL(of environment: AppleEnvironment) throws(AppStoreAPIError) -> URL {
         switch environment {
-        case .production: base = configuration.productionBaseURL
-        case .sandbox: base = configuration.sandboxBaseURL
+        case .production: return configuration.productionBaseURL
+        case .sandbox: return configuration.sandboxBaseURL
         case .xcode, .localTesting:
             throw AppStoreAPIError(
                 .invalidRequest, "the App Store Server API has no \(environment.rawValue) environment")
         }
-        guard var components = URLComponents(url: base, resolvingAgainstBaseURL: false) else {
-            throw AppStoreAPIError(.configuration, "the \(environment.rawValue) base URL cannot be parsed")
-        }
-        var basePath = components.percentEncodedPath
-        while basePath.hasSuffix("/") { basePath.removeLast() }
-        components.percentEncodedPath = basePath + call.path
-        components.percentEncodedQuery =
-            call.query.isEmpty
-            ? nil : call.query.map { $0.name + "=" + Self.percentEncoded($0.value) }.joined(separator: "&")
-        guard let url = components.url else {
-            throw AppStoreAPIError(.invalidRequest, "\(call.summary) does not make a URL")
-        }
-        return url
     }
 
     // MARK: Answers
@@ -320,9 +292,9 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
 
     /// Classifies one attempt's outcome; `context` (method, path, environment) heads messages.
     static func verdict(
-        _ outcome: Result<AppStoreHTTPTransport.Response, AppStoreHTTPTransport.Failure>, context: String, now: Date
+        _ outcome: Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>, context: String, now: Date
     ) -> Verdict {
-        let response: AppStoreHTTPTransport.Response
+        let response: HTTPClientTransport.Response
         switch outcome {
         case .success(let answer): response = answer
         case .failure(.network(let cause)):
@@ -336,11 +308,11 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         if (200...299).contains(status) { return .success(response.body) }
         let apple = try? JSONDecoder().decode(ErrorBody.self, from: response.body)
         let apiErrorCode = apple?.errorCode
-        let message = context + (apple?.errorMessage.map { ": " + sanitized($0) } ?? "")
+        let message = context + (apple?.errorMessage.map { ": " + $0.printableASCII() } ?? "")
         func error(_ code: AppStoreAPIError.Code) -> AppStoreAPIError {
             AppStoreAPIError(code, message, httpStatus: status, apiErrorCode: apiErrorCode)
         }
-        let retryAfter = response.headers["retry-after"].flatMap { AppStoreRetryPolicy.retryAfter($0, now: now) }
+        let retryAfter = response.headers["retry-after"].flatMap { RetryPolicy.retryAfter($0, now: now) }
         switch status {
         case 404 where apiErrorCode == transactionIDNotFoundErrorCode: return .failure(error(.wrongEnvironment))
         case 401: return .failure(error(.unauthorized))
@@ -356,31 +328,12 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         }
     }
 
-    /// Apple's `errorMessage` as it may appear in an error: printable ASCII, at most 200 characters.
-    private static func sanitized(_ text: String) -> String {
-        let printable = text.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }
-        return String(String.UnicodeScalarView(printable.prefix(200)))
-    }
-
     /// Decodes a 2xx body, naming what is missing or mistyped (never the body itself).
-    static func decode<T: Decodable>(_ type: T.Type, _ body: Data, call: Call) throws(AppStoreAPIError) -> T {
-        func invalid(_ why: String) -> AppStoreAPIError {
-            AppStoreAPIError(.invalidResponse, "the answer to \(call.summary) \(why)", httpStatus: 200)
-        }
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-        }
-        do {
-            return try JSONDecoder().decode(type, from: body)
-        } catch let DecodingError.keyNotFound(key, context) {
-            let parent = path(context)
-            throw invalid("has no \(parent.isEmpty ? "" : parent + ".")\(key.stringValue)")
-        } catch let DecodingError.typeMismatch(_, context) {
-            throw invalid("has a \(path(context)) of the wrong type")
-        } catch let DecodingError.valueNotFound(_, context) {
-            throw invalid("has a null \(path(context))")
+    static func decode<T: Decodable>(_ type: T.Type, _ body: Data, call: HTTPCall) throws(AppStoreAPIError) -> T {
+        do throws(JSONAnswer.Problem) {
+            return try JSONAnswer.decode(type, from: body)
         } catch {
-            throw invalid("is not a JSON object")
+            throw AppStoreAPIError(.invalidResponse, "the answer to \(call.summary) \(error)", httpStatus: 200)
         }
     }
 
@@ -404,27 +357,10 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         guard id.utf8.count <= maxIDBytes else {
             throw AppStoreAPIError(.invalidRequest, "the transaction id is longer than \(maxIDBytes) bytes")
         }
-        guard id != "." && id != ".." else {
+        guard !PercentEncoding.isDotSegment(id) else {
             throw AppStoreAPIError(.invalidRequest, "the transaction id is a dot segment")
         }
-        return percentEncoded(id)
-    }
-
-    /// `text` with every byte but the RFC 3986 unreserved characters percent-encoded.
-    static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = String(byte, radix: 16, uppercase: true)
-                out += "%" + (hex.count == 1 ? "0" + hex : hex)
-            }
-        }
-        return out
+        return PercentEncoding.unreserved(id)
     }
 
     private static func milliseconds(_ date: Date) -> Int64 {
@@ -444,7 +380,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         }
         for (name, url) in [
             ("productionBaseURL", configuration.productionBaseURL), ("sandboxBaseURL", configuration.sandboxBaseURL),
-        ] where !isAcceptableBaseURL(url) {
+        ] where !url.isHTTPSOrLoopbackHTTP {
             throw AppStoreAPIError(
                 .configuration, "\(name) \(url.absoluteString) is neither https nor http to a loopback address")
         }
@@ -460,15 +396,5 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         guard configuration.maxResponseBytes > 0, configuration.maxPages > 0 else {
             throw AppStoreAPIError(.configuration, "maxResponseBytes and maxPages must be positive")
         }
-    }
-
-    /// https with a host, or http to 127.0.0.1, ::1 or localhost; no user, password, query or fragment.
-    private static func isAcceptableBaseURL(_ url: URL) -> Bool {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-            let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty,
-            components.user == nil, components.password == nil, components.query == nil, components.fragment == nil
-        else { return false }
-        if scheme == "https" { return true }
-        return scheme == "http" && ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host.lowercased())
     }
 }

@@ -36,7 +36,8 @@ public struct GooglePlayAPIError: Error, Sendable, Equatable, CustomStringConver
         public static let notFound = Code(.notFound)
         /// 410: the purchase is too old to be queried (Google keeps about 60 days after expiry).
         public static let gone = Code(.gone)
-        /// 401/403 after refreshing the access token once, or the token exchange refused.
+        /// 401 after refreshing the access token once, 403 (the service account may not act for
+        /// the app), or the token exchange refused.
         public static let unauthorized = Code(.unauthorized)
         /// 429 after every retry.
         public static let rateLimited = Code(.rateLimited)

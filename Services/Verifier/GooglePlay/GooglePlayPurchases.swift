@@ -119,7 +119,8 @@ public struct VoidedPurchase: Sendable, Hashable, Codable {
     /// 0 other, 1 remorse, 2 not received, 3 defective, 4 accidental purchase, 5 fraud,
     /// 6 friendly fraud, 7 chargeback.
     public var voidedReason: Int?
-    /// 1 subscription, 2 one-time (only present when asked with `type=1`).
+    /// How many units a quantity-based partial refund voided (only present when asked with
+    /// `includeQuantityBasedPartialRefund=true`).
     public var voidedQuantity: Int?
     public init() {}
 }

@@ -1,27 +1,27 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+    public import FoundationNetworking
 #endif
 
-/// Single HTTP exchanges over one URLSession for the App Store Server API client: the body is
-/// read up to a limit and the exchange is cut off beyond it, redirects are never followed (the
-/// 3xx answer comes back as it is, so the bearer token never travels to another URL), nothing is
-/// cached or stored in cookies, and a cancelled Swift task cancels its request.
-final class AppStoreHTTPTransport: Sendable {
+/// Single HTTP exchanges over one URLSession, for the clients of the stores' server APIs: the
+/// body is read up to a limit and the exchange is cut off beyond it, redirects are never
+/// followed (the 3xx answer comes back as it is, so a bearer token never travels to another
+/// URL), nothing is cached or stored in cookies, and a cancelled Swift task cancels its request.
+public final class HTTPClientTransport: Sendable {
     /// An answer from the server.
-    struct Response: Sendable {
+    public struct Response: Sendable {
         /// The HTTP status code.
-        let status: Int
+        public let status: Int
         /// The response headers with lowercased names.
-        let headers: [String: String]
+        public let headers: [String: String]
         /// The whole body, at most the transport's limit.
-        let body: Data
+        public let body: Data
     }
 
     /// Why there is no answer to give.
-    enum Failure: Error, Sendable, Equatable {
+    public enum Failure: Error, Sendable, Equatable {
         /// No answer: the connection failed, timed out, or broke off. The text names the cause.
         case network(String)
         /// The body (or its announced `Content-Length`) exceeds the limit; the rest was not read.
@@ -35,7 +35,7 @@ final class AppStoreHTTPTransport: Sendable {
 
     /// A transport whose requests give up after `requestTimeout` seconds in all and whose
     /// answers may carry at most `maxResponseBytes` of body.
-    init(requestTimeout: TimeInterval, maxResponseBytes: Int) {
+    public init(requestTimeout: TimeInterval, maxResponseBytes: Int) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = requestTimeout
         configuration.timeoutIntervalForResource = requestTimeout
@@ -50,7 +50,7 @@ final class AppStoreHTTPTransport: Sendable {
     deinit { session.invalidateAndCancel() }
 
     /// Sends `request` and waits for the whole answer, or for the reason there is none.
-    func perform(_ request: URLRequest) async -> Result<Response, Failure> {
+    public func perform(_ request: URLRequest) async -> Result<Response, Failure> {
         if Task.isCancelled { return .failure(.cancelled) }
         let task = session.dataTask(with: request)
         let delegate = delegate
@@ -66,12 +66,11 @@ final class AppStoreHTTPTransport: Sendable {
     }
 }
 
-/// The URLSession delegate behind `AppStoreHTTPTransport`: collects each task's body up to the
+/// The URLSession delegate behind `HTTPClientTransport`: collects each task's body up to the
 /// limit and resumes the waiting caller when the task completes.
 private final class ExchangeDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private struct Exchange {
-        let continuation:
-            CheckedContinuation<Result<AppStoreHTTPTransport.Response, AppStoreHTTPTransport.Failure>, Never>
+        let continuation: CheckedContinuation<Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>, Never>
         var body = Data()
         var tooLarge = false
     }
@@ -87,7 +86,7 @@ private final class ExchangeDelegate: NSObject, URLSessionDataDelegate, Sendable
     func begin(
         _ id: Int,
         _ continuation: CheckedContinuation<
-            Result<AppStoreHTTPTransport.Response, AppStoreHTTPTransport.Failure>, Never
+            Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>, Never
         >
     ) {
         exchanges.withLock { $0[id] = Exchange(continuation: continuation) }
@@ -131,7 +130,7 @@ private final class ExchangeDelegate: NSObject, URLSessionDataDelegate, Sendable
     }
 
     private static func outcome(_ exchange: Exchange, task: URLSessionTask, error: (any Error)?, limit: Int)
-        -> Result<AppStoreHTTPTransport.Response, AppStoreHTTPTransport.Failure>
+        -> Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>
     {
         if exchange.tooLarge { return .failure(.tooLarge(limit: limit)) }
         if let error {

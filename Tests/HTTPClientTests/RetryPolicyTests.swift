@@ -1,12 +1,11 @@
 import Foundation
+import HTTPClient
 import Testing
 
-@testable import AppStore
-
 /// The backoff arithmetic on its own: no server, no waiting.
-@Suite("App Store retry policy")
-struct AppStoreRetryPolicyTests {
-    let policy = AppStoreRetryPolicy(maxAttempts: 4, baseBackoff: .milliseconds(500), maxBackoff: .seconds(30))
+@Suite("Retry policy")
+struct RetryPolicyTests {
+    let policy = RetryPolicy(maxAttempts: 4, baseBackoff: .milliseconds(500), maxBackoff: .seconds(30))
 
     @Test("with full jitter the wait before retry n is at most base * 2^(n-1), capped at maxBackoff")
     func exponentialCaps() {
@@ -35,13 +34,13 @@ struct AppStoreRetryPolicyTests {
     @Test("Retry-After parses delay-seconds and HTTP-dates, and nothing else")
     func parsesRetryAfter() {
         let now = Date(timeIntervalSince1970: 1_750_000_000)  // Sun, 15 Jun 2025 15:06:40 GMT
-        #expect(AppStoreRetryPolicy.retryAfter("7", now: now) == .seconds(7))
-        #expect(AppStoreRetryPolicy.retryAfter(" 0 ", now: now) == .zero)
-        #expect(AppStoreRetryPolicy.retryAfter("Sun, 15 Jun 2025 15:07:00 GMT", now: now) == .seconds(20))
-        #expect(AppStoreRetryPolicy.retryAfter("Sun, 15 Jun 2025 15:00:00 GMT", now: now) == .zero)
-        #expect(AppStoreRetryPolicy.retryAfter("99999999999999999999999", now: now) == .seconds(Int64.max))
-        #expect(AppStoreRetryPolicy.retryAfter("-1", now: now) == nil)
-        #expect(AppStoreRetryPolicy.retryAfter("1.5", now: now) == nil)
-        #expect(AppStoreRetryPolicy.retryAfter("soon", now: now) == nil)
+        #expect(RetryPolicy.retryAfter("7", now: now) == .seconds(7))
+        #expect(RetryPolicy.retryAfter(" 0 ", now: now) == .zero)
+        #expect(RetryPolicy.retryAfter("Sun, 15 Jun 2025 15:07:00 GMT", now: now) == .seconds(20))
+        #expect(RetryPolicy.retryAfter("Sun, 15 Jun 2025 15:00:00 GMT", now: now) == .zero)
+        #expect(RetryPolicy.retryAfter("99999999999999999999999", now: now) == .seconds(Int64.max))
+        #expect(RetryPolicy.retryAfter("-1", now: now) == nil)
+        #expect(RetryPolicy.retryAfter("1.5", now: now) == nil)
+        #expect(RetryPolicy.retryAfter("soon", now: now) == nil)
     }
 }
