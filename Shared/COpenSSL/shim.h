@@ -8,5 +8,6 @@
 #include <openssl/ocsp.h>
 #include <openssl/pem.h>
 #include <openssl/bn.h>
+#include <openssl/param_build.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>

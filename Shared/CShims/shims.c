@@ -35,6 +35,8 @@ int cshim_ssl_ctx_set_min_tls13(SSL_CTX *ctx) {
 
 long cshim_ssl_ctx_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
 
+int cshim_evp_pkey_public_key_selection(void) { return EVP_PKEY_PUBLIC_KEY; }
+
 int cshim_ssl_set_tlsext_host_name(SSL *ssl, const char *name) {
     return (int)SSL_set_tlsext_host_name(ssl, name);
 }

@@ -26,6 +26,8 @@ int cshim_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int 
 int cshim_ssl_ctx_set_min_tls13(SSL_CTX *ctx);
 long cshim_ssl_ctx_set_mode(SSL_CTX *ctx, long mode);
 int cshim_ssl_set_tlsext_host_name(SSL *ssl, const char *name);
+/// EVP_PKEY_PUBLIC_KEY, the selection EVP_PKEY_fromdata needs to build a public key.
+int cshim_evp_pkey_public_key_selection(void);
 /// Number of entries in a GENERAL_NAMES stack, and the entry at i.
 int cshim_general_names_count(const GENERAL_NAMES *names);
 const GENERAL_NAME *cshim_general_names_value(const GENERAL_NAMES *names, int i);
