@@ -86,9 +86,10 @@ struct RPCServerTests {
                 .unary { _, _ in try await downstreamClient.unary(TestMethods.remaining, request: []) })
         })
         let client = try upstream.client()
-        _ = try await client.unary("test.v1.Test/Forward", request: [], timeout: .seconds(3))
+        // Generous, so a loaded machine does not turn the check into a timeout.
+        _ = try await client.unary("test.v1.Test/Forward", request: [], timeout: .seconds(10))
         let seen = try #require(downstream.remaining.all.first)
-        #expect(seen <= 3000 && seen > 0, "downstream saw \(seen) ms")
+        #expect(seen <= 10_000 && seen > 0, "downstream saw \(seen) ms")
         await upstream.server.shutdown()
         await downstream.server.shutdown()
     }
@@ -186,18 +187,20 @@ struct RPCServerTests {
         }
         let elapsed = try #require(closedAfter, "the dribbling connection was never closed")
         #expect(sent < frame.count)
-        #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(3), "closed after \(elapsed)")
+        // The upper bound only tells "at the deadline" from "never" on a loaded machine.
+        #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(15), "closed after \(elapsed)")
         await test.server.shutdown()
     }
 
     @Test("a connection that stays silent is closed at the idle timeout")
     func idleTimeout() async throws {
         let test = try TestServer { $0.idleTimeout = .milliseconds(200) }
-        let connection = try RawConnection(port: test.server.port, timeout: 5)
+        let connection = try RawConnection(port: test.server.port, timeout: 20)
         let started = ContinuousClock.now
         #expect(await connection.isClosedByPeer())
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(150) && elapsed < .seconds(3), "closed after \(elapsed)")
+        // The upper bound only tells "at the timeout" from "never" on a loaded machine.
+        #expect(elapsed >= .milliseconds(150) && elapsed < .seconds(15), "closed after \(elapsed)")
         await test.server.shutdown()
     }
 
