@@ -34,7 +34,8 @@ extension SubctlCommand {
             if let text = scanned.values["status"] {
                 status = InboxStatus.allCases.first { $0.description == text }
                 guard status != nil else {
-                    throw SubctlError(.usage, "--status expects pending, failed, processed or rejected, got \"\(text)\"")
+                    throw SubctlError(
+                        .usage, "--status expects pending, failed, processed or rejected, got \"\(text)\"")
                 }
             }
             let store = try scanned.values["store"].map { text throws(SubctlError) in try self.store(text, "--store") }

@@ -1,6 +1,7 @@
 import AppStore
 public import Config
 import Foundation
+import GooglePlay
 public import Lifecycle
 import Observability
 import RPC
@@ -38,8 +39,51 @@ public enum VerifierService {
                 ])
             apple = adapter
         }
-        VerifierMethods.register(on: host.router, apple: apple, google: nil)
+        var google: GoogleAdapter?
+        if try GoogleSettings.isEnabled(environment) {
+            let settings = try GoogleSettings(environment: environment)
+            let (adapter, authenticator) = try makeGoogleAdapter(settings, ledger: ledger, host: host)
+            adapter.installNotificationRoute(on: host.http, authenticator: authenticator)
+            host.add(GoogleReconciler(adapter: adapter, interval: settings.reconcileInterval))
+            host.logger.info("google play adapter on", ["packages": settings.packages.sorted().joined(separator: ",")])
+            google = adapter
+        }
+        VerifierMethods.register(on: host.router, apple: apple, google: google)
         return host
+    }
+
+    static func makeGoogleAdapter(_ settings: GoogleSettings, ledger: LedgerClient, host: ServiceHost) throws
+        -> (GoogleAdapter, PubSubPushAuthenticator)
+    {
+        let account: GoogleServiceAccount
+        do {
+            account = try GoogleServiceAccount(contentsOfFile: settings.serviceAccountPath)
+        } catch {
+            throw ConfigError(variable: "GOOGLE_SERVICE_ACCOUNT_FILE", problem: error.message)
+        }
+        var configuration = GooglePlayDeveloperAPIClient.Configuration(serviceAccount: account)
+        configuration.baseURL = settings.apiURL
+        configuration.tokenURL = settings.tokenURL
+        let client: GooglePlayDeveloperAPIClient
+        do {
+            client = try GooglePlayDeveloperAPIClient(configuration: configuration)
+        } catch {
+            throw ConfigError(variable: "GOOGLE_API_URL", problem: error.message)
+        }
+        let keys: PubSubPushAuthenticator.KeySource
+        if settings.jwks.hasPrefix("https://") || settings.jwks.hasPrefix("http://"),
+            let url = URL(string: settings.jwks)
+        {
+            keys = .url(url)
+        } else {
+            keys = .file(settings.jwks)
+        }
+        let authenticator = PubSubPushAuthenticator(
+            configuration: .init(
+                audience: settings.pushAudience, serviceAccountEmail: settings.pushServiceAccount, keySource: keys))
+        let adapter = GoogleAdapter(
+            catalog: settings.catalog, api: client, ledger: ledger, logger: host.logger, metrics: host.metrics)
+        return (adapter, authenticator)
     }
 
     static func makeAppleAdapter(_ settings: AppleSettings, ledger: LedgerClient, host: ServiceHost) throws

@@ -1,0 +1,143 @@
+import Crypto
+import Foundation
+public import GooglePlay
+public import HTTP
+import Model
+import Observability
+import RPC
+import Wire
+
+/// Real-time Developer Notifications by Pub/Sub push: `POST /google/rtdn`.
+///
+/// The push's bearer token is checked first (anything wrong is 401 and nothing is recorded);
+/// then the body is decoded, its package checked, and the notification recorded in the ledger's
+/// inbox by `messageId` — a duplicate is acknowledged with 204 and changes nothing — answered
+/// 204, and processed: the purchase's current state is fetched and recorded with the
+/// notification's event. When the ledger cannot record, the answer is 503 and Pub/Sub delivers
+/// again. A notification for a package this verifier does not serve is kept as rejected and
+/// acknowledged: delivering it again cannot change that.
+extension GoogleAdapter {
+    public static let notificationPath = "/google/rtdn"
+    static let ledgerTimeout: Duration = .seconds(5)
+
+    /// Routes the push path on `http`; pushes are checked by `authenticator`.
+    public func installNotificationRoute(on http: HTTPServer, authenticator: PubSubPushAuthenticator) {
+        http.route("POST", Self.notificationPath) { [self] request in
+            receivePush(request, authenticator: authenticator)
+        }
+    }
+
+    /// Handles one push (on an HTTP server thread; blocks for the checks and the ledger).
+    public func receivePush(_ request: HTTPRequest, authenticator: PubSubPushAuthenticator) -> HTTPResponse {
+        let header = request.headers.first { $0.key.lowercased() == "authorization" }?.value
+        let now = self.now()
+        guard
+            let checked = BlockingCall.run(
+                timeout: Self.ledgerTimeout,
+                { try await authenticator.authenticate(authorizationHeader: header, now: now) })
+        else { return Self.answer(503, "the push token could not be checked in time") }
+        if case .failure(let error) = checked {
+            if let error = error as? PubSubPushAuthenticationError, error.isRetryable {
+                return Self.answer(503, "\(error)")
+            }
+            counters.unauthenticated.increment()
+            logger.warning("google push refused", ["reason": "\(error)"])
+            return Self.answer(401, "\(error)")
+        }
+        let envelope: PubSubPushEnvelope
+        let notification: DeveloperNotification
+        do {
+            envelope = try PubSubPushEnvelope(json: request.body)
+            notification = try envelope.developerNotification()
+        } catch {
+            return Self.answer(400, "\(error)")
+        }
+        var entry = InboxEntry(
+            // A notification does not say whether the purchase is a test one: filed as production.
+            store: .google, environment: .production, notificationID: envelope.messageID,
+            notificationType: Self.typeName(notification.kind), signedTimeMilliseconds: notification.eventTimeMillis,
+            key: Self.token(of: notification.kind).map { Self.key($0, test: false) },
+            rawPayload: String(decoding: envelope.data, as: UTF8.self))
+        let served = catalog.packages.contains(notification.packageName)
+        if !served {
+            entry.status = .rejected
+            entry.lastError = "wrong_app: package \(notification.packageName.prefix(100)) is not served here"
+        }
+        let ledger = self.ledger
+        let recorded = entry
+        guard
+            let outcome = BlockingCall.run(
+                timeout: Self.ledgerTimeout,
+                { try await ledger.recordNotification(RecordNotificationRequest(entry: recorded)) })
+        else { return Self.answer(503, "the ledger did not answer within \(Self.ledgerTimeout)") }
+        switch outcome {
+        case .failure(let error as RPCError) where error.code == .invalidArgument:
+            return Self.answer(400, error.message)
+        case .failure(let error):
+            logger.error("google notification not recorded", ["error": "\(error)"])
+            return Self.answer(503, "the notification could not be recorded; deliver it again")
+        case .success(let response) where response.duplicate:
+            counters.duplicates.increment()
+            return Self.answer(204, "")
+        case .success:
+            guard served else { return Self.answer(204, "") }
+            counters.received.increment()
+            let work = Self.work(notification.kind)
+            let accepted = queue.submit { [self] in
+                await process(
+                    messageID: envelope.messageID, packageName: notification.packageName,
+                    eventTime: notification.eventTimeMillis, work: work)
+            }
+            if !accepted { logger.warning("google processing queue full; reconciliation will process it", [:]) }
+            return Self.answer(204, "")
+        }
+    }
+
+    static func answer(_ status: Int, _ message: String) -> HTTPResponse {
+        guard status != 204 else { return HTTPResponse(status: 204) }
+        let body = (try? JSONSerialization.data(withJSONObject: ["status": message], options: [.sortedKeys])) ?? Data()
+        return HTTPResponse.json(String(decoding: body, as: UTF8.self), status: status)
+    }
+
+    /// What a notification asks for.
+    static func work(_ kind: DeveloperNotification.Kind) -> Work {
+        switch kind {
+        case .subscription(let notification):
+            .subscription(
+                type: notification.notificationType.rawValue, token: notification.purchaseToken,
+                productID: notification.subscriptionId ?? "")
+        case .oneTimeProduct(let notification):
+            .oneTimeProduct(
+                type: notification.notificationType.rawValue, token: notification.purchaseToken,
+                productID: notification.sku)
+        case .voidedPurchase(let notification):
+            .voided(token: notification.purchaseToken, productType: notification.productType.rawValue)
+        case .test: .nothing
+        }
+    }
+
+    /// What a recorded notification asks for, read back from its inbox entry (whose raw payload
+    /// is the notification's `data`).
+    static func work(from entry: InboxEntry) -> (packageName: String, eventTime: Int64, work: Work)? {
+        guard let notification = try? DeveloperNotification(json: Array(entry.rawPayload.utf8)) else { return nil }
+        return (notification.packageName, notification.eventTimeMillis, work(notification.kind))
+    }
+
+    static func typeName(_ kind: DeveloperNotification.Kind) -> String {
+        switch kind {
+        case .subscription(let notification): "SUBSCRIPTION_\(notification.notificationType.rawValue)"
+        case .oneTimeProduct(let notification): "ONE_TIME_PRODUCT_\(notification.notificationType.rawValue)"
+        case .voidedPurchase: "VOIDED_PURCHASE"
+        case .test: "TEST"
+        }
+    }
+
+    static func token(of kind: DeveloperNotification.Kind) -> String? {
+        switch kind {
+        case .subscription(let notification): notification.purchaseToken
+        case .oneTimeProduct(let notification): notification.purchaseToken
+        case .voidedPurchase(let notification): notification.purchaseToken
+        case .test: nil
+        }
+    }
+}

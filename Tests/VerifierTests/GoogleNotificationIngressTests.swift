@@ -1,0 +1,158 @@
+import Crypto
+import Foundation
+import GooglePlay
+import HTTP
+import Model
+import Observability
+import RPC
+import Testing
+import VerifierService
+import Wire
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("Google RTDN ingress", .serialized)
+struct GoogleNotificationIngressTests {
+    static let audience = "https://verifier.example.com/google/rtdn"
+    static let email = "rtdn-push@example-project.iam.gserviceaccount.com"
+
+    /// The adapter harness plus a push key served as JWKS and the push route on a real HTTP server.
+    final class PushHarness: Sendable {
+        let base: GoogleAdapterTests.Harness
+        let key: PrivateKey
+        let http: HTTPServer
+
+        init() async throws {
+            base = try await GoogleAdapterTests.Harness()
+            key = try PrivateKey.generate(.rsa2048)
+            let jwks = JSONWebKeySet(keys: [
+                .init(publicKey: try PublicKey(pem: try key.publicKeyPEM()), keyID: "push-key-1")
+            ]).json()
+            let authenticator = PubSubPushAuthenticator(
+                configuration: .init(
+                    audience: GoogleNotificationIngressTests.audience,
+                    serviceAccountEmail: GoogleNotificationIngressTests.email, keySource: .file("/unused")),
+                fetch: { _, _ in jwks })
+            http = HTTPServer(
+                host: "127.0.0.1", port: 0, logger: Logger(service: "test", minimumLevel: .error, sink: .capturing()))
+            base.adapter.installNotificationRoute(on: http, authenticator: authenticator)
+            try http.start()
+        }
+
+        func stop() async {
+            http.stop()
+            await base.stop()
+        }
+
+        /// A push token for the claims, signed by the push key.
+        func token(_ changes: [String: any Sendable] = [:]) throws -> String {
+            let now = Int64(base.clock.now.timeIntervalSince1970)
+            var claims: [String: any Sendable] = [
+                "iss": "https://accounts.google.com", "aud": GoogleNotificationIngressTests.audience,
+                "email": GoogleNotificationIngressTests.email, "email_verified": true, "iat": now, "exp": now + 3600,
+                "sub": "1234567890",
+            ]
+            claims.merge(changes) { _, new in new }
+            let header = try JSONSerialization.data(withJSONObject: ["alg": "RS256", "kid": "push-key-1", "typ": "JWT"])
+            let payload = try JSONSerialization.data(withJSONObject: claims)
+            return try CompactJWS.sign(header: [UInt8](header), payload: [UInt8](payload), key: key, algorithm: .rs256)
+        }
+
+        /// A push body for `notification` (the decoded `data` JSON) under `messageID`.
+        func body(messageID: String, _ notification: [String: any Sendable]) throws -> Data {
+            let data = try JSONSerialization.data(withJSONObject: notification).base64EncodedString()
+            return try JSONSerialization.data(withJSONObject: [
+                "message": ["data": data, "messageId": messageID, "publishTime": "2026-11-30T10:00:00Z"],
+                "subscription": "projects/example/subscriptions/play-rtdn",
+            ])
+        }
+
+        func subscriptionNotification(_ type: Int, token: String, package: String = GoogleAdapterTests.package)
+            -> [String: any Sendable]
+        {
+            [
+                "version": "1.0", "packageName": package, "eventTimeMillis": String(base.clock.milliseconds),
+                "subscriptionNotification": [
+                    "version": "1.0", "notificationType": type, "purchaseToken": token, "subscriptionId": "pro_monthly",
+                ] as [String: any Sendable],
+            ]
+        }
+
+        func post(_ body: Data, authorization: String?) async throws -> Int {
+            var request = URLRequest(
+                url: URL(string: "http://127.0.0.1:\(http.port)\(GoogleAdapter.notificationPath)")!)
+            request.httpMethod = "POST"
+            request.httpBody = body
+            if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
+            let (_, response) = try await URLSession.shared.data(for: request)
+            return (response as! HTTPURLResponse).statusCode
+        }
+    }
+
+    @Test("the same messageId pushed 5 times at once: five 204s, one inbox entry, one fetch, one event")
+    func duplicates() async throws {
+        let harness = try await PushHarness()
+        harness.base.api.setSubscription("tok-rtdn", harness.base.purchase(acknowledged: true))
+        let body = try harness.body(
+            messageID: "1234567890123456", harness.subscriptionNotification(2, token: "tok-rtdn"))
+        let bearer = "Bearer " + (try harness.token())
+        let answers = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<5 { group.addTask { try await harness.post(body, authorization: bearer) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers == [204, 204, 204, 204, 204])
+        await harness.base.adapter.processingIdle()
+        #expect(harness.base.api.calls == ["get tok-rtdn"])
+        let history: GetHistoryResponse = try await harness.base.rpc.call(
+            "subscriptions.ledger.v1.Ledger/GetHistory", GetHistoryRequest(key: harness.base.key("tok-rtdn")))
+        #expect(history.events.map(\.kind) == [.renewed])
+        #expect(history.events.first?.notificationID == "1234567890123456")
+        let processed = try await harness.base.ledger.listInbox(ListInboxRequest(status: .processed, store: .google))
+        #expect(processed.entries.map(\.notificationID) == ["1234567890123456"])
+        await harness.stop()
+    }
+
+    @Test("a push whose token fails any check is 401 and records nothing")
+    func unauthenticated() async throws {
+        let harness = try await PushHarness()
+        let body = try harness.body(messageID: "m-401", harness.subscriptionNotification(4, token: "tok-x"))
+        let now = Int64(harness.base.clock.now.timeIntervalSince1970)
+        let other = try PrivateKey.generate(.rsa2048)
+        let foreign = try CompactJWS.sign(
+            header: [UInt8](try JSONSerialization.data(withJSONObject: ["alg": "RS256", "kid": "push-key-1"])),
+            payload: [UInt8](
+                try JSONSerialization.data(withJSONObject: [
+                    "iss": "https://accounts.google.com", "aud": Self.audience, "email": Self.email,
+                    "email_verified": true,
+                    "iat": now, "exp": now + 3600,
+                ])), key: other, algorithm: .rs256)
+        let headers: [String?] = [
+            nil, "Basic abc", "Bearer not-a-jwt", "Bearer " + foreign,
+            "Bearer " + (try harness.token(["aud": "https://other"])),
+            "Bearer " + (try harness.token(["iss": "https://evil.example.com"])),
+            "Bearer " + (try harness.token(["email": "someone@example.com"])),
+            "Bearer " + (try harness.token(["email_verified": false])),
+            "Bearer " + (try harness.token(["iat": now - 7200, "exp": now - 3600])),
+        ]
+        for header in headers {
+            #expect(try await harness.post(body, authorization: header) == 401, "\(header?.prefix(20) ?? "no header")")
+        }
+        #expect(try await harness.base.ledger.listInbox(ListInboxRequest(store: .google)).entries.isEmpty)
+        #expect(harness.base.api.calls.isEmpty)
+        await harness.stop()
+    }
+
+    @Test("a notification for a package not served here is acknowledged and kept as rejected")
+    func otherPackage() async throws {
+        let harness = try await PushHarness()
+        let body = try harness.body(
+            messageID: "m-pkg", harness.subscriptionNotification(4, token: "tok-y", package: "com.other.app"))
+        #expect(try await harness.post(body, authorization: "Bearer " + (try harness.token())) == 204)
+        let rejected = try await harness.base.ledger.listInbox(ListInboxRequest(status: .rejected, store: .google))
+        #expect(rejected.entries.map(\.notificationID) == ["m-pkg"])
+        #expect(harness.base.api.calls.isEmpty)
+        await harness.stop()
+    }
+}
