@@ -125,26 +125,28 @@ extension GoogleAdapter {
     /// Acknowledges (or consumes) `subscription` with Google and records that; when Google does
     /// not take it now, queues it in the inbox for reconciliation. Returns the state as recorded.
     func acknowledgeOrQueue(_ subscription: Subscription, packageName: String) async -> Subscription {
+        // Written ahead: should this process die before Google has the acknowledgement, the
+        // pending item is still there for reconciliation.
+        let id = "ack-" + Digest.sha256Hex(Array(subscription.key.storeID.utf8)).prefix(40)
+        let entry = InboxEntry(
+            store: .google, environment: subscription.key.environment, notificationID: id,
+            notificationType: Self.acknowledgeType, key: subscription.key)
         do {
-            return try await acknowledge(subscription, packageName: packageName)
+            _ = try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
+        } catch {
+            logger.error("cannot queue a google acknowledgement; sending it anyway", ["error": "\(error)"])
+        }
+        do {
+            let acknowledged = try await acknowledge(subscription, packageName: packageName)
+            _ = try? await ledger.markInbox(MarkInboxRequest(store: .google, notificationID: id, status: .processed))
+            return acknowledged
         } catch {
             logger.warning(
                 "google acknowledgement failed; reconciliation retries it",
                 ["token_prefix": String(subscription.key.storeID.prefix(12)), "error": "\(error)"])
-            let entry = InboxEntry(
-                store: .google, environment: subscription.key.environment,
-                notificationID: "ack-" + Digest.sha256Hex(Array(subscription.key.storeID.utf8)).prefix(40),
-                notificationType: Self.acknowledgeType, key: subscription.key)
-            do {
-                // Recorded once per purchase; each failed attempt is counted on it.
-                _ = try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
-                _ = try await ledger.markInbox(
-                    MarkInboxRequest(
-                        store: .google, notificationID: entry.notificationID, status: .failed,
-                        error: String("\(error)".prefix(2000))))
-            } catch {
-                logger.error("cannot queue a google acknowledgement", ["error": "\(error)"])
-            }
+            _ = try? await ledger.markInbox(
+                MarkInboxRequest(
+                    store: .google, notificationID: id, status: .failed, error: String("\(error)".prefix(2000))))
             return subscription
         }
     }
