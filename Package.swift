@@ -107,7 +107,9 @@ let package = Package(
             name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
 
         // Benchmarks (not tests): make bench-rpc, make bench-ledger, make bench-apple.
-        .target(name: "BenchSupport", path: "Tests/Benchmarks/BenchSupport", swiftSettings: swiftSettings),
+        .target(
+            name: "BenchSupport", dependencies: ["Wire", "CShims"], path: "Tests/Benchmarks/BenchSupport",
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "rpcbench", dependencies: ["Wire", "CShims", "BenchSupport"],
             path: "Tests/Benchmarks/rpcbench", swiftSettings: swiftSettings),
@@ -120,11 +122,11 @@ let package = Package(
             path: "Tests/Benchmarks/applebench", swiftSettings: swiftSettings),
 
         // Tests, and what several test targets share.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(name: "TestSupport", dependencies: ["Crypto"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "WireTests", dependencies: ["Wire", "Model"], path: "Tests/WireTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests", swiftSettings: swiftSettings),
+            name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], path: "Tests/CryptoTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "RPCTests", dependencies: ["RPC", "Wire", "Crypto", "Observability", "Lifecycle", "Sockets"],
             path: "Tests/RPCTests", swiftSettings: swiftSettings),

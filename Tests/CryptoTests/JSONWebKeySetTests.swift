@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("RSA public keys from JWK, and JWKS documents")
@@ -14,7 +15,7 @@ struct JSONWebKeySetTests {
 
     @Test("a generated RSA key's public half round-trips through JWK n and e and verifies its signatures")
     func jwkRoundTrip() throws {
-        let key = try PrivateKey.generate(.rsa2048)
+        let key = try TestRSAKeys.key(0)
         let components = try #require(try Self.publicHalf(key).rsaComponents)
         #expect(components.exponent == [0x01, 0x00, 0x01])
         #expect(components.modulus.count == 256)
@@ -36,7 +37,7 @@ struct JSONWebKeySetTests {
 
     @Test("an RS256 compact JWS signed with the private key verifies with the key rebuilt from the JWKS")
     func jwsWithKeyFromSet() throws {
-        let key = try PrivateKey.generate(.rsa2048)
+        let key = try TestRSAKeys.key(0)
         let set = JSONWebKeySet(keys: [.init(publicKey: try Self.publicHalf(key), keyID: "k1")])
         let reread = try JSONWebKeySet(json: set.json())
         let jws = try CompactJWS(
@@ -51,8 +52,8 @@ struct JSONWebKeySetTests {
 
     @Test("json() writes sorted RSA members that read back to the same keys")
     func writtenDocument() throws {
-        let first = try Self.publicHalf(try PrivateKey.generate(.rsa2048))
-        let second = try Self.publicHalf(try PrivateKey.generate(.rsa2048))
+        let first = try Self.publicHalf(try TestRSAKeys.key(0))
+        let second = try Self.publicHalf(try TestRSAKeys.key(1))
         let set = JSONWebKeySet(keys: [
             .init(publicKey: first, keyID: "a"), .init(publicKey: second, keyID: "b", algorithm: nil),
         ])
@@ -67,7 +68,7 @@ struct JSONWebKeySetTests {
 
     @Test("keys that are not RSA, or not for signing, are skipped")
     func skipsOtherKeys() throws {
-        let components = try #require(try Self.publicHalf(try PrivateKey.generate(.rsa2048)).rsaComponents)
+        let components = try #require(try Self.publicHalf(try TestRSAKeys.key(2)).rsaComponents)
         let n = Base64URL.encode(components.modulus)
         let set = try JSONWebKeySet(
             json: Self.document([
@@ -130,7 +131,7 @@ struct JSONWebKeySetTests {
 
     @Test("a JWK modulus with a leading zero byte and padded base64url is accepted")
     func leadingZeroAndPadding() throws {
-        let components = try #require(try Self.publicHalf(try PrivateKey.generate(.rsa2048)).rsaComponents)
+        let components = try #require(try Self.publicHalf(try TestRSAKeys.key(3)).rsaComponents)
         let padded = Data([0] + components.modulus).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         #expect(padded.hasSuffix("="))
@@ -171,7 +172,7 @@ struct JSONWebKeySetTests {
 
     @Test("size, key count and repeated kids are bounded")
     func bounds() throws {
-        let components = try #require(try Self.publicHalf(try PrivateKey.generate(.rsa2048)).rsaComponents)
+        let components = try #require(try Self.publicHalf(try TestRSAKeys.key(2)).rsaComponents)
         let member: [String: Any] = [
             "kty": "RSA", "kid": "same", "n": Base64URL.encode(components.modulus), "e": "AQAB",
         ]

@@ -2,8 +2,8 @@ import Config
 import Crypto
 import Foundation
 import RPC
-import Testing
 import TestSupport
+import Testing
 import Wire
 
 @Suite("Service executables", .timeLimit(.minutes(1)))

@@ -89,7 +89,7 @@ struct GoogleAccessTokenSourceTests {
 
     @Test("an assertion the endpoint refuses is .unauthorized with Google's reason, never the assertion")
     func refusedAssertion() async throws {
-        let harness = try GooglePlayHarness(serverKey: try PrivateKey.generate(.rsa2048))
+        let harness = try GooglePlayHarness(serverKey: try TestRSAKeys.key(5))
         let source = try Self.source(harness)
 
         let error = await #expect(throws: GooglePlayAPIError.self) { try await source.accessToken() }

@@ -328,7 +328,7 @@ struct GooglePlayDeveloperAPIClientTests {
 
     @Test("a refused assertion is .unauthorized before any API request")
     func refusedAssertion() async throws {
-        let harness = try GooglePlayHarness(serverKey: try PrivateKey.generate(.rsa2048))
+        let harness = try GooglePlayHarness(serverKey: try TestRSAKeys.key(5))
         harness.api.answer("GET", Self.subscriptionPath, Self.activeSubscription)
         let client = try harness.client()
 

@@ -66,5 +66,5 @@ struct GooglePlayHarness {
     }
 
     /// One RSA key for every test in the process: generating RSA 2048 keys is slow.
-    static let sharedKey = Result { () throws(CryptoError) -> PrivateKey in try PrivateKey.generate(.rsa2048) }
+    static let sharedKey = Result { () throws(CryptoError) -> PrivateKey in try TestRSAKeys.key(4) }
 }

@@ -71,7 +71,7 @@ struct PubSubPushAuthenticatorTests {
 
     @Test("a signature by another key under the published kid is refused as bad_signature")
     func wrongSignature() async throws {
-        let impostor = try PushTokenSigner(keyID: "k1")
+        let impostor = try PushTokenSigner(keyID: "k1", keyIndex: 1)
         let error = try await refusal("Bearer \(try impostor.token())")
         #expect(error.code == .badSignature)
         #expect(error.message == #"the RS256 signature does not verify with signing key "k1""#)
@@ -91,7 +91,7 @@ struct PubSubPushAuthenticatorTests {
     func unknownKey() async throws {
         try await authenticator.refreshKeys(now: now.addingTimeInterval(-300))
         #expect(endpoint.fetches == 1)
-        let stranger = try PushTokenSigner(keyID: "k9")
+        let stranger = try PushTokenSigner(keyID: "k9", keyIndex: 2)
 
         let error = try await refusal("Bearer \(try stranger.token())")
         #expect(error.code == .unknownKey)
@@ -111,7 +111,7 @@ struct PubSubPushAuthenticatorTests {
 
     @Test("a key rotation is followed: a new kid that appears in the key set on refresh is accepted")
     func keyRotation() async throws {
-        let next = try PushTokenSigner(keyID: "k2")
+        let next = try PushTokenSigner(keyID: "k2", keyIndex: 3)
         endpoint.answer([.keys([signer.jwk]), .keys([signer.jwk, next.jwk])])
         try await authenticator.refreshKeys(now: now.addingTimeInterval(-300))
         let verified = try await authenticator.authenticate(token: try next.token(), now: now)
@@ -158,7 +158,7 @@ struct PubSubPushAuthenticatorTests {
         #expect(verified.keyID == "k1")
         #expect(endpoint.fetches == 2)
         // A kid the old set lacks cannot be told apart from a rotation: retryable.
-        let stranger = try PushTokenSigner(keyID: "k9")
+        let stranger = try PushTokenSigner(keyID: "k9", keyIndex: 2)
         let error = try await refusal("Bearer \(try stranger.token())", at: now.addingTimeInterval(60))
         #expect(error.code == .retryable)
         #expect(endpoint.fetches == 3)

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GooglePlay
 import Synchronization
+import TestSupport
 
 /// Signs Pub/Sub push tokens the way Google does, with an RSA key generated for the test and
 /// published under `keyID`.
@@ -15,9 +16,10 @@ struct PushTokenSigner {
     let privateKey: PrivateKey
     let publicKey: PublicKey
 
-    init(keyID: String) throws {
+    /// A signer with test key `keyIndex` (keys are shared per process: generating one is slow).
+    init(keyID: String, keyIndex: Int = 0) throws {
         self.keyID = keyID
-        privateKey = try PrivateKey.generate(.rsa2048)
+        privateKey = try TestRSAKeys.key(keyIndex)
         publicKey = try PublicKey(pem: privateKey.publicKeyPEM())
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import RPC
-import Testing
 import TestSupport
+import Testing
 import Wire
 
 /// The change feed of two ledger processes sharing one PostgreSQL database, read by a client

@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import RPC
-import Testing
 import TestSupport
+import Testing
 import Wire
 
 /// The ledger process killed with SIGKILL while it ingests: nothing acknowledged is lost,

@@ -2,8 +2,8 @@ import Config
 import Foundation
 import Glibc
 import RPC
-import Testing
 import TestSupport
+import Testing
 import Wire
 
 /// One ledger instance that a test crashes and restarts: each start is a new `ledger` process

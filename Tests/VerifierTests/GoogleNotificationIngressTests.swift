@@ -5,6 +5,7 @@ import HTTP
 import Model
 import Observability
 import RPC
+import TestSupport
 import Testing
 import VerifierService
 import Wire
@@ -26,7 +27,7 @@ struct GoogleNotificationIngressTests {
 
         init() async throws {
             base = try await GoogleAdapterTests.Harness()
-            key = try PrivateKey.generate(.rsa2048)
+            key = try TestRSAKeys.key(0)
             let jwks = JSONWebKeySet(keys: [
                 .init(publicKey: try PublicKey(pem: try key.publicKeyPEM()), keyID: "push-key-1")
             ]).json()
@@ -119,7 +120,7 @@ struct GoogleNotificationIngressTests {
         let harness = try await PushHarness()
         let body = try harness.body(messageID: "m-401", harness.subscriptionNotification(4, token: "tok-x"))
         let now = Int64(harness.base.clock.now.timeIntervalSince1970)
-        let other = try PrivateKey.generate(.rsa2048)
+        let other = try TestRSAKeys.key(1)
         let foreign = try CompactJWS.sign(
             header: [UInt8](try JSONSerialization.data(withJSONObject: ["alg": "RS256", "kid": "push-key-1"])),
             payload: [UInt8](

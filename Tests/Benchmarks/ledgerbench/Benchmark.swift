@@ -126,17 +126,16 @@ struct Benchmark {
     private func measureLedger(
         _ ledger: LedgerProcess, engine: String, workload: AppendWorkload, flushes: DeviceFlushes?
     ) throws(BenchError) -> [(Int, LedgerFigures)] {
-        let load = try AppendLoad(port: ledger.port, workload: workload)
-        defer { load.shutdown() }
+        let load = AppendLoad(port: ledger.port, workload: workload)
         var figures: [(Int, LedgerFigures)] = []
         for writers in Self.writerCounts {
-            let warmUp = load.run(phase: "\(engine)-w\(writers)-warm", writers: writers, seconds: 0.5)
+            let warmUp = try load.run(phase: "\(engine)-w\(writers)-warm", writers: writers, seconds: 0.5)
             try check(warmUp, ledger)
             let serverBefore = ProcessCPU.seconds(pid: ledger.child.pid)
             let clientBefore = ProcessCPU.seconds()
             let flushesBefore = flushes?.count()
             let commitsBefore = try ledger.commitTotals()
-            var outcome = load.run(phase: "\(engine)-w\(writers)", writers: writers, seconds: options.seconds)
+            var outcome = try load.run(phase: "\(engine)-w\(writers)", writers: writers, seconds: options.seconds)
             let flushesAfter = flushes?.count()
             let commitsAfter = try ledger.commitTotals()
             let serverAfter = ProcessCPU.seconds(pid: ledger.child.pid)
@@ -162,7 +161,7 @@ struct Benchmark {
     }
 
     /// Throws when any append of a phase failed (naming the first failure, and a ledger that died).
-    private func check(_ outcome: AppendLoad.Outcome, _ ledger: LedgerProcess) throws(BenchError) {
+    private func check(_ outcome: LoadGenerator.Outcome, _ ledger: LedgerProcess) throws(BenchError) {
         guard outcome.failed > 0 || outcome.succeeded == 0 else { return }
         var message =
             "\(outcome.failed) of \(outcome.failed + outcome.succeeded) appends failed; the first: \(outcome.firstFailure ?? "none succeeded")"

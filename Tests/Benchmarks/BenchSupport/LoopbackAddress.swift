@@ -1,9 +1,8 @@
-import BenchSupport
 import CShims
 import Glibc
 
 /// IPv4 loopback socket addresses: the only place this benchmark sends traffic.
-enum LoopbackAddress {
+public enum LoopbackAddress {
     /// 127.0.0.1:`port`.
     static func make(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
@@ -14,7 +13,7 @@ enum LoopbackAddress {
     }
 
     /// A loopback port that was free a moment ago (bound to port 0, read back, released).
-    static func freePort() throws(BenchError) -> Int {
+    public static func freePort() throws(BenchError) -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }

@@ -1,24 +1,28 @@
-import BenchSupport
 import CShims
 import Glibc
 import Wire
 
 /// A single-threaded epoll load generator in redis-benchmark's shape: `clients` non-blocking
 /// TCP_NODELAY connections to 127.0.0.1, each with `pipeline` requests in flight. A batch of
-/// `pipeline` pre-encoded frames leaves in one write; the next batch goes once every reply of
-/// the previous one arrived, so each connection reuses call ids 1...pipeline. A request's
-/// latency is the time of the read that delivered its reply minus the time its batch was sent.
-final class LoadGenerator {
+/// `pipeline` frames leaves in one write; the next batch goes once every reply of the previous
+/// one arrived, so each connection reuses call ids 1...pipeline. A request's latency is the
+/// time of the read that delivered its reply minus the time its batch was sent. Requests carry
+/// an empty payload, or each the payload `payload(connection, sequence)` builds.
+public final class LoadGenerator {
+    /// The payload of request number `sequence` (from 0) on connection `connection`.
+    public typealias Payload = (_ connection: Int, _ sequence: Int) -> [UInt8]
+    /// Looks at a successful reply's payload; a returned text makes it count as failed.
+    public typealias ReplyCheck = (_ payload: UnsafeRawBufferPointer) -> String?
     /// What one phase measured.
-    struct Outcome {
+    public struct Outcome {
         /// Replies without a status, the only ones that count towards calls/s and latency.
-        var succeeded = 0
+        public var succeeded = 0
         /// Replies that carried a status (the call failed).
-        var failed = 0
-        var seconds = 0.0
-        var latencies: LatencySamples
+        public var failed = 0
+        public var seconds = 0.0
+        public var latencies: LatencySamples
         /// The status text of the first failed call, for the error message.
-        var firstFailure: String?
+        public var firstFailure: String?
     }
 
     private struct Connection {
@@ -32,13 +36,20 @@ final class LoadGenerator {
         var wantsWritable = false
         /// Bytes of an incomplete reply frame kept at the start of this connection's inbox.
         var inboxFill = 0
+        /// The batch in flight (its own when requests carry payloads).
+        var batch: [UInt8] = []
+        /// Requests sent on this connection so far.
+        var sequence = 0
     }
 
-    let clients: Int
-    let pipeline: Int
+    public let clients: Int
+    public let pipeline: Int
+    private let method: String
+    private let payload: Payload?
+    private let check: ReplyCheck?
     private let epollFD: Int32
     private var connections: [Connection] = []
-    /// `pipeline` request frames with call ids 1...pipeline, encoded once.
+    /// `pipeline` request frames with call ids 1...pipeline and empty payloads, encoded once.
     private let batch: [UInt8]
     /// awaiting[connection * pipeline + id - 1]: the request with that id has not been answered.
     private var awaiting: [Bool]
@@ -50,12 +61,17 @@ final class LoadGenerator {
     private var replies = 0
     private var outcome = Outcome(latencies: LatencySamples(capacity: 0))
 
-    /// Connects `clients` sockets to 127.0.0.1:`port` and encodes the request batch for `method`
-    /// (an empty request payload). Throws when a socket cannot be set up.
-    init(port: Int, clients: Int, pipeline: Int, method: String) throws(BenchError) {
+    /// Connects `clients` sockets to 127.0.0.1:`port` for calls of `method`, with empty
+    /// payloads or those `payload` builds. Throws when a socket cannot be set up.
+    public init(
+        port: Int, clients: Int, pipeline: Int, method: String, payload: Payload? = nil, check: ReplyCheck? = nil
+    ) throws(BenchError) {
         precondition(clients > 0 && pipeline > 0)
         self.clients = clients
         self.pipeline = pipeline
+        self.method = method
+        self.payload = payload
+        self.check = check
         var frames: [UInt8] = []
         method.withCString { name in
             for id in 1...pipeline {
@@ -83,17 +99,26 @@ final class LoadGenerator {
         inbox.deallocate()
     }
 
-    /// Sends `requests` requests (rounded up to whole batches) and waits for every reply.
-    /// Throws when the server closes a connection, sends a reply that matches no request in
-    /// flight, or makes no progress for 5 s, or when the phase takes longer than `limit`.
-    func run(requests: Int, limit: Duration = .seconds(120)) throws(BenchError) -> Outcome {
-        outcome = Outcome(latencies: LatencySamples(capacity: requests + pipeline))
+    /// Sends `requests` requests (rounded up to whole batches) — or, with `duration`, as many as
+    /// fit in it — and waits for every reply. Throws when the server closes a connection, sends
+    /// a reply that matches no request in flight, or makes no progress for 5 s, or when the phase
+    /// takes longer than `limit`.
+    public func run(requests: Int, duration: Duration? = nil, limit: Duration = .seconds(120)) throws(BenchError)
+        -> Outcome
+    {
+        outcome = Outcome(latencies: LatencySamples(capacity: min(requests, 2_000_000) + pipeline))
         var tokens = [UInt64](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
         var issued = 0
         var answered = 0
         let start = MonotonicTime.nanoseconds()
         let deadline = start + UInt64(limit.components.seconds) * 1_000_000_000
+        let stopSending =
+            duration.map {
+                start + UInt64($0.components.seconds) * 1_000_000_000
+                    + UInt64($0.components.attoseconds / 1_000_000_000)
+            }
+            ?? UInt64.max
         var lastProgress = start
         for index in 0..<clients where issued < requests {
             try send(index)
@@ -111,7 +136,8 @@ final class LoadGenerator {
                 if events[event] & EPOLLOUT.rawValue != 0 { try writePending(index) }
                 guard events[event] & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 else { continue }
                 answered += try receive(index)
-                if connections[index].outstanding == 0 && issued < requests {
+                if connections[index].outstanding == 0 && issued < requests && MonotonicTime.nanoseconds() < stopSending
+                {
                     try send(index)
                     issued += pipeline
                 }
@@ -133,6 +159,22 @@ final class LoadGenerator {
 
     private func send(_ index: Int) throws(BenchError) {
         for slot in (index * pipeline)..<((index + 1) * pipeline) { awaiting[slot] = true }
+        if let payload {
+            var frames: [UInt8] = []
+            method.withCString { name in
+                for id in 1...pipeline {
+                    let bytes = payload(index, connections[index].sequence)
+                    connections[index].sequence += 1
+                    bytes.withUnsafeBytes { body in
+                        Envelope.appendFrame(
+                            to: &frames, callID: UInt64(id), kind: .request, method: name, payload: body)
+                    }
+                }
+            }
+            connections[index].batch = frames
+        } else {
+            connections[index].batch = batch
+        }
         connections[index].outstanding = pipeline
         connections[index].written = 0
         connections[index].sentAt = MonotonicTime.nanoseconds()
@@ -143,6 +185,7 @@ final class LoadGenerator {
     private func writePending(_ index: Int) throws(BenchError) {
         let fd = connections[index].fd
         var written = connections[index].written
+        let batch = connections[index].batch
         while written < batch.count {
             let count = batch.withUnsafeBytes { bytes in write(fd, bytes.baseAddress! + written, bytes.count - written)
             }
@@ -209,9 +252,13 @@ final class LoadGenerator {
         awaiting[slot] = false
         connections[index].outstanding -= 1
         replies += 1
-        if reply.hasStatus {
+        var refusal: String?
+        if !reply.hasStatus, let check {
+            refusal = (try? Envelope.withDecoded(frame) { view in check(view.payload) }) ?? "the reply does not decode"
+        }
+        if reply.hasStatus || refusal != nil {
             outcome.failed += 1
-            if outcome.firstFailure == nil { outcome.firstFailure = Self.statusText(frame) }
+            if outcome.firstFailure == nil { outcome.firstFailure = refusal ?? Self.statusText(frame) }
         } else {
             outcome.succeeded += 1
             outcome.latencies.record(nanoseconds: now - connections[index].sentAt)
