@@ -90,7 +90,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "EntitlementService",
-            dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability"],
+            dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Crypto"],
             path: "Services/Entitlement/EntitlementService", swiftSettings: swiftSettings),
         .executableTarget(
             name: "entitlement", dependencies: ["EntitlementService", "ServiceRuntime"],
@@ -179,5 +179,8 @@ let package = Package(
             name: "LedgerProcessTests",
             dependencies: ["RPC", "Wire", "Model", "Config", "SQLite", "PostgreSQL", "TestSupport"],
             path: "Tests/LedgerProcessTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EntitlementTests", dependencies: ["EntitlementService", "Model", "TestSupport"],
+            path: "Tests/EntitlementTests", swiftSettings: swiftSettings),
     ]
 )
