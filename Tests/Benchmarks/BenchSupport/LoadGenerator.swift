@@ -254,7 +254,11 @@ public final class LoadGenerator {
         replies += 1
         var refusal: String?
         if !reply.hasStatus, let check {
-            refusal = (try? Envelope.withDecoded(frame) { view in check(view.payload) }) ?? "the reply does not decode"
+            do {
+                refusal = try Envelope.withDecoded(frame) { view in check(view.payload) }
+            } catch {
+                refusal = "the reply does not decode: \(error)"
+            }
         }
         if reply.hasStatus || refusal != nil {
             outcome.failed += 1
