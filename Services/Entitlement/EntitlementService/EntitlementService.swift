@@ -1,5 +1,7 @@
 public import Config
+import Foundation
 public import Lifecycle
+import Observability
 public import ServiceRuntime
 
 /// The entitlement service: its RPC methods, its parts and its configuration defaults.
@@ -10,14 +12,43 @@ public enum EntitlementService {
     public static let defaultRPCListen = "127.0.0.1:7003"
     public static let defaultHTTPListen = "127.0.0.1:8003"
 
-    /// Builds the entitlement from the environment, with its client of the ledger (`LEDGER_ADDR`);
-    /// it is ready once the ledger answers. Throws `ConfigError` naming a bad variable.
+    /// Builds the entitlement service from the environment: the product policy from
+    /// `ENTITLEMENT_POLICY_FILE` (without it no capability is known), and a view of the ledger
+    /// (`LEDGER_ADDR`) kept by its change feed. It is ready once the ledger answers and the
+    /// first snapshot is loaded. Throws `ConfigError` naming a bad variable or a bad policy file.
     public static func make(environment: EnvironmentReader, signal: ShutdownSignal) throws -> ServiceHost {
         let host = try ServiceHost(
             name: "entitlement", healthMethod: healthMethod, defaultRPC: defaultRPCListen,
             defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
-        _ = try host.ledgerDependency(environment: environment)
+        let client = try host.ledgerDependency(environment: environment)
+        var policies: PolicyStore?
+        if let path = environment.raw("ENTITLEMENT_POLICY_FILE") {
+            do {
+                let store = try PolicyStore.load(path: path)
+                host.logger.info(
+                    "policy loaded",
+                    ["version": store.policy.version, "capabilities": "\(store.policy.capabilityCount)"])
+                host.add(PolicyReloader(policies: store, logger: host.logger))
+                policies = store
+            } catch {
+                throw ConfigError(variable: "ENTITLEMENT_POLICY_FILE", problem: "\(error)")
+            }
+        } else {
+            host.logger.warning("no ENTITLEMENT_POLICY_FILE: no capability is known", [:])
+        }
+        let view = EntitlementView()
+        host.add(LedgerFeedFollower(view: view, client: client, logger: host.logger, metrics: host.metrics))
+        host.addReadinessCheck("snapshot") { view.position != nil }
+        host.metrics.addCollector { text in
+            let counts = view.counts
+            text.family("entitlement_view_accounts", type: "gauge", help: "Accounts in the view.")
+            text.sample("entitlement_view_accounts", [:], Double(counts.accounts))
+            text.family("entitlement_view_subscriptions", type: "gauge", help: "Subscriptions in the view.")
+            text.sample("entitlement_view_subscriptions", [:], Double(counts.subscriptions))
+        }
+        EntitlementMethods.register(
+            on: host.router, view: view, policies: policies, now: { Int64(Date().timeIntervalSince1970 * 1000) })
         return host
     }
 }

@@ -1,0 +1,112 @@
+public import Foundation
+public import Lifecycle
+import Model
+public import Observability
+public import RPC
+import Synchronization
+import Wire
+
+/// Keeps an `EntitlementView` equal to the ledger: a snapshot first, then the change feed from
+/// the snapshot's position. After a ledger restart or a cut connection it resumes where the view
+/// is, so no change is missed or applied twice; when the ledger no longer has that position (a
+/// restored backup, another database) it takes a new snapshot.
+public final class LedgerFeedFollower: LifecycleService {
+    public let name = "ledger-feed"
+    static let ledger = "subscriptions.ledger.v1.Ledger"
+
+    let view: EntitlementView
+    let client: RPCClient
+    let logger: Logger
+    let now: @Sendable () -> Int64
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let position: Gauge
+    private let lagMilliseconds: Gauge
+    private let appliedChanges: Counter
+
+    public init(
+        view: EntitlementView, client: RPCClient, logger: Logger, metrics: MetricsRegistry? = nil,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+    ) {
+        self.view = view
+        self.client = client
+        self.logger = logger
+        self.now = now
+        position =
+            metrics?.gauge("entitlement_feed_position", help: "The ledger change-feed position the view reflects.")
+            ?? Gauge()
+        lagMilliseconds =
+            metrics?.gauge(
+                "entitlement_feed_lag_milliseconds",
+                help: "How long after its commit the newest change reached the view.")
+            ?? Gauge()
+        appliedChanges =
+            metrics?.counter("entitlement_feed_changes_total", help: "Changes applied to the view.") ?? Counter()
+    }
+
+    public func start() async throws {
+        let running = Task { [self] in await follow() }
+        task.withLock { $0 = running }
+    }
+
+    public func shutdown() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        await running?.value
+    }
+
+    /// Snapshot, then follow; on any failure wait a little and go on from the view's position.
+    func follow() async {
+        var backoff: Duration = .milliseconds(100)
+        while !Task.isCancelled {
+            do {
+                if view.position == nil { try await loadSnapshot() }
+                try await watch()
+                backoff = .milliseconds(100)
+            } catch let error as RPCError where error.code == .failedPrecondition {
+                logger.warning(
+                    "the ledger does not have the view's position; taking a new snapshot", ["error": "\(error)"])
+                try? await loadSnapshot()
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("ledger feed interrupted; resuming", ["error": "\(error)"])
+                try? await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(2))
+            }
+        }
+    }
+
+    func loadSnapshot() async throws {
+        let stream = client.serverStream("\(Self.ledger)/Snapshot", request: SnapshotRequest().serialized())
+        var subscriptions: [Subscription] = []
+        for try await message in stream {
+            let chunk = try SnapshotChunk(serialized: message)
+            subscriptions += chunk.subscriptions
+            if chunk.complete {
+                view.load(subscriptions, position: chunk.position)
+                position.set(Int(chunk.position))
+                logger.info(
+                    "snapshot loaded", ["subscriptions": "\(subscriptions.count)", "position": "\(chunk.position)"])
+                return
+            }
+        }
+        throw RPCError(.unavailable, "the snapshot ended without its last chunk")
+    }
+
+    func watch() async throws {
+        guard let after = view.position else { return }
+        let stream = client.serverStream(
+            "\(Self.ledger)/WatchChanges", request: WatchChangesRequest(after: after).serialized())
+        for try await message in stream {
+            let change = try Change(serialized: message)
+            if view.apply(
+                position: change.position, committedMilliseconds: change.committedTimeMilliseconds,
+                subscription: change.subscription)
+            {
+                appliedChanges.increment()
+            }
+            position.set(Int(change.position))
+            lagMilliseconds.set(Int(max(0, now() - (change.committedTimeMilliseconds ?? now()))))
+        }
+        throw RPCError(.unavailable, "the ledger ended the change feed")
+    }
+}

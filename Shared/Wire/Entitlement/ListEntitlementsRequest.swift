@@ -1,0 +1,39 @@
+internal import CProto
+
+/// `subscriptions.entitlement.v1.ListEntitlementsRequest`.
+public struct ListEntitlementsRequest: ProtoMessage, Hashable {
+    public static let protoName = "subscriptions.entitlement.v1.ListEntitlementsRequest"
+
+    public var accountID: String
+    /// nil means now.
+    public var atMilliseconds: Int64?
+
+    public init(accountID: String = "", atMilliseconds: Int64? = nil) {
+        self.accountID = accountID
+        self.atMilliseconds = atMilliseconds
+    }
+
+    /// Decodes a request; throws `RPCError(.invalidArgument)` naming the message and field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    public func serialized() -> [UInt8] { packed() }
+}
+
+extension ListEntitlementsRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Entitlement__V1__ListEntitlementsRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__entitlement__v1__list_entitlements_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            accountID: ProtoField.string(m.account_id, "account_id"), atMilliseconds: ProtoField.nonZero(m.at_ms))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.account_id, accountID)
+        c.at_ms = atMilliseconds ?? 0
+    }
+}
