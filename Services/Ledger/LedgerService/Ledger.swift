@@ -12,6 +12,8 @@ public struct Ledger: Sendable {
     public let defaultTransferPolicy: TransferPolicy
     /// The clock, injectable for tests: Unix epoch milliseconds.
     public let now: @Sendable () -> Int64
+    /// Rung after every commit of this instance, for change-feed readers.
+    let changeSignal = ChangeSignal()
 
     public init(
         database: any LedgerDatabase, defaultTransferPolicy: TransferPolicy = .transfer,
@@ -629,7 +631,8 @@ public struct Ledger: Sendable {
     private func write<T: Sendable>(
         _ body: @escaping WriteBody<T>, attempt: Int, completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        database.write(body) { result in
+        database.write(body) { [changeSignal] result in
+            if case .success = result { changeSignal.notify() }
             guard case .failure(let error) = result, !(error is RPCError) else { return completion(result) }
             switch database.classify(error) {
             case .retry? where attempt < 3: write(body, attempt: attempt + 1, completion: completion)

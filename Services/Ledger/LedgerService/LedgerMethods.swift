@@ -4,8 +4,8 @@ import Wire
 
 /// The ledger's RPC methods, registered on a router.
 enum LedgerMethods {
-    /// How often `WatchChanges` looks for new changes when it has caught up (other ledger
-    /// instances on the same PostgreSQL commit without telling this one).
+    /// How often `WatchChanges` looks for new changes when it has caught up and nothing woke it:
+    /// this instance's commits wake it at once, other instances on the same PostgreSQL do not.
     static let pollInterval: Duration = .milliseconds(20)
     static let feedBatch = 256
 
@@ -60,12 +60,14 @@ enum LedgerMethods {
                     .failedPrecondition, "after = \(cursor) is beyond the newest position \(newest) of this ledger")
             }
             while !Task.isCancelled {
+                // Read the signal before the changes: a commit between the two wakes the wait.
+                let seen = ledger.changeSignal.version
                 let changes = try await ledger.changes(after: cursor, limit: feedBatch)
                 for change in changes {
                     try await stream.send(change)
                     cursor = change.position
                 }
-                if changes.count < feedBatch { try await Task.sleep(for: pollInterval) }
+                if changes.count < feedBatch { await ledger.changeSignal.wait(beyond: seen, timeout: pollInterval) }
             }
         }
     }
