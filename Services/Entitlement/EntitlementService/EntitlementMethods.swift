@@ -63,29 +63,33 @@ enum EntitlementMethods {
                 reason: .unknownCapability, detail: "capability \(request.capability) is not in the policy")
         }
         let at = request.atMilliseconds ?? now
-        var best: (decision: AccessDecision, subscription: Subscription)?
-        for subscription in view.subscriptions(of: request.accountID)
-        where policy.capabilities(of: subscription).contains(capability) {
-            let decision = policy.access.decision(for: subscription, at: at)
-            if let current = best {
-                let union = current.decision.union(decision)
-                if union != current.decision { best = (union == decision ? decision : union, subscription) }
-            } else {
-                best = (decision, subscription)
+        let rules = policy.access
+        return view.withAccount(request.accountID, policy: policy) { holdings, capabilities, products in
+            var best: (decision: AccessDecision, holding: Holding)?
+            for holding in holdings where capabilities[Int(holding.product)].contains(capability) {
+                let decision = rules.decision(for: holding.decisionInput, at: at)
+                if let current = best {
+                    let union = current.decision.union(decision)
+                    if union != current.decision { best = (union, holding) }
+                } else {
+                    best = (decision, holding)
+                }
             }
-        }
-        guard let (decision, subscription) = best else {
-            return CheckAccessResponse(reason: .noGrant, detail: "nothing the account has grants \(request.capability)")
-        }
-        let grant = AccessGrant(
-            key: subscription.key, productID: subscription.productID, basePlanID: subscription.basePlanID,
-            state: subscription.state,
-            untilMilliseconds: decision.isAllowed ? nonZero(decision.wireUntilMilliseconds) : nil)
-        switch decision {
-        case .allowed(let until):
-            return CheckAccessResponse(allowed: true, untilMilliseconds: until, reason: .granted, grant: grant)
-        case .denied(let denial):
-            return CheckAccessResponse(reason: reason(denial), grant: grant, detail: "\(denial)")
+            guard let (decision, holding) = best else {
+                return CheckAccessResponse(
+                    reason: .noGrant, detail: "nothing the account has grants \(request.capability)")
+            }
+            let product = products[Int(holding.product)]
+            let grant = AccessGrant(
+                key: holding.key.subscriptionKey, productID: product.productID, basePlanID: product.basePlanID,
+                state: holding.state == 0 ? nil : SubscriptionState(rawValue: Int32(holding.state)),
+                untilMilliseconds: decision.isAllowed ? nonZero(decision.wireUntilMilliseconds) : nil)
+            switch decision {
+            case .allowed(let until):
+                return CheckAccessResponse(allowed: true, untilMilliseconds: until, reason: .granted, grant: grant)
+            case .denied(let denial):
+                return CheckAccessResponse(reason: reason(denial), grant: grant, detail: "\(denial)")
+            }
         }
     }
 
@@ -96,25 +100,34 @@ enum EntitlementMethods {
         try checkAccount(request.accountID)
         guard let policy else { return ListEntitlementsResponse() }
         let at = request.atMilliseconds ?? now
-        var entries: [String: EntitlementEntry] = [:]
-        for subscription in view.subscriptions(of: request.accountID) {
-            let decision = policy.access.decision(for: subscription, at: at)
-            guard case .allowed(let until) = decision else { continue }
-            for capability in policy.capabilities(of: subscription) {
-                let name = policy.name(of: capability)
-                var entry = entries[name] ?? EntitlementEntry(capability: name, untilMilliseconds: until, grants: [])
-                if let current = entry.untilMilliseconds { entry.untilMilliseconds = until.map { max($0, current) } }
-                if entry.grants.count < maxGrants {
-                    entry.grants.append(
-                        AccessGrant(
-                            key: subscription.key, productID: subscription.productID,
-                            basePlanID: subscription.basePlanID,
-                            state: subscription.state, untilMilliseconds: until))
+        let rules = policy.access
+        let entries = view.withAccount(request.accountID, policy: policy) { holdings, capabilities, products in
+            var entries: [CapabilityID: EntitlementEntry] = [:]
+            for holding in holdings {
+                guard case .allowed(let until) = rules.decision(for: holding.decisionInput, at: at) else { continue }
+                let product = products[Int(holding.product)]
+                for capability in capabilities[Int(holding.product)] {
+                    var entry =
+                        entries[capability]
+                        ?? EntitlementEntry(
+                            capability: policy.name(of: capability), untilMilliseconds: until, grants: [])
+                    if let current = entry.untilMilliseconds {
+                        entry.untilMilliseconds = until.map { max($0, current) }
+                    }
+                    if entry.grants.count < maxGrants {
+                        entry.grants.append(
+                            AccessGrant(
+                                key: holding.key.subscriptionKey, productID: product.productID,
+                                basePlanID: product.basePlanID,
+                                state: holding.state == 0 ? nil : SubscriptionState(rawValue: Int32(holding.state)),
+                                untilMilliseconds: until))
+                    }
+                    entries[capability] = entry
                 }
-                entries[name] = entry
             }
+            return entries
         }
-        return ListEntitlementsResponse(entitlements: entries.keys.sorted().map { entries[$0]! })
+        return ListEntitlementsResponse(entitlements: entries.values.sorted { $0.capability < $1.capability })
     }
 
     static func reason(_ denial: AccessDecision.Denial) -> AccessReason {

@@ -4,15 +4,27 @@ import Synchronization
 /// Every account's subscriptions, in memory, as the ledger's change feed left them: loaded from
 /// a snapshot, then kept up by applying changes in feed order. Reads never create an account.
 ///
-/// A subscription is kept trimmed to what access decisions and grants need; it belongs to the
-/// account the ledger last recorded for it, so a transfer moves it from one account to the other.
+/// Kept compact for millions of accounts: an account id that is a lowercase UUID takes 16 bytes,
+/// an all-digit store id (Apple's) 8, products are interned, and each subscription keeps only
+/// what access decisions and grants need. A subscription belongs to the account the ledger last
+/// recorded for it, so a transfer moves it from one account to the other; one that belongs to
+/// no account is not kept (no read can reach it).
 public final class EntitlementView: Sendable {
+    /// A product as the policy names it.
+    struct Product: Hashable, Sendable {
+        let store: Store
+        let productID: String
+        let basePlanID: String?
+    }
+
     private struct State {
-        var subscriptions: [SubscriptionKey: Subscription] = [:]
-        var byAccount: [String: [SubscriptionKey]] = [:]
-        /// The feed position the view reflects; nil before the first snapshot.
+        var accounts: [AccountKey: [Holding]] = [:]
+        var owners: [StoreKey: AccountKey] = [:]
+        var products: [Product] = []
+        var productIndex: [Product: UInt32] = [:]
+        /// Each product's capabilities under the policy of `version`.
+        var capabilities: (version: String, sets: [CapabilitySet])?
         var position: UInt64?
-        /// The commit time of the newest change applied.
         var committedMilliseconds: Int64?
     }
 
@@ -28,14 +40,15 @@ public final class EntitlementView: Sendable {
 
     /// Accounts and subscriptions held (for metrics and tests).
     public var counts: (accounts: Int, subscriptions: Int) {
-        state.withLock { ($0.byAccount.count, $0.subscriptions.count) }
+        state.withLock { ($0.accounts.count, $0.owners.count) }
     }
 
     /// Replaces everything with a snapshot taken at `position`.
     public func load(_ subscriptions: [Subscription], position: UInt64) {
         var fresh = State()
-        fresh.subscriptions.reserveCapacity(subscriptions.count)
-        for subscription in subscriptions { Self.put(Self.trimmed(subscription), into: &fresh) }
+        fresh.accounts.reserveCapacity(subscriptions.count)
+        fresh.owners.reserveCapacity(subscriptions.count)
+        for subscription in subscriptions { Self.put(subscription, into: &fresh) }
         fresh.position = position
         state.withLock { $0 = fresh }
     }
@@ -46,45 +59,94 @@ public final class EntitlementView: Sendable {
     public func apply(position: UInt64, committedMilliseconds: Int64?, subscription: Subscription?) -> Bool {
         state.withLock { state in
             guard let current = state.position, position > current else { return false }
-            if let subscription { Self.put(Self.trimmed(subscription), into: &state) }
+            if let subscription { Self.put(subscription, into: &state) }
             state.position = position
             state.committedMilliseconds = committedMilliseconds ?? state.committedMilliseconds
             return true
         }
     }
 
-    /// The account's subscriptions (empty for an account the view does not know).
+    /// Runs `body` on the account's holdings with each product's capabilities under `policy`,
+    /// under the view's lock: keep it short.
+    func withAccount<T>(
+        _ accountID: String, policy: ProductPolicy,
+        _ body: (_ holdings: [Holding], _ capabilities: [CapabilitySet], _ products: [Product]) -> T
+    ) -> T {
+        let account = AccountKey(accountID)
+        return state.withLock { state in
+            if state.capabilities?.version != policy.version || state.capabilities?.sets.count != state.products.count {
+                state.capabilities = (
+                    policy.version,
+                    state.products.map {
+                        policy.capabilities(store: $0.store, productID: $0.productID, basePlanID: $0.basePlanID)
+                    }
+                )
+            }
+            return body(state.accounts[account] ?? [], state.capabilities!.sets, state.products)
+        }
+    }
+
+    /// The account's subscriptions (empty for an account the view does not know), as kept.
     public func subscriptions(of accountID: String) -> [Subscription] {
         state.withLock { state in
-            (state.byAccount[accountID] ?? []).compactMap { state.subscriptions[$0] }
+            (state.accounts[AccountKey(accountID)] ?? []).map {
+                Self.subscription($0, account: accountID, products: state.products)
+            }
         }
     }
 
-    /// Every subscription, ordered by key (to compare views).
+    /// Every subscription kept, ordered by key (to compare views).
     public func all() -> [Subscription] {
-        state.withLock { Array($0.subscriptions.values) }.sorted { $0.key.description < $1.key.description }
+        state.withLock { state in
+            state.accounts.flatMap { account, holdings in
+                holdings.map { Self.subscription($0, account: account.text, products: state.products) }
+            }
+        }.sorted { $0.key.description < $1.key.description }
     }
+
+    // MARK: Storage
 
     private static func put(_ subscription: Subscription, into state: inout State) {
-        let key = subscription.key
-        if let previous = state.subscriptions[key]?.accountID, previous != subscription.accountID {
-            state.byAccount[previous]?.removeAll { $0 == key }
-            if state.byAccount[previous]?.isEmpty == true { state.byAccount[previous] = nil }
+        let key = StoreKey(subscription.key)
+        let owner = subscription.accountID.map(AccountKey.init)
+        if let previous = state.owners[key], previous != owner {
+            state.accounts[previous]?.removeAll { $0.key == key }
+            if state.accounts[previous]?.isEmpty == true { state.accounts[previous] = nil }
+            state.owners[key] = nil
         }
-        let isNew = state.subscriptions.updateValue(subscription, forKey: key)?.accountID != subscription.accountID
-        if isNew, let account = subscription.accountID { state.byAccount[account, default: []].append(key) }
+        guard let owner else { return }
+        let holding = Holding(
+            key: key, product: intern(subscription, into: &state), kind: UInt8(subscription.productKind?.rawValue ?? 0),
+            state: UInt8(subscription.state?.rawValue ?? 0), replaced: subscription.replacedByStoreID != nil,
+            purchase: subscription.purchaseTimeMilliseconds ?? 0, expires: subscription.expiresTimeMilliseconds ?? 0,
+            grace: subscription.graceExpiresTimeMilliseconds ?? 0, revoked: subscription.revokedTimeMilliseconds ?? 0)
+        if let index = state.accounts[owner]?.firstIndex(where: { $0.key == key }) {
+            state.accounts[owner]![index] = holding
+        } else {
+            state.accounts[owner, default: []].append(holding)
+        }
+        state.owners[key] = owner
     }
 
-    /// What decisions and grants use; the rest (order ids, references, the bundle) is dropped.
-    static func trimmed(_ subscription: Subscription) -> Subscription {
-        var kept = subscription
-        kept.offerID = nil
-        kept.storeAccountRef = nil
-        kept.latestOrderID = nil
-        kept.bundleOrPackage = ""
-        kept.revocationReason = nil
-        kept.replacesStoreID = nil
-        kept.verifiedTimeMilliseconds = nil
-        return kept
+    private static func intern(_ subscription: Subscription, into state: inout State) -> UInt32 {
+        let product = Product(
+            store: subscription.key.store, productID: subscription.productID, basePlanID: subscription.basePlanID)
+        if let index = state.productIndex[product] { return index }
+        let index = UInt32(state.products.count)
+        state.products.append(product)
+        state.productIndex[product] = index
+        return index
+    }
+
+    static func subscription(_ holding: Holding, account: String, products: [Product]) -> Subscription {
+        let product = products[Int(holding.product)]
+        var subscription = holding.decisionInput
+        subscription.key = holding.key.subscriptionKey
+        subscription.accountID = account
+        subscription.productID = product.productID
+        subscription.basePlanID = product.basePlanID
+        // The successor's id is not kept, only that there is one.
+        subscription.replacedByStoreID = holding.replaced ? "(replaced)" : nil
+        return subscription
     }
 }

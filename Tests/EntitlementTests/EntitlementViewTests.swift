@@ -1,0 +1,135 @@
+import Model
+import Testing
+import Wire
+
+@testable import EntitlementService
+
+@Suite("Entitlement view and checks")
+struct EntitlementViewTests {
+    static let policy = try! ProductPolicy(
+        parsing: """
+            capability pro
+              apple com.example.pro.monthly
+              google pro_sub
+            capability lifetime
+              apple com.example.lifetime
+            """)
+    static let now: Int64 = 1_790_000_000_000
+    static let day: Int64 = 86_400_000
+    static let alice = "7a1c2f0e-3b7d-4d7c-9a57-1b2c3d4e5f60"
+
+    static func apple(
+        _ id: String, account: String?, product: String = "com.example.pro.monthly", expires: Int64,
+        state: SubscriptionState = .active
+    ) -> Subscription {
+        Subscription(
+            key: SubscriptionKey(store: .apple, environment: .production, storeID: id), accountID: account,
+            productID: product,
+            productKind: .autoRenewable, state: state, ownership: .purchased, purchaseTimeMilliseconds: now - 30 * day,
+            expiresTimeMilliseconds: expires, autoRenew: true, storeTimeMilliseconds: now)
+    }
+
+    static func google(_ token: String, account: String?, expires: Int64) -> Subscription {
+        Subscription(
+            key: SubscriptionKey(store: .google, environment: .production, storeID: token), accountID: account,
+            productID: "pro_sub", basePlanID: "monthly", productKind: .autoRenewable, state: .cancelled,
+            purchaseTimeMilliseconds: now - 10 * day, expiresTimeMilliseconds: expires, storeTimeMilliseconds: now)
+    }
+
+    static func check(_ view: EntitlementView, _ account: String, _ capability: String = "pro", at: Int64 = now) throws
+        -> CheckAccessResponse
+    {
+        try EntitlementMethods.check(
+            CheckAccessRequest(accountID: account, capability: capability, atMilliseconds: at), view: view,
+            policy: policy, now: now)
+    }
+
+    @Test("compact keys keep ids exactly: lowercase UUIDs and digit store ids are packed, everything else stays text")
+    func compactKeys() {
+        #expect(AccountKey(Self.alice) == .uuid(0x7a1c_2f0e_3b7d_4d7c, 0x9a57_1b2c_3d4e_5f60))
+        #expect(AccountKey(Self.alice).text == Self.alice)
+        #expect(AccountKey(Self.alice.uppercased()) == .text(Self.alice.uppercased()))
+        #expect(AccountKey("user-42") == .text("user-42"))
+        let numeric = SubscriptionKey(store: .apple, environment: .sandbox, storeID: "2000000123456789")
+        #expect(StoreKey(numeric).id == .number(2_000_000_123_456_789))
+        #expect(StoreKey(numeric).subscriptionKey == numeric)
+        let leadingZero = SubscriptionKey(store: .apple, environment: .sandbox, storeID: "0123")
+        #expect(StoreKey(leadingZero).subscriptionKey == leadingZero)
+        let token = SubscriptionKey(store: .google, environment: .production, storeID: "abc.AO-J1Oz_x")
+        #expect(StoreKey(token).id == .text("abc.AO-J1Oz_x"))
+    }
+
+    @Test("an account with an Apple and a Google subscription keeps the capability until the later end")
+    func unionAcrossStores() throws {
+        let view = EntitlementView()
+        view.load(
+            [
+                Self.apple("2000000001", account: Self.alice, expires: Self.now + 5 * Self.day),
+                Self.google("tok-1", account: Self.alice, expires: Self.now + 9 * Self.day),
+            ], position: 2)
+        let answer = try Self.check(view, Self.alice)
+        #expect(answer.allowed && answer.untilMilliseconds == Self.now + 9 * Self.day && answer.reason == .granted)
+        #expect(answer.grant?.key?.storeID == "tok-1" && answer.grant?.basePlanID == "monthly")
+        let later = try Self.check(view, Self.alice, at: Self.now + 10 * Self.day)
+        #expect(!later.allowed && later.reason == .expired)
+        #expect(try Self.check(view, "someone-else").reason == .noGrant)
+        #expect(try Self.check(view, Self.alice, "gold").reason == .unknownCapability)
+        #expect(view.counts == (1, 2))
+    }
+
+    @Test(
+        "changes apply in feed order: a transfer moves access, an old position changes nothing, an unlinked one is dropped"
+    )
+    func changes() throws {
+        let view = EntitlementView()
+        #expect(
+            !view.apply(
+                position: 1, committedMilliseconds: nil,
+                subscription: Self.apple("1", account: "a", expires: Self.now + Self.day)))
+        view.load([Self.apple("2000000001", account: "carol", expires: Self.now + Self.day)], position: 10)
+        #expect(try Self.check(view, "carol").allowed)
+        #expect(
+            view.apply(
+                position: 11, committedMilliseconds: Self.now,
+                subscription: Self.apple("2000000001", account: "dave", expires: Self.now + Self.day)))
+        #expect(try !Self.check(view, "carol").allowed)
+        #expect(try Self.check(view, "dave").allowed)
+        #expect(
+            !view.apply(
+                position: 11, committedMilliseconds: nil,
+                subscription: Self.apple("2000000001", account: "carol", expires: Self.now + Self.day)))
+        #expect(try Self.check(view, "dave").allowed)
+        #expect(
+            view.apply(
+                position: 12, committedMilliseconds: nil,
+                subscription: Self.apple("2000000001", account: nil, expires: Self.now + Self.day)))
+        #expect(view.counts == (0, 0))
+        #expect(view.position == 12 && view.committedMilliseconds == Self.now)
+    }
+
+    @Test("a refund ends access from its time, also for an instant asked about after it")
+    func revocation() throws {
+        let view = EntitlementView()
+        var refunded = Self.apple("2000000002", account: "erin", expires: Self.now + 20 * Self.day, state: .revoked)
+        refunded.revokedTimeMilliseconds = Self.now - Self.day
+        view.load([refunded], position: 1)
+        #expect(try Self.check(view, "erin").reason == .revoked)
+        let before = try Self.check(view, "erin", at: Self.now - 2 * Self.day)
+        #expect(before.allowed && before.untilMilliseconds == Self.now - Self.day)
+    }
+
+    @Test("ListEntitlements lists what is allowed now, with every grant; the lifetime unlock has no end")
+    func list() throws {
+        let view = EntitlementView()
+        var lifetime = Self.apple("3000000001", account: "frank", product: "com.example.lifetime", expires: 0)
+        lifetime.productKind = .nonConsumable
+        lifetime.expiresTimeMilliseconds = nil
+        view.load([Self.apple("2000000003", account: "frank", expires: Self.now + Self.day), lifetime], position: 2)
+        let listed = try EntitlementMethods.list(
+            ListEntitlementsRequest(accountID: "frank"), view: view, policy: Self.policy, now: Self.now)
+        #expect(listed.entitlements.map(\.capability) == ["lifetime", "pro"])
+        #expect(listed.entitlements[0].untilMilliseconds == nil)
+        #expect(listed.entitlements[1].untilMilliseconds == Self.now + Self.day)
+        #expect(listed.entitlements[1].grants.map(\.key?.storeID) == ["2000000003"])
+    }
+}
