@@ -153,7 +153,7 @@ let package = Package(
             path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["RPC", "Wire", "Config", "Crypto", "TestSupport"],
+            name: "EndToEndTests", dependencies: ["RPC", "Wire", "Config", "Crypto", "Model", "TestSupport"],
             path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(

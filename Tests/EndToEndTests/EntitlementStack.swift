@@ -1,0 +1,139 @@
+import Config
+import Foundation
+import Glibc
+import Model
+import RPC
+import TestSupport
+import Testing
+import Wire
+
+/// A ledger on a SQLite file and a fixed loopback port (so it can be restarted under the same
+/// address), entitlement services following it, and the calls the tests make.
+final class EntitlementStack: @unchecked Sendable {  // used from one test task at a time
+    static let policy = """
+        capability pro
+          apple com.example.pro.monthly
+          google pro_sub
+        """
+
+    let directory: URL
+    let ledgerPort: Int
+    var ledger: ServiceProcess
+    var ledgerClient: RPCClient
+    let policyPath: String
+
+    init() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("entitlement-stack-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        policyPath = directory.appendingPathComponent("policy.conf").path
+        try Data(Self.policy.utf8).write(to: URL(fileURLWithPath: policyPath))
+        ledgerPort = try Self.freePort()
+        (ledger, ledgerClient) = try await Self.startLedger(directory: directory, port: ledgerPort)
+    }
+
+    static func startLedger(directory: URL, port: Int) async throws -> (ServiceProcess, RPCClient) {
+        let process = try ServiceProcess(
+            "ledger", environment: ["RPC_LISTEN": "127.0.0.1:\(port)"], directory: directory)
+        _ = try await process.rpcPort()
+        return (process, try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: port)]))
+    }
+
+    /// SIGKILLs the ledger and starts it again on the same file and port.
+    func crashLedger() async throws {
+        ledger.kill()
+        _ = await ledger.waitForExit()
+        ledgerClient.shutdown()
+        (ledger, ledgerClient) = try await Self.startLedger(directory: directory, port: ledgerPort)
+    }
+
+    /// An entitlement service following this ledger; returns it with its RPC client and HTTP port.
+    func startEntitlement() async throws -> (process: ServiceProcess, client: RPCClient, http: Int) {
+        let process = try ServiceProcess(
+            "entitlement",
+            environment: ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)", "ENTITLEMENT_POLICY_FILE": policyPath])
+        let client = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await process.rpcPort())])
+        return (process, client, try await process.httpPort())
+    }
+
+    func stop() async {
+        ledgerClient.shutdown()
+        ledger.terminate()
+        _ = await ledger.waitForExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    // MARK: Ledger calls
+
+    static let ledgerService = "subscriptions.ledger.v1.Ledger"
+
+    /// Records an Apple purchase and links it to `account`; returns the feed position reached.
+    @discardableResult
+    func purchase(_ storeID: String, account: String, expires: Int64, storeTime: Int64) async throws -> UInt64 {
+        let key = SubscriptionKey(store: .apple, environment: .production, storeID: storeID)
+        let state = Subscription(
+            key: key, productID: "com.example.pro.monthly", productKind: .autoRenewable, state: .active,
+            ownership: .purchased, purchaseTimeMilliseconds: storeTime - 86_400_000, expiresTimeMilliseconds: expires,
+            autoRenew: true, storeTimeMilliseconds: storeTime, bundleOrPackage: "com.example.app")
+        let _: RecordVerifiedStateResponse = try await ledgerClient.call(
+            "\(Self.ledgerService)/RecordVerifiedState",
+            RecordVerifiedStateRequest(idempotencyKey: "r-\(storeID)-\(storeTime)", subscription: state))
+        return try await link(key, account: account, tag: "l-\(storeID)-\(account)")
+    }
+
+    /// Links (or transfers) a subscription to `account`; returns the feed position reached.
+    func link(_ key: SubscriptionKey, account: String, tag: String) async throws -> UInt64 {
+        let response: LinkAccountResponse = try await ledgerClient.call(
+            "\(Self.ledgerService)/LinkAccount",
+            LinkAccountRequest(idempotencyKey: tag, key: key, accountID: account, policy: .transfer))
+        return response.position
+    }
+
+    // MARK: Entitlement calls
+
+    /// Waits (polling its metrics, at most 20 s) until an entitlement service's view reflects
+    /// feed position `position`.
+    static func waitForPosition(_ position: UInt64, http: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if let (_, body) = try? await httpGet(port: http, path: "/metrics"),
+                let line = body.split(separator: "\n").first(where: { $0.hasPrefix("entitlement_feed_position ") }),
+                let value = UInt64(line.split(separator: " ").last ?? ""), value >= position
+            {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("the entitlement view never reached position \(position)")
+    }
+
+    /// CheckAccess for every account, 100 a call, at a fixed instant.
+    static func answers(_ client: RPCClient, accounts: [String], at: Int64) async throws -> [CheckAccessResponse] {
+        var results: [CheckAccessResponse] = []
+        for start in stride(from: 0, to: accounts.count, by: 100) {
+            let batch = CheckAccessBatchRequest(
+                checks: accounts[start..<min(start + 100, accounts.count)].map {
+                    CheckAccessRequest(accountID: $0, capability: "pro", atMilliseconds: at)
+                })
+            let response: CheckAccessBatchResponse = try await client.call(
+                "subscriptions.entitlement.v1.Entitlement/CheckAccessBatch", batch)
+            results += response.results
+        }
+        return results
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
