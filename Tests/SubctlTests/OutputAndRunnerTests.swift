@@ -155,7 +155,7 @@ struct OutputAndRunnerTests {
 
     @Test func methodsMarksStreams() throws {
         let lines = OutputText.methods().split(separator: "\n").map(String.init)
-        #expect(lines.count == 25)
+        #expect(lines.count == 26)
         #expect(
             lines.first { $0.hasPrefix("subscriptions.ledger.v1.Ledger/Snapshot ") }
                 == "subscriptions.ledger.v1.Ledger/Snapshot                    "

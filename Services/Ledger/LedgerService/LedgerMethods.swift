@@ -45,6 +45,9 @@ enum LedgerMethods {
             try await ledger.cursor(request)
         }
         write("AdvanceCursor", ledger.advanceCursorWrite)
+        router.unary("\(service)/GetFeedPosition") { (_, _: GetFeedPositionRequest) in
+            GetFeedPositionResponse(position: try await ledger.lastPosition())
+        }
         router.serverStream("\(service)/Snapshot") {
             (_, _: SnapshotRequest, stream: ServerStreamSender<SnapshotChunk>) in
             for chunk in try await ledger.snapshot() { try await stream.send(chunk) }

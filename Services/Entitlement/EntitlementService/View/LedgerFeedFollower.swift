@@ -20,6 +20,7 @@ public final class LedgerFeedFollower: LifecycleService {
     let now: @Sendable () -> Int64
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let position: Gauge
+    private let lagPositions: Gauge
     private let lagMilliseconds: Gauge
     private let appliedChanges: Counter
 
@@ -41,11 +42,32 @@ public final class LedgerFeedFollower: LifecycleService {
             ?? Gauge()
         appliedChanges =
             metrics?.counter("entitlement_feed_changes_total", help: "Changes applied to the view.") ?? Counter()
+        lagPositions =
+            metrics?.gauge(
+                "entitlement_feed_lag_positions",
+                help: "Changes the ledger has that the view has not applied (sampled each second).") ?? Gauge()
     }
 
     public func start() async throws {
-        let running = Task { [self] in await follow() }
+        let running = Task { [self] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.follow() }
+                group.addTask { await self.sampleLag() }
+            }
+        }
         task.withLock { $0 = running }
+    }
+
+    /// Every second: how many positions the ledger is ahead of the view.
+    func sampleLag() async {
+        while !Task.isCancelled {
+            if let newest = try? await client.call(
+                "\(Self.ledger)/GetFeedPosition", GetFeedPositionRequest(), as: GetFeedPositionResponse.self
+            ).position, let current = view.position {
+                lagPositions.set(Int(newest > current ? newest - current : 0))
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
     }
 
     public func shutdown() async {

@@ -43,6 +43,8 @@ typedef struct Subscriptions__Ledger__V1__ListSubscriptionsResponse Subscription
 typedef struct Subscriptions__Ledger__V1__Cursor Subscriptions__Ledger__V1__Cursor;
 typedef struct Subscriptions__Ledger__V1__GetCursorRequest Subscriptions__Ledger__V1__GetCursorRequest;
 typedef struct Subscriptions__Ledger__V1__AdvanceCursorRequest Subscriptions__Ledger__V1__AdvanceCursorRequest;
+typedef struct Subscriptions__Ledger__V1__GetFeedPositionRequest Subscriptions__Ledger__V1__GetFeedPositionRequest;
+typedef struct Subscriptions__Ledger__V1__GetFeedPositionResponse Subscriptions__Ledger__V1__GetFeedPositionResponse;
 
 
 /* --- enums --- */
@@ -507,6 +509,25 @@ struct  Subscriptions__Ledger__V1__AdvanceCursorRequest
 #define SUBSCRIPTIONS__LEDGER__V1__ADVANCE_CURSOR_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__advance_cursor_request__descriptor) \
     , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Subscriptions__Ledger__V1__GetFeedPositionRequest
+{
+  ProtobufCMessage base;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__GET_FEED_POSITION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_feed_position_request__descriptor) \
+     }
+
+
+struct  Subscriptions__Ledger__V1__GetFeedPositionResponse
+{
+  ProtobufCMessage base;
+  uint64_t position;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__GET_FEED_POSITION_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_feed_position_response__descriptor) \
+    , 0 }
 
 
 /* Subscriptions__Ledger__V1__InboxEntry methods */
@@ -1022,6 +1043,44 @@ Subscriptions__Ledger__V1__AdvanceCursorRequest *
 void   subscriptions__ledger__v1__advance_cursor_request__free_unpacked
                      (Subscriptions__Ledger__V1__AdvanceCursorRequest *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__GetFeedPositionRequest methods */
+void   subscriptions__ledger__v1__get_feed_position_request__init
+                     (Subscriptions__Ledger__V1__GetFeedPositionRequest         *message);
+size_t subscriptions__ledger__v1__get_feed_position_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetFeedPositionRequest   *message);
+size_t subscriptions__ledger__v1__get_feed_position_request__pack
+                     (const Subscriptions__Ledger__V1__GetFeedPositionRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__get_feed_position_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetFeedPositionRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__GetFeedPositionRequest *
+       subscriptions__ledger__v1__get_feed_position_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__get_feed_position_request__free_unpacked
+                     (Subscriptions__Ledger__V1__GetFeedPositionRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__GetFeedPositionResponse methods */
+void   subscriptions__ledger__v1__get_feed_position_response__init
+                     (Subscriptions__Ledger__V1__GetFeedPositionResponse         *message);
+size_t subscriptions__ledger__v1__get_feed_position_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetFeedPositionResponse   *message);
+size_t subscriptions__ledger__v1__get_feed_position_response__pack
+                     (const Subscriptions__Ledger__V1__GetFeedPositionResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__get_feed_position_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetFeedPositionResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__GetFeedPositionResponse *
+       subscriptions__ledger__v1__get_feed_position_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__get_feed_position_response__free_unpacked
+                     (Subscriptions__Ledger__V1__GetFeedPositionResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Ledger__V1__InboxEntry_Closure)
@@ -1105,6 +1164,12 @@ typedef void (*Subscriptions__Ledger__V1__GetCursorRequest_Closure)
 typedef void (*Subscriptions__Ledger__V1__AdvanceCursorRequest_Closure)
                  (const Subscriptions__Ledger__V1__AdvanceCursorRequest *message,
                   void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__GetFeedPositionRequest_Closure)
+                 (const Subscriptions__Ledger__V1__GetFeedPositionRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__GetFeedPositionResponse_Closure)
+                 (const Subscriptions__Ledger__V1__GetFeedPositionResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1164,6 +1229,10 @@ struct Subscriptions__Ledger__V1__Ledger_Service
                          const Subscriptions__Ledger__V1__AdvanceCursorRequest *input,
                          Subscriptions__Ledger__V1__Cursor_Closure closure,
                          void *closure_data);
+  void (*get_feed_position)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                            const Subscriptions__Ledger__V1__GetFeedPositionRequest *input,
+                            Subscriptions__Ledger__V1__GetFeedPositionResponse_Closure closure,
+                            void *closure_data);
   void (*snapshot)(Subscriptions__Ledger__V1__Ledger_Service *service,
                    const Subscriptions__Ledger__V1__SnapshotRequest *input,
                    Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
@@ -1193,6 +1262,7 @@ void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_
       function_prefix__ ## list_subscriptions,\
       function_prefix__ ## get_cursor,\
       function_prefix__ ## advance_cursor,\
+      function_prefix__ ## get_feed_position,\
       function_prefix__ ## snapshot,\
       function_prefix__ ## watch_changes  }
 void subscriptions__ledger__v1__ledger__health(ProtobufCService *service,
@@ -1247,6 +1317,10 @@ void subscriptions__ledger__v1__ledger__advance_cursor(ProtobufCService *service
                                                        const Subscriptions__Ledger__V1__AdvanceCursorRequest *input,
                                                        Subscriptions__Ledger__V1__Cursor_Closure closure,
                                                        void *closure_data);
+void subscriptions__ledger__v1__ledger__get_feed_position(ProtobufCService *service,
+                                                          const Subscriptions__Ledger__V1__GetFeedPositionRequest *input,
+                                                          Subscriptions__Ledger__V1__GetFeedPositionResponse_Closure closure,
+                                                          void *closure_data);
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
                                                  Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
@@ -1288,6 +1362,8 @@ extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_subscrip
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__cursor__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_cursor_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__advance_cursor_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_feed_position_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_feed_position_response__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor;
 
 PROTOBUF_C__END_DECLS

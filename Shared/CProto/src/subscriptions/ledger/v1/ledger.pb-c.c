@@ -1222,6 +1222,96 @@ void   subscriptions__ledger__v1__advance_cursor_request__free_unpacked
   assert(message->base.descriptor == &subscriptions__ledger__v1__advance_cursor_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__ledger__v1__get_feed_position_request__init
+                     (Subscriptions__Ledger__V1__GetFeedPositionRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__GetFeedPositionRequest init_value = SUBSCRIPTIONS__LEDGER__V1__GET_FEED_POSITION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__get_feed_position_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetFeedPositionRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_feed_position_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__get_feed_position_request__pack
+                     (const Subscriptions__Ledger__V1__GetFeedPositionRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_feed_position_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__get_feed_position_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetFeedPositionRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_feed_position_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__GetFeedPositionRequest *
+       subscriptions__ledger__v1__get_feed_position_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__GetFeedPositionRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__get_feed_position_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__get_feed_position_request__free_unpacked
+                     (Subscriptions__Ledger__V1__GetFeedPositionRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_feed_position_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__get_feed_position_response__init
+                     (Subscriptions__Ledger__V1__GetFeedPositionResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__GetFeedPositionResponse init_value = SUBSCRIPTIONS__LEDGER__V1__GET_FEED_POSITION_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__get_feed_position_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetFeedPositionResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_feed_position_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__get_feed_position_response__pack
+                     (const Subscriptions__Ledger__V1__GetFeedPositionResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_feed_position_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__get_feed_position_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetFeedPositionResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_feed_position_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__GetFeedPositionResponse *
+       subscriptions__ledger__v1__get_feed_position_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__GetFeedPositionResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__get_feed_position_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__get_feed_position_response__free_unpacked
+                     (Subscriptions__Ledger__V1__GetFeedPositionResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_feed_position_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor subscriptions__ledger__v1__inbox_entry__field_descriptors[12] =
 {
   {
@@ -2956,6 +3046,62 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__advance_cursor_reque
   (ProtobufCMessageInit) subscriptions__ledger__v1__advance_cursor_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+#define subscriptions__ledger__v1__get_feed_position_request__field_descriptors NULL
+#define subscriptions__ledger__v1__get_feed_position_request__field_indices_by_name NULL
+#define subscriptions__ledger__v1__get_feed_position_request__number_ranges NULL
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_feed_position_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.GetFeedPositionRequest",
+  "GetFeedPositionRequest",
+  "Subscriptions__Ledger__V1__GetFeedPositionRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__GetFeedPositionRequest),
+  0,
+  subscriptions__ledger__v1__get_feed_position_request__field_descriptors,
+  subscriptions__ledger__v1__get_feed_position_request__field_indices_by_name,
+  0,  subscriptions__ledger__v1__get_feed_position_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__get_feed_position_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_feed_position_response__field_descriptors[1] =
+{
+  {
+    "position",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetFeedPositionResponse, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__get_feed_position_response__field_indices_by_name[] = {
+  0,   /* field[0] = position */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__get_feed_position_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_feed_position_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.GetFeedPositionResponse",
+  "GetFeedPositionResponse",
+  "Subscriptions__Ledger__V1__GetFeedPositionResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__GetFeedPositionResponse),
+  1,
+  subscriptions__ledger__v1__get_feed_position_response__field_descriptors,
+  subscriptions__ledger__v1__get_feed_position_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__get_feed_position_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__get_feed_position_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue subscriptions__ledger__v1__inbox_status__enum_values_by_number[5] =
 {
   { "INBOX_STATUS_UNSPECIFIED", "SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_UNSPECIFIED", 0 },
@@ -3058,7 +3204,7 @@ const ProtobufCEnumDescriptor subscriptions__ledger__v1__change_kind__descriptor
   subscriptions__ledger__v1__change_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[15] =
+static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[16] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "RecordNotification", &subscriptions__ledger__v1__record_notification_request__descriptor, &subscriptions__ledger__v1__record_notification_response__descriptor },
@@ -3073,6 +3219,7 @@ static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method
   { "ListSubscriptions", &subscriptions__ledger__v1__list_subscriptions_request__descriptor, &subscriptions__ledger__v1__list_subscriptions_response__descriptor },
   { "GetCursor", &subscriptions__ledger__v1__get_cursor_request__descriptor, &subscriptions__ledger__v1__cursor__descriptor },
   { "AdvanceCursor", &subscriptions__ledger__v1__advance_cursor_request__descriptor, &subscriptions__ledger__v1__cursor__descriptor },
+  { "GetFeedPosition", &subscriptions__ledger__v1__get_feed_position_request__descriptor, &subscriptions__ledger__v1__get_feed_position_response__descriptor },
   { "Snapshot", &subscriptions__ledger__v1__snapshot_request__descriptor, &subscriptions__ledger__v1__snapshot_chunk__descriptor },
   { "WatchChanges", &subscriptions__ledger__v1__watch_changes_request__descriptor, &subscriptions__ledger__v1__change__descriptor },
 };
@@ -3080,6 +3227,7 @@ const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
   12,        /* AdvanceCursor */
   5,        /* GetAccount */
   11,        /* GetCursor */
+  13,        /* GetFeedPosition */
   6,        /* GetHistory */
   4,        /* GetSubscription */
   0,        /* Health */
@@ -3090,8 +3238,8 @@ const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
   1,        /* RecordNotification */
   2,        /* RecordVerifiedState */
   9,        /* ReplayInbox */
-  13,        /* Snapshot */
-  14         /* WatchChanges */
+  14,        /* Snapshot */
+  15         /* WatchChanges */
 };
 const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
 {
@@ -3100,7 +3248,7 @@ const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
   "Ledger",
   "Subscriptions__Ledger__V1__Ledger",
   "subscriptions.ledger.v1",
-  15,
+  16,
   subscriptions__ledger__v1__ledger__method_descriptors,
   subscriptions__ledger__v1__ledger__method_indices_by_name
 };
@@ -3208,13 +3356,21 @@ void subscriptions__ledger__v1__ledger__advance_cursor(ProtobufCService *service
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
   service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void subscriptions__ledger__v1__ledger__get_feed_position(ProtobufCService *service,
+                                                          const Subscriptions__Ledger__V1__GetFeedPositionRequest *input,
+                                                          Subscriptions__Ledger__V1__GetFeedPositionResponse_Closure closure,
+                                                          void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
                                                  Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
                                                  void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       const Subscriptions__Ledger__V1__WatchChangesRequest *input,
@@ -3222,7 +3378,7 @@ void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_Service *service,
                                               Subscriptions__Ledger__V1__Ledger_ServiceDestroy destroy)
