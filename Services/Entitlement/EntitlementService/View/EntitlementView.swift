@@ -17,7 +17,7 @@ public final class EntitlementView: Sendable {
         let basePlanID: String?
     }
 
-    private struct State {
+    fileprivate struct State {
         var accounts: [AccountKey: [Holding]] = [:]
         var owners: [StoreKey: AccountKey] = [:]
         var products: [Product] = []
@@ -45,10 +45,25 @@ public final class EntitlementView: Sendable {
 
     /// Replaces everything with a snapshot taken at `position`.
     public func load(_ subscriptions: [Subscription], position: UInt64) {
-        var fresh = State()
-        fresh.accounts.reserveCapacity(subscriptions.count)
-        fresh.owners.reserveCapacity(subscriptions.count)
-        for subscription in subscriptions { Self.put(subscription, into: &fresh) }
+        var builder = Builder()
+        builder.add(subscriptions)
+        install(builder, position: position)
+    }
+
+    /// A snapshot being loaded chunk by chunk, beside the view in force until `install`.
+    public struct Builder: Sendable {
+        fileprivate var state = State()
+
+        public init() {}
+
+        public mutating func add(_ subscriptions: [Subscription]) {
+            for subscription in subscriptions { EntitlementView.put(subscription, into: &state) }
+        }
+    }
+
+    /// Puts a finished snapshot, taken at `position`, in force.
+    public func install(_ builder: Builder, position: UInt64) {
+        var fresh = builder.state
         fresh.position = position
         state.withLock { $0 = fresh }
     }
@@ -106,7 +121,7 @@ public final class EntitlementView: Sendable {
 
     // MARK: Storage
 
-    private static func put(_ subscription: Subscription, into state: inout State) {
+    fileprivate static func put(_ subscription: Subscription, into state: inout State) {
         let key = StoreKey(subscription.key)
         let owner = subscription.accountID.map(AccountKey.init)
         if let previous = state.owners[key], previous != owner {

@@ -99,15 +99,17 @@ public final class LedgerFeedFollower: LifecycleService {
 
     func loadSnapshot() async throws {
         let stream = client.serverStream("\(Self.ledger)/Snapshot", request: SnapshotRequest().serialized())
-        var subscriptions: [Subscription] = []
+        var builder = EntitlementView.Builder()
+        var count = 0
         for try await message in stream {
             let chunk = try SnapshotChunk(serialized: message)
-            subscriptions += chunk.subscriptions
+            builder.add(chunk.subscriptions)
+            count += chunk.subscriptions.count
             if chunk.complete {
-                view.load(subscriptions, position: chunk.position)
+                view.install(builder, position: chunk.position)
                 position.set(Int(chunk.position))
                 logger.info(
-                    "snapshot loaded", ["subscriptions": "\(subscriptions.count)", "position": "\(chunk.position)"])
+                    "snapshot loaded", ["subscriptions": "\(count)", "position": "\(chunk.position)"])
                 return
             }
         }
