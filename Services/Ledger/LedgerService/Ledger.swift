@@ -577,6 +577,71 @@ public struct Ledger: Sendable {
     }
 
     /// Every subscription and link at one change-feed position, in chunks of at most 500 each.
+    /// Where a snapshot page starts: after this subscription key.
+    public struct SnapshotCursor: Sendable {
+        let store: Int64
+        let environment: Int64
+        let storeID: String
+    }
+
+    /// One page of stored states (serialized `Subscription` messages) in key order after `after`,
+    /// and the cursor for the next page (nil after the last).
+    public func subscriptionPage(after: SnapshotCursor?, limit: Int) async throws -> (
+        states: [[UInt8]], next: SnapshotCursor?
+    ) {
+        try await read { tx in
+            var sql = "SELECT store, environment, store_id, state FROM subscriptions"
+            var parameters: [SQLValue] = []
+            if let after {
+                sql +=
+                    " WHERE store > $1 OR (store = $1 AND (environment > $2 OR (environment = $2 AND store_id > $3)))"
+                parameters = [.int(after.store), .int(after.environment), .text(after.storeID)]
+            }
+            parameters.append(.int(Int64(limit)))
+            sql += " ORDER BY store, environment, store_id LIMIT $\(parameters.count)"
+            let rows = try tx.query(sql, parameters)
+            var states: [[UInt8]] = []
+            states.reserveCapacity(rows.count)
+            for index in 0..<rows.count { states.append(rows.blob(index, "state") ?? []) }
+            guard rows.count == limit, let last = rows.count.checkedLast else { return (states, nil) }
+            return (
+                states,
+                SnapshotCursor(
+                    store: rows.int(last, "store") ?? 0, environment: rows.int(last, "environment") ?? 0,
+                    storeID: rows.text(last, "store_id") ?? "")
+            )
+        }
+    }
+
+    /// One page of account links in key order after `after`, and the cursor for the next page.
+    public func linkPage(after: SnapshotCursor?, limit: Int) async throws -> (
+        links: [AccountLink], next: SnapshotCursor?
+    ) {
+        try await read { tx in
+            var sql = "SELECT store, environment, store_id, account_id, store_account_ref, linked_ms FROM links"
+            var parameters: [SQLValue] = []
+            if let after {
+                sql +=
+                    " WHERE store > $1 OR (store = $1 AND (environment > $2 OR (environment = $2 AND store_id > $3)))"
+                parameters = [.int(after.store), .int(after.environment), .text(after.storeID)]
+            }
+            parameters.append(.int(Int64(limit)))
+            sql += " ORDER BY store, environment, store_id LIMIT $\(parameters.count)"
+            let rows = try tx.query(sql, parameters)
+            let links = try (0..<rows.count).map { try Self.link(rows, $0) }
+            guard rows.count == limit, let last = rows.count.checkedLast else { return (links, nil) }
+            return (
+                links,
+                SnapshotCursor(
+                    store: rows.int(last, "store") ?? 0, environment: rows.int(last, "environment") ?? 0,
+                    storeID: rows.text(last, "store_id") ?? "")
+            )
+        }
+    }
+
+    /// The newest change-feed position, where a snapshot taken now continues with WatchChanges.
+    public func snapshotPosition() async throws -> UInt64 { try await lastPosition() }
+
     public func snapshot() async throws -> [SnapshotChunk] {
         try await read { tx in
             let position = UInt64(try Self.lastPosition(tx))
@@ -868,4 +933,9 @@ struct SubscriptionCursor {
     }
 
     var token: String { "\(environment):\(storeID)" }
+}
+
+extension Int {
+    /// The index of the last of `self` elements, nil for none.
+    fileprivate var checkedLast: Int? { self > 0 ? self - 1 : nil }
 }

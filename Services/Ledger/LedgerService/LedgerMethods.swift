@@ -8,6 +8,8 @@ enum LedgerMethods {
     /// this instance's commits wake it at once, other instances on the same PostgreSQL do not.
     static let pollInterval: Duration = .milliseconds(20)
     static let feedBatch = 256
+    /// Subscriptions or links per snapshot chunk (the proto's limit is 500).
+    static let snapshotPage = 500
 
     static func register(on router: RPCRouter, ledger: Ledger) {
         let service = LedgerService.serviceName
@@ -48,10 +50,27 @@ enum LedgerMethods {
         router.unary("\(service)/GetFeedPosition") { (_, _: GetFeedPositionRequest) in
             GetFeedPositionResponse(position: try await ledger.lastPosition())
         }
-        router.serverStream("\(service)/Snapshot") {
-            (_, _: SnapshotRequest, stream: ServerStreamSender<SnapshotChunk>) in
-            for chunk in try await ledger.snapshot() { try await stream.send(chunk) }
-        }
+        // Page by page, the stored states sent as stored. The position is taken first: a page
+        // may already hold a state newer than it, which the changes after it then bring again,
+        // in order, so a reader that applies them ends exactly at the ledger's state.
+        router.register(
+            "\(service)/Snapshot",
+            .serverStream { _, bytes, writer in
+                _ = try SnapshotRequest(serialized: bytes)
+                let position = try await ledger.snapshotPosition()
+                var cursor: Ledger.SnapshotCursor?
+                repeat {
+                    let page = try await ledger.subscriptionPage(after: cursor, limit: snapshotPage)
+                    if !page.states.isEmpty { try await writer.send(SnapshotChunk.subscriptionsField(page.states)) }
+                    cursor = page.next
+                } while cursor != nil
+                repeat {
+                    let page = try await ledger.linkPage(after: cursor, limit: snapshotPage)
+                    if !page.links.isEmpty { try await writer.send(SnapshotChunk(links: page.links).serialized()) }
+                    cursor = page.next
+                } while cursor != nil
+                try await writer.send(SnapshotChunk(complete: true, position: position).serialized())
+            })
         router.serverStream("\(service)/WatchChanges") {
             (_, request: WatchChangesRequest, stream: ServerStreamSender<Change>) in
             var cursor = request.after
