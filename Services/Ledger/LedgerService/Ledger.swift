@@ -589,27 +589,8 @@ public struct Ledger: Sendable {
     public func subscriptionPage(after: SnapshotCursor?, limit: Int) async throws -> (
         states: [[UInt8]], next: SnapshotCursor?
     ) {
-        try await read { tx in
-            var sql = "SELECT store, environment, store_id, state FROM subscriptions"
-            var parameters: [SQLValue] = []
-            if let after {
-                sql +=
-                    " WHERE store > $1 OR (store = $1 AND (environment > $2 OR (environment = $2 AND store_id > $3)))"
-                parameters = [.int(after.store), .int(after.environment), .text(after.storeID)]
-            }
-            parameters.append(.int(Int64(limit)))
-            sql += " ORDER BY store, environment, store_id LIMIT $\(parameters.count)"
-            let rows = try tx.query(sql, parameters)
-            var states: [[UInt8]] = []
-            states.reserveCapacity(rows.count)
-            for index in 0..<rows.count { states.append(rows.blob(index, "state") ?? []) }
-            guard rows.count == limit, let last = rows.count.checkedLast else { return (states, nil) }
-            return (
-                states,
-                SnapshotCursor(
-                    store: rows.int(last, "store") ?? 0, environment: rows.int(last, "environment") ?? 0,
-                    storeID: rows.text(last, "store_id") ?? "")
-            )
+        try await keyedPage(table: "subscriptions", columns: "state", after: after, limit: limit) { rows, index in
+            rows.blob(index, "state") ?? []
         }
     }
 
@@ -617,8 +598,18 @@ public struct Ledger: Sendable {
     public func linkPage(after: SnapshotCursor?, limit: Int) async throws -> (
         links: [AccountLink], next: SnapshotCursor?
     ) {
+        try await keyedPage(
+            table: "links", columns: "account_id, store_account_ref, linked_ms", after: after, limit: limit
+        ) { rows, index in try Self.link(rows, index) }
+    }
+
+    /// Rows of a table keyed by (store, environment, store_id), in key order after `after`.
+    private func keyedPage<T: Sendable>(
+        table: String, columns: String, after: SnapshotCursor?, limit: Int,
+        _ row: @escaping @Sendable (SQLRows, Int) throws -> T
+    ) async throws -> ([T], SnapshotCursor?) {
         try await read { tx in
-            var sql = "SELECT store, environment, store_id, account_id, store_account_ref, linked_ms FROM links"
+            var sql = "SELECT store, environment, store_id, \(columns) FROM \(table)"
             var parameters: [SQLValue] = []
             if let after {
                 sql +=
@@ -628,10 +619,10 @@ public struct Ledger: Sendable {
             parameters.append(.int(Int64(limit)))
             sql += " ORDER BY store, environment, store_id LIMIT $\(parameters.count)"
             let rows = try tx.query(sql, parameters)
-            let links = try (0..<rows.count).map { try Self.link(rows, $0) }
-            guard rows.count == limit, let last = rows.count.checkedLast else { return (links, nil) }
+            let values = try (0..<rows.count).map { try row(rows, $0) }
+            guard rows.count == limit, let last = rows.count.checkedLast else { return (values, nil) }
             return (
-                links,
+                values,
                 SnapshotCursor(
                     store: rows.int(last, "store") ?? 0, environment: rows.int(last, "environment") ?? 0,
                     storeID: rows.text(last, "store_id") ?? "")

@@ -15,6 +15,19 @@ enum PurchaseChecks {
         }
     }
 
+    /// Throws PERMISSION_DENIED when the ledger did not give the purchase to the caller's account.
+    static func linked(_ link: LinkAccountResponse) throws {
+        switch link.outcome {
+        case .refused?:
+            throw RPCError(
+                .permissionDenied, "the purchase belongs to another account and the transfer policy refuses moving it")
+        case .kept?:
+            throw RPCError(
+                .permissionDenied, "the purchase stays with the account that claimed it first (transfer policy keep)")
+        default: return
+        }
+    }
+
     /// Whether a refresh changed what access depends on.
     static func differs(_ before: Subscription, _ after: Subscription) -> Bool {
         before.state != after.state || before.expiresTimeMilliseconds != after.expiresTimeMilliseconds

@@ -31,20 +31,12 @@ extension AppleAdapter {
             LinkAccountRequest(
                 idempotencyKey: request.idempotencyKey, key: subscription.key, accountID: request.accountID,
                 storeAccountRef: transaction.appAccountToken))
-        switch link.outcome {
-        case .refused?:
-            throw RPCError(
-                .permissionDenied, "the purchase belongs to another account and the transfer policy refuses moving it")
-        case .kept?:
-            throw RPCError(
-                .permissionDenied, "the purchase stays with the account that claimed it first (transfer policy keep)")
-        default:
-            // The ledger's state now (a replayed link answers as it did the first time).
-            return VerifyPurchaseResponse(
-                subscription: try await ledger.subscription(subscription.key) ?? link.subscription ?? subscription,
-                newlyLinked: link.outcome == .linked || link.outcome == .transferred,
-                previousAccountID: link.previousAccountID)
-        }
+        try PurchaseChecks.linked(link)
+        // The ledger's state now (a replayed link answers as it did the first time).
+        return VerifyPurchaseResponse(
+            subscription: try await ledger.subscription(subscription.key) ?? link.subscription ?? subscription,
+            newlyLinked: link.outcome == .linked || link.outcome == .transferred,
+            previousAccountID: link.previousAccountID)
     }
 
     /// Re-verifies each presented transaction, walks its transaction history, records the

@@ -3,7 +3,6 @@ import Foundation
 public import Lifecycle
 import Model
 import Observability
-import Synchronization
 import Wire
 
 /// Reconciliation for the App Store, every `interval`:
@@ -17,8 +16,7 @@ import Wire
 public final class AppleReconciler: LifecycleService {
     public let name = "apple-reconciler"
     let adapter: AppleAdapter
-    let interval: Duration
-    private let loop = Mutex<Task<Void, Never>?>(nil)
+    private let loop: PeriodicPass
 
     static let pendingGrace: Int64 = 60_000
     static let historyOverlap: Int64 = 3_600_000
@@ -28,29 +26,12 @@ public final class AppleReconciler: LifecycleService {
 
     public init(adapter: AppleAdapter, interval: Duration) {
         self.adapter = adapter
-        self.interval = interval
+        loop = PeriodicPass(interval: interval)
     }
 
-    public func start() async throws {
-        guard interval > .zero else { return }
-        let task = Task { [self] in
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    return
-                }
-                await runPass()
-            }
-        }
-        loop.withLock { $0 = task }
-    }
+    public func start() async throws { loop.start { [self] in await runPass() } }
 
-    public func shutdown() async {
-        let task = loop.withLock { $0 }
-        task?.cancel()
-        await task?.value
-    }
+    public func shutdown() async { await loop.stop() }
 
     /// One reconciliation pass; failures are logged and left for the next pass.
     public func runPass() async {

@@ -43,15 +43,7 @@ extension GoogleAdapter {
             LinkAccountRequest(
                 idempotencyKey: request.idempotencyKey, key: subscription.key, accountID: request.accountID,
                 storeAccountRef: subscription.storeAccountRef))
-        switch link.outcome {
-        case .refused?:
-            throw RPCError(
-                .permissionDenied, "the purchase belongs to another account and the transfer policy refuses moving it")
-        case .kept?:
-            throw RPCError(
-                .permissionDenied, "the purchase stays with the account that claimed it first (transfer policy keep)")
-        default: break
-        }
+        try PurchaseChecks.linked(link)
         // The ledger's state now (a replayed link answers as it did the first time).
         var current = try await ledger.subscription(subscription.key) ?? subscription
         if !current.acknowledged, !subscription.acknowledged, Self.owesAcknowledgement(current) {

@@ -3,7 +3,6 @@ import GooglePlay
 public import Lifecycle
 import Model
 import Observability
-import Synchronization
 import Wire
 
 /// Reconciliation for Google Play, every `interval`:
@@ -16,8 +15,7 @@ import Wire
 public final class GoogleReconciler: LifecycleService {
     public let name = "google-reconciler"
     let adapter: GoogleAdapter
-    let interval: Duration
-    private let loop = Mutex<Task<Void, Never>?>(nil)
+    private let loop: PeriodicPass
 
     static let pendingGrace: Int64 = 60_000
     static let voidedOverlap: Int64 = 3_600_000
@@ -27,29 +25,12 @@ public final class GoogleReconciler: LifecycleService {
 
     public init(adapter: GoogleAdapter, interval: Duration) {
         self.adapter = adapter
-        self.interval = interval
+        loop = PeriodicPass(interval: interval)
     }
 
-    public func start() async throws {
-        guard interval > .zero else { return }
-        let task = Task { [self] in
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    return
-                }
-                await runPass()
-            }
-        }
-        loop.withLock { $0 = task }
-    }
+    public func start() async throws { loop.start { [self] in await runPass() } }
 
-    public func shutdown() async {
-        let task = loop.withLock { $0 }
-        task?.cancel()
-        await task?.value
-    }
+    public func shutdown() async { await loop.stop() }
 
     /// One reconciliation pass; failures are logged and left for the next pass.
     public func runPass() async {
