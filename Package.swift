@@ -106,7 +106,7 @@ let package = Package(
         .executableTarget(
             name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
 
-        // Benchmarks (not tests): make bench-rpc, make bench-ledger, make bench-apple.
+        // Benchmarks (not tests): make bench-rpc, make bench-ledger, make bench-apple, make bench-entitlement.
         .target(
             name: "BenchSupport", dependencies: ["Wire", "CShims"], path: "Tests/Benchmarks/BenchSupport",
             swiftSettings: swiftSettings),
@@ -120,13 +120,17 @@ let package = Package(
         .executableTarget(
             name: "applebench", dependencies: ["AppStore", "Crypto", "BenchSupport"],
             path: "Tests/Benchmarks/applebench", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "entitlementbench", dependencies: ["Wire", "Model", "SQLite", "BenchSupport"],
+            path: "Tests/Benchmarks/entitlementbench", swiftSettings: swiftSettings),
 
         // Tests, and what several test targets share.
         .target(name: "TestSupport", dependencies: ["Crypto"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "WireTests", dependencies: ["Wire", "Model"], path: "Tests/WireTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], path: "Tests/CryptoTests", swiftSettings: swiftSettings),
+            name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], path: "Tests/CryptoTests",
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "RPCTests", dependencies: ["RPC", "Wire", "Crypto", "Observability", "Lifecycle", "Sockets"],
             path: "Tests/RPCTests", swiftSettings: swiftSettings),

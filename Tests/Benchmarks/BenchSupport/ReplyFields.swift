@@ -1,10 +1,13 @@
 /// What the load generator checks in a reply envelope, read straight from its protobuf bytes:
-/// call_id (field 1, varint), kind (field 2, varint) and whether a status (field 6) is present.
-/// The server writes a status only when the call failed, so its presence marks an error.
+/// call_id (field 1, varint), kind (field 2, varint), where the payload (field 5) lies and
+/// whether a status (field 6) is present. The server writes a status only when the call failed,
+/// so its presence marks an error.
 struct ReplyFields {
     private(set) var callID: UInt64 = 0
     private(set) var kind: UInt64 = 0
     private(set) var hasStatus = false
+    /// The payload's bytes within the frame (empty when the envelope carries none).
+    private(set) var payload: Range<Int> = 0..<0
 
     /// Nil when `frame` is not well-formed protobuf.
     init?(_ frame: UnsafeRawBufferPointer) {
@@ -21,6 +24,7 @@ struct ReplyFields {
                 guard let length = Self.varint(frame, &offset), length <= UInt64(frame.count - offset) else {
                     return nil
                 }
+                if field == 5 { payload = offset..<(offset + Int(length)) }
                 offset += Int(length)
                 if field == 6 { hasStatus = true }
             case 5: offset += 4

@@ -29,7 +29,7 @@ struct Benchmark {
         guard let sqlite3 = ChildProcess.resolve("sqlite3") else {
             throw BenchError("sqlite3 not found on PATH (scripts/install-deps bench)")
         }
-        let directory = try TemporaryDirectory("sqlite")
+        let directory = try TemporaryDirectory("ledgerbench-sqlite")
         defer { directory.remove() }
         let flushes = DeviceFlushes(path: directory.path)
         let databasePath = directory.file("ledger.sqlite")
@@ -75,7 +75,7 @@ struct Benchmark {
         let tools = try PostgresTools(preferred: options.postgresBin)
         let server = try PostgresServer(script: options.postgresScript)
         defer { server.stop() }
-        let directory = try TemporaryDirectory("postgres-work")
+        let directory = try TemporaryDirectory("ledgerbench-postgres-work")
         defer { directory.remove() }
         let flushes = DeviceFlushes(path: directory.path)
         let ledger = try LedgerProcess(

@@ -20,7 +20,7 @@ final class PostgresServer {
                 "\(script) not found or not executable (run from the repository root, or --postgres-script)")
         }
         self.script = script
-        directory = try TemporaryDirectory("postgres")
+        directory = try TemporaryDirectory("ledgerbench-postgres")
         port = try FreePort.loopback()
         let directoryPath = directory.path
         interruption = Interruption.add {

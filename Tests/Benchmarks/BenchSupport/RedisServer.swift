@@ -1,17 +1,16 @@
-import BenchSupport
 import Foundation
 import Glibc
 
 /// A throwaway redis-server on a free loopback port, without persistence, answering PING.
-final class RedisServer {
-    let child: ChildProcess
-    let port: Int
+public final class RedisServer {
+    public let child: ChildProcess
+    public let port: Int
     private let logPath: String
 
     /// Starts redis-server and waits (at most `limit`) until `redis-cli ping` answers PONG.
-    init(limit: Duration = .seconds(10)) throws(BenchError) {
+    public init(limit: Duration = .seconds(10)) throws(BenchError) {
         port = try LoopbackAddress.freePort()
-        logPath = FileManager.default.temporaryDirectory.appendingPathComponent("rpcbench-redis-\(port).log").path
+        logPath = FileManager.default.temporaryDirectory.appendingPathComponent("bench-redis-\(port).log").path
         guard FileManager.default.createFile(atPath: logPath, contents: nil),
             let log = FileHandle(forWritingAtPath: logPath)
         else { throw BenchError("cannot create \(logPath)") }
@@ -41,7 +40,7 @@ final class RedisServer {
     deinit { stop() }
 
     /// Stops the server and removes its log.
-    func stop() {
+    public func stop() {
         child.stop()
         try? FileManager.default.removeItem(atPath: logPath)
     }

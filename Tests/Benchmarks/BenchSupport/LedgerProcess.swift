@@ -1,21 +1,20 @@
-import BenchSupport
 import Foundation
 import Glibc
 
 /// The ledger under test, started with RPC on a free loopback port (port 0) in a directory the
 /// caller owns. Its stderr is read until the "rpc server listening" JSON log line names the
 /// port; after that it is copied to our stderr.
-final class LedgerProcess {
-    let child: ChildProcess
-    let port: Int
+public final class LedgerProcess {
+    public let child: ChildProcess
+    public let port: Int
     /// Where its `/metrics` are served.
-    let httpPort: Int
+    public let httpPort: Int
     private let interruption: Int
 
     /// Starts `executable` with the ledger variables in `settings` and waits (at most `limit`)
     /// for its listening line. Throws when it cannot start, exits, or stays silent; it is
     /// stopped then.
-    init(executable: String, settings: [String: String], directory: String, limit: Duration = .seconds(30))
+    public init(executable: String, settings: [String: String], directory: String, limit: Duration = .seconds(30))
         throws(BenchError)
     {
         var token: Int?
@@ -38,7 +37,7 @@ final class LedgerProcess {
     }
 
     /// The group committer's totals from `/metrics`: (commits, committed writes).
-    func commitTotals() throws(BenchError) -> (commits: Int, writes: Int) {
+    public func commitTotals() throws(BenchError) -> (commits: Int, writes: Int) {
         let text = try MetricsScrape.get(port: httpPort, path: "/metrics")
         guard let commits = MetricsScrape.value("ledger_commits_total", in: text),
             let writes = MetricsScrape.value("ledger_committed_writes_total", in: text)
@@ -51,7 +50,7 @@ final class LedgerProcess {
     /// Stops the ledger (SIGTERM, then SIGKILL after 10 s). Returns its exit status, nil when it
     /// had to be killed or died of a signal.
     @discardableResult
-    func stop() -> Int32? {
+    public func stop() -> Int32? {
         let status = child.stop()
         Interruption.remove(interruption)
         return status

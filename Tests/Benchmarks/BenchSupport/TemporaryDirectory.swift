@@ -1,17 +1,16 @@
-import BenchSupport
 import Foundation
 import Glibc
 
 /// A fresh directory under the system temporary directory, removed with everything in it by
 /// `remove()` or, at the latest, on deinit.
-final class TemporaryDirectory {
-    let path: String
+public final class TemporaryDirectory {
+    public let path: String
     private var removed = false
     private let interruption: Int
 
-    /// Makes `<tmp>/ledgerbench-<label>-XXXXXX` (mode 0700). Throws when mkdtemp fails.
-    init(_ label: String) throws(BenchError) {
-        var template = Array((FileManager.default.temporaryDirectory.path + "/ledgerbench-\(label)-XXXXXX").utf8CString)
+    /// Makes `<tmp>/<name>-XXXXXX` (mode 0700). Throws when mkdtemp fails.
+    public init(_ name: String) throws(BenchError) {
+        var template = Array((FileManager.default.temporaryDirectory.path + "/\(name)-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp: \(String(cString: strerror(errno)))") }
         let path = String(cString: made)
         self.path = path
@@ -21,10 +20,10 @@ final class TemporaryDirectory {
     deinit { remove() }
 
     /// `path/name`.
-    func file(_ name: String) -> String { path + "/" + name }
+    public func file(_ name: String) -> String { path + "/" + name }
 
     /// Writes `text` to `path/name` and returns that path.
-    func write(_ name: String, _ text: String) throws(BenchError) -> String {
+    public func write(_ name: String, _ text: String) throws(BenchError) -> String {
         let target = file(name)
         do {
             try text.write(toFile: target, atomically: false, encoding: .utf8)
@@ -34,7 +33,7 @@ final class TemporaryDirectory {
         return target
     }
 
-    func remove() {
+    public func remove() {
         guard !removed else { return }
         removed = true
         try? FileManager.default.removeItem(atPath: path)

@@ -5,12 +5,12 @@ import Synchronization
 /// What must be undone when the run is interrupted (SIGINT, SIGTERM, SIGHUP): the processes
 /// and directories it made register a cleanup while they exist; the signal runs them all,
 /// newest first, and exits with 128 + the signal number. The normal path unregisters them.
-enum Interruption {
+public enum Interruption {
     private static let cleanups = Mutex<(next: Int, actions: [Int: @Sendable () -> Void])>((0, [:]))
     private nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []  // set once, by install()
 
     /// Takes over SIGINT, SIGTERM and SIGHUP. Call once, at start, from the main thread.
-    static func install() {
+    public static func install() {
         for number in [SIGINT, SIGTERM, SIGHUP] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -25,7 +25,7 @@ enum Interruption {
     }
 
     /// Registers `action`; returns the token that `remove` takes.
-    static func add(_ action: @escaping @Sendable () -> Void) -> Int {
+    public static func add(_ action: @escaping @Sendable () -> Void) -> Int {
         cleanups.withLock { state in
             state.next += 1
             state.actions[state.next] = action
@@ -33,5 +33,5 @@ enum Interruption {
         }
     }
 
-    static func remove(_ token: Int) { _ = cleanups.withLock { $0.actions.removeValue(forKey: token) } }
+    public static func remove(_ token: Int) { _ = cleanups.withLock { $0.actions.removeValue(forKey: token) } }
 }

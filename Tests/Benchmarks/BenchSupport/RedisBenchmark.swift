@@ -1,15 +1,14 @@
-import BenchSupport
 import Foundation
 
 /// redis-benchmark's GET test against a local redis-server, and the figures of its CSV.
-struct RedisBenchmark {
-    var opsPerSecond: Double
-    var p50Milliseconds: Double
-    var p99Milliseconds: Double
+public struct RedisBenchmark {
+    public var opsPerSecond: Double
+    public var p50Milliseconds: Double
+    public var p99Milliseconds: Double
 
     /// Runs `redis-benchmark -t get` with the given clients, pipeline depth and request count.
     /// Throws when it fails, takes longer than `limit`, or prints no GET row.
-    static func run(port: Int, clients: Int, pipeline: Int, requests: Int, limit: Duration = .seconds(180))
+    public static func run(port: Int, clients: Int, pipeline: Int, requests: Int, limit: Duration = .seconds(180))
         throws(BenchError) -> RedisBenchmark
     {
         let arguments = [
@@ -27,7 +26,7 @@ struct RedisBenchmark {
 
     /// Reads the "GET" row by the header's column names (Redis 7: "test","rps",
     /// "avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms",…).
-    static func parse(csv: String) -> RedisBenchmark? {
+    public static func parse(csv: String) -> RedisBenchmark? {
         func cells(_ line: Substring) -> [String] {
             line.split(separator: ",", omittingEmptySubsequences: false).map {
                 $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" \r"))

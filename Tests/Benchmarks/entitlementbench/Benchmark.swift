@@ -1,0 +1,194 @@
+import BenchSupport
+import Foundation
+import Glibc
+
+/// One run: the empty view's memory, seeding, the loaded view's start and memory, CheckAccess
+/// load beside redis-benchmark, propagation; then the report. Every process and temporary
+/// directory it made is removed, also when it fails.
+struct Benchmark {
+    /// One load shape and the request count that makes it take a few seconds on a 2-core machine.
+    struct Configuration {
+        let clients: Int
+        let pipeline: Int
+        let requests: Int
+    }
+
+    static let configurations = [
+        Configuration(clients: 1, pipeline: 1, requests: 50_000),
+        Configuration(clients: 50, pipeline: 1, requests: 300_000),
+        Configuration(clients: 1, pipeline: 16, requests: 750_000),
+        Configuration(clients: 50, pipeline: 16, requests: 3_500_000),
+    ]
+    /// How long after ready the resident memory is read (the snapshot's buffers are freed by then).
+    static let settle: Duration = .seconds(1)
+
+    let options: BenchOptions
+
+    /// Runs everything and prints the table and, last, the JSON line. Returns the number of
+    /// calls that failed under load. Throws when a process cannot be started or a phase breaks.
+    func run() throws(BenchError) -> Int {
+        Self.warnIfBusy()
+        let directory = try TemporaryDirectory("entitlementbench")
+        defer { directory.remove() }
+        let policyPath = try directory.write("policy.conf", PurchaseWorkload.policy)
+        let databasePath = directory.file("ledger.sqlite")
+        let ledgerSettings = ["LEDGER_STORE": "sqlite", "LEDGER_SQLITE_PATH": databasePath]
+        let workload = PurchaseWorkload()
+
+        // The ledger migrates the empty database; the view over it is the memory baseline.
+        var ledger = try LedgerProcess(
+            executable: options.ledgerPath, settings: ledgerSettings, directory: directory.path)
+        let empty = try startEntitlement(ledger: ledger, policyPath: policyPath, directory: directory)
+        let emptyMemory = try residentAfterSettling(empty)
+        Self.note(
+            "empty view: ready in \(ReportText.fixed(empty.secondsToReady, 3)) s, \(emptyMemory.bytes) bytes resident")
+        stopCleanly(empty.stop(), options.entitlementPath)
+        stopCleanly(ledger.stop(), options.ledgerPath)
+
+        var seed = LedgerSeed(accounts: options.accounts, workload: workload)
+        Self.note("seeding \(options.accounts) accounts")
+        try seed.write(to: databasePath)
+        Self.note("seeded \(options.accounts) accounts in \(ReportText.fixed(seed.seconds, 1)) s")
+
+        ledger = try LedgerProcess(executable: options.ledgerPath, settings: ledgerSettings, directory: directory.path)
+        defer { ledger.stop() }
+        let ledgerCPUBefore = ProcessCPU.seconds(pid: ledger.child.pid)
+        let entitlement = try startEntitlement(ledger: ledger, policyPath: policyPath, directory: directory)
+        defer { entitlement.stop() }
+        // Where the start went: the ledger's CPU building and sending the snapshot, the service's
+        // receiving and loading it.
+        let startCPU = StartCPU(
+            ledgerSeconds: ProcessCPU.seconds(pid: ledger.child.pid).flatMap { after in
+                ledgerCPUBefore.map { after - $0 }
+            },
+            entitlementSeconds: ProcessCPU.seconds(pid: entitlement.child.pid))
+        let viewAccounts = try entitlement.viewAccounts()
+        let loadedMemory = try residentAfterSettling(entitlement)
+        Self.note(
+            "loaded view: \(viewAccounts) accounts, ready in \(ReportText.fixed(entitlement.secondsToReady, 3)) s, "
+                + "\(loadedMemory.bytes) bytes resident (peak \(loadedMemory.peakBytes)); CPU s until ready: ledger "
+                + "\(startCPU.ledgerSeconds.map { ReportText.fixed($0, 2) } ?? "?"), entitlement "
+                + "\(startCPU.entitlementSeconds.map { ReportText.fixed($0, 2) } ?? "?")")
+        guard viewAccounts == options.accounts else {
+            throw BenchError("the view holds \(viewAccounts) accounts, not the \(options.accounts) seeded")
+        }
+
+        let redis = options.skipRedis ? nil : try RedisServer()
+        defer { redis?.stop() }
+        let load = CheckAccessLoad(port: entitlement.port, accounts: seed.sample)
+        var rows: [LoadRow] = []
+        var errors = Errors()
+        for configuration in Self.configurations {
+            let requests = max(
+                configuration.clients * configuration.pipeline,
+                Int((Double(configuration.requests) * options.requestsScale).rounded()))
+            var row: LoadRow
+            do {
+                row = try measure(
+                    configuration, requests: requests, load: load, entitlement: entitlement, errors: &errors)
+            } catch {
+                guard entitlement.child.waitForExit(within: .milliseconds(500)) else { throw error }
+                throw BenchError("\(error); \(options.entitlementPath) has exited (its log is above)")
+            }
+            if let redis {
+                row.redis = try RedisBenchmark.run(
+                    port: redis.port, clients: configuration.clients, pipeline: configuration.pipeline,
+                    requests: requests)
+            }
+            Self.note(
+                "clients \(row.clients) pipeline \(row.pipeline): \(Int(row.callsPerSecond)) CheckAccess/s"
+                    + (row.redis.map { ", redis \(Int($0.opsPerSecond)) GET/s" } ?? ""))
+            rows.append(row)
+        }
+        redis?.stop()
+
+        let probe = PropagationProbe(
+            ledgerPort: ledger.port, entitlementPort: entitlement.port, workload: workload, runID: "eb\(getpid())")
+        var propagation = try probe.run(samples: options.propagationSamples)
+        Self.note("propagation: \(options.propagationSamples) purchases, \(propagation.checks) checks while waiting")
+
+        stopCleanly(entitlement.stop(), options.entitlementPath)
+        stopCleanly(ledger.stop(), options.ledgerPath)
+        if let first = errors.first { Self.note("\(errors.count) calls failed; the first: \(first)") }
+        let report = Report(
+            accounts: options.accounts, seedSeconds: seed.seconds, readySeconds: entitlement.secondsToReady,
+            startCPU: startCPU,
+            emptyMemory: emptyMemory, loadedMemory: loadedMemory, rows: rows,
+            propagationSamples: options.propagationSamples,
+            propagationP50Milliseconds: propagation.latencies.milliseconds(percentile: 0.50),
+            propagationP99Milliseconds: propagation.latencies.milliseconds(percentile: 0.99),
+            propagationMaxMilliseconds: propagation.maxMilliseconds, errors: errors.count)
+        print(report.table)
+        print(report.json)
+        return errors.count
+    }
+
+    /// Failed calls (a status, or an answer that was not allowed) over the whole load.
+    struct Errors {
+        var count = 0
+        var first: String?
+    }
+
+    private func startEntitlement(ledger: LedgerProcess, policyPath: String, directory: TemporaryDirectory)
+        throws(BenchError) -> EntitlementProcess
+    {
+        try EntitlementProcess(
+            executable: options.entitlementPath, ledgerPort: ledger.port, policyPath: policyPath,
+            directory: directory.path, limit: .seconds(Int64(options.readyLimitSeconds)))
+    }
+
+    private func residentAfterSettling(_ service: EntitlementProcess) throws(BenchError) -> ProcessMemory.Resident {
+        usleep(UInt32(Self.settle.components.seconds) * 1_000_000)
+        guard let memory = ProcessMemory.resident(pid: service.child.pid) else {
+            throw BenchError("cannot read /proc/\(service.child.pid)/status of \(options.entitlementPath)")
+        }
+        return memory
+    }
+
+    /// Warms up, then measures one configuration; adds failed calls to `errors`.
+    private func measure(
+        _ configuration: Configuration, requests: Int, load: CheckAccessLoad, entitlement: EntitlementProcess,
+        errors: inout Errors
+    ) throws(BenchError) -> LoadRow {
+        let generator = try load.generator(clients: configuration.clients, pipeline: configuration.pipeline)
+        let warmUp = try generator.run(requests: max(requests / 10, configuration.clients * configuration.pipeline))
+        let serverBefore = ProcessCPU.seconds(pid: entitlement.child.pid)
+        let generatorBefore = ProcessCPU.seconds()
+        var outcome = try generator.run(requests: requests)
+        let serverAfter = ProcessCPU.seconds(pid: entitlement.child.pid)
+        let generatorAfter = ProcessCPU.seconds()
+        errors.count += warmUp.failed + outcome.failed
+        errors.first = errors.first ?? warmUp.firstFailure ?? outcome.firstFailure
+        func cores(_ before: Double?, _ after: Double?) -> Double? {
+            guard let before, let after else { return nil }
+            return (after - before) / outcome.seconds
+        }
+        return LoadRow(
+            clients: configuration.clients, pipeline: configuration.pipeline, requests: requests,
+            callsPerSecond: Double(outcome.succeeded) / outcome.seconds,
+            p50Milliseconds: outcome.latencies.milliseconds(percentile: 0.50),
+            p99Milliseconds: outcome.latencies.milliseconds(percentile: 0.99),
+            serverCores: cores(serverBefore, serverAfter), generatorCores: cores(generatorBefore, generatorAfter))
+    }
+
+    private func stopCleanly(_ status: Int32?, _ executable: String) {
+        if status != 0 {
+            Self.note(
+                "\(executable) did not exit cleanly on SIGTERM (\(status.map { "status \($0)" } ?? "killed by a signal"))"
+            )
+        }
+    }
+
+    /// Other work on the machine moves every figure here (both sides share its cores), so say so.
+    private static func warnIfBusy() {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
+            let load = text.split(separator: " ").first.flatMap({ Double($0) }), load > 0.5 * Double(cores)
+        else { return }
+        note("load average \(load) on \(cores) cores before starting: other work will skew the figures")
+    }
+
+    static func note(_ text: String) {
+        FileHandle.standardError.write(Data("entitlementbench: \(text)\n".utf8))
+    }
+}

@@ -1,0 +1,85 @@
+import BenchSupport
+import Wire
+
+/// CheckAccess calls for `pro` on random seeded accounts through the load generator, every
+/// answer checked to be allowed. Requests are encoded once, up front, one per sampled account;
+/// connection `c`'s request `s` takes a pool entry scattered by a multiplicative hash.
+struct CheckAccessLoad {
+    let port: Int
+    /// One serialized CheckAccessRequest per sampled account.
+    let pool: [[UInt8]]
+
+    init(port: Int, accounts: [String]) {
+        self.port = port
+        pool = accounts.map { PurchaseWorkload.check($0).serialized() }
+    }
+
+    /// A generator with `clients` connections and `pipeline` requests in flight on each.
+    func generator(clients: Int, pipeline: Int) throws(BenchError) -> LoadGenerator {
+        let pool = self.pool
+        let answers = AnswerCheck()
+        return try LoadGenerator(
+            port: port, clients: clients, pipeline: pipeline, method: PurchaseWorkload.checkMethod,
+            payload: { connection, sequence in
+                let mixed = UInt64(truncatingIfNeeded: connection &* 1_000_003 &+ sequence) &* 0x9E37_79B9_7F4A_7C15
+                return pool[Int((mixed >> 17) % UInt64(pool.count))]
+            },
+            check: { payload in answers.check(payload) })
+    }
+}
+
+/// Checks that a CheckAccessResponse says allowed: field 1 (`allowed`, a varint) read straight
+/// from the bytes for every answer, and every 1024th answer also decoded whole and required to
+/// be allowed with reason GRANTED, which cross-checks the hand reading.
+final class AnswerCheck {
+    private var answers = 0
+
+    func check(_ payload: UnsafeRawBufferPointer) -> String? {
+        answers += 1
+        guard let allowed = Self.allowed(payload) else { return "a CheckAccess answer is not well-formed protobuf" }
+        if answers % 1024 == 1 {
+            guard let response = try? CheckAccessResponse(serialized: payload) else {
+                return "a CheckAccess answer does not decode"
+            }
+            guard response.allowed == allowed else { return "the hand reading of `allowed` disagrees with protobuf-c" }
+            guard response.reason == .granted else {
+                return "CheckAccess answered \(response.reason.map { "\($0)" } ?? "no reason"), not granted"
+            }
+        }
+        return allowed ? nil : "CheckAccess answered not allowed for a seeded account"
+    }
+
+    /// The `allowed` field (false when absent); nil when the bytes are not well-formed.
+    static func allowed(_ bytes: UnsafeRawBufferPointer) -> Bool? {
+        var offset = 0
+        var allowed = false
+        while offset < bytes.count {
+            guard let tag = varint(bytes, &offset) else { return nil }
+            switch tag & 7 {
+            case 0:
+                guard let value = varint(bytes, &offset) else { return nil }
+                if tag >> 3 == 1 { allowed = value != 0 }
+            case 1: offset += 8
+            case 2:
+                guard let length = varint(bytes, &offset), length <= UInt64(bytes.count - offset) else { return nil }
+                offset += Int(length)
+            case 5: offset += 4
+            default: return nil
+            }
+        }
+        return offset == bytes.count ? allowed : nil
+    }
+
+    private static func varint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < bytes.count && shift < 64 {
+            let byte = bytes[offset]
+            offset += 1
+            value |= UInt64(byte & 0x7f) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+        return nil
+    }
+}

@@ -1,0 +1,92 @@
+import BenchSupport
+import Foundation
+import Model
+import SQLite
+import Wire
+
+/// Fills a ledger database, already migrated by the ledger itself, with `accounts` accounts
+/// each owning one linked subscription (the `subscriptions` row with its account and the
+/// serialized state, the `links` row) and one `changes` row at position `accounts`, so that a
+/// snapshot reports that position. One transaction, statements prepared once.
+struct LedgerSeed {
+    /// Up to this many of the seeded account ids are kept for the load's requests.
+    static let sampleLimit = 262_144
+
+    let accounts: Int
+    let workload: PurchaseWorkload
+
+    /// Account ids spread over the whole seeded set (every `accounts / sampleLimit`-th one).
+    private(set) var sample: [String] = []
+    /// How long the inserts took.
+    private(set) var seconds = 0.0
+
+    init(accounts: Int, workload: PurchaseWorkload) {
+        self.accounts = accounts
+        self.workload = workload
+    }
+
+    /// Inserts the rows into the database at `path`. Throws on any SQLite error.
+    mutating func write(to path: String) throws(BenchError) {
+        let start = ContinuousClock.now
+        let stride = max(1, accounts / Self.sampleLimit)
+        var sample: [String] = []
+        sample.reserveCapacity(min(accounts, Self.sampleLimit))
+        let workload = self.workload
+        let accounts = self.accounts
+        do {
+            let database = try SQLiteDatabase(path: path)
+            // A large page cache keeps the random-order index inserts (UUIDs, tokens) in memory.
+            try database.execute("PRAGMA cache_size = -1048576")
+            try database.transaction { tx in
+                var random = FastRandom()
+                var last: Subscription?
+                for index in 0..<accounts {
+                    let accountID = random.uuidString()
+                    let subscription = workload.seeded(index: index, accountID: accountID, random: &random)
+                    let key = subscription.key
+                    let keyValues: [SQLiteValue] = [
+                        .integer(Int64(key.store.rawValue)), .integer(Int64(key.environment.rawValue)),
+                        .text(key.storeID),
+                    ]
+                    try tx.query(
+                        """
+                        INSERT INTO subscriptions
+                            (store, environment, store_id, account_id, store_time_ms, position, state, state_code, expires_ms)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                        """,
+                        keyValues + [
+                            .text(accountID), .integer(subscription.storeTimeMilliseconds ?? 0),
+                            .integer(Int64(index + 1)), .blob(subscription.serialized()),
+                            .integer(Int64(SubscriptionState.active.rawValue)),
+                            .integer(subscription.expiresTimeMilliseconds ?? 0),
+                        ])
+                    try tx.query(
+                        """
+                        INSERT INTO links (store, environment, store_id, account_id, store_account_ref, linked_ms)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                        """,
+                        keyValues + [
+                            .text(accountID), subscription.storeAccountRef.map { .text($0) } ?? .null,
+                            .integer(subscription.verifiedTimeMilliseconds ?? workload.now),
+                        ])
+                    if index % stride == 0 && sample.count < Self.sampleLimit { sample.append(accountID) }
+                    if index == accounts - 1 { last = subscription }
+                }
+                // The newest position is the highest in `changes`; the snapshot reports it.
+                let change = Change(
+                    position: UInt64(accounts), committedTimeMilliseconds: workload.now, kind: .subscription,
+                    subscription: last)
+                try tx.query(
+                    "INSERT INTO changes (position, committed_ms, change) VALUES (?1, ?2, ?3)",
+                    [.integer(Int64(accounts)), .integer(workload.now), .blob(change.serialized())])
+            }
+            // Fold the WAL into the file, so the ledger starts on a plain database.
+            try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        } catch {
+            throw BenchError("seeding \(path): \(error)")
+        }
+        self.sample = sample
+        let elapsed = ContinuousClock.now - start
+        seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}

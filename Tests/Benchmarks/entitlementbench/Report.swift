@@ -1,0 +1,182 @@
+import BenchSupport
+
+/// One load configuration's figures: ours, redis-benchmark's (nil with --skip-redis), CPU use.
+struct LoadRow {
+    var clients: Int
+    var pipeline: Int
+    var requests: Int
+    var callsPerSecond: Double
+    var p50Milliseconds: Double
+    var p99Milliseconds: Double
+    /// CPU cores the service and the load generator kept busy during the measured phase.
+    var serverCores: Double?
+    var generatorCores: Double?
+    var redis: RedisBenchmark?
+
+    /// The least ratio to Redis that meets the target: 0.6 unpipelined, 0.5 pipelined.
+    var targetRatio: Double { pipeline == 1 ? 0.6 : 0.5 }
+
+    /// calls/s ÷ redis GET/s, rounded to two decimals (the value shown and judged).
+    var ratio: Double? {
+        redis.map { $0.opsPerSecond > 0 ? (callsPerSecond / $0.opsPerSecond * 100).rounded() / 100 : 0 }
+    }
+
+    var meetsTarget: Bool { ratio.map { $0 >= targetRatio } ?? false }
+}
+
+/// CPU seconds each process spent from the service's spawn until it was ready (nil when /proc
+/// could not tell).
+struct StartCPU {
+    var ledgerSeconds: Double?
+    var entitlementSeconds: Double?
+}
+
+/// The human table and the machine-readable JSON line of a run, with a verdict per target.
+struct Report {
+    static let bytesPerAccountTarget = 300.0
+    static let readySecondsTarget = 10.0
+    /// The ready-time target is stated for this many accounts; fewer are not judged.
+    static let readyTargetAccounts = 1_000_000
+    static let propagationP99Target = 5.0
+
+    let accounts: Int
+    let seedSeconds: Double
+    let readySeconds: Double
+    let startCPU: StartCPU
+    let emptyMemory: ProcessMemory.Resident
+    let loadedMemory: ProcessMemory.Resident
+    let rows: [LoadRow]
+    let propagationSamples: Int
+    let propagationP50Milliseconds: Double
+    let propagationP99Milliseconds: Double
+    let propagationMaxMilliseconds: Double
+    let errors: Int
+
+    var bytesPerAccount: Double { Double(loadedMemory.bytes - emptyMemory.bytes) / Double(accounts) }
+    var memoryMeetsTarget: Bool { bytesPerAccount <= Self.bytesPerAccountTarget }
+    var readyJudged: Bool { accounts >= Self.readyTargetAccounts }
+    var readyMeetsTarget: Bool { readyJudged && readySeconds <= Self.readySecondsTarget }
+    var propagationMeetsTarget: Bool { propagationP99Milliseconds <= Self.propagationP99Target }
+    var unpipelinedMeetTarget: Bool { rows.filter { $0.pipeline == 1 }.allSatisfy(\.meetsTarget) }
+    var pipelinedMeetTarget: Bool { rows.filter { $0.pipeline > 1 }.allSatisfy(\.meetsTarget) }
+    var allMeetTarget: Bool {
+        unpipelinedMeetTarget && pipelinedMeetTarget && memoryMeetsTarget && readyMeetsTarget
+            && propagationMeetsTarget && errors == 0
+    }
+
+    private static func verdict(_ meets: Bool) -> String { meets ? "meets target" : "misses target" }
+
+    private static func mebibytes(_ bytes: Int) -> String { ReportText.fixed(Double(bytes) / 1_048_576, 1) }
+
+    private static func shown(_ value: Double?, _ decimals: Int) -> String {
+        value.map { ReportText.fixed($0, decimals) } ?? "-"
+    }
+
+    /// figure, ours, reference, ratio, target, verdict: a row per load figure, then memory,
+    /// start and propagation.
+    var table: String {
+        var lines = [["figure", "ours", "reference", "ratio", "target", "verdict"]]
+        for row in rows {
+            let shape = "\(row.clients) client\(row.clients == 1 ? "" : "s"), pipeline \(row.pipeline)"
+            let redis = row.redis
+            lines.append([
+                "CheckAccess/s vs redis GET/s, \(shape)", ReportText.grouped(row.callsPerSecond),
+                redis.map { ReportText.grouped($0.opsPerSecond) } ?? "-",
+                row.ratio.map { ReportText.fixed($0, 2) } ?? "-", "≥ \(row.targetRatio)×",
+                row.ratio == nil ? "not measured" : Self.verdict(row.meetsTarget),
+            ])
+            lines.append([
+                "  p50 ms", ReportText.fixed(row.p50Milliseconds, 3),
+                redis.map { ReportText.fixed($0.p50Milliseconds, 3) } ?? "-", "", "", "",
+            ])
+            lines.append([
+                "  p99 ms", ReportText.fixed(row.p99Milliseconds, 3),
+                redis.map { ReportText.fixed($0.p99Milliseconds, 3) } ?? "-", "", "", "",
+            ])
+        }
+        lines.append([
+            "resident bytes per account (\(ReportText.grouped(Double(accounts))) accounts)",
+            ReportText.grouped(bytesPerAccount), "", "", "≤ \(Int(Self.bytesPerAccountTarget))",
+            Self.verdict(memoryMeetsTarget),
+        ])
+        lines.append([
+            "  resident MiB, loaded view vs empty view", Self.mebibytes(loadedMemory.bytes),
+            Self.mebibytes(emptyMemory.bytes), "", "", "",
+        ])
+        lines.append(["  peak resident MiB while loading", Self.mebibytes(loadedMemory.peakBytes), "", "", "", ""])
+        lines.append([
+            "start to ready, s (\(ReportText.grouped(Double(accounts))) accounts)", ReportText.fixed(readySeconds, 2),
+            "",
+            "", "≤ \(Int(Self.readySecondsTarget)) at 1,000,000",
+            readyJudged ? Self.verdict(readyMeetsTarget) : "not judged (fewer accounts)",
+        ])
+        lines.append(["  ledger CPU s until ready", Self.shown(startCPU.ledgerSeconds, 2), "", "", "", ""])
+        lines.append(["  entitlement CPU s until ready", Self.shown(startCPU.entitlementSeconds, 2), "", "", "", ""])
+        lines.append([
+            "purchase to CheckAccess allowed, p50 ms", ReportText.fixed(propagationP50Milliseconds, 2), "", "", "", "",
+        ])
+        lines.append([
+            "purchase to CheckAccess allowed, p99 ms (\(propagationSamples) purchases)",
+            ReportText.fixed(propagationP99Milliseconds, 2), "", "", "≤ \(Int(Self.propagationP99Target))",
+            Self.verdict(propagationMeetsTarget),
+        ])
+        lines.append([
+            "  max ms", ReportText.fixed(propagationMaxMilliseconds, 2), "", "", "", "",
+        ])
+        // Left-align the first column, right-align the rest.
+        let width = lines.map { $0[0].count }.max() ?? 0
+        let rest = ReportText.table(lines.map { Array($0.dropFirst()) }).split(
+            separator: "\n", omittingEmptySubsequences: false)
+        return zip(lines, rest).map { cells, tail in
+            cells[0] + String(repeating: " ", count: width - cells[0].count) + "  " + tail
+        }.joined(separator: "\n")
+    }
+
+    /// One JSON object with every figure, ratio and a boolean per target; keys in a fixed order.
+    var json: String {
+        func number(_ value: Double?, _ decimals: Int) -> String {
+            value.map { ReportText.fixed($0, decimals) } ?? "null"
+        }
+        let results = rows.map { row in
+            let fields = [
+                ("clients", "\(row.clients)"), ("pipeline", "\(row.pipeline)"), ("requests", "\(row.requests)"),
+                ("calls_per_s", ReportText.fixed(row.callsPerSecond, 0)),
+                ("p50_ms", ReportText.fixed(row.p50Milliseconds, 3)),
+                ("p99_ms", ReportText.fixed(row.p99Milliseconds, 3)),
+                ("redis_ops_per_s", number(row.redis?.opsPerSecond, 0)),
+                ("redis_p50_ms", number(row.redis?.p50Milliseconds, 3)),
+                ("redis_p99_ms", number(row.redis?.p99Milliseconds, 3)),
+                ("ratio", number(row.ratio, 2)), ("target_ratio", "\(row.targetRatio)"),
+                ("meets_target", "\(row.meetsTarget)"),
+                ("server_cpu_cores", number(row.serverCores, 2)),
+                ("client_cpu_cores", number(row.generatorCores, 2)),
+            ]
+            return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        }
+        let fields = [
+            ("benchmark", "\"entitlement\""), ("accounts", "\(accounts)"),
+            ("seed_seconds", ReportText.fixed(seedSeconds, 2)),
+            ("results", "[\(results.joined(separator: ","))]"),
+            ("unpipelined_meet_target", "\(unpipelinedMeetTarget)"),
+            ("pipelined_meet_target", "\(pipelinedMeetTarget)"),
+            ("rss_empty_bytes", "\(emptyMemory.bytes)"), ("rss_loaded_bytes", "\(loadedMemory.bytes)"),
+            ("rss_loaded_peak_bytes", "\(loadedMemory.peakBytes)"),
+            ("bytes_per_account", ReportText.fixed(bytesPerAccount, 1)),
+            ("bytes_per_account_target", "\(Int(Self.bytesPerAccountTarget))"),
+            ("memory_meets_target", "\(memoryMeetsTarget)"),
+            ("ready_seconds", ReportText.fixed(readySeconds, 3)),
+            ("ready_target_seconds", "\(Int(Self.readySecondsTarget))"),
+            ("ready_judged", "\(readyJudged)"), ("ready_meets_target", "\(readyMeetsTarget)"),
+            ("ready_ledger_cpu_seconds", number(startCPU.ledgerSeconds, 2)),
+            ("ready_entitlement_cpu_seconds", number(startCPU.entitlementSeconds, 2)),
+            ("propagation_samples", "\(propagationSamples)"),
+            ("propagation_p50_ms", ReportText.fixed(propagationP50Milliseconds, 3)),
+            ("propagation_p99_ms", ReportText.fixed(propagationP99Milliseconds, 3)),
+            ("propagation_max_ms", ReportText.fixed(propagationMaxMilliseconds, 3)),
+            ("propagation_target_p99_ms", "\(Int(Self.propagationP99Target))"),
+            ("propagation_meets_target", "\(propagationMeetsTarget)"),
+            ("errors", "\(errors)"), ("all_meet_target", "\(allMeetTarget)"),
+        ]
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+}
