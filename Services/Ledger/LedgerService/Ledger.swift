@@ -612,8 +612,8 @@ public struct Ledger: Sendable {
             var sql = "SELECT store, environment, store_id, \(columns) FROM \(table)"
             var parameters: [SQLValue] = []
             if let after {
-                sql +=
-                    " WHERE store > $1 OR (store = $1 AND (environment > $2 OR (environment = $2 AND store_id > $3)))"
+                // A row-value comparison, so both engines walk the primary key from there.
+                sql += " WHERE (store, environment, store_id) > ($1, $2, $3)"
                 parameters = [.int(after.store), .int(after.environment), .text(after.storeID)]
             }
             parameters.append(.int(Int64(limit)))

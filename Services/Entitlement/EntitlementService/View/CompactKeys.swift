@@ -83,6 +83,27 @@ struct StoreKey: Hashable, Sendable {
         }
     }
 
+    /// A 64-bit FNV-1a hash of the key, the same in every process (Swift's `Hasher` is seeded
+    /// per process).
+    var stableHash: UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        mix(UInt8(truncatingIfNeeded: store.rawValue))
+        mix(UInt8(truncatingIfNeeded: environment.rawValue))
+        switch id {
+        case .number(let number):
+            mix(0)
+            for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: number >> UInt64(shift))) }
+        case .text(let text):
+            mix(1)
+            for byte in text.utf8 { mix(byte) }
+        }
+        return hash
+    }
+
     var subscriptionKey: SubscriptionKey {
         switch id {
         case .number(let number): SubscriptionKey(store: store, environment: environment, storeID: String(number))

@@ -17,9 +17,35 @@ public final class EntitlementView: Sendable {
         let basePlanID: String?
     }
 
+    /// An account's subscriptions: one inline (most accounts), more in an array.
+    enum Holdings: Sendable {
+        case one(Holding)
+        case many([Holding])
+
+        var all: [Holding] {
+            switch self {
+            case .one(let holding): [holding]
+            case .many(let holdings): holdings
+            }
+        }
+
+        /// `holdings` as stored: nil for none, inline for one.
+        init?(_ holdings: [Holding]) {
+            switch holdings.count {
+            case 0: return nil
+            case 1: self = .one(holdings[0])
+            default: self = .many(holdings)
+            }
+        }
+    }
+
     fileprivate struct State {
-        var accounts: [AccountKey: [Holding]] = [:]
-        var owners: [StoreKey: AccountKey] = [:]
+        var accounts: [AccountKey: Holdings] = [:]
+        /// Who holds each subscription, by a 64-bit hash of its key (8 bytes instead of the key);
+        /// the account's holdings are then searched by the exact key.
+        var owners: [UInt64: AccountKey] = [:]
+        /// Hashes two keys share (next to never): their holders are found by searching.
+        var collided: Set<UInt64> = []
         var products: [Product] = []
         var productIndex: [Product: UInt32] = [:]
         /// Each product's capabilities under the policy of `version`.
@@ -97,14 +123,14 @@ public final class EntitlementView: Sendable {
                     }
                 )
             }
-            return body(state.accounts[account] ?? [], state.capabilities!.sets, state.products)
+            return body(state.accounts[account]?.all ?? [], state.capabilities!.sets, state.products)
         }
     }
 
     /// The account's subscriptions (empty for an account the view does not know), as kept.
     public func subscriptions(of accountID: String) -> [Subscription] {
         state.withLock { state in
-            (state.accounts[AccountKey(accountID)] ?? []).map {
+            (state.accounts[AccountKey(accountID)]?.all ?? []).map {
                 Self.subscription($0, account: accountID, products: state.products)
             }
         }
@@ -114,7 +140,7 @@ public final class EntitlementView: Sendable {
     public func all() -> [Subscription] {
         state.withLock { state in
             state.accounts.flatMap { account, holdings in
-                holdings.map { Self.subscription($0, account: account.text, products: state.products) }
+                holdings.all.map { Self.subscription($0, account: account.text, products: state.products) }
             }
         }.sorted { $0.key.description < $1.key.description }
     }
@@ -123,11 +149,14 @@ public final class EntitlementView: Sendable {
 
     fileprivate static func put(_ subscription: Subscription, into state: inout State) {
         let key = StoreKey(subscription.key)
+        let hash = key.stableHash
         let owner = subscription.accountID.map(AccountKey.init)
-        if let previous = state.owners[key], previous != owner {
-            state.accounts[previous]?.removeAll { $0.key == key }
-            if state.accounts[previous]?.isEmpty == true { state.accounts[previous] = nil }
-            state.owners[key] = nil
+        // Take it from the account that held it, when that is another one.
+        if state.collided.contains(hash) {
+            if let holder = searchHolder(key, in: state), holder != owner { _ = remove(key, from: holder, in: &state) }
+        } else if let previous = state.owners[hash], previous != owner {
+            _ = remove(key, from: previous, in: &state)
+            state.owners[hash] = nil
         }
         guard let owner else { return }
         let holding = Holding(
@@ -135,12 +164,38 @@ public final class EntitlementView: Sendable {
             state: UInt8(subscription.state?.rawValue ?? 0), replaced: subscription.replacedByStoreID != nil,
             purchase: subscription.purchaseTimeMilliseconds ?? 0, expires: subscription.expiresTimeMilliseconds ?? 0,
             grace: subscription.graceExpiresTimeMilliseconds ?? 0, revoked: subscription.revokedTimeMilliseconds ?? 0)
-        if let index = state.accounts[owner]?.firstIndex(where: { $0.key == key }) {
-            state.accounts[owner]![index] = holding
+        var holdings = state.accounts[owner]?.all ?? []
+        if let index = holdings.firstIndex(where: { $0.key == key }) {
+            holdings[index] = holding
         } else {
-            state.accounts[owner, default: []].append(holding)
+            holdings.append(holding)
         }
-        state.owners[key] = owner
+        state.accounts[owner] = Holdings(holdings)
+        guard !state.collided.contains(hash) else { return }
+        // A hash already recorded for another key (another holder, or another key of this
+        // account) marks a collision: from then on that hash's holders are searched for.
+        if let recorded = state.owners[hash],
+            recorded != owner || holdings.contains(where: { $0.key != key && $0.key.stableHash == hash })
+        {
+            state.collided.insert(hash)
+            state.owners[hash] = nil
+        } else {
+            state.owners[hash] = owner
+        }
+    }
+
+    /// The account holding `key`, by looking at every account.
+    private static func searchHolder(_ key: StoreKey, in state: State) -> AccountKey? {
+        state.accounts.first { $0.value.all.contains { $0.key == key } }?.key
+    }
+
+    /// Takes `key` out of `account`'s holdings; false when the account does not hold it.
+    private static func remove(_ key: StoreKey, from account: AccountKey, in state: inout State) -> Bool {
+        guard var holdings = state.accounts[account]?.all, let index = holdings.firstIndex(where: { $0.key == key })
+        else { return false }
+        holdings.remove(at: index)
+        state.accounts[account] = Holdings(holdings)
+        return true
     }
 
     private static func intern(_ subscription: Subscription, into state: inout State) -> UInt32 {
