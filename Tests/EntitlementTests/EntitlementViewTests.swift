@@ -1,3 +1,4 @@
+import Foundation
 import Model
 import Testing
 import Wire
@@ -45,18 +46,67 @@ struct EntitlementViewTests {
     }
 
     @Test("compact keys keep ids exactly: lowercase UUIDs and digit store ids are packed, everything else stays text")
-    func compactKeys() {
+    func compactKeys() throws {
         #expect(AccountKey(Self.alice) == .uuid(0x7a1c_2f0e_3b7d_4d7c, 0x9a57_1b2c_3d4e_5f60))
-        #expect(AccountKey(Self.alice).text == Self.alice)
+        #expect(AccountKey.text(high: 0x7a1c_2f0e_3b7d_4d7c, low: 0x9a57_1b2c_3d4e_5f60) == Self.alice)
         #expect(AccountKey(Self.alice.uppercased()) == .text(Self.alice.uppercased()))
         #expect(AccountKey("user-42") == .text("user-42"))
         let numeric = SubscriptionKey(store: .apple, environment: .sandbox, storeID: "2000000123456789")
         #expect(StoreKey(numeric).id == .number(2_000_000_123_456_789))
-        #expect(StoreKey(numeric).subscriptionKey == numeric)
         let leadingZero = SubscriptionKey(store: .apple, environment: .sandbox, storeID: "0123")
-        #expect(StoreKey(leadingZero).subscriptionKey == leadingZero)
+        #expect(StoreKey(leadingZero).id == .text("0123"))
         let token = SubscriptionKey(store: .google, environment: .production, storeID: "abc.AO-J1Oz_x")
         #expect(StoreKey(token).id == .text("abc.AO-J1Oz_x"))
+        // The same number in another environment, and a 200-byte token, are other keys.
+        let production = SubscriptionKey(store: .apple, environment: .production, storeID: "2000000123456789")
+        let long = SubscriptionKey(store: .google, environment: .production, storeID: String(repeating: "t", count: 200))
+        let accounts = [Self.alice, Self.alice.uppercased(), "user-42", "", "user-43"]
+        let keys = [numeric, leadingZero, token, production, long]
+        let view = EntitlementView()
+        view.load(
+            zip(keys, accounts).map { key, account in
+                var subscription = Self.apple(key.storeID, account: account, expires: Self.now + Self.day)
+                subscription.key = key
+                return subscription
+            }, position: 1)
+        #expect(view.counts == (5, 5))
+        for (key, account) in zip(keys, accounts) {
+            #expect(view.subscriptions(of: account).map(\.key) == [key])
+        }
+        #expect(view.subscriptions(of: "user-4").isEmpty)
+    }
+
+    @Test("the view's hash indexes find every one of 100,000 accounts and keys as they grow, and no other")
+    func manyKeys() throws {
+        let view = EntitlementView()
+        var builder = EntitlementView.Builder()
+        var expected: [(String, SubscriptionKey)] = []
+        for index in 0..<100_000 {
+            let account = index % 3 == 0 ? "acct-\(index)" : UUID(uuid: Self.uuidBytes(index)).uuidString.lowercased()
+            let key =
+                index % 2 == 0
+                ? SubscriptionKey(store: .apple, environment: .production, storeID: String(1_000_000_000 + index))
+                : SubscriptionKey(store: .google, environment: .production, storeID: "token.\(index).AO-J1O")
+            var subscription = Self.apple(key.storeID, account: account, expires: Self.now + Self.day)
+            subscription.key = key
+            builder.add([subscription])
+            expected.append((account, key))
+        }
+        view.install(builder, position: 1)
+        #expect(view.counts == (100_000, 100_000))
+        for (index, (account, key)) in expected.enumerated() where index % 97 == 0 {
+            #expect(view.subscriptions(of: account).map(\.key) == [key])
+        }
+        #expect(view.subscriptions(of: "acct-1").isEmpty)
+    }
+
+    static func uuidBytes(_ index: Int) -> uuid_t {
+        let value = UInt64(index) &* 0x9E37_79B9_7F4A_7C15
+        return (
+            UInt8(value >> 56 & 0xFF), UInt8(value >> 48 & 0xFF), UInt8(value >> 40 & 0xFF), UInt8(value >> 32 & 0xFF),
+            UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), 0x4a, UInt8(index & 0xFF), 0x9a, 0x57, 0x1b, 0x2c,
+            0x3d, 0x4e, 0x5f, UInt8(index >> 8 & 0xFF)
+        )
     }
 
     @Test("an account with an Apple and a Google subscription keeps the capability until the later end")

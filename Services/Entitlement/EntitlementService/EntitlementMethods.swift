@@ -64,26 +64,26 @@ enum EntitlementMethods {
         }
         let at = request.atMilliseconds ?? now
         let rules = policy.access
-        return view.withAccount(request.accountID, policy: policy) { holdings, capabilities, products in
+        return view.withAccount(request.accountID, policy: policy) { tables, account in
             var best: (decision: AccessDecision, holding: Holding)?
-            for holding in holdings where capabilities[Int(holding.product)].contains(capability) {
-                let decision = rules.decision(for: holding.decisionInput, at: at)
-                if let current = best {
-                    let union = current.decision.union(decision)
-                    if union != current.decision { best = (union, holding) }
-                } else {
-                    best = (decision, holding)
+            if let account {
+                let capabilities = tables.capabilities.sets
+                tables.forEachHolding(of: account) { holding in
+                    guard capabilities[Int(holding.product)].contains(capability) else { return }
+                    let decision = rules.decision(for: holding.facts, at: at)
+                    if let current = best {
+                        let union = current.decision.union(decision)
+                        if union != current.decision { best = (union, holding) }
+                    } else {
+                        best = (decision, holding)
+                    }
                 }
             }
             guard let (decision, holding) = best else {
                 return CheckAccessResponse(
                     reason: .noGrant, detail: "nothing the account has grants \(request.capability)")
             }
-            let product = products[Int(holding.product)]
-            let grant = AccessGrant(
-                key: holding.key.subscriptionKey, productID: product.productID, basePlanID: product.basePlanID,
-                state: holding.state == 0 ? nil : SubscriptionState(rawValue: Int32(holding.state)),
-                untilMilliseconds: decision.isAllowed ? nonZero(decision.wireUntilMilliseconds) : nil)
+            let grant = grant(holding, tables: tables, until: decision.isAllowed ? nonZero(decision.wireUntilMilliseconds) : nil)
             switch decision {
             case .allowed(let until):
                 return CheckAccessResponse(allowed: true, untilMilliseconds: until, reason: .granted, grant: grant)
@@ -91,6 +91,13 @@ enum EntitlementMethods {
                 return CheckAccessResponse(reason: reason(denial), grant: grant, detail: "\(denial)")
             }
         }
+    }
+
+    static func grant(_ holding: Holding, tables: borrowing ViewTables, until: Int64?) -> AccessGrant {
+        let product = tables.products[Int(holding.product)]
+        return AccessGrant(
+            key: tables.subscriptionKey(of: holding), productID: product.productID, basePlanID: product.basePlanID,
+            state: holding.subscriptionState, untilMilliseconds: until)
     }
 
     static func list(_ request: ListEntitlementsRequest, view: EntitlementView, policy: ProductPolicy?, now: Int64)
@@ -101,11 +108,12 @@ enum EntitlementMethods {
         guard let policy else { return ListEntitlementsResponse() }
         let at = request.atMilliseconds ?? now
         let rules = policy.access
-        let entries = view.withAccount(request.accountID, policy: policy) { holdings, capabilities, products in
+        let entries = view.withAccount(request.accountID, policy: policy) { tables, account in
             var entries: [CapabilityID: EntitlementEntry] = [:]
-            for holding in holdings {
-                guard case .allowed(let until) = rules.decision(for: holding.decisionInput, at: at) else { continue }
-                let product = products[Int(holding.product)]
+            guard let account else { return entries }
+            let capabilities = tables.capabilities.sets
+            tables.forEachHolding(of: account) { holding in
+                guard case .allowed(let until) = rules.decision(for: holding.facts, at: at) else { return }
                 for capability in capabilities[Int(holding.product)] {
                     var entry =
                         entries[capability]
@@ -115,12 +123,7 @@ enum EntitlementMethods {
                         entry.untilMilliseconds = until.map { max($0, current) }
                     }
                     if entry.grants.count < maxGrants {
-                        entry.grants.append(
-                            AccessGrant(
-                                key: holding.key.subscriptionKey, productID: product.productID,
-                                basePlanID: product.basePlanID,
-                                state: holding.state == 0 ? nil : SubscriptionState(rawValue: Int32(holding.state)),
-                                untilMilliseconds: until))
+                        entry.grants.append(grant(holding, tables: tables, until: until))
                     }
                     entries[capability] = entry
                 }

@@ -31,33 +31,71 @@ extension AccessRules {
     /// store's REVOKE ends it like any revocation. Who holds a subscription after a transfer is
     /// the account view's business, not this function's.
     public func decision(for subscription: Subscription, at: Int64) -> AccessDecision {
-        if subscription.productKind == .consumable { return .denied(.noGrant) }
-        if let start = subscription.purchaseTimeMilliseconds, at < start { return .denied(.noGrant) }
-        let revoked = subscription.revokedTimeMilliseconds
+        decision(for: AccessFacts(subscription), at: at)
+    }
+
+    /// `decision(for:at:)` on the facts of a subscription the rule reads.
+    public func decision(for facts: AccessFacts, at: Int64) -> AccessDecision {
+        if facts.productKind == .consumable { return .denied(.noGrant) }
+        if let start = facts.purchase, at < start { return .denied(.noGrant) }
+        let revoked = facts.revoked
         if let revoked, revoked <= at { return .denied(.revoked) }
-        var state = subscription.state
+        var state = facts.state
         if state == .revoked {
             // Revoked, but `at` is before the revocation: it was in force then.
             guard revoked != nil else { return .denied(.revoked) }
             state = .active
         }
-        if subscription.productKind == .nonConsumable {
+        if facts.productKind == .nonConsumable {
             if state == .pending { return .denied(.stateDenies) }
             return .allowed(untilMilliseconds: revoked)
         }
-        if subscription.replacedByStoreID != nil { return .denied(.expired) }
+        if facts.replaced { return .denied(.expired) }
         guard let state else { return .denied(.stateDenies) }
         if state == .expired { return .denied(.expired) }
         guard allows(state) else { return .denied(.stateDenies) }
         let end: Int64?
         switch state {
-        case .active, .cancelled: end = subscription.expiresTimeMilliseconds
-        default: end = subscription.graceExpiresTimeMilliseconds ?? subscription.expiresTimeMilliseconds
+        case .active, .cancelled: end = facts.expires
+        default: end = facts.grace ?? facts.expires
         }
         if let end, at >= end { return .denied(.expired) }
         switch (end, revoked) {
         case (let end?, let revoked?): return .allowed(untilMilliseconds: min(end, revoked))
         case (let end, let revoked): return .allowed(untilMilliseconds: end ?? revoked)
         }
+    }
+}
+
+/// What the access rule reads of a subscription: its kind, state and times (epoch ms), and
+/// whether another purchase replaced it. No strings, so a check allocates nothing for it.
+public struct AccessFacts: Sendable, Hashable {
+    public var productKind: ProductKind?
+    public var state: SubscriptionState?
+    public var purchase: Int64?
+    public var expires: Int64?
+    public var grace: Int64?
+    public var revoked: Int64?
+    public var replaced: Bool
+
+    public init(
+        productKind: ProductKind?, state: SubscriptionState?, purchase: Int64?, expires: Int64?, grace: Int64?,
+        revoked: Int64?, replaced: Bool
+    ) {
+        self.productKind = productKind
+        self.state = state
+        self.purchase = purchase
+        self.expires = expires
+        self.grace = grace
+        self.revoked = revoked
+        self.replaced = replaced
+    }
+
+    public init(_ subscription: Subscription) {
+        self.init(
+            productKind: subscription.productKind, state: subscription.state,
+            purchase: subscription.purchaseTimeMilliseconds, expires: subscription.expiresTimeMilliseconds,
+            grace: subscription.graceExpiresTimeMilliseconds, revoked: subscription.revokedTimeMilliseconds,
+            replaced: subscription.replacedByStoreID != nil)
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import Synchronization
 public import Model
 
 /// The product policy: which store products grant which capabilities, and which subscription
@@ -69,6 +70,9 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
         let productCount: Int
         let canonicalText: String
         let version: String
+        /// Unique to this policy object in the process: caches keyed by it never mistake one
+        /// policy for another (two loads of one file get two generations).
+        let generation = ProductPolicy.generations.add(1, ordering: .relaxed).newValue
 
         init(
             capabilities: [String], ids: [String: CapabilityID], products: [[StoreProduct]],
@@ -88,6 +92,7 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
     }
 
     private let storage: Storage
+    fileprivate static let generations = Atomic<UInt64>(0)
 
     /// The policy written in `text`, in the format above. Throws `PolicyError` naming the line of
     /// the first problem.
@@ -201,6 +206,9 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
     /// The SHA-256, in lowercase hex, of `canonicalText`: the same for every file that means the
     /// same policy (whatever its order, comments, spacing, or defaults spelled out).
     public var version: String { storage.version }
+
+    /// A number no other policy object of this process has (see `Storage.generation`).
+    public var generation: UInt64 { storage.generation }
 
     /// The policy in a canonical form of the file format: capabilities sorted by name, each
     /// with its products sorted (store, product id, base plan), then one `access` line for every

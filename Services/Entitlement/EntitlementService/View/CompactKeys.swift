@@ -1,7 +1,7 @@
 public import Model
 
-/// An account id as the view stores it: a canonical lowercase UUID in 16 bytes, anything else
-/// as its text. Two ids are the same account only when their texts are equal.
+/// An account id as the view looks it up: a canonical lowercase UUID as two 64-bit halves,
+/// anything else as its text. Two ids are the same account only when their texts are equal.
 enum AccountKey: Hashable, Sendable {
     case uuid(UInt64, UInt64)
     case text(String)
@@ -14,20 +14,22 @@ enum AccountKey: Hashable, Sendable {
         }
     }
 
-    var text: String {
-        switch self {
-        case .text(let text): return text
-        case .uuid(let high, let low):
-            let digits = Array("0123456789abcdef".utf8)
-            var bytes = [UInt8]()
-            bytes.reserveCapacity(36)
-            for (index, nibble) in (0..<32).enumerated() {
-                if [8, 12, 16, 20].contains(index) { bytes.append(UInt8(ascii: "-")) }
+    /// The canonical text of a UUID's halves.
+    static func text(high: UInt64, low: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 36) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            var at = 0
+            for nibble in 0..<32 {
+                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                    buffer[at] = UInt8(ascii: "-")
+                    at += 1
+                }
                 let word = nibble < 16 ? high : low
                 let shift = UInt64(60 - (nibble % 16) * 4)
-                bytes.append(digits[Int((word >> shift) & 0xF)])
+                buffer[at] = digits.utf8Start[Int((word >> shift) & 0xF)]
+                at += 1
             }
-            return String(decoding: bytes, as: UTF8.self)
+            return at
         }
     }
 
@@ -58,7 +60,7 @@ enum AccountKey: Hashable, Sendable {
     }
 }
 
-/// A subscription key as the view stores it: a store id of digits (Apple's transaction ids)
+/// A subscription key as the view looks it up: a store id of digits (Apple's transaction ids)
 /// as a number, anything else (Google's purchase tokens) as its text.
 struct StoreKey: Hashable, Sendable {
     enum ID: Hashable, Sendable {
@@ -83,31 +85,16 @@ struct StoreKey: Hashable, Sendable {
         }
     }
 
-    /// A 64-bit FNV-1a hash of the key, the same in every process (Swift's `Hasher` is seeded
-    /// per process).
-    var stableHash: UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ byte: UInt8) {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        mix(UInt8(truncatingIfNeeded: store.rawValue))
-        mix(UInt8(truncatingIfNeeded: environment.rawValue))
-        switch id {
-        case .number(let number):
-            mix(0)
-            for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: number >> UInt64(shift))) }
-        case .text(let text):
-            mix(1)
-            for byte in text.utf8 { mix(byte) }
-        }
-        return hash
+    /// Store, environment and whether the id is a text, as `Holding.keyBits` has them.
+    var keyBits: UInt8 {
+        var bits = UInt8(truncatingIfNeeded: store.rawValue) & 0x3 | (UInt8(truncatingIfNeeded: environment.rawValue) & 0x3) << 2
+        if case .text = id { bits |= Holding.textID }
+        return bits
     }
+}
 
-    var subscriptionKey: SubscriptionKey {
-        switch id {
-        case .number(let number): SubscriptionKey(store: store, environment: environment, storeID: String(number))
-        case .text(let text): SubscriptionKey(store: store, environment: environment, storeID: text)
-        }
-    }
+/// Runs `body` on the UTF-8 bytes of `text`, without a copy for a native string.
+func withUTF8Bytes<T>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+    if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+    return Array(text.utf8).withUnsafeBufferPointer(body)
 }

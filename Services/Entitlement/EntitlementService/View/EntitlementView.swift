@@ -4,11 +4,11 @@ import Synchronization
 /// Every account's subscriptions, in memory, as the ledger's change feed left them: loaded from
 /// a snapshot, then kept up by applying changes in feed order. Reads never create an account.
 ///
-/// Kept compact for millions of accounts: an account id that is a lowercase UUID takes 16 bytes,
-/// an all-digit store id (Apple's) 8, products are interned, and each subscription keeps only
-/// what access decisions and grants need. A subscription belongs to the account the ledger last
-/// recorded for it, so a transfer moves it from one account to the other; one that belongs to
-/// no account is not kept (no read can reach it).
+/// Kept compact for millions of accounts (`ViewTables`): an account takes 24 bytes (a lowercase
+/// UUID id inline, any other id in a text arena), a subscription 56 (an all-digit store id
+/// inline, a purchase token in the arena), each index 4 bytes a slot; products are interned. A
+/// subscription belongs to the account the ledger last recorded for it, so a transfer moves it
+/// from one account to the other; one that belongs to no account grants nothing.
 public final class EntitlementView: Sendable {
     /// A product as the policy names it.
     struct Product: Hashable, Sendable {
@@ -17,44 +17,7 @@ public final class EntitlementView: Sendable {
         let basePlanID: String?
     }
 
-    /// An account's subscriptions: one inline (most accounts), more in an array.
-    enum Holdings: Sendable {
-        case one(Holding)
-        case many([Holding])
-
-        var all: [Holding] {
-            switch self {
-            case .one(let holding): [holding]
-            case .many(let holdings): holdings
-            }
-        }
-
-        /// `holdings` as stored: nil for none, inline for one.
-        init?(_ holdings: [Holding]) {
-            switch holdings.count {
-            case 0: return nil
-            case 1: self = .one(holdings[0])
-            default: self = .many(holdings)
-            }
-        }
-    }
-
-    fileprivate struct State {
-        var accounts: [AccountKey: Holdings] = [:]
-        /// Who holds each subscription, by a 64-bit hash of its key (8 bytes instead of the key);
-        /// the account's holdings are then searched by the exact key.
-        var owners: [UInt64: AccountKey] = [:]
-        /// Hashes two keys share (next to never): their holders are found by searching.
-        var collided: Set<UInt64> = []
-        var products: [Product] = []
-        var productIndex: [Product: UInt32] = [:]
-        /// Each product's capabilities under the policy of `version`.
-        var capabilities: (version: String, sets: [CapabilitySet])?
-        var position: UInt64?
-        var committedMilliseconds: Int64?
-    }
-
-    private let state = Mutex(State())
+    private let state = Mutex(ViewTables())
 
     public init() {}
 
@@ -64,9 +27,9 @@ public final class EntitlementView: Sendable {
     /// The commit time (ms) of the newest change applied.
     public var committedMilliseconds: Int64? { state.withLock { $0.committedMilliseconds } }
 
-    /// Accounts and subscriptions held (for metrics and tests).
+    /// Accounts that hold a subscription, and subscriptions held by an account.
     public var counts: (accounts: Int, subscriptions: Int) {
-        state.withLock { ($0.accounts.count, $0.owners.count) }
+        state.withLock { ($0.accountsHolding, $0.held) }
     }
 
     /// Replaces everything with a snapshot taken at `position`.
@@ -78,20 +41,21 @@ public final class EntitlementView: Sendable {
 
     /// A snapshot being loaded chunk by chunk, beside the view in force until `install`.
     public struct Builder: Sendable {
-        fileprivate var state = State()
+        fileprivate var tables = ViewTables()
 
         public init() {}
 
         public mutating func add(_ subscriptions: [Subscription]) {
-            for subscription in subscriptions { EntitlementView.put(subscription, into: &state) }
+            for subscription in subscriptions { tables.put(subscription) }
         }
     }
 
     /// Puts a finished snapshot, taken at `position`, in force.
     public func install(_ builder: Builder, position: UInt64) {
-        var fresh = builder.state
+        var fresh = builder.tables
         fresh.position = position
-        state.withLock { $0 = fresh }
+        state.withLock { swap(&$0, &fresh) }
+        // The old tables are freed here, outside the lock.
     }
 
     /// Applies a change of the feed. Returns false, changing nothing, for a change at or before
@@ -100,123 +64,258 @@ public final class EntitlementView: Sendable {
     public func apply(position: UInt64, committedMilliseconds: Int64?, subscription: Subscription?) -> Bool {
         state.withLock { state in
             guard let current = state.position, position > current else { return false }
-            if let subscription { Self.put(subscription, into: &state) }
+            if let subscription { state.put(subscription) }
             state.position = position
             state.committedMilliseconds = committedMilliseconds ?? state.committedMilliseconds
             return true
         }
     }
 
-    /// Runs `body` on the account's holdings with each product's capabilities under `policy`,
-    /// under the view's lock: keep it short.
+    /// Runs `body` under the view's lock with the tables, the account's index (nil for an
+    /// account the view does not know) and each product's capabilities under `policy`: keep it
+    /// short, and copy nothing out of the tables but what the answer needs.
     func withAccount<T>(
         _ accountID: String, policy: ProductPolicy,
-        _ body: (_ holdings: [Holding], _ capabilities: [CapabilitySet], _ products: [Product]) -> T
+        _ body: (_ tables: borrowing ViewTables, _ account: Int?) -> T
     ) -> T {
-        let account = AccountKey(accountID)
-        return state.withLock { state in
-            if state.capabilities?.version != policy.version || state.capabilities?.sets.count != state.products.count {
-                state.capabilities = (
-                    policy.version,
-                    state.products.map {
+        let key = AccountKey(accountID)
+        return state.withLock { tables in
+            if tables.capabilities.generation != policy.generation
+                || tables.capabilities.sets.count != tables.products.count
+            {
+                tables.capabilities = (
+                    policy.generation,
+                    tables.products.map {
                         policy.capabilities(store: $0.store, productID: $0.productID, basePlanID: $0.basePlanID)
                     }
                 )
             }
-            return body(state.accounts[account]?.all ?? [], state.capabilities!.sets, state.products)
+            return body(tables, tables.account(key))
         }
     }
 
     /// The account's subscriptions (empty for an account the view does not know), as kept.
     public func subscriptions(of accountID: String) -> [Subscription] {
-        state.withLock { state in
-            (state.accounts[AccountKey(accountID)]?.all ?? []).map {
-                Self.subscription($0, account: accountID, products: state.products)
-            }
+        state.withLock { tables in
+            guard let account = tables.account(AccountKey(accountID)) else { return [] }
+            var subscriptions: [Subscription] = []
+            tables.forEachHolding(of: account) { subscriptions.append(tables.subscription($0, account: accountID)) }
+            return subscriptions
         }
     }
 
-    /// Every subscription kept, ordered by key (to compare views).
+    /// Every subscription held by an account, ordered by key (to compare views).
     public func all() -> [Subscription] {
-        state.withLock { state in
-            state.accounts.flatMap { account, holdings in
-                holdings.all.map { Self.subscription($0, account: account.text, products: state.products) }
+        state.withLock { tables in
+            var subscriptions: [Subscription] = []
+            for account in 0..<tables.accounts.count {
+                let accountID = tables.accountID(account)
+                tables.forEachHolding(of: account) { subscriptions.append(tables.subscription($0, account: accountID)) }
             }
+            return subscriptions
         }.sorted { $0.key.description < $1.key.description }
     }
+}
 
-    // MARK: Storage
+/// The view's tables. Accounts and subscriptions, once seen, keep their records (an account
+/// that loses its last subscription, a subscription that loses its account, hold nothing): the
+/// view only grows until the next snapshot replaces it.
+struct ViewTables: Sendable {
+    var accounts = ChunkedArray<AccountRecord>()
+    var accountIndex = SlotTable()
+    var holdings = ChunkedArray<Holding>()
+    var holdingIndex = SlotTable()
+    var texts = TextArena()
+    var products: [EntitlementView.Product] = []
+    var productIndex: [EntitlementView.Product: UInt32] = [:]
+    /// Each product's capabilities under the policy of `generation`.
+    var capabilities: (generation: UInt64, sets: [CapabilitySet]) = (0, [])
+    /// Subscriptions held by an account, and accounts holding at least one.
+    var held = 0
+    var accountsHolding = 0
+    var position: UInt64?
+    var committedMilliseconds: Int64?
 
-    fileprivate static func put(_ subscription: Subscription, into state: inout State) {
-        let key = StoreKey(subscription.key)
-        let hash = key.stableHash
-        let owner = subscription.accountID.map(AccountKey.init)
-        // Take it from the account that held it, when that is another one.
-        if state.collided.contains(hash) {
-            if let holder = searchHolder(key, in: state), holder != owner { _ = remove(key, from: holder, in: &state) }
-        } else if let previous = state.owners[hash], previous != owner {
-            _ = remove(key, from: previous, in: &state)
-            state.owners[hash] = nil
+    // MARK: Reading
+
+    /// The index of the account with `key`, if the view has seen it.
+    func account(_ key: AccountKey) -> Int? {
+        switch key {
+        case .uuid(let high, let low):
+            return accountIndex.find(ViewHash.words(high, low)) {
+                let record = accounts[$0]
+                return !record.isText && record.high == high && record.low == low
+            }
+        case .text(let text):
+            return withUTF8Bytes(text) { bytes in
+                accountIndex.find(ViewHash.bytes(bytes, tag: 1)) {
+                    let record = accounts[$0]
+                    return record.isText && texts.equals(record.high, bytes)
+                }
+            }
         }
-        guard let owner else { return }
-        let holding = Holding(
-            key: key, product: intern(subscription, into: &state), kind: UInt8(subscription.productKind?.rawValue ?? 0),
-            state: UInt8(subscription.state?.rawValue ?? 0), replaced: subscription.replacedByStoreID != nil,
-            purchase: subscription.purchaseTimeMilliseconds ?? 0, expires: subscription.expiresTimeMilliseconds ?? 0,
-            grace: subscription.graceExpiresTimeMilliseconds ?? 0, revoked: subscription.revokedTimeMilliseconds ?? 0)
-        var holdings = state.accounts[owner]?.all ?? []
-        if let index = holdings.firstIndex(where: { $0.key == key }) {
+    }
+
+    func accountID(_ index: Int) -> String {
+        let record = accounts[index]
+        return record.isText ? texts.string(record.high) : AccountKey.text(high: record.high, low: record.low)
+    }
+
+    /// Calls `body` with each subscription the account holds, oldest first.
+    func forEachHolding(of account: Int, _ body: (Holding) -> Void) {
+        var next = accounts[account].first
+        while next != 0 {
+            let holding = holdings[Int(next) - 1]
+            body(holding)
+            next = holding.next
+        }
+    }
+
+    func subscriptionKey(of holding: Holding) -> SubscriptionKey {
+        SubscriptionKey(
+            store: holding.store, environment: holding.environment,
+            storeID: holding.hasTextID ? texts.string(holding.id) : String(holding.id))
+    }
+
+    func subscription(_ holding: Holding, account: String) -> Subscription {
+        let product = products[Int(holding.product)]
+        let facts = holding.facts
+        return Subscription(
+            key: subscriptionKey(of: holding), accountID: account, productID: product.productID,
+            basePlanID: product.basePlanID, productKind: facts.productKind, state: facts.state,
+            purchaseTimeMilliseconds: facts.purchase, expiresTimeMilliseconds: facts.expires,
+            graceExpiresTimeMilliseconds: facts.grace, revokedTimeMilliseconds: facts.revoked,
+            // The successor's id is not kept, only that there is one.
+            replacedByStoreID: facts.replaced ? "(replaced)" : nil)
+    }
+
+    // MARK: Writing
+
+    /// Records `subscription` as the ledger has it now: its facts, and the account holding it.
+    mutating func put(_ subscription: Subscription) {
+        let key = StoreKey(subscription.key)
+        let owner = subscription.accountID.map { accountIndex(for: AccountKey($0)) }
+        var keyBits = key.keyBits
+        if subscription.replacedByStoreID != nil { keyBits |= Holding.replaced }
+        let kind = subscription.productKind?.rawValue ?? 0
+        var holding = Holding(
+            id: 0, purchase: subscription.purchaseTimeMilliseconds ?? 0,
+            expires: subscription.expiresTimeMilliseconds ?? 0,
+            grace: subscription.graceExpiresTimeMilliseconds ?? 0, revoked: subscription.revokedTimeMilliseconds ?? 0,
+            product: intern(subscription), owner: 0, next: 0, keyBits: keyBits,
+            kind: (0...254).contains(kind) ? UInt8(kind) : 255,
+            state: UInt8(truncatingIfNeeded: subscription.state?.rawValue ?? 0))
+        let index: Int
+        if let found = holdingIndex(of: key) {
+            index = found
+            let previous = holdings[index]
+            holding.id = previous.id
+            holding.owner = previous.owner
+            holding.next = previous.next
             holdings[index] = holding
         } else {
-            holdings.append(holding)
+            guard owner != nil else { return }  // nobody holds it: nothing to keep
+            switch key.id {
+            case .number(let number): holding.id = number
+            case .text(let text): holding.id = withUTF8Bytes(text) { texts.store($0) }
+            }
+            index = holdings.append(holding)
+            holdingIndex.insert(index, hash: Self.hash(of: holdings[index], texts: texts)) { [holdings, texts] in
+                Self.hash(of: holdings[$0], texts: texts)
+            }
         }
-        state.accounts[owner] = Holdings(holdings)
-        guard !state.collided.contains(hash) else { return }
-        // A hash already recorded for another key (another holder, or another key of this
-        // account) marks a collision: from then on that hash's holders are searched for.
-        if let recorded = state.owners[hash],
-            recorded != owner || holdings.contains(where: { $0.key != key && $0.key.stableHash == hash })
-        {
-            state.collided.insert(hash)
-            state.owners[hash] = nil
-        } else {
-            state.owners[hash] = owner
+        let previousOwner = holdings[index].owner
+        let newOwner = owner.map { UInt32($0 + 1) } ?? 0
+        guard previousOwner != newOwner else { return }
+        if previousOwner != 0 { unlink(index, from: Int(previousOwner) - 1) }
+        if let owner { link(index, to: owner) }
+    }
+
+    /// The index of the subscription with `key`, if the view has seen it.
+    private func holdingIndex(of key: StoreKey) -> Int? {
+        let bits = key.keyBits
+        switch key.id {
+        case .number(let number):
+            return holdingIndex.find(ViewHash.words(UInt64(bits), number)) {
+                let holding = holdings[$0]
+                return holding.keyBits & Holding.keyMask == bits && holding.id == number
+            }
+        case .text(let text):
+            return withUTF8Bytes(text) { bytes in
+                holdingIndex.find(ViewHash.bytes(bytes, tag: UInt64(bits))) {
+                    let holding = holdings[$0]
+                    return holding.keyBits & Holding.keyMask == bits && texts.equals(holding.id, bytes)
+                }
+            }
         }
     }
 
-    /// The account holding `key`, by looking at every account.
-    private static func searchHolder(_ key: StoreKey, in state: State) -> AccountKey? {
-        state.accounts.first { $0.value.all.contains { $0.key == key } }?.key
+    private static func hash(of holding: Holding, texts: TextArena) -> UInt64 {
+        let bits = UInt64(holding.keyBits & Holding.keyMask)
+        return holding.hasTextID
+            ? texts.withText(holding.id) { ViewHash.bytes($0, tag: bits) } : ViewHash.words(bits, holding.id)
     }
 
-    /// Takes `key` out of `account`'s holdings; false when the account does not hold it.
-    private static func remove(_ key: StoreKey, from account: AccountKey, in state: inout State) -> Bool {
-        guard var holdings = state.accounts[account]?.all, let index = holdings.firstIndex(where: { $0.key == key })
-        else { return false }
-        holdings.remove(at: index)
-        state.accounts[account] = Holdings(holdings)
-        return true
+    private static func hash(of account: AccountRecord, texts: TextArena) -> UInt64 {
+        account.isText
+            ? texts.withText(account.high) { ViewHash.bytes($0, tag: 1) } : ViewHash.words(account.high, account.low)
     }
 
-    private static func intern(_ subscription: Subscription, into state: inout State) -> UInt32 {
-        let product = Product(
-            store: subscription.key.store, productID: subscription.productID, basePlanID: subscription.basePlanID)
-        if let index = state.productIndex[product] { return index }
-        let index = UInt32(state.products.count)
-        state.products.append(product)
-        state.productIndex[product] = index
+    /// The account with `key`, added when it is new.
+    private mutating func accountIndex(for key: AccountKey) -> Int {
+        if let found = account(key) { return found }
+        let record: AccountRecord
+        switch key {
+        case .uuid(let high, let low): record = AccountRecord(high: high, low: low, first: 0, isText: false)
+        case .text(let text):
+            record = AccountRecord(high: withUTF8Bytes(text) { texts.store($0) }, low: 0, first: 0, isText: true)
+        }
+        let index = accounts.append(record)
+        accountIndex.insert(index, hash: Self.hash(of: record, texts: texts)) { [accounts, texts] in
+            Self.hash(of: accounts[$0], texts: texts)
+        }
         return index
     }
 
-    static func subscription(_ holding: Holding, account: String, products: [Product]) -> Subscription {
-        let product = products[Int(holding.product)]
-        var subscription = holding.decisionInput
-        subscription.key = holding.key.subscriptionKey
-        subscription.accountID = account
-        subscription.productID = product.productID
-        subscription.basePlanID = product.basePlanID
-        // The successor's id is not kept, only that there is one.
-        subscription.replacedByStoreID = holding.replaced ? "(replaced)" : nil
-        return subscription
+    /// Appends holding `index` to the account's list.
+    private mutating func link(_ index: Int, to account: Int) {
+        holdings[index].owner = UInt32(account + 1)
+        holdings[index].next = 0
+        held += 1
+        var last = accounts[account].first
+        if last == 0 {
+            accounts[account].first = UInt32(index + 1)
+            accountsHolding += 1
+            return
+        }
+        while holdings[Int(last) - 1].next != 0 { last = holdings[Int(last) - 1].next }
+        holdings[Int(last) - 1].next = UInt32(index + 1)
+    }
+
+    /// Takes holding `index` out of the account's list.
+    private mutating func unlink(_ index: Int, from account: Int) {
+        let entry = UInt32(index + 1)
+        let following = holdings[index].next
+        if accounts[account].first == entry {
+            accounts[account].first = following
+            if following == 0 { accountsHolding -= 1 }
+        } else {
+            var previous = accounts[account].first
+            while previous != 0, holdings[Int(previous) - 1].next != entry { previous = holdings[Int(previous) - 1].next }
+            if previous != 0 { holdings[Int(previous) - 1].next = following }
+        }
+        holdings[index].owner = 0
+        holdings[index].next = 0
+        held -= 1
+    }
+
+    private mutating func intern(_ subscription: Subscription) -> UInt32 {
+        let product = EntitlementView.Product(
+            store: subscription.key.store, productID: subscription.productID, basePlanID: subscription.basePlanID)
+        if let index = productIndex[product] { return index }
+        let index = UInt32(products.count)
+        products.append(product)
+        productIndex[product] = index
+        return index
     }
 }

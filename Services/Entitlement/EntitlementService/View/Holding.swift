@@ -1,30 +1,56 @@
 public import Model
 
-/// One subscription as the view keeps it: what access decisions and grants need, in a few
-/// dozen bytes. Times are Unix epoch milliseconds with 0 for absent.
-struct Holding: Sendable {
-    var key: StoreKey
-    /// Index into the view's product table (store, product id, base plan).
-    var product: UInt32
-    var kind: UInt8
-    var state: UInt8
-    var replaced: Bool
+/// One subscription as the view keeps it: what access decisions and grants need, in 56 bytes.
+/// Times are Unix epoch milliseconds with 0 for absent.
+struct Holding: BitwiseCopyable, Sendable {
+    /// The store id as a number (`keyBits` without `textID`), or its text's arena reference.
+    var id: UInt64
     var purchase: Int64
     var expires: Int64
     var grace: Int64
     var revoked: Int64
+    /// Index into the view's product table (store, product id, base plan).
+    var product: UInt32
+    /// The holding account's index + 1; 0 when no account holds it.
+    var owner: UInt32
+    /// The owner's next holding's index + 1; 0 for the last.
+    var next: UInt32
+    /// Store (bits 0-1), environment (bits 2-3), `textID` and `replaced`.
+    var keyBits: UInt8
+    /// `ProductKind.rawValue`, 0 for none (255 stands for any kind above 254).
+    var kind: UInt8
+    /// `SubscriptionState.rawValue`, 0 for none.
+    var state: UInt8
 
-    /// The shared model's subscription for the access rule (no strings: the rule reads none).
-    var decisionInput: Subscription {
-        Subscription(
-            key: Self.placeholderKey, productKind: kind == 0 ? nil : ProductKind(rawValue: Int32(kind)),
-            state: state == 0 ? nil : SubscriptionState(rawValue: Int32(state)),
-            purchaseTimeMilliseconds: Self.time(purchase), expiresTimeMilliseconds: Self.time(expires),
-            graceExpiresTimeMilliseconds: Self.time(grace), revokedTimeMilliseconds: Self.time(revoked),
-            replacedByStoreID: replaced ? Self.placeholderKey.storeID : nil)
+    static let textID: UInt8 = 1 << 4
+    static let replaced: UInt8 = 1 << 5
+    /// The bits that are part of the key (store, environment, text or number).
+    static let keyMask: UInt8 = 0x1F
+
+    var isReplaced: Bool { keyBits & Self.replaced != 0 }
+    var hasTextID: Bool { keyBits & Self.textID != 0 }
+    var store: Store { Store(rawValue: Int32(keyBits & 0x3)) ?? .apple }
+    var environment: StoreEnvironment { StoreEnvironment(rawValue: Int32(keyBits >> 2 & 0x3)) ?? .production }
+    var subscriptionState: SubscriptionState? { state == 0 ? nil : SubscriptionState(rawValue: Int32(state)) }
+
+    /// What the access rule reads.
+    var facts: AccessFacts {
+        AccessFacts(
+            productKind: kind == 0 ? nil : ProductKind(rawValue: Int32(kind)), state: subscriptionState,
+            purchase: Self.time(purchase), expires: Self.time(expires), grace: Self.time(grace),
+            revoked: Self.time(revoked), replaced: isReplaced)
     }
 
-    static let placeholderKey = SubscriptionKey(store: .apple, environment: .production, storeID: "-")
-
     static func time(_ value: Int64) -> Int64? { value == 0 ? nil : value }
+}
+
+/// An account as the view keeps it, in 24 bytes.
+struct AccountRecord: BitwiseCopyable, Sendable {
+    /// A UUID's high half, or the text's arena reference.
+    var high: UInt64
+    /// A UUID's low half; 0 for a text.
+    var low: UInt64
+    /// The first holding's index + 1; 0 for none.
+    var first: UInt32
+    var isText: Bool
 }
