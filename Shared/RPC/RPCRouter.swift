@@ -5,9 +5,10 @@ public import Wire
 
 /// How a method runs.
 public enum RPCHandler: Sendable {
-    /// Runs on the event loop thread that read the request, with the payload bytes in place.
-    /// For work that is in memory and short: it must not block or take long.
-    case inline(@Sendable (RPCRequestContext, UnsafeRawBufferPointer) throws -> [UInt8])
+    /// Runs on the event loop thread that read the request, with the payload bytes in place,
+    /// and appends the response payload to the (empty) buffer it is given. For work that is in
+    /// memory and short: it must not block or take long.
+    case inline(@Sendable (RPCRequestContext, UnsafeRawBufferPointer, inout [UInt8]) throws -> Void)
     /// Runs as a task; its reply is written when it returns.
     case unary(@Sendable (RPCRequestContext, [UInt8]) async throws -> [UInt8])
     /// Starts on the event loop thread like `inline` and answers later, from any thread,
@@ -42,7 +43,11 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
     public func inline<Request: ProtoMessage, Response: ProtoMessage>(
         _ method: String, _ body: @escaping @Sendable (RPCRequestContext, Request) throws -> Response
     ) {
-        register(method, .inline({ context, bytes in try body(context, try Request(serialized: bytes)).serialized() }))
+        register(
+            method,
+            .inline({ context, bytes, output in
+                output.append(contentsOf: try body(context, try Request(serialized: bytes)).serialized())
+            }))
     }
 
     /// Registers a method that runs as a task.

@@ -27,6 +27,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     private var runningHandlers = 0
     /// Streams held back until the connection's output drains.
     private var blockedStreams: [ServerStreamWriter] = []
+    /// Where inline handlers write their response payloads, reused from call to call.
+    private var scratch: [UInt8] = []
 
     init(core: ServerCore, loop: EventLoop, fd: Int32, tls: TLSSession?, peer: String) {
         self.core = core
@@ -118,11 +120,12 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         switch entry.handler {
         case .inline(let handler):
             do {
-                let response = try handler(context, view.payload)
-                if let tooLarge = oversized(response) {
+                scratch.removeAll(keepingCapacity: true)
+                try handler(context, view.payload, &scratch)
+                if let tooLarge = oversized(scratch.count) {
                     return reply(callID, entry.index, started, tooLarge.code, tooLarge.message)
                 }
-                response.withUnsafeBytes { bytes in
+                scratch.withUnsafeBytes { bytes in
                     Envelope.appendFrame(to: &channel.output, callID: callID, kind: .response, payload: bytes)
                 }
                 core.metrics.record(
@@ -235,13 +238,13 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     }
 
     /// RESOURCE_EXHAUSTED when a reply would not fit in a frame the peer accepts.
-    private func oversized(_ payload: [UInt8]) -> RPCError? {
+    private func oversized(_ payloadCount: Int) -> RPCError? {
         // A reply's envelope adds at most 24 bytes (call id, kind, payload tag and length).
         let maximum = core.configuration.maxFrameLength
-        guard payload.count + 24 > maximum else { return nil }
+        guard payloadCount + 24 > maximum else { return nil }
         return RPCError(
             .resourceExhausted,
-            "the response of \(payload.count) bytes does not fit in the maximum frame length of \(maximum)")
+            "the response of \(payloadCount) bytes does not fit in the maximum frame length of \(maximum)")
     }
 
     private func nextCallSerial() -> UInt64 {
@@ -263,7 +266,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         calls[callID] = nil
         if let timer = call.timer { loop.cancel(timer: timer) }
         var result = result
-        if case .success(let payload) = result, let tooLarge = oversized(payload) { result = .failure(tooLarge) }
+        if case .success(let payload) = result, let tooLarge = oversized(payload.count) { result = .failure(tooLarge) }
         switch result {
         case .success(let payload):
             payload.withUnsafeBytes { bytes in
@@ -295,7 +298,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     private func sendStreamMessage(_ callID: UInt64, _ serial: UInt64, _ payload: [UInt8]) {
         guard let call = calls[callID], call.serial == serial, let writer = call.stream else { return }
         writer.delivered(payload.count)
-        if let tooLarge = oversized(payload) {
+        if let tooLarge = oversized(payload.count) {
             calls[callID] = nil
             abandon(call)
             Envelope.appendFrame(

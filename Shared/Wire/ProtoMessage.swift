@@ -46,6 +46,16 @@ enum ProtobufC {
         return convert(message)
     }
 
+    /// Packs a filled C message onto the end of `output`.
+    static func pack(_ message: UnsafePointer<ProtobufCMessage>, onto output: inout [UInt8]) {
+        let size = protobuf_c_message_get_packed_size(message)
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: size))
+        output.withUnsafeMutableBufferPointer { buffer in
+            _ = protobuf_c_message_pack(message, buffer.baseAddress! + start)
+        }
+    }
+
     /// Packs a filled C message into a new array.
     static func pack(_ message: UnsafePointer<ProtobufCMessage>) -> [UInt8] {
         let size = protobuf_c_message_get_packed_size(message)

@@ -81,6 +81,10 @@ struct ServiceProcessTests {
             let process = try ServiceProcess(name, environment: ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"])
             let httpPort = try await process.httpPort()
             _ = try #require(await process.line(containing: "\"msg\":\"dependency available\""))
+            if name == "entitlement" {
+                // Its readiness also waits for the first snapshot of the ledger.
+                _ = try #require(await process.line(containing: "\"msg\":\"snapshot loaded\""))
+            }
             let (status, _) = try await httpGet(port: httpPort, path: "/readyz")
             #expect(status == 200)
             process.terminate()

@@ -59,7 +59,8 @@ struct EntitlementViewTests {
         #expect(StoreKey(token).id == .text("abc.AO-J1Oz_x"))
         // The same number in another environment, and a 200-byte token, are other keys.
         let production = SubscriptionKey(store: .apple, environment: .production, storeID: "2000000123456789")
-        let long = SubscriptionKey(store: .google, environment: .production, storeID: String(repeating: "t", count: 200))
+        let long = SubscriptionKey(
+            store: .google, environment: .production, storeID: String(repeating: "t", count: 200))
         let accounts = [Self.alice, Self.alice.uppercased(), "user-42", "", "user-43"]
         let keys = [numeric, leadingZero, token, production, long]
         let view = EntitlementView()
@@ -181,5 +182,86 @@ struct EntitlementViewTests {
         #expect(listed.entitlements[0].untilMilliseconds == nil)
         #expect(listed.entitlements[1].untilMilliseconds == Self.now + Self.day)
         #expect(listed.entitlements[1].grants.map(\.key?.storeID) == ["2000000003"])
+    }
+
+    @Test("CheckAccess from bytes to bytes answers exactly what the Swift path answers, errors included")
+    func packedMatchesSwift() throws {
+        let view = EntitlementView()
+        var refunded = Self.apple("2000000002", account: "erin", expires: Self.now + 20 * Self.day, state: .revoked)
+        refunded.revokedTimeMilliseconds = Self.now - Self.day
+        var lifetime = Self.apple("3000000001", account: "frank", product: "com.example.lifetime", expires: 0)
+        lifetime.productKind = .nonConsumable
+        lifetime.expiresTimeMilliseconds = nil
+        view.load(
+            [
+                Self.apple("2000000001", account: Self.alice, expires: Self.now + 5 * Self.day),
+                Self.google("tok-1", account: Self.alice, expires: Self.now + 9 * Self.day),
+                refunded, lifetime,
+                Self.apple("18446744073709551615", account: "max", expires: Self.now + Self.day),
+                Self.apple("4000000001", account: "gina", expires: Self.now + Self.day, state: .billingRetry),
+            ], position: 6)
+        let requests = [
+            CheckAccessRequest(accountID: Self.alice, capability: "pro"),
+            CheckAccessRequest(accountID: Self.alice, capability: "pro", atMilliseconds: Self.now + 10 * Self.day),
+            CheckAccessRequest(accountID: Self.alice, capability: "pro", atMilliseconds: Self.now - 40 * Self.day),
+            CheckAccessRequest(accountID: Self.alice, capability: "gold"),
+            CheckAccessRequest(accountID: Self.alice, capability: "lifetime"),
+            CheckAccessRequest(accountID: "erin", capability: "pro"),
+            CheckAccessRequest(accountID: "erin", capability: "pro", atMilliseconds: Self.now - 2 * Self.day),
+            CheckAccessRequest(accountID: "frank", capability: "lifetime"),
+            CheckAccessRequest(accountID: "max", capability: "pro"),
+            CheckAccessRequest(accountID: "gina", capability: "pro"),
+            CheckAccessRequest(accountID: "nobody", capability: "pro"),
+            CheckAccessRequest(accountID: "", capability: "pro"),
+            CheckAccessRequest(accountID: String(repeating: "a", count: 257), capability: "pro"),
+            CheckAccessRequest(accountID: "erin", capability: String(repeating: "c", count: 65)),
+            CheckAccessRequest(accountID: "érin", capability: "pro"),
+        ]
+        func answers(_ bytes: [UInt8]) -> Result<[UInt8], RPCError> {
+            Result { () throws(RPCError) -> [UInt8] in
+                do {
+                    var output: [UInt8] = [0xAA]
+                    try bytes.withUnsafeBytes {
+                        try EntitlementMethods.checkPacked(
+                            $0, into: &output, view: view, policy: Self.policy, now: { Self.now })
+                    }
+                    #expect(output.first == 0xAA)  // appended, not overwritten
+                    return Array(output.dropFirst())
+                } catch let error as RPCError {
+                    throw error
+                } catch {
+                    throw RPCError(.internalError, "\(error)")
+                }
+            }
+        }
+        for request in requests {
+            let swift = Result { () throws(RPCError) -> [UInt8] in
+                do {
+                    return try EntitlementMethods.check(request, view: view, policy: Self.policy, now: Self.now)
+                        .serialized()
+                } catch let error as RPCError {
+                    throw error
+                } catch {
+                    throw RPCError(.internalError, "\(error)")
+                }
+            }
+            #expect(answers(request.serialized()) == swift, "\(request)")
+        }
+        #expect(
+            try CheckAccessResponse(serialized: answers(requests[8].serialized()).get()).grant?.key?.storeID
+                == "18446744073709551615")
+        // Not UTF-8 (field 1, two bytes 0xFF 0xFE), and not protobuf at all.
+        #expect(
+            answers([0x0A, 0x02, 0xFF, 0xFE, 0x12, 0x03, 0x70, 0x72, 0x6F])
+                == .failure(
+                    RPCError(
+                        .invalidArgument,
+                        "payload is not a valid subscriptions.entitlement.v1.CheckAccessRequest: account_id is not valid UTF-8"
+                    )))
+        if case .failure(let error) = answers([0x0A, 0x09, 0x41]) {
+            #expect(error.code == .invalidArgument)
+        } else {
+            Issue.record("a truncated field was accepted")
+        }
     }
 }

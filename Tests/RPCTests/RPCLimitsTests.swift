@@ -107,7 +107,9 @@ struct RPCLimitsTests {
         let test = try TestServer(
             { $0.maxFrameLength = 4096 },
             extra: { router in
-                router.register("test.v1.Test/Big", .inline { _, _ in [UInt8](repeating: 0, count: 8000) })
+                router.register(
+                    "test.v1.Test/Big",
+                    .inline { _, _, output in output.append(contentsOf: repeatElement(0, count: 8000)) })
             })
         let connection = try RawConnection(port: test.server.port)
         connection.send(RawConnection.request(1, "test.v1.Test/Big"))

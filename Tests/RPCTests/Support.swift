@@ -91,7 +91,7 @@ struct TestServer {
         let gate = self.gate
         let remaining = self.remaining
         let streamSent = self.streamSent
-        router.register(TestMethods.echo, .inline { _, bytes in [UInt8](bytes) })
+        router.register(TestMethods.echo, .inline { _, bytes, output in output.append(contentsOf: bytes) })
         router.register(
             TestMethods.echoAsync,
             .unary { _, bytes in

@@ -13,9 +13,11 @@ enum EntitlementMethods {
         on router: RPCRouter, view: EntitlementView, policies: PolicyStore?, now: @escaping @Sendable () -> Int64
     ) {
         let service = EntitlementService.serviceName
-        router.inline("\(service)/CheckAccess") { (_, request: CheckAccessRequest) in
-            try check(request, view: view, policy: policies?.policy, now: now())
-        }
+        router.register(
+            "\(service)/CheckAccess",
+            .inline({ _, bytes, output in
+                try checkPacked(bytes, into: &output, view: view, policy: policies?.policy, now: now)
+            }))
         router.inline("\(service)/CheckAccessBatch") { (_, request: CheckAccessBatchRequest) in
             guard request.checks.count <= maxBatch else {
                 throw RPCError(.invalidArgument, "at most \(maxBatch) checks per batch, got \(request.checks.count)")
@@ -43,47 +45,64 @@ enum EntitlementMethods {
         }
     }
 
-    static func checkAccount(_ accountID: String) throws {
-        guard !accountID.isEmpty, accountID.utf8.count <= 256 else {
+    static func checkAccount(_ byteCount: Int) throws {
+        guard (1...256).contains(byteCount) else {
             throw RPCError(.invalidArgument, "account_id must be 1 to 256 bytes")
         }
     }
 
-    /// One check: the union over the account's subscriptions that grant the capability, with the
-    /// subscription behind the answer (the one that gives the latest end, or the nearest miss).
+    static func checkCapability(_ byteCount: Int) throws {
+        guard (1...64).contains(byteCount) else { throw RPCError(.invalidArgument, "capability must be 1 to 64 bytes") }
+    }
+
+    static func unknownCapability(_ name: String) -> String { "capability \(name) is not in the policy" }
+    static func noGrant(_ name: String) -> String { "nothing the account has grants \(name)" }
+
+    /// The union over the account's subscriptions whose products grant `capability`, with the
+    /// subscription behind it (the one that gives the latest end, or the nearest miss); nil when
+    /// none does.
+    @inline(__always)
+    static func evaluate(
+        _ tables: ViewTables, account: Int?, capability: CapabilityID, rules: AccessRules, at: Int64
+    ) -> (decision: AccessDecision, holding: Holding)? {
+        guard let account, var index = tables.firstHolding(of: account) else { return nil }
+        var best: (decision: AccessDecision, holding: Holding)?
+        // A loop, not `forEachHolding`: a closure that captured `tables` would copy them.
+        while true {
+            let holding = tables.holdings[index]
+            if tables.grants(holding.product, capability) {
+                let decision = rules.decision(for: holding.facts, at: at)
+                if let current = best {
+                    let union = current.decision.union(decision)
+                    if union != current.decision { best = (union, holding) }
+                } else {
+                    best = (decision, holding)
+                }
+            }
+            guard holding.next != 0 else { return best }
+            index = Int(holding.next) - 1
+        }
+    }
+
+    /// One check, with Swift values in and out (`CheckAccessBatch`, tests).
     static func check(_ request: CheckAccessRequest, view: EntitlementView, policy: ProductPolicy?, now: Int64) throws
         -> CheckAccessResponse
     {
-        try checkAccount(request.accountID)
-        guard !request.capability.isEmpty, request.capability.utf8.count <= 64 else {
-            throw RPCError(.invalidArgument, "capability must be 1 to 64 bytes")
-        }
+        try checkAccount(request.accountID.utf8.count)
+        try checkCapability(request.capability.utf8.count)
         guard let policy, let capability = policy.capabilityID(named: request.capability) else {
-            return CheckAccessResponse(
-                reason: .unknownCapability, detail: "capability \(request.capability) is not in the policy")
+            return CheckAccessResponse(reason: .unknownCapability, detail: unknownCapability(request.capability))
         }
         let at = request.atMilliseconds ?? now
-        let rules = policy.access
         return view.withAccount(request.accountID, policy: policy) { tables, account in
-            var best: (decision: AccessDecision, holding: Holding)?
-            if let account {
-                let capabilities = tables.capabilities.sets
-                tables.forEachHolding(of: account) { holding in
-                    guard capabilities[Int(holding.product)].contains(capability) else { return }
-                    let decision = rules.decision(for: holding.facts, at: at)
-                    if let current = best {
-                        let union = current.decision.union(decision)
-                        if union != current.decision { best = (union, holding) }
-                    } else {
-                        best = (decision, holding)
-                    }
-                }
+            guard
+                let (decision, holding) = evaluate(
+                    tables, account: account, capability: capability, rules: policy.access, at: at)
+            else {
+                return CheckAccessResponse(reason: .noGrant, detail: noGrant(request.capability))
             }
-            guard let (decision, holding) = best else {
-                return CheckAccessResponse(
-                    reason: .noGrant, detail: "nothing the account has grants \(request.capability)")
-            }
-            let grant = grant(holding, tables: tables, until: decision.isAllowed ? nonZero(decision.wireUntilMilliseconds) : nil)
+            let grant = grant(
+                holding, tables: tables, until: decision.isAllowed ? nonZero(decision.wireUntilMilliseconds) : nil)
             switch decision {
             case .allowed(let until):
                 return CheckAccessResponse(allowed: true, untilMilliseconds: until, reason: .granted, grant: grant)
@@ -93,7 +112,58 @@ enum EntitlementMethods {
         }
     }
 
-    static func grant(_ holding: Holding, tables: borrowing ViewTables, until: Int64?) -> AccessGrant {
+    /// One check from the request's bytes to the response's, appended to `output`: the same
+    /// answer as `check`, byte for byte, without building Swift values for either message.
+    static func checkPacked(
+        _ bytes: UnsafeRawBufferPointer, into output: inout [UInt8], view: EntitlementView, policy: ProductPolicy?,
+        now: () -> Int64
+    ) throws {
+        try CheckAccessWire.withRequest(bytes) { request in
+            try checkAccount(request.accountID.count)
+            try checkCapability(request.capability.count)
+            let name = String(decoding: request.capability, as: UTF8.self)
+            guard let policy, let capability = policy.capabilityID(named: name) else {
+                return unknownCapability(name).withCString {
+                    CheckAccessWire.appendResponse(
+                        to: &output, allowed: false, untilMilliseconds: nil, reason: .unknownCapability, grant: nil,
+                        detail: $0)
+                }
+            }
+            let at = request.atMilliseconds ?? now()
+            view.withAccount(utf8: request.accountID, policy: policy) { tables, account in
+                guard
+                    let (decision, holding) = evaluate(
+                        tables, account: account, capability: capability, rules: policy.access, at: at)
+                else {
+                    return noGrant(name).withCString {
+                        CheckAccessWire.appendResponse(
+                            to: &output, allowed: false, untilMilliseconds: nil, reason: .noGrant, grant: nil,
+                            detail: $0)
+                    }
+                }
+                tables.withGrantCStrings(holding) { storeID, productID, basePlanID in
+                    var grant = CheckAccessWire.Grant(
+                        store: holding.store, environment: holding.environment, storeID: storeID, productID: productID,
+                        basePlanID: basePlanID, state: holding.subscriptionState, untilMilliseconds: nil)
+                    switch decision {
+                    case .allowed(let until):
+                        grant.untilMilliseconds = nonZero(decision.wireUntilMilliseconds)
+                        CheckAccessWire.appendResponse(
+                            to: &output, allowed: true, untilMilliseconds: until, reason: .granted, grant: grant,
+                            detail: nil)
+                    case .denied(let denial):
+                        "\(denial)".withCString {
+                            CheckAccessWire.appendResponse(
+                                to: &output, allowed: false, untilMilliseconds: nil, reason: reason(denial),
+                                grant: grant, detail: $0)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static func grant(_ holding: Holding, tables: ViewTables, until: Int64?) -> AccessGrant {
         let product = tables.products[Int(holding.product)]
         return AccessGrant(
             key: tables.subscriptionKey(of: holding), productID: product.productID, basePlanID: product.basePlanID,
@@ -104,7 +174,7 @@ enum EntitlementMethods {
         throws
         -> ListEntitlementsResponse
     {
-        try checkAccount(request.accountID)
+        try checkAccount(request.accountID.utf8.count)
         guard let policy else { return ListEntitlementsResponse() }
         let at = request.atMilliseconds ?? now
         let rules = policy.access

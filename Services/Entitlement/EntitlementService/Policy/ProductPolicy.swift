@@ -1,6 +1,6 @@
 import Crypto
-import Synchronization
 public import Model
+import Synchronization
 
 /// The product policy: which store products grant which capabilities, and which subscription
 /// states give access. Policy is data: it is read from a file (`init(parsing:)`,

@@ -35,28 +35,34 @@ enum AccountKey: Hashable, Sendable {
 
     /// The two halves of `id` when it is exactly a lowercase 8-4-4-4-12 hex UUID.
     static func lowercaseUUID(_ id: String) -> (UInt64, UInt64)? {
-        var utf8 = id.utf8
-        guard utf8.count == 36 else { return nil }
-        return utf8.withContiguousStorageIfAvailable { bytes -> (UInt64, UInt64)? in
-            var high: UInt64 = 0
-            var low: UInt64 = 0
-            var nibbles = 0
-            for (index, byte) in bytes.enumerated() {
-                if index == 8 || index == 13 || index == 18 || index == 23 {
-                    guard byte == UInt8(ascii: "-") else { return nil }
-                    continue
-                }
-                let value: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
-                default: return nil
-                }
-                if nibbles < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
-                nibbles += 1
+        withUTF8Bytes(id) { lowercaseUUID($0) }
+    }
+
+    /// The two halves of the UTF-8 `bytes` when they are exactly a lowercase 8-4-4-4-12 hex UUID.
+    static func lowercaseUUID(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
+        let dash = UInt8(ascii: "-")
+        guard bytes.count == 36, bytes[8] == dash, bytes[13] == dash, bytes[18] == dash, bytes[23] == dash else {
+            return nil
+        }
+        var invalid = false
+        func digits(_ range: Range<Int>, into word: inout UInt64) {
+            for index in range {
+                let byte = bytes[index]
+                let decimal = byte &- UInt8(ascii: "0")
+                let letter = byte &- UInt8(ascii: "a")
+                let value = decimal < 10 ? decimal : letter < 6 ? letter &+ 10 : 0xFF
+                invalid = invalid || value == 0xFF
+                word = word << 4 | UInt64(value & 0xF)
             }
-            return (high, low)
-        } ?? nil
+        }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        digits(0..<8, into: &high)
+        digits(9..<13, into: &high)
+        digits(14..<18, into: &high)
+        digits(19..<23, into: &low)
+        digits(24..<36, into: &low)
+        return invalid ? nil : (high, low)
     }
 }
 
@@ -87,7 +93,9 @@ struct StoreKey: Hashable, Sendable {
 
     /// Store, environment and whether the id is a text, as `Holding.keyBits` has them.
     var keyBits: UInt8 {
-        var bits = UInt8(truncatingIfNeeded: store.rawValue) & 0x3 | (UInt8(truncatingIfNeeded: environment.rawValue) & 0x3) << 2
+        var bits =
+            UInt8(truncatingIfNeeded: store.rawValue) & 0x3 | (UInt8(truncatingIfNeeded: environment.rawValue) & 0x3)
+            << 2
         if case .text = id { bits |= Holding.textID }
         return bits
     }

@@ -1,5 +1,4 @@
 public import Model
-import Synchronization
 
 /// Every account's subscriptions, in memory, as the ledger's change feed left them: loaded from
 /// a snapshot, then kept up by applying changes in feed order. Reads never create an account.
@@ -17,19 +16,23 @@ public final class EntitlementView: Sendable {
         let basePlanID: String?
     }
 
-    private let state = Mutex(ViewTables())
+    /// Guards `tables`: checks read at once, the feed and snapshots write alone.
+    private let lock = ReadWriteLock(())
+    /// A reference that never changes (a snapshot moves its contents in), so a check reads the
+    /// tables with no reference counting.
+    private let tables = ViewTables()
 
     public init() {}
 
     /// The feed position the view reflects; nil until a snapshot is loaded.
-    public var position: UInt64? { state.withLock { $0.position } }
+    public var position: UInt64? { lock.read { _ in tables.position } }
 
     /// The commit time (ms) of the newest change applied.
-    public var committedMilliseconds: Int64? { state.withLock { $0.committedMilliseconds } }
+    public var committedMilliseconds: Int64? { lock.read { _ in tables.committedMilliseconds } }
 
     /// Accounts that hold a subscription, and subscriptions held by an account.
     public var counts: (accounts: Int, subscriptions: Int) {
-        state.withLock { ($0.accountsHolding, $0.held) }
+        lock.read { _ in (tables.accountsHolding, tables.held) }
     }
 
     /// Replaces everything with a snapshot taken at `position`.
@@ -52,21 +55,21 @@ public final class EntitlementView: Sendable {
 
     /// Puts a finished snapshot, taken at `position`, in force.
     public func install(_ builder: Builder, position: UInt64) {
-        var fresh = builder.tables
+        let fresh = builder.tables
         fresh.position = position
-        state.withLock { swap(&$0, &fresh) }
-        // The old tables are freed here, outside the lock.
+        lock.write { _ in tables.exchange(with: fresh) }
+        // The old contents, now in `fresh`, are freed with it, outside the lock.
     }
 
     /// Applies a change of the feed. Returns false, changing nothing, for a change at or before
     /// the view's position (already applied) or before any snapshot.
     @discardableResult
     public func apply(position: UInt64, committedMilliseconds: Int64?, subscription: Subscription?) -> Bool {
-        state.withLock { state in
-            guard let current = state.position, position > current else { return false }
-            if let subscription { state.put(subscription) }
-            state.position = position
-            state.committedMilliseconds = committedMilliseconds ?? state.committedMilliseconds
+        lock.write { _ in
+            guard let current = tables.position, position > current else { return false }
+            if let subscription { tables.put(subscription) }
+            tables.position = position
+            tables.committedMilliseconds = committedMilliseconds ?? tables.committedMilliseconds
             return true
         }
     }
@@ -75,14 +78,35 @@ public final class EntitlementView: Sendable {
     /// account the view does not know) and each product's capabilities under `policy`: keep it
     /// short, and copy nothing out of the tables but what the answer needs.
     func withAccount<T>(
-        _ accountID: String, policy: ProductPolicy,
-        _ body: (_ tables: borrowing ViewTables, _ account: Int?) -> T
+        _ accountID: String, policy: ProductPolicy, _ body: (_ tables: ViewTables, _ account: Int?) -> T
     ) -> T {
-        let key = AccountKey(accountID)
-        return state.withLock { tables in
-            if tables.capabilities.generation != policy.generation
-                || tables.capabilities.sets.count != tables.products.count
-            {
+        withUTF8Bytes(accountID) { withAccount(utf8: $0, policy: policy, body) }
+    }
+
+    /// `withAccount` for an account id given as its UTF-8 bytes.
+    func withAccount<T>(
+        utf8 accountID: UnsafeBufferPointer<UInt8>, policy: ProductPolicy,
+        _ body: (_ tables: ViewTables, _ account: Int?) -> T
+    ) -> T {
+        let uuid = AccountKey.lowercaseUUID(accountID)
+        var answer: T?
+        while answer == nil {
+            let current = lock.read { _ in
+                guard tables.capabilities.generation == policy.generation,
+                    tables.capabilities.sets.count == tables.products.count
+                else { return false }
+                let account: Int?
+                if let (high, low) = uuid {
+                    account = tables.account(high: high, low: low)
+                } else {
+                    account = tables.account(text: accountID)
+                }
+                answer = body(tables, account)
+                return true
+            }
+            if current { break }
+            // The policy or the products changed since the capabilities were worked out.
+            lock.write { _ in
                 tables.capabilities = (
                     policy.generation,
                     tables.products.map {
@@ -90,13 +114,13 @@ public final class EntitlementView: Sendable {
                     }
                 )
             }
-            return body(tables, tables.account(key))
         }
+        return answer!
     }
 
     /// The account's subscriptions (empty for an account the view does not know), as kept.
     public func subscriptions(of accountID: String) -> [Subscription] {
-        state.withLock { tables in
+        lock.read { _ in
             guard let account = tables.account(AccountKey(accountID)) else { return [] }
             var subscriptions: [Subscription] = []
             tables.forEachHolding(of: account) { subscriptions.append(tables.subscription($0, account: accountID)) }
@@ -106,7 +130,7 @@ public final class EntitlementView: Sendable {
 
     /// Every subscription held by an account, ordered by key (to compare views).
     public func all() -> [Subscription] {
-        state.withLock { tables in
+        lock.read { _ in
             var subscriptions: [Subscription] = []
             for account in 0..<tables.accounts.count {
                 let accountID = tables.accountID(account)
@@ -120,7 +144,7 @@ public final class EntitlementView: Sendable {
 /// The view's tables. Accounts and subscriptions, once seen, keep their records (an account
 /// that loses its last subscription, a subscription that loses its account, hold nothing): the
 /// view only grows until the next snapshot replaces it.
-struct ViewTables: Sendable {
+final class ViewTables: @unchecked Sendable {  // used under its view's lock, or by one builder
     var accounts = ChunkedArray<AccountRecord>()
     var accountIndex = SlotTable()
     var holdings = ChunkedArray<Holding>()
@@ -128,6 +152,8 @@ struct ViewTables: Sendable {
     var texts = TextArena()
     var products: [EntitlementView.Product] = []
     var productIndex: [EntitlementView.Product: UInt32] = [:]
+    /// Each product's ids in the text arena, to lend as C strings.
+    var productNames: [(productID: UInt64, basePlanID: UInt64?)] = []
     /// Each product's capabilities under the policy of `generation`.
     var capabilities: (generation: UInt64, sets: [CapabilitySet]) = (0, [])
     /// Subscriptions held by an account, and accounts holding at least one.
@@ -136,29 +162,75 @@ struct ViewTables: Sendable {
     var position: UInt64?
     var committedMilliseconds: Int64?
 
+    init() {}
+
+    /// Swaps every table with `other`'s.
+    func exchange(with other: ViewTables) {
+        swap(&accounts, &other.accounts)
+        swap(&accountIndex, &other.accountIndex)
+        swap(&holdings, &other.holdings)
+        swap(&holdingIndex, &other.holdingIndex)
+        swap(&texts, &other.texts)
+        swap(&products, &other.products)
+        swap(&productIndex, &other.productIndex)
+        swap(&productNames, &other.productNames)
+        swap(&capabilities, &other.capabilities)
+        swap(&held, &other.held)
+        swap(&accountsHolding, &other.accountsHolding)
+        swap(&position, &other.position)
+        swap(&committedMilliseconds, &other.committedMilliseconds)
+    }
+
     // MARK: Reading
 
     /// The index of the account with `key`, if the view has seen it.
     func account(_ key: AccountKey) -> Int? {
         switch key {
-        case .uuid(let high, let low):
-            return accountIndex.find(ViewHash.words(high, low)) {
-                let record = accounts[$0]
-                return !record.isText && record.high == high && record.low == low
-            }
-        case .text(let text):
-            return withUTF8Bytes(text) { bytes in
-                accountIndex.find(ViewHash.bytes(bytes, tag: 1)) {
-                    let record = accounts[$0]
-                    return record.isText && texts.equals(record.high, bytes)
-                }
-            }
+        case .uuid(let high, let low): account(high: high, low: low)
+        case .text(let text): withUTF8Bytes(text) { account(text: $0) }
         }
+    }
+
+    /// The account whose id is the lowercase UUID of these halves.
+    @inline(__always)
+    func account(high: UInt64, low: UInt64) -> Int? {
+        var probe = accountIndex.probe(ViewHash.words(high, low))
+        while let index = accountIndex.next(&probe) {
+            let record = accounts[index]
+            if !record.isText && record.high == high && record.low == low { return index }
+        }
+        return nil
+    }
+
+    /// The account whose id is `text` (UTF-8) when that is not a lowercase UUID.
+    @inline(__always)
+    func account(text: UnsafeBufferPointer<UInt8>) -> Int? {
+        var probe = accountIndex.probe(ViewHash.bytes(text, tag: 1))
+        while let index = accountIndex.next(&probe) {
+            let record = accounts[index]
+            if record.isText && texts.equals(record.high, text) { return index }
+        }
+        return nil
     }
 
     func accountID(_ index: Int) -> String {
         let record = accounts[index]
         return record.isText ? texts.string(record.high) : AccountKey.text(high: record.high, low: record.low)
+    }
+
+    /// The index of the account's first subscription, if it holds any; `holdings[index].next`
+    /// leads to the others (index + 1, 0 after the last).
+    @inline(__always)
+    func firstHolding(of account: Int) -> Int? {
+        let first = accounts[account].first
+        return first == 0 ? nil : Int(first) - 1
+    }
+
+    /// Whether product `product` grants `capability` under the policy the capabilities were
+    /// worked out for.
+    @inline(__always)
+    func grants(_ product: UInt32, _ capability: CapabilityID) -> Bool {
+        capabilities.sets[Int(product)].contains(capability)
     }
 
     /// Calls `body` with each subscription the account holds, oldest first.
@@ -168,6 +240,38 @@ struct ViewTables: Sendable {
             let holding = holdings[Int(next) - 1]
             body(holding)
             next = holding.next
+        }
+    }
+
+    /// Runs `body` with the holding's store id, product id and base plan id (nil for none) as
+    /// C strings that live as long as the call.
+    @inline(__always)
+    func withGrantCStrings<T>(
+        _ holding: Holding,
+        _ body: (
+            _ storeID: UnsafePointer<CChar>, _ productID: UnsafePointer<CChar>, _ basePlanID: UnsafePointer<CChar>?
+        )
+            -> T
+    ) -> T {
+        let names = productNames[Int(holding.product)]
+        return texts.withCString(names.productID) { productID in
+            func withPlan(_ storeID: UnsafePointer<CChar>) -> T {
+                guard let plan = names.basePlanID else { return body(storeID, productID, nil) }
+                return texts.withCString(plan) { body(storeID, productID, $0) }
+            }
+            if holding.hasTextID { return texts.withCString(holding.id) { withPlan($0) } }
+            return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 24) { buffer in
+                // The decimal digits of the number, NUL-terminated.
+                var number = holding.id
+                var digits = 0
+                repeat {
+                    buffer[22 - digits] = CChar(UInt8(ascii: "0") + UInt8(number % 10))
+                    number /= 10
+                    digits += 1
+                } while number > 0
+                buffer[23] = 0
+                return withPlan(buffer.baseAddress! + 23 - digits)
+            }
         }
     }
 
@@ -192,7 +296,7 @@ struct ViewTables: Sendable {
     // MARK: Writing
 
     /// Records `subscription` as the ledger has it now: its facts, and the account holding it.
-    mutating func put(_ subscription: Subscription) {
+    func put(_ subscription: Subscription) {
         let key = StoreKey(subscription.key)
         let owner = subscription.accountID.map { accountIndex(for: AccountKey($0)) }
         var keyBits = key.keyBits
@@ -236,16 +340,20 @@ struct ViewTables: Sendable {
         let bits = key.keyBits
         switch key.id {
         case .number(let number):
-            return holdingIndex.find(ViewHash.words(UInt64(bits), number)) {
-                let holding = holdings[$0]
-                return holding.keyBits & Holding.keyMask == bits && holding.id == number
+            var probe = holdingIndex.probe(ViewHash.words(UInt64(bits), number))
+            while let index = holdingIndex.next(&probe) {
+                let holding = holdings[index]
+                if holding.keyBits & Holding.keyMask == bits && holding.id == number { return index }
             }
+            return nil
         case .text(let text):
             return withUTF8Bytes(text) { bytes in
-                holdingIndex.find(ViewHash.bytes(bytes, tag: UInt64(bits))) {
-                    let holding = holdings[$0]
-                    return holding.keyBits & Holding.keyMask == bits && texts.equals(holding.id, bytes)
+                var probe = holdingIndex.probe(ViewHash.bytes(bytes, tag: UInt64(bits)))
+                while let index = holdingIndex.next(&probe) {
+                    let holding = holdings[index]
+                    if holding.keyBits & Holding.keyMask == bits && texts.equals(holding.id, bytes) { return index }
                 }
+                return nil
             }
         }
     }
@@ -262,7 +370,7 @@ struct ViewTables: Sendable {
     }
 
     /// The account with `key`, added when it is new.
-    private mutating func accountIndex(for key: AccountKey) -> Int {
+    private func accountIndex(for key: AccountKey) -> Int {
         if let found = account(key) { return found }
         let record: AccountRecord
         switch key {
@@ -278,7 +386,7 @@ struct ViewTables: Sendable {
     }
 
     /// Appends holding `index` to the account's list.
-    private mutating func link(_ index: Int, to account: Int) {
+    private func link(_ index: Int, to account: Int) {
         holdings[index].owner = UInt32(account + 1)
         holdings[index].next = 0
         held += 1
@@ -293,7 +401,7 @@ struct ViewTables: Sendable {
     }
 
     /// Takes holding `index` out of the account's list.
-    private mutating func unlink(_ index: Int, from account: Int) {
+    private func unlink(_ index: Int, from account: Int) {
         let entry = UInt32(index + 1)
         let following = holdings[index].next
         if accounts[account].first == entry {
@@ -301,7 +409,9 @@ struct ViewTables: Sendable {
             if following == 0 { accountsHolding -= 1 }
         } else {
             var previous = accounts[account].first
-            while previous != 0, holdings[Int(previous) - 1].next != entry { previous = holdings[Int(previous) - 1].next }
+            while previous != 0, holdings[Int(previous) - 1].next != entry {
+                previous = holdings[Int(previous) - 1].next
+            }
             if previous != 0 { holdings[Int(previous) - 1].next = following }
         }
         holdings[index].owner = 0
@@ -309,13 +419,14 @@ struct ViewTables: Sendable {
         held -= 1
     }
 
-    private mutating func intern(_ subscription: Subscription) -> UInt32 {
+    private func intern(_ subscription: Subscription) -> UInt32 {
         let product = EntitlementView.Product(
             store: subscription.key.store, productID: subscription.productID, basePlanID: subscription.basePlanID)
         if let index = productIndex[product] { return index }
         let index = UInt32(products.count)
         products.append(product)
         productIndex[product] = index
+        productNames.append((texts.store(product.productID), product.basePlanID.map { texts.store($0) }))
         return index
     }
 }

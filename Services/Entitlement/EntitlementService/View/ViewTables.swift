@@ -26,15 +26,16 @@ struct ChunkedArray<Element: BitwiseCopyable & Sendable>: Sendable {
         return count - 1
     }
 
+    @inline(__always)
     subscript(index: Int) -> Element {
         get { chunks[index >> Self.shift][index & Self.mask] }
         set { chunks[index >> Self.shift][index & Self.mask] = newValue }
     }
 }
 
-/// Texts stored one after another, each behind its length (a varint), in chunks of 1 MiB (a
-/// longer text gets a chunk of its own). A text's reference is its chunk and offset; texts are
-/// never removed.
+/// Texts stored one after another, each behind its length (a varint) and followed by a NUL (so
+/// that it can be lent as a C string), in chunks of 1 MiB (a longer text gets a chunk of its
+/// own). A text's reference is its chunk and offset; texts are never removed.
 struct TextArena: Sendable {
     static let chunkBytes = 1 << 20
     private var chunks: [ContiguousArray<UInt8>] = []
@@ -46,7 +47,7 @@ struct TextArena: Sendable {
     mutating func store(_ text: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var headerCount = 1
         while text.count >> (7 * headerCount) > 0 { headerCount += 1 }
-        let needed = headerCount + text.count
+        let needed = headerCount + text.count + 1
         if chunks.isEmpty || chunks[chunks.count - 1].capacity - chunks[chunks.count - 1].count < needed {
             var chunk = ContiguousArray<UInt8>()
             chunk.reserveCapacity(max(Self.chunkBytes, needed))
@@ -60,10 +61,12 @@ struct TextArena: Sendable {
             length >>= 7
         } while length > 0
         chunks[last].append(contentsOf: text)
+        chunks[last].append(0)
         return UInt64(last) << 32 | UInt64(offset)
     }
 
     /// Runs `body` on the bytes of the text at `reference`.
+    @inline(__always)
     func withText<T>(_ reference: UInt64, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
         chunks[Int(reference >> 32)].withUnsafeBufferPointer { chunk in
             var index = Int(reference & 0xFFFF_FFFF)
@@ -80,13 +83,27 @@ struct TextArena: Sendable {
         }
     }
 
+    /// Runs `body` on the text at `reference` as a NUL-terminated C string.
+    @inline(__always)
+    func withCString<T>(_ reference: UInt64, _ body: (UnsafePointer<CChar>) -> T) -> T {
+        withText(reference) { bytes in
+            body(UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self))
+        }
+    }
+
+    mutating func store(_ text: String) -> UInt64 {
+        withUTF8Bytes(text) { store($0) }
+    }
+
     func string(_ reference: UInt64) -> String {
         withText(reference) { String(decoding: $0, as: UTF8.self) }
     }
 
+    @inline(__always)
     func equals(_ reference: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         withText(reference) { stored in
-            stored.count == bytes.count && (bytes.isEmpty || memcmp(stored.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+            stored.count == bytes.count
+                && (bytes.isEmpty || memcmp(stored.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
         }
     }
 }
@@ -99,18 +116,24 @@ struct SlotTable: Sendable {
     private var slots = [UInt32](repeating: 0, count: 16)
     private(set) var count = 0
 
-    /// The entry that `matches` accepts among those inserted with `hash`.
-    func find(_ hash: UInt64, _ matches: (Int) -> Bool) -> Int? {
-        slots.withUnsafeBufferPointer { slots in
-            let mask = slots.count - 1
-            var slot = Int(truncatingIfNeeded: hash) & mask
-            while true {
-                let entry = slots[slot]
-                if entry == 0 { return nil }
-                if matches(Int(entry) - 1) { return Int(entry) - 1 }
-                slot = (slot + 1) & mask
-            }
-        }
+    /// Where a lookup of one hash stands: the next slot to look at.
+    struct Probe {
+        fileprivate var slot: Int
+    }
+
+    /// A lookup of the entries inserted with `hash`; call `next` until it answers nil. A loop
+    /// rather than a closure, so that callers compare entries without capturing their tables.
+    @inline(__always)
+    func probe(_ hash: UInt64) -> Probe { Probe(slot: Int(truncatingIfNeeded: hash) & (slots.count - 1)) }
+
+    /// The next candidate entry of the probe, or nil when there are no more. Candidates include
+    /// entries with other hashes: the caller compares keys.
+    @inline(__always)
+    func next(_ probe: inout Probe) -> Int? {
+        let entry = slots[probe.slot]
+        guard entry != 0 else { return nil }
+        probe.slot = (probe.slot + 1) & (slots.count - 1)
+        return Int(entry) - 1
     }
 
     /// Indexes entry `index` under `hash`; `hashOf` gives the hash of any entry already in (to
