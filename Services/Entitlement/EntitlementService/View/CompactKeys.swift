@@ -1,4 +1,4 @@
-public import Model
+import Model
 
 /// An account id as the view looks it up: a canonical lowercase UUID as two 64-bit halves,
 /// anything else as its text. Two ids are the same account only when their texts are equal.

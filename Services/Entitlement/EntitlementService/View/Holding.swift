@@ -1,4 +1,4 @@
-public import Model
+import Model
 
 /// One subscription as the view keeps it: what access decisions and grants need, in 56 bytes.
 /// Times are Unix epoch milliseconds with 0 for absent.
