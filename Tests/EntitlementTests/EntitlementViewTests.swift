@@ -250,9 +250,12 @@ struct EntitlementViewTests {
         #expect(
             try CheckAccessResponse(serialized: answers(requests[8].serialized()).get()).grant?.key?.storeID
                 == "18446744073709551615")
-        // Not UTF-8 (field 1, two bytes 0xFF 0xFE), and not protobuf at all.
+        // Not UTF-8 (field 1, two bytes 0xFF 0xFE): the Swift decoder says the same; then not
+        // protobuf at all.
+        let notUTF8: [UInt8] = [0x0A, 0x02, 0xFF, 0xFE, 0x12, 0x03, 0x70, 0x72, 0x6F]
+        #expect(throws: answers(notUTF8).failure!) { try CheckAccessRequest(serialized: notUTF8) }
         #expect(
-            answers([0x0A, 0x02, 0xFF, 0xFE, 0x12, 0x03, 0x70, 0x72, 0x6F])
+            answers(notUTF8)
                 == .failure(
                     RPCError(
                         .invalidArgument,
@@ -263,5 +266,12 @@ struct EntitlementViewTests {
         } else {
             Issue.record("a truncated field was accepted")
         }
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }
