@@ -106,6 +106,15 @@ let package = Package(
         .executableTarget(
             name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
 
+        // The store simulator (a development and test tool): App Store and Google Play with a
+        // clock of their own, for the end-to-end tests and the demo.
+        .target(
+            name: "StoreSimKit", dependencies: ["AppStore", "Crypto", "HTTP", "HTTPClient", "Observability"],
+            path: "Tests/StoreSim/StoreSimKit", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "storesim", dependencies: ["StoreSimKit", "AppStore", "Crypto", "HTTP", "Config", "Observability"],
+            path: "Tests/StoreSim/storesim", swiftSettings: swiftSettings),
+
         // Benchmarks (not tests): make bench-rpc, make bench-ledger, make bench-apple, make bench-entitlement.
         .target(
             name: "BenchSupport", dependencies: ["Wire", "CShims"], path: "Tests/Benchmarks/BenchSupport",
@@ -183,6 +192,10 @@ let package = Package(
             name: "LedgerProcessTests",
             dependencies: ["RPC", "Wire", "Model", "Config", "SQLite", "PostgreSQL", "TestSupport"],
             path: "Tests/LedgerProcessTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "StoreSimTests",
+            dependencies: ["StoreSimKit", "AppStore", "Crypto", "HTTP", "Observability", "TestSupport"],
+            path: "Tests/StoreSimTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "EntitlementTests", dependencies: ["EntitlementService", "Model", "TestSupport"],
             path: "Tests/EntitlementTests", swiftSettings: swiftSettings),

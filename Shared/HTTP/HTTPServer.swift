@@ -50,7 +50,8 @@ public final class HTTPServer: Sendable {
     deinit { stop() }
 
     /// Sends requests for `method` (compared uppercased) and the exact `path` to `handler`,
-    /// replacing an earlier handler for both. Safe to call from any thread, also while running.
+    /// replacing an earlier handler for both. A `path` ending in `/*` takes every path below it
+    /// that has no exact route (the longest such prefix wins). Safe to call from any thread, also while running.
     public func route(_ method: String, _ path: String, _ handler: @escaping HTTPHandler) {
         dispatcher.route(method, path, handler)
     }

@@ -1,4 +1,4 @@
-/// The registered handlers by exact path and method: a plain value, shared behind a `Mutex`.
+/// The registered handlers by path and method: a plain value, shared behind a `Mutex`.
 struct RouteTable {
     /// What a lookup found for a method and path.
     enum Match {
@@ -11,15 +11,33 @@ struct RouteTable {
     }
 
     private var handlers: [String: [String: HTTPHandler]] = [:]
+    /// Routes registered as `prefix/*`, longest prefix first.
+    private var prefixes: [(prefix: String, byMethod: [String: HTTPHandler])] = []
 
-    /// Registers `handler` for `method` (uppercased) and `path`, replacing an earlier one.
+    /// Registers `handler` for `method` (uppercased) and `path`, replacing an earlier one. A path
+    /// ending in `/*` stands for every path below it (`/a/*` matches `/a/b` and `/a/b/c`, not
+    /// `/a`); an exact path wins over it, and a longer prefix over a shorter one.
     mutating func add(_ method: String, _ path: String, _ handler: @escaping HTTPHandler) {
-        handlers[path, default: [:]][method.uppercased()] = handler
+        guard path.hasSuffix("/*") else {
+            handlers[path, default: [:]][method.uppercased()] = handler
+            return
+        }
+        let prefix = String(path.dropLast())
+        if let index = prefixes.firstIndex(where: { $0.prefix == prefix }) {
+            prefixes[index].byMethod[method.uppercased()] = handler
+        } else {
+            prefixes.append((prefix, [method.uppercased(): handler]))
+            prefixes.sort { $0.prefix.utf8.count > $1.prefix.utf8.count }
+        }
     }
 
     /// The handler for `method` on `path`, or why there is none.
     func match(_ method: String, _ path: String) -> Match {
-        guard let byMethod = handlers[path] else { return .notFound }
+        guard
+            let byMethod = handlers[path]
+                ?? prefixes.first(where: { path.hasPrefix($0.prefix) && path.utf8.count > $0.prefix.utf8.count })?
+                .byMethod
+        else { return .notFound }
         guard let handler = byMethod[method] else {
             return .methodNotAllowed(allow: byMethod.keys.sorted().joined(separator: ", "))
         }

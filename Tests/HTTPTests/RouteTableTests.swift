@@ -36,4 +36,19 @@ struct RouteTableTests {
         table.add("GET", "/a", { _ in .text("second") })
         #expect(outcome(table.match("GET", "/a")) == "handler second")
     }
+
+    @Test func aPrefixRouteTakesThePathsBelowItThatHaveNoExactRouteLongestFirst() {
+        var table = RouteTable()
+        table.add("GET", "/a/*", { _ in .text("a/*") })
+        table.add("GET", "/a/b/*", { _ in .text("a/b/*") })
+        table.add("GET", "/a/x", { _ in .text("a/x") })
+        table.add("PUT", "/a/b/*", { _ in .text("put a/b/*") })
+        #expect(outcome(table.match("GET", "/a/1")) == "handler a/*")
+        #expect(outcome(table.match("GET", "/a/b/2/3")) == "handler a/b/*")
+        #expect(outcome(table.match("GET", "/a/x")) == "handler a/x")
+        #expect(outcome(table.match("GET", "/a/")) == "404")
+        #expect(outcome(table.match("GET", "/a")) == "404")
+        #expect(outcome(table.match("GET", "/ab")) == "404")
+        #expect(outcome(table.match("DELETE", "/a/b/c")) == "405 GET, PUT")
+    }
 }

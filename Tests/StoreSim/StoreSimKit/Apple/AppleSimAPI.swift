@@ -1,0 +1,178 @@
+public import Crypto
+public import Foundation
+public import HTTP
+
+/// The App Store Server API endpoints the verifier calls, served from an `AppleSimStore` over a
+/// real HTTP server: the same paths, JSON and error codes as Apple's, behind a bearer JWT that
+/// must be an ES256 token signed by the configured App Store Connect key.
+public struct AppleSimAPI: Sendable {
+    /// Who may call: the App Store Connect key the verifier signs its tokens with.
+    public struct Credentials: Sendable {
+        public let keyID: String
+        public let issuerID: String
+        public let publicKey: PublicKey
+
+        public init(keyID: String, issuerID: String, publicKey: PublicKey) {
+            self.keyID = keyID
+            self.issuerID = issuerID
+            self.publicKey = publicKey
+        }
+    }
+
+    public let store: AppleSimStore
+    public let credentials: Credentials
+    /// Wall-clock time for token expiry (tokens are signed with the caller's clock, not the
+    /// simulator's).
+    public let wallClock: @Sendable () -> Date
+    /// Transactions in one page of transaction history.
+    public static let historyPageSize = 20
+
+    public init(store: AppleSimStore, credentials: Credentials, wallClock: @escaping @Sendable () -> Date = { Date() })
+    {
+        self.store = store
+        self.credentials = credentials
+        self.wallClock = wallClock
+    }
+
+    /// Registers the endpoints on `server`.
+    public func register(on server: HTTPServer) {
+        server.route("GET", "/inApps/v1/subscriptions/*") { request in
+            authorized(request) { try store.statuses(lastSegment(request, after: "/inApps/v1/subscriptions/")) }
+        }
+        server.route("GET", "/inApps/v1/transactions/*") { request in
+            authorized(request) {
+                [
+                    "signedTransactionInfo": try store.signedTransaction(
+                        lastSegment(request, after: "/inApps/v1/transactions/"))
+                ]
+            }
+        }
+        server.route("PUT", "/inApps/v1/transactions/*") { request in
+            authorized(request) {
+                let rest = request.path.dropFirst("/inApps/v1/transactions/".count)
+                guard rest.hasSuffix("/appAccountToken"), let id = rest.split(separator: "/").first,
+                    rest.split(separator: "/").count == 2
+                else { throw APIFailure.notFound }
+                guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+                    let token = body["appAccountToken"] as? String
+                else { throw APIFailure.apple(400, 4_000_101, "Invalid request.") }
+                try store.setAppAccountToken(String(id), token)
+                return nil
+            }
+        }
+        server.route("GET", "/inApps/v2/history/*") { request in
+            authorized(request) { try history(request) }
+        }
+        server.route("POST", "/inApps/v1/notifications/history") { request in
+            authorized(request) { try notificationHistory(request) }
+        }
+    }
+
+    /// What went wrong with a call, as Apple answers it.
+    enum APIFailure: Error {
+        case unauthorized
+        case notFound
+        case apple(Int, Int, String)
+    }
+
+    private func authorized(_ request: HTTPRequest, _ body: () throws -> [String: any Sendable]?) -> HTTPResponse {
+        do {
+            try authenticate(request)
+            guard let object = try body() else { return HTTPResponse(status: 200) }
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: [UInt8](data))
+        } catch APIFailure.unauthorized {
+            return HTTPResponse(status: 401)
+        } catch APIFailure.notFound {
+            return Self.error(404, 4_040_010, "Transaction id not found.")
+        } catch APIFailure.apple(let status, let code, let message) {
+            return Self.error(status, code, message)
+        } catch let error as SimError {
+            switch error.kind {
+            case .notFound: return Self.error(404, 4_040_010, "Transaction id not found.")
+            case .badRequest: return Self.error(400, 4_000_006, "Invalid transaction id.")
+            case .conflict: return Self.error(500, 5_000_000, "An unknown error occurred.")
+            }
+        } catch {
+            return Self.error(500, 5_000_000, "An unknown error occurred.")
+        }
+    }
+
+    static func error(_ status: Int, _ code: Int, _ message: String) -> HTTPResponse {
+        .json("{\"errorCode\":\(code),\"errorMessage\":\"\(message)\"}", status: status)
+    }
+
+    /// The bearer token: ES256, our key id, signed by the key, for our issuer, audience
+    /// `appstoreconnect-v1` and the store's bundle, not expired, and at most an hour long.
+    private func authenticate(_ request: HTTPRequest) throws {
+        guard let header = request.headers["authorization"], header.hasPrefix("Bearer "),
+            let jws = try? CompactJWS(String(header.dropFirst("Bearer ".count))),
+            let head = try? JSONSerialization.jsonObject(with: Data(jws.header)) as? [String: Any],
+            head["alg"] as? String == "ES256", head["kid"] as? String == credentials.keyID,
+            let signature = try? ECDSASignature.der(fromRaw: jws.signature, coordinateBytes: 32),
+            credentials.publicKey.verifySHA256(signature: signature, message: jws.signingInput),
+            let claims = try? JSONSerialization.jsonObject(with: Data(jws.payload)) as? [String: Any],
+            claims["iss"] as? String == credentials.issuerID, claims["aud"] as? String == "appstoreconnect-v1",
+            claims["bid"] as? String == store.configuration.bundleID,
+            let issued = (claims["iat"] as? NSNumber)?.int64Value,
+            let expires = (claims["exp"] as? NSNumber)?.int64Value
+        else { throw APIFailure.unauthorized }
+        let now = Int64(wallClock().timeIntervalSince1970)
+        guard expires > now, issued <= now + 60, expires - issued <= 3600 else { throw APIFailure.unauthorized }
+    }
+
+    private func lastSegment(_ request: HTTPRequest, after prefix: String) throws -> String {
+        let id = String(request.path.dropFirst(prefix.count))
+        guard !id.isEmpty, !id.contains("/") else { throw APIFailure.notFound }
+        guard id.allSatisfy(\.isASCII), id.allSatisfy(\.isNumber) else {
+            throw APIFailure.apple(400, 4_000_006, "Invalid transaction id.")
+        }
+        return id
+    }
+
+    /// Transaction history, oldest first, `historyPageSize` a page; `revision` is the index of
+    /// the next page's first transaction.
+    private func history(_ request: HTTPRequest) throws -> [String: any Sendable] {
+        let signed = try store.history(lastSegment(request, after: "/inApps/v2/history/"))
+        let start = request.query["revision"].map { Int($0) ?? -1 } ?? 0
+        guard (0...signed.count).contains(start) else {
+            throw APIFailure.apple(400, 4_000_005, "Invalid revision.")
+        }
+        let end = min(signed.count, start + Self.historyPageSize)
+        return [
+            "revision": String(end), "hasMore": end < signed.count, "bundleId": store.configuration.bundleID,
+            "appAppleId": store.configuration.appAppleID, "environment": store.configuration.environment,
+            "signedTransactions": Array(signed[start..<end]),
+        ]
+    }
+
+    /// Notifications sent in [startDate, endDate), optionally for one transaction's
+    /// subscription, 20 a page behind `paginationToken`.
+    private func notificationHistory(_ request: HTTPRequest) throws -> [String: any Sendable] {
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+            let start = (body["startDate"] as? NSNumber)?.int64Value,
+            let end = (body["endDate"] as? NSNumber)?.int64Value, start < end
+        else { throw APIFailure.apple(400, 4_000_101, "Invalid request.") }
+        var original: String?
+        if let transactionID = body["transactionId"] as? String {
+            guard let found = store.originalTransactionID(of: transactionID) else { throw APIFailure.notFound }
+            original = found
+        }
+        let matching = store.sentNotifications.filter {
+            $0.signedDate >= start && $0.signedDate < end && (original == nil || $0.originalTransactionID == original)
+        }
+        let offset = request.query["paginationToken"].map { Int($0) ?? -1 } ?? 0
+        guard (0...matching.count).contains(offset) else {
+            throw APIFailure.apple(400, 4_000_102, "Invalid pagination token.")
+        }
+        let next = min(matching.count, offset + 20)
+        var answer: [String: any Sendable] = [
+            "hasMore": next < matching.count,
+            "notificationHistory": matching[offset..<next].map {
+                ["signedPayload": $0.signedPayload, "sendAttempts": [] as [String]] as [String: any Sendable]
+            },
+        ]
+        if next < matching.count { answer["paginationToken"] = String(next) }
+        return answer
+    }
+}

@@ -1,0 +1,103 @@
+public import Foundation
+import HTTPClient
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Sends a store's notifications to the URL the services listen on, with the faults a test asks
+/// for: the next notifications dropped, duplicated or delivered in reverse order, or every
+/// undelivered one sent again with its own id.
+public final class NotificationDelivery: Sendable {
+    /// Faults to apply to the next deliveries; each count is used up one notification at a time.
+    public struct Faults: Sendable, Equatable {
+        /// Notifications not sent at all (kept for `redeliver`).
+        public var drop = 0
+        /// Notifications sent twice in a row.
+        public var duplicate = 0
+        /// Whether the next batch goes out newest first.
+        public var reorder = false
+
+        public init(drop: Int = 0, duplicate: Int = 0, reorder: Bool = false) {
+            self.drop = drop
+            self.duplicate = duplicate
+            self.reorder = reorder
+        }
+    }
+
+    /// What happened to one notification.
+    public struct Attempt: Sendable, Equatable {
+        public let id: String
+        /// The HTTP status, or nil when it was dropped or the request failed.
+        public let status: Int?
+    }
+
+    private struct State {
+        var faults = Faults()
+        /// Bodies not acknowledged with a 2xx yet, by id, in the order they were made.
+        var undelivered: [(id: String, body: Data)] = []
+    }
+
+    public let url: URL?
+    private let transport = HTTPClientTransport(requestTimeout: 10, maxResponseBytes: 64 * 1024)
+    private let state = Mutex(State())
+
+    /// A delivery to `url`; nil keeps everything undelivered (a store nobody listens to).
+    public init(url: URL?) { self.url = url }
+
+    public func inject(_ faults: Faults) { state.withLock { $0.faults = faults } }
+
+    /// Sends `items` (id and JSON body) in order, under the faults in force.
+    public func deliver(_ items: [(id: String, body: Data)]) async -> [Attempt] {
+        let plan = state.withLock { state -> [(id: String, body: Data, send: Int)] in
+            var batch = items
+            if state.faults.reorder {
+                batch.reverse()
+                state.faults.reorder = false
+            }
+            return batch.map { item in
+                state.undelivered.append(item)
+                if state.faults.drop > 0 {
+                    state.faults.drop -= 1
+                    return (item.id, item.body, 0)
+                }
+                if state.faults.duplicate > 0 {
+                    state.faults.duplicate -= 1
+                    return (item.id, item.body, 2)
+                }
+                return (item.id, item.body, 1)
+            }
+        }
+        var attempts: [Attempt] = []
+        for item in plan {
+            if item.send == 0 { attempts.append(Attempt(id: item.id, status: nil)) }
+            for _ in 0..<item.send { attempts.append(Attempt(id: item.id, status: await post(item.id, item.body))) }
+        }
+        return attempts
+    }
+
+    /// Sends every notification not yet acknowledged again, with its own id (a store's retry).
+    public func redeliver() async -> [Attempt] {
+        let pending = state.withLock { $0.undelivered }
+        var attempts: [Attempt] = []
+        for item in pending { attempts.append(Attempt(id: item.id, status: await post(item.id, item.body))) }
+        return attempts
+    }
+
+    /// Ids not acknowledged yet.
+    public var undeliveredIDs: [String] { state.withLock { $0.undelivered.map(\.id) } }
+
+    private func post(_ id: String, _ body: Data) async -> Int? {
+        guard let url else { return nil }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = body
+        guard case .success(let response) = await transport.perform(request) else { return nil }
+        if (200..<300).contains(response.status) {
+            state.withLock { $0.undelivered.removeAll { $0.id == id } }
+        }
+        return response.status
+    }
+}
