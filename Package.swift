@@ -112,7 +112,7 @@ let package = Package(
             name: "StoreSimKit", dependencies: ["AppStore", "Crypto", "HTTP", "HTTPClient", "Observability"],
             path: "Tests/StoreSim/StoreSimKit", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "storesim", dependencies: ["StoreSimKit", "AppStore", "Crypto", "HTTP", "Config", "Observability"],
+            name: "storesim", dependencies: ["StoreSimKit"],
             path: "Tests/StoreSim/storesim", swiftSettings: swiftSettings),
 
         // Benchmarks (not tests): make bench-rpc, make bench-ledger, make bench-apple, make bench-entitlement.

@@ -34,17 +34,23 @@ public final class NotificationDelivery: Sendable {
     }
 
     private struct State {
+        var url: URL?
         var faults = Faults()
         /// Bodies not acknowledged with a 2xx yet, by id, in the order they were made.
         var undelivered: [(id: String, body: Data)] = []
     }
 
-    public let url: URL?
     private let transport = HTTPClientTransport(requestTimeout: 10, maxResponseBytes: 64 * 1024)
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    /// A delivery to `url`; nil keeps everything undelivered (a store nobody listens to).
-    public init(url: URL?) { self.url = url }
+    /// A delivery to `url`; nil keeps everything undelivered (a store nobody listens to yet).
+    public init(url: URL?) { state = Mutex(State(url: url)) }
+
+    /// Where notifications go from now on.
+    public var url: URL? {
+        get { state.withLock { $0.url } }
+        set { state.withLock { $0.url = newValue } }
+    }
 
     public func inject(_ faults: Faults) { state.withLock { $0.faults = faults } }
 
@@ -89,7 +95,7 @@ public final class NotificationDelivery: Sendable {
     public var undeliveredIDs: [String] { state.withLock { $0.undelivered.map(\.id) } }
 
     private func post(_ id: String, _ body: Data) async -> Int? {
-        guard let url else { return nil }
+        guard let url = self.url else { return nil }
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")

@@ -52,6 +52,12 @@ public final class StoreSimulator: Sendable {
                     reorder: body["reorder"] as? Bool ?? false))
             return [:]
         }
+        control(server, "/control/apple/notification-url") { body in
+            guard let url = URL(string: try Self.string(body, "url")), url.scheme == "http" || url.scheme == "https"
+            else { throw SimError(.badRequest, "url must be an http(s) URL") }
+            self.appleDelivery.url = url
+            return [:]
+        }
         server.route("POST", "/control/apple/redeliver") { [appleDelivery] _ in
             Self.blocking { Self.report(await appleDelivery.redeliver()) }
         }
