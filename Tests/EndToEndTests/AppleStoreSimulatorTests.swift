@@ -65,6 +65,21 @@ struct AppleStoreSimulatorTests {
             return object
         }
 
+        /// A purchase of the monthly product with `account` as its appAccountToken, then the
+        /// app's call to the verifier with the transaction id; returns the original transaction
+        /// id and the verifier's answer.
+        func buy(account: String) async throws -> (String, VerifyPurchaseResponse) {
+            let bought = try await control(
+                "apple/buy", ["productId": "com.example.pro.monthly", "appAccountToken": account])
+            let original = try #require(bought["originalTransactionId"] as? String)
+            let verified: VerifyPurchaseResponse = try await verifierClient.call(
+                "subscriptions.verifier.v1.Verifier/VerifyApplePurchase",
+                VerifyApplePurchaseRequest(
+                    accountID: account, transactionID: original, environment: .sandbox,
+                    idempotencyKey: "buy-\(original)"))
+            return (original, verified)
+        }
+
         func simNow() async throws -> Int64 {
             let (_, body) = try await httpGet(port: storesimPort, path: "/control/clock")
             let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
@@ -102,15 +117,7 @@ struct AppleStoreSimulatorTests {
         let stack = try await Stack()
         do {
             let account = UUID().uuidString.lowercased()
-            let bought = try await stack.control(
-                "apple/buy", ["productId": "com.example.pro.monthly", "appAccountToken": account])
-            let original = try #require(bought["originalTransactionId"] as? String)
-            let verified: VerifyPurchaseResponse = try await stack.verifierClient.call(
-                "subscriptions.verifier.v1.Verifier/VerifyApplePurchase",
-                VerifyApplePurchaseRequest(
-                    accountID: account, transactionID: original, environment: .sandbox,
-                    idempotencyKey: "buy-\(original)")
-            )
+            let (original, verified) = try await stack.buy(account: account)
             #expect(verified.subscription?.key.storeID == original && verified.subscription?.state == .active)
             var answer = try await stack.eventually(account, "the purchase") { $0.allowed }
             #expect(answer.grant?.key?.storeID == original && answer.grant?.productID == "com.example.pro.monthly")
@@ -159,15 +166,7 @@ struct AppleStoreSimulatorTests {
         let stack = try await Stack()
         do {
             let account = UUID().uuidString.lowercased()
-            let bought = try await stack.control(
-                "apple/buy", ["productId": "com.example.pro.monthly", "appAccountToken": account])
-            let original = try #require(bought["originalTransactionId"] as? String)
-            let _: VerifyPurchaseResponse = try await stack.verifierClient.call(
-                "subscriptions.verifier.v1.Verifier/VerifyApplePurchase",
-                VerifyApplePurchaseRequest(
-                    accountID: account, transactionID: original, environment: .sandbox,
-                    idempotencyKey: "buy-\(original)")
-            )
+            let (original, _) = try await stack.buy(account: account)
             _ = try await stack.eventually(account, "the purchase") { $0.allowed }
             try await stack.control("clock/advance", ["by": "+3d"])
             try await stack.control("apple/refund", ["transactionId": original])
