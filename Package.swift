@@ -194,7 +194,7 @@ let package = Package(
             path: "Tests/LedgerProcessTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "StoreSimTests",
-            dependencies: ["StoreSimKit", "AppStore", "Crypto", "HTTP", "Observability", "TestSupport"],
+            dependencies: ["StoreSimKit", "AppStore", "GooglePlay", "Crypto", "HTTP", "Observability", "TestSupport"],
             path: "Tests/StoreSimTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "EntitlementTests", dependencies: ["EntitlementService", "Model", "TestSupport"],

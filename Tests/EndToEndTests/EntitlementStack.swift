@@ -13,7 +13,9 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
     static let policy = """
         capability pro
           apple com.example.pro.monthly
+          apple com.example.premium.monthly
           google pro_sub
+          google premium_sub
         """
 
     let directory: URL

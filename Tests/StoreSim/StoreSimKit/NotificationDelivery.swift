@@ -33,11 +33,24 @@ public final class NotificationDelivery: Sendable {
         public let status: Int?
     }
 
+    /// One notification to send: its id, body and extra headers (a push's bearer token).
+    public struct Item: Sendable {
+        public let id: String
+        public let body: Data
+        public let headers: [String: String]
+
+        public init(id: String, body: Data, headers: [String: String] = [:]) {
+            self.id = id
+            self.body = body
+            self.headers = headers
+        }
+    }
+
     private struct State {
         var url: URL?
         var faults = Faults()
-        /// Bodies not acknowledged with a 2xx yet, by id, in the order they were made.
-        var undelivered: [(id: String, body: Data)] = []
+        /// Notifications not acknowledged with a 2xx yet, in the order they were made.
+        var undelivered: [Item] = []
     }
 
     private let transport = HTTPClientTransport(requestTimeout: 10, maxResponseBytes: 64 * 1024)
@@ -54,9 +67,9 @@ public final class NotificationDelivery: Sendable {
 
     public func inject(_ faults: Faults) { state.withLock { $0.faults = faults } }
 
-    /// Sends `items` (id and JSON body) in order, under the faults in force.
-    public func deliver(_ items: [(id: String, body: Data)]) async -> [Attempt] {
-        let plan = state.withLock { state -> [(id: String, body: Data, send: Int)] in
+    /// Sends `items` in order, under the faults in force.
+    public func deliver(_ items: [Item]) async -> [Attempt] {
+        let plan = state.withLock { state -> [(item: Item, send: Int)] in
             var batch = items
             if state.faults.reorder {
                 batch.reverse()
@@ -66,19 +79,19 @@ public final class NotificationDelivery: Sendable {
                 state.undelivered.append(item)
                 if state.faults.drop > 0 {
                     state.faults.drop -= 1
-                    return (item.id, item.body, 0)
+                    return (item, 0)
                 }
                 if state.faults.duplicate > 0 {
                     state.faults.duplicate -= 1
-                    return (item.id, item.body, 2)
+                    return (item, 2)
                 }
-                return (item.id, item.body, 1)
+                return (item, 1)
             }
         }
         var attempts: [Attempt] = []
-        for item in plan {
-            if item.send == 0 { attempts.append(Attempt(id: item.id, status: nil)) }
-            for _ in 0..<item.send { attempts.append(Attempt(id: item.id, status: await post(item.id, item.body))) }
+        for (item, send) in plan {
+            if send == 0 { attempts.append(Attempt(id: item.id, status: nil)) }
+            for _ in 0..<send { attempts.append(Attempt(id: item.id, status: await post(item))) }
         }
         return attempts
     }
@@ -87,22 +100,23 @@ public final class NotificationDelivery: Sendable {
     public func redeliver() async -> [Attempt] {
         let pending = state.withLock { $0.undelivered }
         var attempts: [Attempt] = []
-        for item in pending { attempts.append(Attempt(id: item.id, status: await post(item.id, item.body))) }
+        for item in pending { attempts.append(Attempt(id: item.id, status: await post(item))) }
         return attempts
     }
 
     /// Ids not acknowledged yet.
     public var undeliveredIDs: [String] { state.withLock { $0.undelivered.map(\.id) } }
 
-    private func post(_ id: String, _ body: Data) async -> Int? {
+    private func post(_ item: Item) async -> Int? {
         guard let url = self.url else { return nil }
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = body
+        for (name, value) in item.headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = item.body
         guard case .success(let response) = await transport.perform(request) else { return nil }
         if (200..<300).contains(response.status) {
-            state.withLock { $0.undelivered.removeAll { $0.id == id } }
+            state.withLock { $0.undelivered.removeAll { $0.id == item.id } }
         }
         return response.status
     }

@@ -11,8 +11,11 @@ import Observability
 /// store APIs and the control surface, and runs until SIGTERM or SIGINT.
 ///
 /// Settings (all optional):
-/// - `STORESIM_LISTEN`: host:port to serve on (default `127.0.0.1:0`, any free port; the log
-///   line "http server listening" gives it).
+/// - `STORESIM_LISTEN`: host:port the store APIs are served on (default `127.0.0.1:0`, any free
+///   port); `STORESIM_CONTROL_LISTEN`: the same for the control surface. They are two servers
+///   so that a control call waiting for the services to take its notifications never holds a
+///   thread the services' calls back into the store APIs need. The log line "storesim ready"
+///   gives both ports (`port`, `control_port`).
 /// - `STORESIM_DIR`: where to write the files (default `./storesim`).
 /// - `STORESIM_START`: the clock's start, epoch milliseconds (default now).
 /// - `STORESIM_APPLE_BUNDLE_ID` (default `com.example.app`), `STORESIM_APPLE_APP_ID`
@@ -22,8 +25,16 @@ import Observability
 ///   monthly `com.example.premium.monthly` at level 1, both in group `pro`).
 /// - `STORESIM_APPLE_NOTIFICATION_URL`: where App Store notifications go (also settable later
 ///   with `POST /control/apple/notification-url`).
+/// - `STORESIM_GOOGLE_PACKAGE` (default `com.example.app`), `STORESIM_GOOGLE_PRODUCTS`:
+///   `id:basePlan:period` entries separated by commas (default `pro_sub:monthly:1m` and
+///   `premium_sub:monthly:1m`), `STORESIM_GOOGLE_GRACE_DAYS` (default 7),
+///   `STORESIM_GOOGLE_HOLD_DAYS` (default 30), `STORESIM_GOOGLE_PUSH_URL`: where Pub/Sub pushes
+///   go (also `POST /control/google/notification-url`).
 public enum StoreSimLauncher {
     static let keyID = "SIMKEY0001"
+    static let serviceAccountEmail = "verifier@storesim.iam.gserviceaccount.com"
+    static let pushServiceAccount = "pubsub-push@storesim.iam.gserviceaccount.com"
+    static let pushAudience = "https://verifier.example.com/google/rtdn"
     static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
 
     /// Runs the simulator; returns the exit status.
@@ -39,19 +50,43 @@ public enum StoreSimLauncher {
                     bundleID: settings.bundleID, appAppleID: settings.appAppleID, environment: "Sandbox",
                     gracePeriodDays: settings.graceDays, products: settings.products),
                 clock: clock, chain: chain)
-            let simulator = StoreSimulator(
-                clock: clock, apple: apple, appleDelivery: NotificationDelivery(url: settings.notificationURL))
             let server = HTTPServer(host: settings.host, port: settings.port, threads: 4, logger: logger)
+            // The port is known once the server listens; the token URL the service account names
+            // needs it, so the Google side is built after the start.
+            try server.start()
+            var googleConfiguration = GoogleSimConfiguration(
+                packageName: settings.packageName, products: settings.googleProducts)
+            googleConfiguration.gracePeriodDays = settings.googleGraceDays
+            googleConfiguration.accountHoldDays = settings.googleHoldDays
+            let serviceAccountKey = try PrivateKey.generate(.rsa2048)
+            let pushKey = try PrivateKey.generate(.rsa2048)
+            let base = "http://\(settings.host):\(server.port)"
+            let googleAPI = GoogleSimAPI(
+                store: GoogleSimStore(configuration: googleConfiguration, clock: clock),
+                identity: .init(
+                    serviceAccountEmail: serviceAccountEmail,
+                    serviceAccountKey: try PublicKey(pem: serviceAccountKey.publicKeyPEM()),
+                    tokenURL: "\(base)/token", pushServiceAccount: pushServiceAccount, pushAudience: pushAudience,
+                    pushKey: pushKey, pushKeyID: "storesim-push-1"))
+            let simulator = StoreSimulator(
+                clock: clock, apple: apple, appleDelivery: NotificationDelivery(url: settings.notificationURL),
+                googleAPI: googleAPI, googleDelivery: NotificationDelivery(url: settings.pushURL))
+            googleAPI.register(on: server)
             AppleSimAPI(
                 store: apple,
                 credentials: .init(
                     keyID: keyID, issuerID: issuerID, publicKey: try PublicKey(pem: apiKey.publicKeyPEM()))
             ).register(on: server)
-            simulator.registerControl(on: server)
-            try server.start()
+            let control = HTTPServer(host: settings.host, port: settings.controlPort, threads: 2, logger: logger)
+            simulator.registerControl(on: control)
+            try control.start()
             try writeFiles(settings: settings, chain: chain, apiKey: apiKey, port: server.port)
-            logger.info("storesim ready", ["directory": settings.directory, "port": String(server.port)])
+            try writeGoogleFiles(settings: settings, serviceAccountKey: serviceAccountKey, api: googleAPI, base: base)
+            logger.info(
+                "storesim ready",
+                ["directory": settings.directory, "port": String(server.port), "control_port": String(control.port)])
             waitForTermination()
+            control.stop()
             server.stop()
             logger.info("stopped")
             return 0
@@ -83,6 +118,32 @@ public enum StoreSimLauncher {
             to: directory.appendingPathComponent("verifier.env"), options: .atomic)
     }
 
+    /// The service account key file, the push JWKS, and the verifier's Google settings (added to
+    /// `verifier.env`).
+    static func writeGoogleFiles(settings: Settings, serviceAccountKey: PrivateKey, api: GoogleSimAPI, base: String)
+        throws
+    {
+        let directory = URL(fileURLWithPath: settings.directory)
+        let account = directory.appendingPathComponent("google-service-account.json")
+        let jwks = directory.appendingPathComponent("google-jwks.json")
+        let fields: [String: String] = [
+            "type": "service_account", "project_id": "storesim", "private_key_id": "storesim-key-1",
+            "private_key": try serviceAccountKey.pemPKCS8(), "client_email": serviceAccountEmail,
+            "client_id": "100000000000000000001", "token_uri": "\(base)/token",
+        ]
+        try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]).write(to: account, options: .atomic)
+        chmod(account.path, 0o600)
+        try Data(api.jwks).write(to: jwks, options: .atomic)
+        let lines = [
+            "GOOGLE_PACKAGES=\(settings.packageName)", "GOOGLE_SERVICE_ACCOUNT_FILE=\(account.path)",
+            "GOOGLE_API_URL=\(base)", "GOOGLE_TOKEN_URL=\(base)/token", "GOOGLE_PUSH_AUDIENCE=\(pushAudience)",
+            "GOOGLE_PUSH_SERVICE_ACCOUNT=\(pushServiceAccount)", "GOOGLE_JWKS=\(jwks.path)",
+        ]
+        let file = directory.appendingPathComponent("verifier.env")
+        let existing = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+        try Data((existing + lines.joined(separator: "\n") + "\n").utf8).write(to: file, options: .atomic)
+    }
+
     /// Blocks until SIGTERM or SIGINT.
     static func waitForTermination() {
         signal(SIGTERM, SIG_IGN)
@@ -102,6 +163,7 @@ public enum StoreSimLauncher {
     struct Settings {
         var host = "127.0.0.1"
         var port = 0
+        var controlPort = 0
         var directory = "storesim"
         var start = Int64(Date().timeIntervalSince1970 * 1000)
         var bundleID = "com.example.app"
@@ -113,6 +175,14 @@ public enum StoreSimLauncher {
                 id: "com.example.premium.monthly", group: "pro", period: .months(1), level: 1, price: 19_990),
         ]
         var notificationURL: URL?
+        var packageName = "com.example.app"
+        var googleProducts = [
+            GoogleSimProduct(id: "pro_sub", basePlanID: "monthly", period: .months(1)),
+            GoogleSimProduct(id: "premium_sub", basePlanID: "monthly", period: .months(1)),
+        ]
+        var googleGraceDays = 7
+        var googleHoldDays = 30
+        var pushURL: URL?
 
         init(_ environment: [String: String]) throws(SimError) {
             func bad(_ name: String, _ problem: String) -> SimError { SimError(.badRequest, "\(name): \(problem)") }
@@ -122,6 +192,12 @@ public enum StoreSimLauncher {
                 else { throw bad("STORESIM_LISTEN", "expected host:port, got \"\(listen)\"") }
                 host = String(listen[..<colon])
                 self.port = port
+            }
+            if let listen = environment["STORESIM_CONTROL_LISTEN"] {
+                guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
+                    (0...65535).contains(port), String(listen[..<colon]) == host
+                else { throw bad("STORESIM_CONTROL_LISTEN", "expected \(host):port, got \"\(listen)\"") }
+                controlPort = port
             }
             directory = environment["STORESIM_DIR"] ?? directory
             if let text = environment["STORESIM_START"] {
@@ -158,6 +234,30 @@ public enum StoreSimLauncher {
                     throw bad("STORESIM_APPLE_NOTIFICATION_URL", "expected an http(s) URL")
                 }
                 notificationURL = url
+            }
+            packageName = environment["STORESIM_GOOGLE_PACKAGE"] ?? packageName
+            if let text = environment["STORESIM_GOOGLE_PRODUCTS"] {
+                googleProducts = try text.split(separator: ",").map { entry throws(SimError) in
+                    let parts = entry.split(separator: ":").map(String.init)
+                    guard parts.count == 3, let period = Self.period(parts[2]) else {
+                        throw bad("STORESIM_GOOGLE_PRODUCTS", "expected id:basePlan:<n>d|m|y, got \"\(entry)\"")
+                    }
+                    return GoogleSimProduct(id: parts[0], basePlanID: parts[1], period: period)
+                }
+            }
+            for (name, keyPath) in [
+                ("STORESIM_GOOGLE_GRACE_DAYS", \Settings.googleGraceDays),
+                ("STORESIM_GOOGLE_HOLD_DAYS", \Settings.googleHoldDays),
+            ] {
+                guard let text = environment[name] else { continue }
+                guard let value = Int(text), (0...30).contains(value) else { throw bad(name, "expected 0 to 30") }
+                self[keyPath: keyPath] = value
+            }
+            if let text = environment["STORESIM_GOOGLE_PUSH_URL"] {
+                guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
+                    throw bad("STORESIM_GOOGLE_PUSH_URL", "expected an http(s) URL")
+                }
+                pushURL = url
             }
         }
 

@@ -1,28 +1,67 @@
 import Foundation
 public import HTTP
 
-/// The simulator as one piece: the stores, their clock, the delivery of their notifications,
+/// The simulator as one piece: both stores on one clock, the delivery of their notifications,
 /// and the control surface a test or the demo scripts customers through (`/control/...`, JSON
 /// in and out, answered after the notifications an action caused were delivered).
 public final class StoreSimulator: Sendable {
     public let clock: SimClock
     public let apple: AppleSimStore
     public let appleDelivery: NotificationDelivery
+    public let google: GoogleSimStore
+    public let googleAPI: GoogleSimAPI
+    public let googleDelivery: NotificationDelivery
 
-    public init(clock: SimClock, apple: AppleSimStore, appleDelivery: NotificationDelivery) {
+    public init(
+        clock: SimClock, apple: AppleSimStore, appleDelivery: NotificationDelivery, googleAPI: GoogleSimAPI,
+        googleDelivery: NotificationDelivery
+    ) {
         self.clock = clock
         self.apple = apple
         self.appleDelivery = appleDelivery
+        self.google = googleAPI.store
+        self.googleAPI = googleAPI
+        self.googleDelivery = googleDelivery
+    }
+
+    /// Moves the shared clock by `offset` ms; both stores act on everything due meanwhile.
+    public func advance(by offset: Int64) {
+        let target = clock.now + max(0, offset)
+        apple.process(until: target)
+        google.process(until: target)
+        clock.advance(by: offset)
     }
 
     /// Registers the control endpoints on `server`.
     public func registerControl(on server: HTTPServer) {
         server.route("GET", "/control/clock") { [clock] _ in .json("{\"now\":\(clock.now)}") }
         control(server, "/control/clock/advance") { body in
-            let offset = try SimClock.offset(try Self.string(body, "by"))
-            self.apple.advance(by: offset)
+            self.advance(by: try SimClock.offset(try Self.string(body, "by")))
             return ["now": self.clock.now]
         }
+        registerAppleControl(on: server)
+        registerGoogleControl(on: server)
+        for (store, delivery) in [("apple", appleDelivery), ("google", googleDelivery)] {
+            control(server, "/control/\(store)/faults") { body in
+                delivery.inject(
+                    NotificationDelivery.Faults(
+                        drop: body["drop"] as? Int ?? 0, duplicate: body["duplicate"] as? Int ?? 0,
+                        reorder: body["reorder"] as? Bool ?? false))
+                return [:]
+            }
+            control(server, "/control/\(store)/notification-url") { body in
+                guard let url = URL(string: try Self.string(body, "url")), url.scheme == "http" || url.scheme == "https"
+                else { throw SimError(.badRequest, "url must be an http(s) URL") }
+                delivery.url = url
+                return [:]
+            }
+            server.route("POST", "/control/\(store)/redeliver") { _ in
+                Self.blocking { Self.json(["notifications": await delivery.redeliver().map(Self.attempt)]) }
+            }
+        }
+    }
+
+    private func registerAppleControl(on server: HTTPServer) {
         control(server, "/control/apple/buy") { body in
             let id = try self.apple.buy(
                 productID: try Self.string(body, "productId"), appAccountToken: body["appAccountToken"] as? String,
@@ -45,31 +84,54 @@ public final class StoreSimulator: Sendable {
             try self.apple.changeProduct(try Self.string(body, "transactionId"), to: try Self.string(body, "productId"))
             return [:]
         }
-        control(server, "/control/apple/faults") { body in
-            self.appleDelivery.inject(
-                NotificationDelivery.Faults(
-                    drop: body["drop"] as? Int ?? 0, duplicate: body["duplicate"] as? Int ?? 0,
-                    reorder: body["reorder"] as? Bool ?? false))
+    }
+
+    private func registerGoogleControl(on server: HTTPServer) {
+        control(server, "/control/google/buy") { body in
+            let token = try self.google.buy(
+                productID: try Self.string(body, "productId"),
+                obfuscatedAccountID: body["obfuscatedAccountId"] as? String,
+                linkedPurchaseToken: body["linkedPurchaseToken"] as? String)
+            return ["purchaseToken": token]
+        }
+        let actions: [(String, @Sendable (GoogleSimStore, String) throws -> Void)] = [
+            ("cancel", { try $0.cancel($1) }), ("restart", { try $0.restart($1) }),
+            ("fail-payment", { try $0.failPayment($1) }), ("recover", { try $0.recover($1) }),
+            ("resume", { try $0.resume($1) }), ("refund", { try $0.refund($1) }),
+        ]
+        for (name, action) in actions {
+            control(server, "/control/google/\(name)") { body in
+                try action(self.google, try Self.string(body, "purchaseToken"))
+                return [:]
+            }
+        }
+        control(server, "/control/google/pause") { body in
+            try self.google.pause(
+                try Self.string(body, "purchaseToken"), length: try SimClock.offset(try Self.string(body, "for")))
             return [:]
         }
-        control(server, "/control/apple/notification-url") { body in
-            guard let url = URL(string: try Self.string(body, "url")), url.scheme == "http" || url.scheme == "https"
-            else { throw SimError(.badRequest, "url must be an http(s) URL") }
-            self.appleDelivery.url = url
-            return [:]
-        }
-        server.route("POST", "/control/apple/redeliver") { [appleDelivery] _ in
-            Self.blocking { Self.report(await appleDelivery.redeliver()) }
+        control(server, "/control/google/change-product") { body in
+            let token = try self.google.changeProduct(
+                try Self.string(body, "purchaseToken"), to: try Self.string(body, "productId"),
+                immediately: body["immediately"] as? Bool ?? true)
+            return token.map { ["purchaseToken": $0] } ?? [:]
         }
     }
 
     /// Delivers what the stores made since the last delivery.
     public func deliverOutbox() async -> [NotificationDelivery.Attempt] {
-        let items = apple.takeOutbox().map { notification in
-            let body = try! JSONSerialization.data(withJSONObject: ["signedPayload": notification.signedPayload])
-            return (id: notification.uuid, body: body)
+        let appleItems = apple.takeOutbox().map { notification in
+            NotificationDelivery.Item(
+                id: notification.uuid,
+                body: try! JSONSerialization.data(withJSONObject: ["signedPayload": notification.signedPayload]))
         }
-        return await appleDelivery.deliver(items)
+        var googleItems: [NotificationDelivery.Item] = []
+        for message in google.takeOutbox() {
+            // The push key is the simulator's own RSA key: signing cannot fail but for a broken build.
+            guard let (body, bearer) = try? googleAPI.push(message) else { continue }
+            googleItems.append(.init(id: message.id, body: body, headers: ["Authorization": "Bearer \(bearer)"]))
+        }
+        return await appleDelivery.deliver(appleItems) + googleDelivery.deliver(googleItems)
     }
 
     /// A POST endpoint: the JSON object body to `action`, then the outbox delivered; the answer
@@ -105,10 +167,6 @@ public final class StoreSimulator: Sendable {
 
     private static func attempt(_ attempt: NotificationDelivery.Attempt) -> [String: any Sendable] {
         ["id": attempt.id, "status": attempt.status.map { $0 as any Sendable } ?? NSNull()]
-    }
-
-    private static func report(_ attempts: [NotificationDelivery.Attempt]) -> HTTPResponse {
-        json(["notifications": attempts.map(attempt)])
     }
 
     private static func json(_ object: [String: any Sendable]) -> HTTPResponse {

@@ -307,13 +307,18 @@ public final class AppleSimStore: Sendable {
     /// Moves the clock by `offset` ms and lets everything due happen, in time order, each
     /// notification dated when it happened.
     public func advance(by offset: Int64) {
-        let target = clock.now + max(0, offset)
+        process(until: clock.now + max(0, offset))
+        clock.advance(by: offset)
+    }
+
+    /// Lets everything due up to `target` happen, without moving the clock (for a clock that
+    /// several stores share).
+    public func process(until target: Int64) {
         state.withLock { state in
             while let (original, due) = Self.nextDue(in: state), due <= target {
                 step(&state, original, at: due)
             }
         }
-        clock.advance(by: offset)
     }
 
     /// The earliest moment something happens by itself, and to which subscription.

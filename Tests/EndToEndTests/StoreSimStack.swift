@@ -1,0 +1,126 @@
+import Config
+import Foundation
+import Model
+import RPC
+import TestSupport
+import Testing
+import Wire
+
+/// The whole system against the store simulator: `storesim`, `ledger`, `verifier` and
+/// `entitlement` as processes on loopback ports, configured only by the files and variables
+/// `storesim` writes. Access is asked for at the simulator's instant (its clock runs ahead).
+/// The stack, started in the order a deployment would: stores, ledger, entitlement, verifier.
+final class StoreSimStack: @unchecked Sendable {  // used from one test task at a time
+    let entitlementStack: EntitlementStack
+    let storesim: ServiceProcess
+    /// The simulator's control surface.
+    let storesimPort: Int
+    let verifier: ServiceProcess
+    let verifierClient: RPCClient
+    let entitlement: ServiceProcess
+    let entitlementClient: RPCClient
+
+    init() async throws {
+        entitlementStack = try await EntitlementStack()
+        let directory = entitlementStack.directory.appendingPathComponent("storesim")
+        // The simulator's clock starts at 2026-01-01T00:00:00Z, so scenario dates are fixed.
+        storesim = try ServiceProcess(
+            "storesim", environment: ["STORESIM_DIR": directory.path, "STORESIM_START": "1767225600000"])
+        let ready = try #require(await storesim.line(containing: "\"msg\":\"storesim ready\""), "\(storesim.log)")
+        storesimPort = try #require(Int(ServiceProcess.field("control_port", in: ready) ?? ""))
+        var settings: [String: String] = ["LEDGER_ADDR": "127.0.0.1:\(entitlementStack.ledgerPort)"]
+        let file = try String(contentsOf: directory.appendingPathComponent("verifier.env"), encoding: .utf8)
+        for line in file.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            settings[parts[0]] = parts[1]
+        }
+        (entitlement, entitlementClient, _) = try await entitlementStack.startEntitlement()
+        verifier = try ServiceProcess("verifier", environment: settings)
+        verifierClient = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await verifier.rpcPort())])
+        let verifierHTTP = try await verifier.httpPort()
+        _ = try await control(
+            "apple/notification-url", ["url": "http://127.0.0.1:\(verifierHTTP)/apple/notifications/sandbox"])
+        _ = try await control("google/notification-url", ["url": "http://127.0.0.1:\(verifierHTTP)/google/rtdn"])
+    }
+
+    func stop() async {
+        verifierClient.shutdown()
+        entitlementClient.shutdown()
+        for process in [verifier, entitlement, storesim] {
+            process.terminate()
+            _ = await process.waitForExit()
+        }
+        await entitlementStack.stop()
+    }
+
+    /// POSTs to the simulator's control surface; returns the JSON answer. Every notification
+    /// the action made must have been taken by the verifier (a 2xx answer).
+    @discardableResult
+    func control(_ path: String, _ body: [String: Any] = [:]) async throws -> [String: Any] {
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
+        let (status, answer) = try await httpPost(port: storesimPort, path: "/control/\(path)", body: text)
+        try #require(status == 200, "storesim /control/\(path) answered \(status): \(answer)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])
+        for attempt in object["notifications"] as? [[String: Any]] ?? [] {
+            #expect((200..<300).contains(attempt["status"] as? Int ?? 0), "a notification was answered \(attempt)")
+        }
+        return object
+    }
+
+    /// A purchase of the monthly product with `account` as its appAccountToken, then the
+    /// app's call to the verifier with the transaction id; returns the original transaction
+    /// id and the verifier's answer.
+    func buyOnAppStore(account: String) async throws -> (String, VerifyPurchaseResponse) {
+        let bought = try await control(
+            "apple/buy", ["productId": "com.example.pro.monthly", "appAccountToken": account])
+        let original = try #require(bought["originalTransactionId"] as? String)
+        let verified: VerifyPurchaseResponse = try await verifierClient.call(
+            "subscriptions.verifier.v1.Verifier/VerifyApplePurchase",
+            VerifyApplePurchaseRequest(
+                accountID: account, transactionID: original, environment: .sandbox,
+                idempotencyKey: "buy-\(original)"))
+        return (original, verified)
+    }
+
+    /// A Play purchase of `product` with `account` as its obfuscated account id, then the app's
+    /// call to the verifier with the token; returns the token and the verifier's answer.
+    func buyOnPlay(account: String, product: String = "pro_sub") async throws -> (String, VerifyPurchaseResponse) {
+        let bought = try await control("google/buy", ["productId": product, "obfuscatedAccountId": account])
+        let token = try #require(bought["purchaseToken"] as? String)
+        let verified: VerifyPurchaseResponse = try await verifierClient.call(
+            "subscriptions.verifier.v1.Verifier/VerifyGooglePurchase",
+            VerifyGooglePurchaseRequest(
+                accountID: account, packageName: "com.example.app", productID: product, purchaseToken: token,
+                idempotencyKey: "buy-\(token.prefix(40))"))
+        return (token, verified)
+    }
+
+    func simNow() async throws -> Int64 {
+        let (_, body) = try await httpGet(port: storesimPort, path: "/control/clock")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        return try #require((object["now"] as? NSNumber)?.int64Value)
+    }
+
+    func check(_ account: String, at: Int64) async throws -> CheckAccessResponse {
+        try await entitlementClient.call(
+            "subscriptions.entitlement.v1.Entitlement/CheckAccess",
+            CheckAccessRequest(accountID: account, capability: "pro", atMilliseconds: at))
+    }
+
+    /// CheckAccess at the simulator's instant, asked again (at most 20 s) until `expected`
+    /// holds: the notification's processing runs after the verifier's 200.
+    func eventually(
+        _ account: String, _ what: String, _ expected: (CheckAccessResponse) -> Bool
+    ) async throws -> CheckAccessResponse {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var last: CheckAccessResponse?
+        while ContinuousClock.now < deadline {
+            let answer = try await check(account, at: try await simNow())
+            if expected(answer) { return answer }
+            last = answer
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("CheckAccess never showed \(what); last answer \(String(describing: last))")
+        return try #require(last)
+    }
+}
