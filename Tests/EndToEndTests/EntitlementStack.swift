@@ -23,19 +23,26 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
     var ledger: ServiceProcess
     var ledgerClient: RPCClient
     let policyPath: String
+    /// Extra settings of the ledger (`LEDGER_TRANSFER_POLICY`, say), kept across restarts.
+    let ledgerEnvironment: [String: String]
 
-    init() async throws {
+    init(ledgerEnvironment: [String: String] = [:]) async throws {
+        self.ledgerEnvironment = ledgerEnvironment
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("entitlement-stack-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         policyPath = directory.appendingPathComponent("policy.conf").path
         try Data(Self.policy.utf8).write(to: URL(fileURLWithPath: policyPath))
         ledgerPort = try Self.freePort()
-        (ledger, ledgerClient) = try await Self.startLedger(directory: directory, port: ledgerPort)
+        (ledger, ledgerClient) = try await Self.startLedger(
+            directory: directory, port: ledgerPort, environment: ledgerEnvironment)
     }
 
-    static func startLedger(directory: URL, port: Int) async throws -> (ServiceProcess, RPCClient) {
+    static func startLedger(directory: URL, port: Int, environment: [String: String] = [:]) async throws
+        -> (ServiceProcess, RPCClient)
+    {
         let process = try ServiceProcess(
-            "ledger", environment: ["RPC_LISTEN": "127.0.0.1:\(port)"], directory: directory)
+            "ledger", environment: environment.merging(["RPC_LISTEN": "127.0.0.1:\(port)"]) { _, new in new },
+            directory: directory)
         _ = try await process.rpcPort()
         return (process, try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: port)]))
     }
@@ -45,7 +52,8 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
         ledger.kill()
         _ = await ledger.waitForExit()
         ledgerClient.shutdown()
-        (ledger, ledgerClient) = try await Self.startLedger(directory: directory, port: ledgerPort)
+        (ledger, ledgerClient) = try await Self.startLedger(
+            directory: directory, port: ledgerPort, environment: ledgerEnvironment)
     }
 
     /// An entitlement service following this ledger; returns it with its RPC client and HTTP port.

@@ -20,12 +20,18 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     let entitlement: ServiceProcess
     let entitlementClient: RPCClient
 
-    init() async throws {
-        entitlementStack = try await EntitlementStack()
+    /// The stack with the simulator's clock starting at `start` (epoch ms; nil for now), and
+    /// extra settings for the ledger and the verifier.
+    init(
+        start: Int64? = 1_767_225_600_000, ledger: [String: String] = [:],
+        verifier verifierExtra: [String: String] = [:]
+    ) async throws {
+        entitlementStack = try await EntitlementStack(ledgerEnvironment: ledger)
         let directory = entitlementStack.directory.appendingPathComponent("storesim")
-        // The simulator's clock starts at 2026-01-01T00:00:00Z, so scenario dates are fixed.
-        storesim = try ServiceProcess(
-            "storesim", environment: ["STORESIM_DIR": directory.path, "STORESIM_START": "1767225600000"])
+        // By default the simulator's clock starts at 2026-01-01T00:00:00Z, so scenario dates are fixed.
+        var simulator = ["STORESIM_DIR": directory.path]
+        simulator["STORESIM_START"] = start.map(String.init)
+        storesim = try ServiceProcess("storesim", environment: simulator)
         let ready = try #require(await storesim.line(containing: "\"msg\":\"storesim ready\""), "\(storesim.log)")
         storesimPort = try #require(Int(ServiceProcess.field("control_port", in: ready) ?? ""))
         var settings: [String: String] = ["LEDGER_ADDR": "127.0.0.1:\(entitlementStack.ledgerPort)"]
@@ -35,12 +41,52 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
             settings[parts[0]] = parts[1]
         }
         (entitlement, entitlementClient, _) = try await entitlementStack.startEntitlement()
+        settings.merge(verifierExtra) { _, new in new }
         verifier = try ServiceProcess("verifier", environment: settings)
         verifierClient = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await verifier.rpcPort())])
         let verifierHTTP = try await verifier.httpPort()
         _ = try await control(
             "apple/notification-url", ["url": "http://127.0.0.1:\(verifierHTTP)/apple/notifications/sandbox"])
         _ = try await control("google/notification-url", ["url": "http://127.0.0.1:\(verifierHTTP)/google/rtdn"])
+    }
+
+    /// The ledger's audit trail for `account`, oldest first.
+    func history(of account: String) async throws -> [LifecycleEvent] {
+        var events: [LifecycleEvent] = []
+        var token: String?
+        repeat {
+            let page: GetHistoryResponse = try await entitlementStack.ledgerClient.call(
+                "\(EntitlementStack.ledgerService)/GetHistory",
+                GetHistoryRequest(accountID: account, pageSize: 100, pageToken: token))
+            events += page.events
+            token = page.nextPageToken
+        } while token != nil
+        return events.reversed()
+    }
+
+    /// The store's event types in the audit trail for `account` (Apple's notification types).
+    func storeTypes(of account: String) async throws -> [String] {
+        try await history(of: account).compactMap(\.storeType)
+    }
+
+    /// The store event types for `account`, read again (at most 20 s) until `expected` holds.
+    func eventuallyInHistory(of account: String, _ what: String, _ expected: ([String]) -> Bool) async throws
+        -> [String]
+    {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var types: [String] = []
+        while ContinuousClock.now < deadline {
+            types = try await storeTypes(of: account)
+            if expected(types) { return types }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("the audit trail never showed \(what): \(types)")
+        return types
+    }
+
+    /// The normalized event kinds in the audit trail for `account`.
+    func kinds(of account: String) async throws -> [EventKind] {
+        try await history(of: account).compactMap(\.kind)
     }
 
     func stop() async {
@@ -56,12 +102,12 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     /// POSTs to the simulator's control surface; returns the JSON answer. Every notification
     /// the action made must have been taken by the verifier (a 2xx answer).
     @discardableResult
-    func control(_ path: String, _ body: [String: Any] = [:]) async throws -> [String: Any] {
+    func control(_ path: String, _ body: [String: Any] = [:], delivered: Bool = true) async throws -> [String: Any] {
         let text = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
         let (status, answer) = try await httpPost(port: storesimPort, path: "/control/\(path)", body: text)
         try #require(status == 200, "storesim /control/\(path) answered \(status): \(answer)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])
-        for attempt in object["notifications"] as? [[String: Any]] ?? [] {
+        for attempt in object["notifications"] as? [[String: Any]] ?? [] where delivered {
             #expect((200..<300).contains(attempt["status"] as? Int ?? 0), "a notification was answered \(attempt)")
         }
         return object

@@ -72,4 +72,14 @@ public struct LedgerClient: Sendable {
     public func account(_ accountID: String) async throws(RPCError) -> GetAccountResponse {
         try await rpc.call("\(Self.service)/GetAccount", GetAccountRequest(accountID: accountID))
     }
+
+    /// The subscriptions linked to `accountID` now; none for an account the ledger does not
+    /// know (a restore whose purchases stayed with another account, say).
+    public func subscriptions(ofAccount accountID: String) async throws(RPCError) -> [Subscription] {
+        do {
+            return try await account(accountID).subscriptions
+        } catch  where error.code == .notFound {
+            return []
+        }
+    }
 }

@@ -49,7 +49,7 @@ enum VerifierMethods {
                     idempotencyKey: "\(request.idempotencyKey.prefix(90))#g\(index)"))
         }
         return RestorePurchasesResponse(
-            subscriptions: try await adapter.ledger.account(request.accountID).subscriptions)
+            subscriptions: try await adapter.ledger.subscriptions(ofAccount: request.accountID))
     }
 
     /// The adapter, or UNIMPLEMENTED naming the store this instance was not configured for.

@@ -14,14 +14,16 @@ public final class NotificationDelivery: Sendable {
     public struct Faults: Sendable, Equatable {
         /// Notifications not sent at all (kept for `redeliver`).
         public var drop = 0
-        /// Notifications sent twice in a row.
+        /// Notifications sent more than once in a row (`copies` times each).
         public var duplicate = 0
+        public var copies = 2
         /// Whether the next batch goes out newest first.
         public var reorder = false
 
-        public init(drop: Int = 0, duplicate: Int = 0, reorder: Bool = false) {
+        public init(drop: Int = 0, duplicate: Int = 0, copies: Int = 2, reorder: Bool = false) {
             self.drop = drop
             self.duplicate = duplicate
+            self.copies = max(2, copies)
             self.reorder = reorder
         }
     }
@@ -83,7 +85,7 @@ public final class NotificationDelivery: Sendable {
                 }
                 if state.faults.duplicate > 0 {
                     state.faults.duplicate -= 1
-                    return (item, 2)
+                    return (item, state.faults.copies)
                 }
                 return (item, 1)
             }

@@ -68,15 +68,16 @@ public enum StoreSimLauncher {
                     serviceAccountKey: try PublicKey(pem: serviceAccountKey.publicKeyPEM()),
                     tokenURL: "\(base)/token", pushServiceAccount: pushServiceAccount, pushAudience: pushAudience,
                     pushKey: pushKey, pushKeyID: "storesim-push-1"))
-            let simulator = StoreSimulator(
-                clock: clock, apple: apple, appleDelivery: NotificationDelivery(url: settings.notificationURL),
-                googleAPI: googleAPI, googleDelivery: NotificationDelivery(url: settings.pushURL))
-            googleAPI.register(on: server)
-            AppleSimAPI(
+            let appleAPI = AppleSimAPI(
                 store: apple,
                 credentials: .init(
-                    keyID: keyID, issuerID: issuerID, publicKey: try PublicKey(pem: apiKey.publicKeyPEM()))
-            ).register(on: server)
+                    keyID: keyID, issuerID: issuerID, publicKey: try PublicKey(pem: apiKey.publicKeyPEM())))
+            appleAPI.register(on: server)
+            let simulator = StoreSimulator(
+                clock: clock, apple: apple, appleFaults: appleAPI.faults,
+                appleDelivery: NotificationDelivery(url: settings.notificationURL),
+                googleAPI: googleAPI, googleDelivery: NotificationDelivery(url: settings.pushURL))
+            googleAPI.register(on: server)
             let control = HTTPServer(host: settings.host, port: settings.controlPort, threads: 2, logger: logger)
             simulator.registerControl(on: control)
             try control.start()

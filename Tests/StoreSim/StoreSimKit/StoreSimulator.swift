@@ -7,17 +7,19 @@ public import HTTP
 public final class StoreSimulator: Sendable {
     public let clock: SimClock
     public let apple: AppleSimStore
+    public let appleFaults: APIFaults
     public let appleDelivery: NotificationDelivery
     public let google: GoogleSimStore
     public let googleAPI: GoogleSimAPI
     public let googleDelivery: NotificationDelivery
 
     public init(
-        clock: SimClock, apple: AppleSimStore, appleDelivery: NotificationDelivery, googleAPI: GoogleSimAPI,
-        googleDelivery: NotificationDelivery
+        clock: SimClock, apple: AppleSimStore, appleFaults: APIFaults, appleDelivery: NotificationDelivery,
+        googleAPI: GoogleSimAPI, googleDelivery: NotificationDelivery
     ) {
         self.clock = clock
         self.apple = apple
+        self.appleFaults = appleFaults
         self.appleDelivery = appleDelivery
         self.google = googleAPI.store
         self.googleAPI = googleAPI
@@ -41,12 +43,21 @@ public final class StoreSimulator: Sendable {
         }
         registerAppleControl(on: server)
         registerGoogleControl(on: server)
+        for (store, faults) in [("apple", appleFaults), ("google", googleAPI.faults)] {
+            control(server, "/control/\(store)/api-faults") { body in
+                guard let count = body["count"] as? Int, let status = body["status"] as? Int,
+                    (400..<600).contains(status)
+                else { throw SimError(.badRequest, "api-faults needs a count and an HTTP error status") }
+                faults.inject(count: count, status: status)
+                return [:]
+            }
+        }
         for (store, delivery) in [("apple", appleDelivery), ("google", googleDelivery)] {
             control(server, "/control/\(store)/faults") { body in
                 delivery.inject(
                     NotificationDelivery.Faults(
                         drop: body["drop"] as? Int ?? 0, duplicate: body["duplicate"] as? Int ?? 0,
-                        reorder: body["reorder"] as? Bool ?? false))
+                        copies: body["copies"] as? Int ?? 2, reorder: body["reorder"] as? Bool ?? false))
                 return [:]
             }
             control(server, "/control/\(store)/notification-url") { body in

@@ -94,7 +94,7 @@ extension AppleAdapter {
                         accountID: request.accountID, storeAccountRef: found.appAccountToken))
             }
         }
-        return RestorePurchasesResponse(subscriptions: try await ledger.account(request.accountID).subscriptions)
+        return RestorePurchasesResponse(subscriptions: try await ledger.subscriptions(ofAccount: request.accountID))
     }
 
     /// Asks the App Store for one subscription's current state and records it.

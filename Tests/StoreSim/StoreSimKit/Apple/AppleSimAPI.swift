@@ -21,6 +21,8 @@ public struct AppleSimAPI: Sendable {
 
     public let store: AppleSimStore
     public let credentials: Credentials
+    /// Failures to answer instead, for a while.
+    public let faults = APIFaults()
     /// Wall-clock time for token expiry (tokens are signed with the caller's clock, not the
     /// simulator's).
     public let wallClock: @Sendable () -> Date
@@ -78,6 +80,14 @@ public struct AppleSimAPI: Sendable {
     private func authorized(_ request: HTTPRequest, _ body: () throws -> [String: any Sendable]?) -> HTTPResponse {
         do {
             try authenticate(request)
+            if let status = faults.take() {
+                switch status {
+                case 429: return Self.error(429, 4_290_000, "Rate limit exceeded.")
+                case 500..<600:
+                    return Self.error(status, 5_000_001, "An unknown retryable error occurred. Please try again.")
+                default: return Self.error(status, 0, "Injected failure.")
+                }
+            }
             guard let object = try body() else { return HTTPResponse(status: 200) }
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: [UInt8](data))

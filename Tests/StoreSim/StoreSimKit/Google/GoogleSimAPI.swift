@@ -36,6 +36,8 @@ public final class GoogleSimAPI: Sendable {
     public static let scope = "https://www.googleapis.com/auth/androidpublisher"
     public let store: GoogleSimStore
     public let identity: Identity
+    /// Failures to answer instead, for a while.
+    public let faults = APIFaults()
     private let wallClock: @Sendable () -> Date
     /// Access tokens handed out, with their expiry (wall-clock seconds).
     private let accessTokens = Mutex<[String: Int64]>([:])
@@ -159,6 +161,13 @@ public final class GoogleSimAPI: Sendable {
         else {
             return Self.googleError(
                 401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+        }
+        if let status = faults.take() {
+            switch status {
+            case 429: return Self.googleError(429, "RESOURCE_EXHAUSTED", "Quota exceeded.")
+            case 503: return Self.googleError(503, "UNAVAILABLE", "The service is currently unavailable.")
+            default: return Self.googleError(status, "INTERNAL", "Internal error encountered.")
+            }
         }
         do {
             guard let object = try body() else { return HTTPResponse(status: 200, body: Array("{}".utf8)) }
