@@ -1,6 +1,6 @@
 # Entry points. Each installs what a fresh Debian machine lacks before it builds.
 SWIFT ?= swift
-.PHONY: deps build release run test check-generated bench-rpc bench-ledger bench-apple bench-entitlement format clean
+.PHONY: deps build release run demo test check-generated bench-rpc bench-ledger bench-apple bench-entitlement format clean
 
 deps:
 	@scripts/install-deps build
@@ -57,3 +57,8 @@ format:
 
 clean:
 	rm -rf .build
+
+# A narrated year of two customers (one per store) through the three services and the store
+# simulator; prints each step and exits 0 (logs and the SQLite file stay in .run/demo).
+demo: build
+	.build/debug/demo

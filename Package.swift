@@ -114,6 +114,9 @@ let package = Package(
         .executableTarget(
             name: "storesim", dependencies: ["StoreSimKit"],
             path: "Tests/StoreSim/storesim", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "demo", dependencies: ["RPC", "Wire", "Model", "Config"], path: "Tests/StoreSim/demo",
+            swiftSettings: swiftSettings),
 
         // Benchmarks (not tests): make bench-rpc, make bench-ledger, make bench-apple, make bench-entitlement.
         .target(

@@ -48,7 +48,10 @@ extension GoogleAdapter {
             let kind = GooglePlayLifecycle.eventKind(subscriptionNotificationType: type)
             _ = try await fetchAndRecord(
                 packageName: packageName, productID: productID, token: token, detail: "RTDN", requireProduct: false,
-                event: (kind, "SUBSCRIPTION_NOTIFICATION_\(type)", eventTime, messageID))
+                event: (
+                    kind, SubscriptionNotificationType(rawValue: type).name ?? "SUBSCRIPTION_NOTIFICATION_\(type)",
+                    eventTime, messageID
+                ))
             try await acknowledgeIfLinked(token: token, packageName: packageName)
         case .oneTimeProduct(let type, let token, let productID):
             let kind: EventKind = type == 1 ? .purchased : type == 2 ? .pendingCancelled : .other
