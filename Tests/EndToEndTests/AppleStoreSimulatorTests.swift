@@ -82,8 +82,9 @@ struct AppleStoreSimulatorTests {
             #expect(grace.untilMilliseconds ?? 0 > (try await stack.simNow()))
             try await stack.control("apple/recover", ["transactionId": original])
             _ = try await stack.eventually(account, "the recovery") { $0.allowed && $0.grant?.state == .active }
-            let history = try await stack.storeTypes(of: account)
-            #expect(["REFUND", "REFUND_REVERSED", "DID_FAIL_TO_RENEW", "DID_RENEW"].allSatisfy(history.contains))
+            _ = try await stack.eventuallyInHistory(of: account, "the refund, its reversal and the recovery") {
+                types in ["REFUND", "REFUND_REVERSED", "DID_FAIL_TO_RENEW", "DID_RENEW"].allSatisfy(types.contains)
+            }
         } catch {
             await stack.stop()
             throw error

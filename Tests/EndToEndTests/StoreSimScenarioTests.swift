@@ -32,9 +32,9 @@ struct StoreSimScenarioTests {
             try await stack.control("clock/advance", ["by": "+60d"])
             let expired = try await stack.eventually(account, "the expiry") { $0.grant?.state == .expired }
             #expect(!expired.allowed && expired.reason == .expired)
-            let history = try await stack.storeTypes(of: account)
-            #expect(history.contains("DID_FAIL_TO_RENEW") && history.contains("GRACE_PERIOD_EXPIRED"))
-            #expect(history.last == "EXPIRED")
+            _ = try await stack.eventuallyInHistory(of: account, "grace, billing retry and expiry") {
+                $0.contains("DID_FAIL_TO_RENEW") && $0.contains("GRACE_PERIOD_EXPIRED") && $0.last == "EXPIRED"
+            }
         } catch {
             await stack.stop()
             throw error
@@ -67,8 +67,9 @@ struct StoreSimScenarioTests {
                 $0.allowed && $0.grant?.productID == "com.example.pro.monthly"
             }
             #expect((downgraded.untilMilliseconds ?? 0) > (upgraded.untilMilliseconds ?? .max))
-            let history = try await stack.storeTypes(of: account)
-            #expect(history.filter { $0 == "DID_CHANGE_RENEWAL_PREF" }.count == 2 && history.contains("DID_RENEW"))
+            _ = try await stack.eventuallyInHistory(of: account, "both plan changes and the renewal") {
+                $0.filter { $0 == "DID_CHANGE_RENEWAL_PREF" }.count == 2 && $0.contains("DID_RENEW")
+            }
         } catch {
             await stack.stop()
             throw error
@@ -94,7 +95,7 @@ struct StoreSimScenarioTests {
             try await stack.control("apple/revoke-family-sharing", ["transactionId": original])
             let revoked = try await stack.eventually(account, "the revocation") { !$0.allowed }
             #expect(revoked.reason == .revoked)
-            #expect(try await stack.storeTypes(of: account).last == "REVOKE")
+            _ = try await stack.eventuallyInHistory(of: account, "REVOKE") { $0.last == "REVOKE" }
         } catch {
             await stack.stop()
             throw error
@@ -189,7 +190,9 @@ struct StoreSimScenarioTests {
             let attempts = dropped["notifications"] as? [[String: Any]] ?? []
             #expect(attempts.count == 1 && attempts.first?["status"] is NSNull)
             _ = try await stack.eventually(account, "the reconciled cancellation") { $0.grant?.state == .cancelled }
-            #expect(try await stack.storeTypes(of: account).contains("DID_CHANGE_RENEWAL_STATUS"))
+            _ = try await stack.eventuallyInHistory(of: account, "the cancellation") {
+                $0.contains("DID_CHANGE_RENEWAL_STATUS")
+            }
         } catch {
             await stack.stop()
             throw error
@@ -210,7 +213,7 @@ struct StoreSimScenarioTests {
                 $0.allowed && ($0.untilMilliseconds ?? 0) > (bought.untilMilliseconds ?? .max)
             }
             #expect(renewed.untilMilliseconds == 1_772_323_200_000)  // 2026-03-01
-            #expect(try await stack.storeTypes(of: account).contains("DID_RENEW"))
+            _ = try await stack.eventuallyInHistory(of: account, "the renewal") { $0.contains("DID_RENEW") }
         } catch {
             await stack.stop()
             throw error
@@ -241,8 +244,10 @@ struct StoreSimScenarioTests {
                 $0.allowed && $0.grant?.state == .cancelled && $0.untilMilliseconds == 1_772_323_200_000
             }
             #expect(answer.reason == .granted)
-            let history = try await stack.storeTypes(of: account)
-            #expect(history.contains("DID_RENEW") && history.contains("DID_CHANGE_RENEWAL_STATUS"))
+            // The state may come from the store's API before the cancellation's own event is in.
+            _ = try await stack.eventuallyInHistory(of: account, "the renewal and the cancellation") {
+                $0.contains("DID_RENEW") && $0.contains("DID_CHANGE_RENEWAL_STATUS")
+            }
         } catch {
             await stack.stop()
             throw error
@@ -281,9 +286,9 @@ struct StoreSimScenarioTests {
                     accountID: account, packageName: "com.example.app", productID: "pro_sub", purchaseToken: next,
                     idempotencyKey: "resignup"))
             _ = try await stack.eventually(account, "the re-signup") { $0.allowed && $0.grant?.key?.storeID == next }
-            let history = try await stack.kinds(of: account)
-            #expect(history.filter { $0 == .renewed }.count == 12)
-            #expect(history.contains(.renewalDisabled) && history.contains(.expired))
+            _ = try await stack.eventuallyKinds(of: account, "twelve renewals, the cancellation and the expiry") {
+                $0.filter { $0 == .renewed }.count == 12 && $0.contains(.renewalDisabled) && $0.contains(.expired)
+            }
         } catch {
             await stack.stop()
             throw error
@@ -308,8 +313,9 @@ struct StoreSimScenarioTests {
             try await stack.control("clock/advance", ["by": "+31d"])
             let expired = try await stack.eventually(account, "the expiry") { $0.grant?.state == .expired }
             #expect(!expired.allowed)
-            let history = try await stack.kinds(of: account)
-            #expect(history.contains(.gracePeriodStarted) && history.contains(.accountHold) && history.last == .expired)
+            _ = try await stack.eventuallyKinds(of: account, "grace, hold and expiry") {
+                $0.contains(.gracePeriodStarted) && $0.contains(.accountHold) && $0.last == .expired
+            }
         } catch {
             await stack.stop()
             throw error

@@ -69,19 +69,33 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         try await history(of: account).compactMap(\.storeType)
     }
 
-    /// The store event types for `account`, read again (at most 20 s) until `expected` holds.
+    /// The store event types for `account`, read again (at most 20 s) until `expected` holds:
+    /// a state can reach the ledger (from the store's API) before the event that announced it.
     func eventuallyInHistory(of account: String, _ what: String, _ expected: ([String]) -> Bool) async throws
         -> [String]
     {
+        try await eventually(what, { try await storeTypes(of: account) }, expected)
+    }
+
+    /// The normalized event kinds for `account`, read again until `expected` holds.
+    func eventuallyKinds(of account: String, _ what: String, _ expected: ([EventKind]) -> Bool) async throws
+        -> [EventKind]
+    {
+        try await eventually(what, { try await kinds(of: account) }, expected)
+    }
+
+    private func eventually<T>(_ what: String, _ read: () async throws -> [T], _ expected: ([T]) -> Bool)
+        async throws -> [T]
+    {
         let deadline = ContinuousClock.now + .seconds(20)
-        var types: [String] = []
+        var values: [T] = []
         while ContinuousClock.now < deadline {
-            types = try await storeTypes(of: account)
-            if expected(types) { return types }
+            values = try await read()
+            if expected(values) { return values }
             try await Task.sleep(for: .milliseconds(10))
         }
-        Issue.record("the audit trail never showed \(what): \(types)")
-        return types
+        Issue.record("the audit trail never showed \(what): \(values)")
+        return values
     }
 
     /// The normalized event kinds in the audit trail for `account`.

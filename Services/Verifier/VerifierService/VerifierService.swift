@@ -64,6 +64,7 @@ public enum VerifierService {
         var configuration = GooglePlayDeveloperAPIClient.Configuration(serviceAccount: account)
         configuration.baseURL = settings.apiURL
         configuration.tokenURL = settings.tokenURL
+        configuration.requestTimeout = settings.apiTimeout
         let client: GooglePlayDeveloperAPIClient
         do {
             client = try GooglePlayDeveloperAPIClient(configuration: configuration)
@@ -100,6 +101,7 @@ public enum VerifierService {
         configuration.productionBaseURL = settings.productionAPI
         configuration.sandboxBaseURL = settings.sandboxAPI
         configuration.fallBackToOtherEnvironment = settings.askOtherEnvironment
+        configuration.requestTimeout = settings.apiTimeout
         let client: AppStoreServerAPIClient
         do {
             client = try AppStoreServerAPIClient(configuration: configuration)

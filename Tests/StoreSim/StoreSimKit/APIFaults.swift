@@ -1,25 +1,39 @@
-import HTTP
+import Glibc
 import Synchronization
 
-/// Failures a store's API answers instead of the real answer, for a while: the next `count`
-/// calls get HTTP `status` (Apple's and Google's error bodies for it), to show that nothing is
-/// lost while a store is down.
+/// Failures a store's API gives instead of its real answer, for a while: the next `count` calls
+/// get HTTP `status` (with Apple's or Google's error body for it), or are answered only after
+/// `delayMilliseconds` (longer than the caller's timeout, that is a timeout). They show that
+/// nothing is lost while a store is down or slow.
 public final class APIFaults: Sendable {
-    private let pending = Mutex<(count: Int, status: Int)>((0, 500))
+    public enum Fault: Sendable, Equatable {
+        case status(Int)
+        case delay(milliseconds: Int)
+    }
+
+    private let pending = Mutex<(count: Int, fault: Fault)>((0, .status(500)))
 
     public init() {}
 
-    public func inject(count: Int, status: Int) { pending.withLock { $0 = (max(0, count), status) } }
+    public func inject(count: Int, _ fault: Fault) { pending.withLock { $0 = (max(0, count), fault) } }
 
-    /// Calls not answered yet with a failure.
+    /// Calls not answered yet with the fault.
     public var remaining: Int { pending.withLock { $0.count } }
 
-    /// The failure for this call, if one is due; counts it.
+    /// The failing status for this call, if one is due; a due delay is waited out here (the
+    /// call then gets its real answer, too late for a caller that gave up).
     func take() -> Int? {
-        pending.withLock { pending in
+        let fault = pending.withLock { pending -> Fault? in
             guard pending.count > 0 else { return nil }
             pending.count -= 1
-            return pending.status
+            return pending.fault
+        }
+        switch fault {
+        case .status(let status): return status
+        case .delay(let milliseconds):
+            usleep(useconds_t(min(milliseconds, 60_000)) * 1000)
+            return nil
+        case nil: return nil
         }
     }
 }

@@ -45,10 +45,14 @@ public final class StoreSimulator: Sendable {
         registerGoogleControl(on: server)
         for (store, faults) in [("apple", appleFaults), ("google", googleAPI.faults)] {
             control(server, "/control/\(store)/api-faults") { body in
-                guard let count = body["count"] as? Int, let status = body["status"] as? Int,
-                    (400..<600).contains(status)
-                else { throw SimError(.badRequest, "api-faults needs a count and an HTTP error status") }
-                faults.inject(count: count, status: status)
+                guard let count = body["count"] as? Int else { throw SimError(.badRequest, "api-faults needs a count") }
+                if let status = body["status"] as? Int, (400..<600).contains(status) {
+                    faults.inject(count: count, .status(status))
+                } else if let delay = body["delayMs"] as? Int, (1...60_000).contains(delay) {
+                    faults.inject(count: count, .delay(milliseconds: delay))
+                } else {
+                    throw SimError(.badRequest, "api-faults needs an HTTP error status or a delayMs of 1 to 60000")
+                }
                 return [:]
             }
         }

@@ -16,6 +16,7 @@ public import Foundation
 /// | `APPLE_API_URL`, `APPLE_API_SANDBOX_URL` | Apple's | App Store Server API base URLs |
 /// | `APPLE_API_OTHER_ENVIRONMENT` | `false` | on error 4040010, ask the other environment |
 /// | `APPLE_RECONCILE_INTERVAL` | `1h` | how often reconciliation runs (`0` turns it off) |
+/// | `APPLE_API_TIMEOUT` | `15s` | how long one store API request may take before it is retried |
 /// | `APPLE_ACCOUNT_TOKEN_NAMESPACE` | a fixed UUID | namespace of name-based `appAccountToken`s |
 /// | `APPLE_ONLINE_CHECKS` | `false` | check signing certificates with OCSP, and their validity at the current time |
 public struct AppleSettings: Sendable {
@@ -35,6 +36,8 @@ public struct AppleSettings: Sendable {
     public var sandboxAPI: URL
     public var askOtherEnvironment: Bool
     public var reconcileInterval: Duration
+    /// How long one store API request may take (`APPLE_API_TIMEOUT`).
+    public var apiTimeout: Duration
     public var tokenNamespace: UUID
     public var onlineChecks: Bool
 
@@ -120,6 +123,8 @@ public struct AppleSettings: Sendable {
         askOtherEnvironment = try environment.bool("APPLE_API_OTHER_ENVIRONMENT", default: false)
         reconcileInterval = try environment.duration(
             "APPLE_RECONCILE_INTERVAL", default: .seconds(3600), range: .zero...(.seconds(7 * 86_400)))
+        apiTimeout = try environment.duration(
+            "APPLE_API_TIMEOUT", default: .seconds(15), range: .milliseconds(100)...(.seconds(300)))
         let namespace = environment.string(
             "APPLE_ACCOUNT_TOKEN_NAMESPACE", default: Self.defaultTokenNamespace.uuidString)
         guard let parsed = UUID(uuidString: namespace) else {

@@ -15,6 +15,7 @@ public import Foundation
 /// | `GOOGLE_ONE_TIME_PRODUCTS` | none | product ids of one-time products (others are subscriptions) |
 /// | `GOOGLE_CONSUMABLE_PRODUCTS` | none | one-time products consumed after they are recorded |
 /// | `GOOGLE_RECONCILE_INTERVAL` | `1h` | how often reconciliation runs (`0` turns it off) |
+/// | `GOOGLE_API_TIMEOUT` | `15s` | how long one store API request may take before it is retried |
 public struct GoogleSettings: Sendable {
     public static let defaultJWKS = "https://www.googleapis.com/oauth2/v3/certs"
 
@@ -29,6 +30,8 @@ public struct GoogleSettings: Sendable {
     public var oneTimeProducts: Set<String>
     public var consumableProducts: Set<String>
     public var reconcileInterval: Duration
+    /// How long one store API request may take (`GOOGLE_API_TIMEOUT`).
+    public var apiTimeout: Duration
 
     /// Whether `environment` asks for the Google adapter: `VERIFIER_STORES` names `google`, or
     /// it is unset and `GOOGLE_PACKAGES` is.
@@ -78,6 +81,8 @@ public struct GoogleSettings: Sendable {
         consumableProducts = list("GOOGLE_CONSUMABLE_PRODUCTS")
         reconcileInterval = try environment.duration(
             "GOOGLE_RECONCILE_INTERVAL", default: .seconds(3600), range: .zero...(.seconds(7 * 86_400)))
+        apiTimeout = try environment.duration(
+            "GOOGLE_API_TIMEOUT", default: .seconds(15), range: .milliseconds(100)...(.seconds(300)))
     }
 
     /// The adapter's catalog of packages and products.
