@@ -71,50 +71,6 @@ struct GoogleScenarioTests {
         await stack.stop()
     }
 
-    @Test(
-        "a restore on a second account: `transfer` moves the Play purchase, `keep` and `refuse` leave it",
-        arguments: ["transfer", "keep", "refuse"])
-    func restoreUnderEachPolicy(_ policy: String) async throws {
-        let stack = try await StoreSimStack(ledger: ["LEDGER_TRANSFER_POLICY": policy])
-        do {
-            let first = "phone-one-\(UUID().uuidString.prefix(8))"
-            let second = "phone-two-\(UUID().uuidString.prefix(8))"
-            // Bought without an obfuscated account id: only the links say whose it is.
-            let bought = try await stack.control("google/buy", ["productId": "pro_sub"])
-            let token = try #require(bought["purchaseToken"] as? String)
-            let _: VerifyPurchaseResponse = try await stack.verifierClient.call(
-                "subscriptions.verifier.v1.Verifier/VerifyGooglePurchase",
-                VerifyGooglePurchaseRequest(
-                    accountID: first, packageName: "com.example.app", productID: "pro_sub", purchaseToken: token,
-                    idempotencyKey: "first"))
-            _ = try await stack.eventually(first, "the purchase") { $0.allowed }
-            let restore = RestorePurchasesRequest(
-                accountID: second,
-                googlePurchases: [.init(packageName: "com.example.app", productID: "pro_sub", purchaseToken: token)],
-                idempotencyKey: "restore-\(policy)")
-            do {
-                let restored: RestorePurchasesResponse = try await stack.verifierClient.call(
-                    "subscriptions.verifier.v1.Verifier/RestorePurchases", restore)
-                #expect(policy == "transfer" && restored.subscriptions.map(\.key.storeID) == [token])
-            } catch let error as RPCError {
-                // A Play purchase is verified one by one: the link's refusal is the answer.
-                #expect(policy != "transfer" && error.code == .permissionDenied, "\(error)")
-            }
-            if policy == "transfer" {
-                _ = try await stack.eventually(second, "the transfer") { $0.allowed }
-                _ = try await stack.eventually(first, "the first account's loss") { !$0.allowed }
-            } else {
-                let now = try await stack.simNow()
-                #expect(try await stack.check(first, at: now).allowed)
-                #expect(try await !stack.check(second, at: now).allowed)
-            }
-        } catch {
-            await stack.stop()
-            throw error
-        }
-        await stack.stop()
-    }
-
     @Test("a refund whose pushes are lost is found by reconciliation in the voided purchases")
     func lostRefundReconciled() async throws {
         // Reconciliation asks for voided purchases by the wall clock: the store's clock starts now.
