@@ -1,6 +1,6 @@
 # Entry points. Each installs what a fresh Debian machine lacks before it builds.
 SWIFT ?= swift
-.PHONY: deps build release run demo test check-generated bench-rpc bench-ledger bench-apple bench-entitlement format clean
+.PHONY: deps build release run demo test test-containers check-generated bench-rpc bench-ledger bench-apple bench-entitlement format clean
 
 deps:
 	@scripts/install-deps build
@@ -18,10 +18,16 @@ run: build
 check-generated: deps
 	scripts/check-generated
 
-# Every test: the generated-code check, then the Swift test suites.
+# Every test: the generated-code check, the Swift test suites, then the container test.
 test: check-generated
 	$(SWIFT) build --build-tests
 	scripts/run-tests
+	scripts/test-containers
+
+# The images built with no registry, the compose stack up on loopback with the store
+# simulator, one purchase per store, the verifier scaled to 2, and down (podman).
+test-containers: build
+	scripts/test-containers
 
 # RPC round trips through the real runtime beside redis-benchmark (not a test).
 bench-rpc: deps
