@@ -110,6 +110,8 @@ struct AppleSimStoreTests {
         #expect(recovered.last?.1 == "BILLING_RECOVERY" && recovered.last?.2 == 1)
         // The new period starts at the recovery.
         #expect(recovered.last?.3.purchaseDate == recovering.clock.now)
+        // Recovered within grace: the new period runs from the renewal date that failed.
+        #expect(recovered.last?.3.expiresDate == 1_772_323_200_000)  // 2026-03-01
     }
 
     @Test("without grace a failed renewal goes straight to billing retry")
@@ -141,13 +143,46 @@ struct AppleSimStoreTests {
         #expect(upgrade.0 == "DID_CHANGE_RENEWAL_PREF" && upgrade.1 == "UPGRADE")
         #expect(upgrade.3.productId == Self.premium.id && upgrade.3.purchaseDate == store.clock.now)
         let history = try store.history(id).map { try Self.verifier.verifyTransaction($0) }
-        #expect(history.count == 2 && history[0].isUpgraded == true && history[0].revocationDate == store.clock.now)
+        // Upgraded, not refunded: Apple marks the old transaction with isUpgraded alone.
+        #expect(history.count == 2 && history[0].isUpgraded == true && history[0].revocationDate == nil)
 
         try store.changeProduct(id, to: Self.monthly.id)
         #expect(try Self.kinds(store) == ["DID_CHANGE_RENEWAL_PREF/DOWNGRADE"])
         store.advance(by: 32 * Self.day)
         let renewed = try Self.drain(store)
         #expect(renewed.map(\.0) == ["DID_RENEW"] && renewed[0].3.productId == Self.monthly.id)
+    }
+
+    @Test(
+        "product changes by Apple's rules: same level and period at once, back to the current product cancels a pending change"
+    )
+    func productChangeRules() throws {
+        let sameLevel = AppleSimProduct(id: "com.example.pro.monthly.b", group: "pro", period: .months(1), level: 2)
+        let yearly = AppleSimProduct(id: "com.example.pro.yearly", group: "pro", period: .years(1), level: 2)
+        let store = AppleSimStore(
+            configuration: AppleSimConfiguration(
+                bundleID: "com.example.app", appAppleID: 1_234_567_890,
+                products: [Self.monthly, Self.premium, sameLevel, yearly]),
+            clock: SimClock(startMilliseconds: Self.start), chain: Self.chain)
+        let id = try store.buy(productID: Self.monthly.id)
+        _ = try Self.drain(store)
+        try store.changeProduct(id, to: sameLevel.id)
+        let crossgrade = try Self.drain(store)
+        #expect(crossgrade.map { "\($0.0)/\($0.1 ?? "")" } == ["DID_CHANGE_RENEWAL_PREF/UPGRADE"])
+        #expect(crossgrade.first?.3.productId == sameLevel.id)
+        try store.changeProduct(id, to: yearly.id)
+        #expect(try Self.kinds(store) == ["DID_CHANGE_RENEWAL_PREF/DOWNGRADE"])
+        try store.changeProduct(id, to: sameLevel.id)
+        #expect(try Self.kinds(store) == ["DID_CHANGE_RENEWAL_PREF"])
+        store.advance(by: 32 * Self.day)
+        let renewed = try Self.drain(store)
+        #expect(renewed.map(\.0) == ["DID_RENEW"] && renewed.first?.3.productId == sameLevel.id)
+        try store.cancel(id)
+        store.advance(by: 31 * Self.day)
+        _ = try Self.drain(store)
+        #expect(throws: SimError(.conflict, "\(id) has ended: a new purchase would start it again")) {
+            try store.resubscribe(id)
+        }
     }
 
     @Test("family sharing is revoked with REVOKE; a purchase that is not shared cannot be")

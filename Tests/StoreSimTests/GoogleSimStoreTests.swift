@@ -143,6 +143,8 @@ struct GoogleSimStoreTests {
         try harness.store.recover(token)
         purchase = try await harness.client.subscription(packageName: Self.package, token: token)
         #expect(purchase.subscriptionState == "SUBSCRIPTION_STATE_ACTIVE")
+        // Recovered from hold: the new period starts at the recovery (2026-02-09).
+        #expect(purchase.lineItems?.first?.expiryTime == "2026-03-09T00:00:00.000Z")
         #expect(try await harness.pushes().map(\.1) == ["4", "6", "5", "1"])
 
         try harness.store.failPayment(token)
@@ -151,6 +153,19 @@ struct GoogleSimStoreTests {
         #expect(purchase.subscriptionState == "SUBSCRIPTION_STATE_EXPIRED")
         #expect(purchase.canceledStateContext?.systemInitiatedCancellation != nil)
         #expect(try await harness.pushes().map(\.1) == ["6", "5", "13"])
+    }
+
+    @Test("a recovery within grace keeps the paid days: the period runs from the renewal date that failed")
+    func recoveryInGrace() async throws {
+        let harness = try Harness()
+        let token = try await harness.boughtAndAcknowledged()
+        try harness.store.failPayment(token)
+        harness.store.advance(by: 33 * Self.day)
+        try harness.store.recover(token)
+        let purchase = try await harness.client.subscription(packageName: Self.package, token: token)
+        #expect(purchase.subscriptionState == "SUBSCRIPTION_STATE_ACTIVE")
+        #expect(purchase.lineItems?.first?.expiryTime == "2026-03-01T00:00:00.000Z")
+        #expect(try await harness.pushes().map(\.1) == ["4", "6", "1"])
     }
 
     @Test("cancel and restart, pause and resume, an immediate plan change through linkedPurchaseToken")

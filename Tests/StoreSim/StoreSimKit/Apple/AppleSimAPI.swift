@@ -57,7 +57,10 @@ public struct AppleSimAPI: Sendable {
                 else { throw APIFailure.notFound }
                 guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
                     let token = body["appAccountToken"] as? String
-                else { throw APIFailure.apple(400, 4_000_101, "Invalid request.") }
+                else { throw APIFailure.apple(400, 4_000_000, "Bad request.") }
+                guard UUID(uuidString: token) != nil else {
+                    throw APIFailure.apple(400, 4_000_183, "Invalid appAccountToken.")
+                }
                 try store.setAppAccountToken(String(id), token)
                 return nil
             }
@@ -159,10 +162,16 @@ public struct AppleSimAPI: Sendable {
     /// Notifications sent in [startDate, endDate), optionally for one transaction's
     /// subscription, 20 a page behind `paginationToken`.
     private func notificationHistory(_ request: HTTPRequest) throws -> [String: any Sendable] {
-        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
-            let start = (body["startDate"] as? NSNumber)?.int64Value,
-            let end = (body["endDate"] as? NSNumber)?.int64Value, start < end
-        else { throw APIFailure.apple(400, 4_000_101, "Invalid request.") }
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+            throw APIFailure.apple(400, 4_000_000, "Bad request.")
+        }
+        guard let start = (body["startDate"] as? NSNumber)?.int64Value else {
+            throw APIFailure.apple(400, 4_000_015, "Invalid start date.")
+        }
+        guard let end = (body["endDate"] as? NSNumber)?.int64Value else {
+            throw APIFailure.apple(400, 4_000_016, "Invalid end date.")
+        }
+        guard start < end else { throw APIFailure.apple(400, 4_000_013, "Start date must be before end date.") }
         var original: String?
         if let transactionID = body["transactionId"] as? String {
             guard let found = store.originalTransactionID(of: transactionID) else { throw APIFailure.notFound }
@@ -173,7 +182,7 @@ public struct AppleSimAPI: Sendable {
         }
         let offset = request.query["paginationToken"].map { Int($0) ?? -1 } ?? 0
         guard (0...matching.count).contains(offset) else {
-            throw APIFailure.apple(400, 4_000_102, "Invalid pagination token.")
+            throw APIFailure.apple(400, 4_000_014, "Invalid pagination token.")
         }
         let next = min(matching.count, offset + 20)
         var answer: [String: any Sendable] = [

@@ -40,7 +40,8 @@ public struct AppleSimProduct: Sendable, Hashable {
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let startDate = Date(timeIntervalSince1970: Double(start) / 1000)
         let end = calendar.date(byAdding: components, to: startDate) ?? startDate
-        return Int64((end.timeIntervalSince1970 * 1000).rounded())
+        // A period always moves time forward (a renewal at its own start would repeat forever).
+        return max(Int64((end.timeIntervalSince1970 * 1000).rounded()), start + 86_400_000)
     }
 }
 
@@ -195,6 +196,11 @@ public final class AppleSimStore: Sendable {
     private func setAutoRenew(_ id: String, _ on: Bool) throws(SimError) {
         try change { state, now throws(SimError) in
             let original = try Self.original(id, in: state)
+            switch state.subscriptions[original]!.phase {
+            case .expired, .revoked:
+                throw SimError(.conflict, "\(id) has ended: a new purchase would start it again")
+            default: break
+            }
             guard state.subscriptions[original]!.autoRenew != on else { return }
             state.subscriptions[original]!.autoRenew = on
             emit(
@@ -211,13 +217,20 @@ public final class AppleSimStore: Sendable {
     }
 
     /// The customer fixes their payment method: a subscription in grace or billing retry renews
-    /// now, and later renewals charge.
+    /// now, and later renewals charge. Within grace no paid day is lost (the new period runs
+    /// from the renewal date that failed); in billing retry it runs from now. A subscription
+    /// whose auto-renew is off stays as it is.
     public func recover(_ id: String) throws(SimError) {
         try change { state, now throws(SimError) in
             let original = try Self.original(id, in: state)
             state.subscriptions[original]!.paymentFails = false
+            guard state.subscriptions[original]!.autoRenew else { return }
             switch state.subscriptions[original]!.phase {
-            case .grace, .billingRetry: try renew(&state, original, at: now, subtype: "BILLING_RECOVERY")
+            case .grace:
+                let from = state.subscriptions[original]!.latest.expiresDate
+                try renew(&state, original, at: now, from: from, subtype: "BILLING_RECOVERY")
+            case .billingRetry:
+                try renew(&state, original, at: now, subtype: "BILLING_RECOVERY")
             default: break
             }
         }
@@ -268,9 +281,11 @@ public final class AppleSimStore: Sendable {
         }
     }
 
-    /// The customer moves to `productID` in the same group: to a higher level at once (the
-    /// current transaction is revoked as upgraded and a new one starts now), to a lower or equal
-    /// one at the next renewal.
+    /// The customer moves to `productID` in the same group, as Apple rules it: to a higher level,
+    /// or to the same level with the same period, at once (UPGRADE: the current transaction is
+    /// marked upgraded and a new one starts now); to a lower level, or the same level with
+    /// another period, at the next renewal (DOWNGRADE); back to the current product, which
+    /// cancels a pending change (no subtype).
     public func changeProduct(_ id: String, to productID: String) throws(SimError) {
         let target = try product(productID)
         try change { state, now throws(SimError) in
@@ -282,11 +297,14 @@ public final class AppleSimStore: Sendable {
             guard state.subscriptions[original]!.phase == .active else {
                 throw SimError(.conflict, "\(id) is not active")
             }
-            if target.level < current.level {
+            if target.id == current.id {
+                guard state.subscriptions[original]!.autoRenewProductID != productID else { return }
+                state.subscriptions[original]!.autoRenewProductID = productID
+                emit(&state, original, "DID_CHANGE_RENEWAL_PREF", nil, at: now)
+            } else if target.level < current.level || (target.level == current.level && target.period == current.period)
+            {
                 let last = state.subscriptions[original]!.transactions.count - 1
                 state.subscriptions[original]!.transactions[last].isUpgraded = true
-                state.subscriptions[original]!.transactions[last].revocationDate = now
-                state.subscriptions[original]!.transactions[last].revocationReason = 0
                 let transaction = Transaction(
                     id: Self.nextID(&state), productID: productID, purchaseDate: now,
                     expiresDate: target.end(from: now), reason: "PURCHASE", webOrderLineItemID: Self.nextID(&state))
@@ -378,13 +396,16 @@ public final class AppleSimStore: Sendable {
         subscription.latest.expiresDate + Int64(configuration.billingRetryDays) * 86_400_000
     }
 
-    /// A renewal into `autoRenewProductID`, starting at `now`.
-    private func renew(_ state: inout State, _ original: String, at now: Int64, subtype: String?) throws(SimError) {
+    /// A renewal into `autoRenewProductID` at `now`, its period starting at `from` (now unless
+    /// given).
+    private func renew(_ state: inout State, _ original: String, at now: Int64, from: Int64? = nil, subtype: String?)
+        throws(SimError)
+    {
         let productID = state.subscriptions[original]!.autoRenewProductID
         let product = try product(productID)
         let transaction = Transaction(
-            id: Self.nextID(&state), productID: productID, purchaseDate: now, expiresDate: product.end(from: now),
-            reason: "RENEWAL", webOrderLineItemID: Self.nextID(&state))
+            id: Self.nextID(&state), productID: productID, purchaseDate: now,
+            expiresDate: product.end(from: from ?? now), reason: "RENEWAL", webOrderLineItemID: Self.nextID(&state))
         state.owners[transaction.id] = original
         state.subscriptions[original]!.transactions.append(transaction)
         state.subscriptions[original]!.productID = productID
@@ -435,13 +456,15 @@ public final class AppleSimStore: Sendable {
                 "signedTransactionInfo": try sign(transactionPayload(subscription, subscription.latest, signedAt: now)),
                 "signedRenewalInfo": try sign(renewalPayload(subscription, signedAt: now)),
             ]
-            return [
+            var answer: [String: any Sendable] = [
                 "environment": configuration.environment, "bundleId": configuration.bundleID,
-                "appAppleId": configuration.appAppleID,
                 "data": [
                     ["subscriptionGroupIdentifier": group, "lastTransactions": [last]] as [String: any Sendable]
                 ],
             ]
+            // Apple leaves appAppleId out in the sandbox.
+            if configuration.environment == "Production" { answer["appAppleId"] = configuration.appAppleID }
+            return answer
         }
     }
 
@@ -528,12 +551,13 @@ public final class AppleSimStore: Sendable {
         guard let transaction = try? sign(transactionPayload(subscription, subscription.latest, signedAt: now)),
             let renewal = try? sign(renewalPayload(subscription, signedAt: now))
         else { preconditionFailure("the simulator's signing chain could not sign") }
-        payload["data"] =
-            [
-                "appAppleId": configuration.appAppleID, "bundleId": configuration.bundleID, "bundleVersion": "1.0",
-                "environment": configuration.environment, "signedTransactionInfo": transaction,
-                "signedRenewalInfo": renewal, "status": subscription.status,
-            ] as [String: any Sendable]
+        var data: [String: any Sendable] = [
+            "bundleId": configuration.bundleID, "bundleVersion": "1.0", "environment": configuration.environment,
+            "signedTransactionInfo": transaction, "signedRenewalInfo": renewal, "status": subscription.status,
+        ]
+        // Apple leaves appAppleId out in the sandbox.
+        if configuration.environment == "Production" { data["appAppleId"] = configuration.appAppleID }
+        payload["data"] = data
         guard let signed = try? sign(payload) else {
             preconditionFailure("the simulator's signing chain could not sign")
         }

@@ -204,13 +204,15 @@ public final class GoogleSimAPI: Sendable {
     }
 
     /// Voided purchases in [startTime, endTime) (epoch ms; default the last 30 days), `maxResults`
-    /// a page (at most 1000) behind `token`.
+    /// a page (at most 1000) behind `token`; subscriptions only with `type=1`.
     private func voided(_ request: HTTPRequest) throws -> [String: any Sendable] {
         let now = store.clock.now
         let start = request.query["startTime"].flatMap { Int64($0) } ?? now - 30 * 86_400_000
         let end = request.query["endTime"].flatMap { Int64($0) } ?? now
         let size = min(1000, max(1, request.query["maxResults"].flatMap { Int($0) } ?? 1000))
-        let all = store.voided(from: start, to: end)
+        // Without type=1 Google lists voided in-app products only; every void here is a
+        // subscription's.
+        let all = request.query["type"] == "1" ? store.voided(from: start, to: end) : []
         let offset = request.query["token"].map { Int($0) ?? -1 } ?? 0
         guard (0...all.count).contains(offset) else {
             throw Failure.google(400, "INVALID_ARGUMENT", "Invalid pagination token.")

@@ -83,6 +83,10 @@ public final class GoogleSimStore: Sendable {
         var renewals = 0
         let obfuscatedAccountID: String?
         var revoked: Int64?
+        /// When the current order was charged (the purchase, or the latest renewal).
+        var lastCharge: Int64 = 0
+        /// The renewal date that failed, while in grace (the grace end is `expiry` then).
+        var failedRenewal: Int64?
 
         var orderID: String { renewals == 0 ? orderBase : "\(orderBase)..\(renewals - 1)" }
     }
@@ -131,7 +135,7 @@ public final class GoogleSimStore: Sendable {
                 token: token, productID: productID, basePlanID: product.basePlanID, startTime: now,
                 expiry: product.end(from: now), linkedPurchaseToken: linkedPurchaseToken,
                 orderBase: "GPA.\(state.nextOrder)-4417-0193-\(10000 + state.nextOrder % 90000)",
-                obfuscatedAccountID: obfuscatedAccountID)
+                obfuscatedAccountID: obfuscatedAccountID, lastCharge: now)
             if let linked = linkedPurchaseToken { replace(&state, linked, at: now) }
             emit(&state, token, 4, at: now)
             return token
@@ -190,10 +194,15 @@ public final class GoogleSimStore: Sendable {
             state.purchases[token]!.paymentFails = false
             switch purchase.phase {
             case .grace, .onHold:
+                // Within grace the period runs from the renewal date that failed (no paid day
+                // is lost); from account hold it starts now.
                 let product = try product(purchase.productID)
+                let from = Self.isOnHold(purchase) ? now : (purchase.failedRenewal ?? now)
                 state.purchases[token]!.phase = .active
-                state.purchases[token]!.expiry = product.end(from: now)
+                state.purchases[token]!.expiry = product.end(from: from)
                 state.purchases[token]!.renewals += 1
+                state.purchases[token]!.lastCharge = now
+                state.purchases[token]!.failedRenewal = nil
                 emit(&state, token, 1, at: now)
             default: break
             }
@@ -289,7 +298,9 @@ public final class GoogleSimStore: Sendable {
         let purchase = state.purchases[token]!
         if !purchase.acknowledged && now >= purchase.startTime + configuration.acknowledgementWindowMilliseconds {
             // Nobody acknowledged it: Google refunds and revokes it.
-            return revoke(&state, token, at: now)
+            revoke(&state, token, at: now)
+            state.purchases[token]!.ending = .system
+            return
         }
         switch purchase.phase {
         case .canceled:
@@ -300,6 +311,7 @@ public final class GoogleSimStore: Sendable {
             if configuration.gracePeriodDays > 0 {
                 let until = now + Int64(configuration.gracePeriodDays) * 86_400_000
                 state.purchases[token]!.phase = .grace(until: until)
+                state.purchases[token]!.failedRenewal = purchase.expiry
                 state.purchases[token]!.expiry = until
                 emit(&state, token, 6, at: now)
             } else {
@@ -310,7 +322,7 @@ public final class GoogleSimStore: Sendable {
             if let productID = purchase.deferredProduct {
                 // The deferred plan change: a new token takes over from the renewal.
                 state.purchases[token]!.deferredProduct = nil
-                guard let product = try? product(productID) else { return }
+                guard let product = try? product(productID) else { return expire(&state, token, at: now) }
                 let next = Self.newToken(&state)
                 state.nextOrder += 1
                 state.purchases[next] = Purchase(
@@ -325,9 +337,10 @@ public final class GoogleSimStore: Sendable {
                 state.purchases[token]!.phase = .paused(resumeAt: now + length)
                 emit(&state, token, 10, at: now)
             } else {
-                guard let product = try? product(purchase.productID) else { return }
+                guard let product = try? product(purchase.productID) else { return expire(&state, token, at: now) }
                 state.purchases[token]!.expiry = product.end(from: now)
                 state.purchases[token]!.renewals += 1
+                state.purchases[token]!.lastCharge = now
                 emit(&state, token, 2, at: now)
             }
         case .grace:
@@ -338,10 +351,21 @@ public final class GoogleSimStore: Sendable {
             state.purchases[token]!.ending = .system
             emit(&state, token, 13, at: now)
         case .paused:
-            try? resumeNow(&state, token, at: now)
+            do {
+                try resumeNow(&state, token, at: now)
+            } catch {
+                expire(&state, token, at: now)
+            }
         case .expired:
             break
         }
+    }
+
+    /// `token` ends now (its product is no longer sold): EXPIRED.
+    private func expire(_ state: inout State, _ token: String, at now: Int64) {
+        state.purchases[token]!.phase = .expired
+        state.purchases[token]!.ending = .system
+        emit(&state, token, 13, at: now)
     }
 
     private func resumeNow(_ state: inout State, _ token: String, at now: Int64) throws(SimError) {
@@ -349,6 +373,7 @@ public final class GoogleSimStore: Sendable {
         state.purchases[token]!.phase = .active
         state.purchases[token]!.expiry = product.end(from: now)
         state.purchases[token]!.renewals += 1
+        state.purchases[token]!.lastCharge = now
         emit(&state, token, 2, at: now)
     }
 
@@ -368,7 +393,7 @@ public final class GoogleSimStore: Sendable {
         state.purchases[token]!.ending = .developer
         state.purchases[token]!.expiry = min(purchase.expiry, now)
         state.voided.append(
-            Voided(token: token, orderID: purchase.orderID, purchaseTime: purchase.startTime, voidedTime: now))
+            Voided(token: token, orderID: purchase.orderID, purchaseTime: purchase.lastCharge, voidedTime: now))
         emit(&state, token, 12, at: now)
         emitVoided(&state, token, orderID: purchase.orderID, at: now)
     }
@@ -432,6 +457,11 @@ public final class GoogleSimStore: Sendable {
     /// Voided purchases in [start, end), oldest first.
     func voided(from start: Int64, to end: Int64) -> [Voided] {
         state.withLock { $0.voided.filter { $0.voidedTime >= start && $0.voidedTime < end } }
+    }
+
+    static func isOnHold(_ purchase: Purchase) -> Bool {
+        if case .onHold = purchase.phase { return true }
+        return false
     }
 
     static func stateName(_ purchase: Purchase) -> String {
