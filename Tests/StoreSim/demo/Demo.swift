@@ -95,7 +95,7 @@ struct Demo {
         try await advance("+3d")
         try await heading("Alice updates her card")
         try await store("apple/recover", ["transactionId": alicesPurchase])
-        note("store", "App Store: the subscription renewed from today")
+        note("store", "App Store: the subscription renewed, keeping the days it had paid for (no gap)")
         try await report([Self.alice])
 
         try await advance("+31d")
