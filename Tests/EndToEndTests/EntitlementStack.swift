@@ -49,9 +49,19 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
 
     /// SIGKILLs the ledger and starts it again on the same file and port.
     func crashLedger() async throws {
+        await killLedger()
+        try await restartLedger()
+    }
+
+    /// SIGKILLs the ledger and waits until it is gone.
+    func killLedger() async {
         ledger.kill()
         _ = await ledger.waitForExit()
         ledgerClient.shutdown()
+    }
+
+    /// Starts the ledger again on the same file and port.
+    func restartLedger() async throws {
         (ledger, ledgerClient) = try await Self.startLedger(
             directory: directory, port: ledgerPort, environment: ledgerEnvironment)
     }

@@ -20,6 +20,7 @@ struct GoogleScenarioTests {
                 "google/change-product", ["purchaseToken": token, "productId": "pro_sub", "immediately": false])
             #expect(changed["purchaseToken"] == nil)
             try await stack.control("clock/advance", ["by": "+10d"])
+            try await stack.settle()
             let today = try await stack.check(account, at: try await stack.simNow())
             #expect(today.allowed && today.grant?.productID == "premium_sub")
             try await stack.control("clock/advance", ["by": "+22d"])

@@ -27,6 +27,7 @@ struct GoogleStoreSimulatorTests {
             #expect(answer.grant?.productID == "pro_sub" && answer.grant?.basePlanID == "monthly")
             // The verifier acknowledged it: three days later it is not refunded.
             try await stack.control("clock/advance", ["by": "+4d"])
+            try await stack.settle()
             #expect(try await stack.check(account, at: try await stack.simNow()).allowed)
 
             var until = try #require(answer.untilMilliseconds)

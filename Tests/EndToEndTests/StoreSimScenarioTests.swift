@@ -58,7 +58,9 @@ struct StoreSimScenarioTests {
             try await stack.control(
                 "apple/change-product", ["transactionId": original, "productId": "com.example.pro.monthly"])
             try await stack.control("clock/advance", ["by": "+1d"])
-            // Still premium today: the downgrade waits for the renewal.
+            // Still premium today, once everything the change sent is in: the downgrade waits
+            // for the renewal.
+            try await stack.settle()
             let now = try await stack.simNow()
             let today = try await stack.check(account, at: now)
             #expect(today.grant?.productID == "com.example.premium.monthly")
@@ -153,6 +155,7 @@ struct StoreSimScenarioTests {
                 _ = try await stack.eventually(first, "the first account's loss") { !$0.allowed }
                 #expect(try await stack.kinds(of: second).contains(.accountTransferred))
             } else {
+                try await stack.settle()
                 let now = try await stack.simNow()
                 #expect(try await stack.check(first, at: now).allowed)
                 #expect(try await !stack.check(second, at: now).allowed)
@@ -250,9 +253,13 @@ struct StoreSimScenarioTests {
             let account = UUID().uuidString.lowercased()
             let (original, _) = try await stack.buyOnAppStore(account: account)
             _ = try await stack.eventually(account, "the purchase") { $0.allowed }
-            try await stack.entitlementStack.crashLedger()
-            try await stack.control("clock/advance", ["by": "+31d"], delivered: false)
-            try await stack.control("apple/cancel", ["transactionId": original], delivered: false)
+            // While the ledger is down the verifier cannot take notifications in.
+            await stack.entitlementStack.killLedger()
+            let renewal = try await stack.control("clock/advance", ["by": "+31d"], delivered: false)
+            let cancel = try await stack.control("apple/cancel", ["transactionId": original], delivered: false)
+            let refused = [renewal, cancel].flatMap { $0["notifications"] as? [[String: Any]] ?? [] }
+            #expect(refused.count == 2 && refused.allSatisfy { !(200..<300).contains($0["status"] as? Int ?? 0) })
+            try await stack.entitlementStack.restartLedger()
             // The store sends again what was not taken, as Apple retries.
             let deadline = ContinuousClock.now + .seconds(20)
             while ContinuousClock.now < deadline {

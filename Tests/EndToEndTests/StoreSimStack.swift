@@ -18,6 +18,7 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     let verifier: ServiceProcess
     let verifierClient: RPCClient
     let entitlement: ServiceProcess
+    let entitlementHTTP: Int
     let entitlementClient: RPCClient
 
     /// The stack with the simulator's clock starting at `start` (epoch ms; nil for now), and
@@ -38,9 +39,9 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         let file = try String(contentsOf: directory.appendingPathComponent("verifier.env"), encoding: .utf8)
         for line in file.split(separator: "\n") {
             let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
-            settings[parts[0]] = parts[1]
+            if parts.count == 2 { settings[parts[0]] = parts[1] }
         }
-        (entitlement, entitlementClient, _) = try await entitlementStack.startEntitlement()
+        (entitlement, entitlementClient, entitlementHTTP) = try await entitlementStack.startEntitlement()
         settings.merge(verifierExtra) { _, new in new }
         verifier = try ServiceProcess("verifier", environment: settings)
         verifierClient = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await verifier.rpcPort())])
@@ -153,6 +154,22 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
                 accountID: account, packageName: "com.example.app", productID: product, purchaseToken: token,
                 idempotencyKey: "buy-\(token.prefix(40))"))
         return (token, verified)
+    }
+
+    /// Waits until the verifier has processed every notification it took in and the entitlement
+    /// service has every change the ledger committed: after this, an answer that did not change
+    /// is one that will not change.
+    func settle() async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let pending: ListInboxResponse = try await entitlementStack.ledgerClient.call(
+                "\(EntitlementStack.ledgerService)/ListInbox", ListInboxRequest(status: .pending, pageSize: 1))
+            if pending.entries.isEmpty { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let position: GetFeedPositionResponse = try await entitlementStack.ledgerClient.call(
+            "\(EntitlementStack.ledgerService)/GetFeedPosition", GetFeedPositionRequest())
+        try await EntitlementStack.waitForPosition(position.position, http: entitlementHTTP)
     }
 
     func simNow() async throws -> Int64 {

@@ -81,8 +81,12 @@ public enum StoreSimLauncher {
             let control = HTTPServer(host: settings.host, port: settings.controlPort, threads: 2, logger: logger)
             simulator.registerControl(on: control)
             try control.start()
-            try writeFiles(settings: settings, chain: chain, apiKey: apiKey, port: server.port)
-            try writeGoogleFiles(settings: settings, serviceAccountKey: serviceAccountKey, api: googleAPI, base: base)
+            // verifier.env last and whole: a reader that sees it finds every file it names.
+            let appleSettings = try writeAppleFiles(settings: settings, chain: chain, apiKey: apiKey, port: server.port)
+            let googleSettings = try writeGoogleFiles(
+                settings: settings, serviceAccountKey: serviceAccountKey, api: googleAPI, base: base)
+            try Data(((appleSettings + googleSettings).joined(separator: "\n") + "\n").utf8).write(
+                to: URL(fileURLWithPath: settings.directory).appendingPathComponent("verifier.env"), options: .atomic)
             logger.info(
                 "storesim ready",
                 ["directory": settings.directory, "port": String(server.port), "control_port": String(control.port)])
@@ -100,8 +104,11 @@ public enum StoreSimLauncher {
         }
     }
 
-    /// The verifier's settings for this simulator, and the files they name.
-    static func writeFiles(settings: Settings, chain: AppleSigningChain, apiKey: PrivateKey, port: Int) throws {
+    /// The App Store root certificate and API key files; returns the verifier's App Store
+    /// settings for them.
+    static func writeAppleFiles(settings: Settings, chain: AppleSigningChain, apiKey: PrivateKey, port: Int) throws
+        -> [String]
+    {
         let directory = URL(fileURLWithPath: settings.directory)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let root = directory.appendingPathComponent("apple-root.pem")
@@ -109,20 +116,18 @@ public enum StoreSimLauncher {
         try Data(chain.root.pem.utf8).write(to: root)
         try Data(try apiKey.pemPKCS8().utf8).write(to: key, options: .atomic)
         chmod(key.path, 0o600)
-        let lines = [
+        return [
             "APPLE_BUNDLE_ID=\(settings.bundleID)", "APPLE_ENVIRONMENTS=Sandbox",
             "APPLE_ROOT_CERTIFICATES=\(root.path)", "APPLE_KEY_ID=\(keyID)", "APPLE_ISSUER_ID=\(issuerID)",
             "APPLE_PRIVATE_KEY_FILE=\(key.path)", "APPLE_API_SANDBOX_URL=http://\(settings.host):\(port)",
             "APPLE_API_URL=http://\(settings.host):\(port)",
         ]
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(
-            to: directory.appendingPathComponent("verifier.env"), options: .atomic)
     }
 
-    /// The service account key file, the push JWKS, and the verifier's Google settings (added to
-    /// `verifier.env`).
+    /// The service account key file and the push JWKS; returns the verifier's Google settings
+    /// for them.
     static func writeGoogleFiles(settings: Settings, serviceAccountKey: PrivateKey, api: GoogleSimAPI, base: String)
-        throws
+        throws -> [String]
     {
         let directory = URL(fileURLWithPath: settings.directory)
         let account = directory.appendingPathComponent("google-service-account.json")
@@ -135,14 +140,11 @@ public enum StoreSimLauncher {
         try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]).write(to: account, options: .atomic)
         chmod(account.path, 0o600)
         try Data(api.jwks).write(to: jwks, options: .atomic)
-        let lines = [
+        return [
             "GOOGLE_PACKAGES=\(settings.packageName)", "GOOGLE_SERVICE_ACCOUNT_FILE=\(account.path)",
             "GOOGLE_API_URL=\(base)", "GOOGLE_TOKEN_URL=\(base)/token", "GOOGLE_PUSH_AUDIENCE=\(pushAudience)",
             "GOOGLE_PUSH_SERVICE_ACCOUNT=\(pushServiceAccount)", "GOOGLE_JWKS=\(jwks.path)",
         ]
-        let file = directory.appendingPathComponent("verifier.env")
-        let existing = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
-        try Data((existing + lines.joined(separator: "\n") + "\n").utf8).write(to: file, options: .atomic)
     }
 
     /// Blocks until SIGTERM or SIGINT.
