@@ -61,7 +61,6 @@ enum EntitlementMethods {
     /// The union over the account's subscriptions whose products grant `capability`, with the
     /// subscription behind it (the one that gives the latest end, or the nearest miss); nil when
     /// none does.
-    @inline(__always)
     static func evaluate(
         _ tables: ViewTables, account: Int?, capability: CapabilityID, rules: AccessRules, at: Int64
     ) -> (decision: AccessDecision, holding: Holding)? {
@@ -72,12 +71,7 @@ enum EntitlementMethods {
             let holding = tables.holdings[index]
             if tables.grants(holding.product, capability) {
                 let decision = rules.decision(for: holding.facts, at: at)
-                if let current = best {
-                    let union = current.decision.union(decision)
-                    if union != current.decision { best = (union, holding) }
-                } else {
-                    best = (decision, holding)
-                }
+                if best.map({ decision.outranks($0.decision) }) ?? true { best = (decision, holding) }
             }
             guard holding.next != 0 else { return best }
             index = Int(holding.next) - 1

@@ -106,7 +106,9 @@ public final class LoadGenerator {
     public func run(requests: Int, duration: Duration? = nil, limit: Duration = .seconds(120)) throws(BenchError)
         -> Outcome
     {
-        outcome = Outcome(latencies: LatencySamples(capacity: min(requests, 2_000_000) + pipeline))
+        // A run by count keeps every latency; a timed run (whose count is open) keeps the first
+        // two million.
+        outcome = Outcome(latencies: LatencySamples(capacity: (duration == nil ? requests : 2_000_000) + pipeline))
         var tokens = [UInt64](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
         var issued = 0

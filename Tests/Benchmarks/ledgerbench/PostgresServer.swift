@@ -21,7 +21,7 @@ final class PostgresServer {
         }
         self.script = script
         directory = try TemporaryDirectory("ledgerbench-postgres")
-        port = try FreePort.loopback()
+        port = try LoopbackAddress.freePort()
         let directoryPath = directory.path
         interruption = Interruption.add {
             _ = try? ChildProcess.runToCompletion(script, ["stop", directoryPath], limit: .seconds(60))

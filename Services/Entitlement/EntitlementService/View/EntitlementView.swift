@@ -127,18 +127,6 @@ public final class EntitlementView: Sendable {
             return subscriptions
         }
     }
-
-    /// Every subscription held by an account, ordered by key (to compare views).
-    public func all() -> [Subscription] {
-        lock.read { _ in
-            var subscriptions: [Subscription] = []
-            for account in 0..<tables.accounts.count {
-                let accountID = tables.accountID(account)
-                tables.forEachHolding(of: account) { subscriptions.append(tables.subscription($0, account: accountID)) }
-            }
-            return subscriptions
-        }.sorted { $0.key.description < $1.key.description }
-    }
 }
 
 /// The view's tables. Accounts and subscriptions, once seen, keep their records (an account
@@ -192,7 +180,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     }
 
     /// The account whose id is the lowercase UUID of these halves.
-    @inline(__always)
     func account(high: UInt64, low: UInt64) -> Int? {
         var probe = accountIndex.probe(ViewHash.words(high, low))
         while let index = accountIndex.next(&probe) {
@@ -203,7 +190,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     }
 
     /// The account whose id is `text` (UTF-8) when that is not a lowercase UUID.
-    @inline(__always)
     func account(text: UnsafeBufferPointer<UInt8>) -> Int? {
         var probe = accountIndex.probe(ViewHash.bytes(text, tag: 1))
         while let index = accountIndex.next(&probe) {
@@ -220,7 +206,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
 
     /// The index of the account's first subscription, if it holds any; `holdings[index].next`
     /// leads to the others (index + 1, 0 after the last).
-    @inline(__always)
     func firstHolding(of account: Int) -> Int? {
         let first = accounts[account].first
         return first == 0 ? nil : Int(first) - 1
@@ -228,7 +213,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
 
     /// Whether product `product` grants `capability` under the policy the capabilities were
     /// worked out for.
-    @inline(__always)
     func grants(_ product: UInt32, _ capability: CapabilityID) -> Bool {
         capabilities.sets[Int(product)].contains(capability)
     }
@@ -245,7 +229,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
 
     /// Runs `body` with the holding's store id, product id and base plan id (nil for none) as
     /// C strings that live as long as the call.
-    @inline(__always)
     func withGrantCStrings<T>(
         _ holding: Holding,
         _ body: (

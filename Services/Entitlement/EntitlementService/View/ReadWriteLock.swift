@@ -5,17 +5,12 @@ import Glibc
 ///
 /// The checks on every event loop read the view at once; with a mutex they would queue behind
 /// one another and sleep in the kernel.
-///
-/// The value lives behind a pointer rather than in a stored property: a reader then borrows it
-/// in place, where reading a class's stored property would copy it (and retain every buffer
-/// it holds) for each read.
 final class ReadWriteLock<Value>: @unchecked Sendable {  // every access to `value` holds `lock`
     private let lock: UnsafeMutablePointer<pthread_rwlock_t>
-    private let value: UnsafeMutablePointer<Value>
+    private var value: Value
 
     init(_ value: Value) {
-        self.value = .allocate(capacity: 1)
-        self.value.initialize(to: value)
+        self.value = value
         lock = .allocate(capacity: 1)
         var attributes = pthread_rwlockattr_t()
         pthread_rwlockattr_init(&attributes)
@@ -28,18 +23,10 @@ final class ReadWriteLock<Value>: @unchecked Sendable {  // every access to `val
     deinit {
         pthread_rwlock_destroy(lock)
         lock.deallocate()
-        value.deinitialize(count: 1)
-        value.deallocate()
     }
 
     /// Runs `body` with the value under the read lock.
     func read<T>(_ body: (borrowing Value) throws -> T) rethrows -> T {
-        try readInPlace { try body($0.pointee) }
-    }
-
-    /// Runs `body` with the value's address under the read lock: for a hot path that must not
-    /// copy the value (its accesses through `pointee` read it in place).
-    func readInPlace<T>(_ body: (UnsafePointer<Value>) throws -> T) rethrows -> T {
         pthread_rwlock_rdlock(lock)
         defer { pthread_rwlock_unlock(lock) }
         return try body(value)
@@ -49,6 +36,6 @@ final class ReadWriteLock<Value>: @unchecked Sendable {  // every access to `val
     func write<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         pthread_rwlock_wrlock(lock)
         defer { pthread_rwlock_unlock(lock) }
-        return try body(&value.pointee)
+        return try body(&value)
     }
 }

@@ -26,7 +26,6 @@ struct ChunkedArray<Element: BitwiseCopyable & Sendable>: Sendable {
         return count - 1
     }
 
-    @inline(__always)
     subscript(index: Int) -> Element {
         get { chunks[index >> Self.shift][index & Self.mask] }
         set { chunks[index >> Self.shift][index & Self.mask] = newValue }
@@ -39,9 +38,6 @@ struct ChunkedArray<Element: BitwiseCopyable & Sendable>: Sendable {
 struct TextArena: Sendable {
     static let chunkBytes = 1 << 20
     private var chunks: [ContiguousArray<UInt8>] = []
-
-    /// Bytes held, for metrics.
-    var bytes: Int { chunks.reduce(0) { $0 + $1.count } }
 
     /// Stores `text` and returns its reference.
     mutating func store(_ text: UnsafeBufferPointer<UInt8>) -> UInt64 {
@@ -66,7 +62,6 @@ struct TextArena: Sendable {
     }
 
     /// Runs `body` on the bytes of the text at `reference`.
-    @inline(__always)
     func withText<T>(_ reference: UInt64, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
         chunks[Int(reference >> 32)].withUnsafeBufferPointer { chunk in
             var index = Int(reference & 0xFFFF_FFFF)
@@ -84,7 +79,6 @@ struct TextArena: Sendable {
     }
 
     /// Runs `body` on the text at `reference` as a NUL-terminated C string.
-    @inline(__always)
     func withCString<T>(_ reference: UInt64, _ body: (UnsafePointer<CChar>) -> T) -> T {
         withText(reference) { bytes in
             body(UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self))
@@ -99,7 +93,6 @@ struct TextArena: Sendable {
         withText(reference) { String(decoding: $0, as: UTF8.self) }
     }
 
-    @inline(__always)
     func equals(_ reference: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         withText(reference) { stored in
             stored.count == bytes.count
@@ -123,12 +116,10 @@ struct SlotTable: Sendable {
 
     /// A lookup of the entries inserted with `hash`; call `next` until it answers nil. A loop
     /// rather than a closure, so that callers compare entries without capturing their tables.
-    @inline(__always)
     func probe(_ hash: UInt64) -> Probe { Probe(slot: Int(truncatingIfNeeded: hash) & (slots.count - 1)) }
 
     /// The next candidate entry of the probe, or nil when there are no more. Candidates include
     /// entries with other hashes: the caller compares keys.
-    @inline(__always)
     func next(_ probe: inout Probe) -> Int? {
         let entry = slots[probe.slot]
         guard entry != 0 else { return nil }
