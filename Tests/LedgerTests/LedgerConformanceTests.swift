@@ -235,10 +235,16 @@ struct LedgerConformanceTests {
                 let expected: [UInt64] = start < 40 ? Array(UInt64(start + 1)...40) : []
                 #expect(resumed.map(\.position) == expected)
             }
-            let snapshot = try await ledger.snapshot()
-            #expect(snapshot.last?.complete == true)
-            #expect(snapshot.last?.position == 40)
-            #expect(snapshot.flatMap(\.subscriptions).count == 40)
+            // What a snapshot reads: the position, then the states page by page.
+            #expect(try await ledger.lastPosition() == 40)
+            var states = 0
+            var cursor: Ledger.SnapshotCursor?
+            repeat {
+                let page = try await ledger.subscriptionPage(after: cursor, limit: 7)
+                states += page.states.count
+                cursor = page.next
+            } while cursor != nil
+            #expect(states == 40)
         }
     }
 
@@ -295,7 +301,9 @@ struct LedgerConformanceTests {
             ) {
                 _ = try await ledger.replayInbox(ReplayInboxRequest(store: .apple, notificationID: "rejected-5e5e"))
             }
-            await #expect(throws: RPCError.self) {
+            await #expect(
+                throws: RPCError(.invalidArgument, "entry.last_error (the reason for the rejection) is missing")
+            ) {
                 _ = try await ledger.recordNotification(
                     RecordNotificationRequest(
                         entry: InboxEntry(
@@ -361,7 +369,7 @@ struct LedgerConformanceTests {
             let later = try await ledger.advanceCursor(AdvanceCursorRequest(name: "apple-history", value: 900))
             #expect(later.value == 900 && later.updatedTimeMilliseconds! > moved!)
             #expect(try await ledger.cursor(GetCursorRequest(name: "apple-history")) == later)
-            await #expect(throws: RPCError.self) {
+            await #expect(throws: RPCError(.invalidArgument, "name is missing")) {
                 _ = try await ledger.advanceCursor(AdvanceCursorRequest(name: "", value: 1))
             }
         }

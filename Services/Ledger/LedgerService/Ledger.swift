@@ -295,7 +295,6 @@ public struct Ledger: Sendable {
         let verifiedAt = now()
         incoming.verifiedTimeMilliseconds = incoming.verifiedTimeMilliseconds ?? verifiedAt
         let subscription = incoming
-        let dialect = database.dialect
         return { tx in
             let key = subscription.key
             // One round trip for what the write depends on: the idempotency record, the
@@ -336,7 +335,7 @@ public struct Ledger: Sendable {
             // purchase still names what replaced it.
             next.replacedByStoreID = next.replacedByStoreID ?? current?.replacedByStoreID
             let applied = (current?.storeTimeMilliseconds ?? Int64.min) <= (next.storeTimeMilliseconds ?? 0)
-            let position = try Self.nextPosition(tx, dialect)
+            let position = try Self.nextPosition(tx)
             let state = applied ? next : current!
             var events: [LifecycleEvent] = []
             for var event in request.events {
@@ -372,7 +371,7 @@ public struct Ledger: Sendable {
                 replaced.replacedByStoreID != key.storeID
             {
                 replaced.replacedByStoreID = key.storeID
-                let replacedPosition = try Self.nextPosition(tx, dialect)
+                let replacedPosition = try Self.nextPosition(tx)
                 try Self.saveSubscription(tx, replaced, position: replacedPosition)
                 try Self.appendChange(
                     tx,
@@ -424,7 +423,6 @@ public struct Ledger: Sendable {
         let hash = Digest.sha256Hex(request.serialized())
         let at = now()
         let chosen = policy
-        let dialect = database.dialect
         return { tx in
             if let replay = try Self.replay(tx, request.idempotencyKey, hash, as: LinkAccountResponse.self) {
                 return replay
@@ -462,7 +460,7 @@ public struct Ledger: Sendable {
                 try Self.remember(tx, request.idempotencyKey, hash, response, at: at)
                 return response
             }
-            let position = try Self.nextPosition(tx, dialect)
+            let position = try Self.nextPosition(tx)
             event.position = position
             let link = AccountLink(
                 accountID: moves ? request.accountID : previous!, key: key, storeAccountRef: request.storeAccountRef,
@@ -620,40 +618,14 @@ public struct Ledger: Sendable {
             sql += " ORDER BY store, environment, store_id LIMIT $\(parameters.count)"
             let rows = try tx.query(sql, parameters)
             let values = try (0..<rows.count).map { try row(rows, $0) }
-            guard rows.count == limit, let last = rows.count.checkedLast else { return (values, nil) }
+            guard limit > 0, rows.count == limit else { return (values, nil) }
+            let last = limit - 1
             return (
                 values,
                 SnapshotCursor(
                     store: rows.int(last, "store") ?? 0, environment: rows.int(last, "environment") ?? 0,
                     storeID: rows.text(last, "store_id") ?? "")
             )
-        }
-    }
-
-    /// The newest change-feed position, where a snapshot taken now continues with WatchChanges.
-    public func snapshotPosition() async throws -> UInt64 { try await lastPosition() }
-
-    public func snapshot() async throws -> [SnapshotChunk] {
-        try await read { tx in
-            let position = UInt64(try Self.lastPosition(tx))
-            let rows = try tx.query("SELECT state FROM subscriptions ORDER BY store, environment, store_id")
-            let subscriptions = try (0..<rows.count).map { try Self.decode(Subscription.self, rows.blob($0, "state")) }
-            let linkRows = try tx.query(
-                "SELECT store, environment, store_id, account_id, store_account_ref, linked_ms FROM links ORDER BY store, environment, store_id"
-            )
-            let links = try (0..<linkRows.count).map { try Self.link(linkRows, $0) }
-            var chunks: [SnapshotChunk] = []
-            var start = 0
-            while start < max(subscriptions.count, links.count) {
-                chunks.append(
-                    SnapshotChunk(
-                        subscriptions: Array(
-                            subscriptions[min(start, subscriptions.count)..<min(start + 500, subscriptions.count)]),
-                        links: Array(links[min(start, links.count)..<min(start + 500, links.count)])))
-                start += 500
-            }
-            chunks.append(SnapshotChunk(complete: true, position: position))
-            return chunks
         }
     }
 
@@ -719,7 +691,7 @@ public struct Ledger: Sendable {
     /// writer; on PostgreSQL the advisory lock every write batch takes first and holds until
     /// it commits), so positions become visible in order: a reader that has seen position n
     /// never later finds n − 1.
-    static func nextPosition(_ tx: any LedgerTransaction, _ dialect: SQLDialect) throws -> UInt64 {
+    static func nextPosition(_ tx: any LedgerTransaction) throws -> UInt64 {
         let next = try tx.batch.lastPosition.map { $0 + 1 } ?? UInt64(try lastPosition(tx) + 1)
         tx.batch.lastPosition = next
         return next
@@ -924,9 +896,4 @@ struct SubscriptionCursor {
     }
 
     var token: String { "\(environment):\(storeID)" }
-}
-
-extension Int {
-    /// The index of the last of `self` elements, nil for none.
-    fileprivate var checkedLast: Int? { self > 0 ? self - 1 : nil }
 }

@@ -57,7 +57,7 @@ enum LedgerMethods {
             "\(service)/Snapshot",
             .serverStream { _, bytes, writer in
                 _ = try SnapshotRequest(serialized: bytes)
-                let position = try await ledger.snapshotPosition()
+                let position = try await ledger.lastPosition()
                 var cursor: Ledger.SnapshotCursor?
                 repeat {
                     let page = try await ledger.subscriptionPage(after: cursor, limit: snapshotPage)
