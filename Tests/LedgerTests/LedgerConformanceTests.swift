@@ -301,6 +301,16 @@ struct LedgerConformanceTests {
             ) {
                 _ = try await ledger.replayInbox(ReplayInboxRequest(store: .apple, notificationID: "rejected-5e5e"))
             }
+            // A verified state naming it does not mark it processed either.
+            _ = try await ledger.recordVerifiedState(
+                RecordVerifiedStateRequest(
+                    idempotencyKey: "after-rejected",
+                    subscription: Self.state(
+                        SubscriptionKey(store: .apple, environment: .production, storeID: "rejected-sub"), .active,
+                        storeTime: 1),
+                    notificationID: "rejected-5e5e"))
+            let still = try await ledger.listInbox(ListInboxRequest(status: .rejected))
+            #expect(still.entries.map(\.notificationID) == ["rejected-5e5e"] && still.entries.first?.attempts == 0)
             await #expect(
                 throws: RPCError(.invalidArgument, "entry.last_error (the reason for the rejection) is missing")
             ) {

@@ -381,10 +381,11 @@ public struct Ledger: Sendable {
             }
             if let notificationID = request.notificationID {
                 let update = try tx.query(
-                    "UPDATE inbox SET status = $1 WHERE store = $2 AND notification_id = $3",
+                    // A rejected notification stays rejected: it is kept for audit only.
+                    "UPDATE inbox SET status = $1 WHERE store = $2 AND notification_id = $3 AND status <> $4",
                     [
                         .int(Int64(InboxStatus.processed.rawValue)), .int(Int64(key.store.rawValue)),
-                        .text(notificationID),
+                        .text(notificationID), .int(Int64(InboxStatus.rejected.rawValue)),
                     ])
                 if update.affected == 1 {
                     var entry = try Self.inboxEntry(tx, store: key.store, notificationID: notificationID)
