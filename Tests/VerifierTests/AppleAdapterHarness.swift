@@ -143,3 +143,16 @@ final class AppleAdapterHarness: Sendable {
         return response.events
     }
 }
+
+extension LedgerClient {
+    /// The ids of every inbox entry of `store`, whatever its status (a plain ListInbox shows
+    /// only pending and failed ones).
+    func allInboxIDs(_ store: Store? = nil) async throws -> [String] {
+        var ids: [String] = []
+        for status in [InboxStatus.pending, .failed, .processed, .rejected] {
+            ids += try await listInbox(ListInboxRequest(status: status, store: store, pageSize: 100)).entries
+                .map(\.notificationID)
+        }
+        return ids
+    }
+}

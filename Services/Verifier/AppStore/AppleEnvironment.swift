@@ -11,4 +11,7 @@ public enum AppleEnvironment: String, Sendable, Hashable, CaseIterable {
 
     /// The ledger's environment: Production is production, everything else sandbox.
     public var storeEnvironment: StoreEnvironment { self == .production ? .production : .sandbox }
+
+    /// The App Store environment a ledger environment stands for: production or sandbox.
+    public init(_ environment: StoreEnvironment) { self = environment == .production ? .production : .sandbox }
 }

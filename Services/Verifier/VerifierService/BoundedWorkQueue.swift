@@ -9,7 +9,6 @@ final class BoundedWorkQueue: Sendable {
     private struct State {
         var running = 0
         var waiting: [Work] = []
-        var closed = false
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -22,11 +21,10 @@ final class BoundedWorkQueue: Sendable {
         self.capacity = capacity
     }
 
-    /// Queues `work`; false when the queue is full or closed.
+    /// Queues `work`; false when the queue is full.
     @discardableResult
     func submit(_ work: @escaping Work) -> Bool {
         let start = state.withLock { state -> Bool? in
-            if state.closed { return nil }
             if state.running < concurrency {
                 state.running += 1
                 return true
@@ -43,9 +41,6 @@ final class BoundedWorkQueue: Sendable {
         return true
     }
 
-    /// Work running or waiting.
-    var pending: Int { state.withLock { $0.running + $0.waiting.count } }
-
     /// Returns once nothing is running or waiting.
     func idle() async {
         await withCheckedContinuation { continuation in
@@ -56,12 +51,6 @@ final class BoundedWorkQueue: Sendable {
             }
             if now { continuation.resume() }
         }
-    }
-
-    /// Refuses new work; what is queued still runs. Returns once all of it has finished.
-    func close() async {
-        state.withLock { $0.closed = true }
-        await idle()
     }
 
     private func launch(_ work: @escaping Work) {

@@ -99,7 +99,7 @@ extension AppleAdapter {
 
     /// Asks the App Store for one subscription's current state and records it.
     public func refresh(_ key: SubscriptionKey) async throws -> RefreshSubscriptionResponse {
-        let environment: AppleEnvironment = key.environment == .production ? .production : .sandbox
+        let environment = AppleEnvironment(key.environment)
         guard let verifier = verifiers[environment] else {
             throw RPCError(.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
         }
@@ -147,7 +147,7 @@ extension AppleAdapter {
                 throw RPCError(.invalidArgument, "transaction_id must be 1 to 64 ASCII characters")
             }
             let environment: AppleEnvironment =
-                requested.map { $0 == .production ? .production : .sandbox } ?? defaultEnvironment
+                requested.map(AppleEnvironment.init) ?? defaultEnvironment
             guard let verifier = verifiers[environment] else {
                 throw RPCError(.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
             }

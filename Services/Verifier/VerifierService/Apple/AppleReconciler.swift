@@ -56,7 +56,7 @@ public final class AppleReconciler: LifecycleService {
             for entry in page.entries where handled < Self.maxPerStep {
                 let old = (entry.receivedTimeMilliseconds ?? 0) < adapter.nowMilliseconds - Self.pendingGrace
                 guard entry.status == .failed || old else { continue }
-                let environment: AppleEnvironment = entry.environment == .production ? .production : .sandbox
+                let environment = AppleEnvironment(entry.environment ?? .sandbox)
                 handled += 1
                 await adapter.process(signedPayload: entry.rawPayload, environment: environment)
             }
@@ -106,7 +106,7 @@ public final class AppleReconciler: LifecycleService {
                 }
                 for subscription in page.subscriptions where seen.count < Self.maxPerStep {
                     guard seen.insert(subscription.key).inserted,
-                        adapter.verifiers[subscription.key.environment == .production ? .production : .sandbox] != nil
+                        adapter.verifiers[AppleEnvironment(subscription.key.environment)] != nil
                     else { continue }
                     do {
                         _ = try await adapter.refresh(subscription.key)
