@@ -92,7 +92,7 @@ extension AppleAdapter {
         case .success:
             counters.received.increment()
             let accepted = queue.submit { [self] in
-                await process(signedPayload: signedPayload, environment: environment)
+                await process(notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
             }
             if !accepted { logger.warning("apple processing queue full; reconciliation will process it", [:]) }
             return Self.answer(200, "recorded")
@@ -150,7 +150,7 @@ extension AppleAdapter {
             let response = try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
             guard !response.duplicate else { return }
             counters.received.increment()
-            await process(signedPayload: signedPayload, environment: environment)
+            await process(notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
         } catch {
             logger.warning("a notification from Apple's history was not recorded", ["error": "\(error)"])
         }
@@ -158,8 +158,8 @@ extension AppleAdapter {
 
     // MARK: Processing
 
-    /// Applies a recorded notification; never throws: a failure marks the inbox entry failed
-    /// with the reason.
+    /// Applies a recorded notification from its stored payload (inbox retries), verifying it
+    /// again; never throws: a failure marks the inbox entry failed with the reason.
     func process(signedPayload: String, environment: AppleEnvironment) async {
         guard let verifier = verifiers[environment] else { return }
         let notification: AppleNotification
@@ -169,6 +169,14 @@ extension AppleAdapter {
             logger.error("a recorded apple notification no longer verifies", ["error": "\(error)"])
             return
         }
+        await process(notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
+    }
+
+    /// Processes a notification verified a moment ago (ingress, history): no second check.
+    func process(
+        _ notification: AppleNotification, signedPayload: String, verifier: AppleSignedDataVerifier,
+        environment: AppleEnvironment
+    ) async {
         do {
             let complete = try await apply(
                 notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
