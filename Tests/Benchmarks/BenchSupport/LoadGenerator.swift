@@ -7,10 +7,13 @@ import Wire
 /// `pipeline` frames leaves in one write; the next batch goes once every reply of the previous
 /// one arrived, so each connection reuses call ids 1...pipeline. A request's latency is the
 /// time of the read that delivered its reply minus the time its batch was sent. Requests carry
-/// an empty payload, or each the payload `payload(connection, sequence)` builds.
+/// an empty payload, each the payload `payload(connection, sequence)` builds, or each a frame
+/// of a `RequestPool` that `pick(connection, sequence)` chooses (copied, with no encoding).
 public final class LoadGenerator {
     /// The payload of request number `sequence` (from 0) on connection `connection`.
     public typealias Payload = (_ connection: Int, _ sequence: Int) -> [UInt8]
+    /// The pool entry of request number `sequence` (from 0) on connection `connection`.
+    public typealias Pick = (_ connection: Int, _ sequence: Int) -> Int
     /// Looks at a successful reply's payload; a returned text makes it count as failed.
     public typealias ReplyCheck = (_ payload: UnsafeRawBufferPointer) -> String?
     /// What one phase measured.
@@ -46,6 +49,7 @@ public final class LoadGenerator {
     public let pipeline: Int
     private let method: String
     private let payload: Payload?
+    private let pool: (frames: RequestPool, pick: Pick)?
     private let check: ReplyCheck?
     private let epollFD: Int32
     private var connections: [Connection] = []
@@ -63,14 +67,36 @@ public final class LoadGenerator {
 
     /// Connects `clients` sockets to 127.0.0.1:`port` for calls of `method`, with empty
     /// payloads or those `payload` builds. Throws when a socket cannot be set up.
-    public init(
+    public convenience init(
         port: Int, clients: Int, pipeline: Int, method: String, payload: Payload? = nil, check: ReplyCheck? = nil
+    ) throws(BenchError) {
+        try self.init(
+            port: port, clients: clients, pipeline: pipeline, method: method, payload: payload, pool: nil,
+            check: check)
+    }
+
+    /// Connects `clients` sockets to 127.0.0.1:`port` for the requests of `pool` (whose method
+    /// they call), request `sequence` of connection `connection` being entry `pick(connection,
+    /// sequence)`. Throws when a socket cannot be set up.
+    public convenience init(
+        port: Int, clients: Int, pipeline: Int, pool: RequestPool, pick: @escaping Pick, check: ReplyCheck? = nil
+    ) throws(BenchError) {
+        precondition(pipeline <= RequestPool.maximumCallID)
+        try self.init(
+            port: port, clients: clients, pipeline: pipeline, method: pool.method, payload: nil, pool: (pool, pick),
+            check: check)
+    }
+
+    private init(
+        port: Int, clients: Int, pipeline: Int, method: String, payload: Payload?,
+        pool: (frames: RequestPool, pick: Pick)?, check: ReplyCheck?
     ) throws(BenchError) {
         precondition(clients > 0 && pipeline > 0)
         self.clients = clients
         self.pipeline = pipeline
         self.method = method
         self.payload = payload
+        self.pool = pool
         self.check = check
         var frames: [UInt8] = []
         method.withCString { name in
@@ -174,6 +200,14 @@ public final class LoadGenerator {
                 }
             }
             connections[index].batch = frames
+        } else if let (frames, pick) = pool {
+            var sequence = connections[index].sequence
+            connections[index].batch.removeAll(keepingCapacity: true)
+            for id in 1...pipeline {
+                frames.append(pick(index, sequence), callID: UInt8(id), to: &connections[index].batch)
+                sequence += 1
+            }
+            connections[index].sequence = sequence
         } else {
             connections[index].batch = batch
         }

@@ -75,7 +75,7 @@ struct Benchmark {
 
         let redis = options.skipRedis ? nil : try RedisServer()
         defer { redis?.stop() }
-        let load = CheckAccessLoad(port: entitlement.port, accounts: seed.sample)
+        let load = try CheckAccessLoad(port: entitlement.port, accounts: seed.sample)
         var rows: [LoadRow] = []
         var errors = Errors()
         for configuration in Self.configurations {

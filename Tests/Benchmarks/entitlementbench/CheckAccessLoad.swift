@@ -2,27 +2,28 @@ import BenchSupport
 import Wire
 
 /// CheckAccess calls for `pro` on random seeded accounts through the load generator, every
-/// answer checked to be allowed. Requests are encoded once, up front, one per sampled account;
-/// connection `c`'s request `s` takes a pool entry scattered by a multiplicative hash.
+/// answer checked to be allowed. Request frames are encoded once, up front, one per sampled
+/// account; connection `c`'s request `s` takes a pool entry scattered by a multiplicative hash.
 struct CheckAccessLoad {
     let port: Int
-    /// One serialized CheckAccessRequest per sampled account.
-    let pool: [[UInt8]]
+    /// One CheckAccessRequest frame per sampled account.
+    let pool: RequestPool
 
-    init(port: Int, accounts: [String]) {
+    init(port: Int, accounts: [String]) throws(BenchError) {
         self.port = port
-        pool = accounts.map { PurchaseWorkload.check($0).serialized() }
+        pool = try RequestPool(
+            method: PurchaseWorkload.checkMethod, payloads: accounts.map { PurchaseWorkload.check($0).serialized() })
     }
 
     /// A generator with `clients` connections and `pipeline` requests in flight on each.
     func generator(clients: Int, pipeline: Int) throws(BenchError) -> LoadGenerator {
-        let pool = self.pool
+        let entries = UInt64(pool.count)
         let answers = AnswerCheck()
         return try LoadGenerator(
-            port: port, clients: clients, pipeline: pipeline, method: PurchaseWorkload.checkMethod,
-            payload: { connection, sequence in
+            port: port, clients: clients, pipeline: pipeline, pool: pool,
+            pick: { connection, sequence in
                 let mixed = UInt64(truncatingIfNeeded: connection &* 1_000_003 &+ sequence) &* 0x9E37_79B9_7F4A_7C15
-                return pool[Int((mixed >> 17) % UInt64(pool.count))]
+                return Int((mixed >> 17) % entries)
             },
             check: { payload in answers.check(payload) })
     }
