@@ -7,6 +7,10 @@ import Wire
 protocol FramedChannelDelegate: AnyObject {
     /// The connection is established (and TLS is done): frames may flow.
     func channelDidBecomeReady(_ channel: FramedChannel)
+    /// Bytes just read that start at a frame boundary, before their frames are handed over one
+    /// by one: a look ahead at what is coming (a complete frame among them is then `received`;
+    /// the last one may be incomplete). Valid only during the call.
+    func channel(_ channel: FramedChannel, willDecode bytes: UnsafeRawBufferPointer)
     /// One whole frame arrived; the bytes are valid only during the call.
     func channel(_ channel: FramedChannel, received frame: UnsafeRawBufferPointer)
     /// The channel closed; `reason` says why. Nothing more will be called.
@@ -18,6 +22,7 @@ protocol FramedChannelDelegate: AnyObject {
 }
 
 extension FramedChannelDelegate {
+    func channel(_ channel: FramedChannel, willDecode bytes: UnsafeRawBufferPointer) {}
     func channel(_ channel: FramedChannel, rejectedFrame reason: String) {}
     func channelDidDrain(_ channel: FramedChannel) {}
 }
@@ -178,16 +183,20 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Send
                 reads = n < scratch.count ? 4 : reads + 1
             }
             lastActivity = MonotonicClock.nanoseconds()
+            let bytes = UnsafeRawBufferPointer(rebasing: scratch[0..<count])
+            // Loaded once per read rather than once per frame.
+            guard let delegate else { return close("the channel's owner is gone") }
+            if !decoder.hasPartialFrame { delegate.channel(self, willDecode: bytes) }
             do {
-                try decoder.decode(UnsafeRawBufferPointer(rebasing: scratch[0..<count])) { frame in
+                try decoder.decode(bytes) { frame in
                     guard state == .open, closeWhenFlushed == nil else { return }
-                    delegate?.channel(self, received: frame)
+                    delegate.channel(self, received: frame)
                 }
             } catch let failure as FrameDecoder.Failure {
                 if case .frameTooLong = failure {
-                    delegate?.channel(self, rejectedFrame: "too_long")
+                    delegate.channel(self, rejectedFrame: "too_long")
                 } else {
-                    delegate?.channel(self, rejectedFrame: "empty")
+                    delegate.channel(self, rejectedFrame: "empty")
                 }
                 return protocolViolation(failure.description)
             } catch {

@@ -8,7 +8,9 @@ public enum RPCHandler: Sendable {
     /// Runs on the event loop thread that read the request, with the payload bytes in place,
     /// and appends the response payload to the (empty) buffer it is given. For work that is in
     /// memory and short: it must not block or take long.
-    case inline(@Sendable (RPCRequestContext, UnsafeRawBufferPointer, inout [UInt8]) throws -> Void)
+    /// It is given no context: it cannot outlive its deadline, and who may call it was settled
+    /// by the access policy before it runs.
+    case inline(@Sendable (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void)
     /// Runs as a task; its reply is written when it returns.
     case unary(@Sendable (RPCRequestContext, [UInt8]) async throws -> [UInt8])
     /// Starts on the event loop thread like `inline` and answers later, from any thread,
@@ -19,34 +21,50 @@ public enum RPCHandler: Sendable {
     case serverStream(@Sendable (RPCRequestContext, [UInt8], ServerStreamWriter) async throws -> Void)
 }
 
+/// Told the request payloads of one method that arrived together, before they are handled one
+/// by one, so that it can start loading into cache what they will read (the lookups of a
+/// pipelined batch then overlap instead of waiting on memory in turn). It runs on the event
+/// loop thread, must change nothing, and may ignore payloads it cannot read: the handler
+/// decides what each request means.
+public typealias RPCPrefetch = @Sendable (UnsafeBufferPointer<UnsafeRawBufferPointer>) -> Void
+
 /// The methods a server offers, registered before it starts.
 public final class RPCRouter: @unchecked Sendable {  // written only before the server starts, then read-only
     struct Entry {
         let name: String
-        let utf8: [UInt8]
         let handler: RPCHandler
         let index: Int
+        let prefetch: RPCPrefetch?
     }
 
     private(set) var entries: [Entry] = []
+    /// Every method's UTF-8 name end to end, and where each ends: looked up per call, in plain
+    /// bytes (no reference counting).
+    private var nameBytes: [UInt8] = []
+    private var nameEnds: [Int] = []
+    /// Whether any method has a prefetch.
+    private(set) var prefetches = false
 
     public init() {}
 
-    /// Registers a raw handler under a full method name. Registering a name twice is a
-    /// programming error.
-    public func register(_ method: String, _ handler: RPCHandler) {
+    /// Registers a raw handler under a full method name, with the prefetch for batches of its
+    /// requests if it has one. Registering a name twice is a programming error.
+    public func register(_ method: String, _ handler: RPCHandler, prefetch: RPCPrefetch? = nil) {
         precondition(!entries.contains { $0.name == method }, "method \(method) registered twice")
-        entries.append(Entry(name: method, utf8: Array(method.utf8), handler: handler, index: entries.count))
+        entries.append(Entry(name: method, handler: handler, index: entries.count, prefetch: prefetch))
+        nameBytes.append(contentsOf: method.utf8)
+        nameEnds.append(nameBytes.count)
+        prefetches = prefetches || prefetch != nil
     }
 
     /// Registers an in-memory method that runs on the event loop thread.
     public func inline<Request: ProtoMessage, Response: ProtoMessage>(
-        _ method: String, _ body: @escaping @Sendable (RPCRequestContext, Request) throws -> Response
+        _ method: String, _ body: @escaping @Sendable (Request) throws -> Response
     ) {
         register(
             method,
-            .inline({ context, bytes, output in
-                output.append(contentsOf: try body(context, try Request(serialized: bytes)).serialized())
+            .inline({ bytes, output in
+                output.append(contentsOf: try body(try Request(serialized: bytes)).serialized())
             }))
     }
 
@@ -101,15 +119,20 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
     /// Every registered method name.
     public var methodNames: [String] { entries.map(\.name) }
 
-    /// Finds a method by its UTF-8 name without allocating.
-    func lookup(_ name: UnsafeBufferPointer<UInt8>) -> Entry? {
-        for entry in entries where entry.utf8.count == name.count {
-            let equal = entry.utf8.withUnsafeBufferPointer { stored in
-                name.count == 0 || memcmp(stored.baseAddress!, name.baseAddress!, name.count) == 0
+    /// The index in `entries` of the method with this UTF-8 name.
+    func index(of name: UnsafeBufferPointer<UInt8>) -> Int? {
+        nameBytes.withUnsafeBufferPointer { bytes in
+            var start = 0
+            for (index, end) in nameEnds.enumerated() {
+                if end - start == name.count
+                    && (name.count == 0 || memcmp(bytes.baseAddress! + start, name.baseAddress!, name.count) == 0)
+                {
+                    return index
+                }
+                start = end
             }
-            if equal { return entry }
+            return nil
         }
-        return nil
     }
 }
 

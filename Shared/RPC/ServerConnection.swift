@@ -29,6 +29,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     private var blockedStreams: [ServerStreamWriter] = []
     /// Where inline handlers write their response payloads, reused from call to call.
     private var scratch: [UInt8] = []
+    /// Payloads of one method gathered for its prefetch, reused from read to read.
+    private var prefetchBatch: [UnsafeRawBufferPointer] = []
 
     init(core: ServerCore, loop: EventLoop, fd: Int32, tls: TLSSession?, peer: String) {
         self.core = core
@@ -47,6 +49,41 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         let writers = blockedStreams
         blockedStreams.removeAll()
         for writer in writers { writer.setBlocked(false) }
+    }
+
+    func channel(_ channel: FramedChannel, willDecode bytes: UnsafeRawBufferPointer) {
+        guard core.router.prefetches else { return }
+        // The envelopes are read by hand here, as a hint: each frame is decoded properly when
+        // it is received, and a frame this pass cannot read is simply not prefetched for.
+        var offset = 0
+        var batchPrefetch: RPCPrefetch?
+        var batchMethod = -1
+        while bytes.count - offset >= 4 {
+            let length = Int(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            guard length > 0, length <= core.configuration.maxFrameLength, bytes.count - offset - 4 >= length else {
+                break
+            }
+            let frame = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + length)])
+            offset += 4 + length
+            guard let method = ProtoWireScanner.lastLengthDelimited(3, in: frame),
+                let index = core.router.index(of: method.assumingMemoryBound(to: UInt8.self))
+            else { continue }
+            if index != batchMethod || prefetchBatch.count == 64 {
+                runPrefetch(batchPrefetch)
+                batchPrefetch = core.router.entries[index].prefetch
+                batchMethod = index
+            }
+            guard batchPrefetch != nil else { continue }
+            prefetchBatch.append(
+                ProtoWireScanner.lastLengthDelimited(5, in: frame) ?? UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        runPrefetch(batchPrefetch)
+    }
+
+    /// Hands the gathered payloads to their method's prefetch and empties the batch.
+    private func runPrefetch(_ prefetch: RPCPrefetch?) {
+        if let prefetch, !prefetchBatch.isEmpty { prefetchBatch.withUnsafeBufferPointer { prefetch($0) } }
+        prefetchBatch.removeAll(keepingCapacity: true)
     }
 
     func channel(_ channel: FramedChannel, received frame: UnsafeRawBufferPointer) {
@@ -89,10 +126,13 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     }
 
     private func startCall(_ view: EnvelopeView) {
-        let started = MonotonicClock.nanoseconds()
+        // The read that brought the frame: one clock reading for every call it carried.
+        let started = channel.lastActivity
         let callID = view.callID
         guard callID != 0 else { return channel.protocolViolation("call id 0 is reserved") }
-        guard calls[callID] == nil else { return channel.protocolViolation("call id \(callID) is already in flight") }
+        guard calls.isEmpty || calls[callID] == nil else {
+            return channel.protocolViolation("call id \(callID) is already in flight")
+        }
         let unknown = core.metrics.unknownMethodIndex
         if draining || core.isDraining {
             return reply(callID, unknown, started, .unavailable, "the server is shutting down")
@@ -102,15 +142,20 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 callID, unknown, started, .resourceExhausted,
                 "too many calls in flight on this connection (at most \(core.configuration.maxCallsPerConnection))")
         }
-        guard let entry = core.router.lookup(view.method) else {
+        guard let methodIndex = core.router.index(of: view.method) else {
             return reply(callID, unknown, started, .unimplemented, "unknown method \"\(view.methodName)\"")
         }
-        if core.tls != nil
-            && !core.configuration.accessPolicy.allows(method: entry.name, identities: channel.peerIdentities)
-        {
-            let who = channel.peerIdentities.first ?? "a peer without identity"
-            return reply(callID, entry.index, started, .permissionDenied, "\(who) may not call \(entry.name)")
+        if core.tls != nil {
+            let name = core.router.entries[methodIndex].name
+            if !core.configuration.accessPolicy.allows(method: name, identities: channel.peerIdentities) {
+                let who = channel.peerIdentities.first ?? "a peer without identity"
+                return reply(callID, methodIndex, started, .permissionDenied, "\(who) may not call \(name)")
+            }
         }
+        if case .inline(let handler) = core.router.entries[methodIndex].handler {
+            return runInline(handler, callID: callID, methodIndex: methodIndex, started: started, payload: view.payload)
+        }
+        let entry = core.router.entries[methodIndex]
         let requested = UInt64(view.timeoutMilliseconds) * 1_000_000
         let limit = min(requested == 0 ? core.defaultTimeout : requested, core.maxTimeout)
         let deadline = started.saturatingAdd(limit)
@@ -118,24 +163,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             method: entry.name, deadline: deadline, peerIdentities: channel.peerIdentities, peer: peer)
 
         switch entry.handler {
-        case .inline(let handler):
-            do {
-                scratch.removeAll(keepingCapacity: true)
-                try handler(context, view.payload, &scratch)
-                if let tooLarge = oversized(scratch.count) {
-                    return reply(callID, entry.index, started, tooLarge.code, tooLarge.message)
-                }
-                scratch.withUnsafeBytes { bytes in
-                    Envelope.appendFrame(to: &channel.output, callID: callID, kind: .response, payload: bytes)
-                }
-                core.metrics.record(
-                    loop: loop.index, method: entry.index, code: .ok,
-                    nanoseconds: MonotonicClock.nanoseconds() - started)
-                channel.scheduleFlush()
-            } catch {
-                let failure = core.rpcError(from: error, method: entry.name)
-                reply(callID, entry.index, started, failure.code, failure.message)
-            }
+        case .inline:
+            preconditionFailure("inline handlers ran above")
 
         case .unary(let handler):
             let payload = [UInt8](view.payload)
@@ -198,6 +227,29 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                     core.callFinished()
                 }
             }
+        }
+    }
+
+    /// Runs an inline handler and queues its reply.
+    private func runInline(
+        _ handler: (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void, callID: UInt64, methodIndex: Int,
+        started: UInt64, payload: UnsafeRawBufferPointer
+    ) {
+        do {
+            scratch.removeAll(keepingCapacity: true)
+            try handler(payload, &scratch)
+            if let tooLarge = oversized(scratch.count) {
+                return reply(callID, methodIndex, started, tooLarge.code, tooLarge.message)
+            }
+            scratch.withUnsafeBytes { bytes in
+                Envelope.appendFrame(to: &channel.output, callID: callID, kind: .response, payload: bytes)
+            }
+            core.metrics.record(
+                loop: loop.index, method: methodIndex, code: .ok, nanoseconds: MonotonicClock.nanoseconds() - started)
+            channel.scheduleFlush()
+        } catch {
+            let failure = core.rpcError(from: error, method: core.router.entries[methodIndex].name)
+            reply(callID, methodIndex, started, failure.code, failure.message)
         }
     }
 

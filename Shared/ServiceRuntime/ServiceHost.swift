@@ -44,7 +44,7 @@ public final class ServiceHost: Sendable {
         logger = Logger(service: name, minimumLevel: Logger.Level(name: settings.logLevel) ?? .info, sink: logSink)
         http = HTTPServer(host: settings.httpListen.host, port: settings.httpListen.port, logger: logger)
         shutdownSignal = signal
-        router.inline(healthMethod) { [self] (_: RPCRequestContext, _: HealthRequest) in health() }
+        router.inline(healthMethod) { [self] (_: HealthRequest) in health() }
     }
 
     /// The release this build reports.

@@ -41,6 +41,38 @@ public enum ProtoWireScanner {
         return nil
     }
 
+    /// The contents of the last occurrence of length-delimited field `number` in `bytes` (the one
+    /// a decoder keeps), or nil when the field is absent or the bytes are not well-formed. For
+    /// hints only, such as what to prefetch: protobuf-c decides what a message says.
+    public static func lastLengthDelimited(_ number: UInt64, in bytes: UnsafeRawBufferPointer)
+        -> UnsafeRawBufferPointer?
+    {
+        var offset = 0
+        var found: UnsafeRawBufferPointer?
+        while offset < bytes.count {
+            guard let key = readVarint(bytes, &offset) else { return nil }
+            switch key & 7 {
+            case 0:
+                guard readVarint(bytes, &offset) != nil else { return nil }
+            case 1, 5:
+                let size = key & 7 == 1 ? 8 : 4
+                guard bytes.count - offset >= size else { return nil }
+                offset += size
+            case 2:
+                guard let length = readVarint(bytes, &offset), length <= UInt64(bytes.count - offset) else {
+                    return nil
+                }
+                if key >> 3 == number {
+                    found = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Int(length))])
+                }
+                offset += Int(length)
+            default:
+                return nil
+            }
+        }
+        return found
+    }
+
     private static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
         var result: UInt64 = 0
         var shift: UInt64 = 0

@@ -109,7 +109,7 @@ struct RPCLimitsTests {
             extra: { router in
                 router.register(
                     "test.v1.Test/Big",
-                    .inline { _, _, output in output.append(contentsOf: repeatElement(0, count: 8000)) })
+                    .inline { _, output in output.append(contentsOf: repeatElement(0, count: 8000)) })
             })
         let connection = try RawConnection(port: test.server.port)
         connection.send(RawConnection.request(1, "test.v1.Test/Big"))

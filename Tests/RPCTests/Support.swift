@@ -91,7 +91,7 @@ struct TestServer {
         let gate = self.gate
         let remaining = self.remaining
         let streamSent = self.streamSent
-        router.register(TestMethods.echo, .inline { _, bytes, output in output.append(contentsOf: bytes) })
+        router.register(TestMethods.echo, .inline { bytes, output in output.append(contentsOf: bytes) })
         router.register(
             TestMethods.echoAsync,
             .unary { _, bytes in
@@ -136,7 +136,7 @@ struct TestServer {
                     index += 1
                 }
             })
-        router.inline(TestMethods.health) { (_: RPCRequestContext, _: HealthRequest) in
+        router.inline(TestMethods.health) { (_: HealthRequest) in
             HealthResponse(
                 status: .serving, service: "test", version: "t", uptimeMilliseconds: 0, serverTimeMilliseconds: 0,
                 connections: 0)

@@ -15,10 +15,11 @@ enum EntitlementMethods {
         let service = EntitlementService.serviceName
         router.register(
             "\(service)/CheckAccess",
-            .inline({ _, bytes, output in
+            .inline({ bytes, output in
                 try checkPacked(bytes, into: &output, view: view, policy: policies?.policy, now: now)
-            }))
-        router.inline("\(service)/CheckAccessBatch") { (_, request: CheckAccessBatchRequest) in
+            }),
+            prefetch: { payloads in view.prefetch(checks: payloads) })
+        router.inline("\(service)/CheckAccessBatch") { (request: CheckAccessBatchRequest) in
             guard request.checks.count <= maxBatch else {
                 throw RPCError(.invalidArgument, "at most \(maxBatch) checks per batch, got \(request.checks.count)")
             }
@@ -27,7 +28,7 @@ enum EntitlementMethods {
             return CheckAccessBatchResponse(
                 results: try request.checks.map { try check($0, view: view, policy: policy, now: at) })
         }
-        router.inline("\(service)/ListEntitlements") { (_, request: ListEntitlementsRequest) in
+        router.inline("\(service)/ListEntitlements") { (request: ListEntitlementsRequest) in
             try list(request, view: view, policy: policies?.policy, now: now())
         }
         router.unary("\(service)/ReloadPolicy") { (_, _: ReloadPolicyRequest) in

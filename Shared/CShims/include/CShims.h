@@ -15,6 +15,9 @@
 #include <openssl/x509v3.h>
 #include <microhttpd.h>
 
+/// Asks the CPU to start loading the cache line at `address` for a read soon; never faults.
+static inline void cshim_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
+
 /// epoll_event is packed on x86_64; these avoid layout surprises on the Swift side.
 int cshim_epoll_add(int epfd, int fd, uint32_t events, uint64_t token);
 int cshim_epoll_mod(int epfd, int fd, uint32_t events, uint64_t token);

@@ -40,29 +40,37 @@ enum AccountKey: Hashable, Sendable {
 
     /// The two halves of the UTF-8 `bytes` when they are exactly a lowercase 8-4-4-4-12 hex UUID.
     static func lowercaseUUID(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
+        guard bytes.count == 36, let base = bytes.baseAddress else { return nil }
         let dash = UInt8(ascii: "-")
-        guard bytes.count == 36, bytes[8] == dash, bytes[13] == dash, bytes[18] == dash, bytes[23] == dash else {
-            return nil
+        guard base[8] == dash, base[13] == dash, base[18] == dash, base[23] == dash else { return nil }
+        let raw = UnsafeRawPointer(base)
+        func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        func half(_ offset: Int) -> UInt64 {
+            UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
         }
-        var invalid = false
-        func digits(_ range: Range<Int>, into word: inout UInt64) {
-            for index in range {
-                let byte = bytes[index]
-                let decimal = byte &- UInt8(ascii: "0")
-                let letter = byte &- UInt8(ascii: "a")
-                let value = decimal < 10 ? decimal : letter < 6 ? letter &+ 10 : 0xFF
-                invalid = invalid || value == 0xFF
-                word = word << 4 | UInt64(value & 0xF)
-            }
-        }
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        digits(0..<8, into: &high)
-        digits(9..<13, into: &high)
-        digits(14..<18, into: &high)
-        digits(19..<23, into: &low)
-        digits(24..<36, into: &low)
-        return invalid ? nil : (high, low)
+        // Eight digits at a time: 0-7, 9-12 with 14-17, 19-22 with 24-27, 28-35.
+        guard let a = hex8(word(0)), let b = hex8(half(9) | half(14) << 32), let c = hex8(half(19) | half(24) << 32),
+            let d = hex8(word(28))
+        else { return nil }
+        return (UInt64(a) << 32 | UInt64(b), UInt64(c) << 32 | UInt64(d))
+    }
+
+    /// The value of eight lowercase hex digits, the first in the lowest byte of `word`; nil when
+    /// a byte is not one of 0-9 or a-f. Every byte is tested at once: adding a constant to a byte
+    /// below 0x80 sets its top bit exactly when the byte is at or above a bound, and never
+    /// carries into the next byte.
+    private static func hex8(_ word: UInt64) -> UInt32? {
+        let top: UInt64 = 0x8080_8080_8080_8080
+        guard word & top == 0 else { return nil }
+        let digit = (word &+ 0x5050_5050_5050_5050) & ~(word &+ 0x4646_4646_4646_4646) & top  // 0x30...0x39
+        let letter = (word &+ 0x1F1F_1F1F_1F1F_1F1F) & ~(word &+ 0x1919_1919_1919_1919) & top  // 0x61...0x66
+        guard digit | letter == top else { return nil }
+        // A digit's value is its low nibble; a letter's is its low nibble + 9.
+        var x = ((word & 0x0F0F_0F0F_0F0F_0F0F) &+ (letter >> 7) &* 9).byteSwapped
+        x = (x >> 4 | x) & 0x00FF_00FF_00FF_00FF
+        x = (x >> 8 | x) & 0x0000_FFFF_0000_FFFF
+        x = (x >> 16 | x) & 0x0000_0000_FFFF_FFFF
+        return UInt32(truncatingIfNeeded: x)
     }
 }
 

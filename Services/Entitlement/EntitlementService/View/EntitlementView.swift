@@ -1,4 +1,5 @@
 public import Model
+import Wire
 
 /// Every account's subscriptions, in memory, as the ledger's change feed left them: loaded from
 /// a snapshot, then kept up by applying changes in feed order. Reads never create an account.
@@ -118,6 +119,44 @@ public final class EntitlementView: Sendable {
         return answer!
     }
 
+    /// Starts loading into cache what `CheckAccess` reads for each of these serialized requests:
+    /// the account's first index slot, the record it leads to, that account's first subscription
+    /// and its store id text, one step for every request before the next, so that their cache
+    /// misses overlap rather than follow one another. Changes nothing; reads what it can.
+    func prefetch(checks payloads: UnsafeBufferPointer<UnsafeRawBufferPointer>) {
+        let count = min(payloads.count, 64)
+        guard count > 0 else { return }
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { hashes in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { entries in
+                lock.read { _ in
+                    for i in 0..<count {
+                        entries[i] = -1
+                        // CheckAccessRequest.account_id is field 1.
+                        guard let id = ProtoWireScanner.lastLengthDelimited(1, in: payloads[i]),
+                            (1...256).contains(id.count)
+                        else { continue }
+                        hashes[i] = ViewTables.accountHash(utf8: id.assumingMemoryBound(to: UInt8.self))
+                        tables.accountIndex.prefetch(hashes[i])
+                        entries[i] = 0
+                    }
+                    for i in 0..<count where entries[i] == 0 {
+                        entries[i] = tables.accountIndex.first(hashes[i]) ?? -1
+                        if entries[i] >= 0 { tables.accounts.prefetch(entries[i]) }
+                    }
+                    for i in 0..<count where entries[i] >= 0 {
+                        entries[i] = tables.firstHolding(of: entries[i]) ?? -1
+                        if entries[i] >= 0 { tables.holdings.prefetch(entries[i]) }
+                    }
+                    for i in 0..<count where entries[i] >= 0 {
+                        let holding = tables.holdings[entries[i]]
+                        // A purchase token is about 150 bytes.
+                        if holding.hasTextID { tables.texts.prefetch(holding.id, byteCount: 160) }
+                    }
+                }
+            }
+        }
+    }
+
     /// The account's subscriptions (empty for an account the view does not know), as kept.
     public func subscriptions(of accountID: String) -> [Subscription] {
         lock.read { _ in
@@ -177,6 +216,12 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         case .uuid(let high, let low): account(high: high, low: low)
         case .text(let text): withUTF8Bytes(text) { account(text: $0) }
         }
+    }
+
+    /// The hash an account id (UTF-8) is indexed under.
+    static func accountHash(utf8 id: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        if let (high, low) = AccountKey.lowercaseUUID(id) { return ViewHash.words(high, low) }
+        return ViewHash.bytes(id, tag: 1)
     }
 
     /// The account whose id is the lowercase UUID of these halves.

@@ -1,3 +1,4 @@
+import CShims
 import Glibc
 
 /// Storage for the view that stays close to what it holds at millions of entries: records in
@@ -29,6 +30,15 @@ struct ChunkedArray<Element: BitwiseCopyable & Sendable>: Sendable {
     subscript(index: Int) -> Element {
         get { chunks[index >> Self.shift][index & Self.mask] }
         set { chunks[index >> Self.shift][index & Self.mask] = newValue }
+    }
+
+    /// Starts loading element `index` (an index below `count`) into cache: every line it spans.
+    func prefetch(_ index: Int) {
+        chunks[index >> Self.shift].withUnsafeBytes { chunk in
+            let start = (index & Self.mask) * MemoryLayout<Element>.stride
+            cshim_prefetch(chunk.baseAddress! + start)
+            cshim_prefetch(chunk.baseAddress! + start + MemoryLayout<Element>.size - 1)
+        }
     }
 }
 
@@ -93,6 +103,19 @@ struct TextArena: Sendable {
         withText(reference) { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// Starts loading into cache the first `byteCount` bytes of the text at `reference` and its
+    /// length.
+    func prefetch(_ reference: UInt64, byteCount: Int) {
+        chunks[Int(reference >> 32)].withUnsafeBytes { chunk in
+            let start = Int(reference & 0xFFFF_FFFF)
+            var offset = 0
+            repeat {
+                cshim_prefetch(chunk.baseAddress! + min(start + offset, chunk.count - 1))
+                offset += 64
+            } while offset < byteCount + 3
+        }
+    }
+
     func equals(_ reference: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         withText(reference) { stored in
             stored.count == bytes.count
@@ -125,6 +148,18 @@ struct SlotTable: Sendable {
         guard entry != 0 else { return nil }
         probe.slot = (probe.slot + 1) & (slots.count - 1)
         return Int(entry) - 1
+    }
+
+    /// Starts loading into cache the slot a lookup of `hash` reads first.
+    func prefetch(_ hash: UInt64) {
+        slots.withUnsafeBufferPointer { cshim_prefetch($0.baseAddress! + (Int(truncatingIfNeeded: hash) & ($0.count - 1))) }
+    }
+
+    /// The first candidate a lookup of `hash` would compare, if any (a hint: it may be another
+    /// key's entry).
+    func first(_ hash: UInt64) -> Int? {
+        var probe = probe(hash)
+        return next(&probe)
     }
 
     /// Indexes entry `index` under `hash`; `hashOf` gives the hash of any entry already in (to
