@@ -150,13 +150,14 @@ public struct LatencyHistogram: Sendable, Equatable {
 
     public init() {}
 
-    public mutating func record(nanoseconds: UInt64) {
+    /// Records `times` observations of `nanoseconds` each.
+    public mutating func record(nanoseconds: UInt64, times: UInt64 = 1) {
         var index = 0
         let bounds = Self.boundsNanoseconds
         while index < bounds.count && nanoseconds > bounds[index] { index += 1 }
-        buckets[index] += 1
-        count += 1
-        sumNanoseconds &+= nanoseconds
+        buckets[index] += times
+        count += times
+        sumNanoseconds &+= nanoseconds &* times
     }
 
     public mutating func merge(_ other: LatencyHistogram) {

@@ -19,7 +19,8 @@ final class ClientConnection: FramedChannelDelegate {
         self.core = core
         self.slot = slot
         channel = FramedChannel(
-            loop: core.loop, fd: fd, tls: tls, maxFrameLength: maxFrameLength, connecting: true, delegate: self)
+            loop: core.loop, fd: fd, tls: tls, maxFrameLength: maxFrameLength, connecting: true)
+        channel.delegate = self
         connectTimer = core.loop.schedule(at: MonotonicClock.nanoseconds() + connectTimeout) { [weak self] in
             self?.channel.close("connect timed out")
         }

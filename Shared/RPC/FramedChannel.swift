@@ -13,6 +13,8 @@ protocol FramedChannelDelegate: AnyObject {
     func channel(_ channel: FramedChannel, willDecode bytes: UnsafeRawBufferPointer)
     /// One whole frame arrived; the bytes are valid only during the call.
     func channel(_ channel: FramedChannel, received frame: UnsafeRawBufferPointer)
+    /// Every frame of the bytes just read has been received.
+    func channelDidDecode(_ channel: FramedChannel)
     /// The channel closed; `reason` says why. Nothing more will be called.
     func channel(_ channel: FramedChannel, closedBecause reason: String)
     /// The byte stream could not be framed (`too_long` or `empty`); the channel is closing.
@@ -22,6 +24,7 @@ protocol FramedChannelDelegate: AnyObject {
 }
 
 extension FramedChannelDelegate {
+    func channelDidDecode(_ channel: FramedChannel) {}
     func channel(_ channel: FramedChannel, willDecode bytes: UnsafeRawBufferPointer) {}
     func channel(_ channel: FramedChannel, rejectedFrame reason: String) {}
     func channelDidDrain(_ channel: FramedChannel) {}
@@ -66,15 +69,12 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Send
     /// Names from the peer's certificate, once TLS is done.
     private(set) var peerIdentities: [String] = []
 
-    init(
-        loop: EventLoop, fd: Int32, tls: TLSSession?, maxFrameLength: Int, connecting: Bool,
-        delegate: any FramedChannelDelegate
-    ) {
+    /// The owner sets `delegate` before `start()`.
+    init(loop: EventLoop, fd: Int32, tls: TLSSession?, maxFrameLength: Int, connecting: Bool) {
         self.loop = loop
         self.fd = fd
         self.tls = tls
         self.decoder = FrameDecoder(maxFrameLength: maxFrameLength)
-        self.delegate = delegate
         let now = MonotonicClock.nanoseconds()
         lastActivity = now
         state = connecting ? .connecting : (tls == nil ? .open : .handshaking)
@@ -202,6 +202,7 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Send
             } catch {
                 return close("\(error)")
             }
+            delegate.channelDidDecode(self)
             if decoder.hasPartialFrame {
                 if partialSince == nil { partialSince = lastActivity }
             } else {

@@ -42,6 +42,16 @@ final class RPCServerMetrics: Sendable {
         }
     }
 
+    /// Records `counts[method]` successful calls of each method that took `nanoseconds` each.
+    func recordSuccesses(loop: Int, counts: [UInt64], nanoseconds: UInt64) {
+        loops[loop].mutex.withLock { stats in
+            for (method, count) in counts.enumerated() where count > 0 {
+                stats.calls[method][StatusCode.ok.rawValue] += count
+                stats.latency[method].record(nanoseconds: nanoseconds, times: count)
+            }
+        }
+    }
+
     func frameRejected(loop: Int, reason: String) {
         loops[loop].mutex.withLock { $0.framesRejected[reason, default: 0] += 1 }
     }
@@ -70,7 +80,9 @@ final class RPCServerMetrics: Sendable {
         }
         text.family(
             "rpc_server_call_duration_seconds", type: "histogram",
-            help: "Time from reading a request to queuing its reply.")
+            help:
+                "Time from reading a request to queuing its reply (in-memory calls of one read are timed together, to the last reply)."
+        )
         for m in 0..<methodNames.count where latency[m].count > 0 {
             text.histogram("rpc_server_call_duration_seconds", ["method": methodNames[m]], latency[m])
         }

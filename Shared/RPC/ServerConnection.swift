@@ -17,7 +17,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     private let core: ServerCore
     let loop: EventLoop
-    private(set) var channel: FramedChannel!
+    let channel: FramedChannel
     let peer: String
     private var calls: [UInt64: ActiveCall] = [:]
     private var nextSerial: UInt64 = 0
@@ -29,6 +29,10 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     private var blockedStreams: [ServerStreamWriter] = []
     /// Where inline handlers write their response payloads, reused from call to call.
     private var scratch: [UInt8] = []
+    /// Inline calls of this read answered OK, by method: recorded together once the read's
+    /// frames are handled (one clock reading and one lock for all of them).
+    private var inlineAnswered: [UInt64]
+    private var inlineAnsweredAny = false
     /// Payloads of one method gathered for its prefetch, reused from read to read.
     private var prefetchBatch: [UnsafeRawBufferPointer] = []
 
@@ -37,8 +41,9 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         self.loop = loop
         self.peer = peer
         channel = FramedChannel(
-            loop: loop, fd: fd, tls: tls, maxFrameLength: core.configuration.maxFrameLength, connecting: false,
-            delegate: self)
+            loop: loop, fd: fd, tls: tls, maxFrameLength: core.configuration.maxFrameLength, connecting: false)
+        inlineAnswered = [UInt64](repeating: 0, count: core.metrics.methodNames.count)
+        channel.delegate = self
     }
 
     // MARK: FramedChannelDelegate
@@ -93,6 +98,14 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             core.metrics.frameRejected(loop: loop.index, reason: "malformed")
             channel.protocolViolation("\(error)")
         }
+    }
+
+    func channelDidDecode(_ channel: FramedChannel) {
+        guard inlineAnsweredAny else { return }
+        core.metrics.recordSuccesses(
+            loop: loop.index, counts: inlineAnswered, nanoseconds: MonotonicClock.nanoseconds() - channel.lastActivity)
+        for index in inlineAnswered.indices { inlineAnswered[index] = 0 }
+        inlineAnsweredAny = false
     }
 
     func channel(_ channel: FramedChannel, rejectedFrame reason: String) {
@@ -244,8 +257,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             scratch.withUnsafeBytes { bytes in
                 Envelope.appendFrame(to: &channel.output, callID: callID, kind: .response, payload: bytes)
             }
-            core.metrics.record(
-                loop: loop.index, method: methodIndex, code: .ok, nanoseconds: MonotonicClock.nanoseconds() - started)
+            inlineAnswered[methodIndex] += 1
+            inlineAnsweredAny = true
             channel.scheduleFlush()
         } catch {
             let failure = core.rpcError(from: error, method: core.router.entries[methodIndex].name)

@@ -106,7 +106,7 @@ public enum Envelope {
         withUnsafePointer(to: &envelope) { pointer in
             let size = subscriptions__rpc__v1__envelope__get_packed_size(pointer)
             let start = output.count
-            output.append(contentsOf: repeatElement(0, count: 4 + size))
+            output.appendZeros(4 + size)
             output.withUnsafeMutableBufferPointer { buffer in
                 let base = buffer.baseAddress! + start
                 base[0] = UInt8(truncatingIfNeeded: size >> 24)

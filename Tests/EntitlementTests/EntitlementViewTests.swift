@@ -267,6 +267,90 @@ struct EntitlementViewTests {
             Issue.record("a truncated field was accepted")
         }
     }
+
+    @Test(
+        "a UUID id is read as its two halves exactly when it is 8-4-4-4-12 lowercase hex; any other byte anywhere refuses it"
+    )
+    func uuidHalves() throws {
+        func reference(_ bytes: [UInt8]) -> (UInt64, UInt64)? {
+            guard bytes.count == 36 else { return nil }
+            var digits: [UInt64] = []
+            for (index, byte) in bytes.enumerated() {
+                if [8, 13, 18, 23].contains(index) {
+                    guard byte == UInt8(ascii: "-") else { return nil }
+                } else if let value = "0123456789abcdef".utf8.firstIndex(of: byte) {
+                    digits.append(
+                        UInt64("0123456789abcdef".utf8.distance(from: "0123456789abcdef".utf8.startIndex, to: value)))
+                } else {
+                    return nil
+                }
+            }
+            return (digits[0..<16].reduce(0) { $0 << 4 | $1 }, digits[16..<32].reduce(0) { $0 << 4 | $1 })
+        }
+        func parsed(_ bytes: [UInt8]) -> (UInt64, UInt64)? {
+            bytes.withUnsafeBufferPointer { AccountKey.lowercaseUUID($0) }
+        }
+        let base = Array(Self.alice.utf8)
+        #expect(parsed(base)! == (0x7a1c_2f0e_3b7d_4d7c, 0x9a57_1b2c_3d4e_5f60))
+        for position in 0..<36 {
+            for byte in 0...255 {
+                var bytes = base
+                bytes[position] = UInt8(byte)
+                let expected = reference(bytes)
+                let actual = parsed(bytes)
+                #expect(actual?.0 == expected?.0 && actual?.1 == expected?.1, "byte \(byte) at \(position)")
+            }
+        }
+        for _ in 0..<1000 {
+            let id = Array(UUID().uuidString.lowercased().utf8)
+            #expect(parsed(id)! == reference(id)!)
+        }
+        #expect(parsed(Array(Self.alice.uppercased().utf8)) == nil)
+        #expect(parsed(base.dropLast().map { $0 }) == nil)
+        #expect(parsed(base + [0x30]) == nil)
+    }
+
+    @Test("prefetching for a batch of requests, readable or not, changes no answer")
+    func prefetchChangesNothing() throws {
+        let view = EntitlementView()
+        view.load(
+            [
+                Self.apple("2000000001", account: Self.alice, expires: Self.now + 5 * Self.day),
+                Self.google("tok-1", account: "bob", expires: Self.now + 9 * Self.day),
+            ], position: 2)
+        let requests = [
+            CheckAccessRequest(accountID: Self.alice, capability: "pro").serialized(),
+            CheckAccessRequest(accountID: "bob", capability: "pro").serialized(),
+            CheckAccessRequest(accountID: "nobody", capability: "pro").serialized(),
+            [], [0x0A, 0x7F], [0x0A, 0x00], [0xFF, 0xFF, 0xFF],
+            CheckAccessRequest(accountID: String(repeating: "x", count: 300), capability: "pro").serialized(),
+        ]
+        func answers() -> [[UInt8]] {
+            requests.map { bytes in
+                var output: [UInt8] = []
+                _ = try? bytes.withUnsafeBytes {
+                    try EntitlementMethods.checkPacked(
+                        $0, into: &output, view: view, policy: Self.policy, now: { Self.now })
+                }
+                return output
+            }
+        }
+        let before = answers()
+        #expect(try CheckAccessResponse(serialized: before[0]).allowed)
+        #expect(try CheckAccessResponse(serialized: before[1]).allowed)
+        let pointers = requests.map { bytes in
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+            copy.copyBytes(from: bytes)
+            return UnsafeRawBufferPointer(copy)
+        }
+        defer { for pointer in pointers { pointer.deallocate() } }
+        pointers.withUnsafeBufferPointer { view.prefetch(checks: $0) }
+        // More than one prefetch takes at once.
+        let many = Array(repeating: pointers[0], count: 100)
+        many.withUnsafeBufferPointer { view.prefetch(checks: $0) }
+        #expect(answers() == before)
+        #expect(view.position == 2)
+    }
 }
 
 extension Result {

@@ -6,6 +6,28 @@ import Wire
 
 @Suite("RPC server")
 struct RPCServerTests {
+    @Test(
+        "a method's prefetch sees the payloads of the frames read together, run by run, before any of them is handled"
+    )
+    func prefetchSeesBatchFirst() async throws {
+        let test = try TestServer()
+        let connection = try RawConnection(port: test.server.port)
+        // One write: three calls of the prefetched method around one of a method without prefetch.
+        connection.send(
+            RawConnection.request(1, TestMethods.prefetched, payload: [1])
+                + RawConnection.request(2, TestMethods.prefetched, payload: [2])
+                + RawConnection.request(3, TestMethods.echo, payload: [9])
+                + RawConnection.request(4, TestMethods.prefetched, payload: [3]))
+        var replies: [UInt64: [UInt8]] = [:]
+        for _ in 0..<4 {
+            let reply = try #require(try await connection.readReply())
+            #expect(reply.code == .ok)
+            replies[reply.callID] = reply.payload
+        }
+        #expect(replies == [1: [1], 2: [2], 3: [9], 4: [3]])
+        #expect(test.prefetchLog.all == ["prefetch 1,2", "prefetch 3", "handle 1", "handle 2", "handle 3"])
+    }
+
     @Test("1,000 concurrent calls on one connection each get their own reply")
     func thousandConcurrentCalls() async throws {
         let test = try TestServer()

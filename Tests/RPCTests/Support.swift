@@ -15,6 +15,7 @@ enum TestMethods {
     static let health = "test.v1.Test/Health"
     static let remaining = "test.v1.Test/Remaining"
     static let firehose = "test.v1.Test/Firehose"
+    static let prefetched = "test.v1.Test/Prefetched"
 }
 
 /// Lets a test hold handlers until it opens the gate; counts the handlers that arrived and
@@ -81,6 +82,9 @@ struct TestServer {
     let gate = Gate()
     let remaining = Recorder<UInt64>()
     let streamSent = Recorder<Int>()
+    /// What `prefetched` saw, in order: "prefetch 1,2" for a batch, "handle 1" for a call
+    /// (payloads by their first byte).
+    let prefetchLog = Recorder<String>()
 
     init(_ configure: (inout RPCServerConfiguration) -> Void = { _ in }, extra: (RPCRouter) -> Void = { _ in }) throws {
         var configuration = RPCServerConfiguration()
@@ -91,7 +95,17 @@ struct TestServer {
         let gate = self.gate
         let remaining = self.remaining
         let streamSent = self.streamSent
+        let prefetchLog = self.prefetchLog
         router.register(TestMethods.echo, .inline { bytes, output in output.append(contentsOf: bytes) })
+        router.register(
+            TestMethods.prefetched,
+            .inline { bytes, output in
+                prefetchLog.add("handle \(bytes.first ?? 0)")
+                output.append(contentsOf: bytes)
+            },
+            prefetch: { payloads in
+                prefetchLog.add("prefetch " + payloads.map { "\($0.first ?? 0)" }.joined(separator: ","))
+            })
         router.register(
             TestMethods.echoAsync,
             .unary { _, bytes in

@@ -44,7 +44,9 @@ enum AccountKey: Hashable, Sendable {
         let dash = UInt8(ascii: "-")
         guard base[8] == dash, base[13] == dash, base[18] == dash, base[23] == dash else { return nil }
         let raw = UnsafeRawPointer(base)
-        func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        func word(_ offset: Int) -> UInt64 {
+            UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        }
         func half(_ offset: Int) -> UInt64 {
             UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
         }

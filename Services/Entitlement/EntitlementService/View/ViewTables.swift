@@ -152,7 +152,9 @@ struct SlotTable: Sendable {
 
     /// Starts loading into cache the slot a lookup of `hash` reads first.
     func prefetch(_ hash: UInt64) {
-        slots.withUnsafeBufferPointer { cshim_prefetch($0.baseAddress! + (Int(truncatingIfNeeded: hash) & ($0.count - 1))) }
+        slots.withUnsafeBufferPointer {
+            cshim_prefetch($0.baseAddress! + (Int(truncatingIfNeeded: hash) & ($0.count - 1)))
+        }
     }
 
     /// The first candidate a lookup of `hash` would compare, if any (a hint: it may be another
