@@ -352,7 +352,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             case .text(let text): holding.id = withUTF8Bytes(text) { texts.store($0) }
             }
             index = holdings.append(holding)
-            holdingIndex.insert(index, hash: Self.hash(of: holdings[index], texts: texts)) { [holdings, texts] in
+            holdingIndex.insert(index, hash: Self.hash(of: holdings[index], texts: texts)) {
                 Self.hash(of: holdings[$0], texts: texts)
             }
         }
@@ -386,13 +386,13 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         }
     }
 
-    private static func hash(of holding: Holding, texts: TextArena) -> UInt64 {
+    private static func hash(of holding: Holding, texts: borrowing TextArena) -> UInt64 {
         let bits = UInt64(holding.keyBits & Holding.keyMask)
         return holding.hasTextID
             ? texts.withText(holding.id) { ViewHash.bytes($0, tag: bits) } : ViewHash.words(bits, holding.id)
     }
 
-    private static func hash(of account: AccountRecord, texts: TextArena) -> UInt64 {
+    private static func hash(of account: AccountRecord, texts: borrowing TextArena) -> UInt64 {
         account.isText
             ? texts.withText(account.high) { ViewHash.bytes($0, tag: 1) } : ViewHash.words(account.high, account.low)
     }
@@ -407,7 +407,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             record = AccountRecord(high: withUTF8Bytes(text) { texts.store($0) }, low: 0, first: 0, isText: true)
         }
         let index = accounts.append(record)
-        accountIndex.insert(index, hash: Self.hash(of: record, texts: texts)) { [accounts, texts] in
+        accountIndex.insert(index, hash: Self.hash(of: record, texts: texts)) {
             Self.hash(of: accounts[$0], texts: texts)
         }
         return index

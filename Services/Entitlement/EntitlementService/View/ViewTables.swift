@@ -4,88 +4,148 @@ import Glibc
 /// Storage for the view that stays close to what it holds at millions of entries: records in
 /// fixed-size chunks (growth never copies a table nor leaves half of one unused), texts packed
 /// into a byte arena, and hash indexes of 4-byte slots.
+///
+/// The memory is managed by hand, in blocks of 2 MiB aligned to 2 MiB that the kernel is asked
+/// to back with transparent huge pages: a lookup touches a few random places in hundreds of
+/// megabytes, and with 4 KiB pages each would also miss the TLB. The types are noncopyable and
+/// free their blocks when they go; reading them involves no reference counting.
 
-/// A growable array kept in chunks of `chunkSize` elements.
-struct ChunkedArray<Element: BitwiseCopyable & Sendable>: Sendable {
-    private static var shift: Int { 14 }
-    static var chunkSize: Int { 1 << shift }
-    private static var mask: Int { chunkSize - 1 }
+/// Blocks for the view's tables.
+enum ViewMemory {
+    static let blockBytes = 2 << 20
 
-    private var chunks: [ContiguousArray<Element>] = []
+    /// `byteCount` bytes (rounded up to whole blocks) aligned to a block, advised for huge
+    /// pages; contents undefined. Free with `free`.
+    static func allocate(_ byteCount: Int) -> UnsafeMutableRawPointer {
+        let rounded = (max(byteCount, 1) + blockBytes - 1) / blockBytes * blockBytes
+        var memory: UnsafeMutableRawPointer?
+        precondition(posix_memalign(&memory, blockBytes, rounded) == 0, "the view is out of memory")
+        _ = madvise(memory, rounded, MADV_HUGEPAGE)
+        return memory!
+    }
+}
+
+/// A growable buffer of plain values in memory of its own (small tables of chunk addresses).
+struct PlainBuffer<Element: BitwiseCopyable>: ~Copyable {
+    private(set) var base: UnsafeMutablePointer<Element>
     private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 16) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    mutating func append(_ element: Element) {
+        if count == capacity {
+            let grown = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+            grown.initialize(from: base, count: count)
+            base.deallocate()
+            base = grown
+            capacity *= 2
+        }
+        base[count] = element
+        count += 1
+    }
+
+    subscript(index: Int) -> Element { base[index] }
+}
+
+/// A growable array kept in 2 MiB chunks (as many elements as fit in one).
+struct ChunkedArray<Element: BitwiseCopyable>: ~Copyable {
+    static var chunkSize: Int { ViewMemory.blockBytes / MemoryLayout<Element>.stride }
+
+    private var chunks = PlainBuffer<UnsafeMutablePointer<Element>>()
+    private(set) var count = 0
+
+    init() {}
+
+    deinit {
+        for index in 0..<chunks.count { free(chunks[index]) }
+    }
 
     /// Appends `element` and returns its index.
     @discardableResult
     mutating func append(_ element: Element) -> Int {
-        if count & Self.mask == 0 {
-            var chunk = ContiguousArray<Element>()
-            chunk.reserveCapacity(Self.chunkSize)
-            chunks.append(chunk)
+        if count == chunks.count * Self.chunkSize {
+            chunks.append(
+                ViewMemory.allocate(ViewMemory.blockBytes).bindMemory(to: Element.self, capacity: Self.chunkSize))
         }
-        chunks[chunks.count - 1].append(element)
+        chunks[count / Self.chunkSize][count % Self.chunkSize] = element
         count += 1
         return count - 1
     }
 
+    /// Element `index`, which must be below `count`.
     subscript(index: Int) -> Element {
-        get { chunks[index >> Self.shift][index & Self.mask] }
-        set { chunks[index >> Self.shift][index & Self.mask] = newValue }
+        get { chunks[index / Self.chunkSize][index % Self.chunkSize] }
+        set { chunks[index / Self.chunkSize][index % Self.chunkSize] = newValue }
     }
 
     /// Starts loading element `index` (an index below `count`) into cache: every line it spans.
     func prefetch(_ index: Int) {
-        chunks[index >> Self.shift].withUnsafeBytes { chunk in
-            let start = (index & Self.mask) * MemoryLayout<Element>.stride
-            cshim_prefetch(chunk.baseAddress! + start)
-            cshim_prefetch(chunk.baseAddress! + start + MemoryLayout<Element>.size - 1)
-        }
+        let element = UnsafeRawPointer(chunks[index / Self.chunkSize] + index % Self.chunkSize)
+        cshim_prefetch(element)
+        cshim_prefetch(element + MemoryLayout<Element>.size - 1)
     }
 }
 
 /// Texts stored one after another, each behind its length (a varint) and followed by a NUL (so
-/// that it can be lent as a C string), in chunks of 1 MiB (a longer text gets a chunk of its
-/// own). A text's reference is its chunk and offset; texts are never removed.
-struct TextArena: Sendable {
-    static let chunkBytes = 1 << 20
-    private var chunks: [ContiguousArray<UInt8>] = []
+/// that it can be lent as a C string), in 2 MiB chunks (a longer text gets a chunk of its own).
+/// A text's reference is its chunk and offset; texts are never removed.
+struct TextArena: ~Copyable {
+    private var chunks = PlainBuffer<UnsafeMutablePointer<UInt8>>()
+    /// Bytes used and available in the last chunk.
+    private var used = 0
+    private var capacity = 0
+
+    init() {}
+
+    deinit {
+        for index in 0..<chunks.count { free(chunks[index]) }
+    }
 
     /// Stores `text` and returns its reference.
     mutating func store(_ text: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var headerCount = 1
         while text.count >> (7 * headerCount) > 0 { headerCount += 1 }
         let needed = headerCount + text.count + 1
-        if chunks.isEmpty || chunks[chunks.count - 1].capacity - chunks[chunks.count - 1].count < needed {
-            var chunk = ContiguousArray<UInt8>()
-            chunk.reserveCapacity(max(Self.chunkBytes, needed))
-            chunks.append(chunk)
+        if chunks.count == 0 || capacity - used < needed {
+            let size = max(ViewMemory.blockBytes, needed)
+            chunks.append(ViewMemory.allocate(size).bindMemory(to: UInt8.self, capacity: size))
+            used = 0
+            capacity = size
         }
-        let last = chunks.count - 1
-        let offset = chunks[last].count
+        let chunk = chunks[chunks.count - 1]
+        let offset = used
         var length = text.count
         repeat {
-            chunks[last].append(UInt8(length & 0x7F) | (length > 0x7F ? 0x80 : 0))
+            chunk[used] = UInt8(length & 0x7F) | (length > 0x7F ? 0x80 : 0)
+            used += 1
             length >>= 7
         } while length > 0
-        chunks[last].append(contentsOf: text)
-        chunks[last].append(0)
-        return UInt64(last) << 32 | UInt64(offset)
+        if let source = text.baseAddress { (chunk + used).initialize(from: source, count: text.count) }
+        used += text.count
+        chunk[used] = 0
+        used += 1
+        return UInt64(chunks.count - 1) << 32 | UInt64(offset)
     }
 
-    /// Runs `body` on the bytes of the text at `reference`.
+    /// Runs `body` on the bytes of the text at `reference` (one `store` returned).
     func withText<T>(_ reference: UInt64, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
-        chunks[Int(reference >> 32)].withUnsafeBufferPointer { chunk in
-            var index = Int(reference & 0xFFFF_FFFF)
-            var length = 0
-            var shift = 0
-            while true {
-                let byte = chunk[index]
-                index += 1
-                length |= Int(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { break }
-                shift += 7
-            }
-            return body(UnsafeBufferPointer(rebasing: chunk[index..<index + length]))
+        var at = chunks[Int(reference >> 32)] + Int(reference & 0xFFFF_FFFF)
+        var length = 0
+        var shift = 0
+        while true {
+            let byte = at.pointee
+            at += 1
+            length |= Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { break }
+            shift += 7
         }
+        return body(UnsafeBufferPointer(start: at, count: length))
     }
 
     /// Runs `body` on the text at `reference` as a NUL-terminated C string.
@@ -95,25 +155,23 @@ struct TextArena: Sendable {
         }
     }
 
+    /// Starts loading into cache the first `byteCount` bytes of the text at `reference` and its
+    /// length.
+    func prefetch(_ reference: UInt64, byteCount: Int) {
+        let start = UnsafeRawPointer(chunks[Int(reference >> 32)] + Int(reference & 0xFFFF_FFFF))
+        var offset = 0
+        repeat {
+            cshim_prefetch(start + offset)
+            offset += 64
+        } while offset < byteCount + 3
+    }
+
     mutating func store(_ text: String) -> UInt64 {
         withUTF8Bytes(text) { store($0) }
     }
 
     func string(_ reference: UInt64) -> String {
         withText(reference) { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// Starts loading into cache the first `byteCount` bytes of the text at `reference` and its
-    /// length.
-    func prefetch(_ reference: UInt64, byteCount: Int) {
-        chunks[Int(reference >> 32)].withUnsafeBytes { chunk in
-            let start = Int(reference & 0xFFFF_FFFF)
-            var offset = 0
-            repeat {
-                cshim_prefetch(chunk.baseAddress! + min(start + offset, chunk.count - 1))
-                offset += 64
-            } while offset < byteCount + 3
-        }
     }
 
     func equals(_ reference: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -127,10 +185,25 @@ struct TextArena: Sendable {
 /// An open-addressing hash index (linear probing, at most half full) from a key's hash to an
 /// entry index in some other table, in 4 bytes a slot. Entries are never removed. The table
 /// does not keep keys: lookups are told how to compare an entry, growth how to hash one.
-struct SlotTable: Sendable {
-    /// Entry index + 1; 0 is an empty slot.
-    private var slots = [UInt32](repeating: 0, count: 16)
+struct SlotTable: ~Copyable {
+    /// Entry index + 1; 0 is an empty slot. A power of two of them.
+    private var slots: UnsafeMutablePointer<UInt32>
+    private var slotCount = 16
     private(set) var count = 0
+
+    init() {
+        slots = Self.emptySlots(16)
+    }
+
+    deinit { free(slots) }
+
+    private static func emptySlots(_ count: Int) -> UnsafeMutablePointer<UInt32> {
+        let bytes = count * MemoryLayout<UInt32>.stride
+        // Small tables stay off the 2 MiB blocks.
+        let memory = bytes < ViewMemory.blockBytes ? malloc(bytes)! : ViewMemory.allocate(bytes)
+        memset(memory, 0, bytes)
+        return memory.bindMemory(to: UInt32.self, capacity: count)
+    }
 
     /// Where a lookup of one hash stands: the next slot to look at.
     struct Probe {
@@ -139,22 +212,20 @@ struct SlotTable: Sendable {
 
     /// A lookup of the entries inserted with `hash`; call `next` until it answers nil. A loop
     /// rather than a closure, so that callers compare entries without capturing their tables.
-    func probe(_ hash: UInt64) -> Probe { Probe(slot: Int(truncatingIfNeeded: hash) & (slots.count - 1)) }
+    func probe(_ hash: UInt64) -> Probe { Probe(slot: Int(truncatingIfNeeded: hash) & (slotCount - 1)) }
 
     /// The next candidate entry of the probe, or nil when there are no more. Candidates include
     /// entries with other hashes: the caller compares keys.
     func next(_ probe: inout Probe) -> Int? {
         let entry = slots[probe.slot]
         guard entry != 0 else { return nil }
-        probe.slot = (probe.slot + 1) & (slots.count - 1)
+        probe.slot = (probe.slot + 1) & (slotCount - 1)
         return Int(entry) - 1
     }
 
     /// Starts loading into cache the slot a lookup of `hash` reads first.
     func prefetch(_ hash: UInt64) {
-        slots.withUnsafeBufferPointer {
-            cshim_prefetch($0.baseAddress! + (Int(truncatingIfNeeded: hash) & ($0.count - 1)))
-        }
+        cshim_prefetch(slots + (Int(truncatingIfNeeded: hash) & (slotCount - 1)))
     }
 
     /// The first candidate a lookup of `hash` would compare, if any (a hint: it may be another
@@ -168,22 +239,23 @@ struct SlotTable: Sendable {
     /// grow the table).
     mutating func insert(_ index: Int, hash: UInt64, hashOf: (Int) -> UInt64) {
         precondition(index < Int(UInt32.max), "the view holds at most 4 billion entries of a kind")
-        if (count + 1) * 2 > slots.count {
+        if (count + 1) * 2 > slotCount {
             let old = slots
-            slots = [UInt32](repeating: 0, count: old.count * 2)
-            for entry in old where entry != 0 { place(entry, hash: hashOf(Int(entry) - 1)) }
+            let oldCount = slotCount
+            slotCount *= 2
+            slots = Self.emptySlots(slotCount)
+            for slot in 0..<oldCount where old[slot] != 0 { place(old[slot], hash: hashOf(Int(old[slot]) - 1)) }
+            free(old)
         }
         place(UInt32(index + 1), hash: hash)
         count += 1
     }
 
     private mutating func place(_ entry: UInt32, hash: UInt64) {
-        slots.withUnsafeMutableBufferPointer { slots in
-            let mask = slots.count - 1
-            var slot = Int(truncatingIfNeeded: hash) & mask
-            while slots[slot] != 0 { slot = (slot + 1) & mask }
-            slots[slot] = entry
-        }
+        let mask = slotCount - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while slots[slot] != 0 { slot = (slot + 1) & mask }
+        slots[slot] = entry
     }
 }
 
