@@ -8,8 +8,8 @@ public enum RPCHandler: Sendable {
     /// Runs on the event loop thread that read the request, with the payload bytes in place,
     /// and appends the response payload to the (empty) buffer it is given. For work that is in
     /// memory and short: it must not block or take long.
-    /// It is given no context: it cannot outlive its deadline, and who may call it was settled
-    /// by the access policy before it runs.
+    /// It gets no request context: it answers before any deadline could pass, and the access
+    /// policy has admitted the caller before it runs.
     case inline(@Sendable (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void)
     /// Runs as a task; its reply is written when it returns.
     case unary(@Sendable (RPCRequestContext, [UInt8]) async throws -> [UInt8])

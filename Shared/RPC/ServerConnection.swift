@@ -100,7 +100,10 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         }
     }
 
-    func channelDidDecode(_ channel: FramedChannel) {
+    func channelDidDecode(_ channel: FramedChannel) { recordInlineAnswered() }
+
+    /// Records the inline calls answered since the last time, timed to now from their read.
+    private func recordInlineAnswered() {
         guard inlineAnsweredAny else { return }
         core.metrics.recordSuccesses(
             loop: loop.index, counts: inlineAnswered, nanoseconds: MonotonicClock.nanoseconds() - channel.lastActivity)
@@ -113,6 +116,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     }
 
     func channel(_ channel: FramedChannel, closedBecause reason: String) {
+        // A read cut short by an error answered its earlier calls.
+        recordInlineAnswered()
         for (_, call) in calls { abandon(call) }
         calls.removeAll()
         blockedStreams.removeAll()
