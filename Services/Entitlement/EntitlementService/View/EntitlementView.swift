@@ -6,7 +6,7 @@ import Wire
 ///
 /// Kept compact for millions of accounts (`ViewTables`): an account takes 24 bytes (a lowercase
 /// UUID id inline, any other id in a text arena), a subscription 56 (an all-digit store id
-/// inline, a purchase token in the arena), each index 4 bytes a slot; products are interned. A
+/// inline, a purchase token in the arena), each index 8 bytes a slot (the entry and half its hash); products are interned. A
 /// subscription belongs to the account the ledger last recorded for it, so a transfer moves it
 /// from one account to the other; one that belongs to no account grants nothing.
 public final class EntitlementView: Sendable {

@@ -3,7 +3,7 @@ import Glibc
 
 /// Storage for the view that stays close to what it holds at millions of entries: records in
 /// fixed-size chunks (growth never copies a table nor leaves half of one unused), texts packed
-/// into a byte arena, and hash indexes of 4-byte slots.
+/// into a byte arena, and hash indexes of 8-byte slots.
 ///
 /// The memory is managed by hand, in blocks of 2 MiB aligned to 2 MiB that the kernel is asked
 /// to back with transparent huge pages: a lookup touches a few random places in hundreds of
@@ -183,11 +183,14 @@ struct TextArena: ~Copyable {
 }
 
 /// An open-addressing hash index (linear probing, at most half full) from a key's hash to an
-/// entry index in some other table, in 4 bytes a slot. Entries are never removed. The table
-/// does not keep keys: lookups are told how to compare an entry, growth how to hash one.
+/// entry index in some other table, in 8 bytes a slot: the entry's index and 32 more bits of its
+/// hash, so that a lookup passes over other keys' entries without reading them. Entries are
+/// never removed. The table does not keep keys: lookups are told how to compare an entry,
+/// growth how to hash one.
 struct SlotTable: ~Copyable {
-    /// Entry index + 1; 0 is an empty slot. A power of two of them.
-    private var slots: UnsafeMutablePointer<UInt32>
+    /// Entry index + 1 in the low half (0 is an empty slot), the hash's high half above. A power
+    /// of two of them.
+    private var slots: UnsafeMutablePointer<UInt64>
     private var slotCount = 16
     private(set) var count = 0
 
@@ -197,30 +200,37 @@ struct SlotTable: ~Copyable {
 
     deinit { free(slots) }
 
-    private static func emptySlots(_ count: Int) -> UnsafeMutablePointer<UInt32> {
-        let bytes = count * MemoryLayout<UInt32>.stride
+    private static func emptySlots(_ count: Int) -> UnsafeMutablePointer<UInt64> {
+        let bytes = count * MemoryLayout<UInt64>.stride
         // Small tables stay off the 2 MiB blocks.
         let memory = bytes < ViewMemory.blockBytes ? malloc(bytes)! : ViewMemory.allocate(bytes)
         memset(memory, 0, bytes)
-        return memory.bindMemory(to: UInt32.self, capacity: count)
+        return memory.bindMemory(to: UInt64.self, capacity: count)
     }
 
-    /// Where a lookup of one hash stands: the next slot to look at.
+    private static func tag(_ hash: UInt64) -> UInt64 { hash & 0xFFFF_FFFF_0000_0000 }
+
+    /// Where a lookup of one hash stands: the next slot to look at, and the tag to match.
     struct Probe {
         fileprivate var slot: Int
+        fileprivate let tag: UInt64
     }
 
     /// A lookup of the entries inserted with `hash`; call `next` until it answers nil. A loop
     /// rather than a closure, so that callers compare entries without capturing their tables.
-    func probe(_ hash: UInt64) -> Probe { Probe(slot: Int(truncatingIfNeeded: hash) & (slotCount - 1)) }
+    func probe(_ hash: UInt64) -> Probe {
+        Probe(slot: Int(truncatingIfNeeded: hash) & (slotCount - 1), tag: Self.tag(hash))
+    }
 
-    /// The next candidate entry of the probe, or nil when there are no more. Candidates include
-    /// entries with other hashes: the caller compares keys.
+    /// The next candidate entry of the probe, or nil when there are no more. Candidates are the
+    /// entries whose hash has the same high half: the caller compares keys.
     func next(_ probe: inout Probe) -> Int? {
-        let entry = slots[probe.slot]
-        guard entry != 0 else { return nil }
-        probe.slot = (probe.slot + 1) & (slotCount - 1)
-        return Int(entry) - 1
+        while true {
+            let slot = slots[probe.slot]
+            guard slot != 0 else { return nil }
+            probe.slot = (probe.slot + 1) & (slotCount - 1)
+            if Self.tag(slot) == probe.tag { return Int(slot & 0xFFFF_FFFF) - 1 }
+        }
     }
 
     /// Starts loading into cache the slot a lookup of `hash` reads first.
@@ -228,8 +238,7 @@ struct SlotTable: ~Copyable {
         cshim_prefetch(slots + (Int(truncatingIfNeeded: hash) & (slotCount - 1)))
     }
 
-    /// The first candidate a lookup of `hash` would compare, if any (a hint: it may be another
-    /// key's entry).
+    /// The first candidate a lookup of `hash` would compare, if any.
     func first(_ hash: UInt64) -> Int? {
         var probe = probe(hash)
         return next(&probe)
@@ -244,18 +253,21 @@ struct SlotTable: ~Copyable {
             let oldCount = slotCount
             slotCount *= 2
             slots = Self.emptySlots(slotCount)
-            for slot in 0..<oldCount where old[slot] != 0 { place(old[slot], hash: hashOf(Int(old[slot]) - 1)) }
+            for slot in 0..<oldCount where old[slot] != 0 {
+                let entry = Int(old[slot] & 0xFFFF_FFFF) - 1
+                place(entry, hash: hashOf(entry))
+            }
             free(old)
         }
-        place(UInt32(index + 1), hash: hash)
+        place(index, hash: hash)
         count += 1
     }
 
-    private mutating func place(_ entry: UInt32, hash: UInt64) {
+    private mutating func place(_ index: Int, hash: UInt64) {
         let mask = slotCount - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
         while slots[slot] != 0 { slot = (slot + 1) & mask }
-        slots[slot] = entry
+        slots[slot] = Self.tag(hash) | UInt64(index + 1)
     }
 }
 
