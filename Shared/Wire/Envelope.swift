@@ -59,15 +59,18 @@ public enum Envelope {
     public static func withDecoded<T>(
         _ frame: UnsafeRawBufferPointer, _ body: (borrowing EnvelopeView) throws -> T
     ) throws -> T {
-        guard
-            let message = subscriptions__rpc__v1__envelope__unpack(
-                nil, frame.count, frame.baseAddress?.assumingMemoryBound(to: UInt8.self))
-        else {
-            throw DecodeFailure(reason: ProtoWireScanner.firstProblem(in: frame) ?? "protobuf-c could not unpack it")
+        try UnpackArena.withAllocator { allocator in
+            guard
+                let message = subscriptions__rpc__v1__envelope__unpack(
+                    allocator, frame.count, frame.baseAddress?.assumingMemoryBound(to: UInt8.self))
+            else {
+                throw DecodeFailure(
+                    reason: ProtoWireScanner.firstProblem(in: frame) ?? "protobuf-c could not unpack it")
+            }
+            // The unpacked message owns copies of every field; freed after `body` returns.
+            defer { subscriptions__rpc__v1__envelope__free_unpacked(message, allocator) }
+            return try body(EnvelopeView(message))
         }
-        // The unpacked message owns copies of every field; freed after `body` returns.
-        defer { subscriptions__rpc__v1__envelope__free_unpacked(message, nil) }
-        return try body(EnvelopeView(message))
     }
 
     /// Appends one whole frame (length prefix and envelope) to `output`.

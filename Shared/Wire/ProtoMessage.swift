@@ -35,15 +35,17 @@ enum ProtobufC {
         _ descriptor: UnsafePointer<ProtobufCMessageDescriptor>, _ name: String, _ bytes: UnsafeRawBufferPointer,
         _ convert: (UnsafePointer<ProtobufCMessage>) -> T
     ) throws(RPCError) -> T {
-        guard
-            let message = protobuf_c_message_unpack(
-                descriptor, nil, bytes.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
-        else {
-            let reason = ProtoWireScanner.firstProblem(in: bytes) ?? "a field has a value of the wrong type"
-            throw RPCError(.invalidArgument, "payload is not a valid \(name): \(reason)")
+        try UnpackArena.withAllocator { allocator throws(RPCError) in
+            guard
+                let message = protobuf_c_message_unpack(
+                    descriptor, allocator, bytes.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
+            else {
+                let reason = ProtoWireScanner.firstProblem(in: bytes) ?? "a field has a value of the wrong type"
+                throw RPCError(.invalidArgument, "payload is not a valid \(name): \(reason)")
+            }
+            defer { protobuf_c_message_free_unpacked(message, allocator) }
+            return convert(message)
         }
-        defer { protobuf_c_message_free_unpacked(message, nil) }
-        return convert(message)
     }
 
     /// Packs a filled C message onto the end of `output`.

@@ -3,6 +3,70 @@ import Wire
 
 @Suite("Envelope")
 struct EnvelopeTests {
+    static func frame(callID: UInt64, method: String, payload: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        method.withCString { name in
+            payload.withUnsafeBytes { bytes in
+                Envelope.appendFrame(to: &out, callID: callID, kind: .request, method: name, payload: bytes)
+            }
+        }
+        return Array(out.dropFirst(4))
+    }
+
+    @Test(
+        "decodes nest and outgrow the per-thread unpack memory: a 200 KB payload inside a decoded envelope, a request inside that, all intact"
+    )
+    func nestedAndLargeDecodes() throws {
+        let request = CheckAccessRequest(accountID: "acct-7", capability: "pro", atMilliseconds: 42).serialized()
+        let large = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let outer = Self.frame(callID: 1, method: "pkg.S/Outer", payload: request)
+        let big = Self.frame(callID: 2, method: "pkg.S/Big", payload: large)
+        for _ in 0..<3 {
+            try outer.withUnsafeBytes { outerBytes in
+                try Envelope.withDecoded(outerBytes) { view in
+                    #expect(view.methodName == "pkg.S/Outer")
+                    // A large envelope decoded while the first is in use, then the request of the first.
+                    try big.withUnsafeBytes { bigBytes in
+                        try Envelope.withDecoded(bigBytes) { inner in
+                            #expect(inner.callID == 2)
+                            #expect([UInt8](inner.payload) == large)
+                        }
+                    }
+                    let decoded = try CheckAccessRequest(serialized: view.payload)
+                    #expect(decoded == CheckAccessRequest(accountID: "acct-7", capability: "pro", atMilliseconds: 42))
+                    #expect(view.callID == 1 && [UInt8](view.payload) == request)
+                }
+            }
+        }
+    }
+
+    @Test("threads decoding at once each get their own unpack memory")
+    func concurrentDecodes() async throws {
+        let frames = (0..<8).map { index in
+            Self.frame(
+                callID: UInt64(index + 1), method: "pkg.S/M\(index)",
+                payload: [UInt8](repeating: UInt8(index), count: 100 + index * 5000))
+        }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in frames.indices {
+                group.addTask {
+                    var good = 0
+                    for _ in 0..<2_000 {
+                        let ok = try frames[index].withUnsafeBytes { bytes in
+                            try Envelope.withDecoded(bytes) { view in
+                                view.callID == UInt64(index + 1) && view.methodName == "pkg.S/M\(index)"
+                                    && view.payload.count == 100 + index * 5000
+                                    && view.payload.allSatisfy { $0 == UInt8(index) }
+                            }
+                        }
+                        if ok { good += 1 }
+                    }
+                    return good
+                }
+            }
+            for try await good in group { #expect(good == 2_000) }
+        }
+    }
     @Test("a request frame round-trips every field")
     func requestRoundTrip() throws {
         var out: [UInt8] = []

@@ -18,27 +18,32 @@ public enum CheckAccessWire {
 
     /// Unpacks `bytes` as a `CheckAccessRequest` and calls `body` with its fields. Throws
     /// `RPCError(.invalidArgument)` when protobuf-c refuses the bytes or a string is not UTF-8,
-    /// as `CheckAccessRequest(serialized:)` does.
-    public static func withRequest<T>(_ bytes: UnsafeRawBufferPointer, _ body: (Request) throws -> T) throws -> T {
+    /// as `CheckAccessRequest(serialized:)` does, and whatever `body` throws. Not generic, so
+    /// that a caller in another module runs it with no type metadata looked up per call.
+    public static func withRequest(_ bytes: UnsafeRawBufferPointer, _ body: (Request) throws -> Void) throws {
         var defaults = Subscriptions__Entitlement__V1__CheckAccessRequest()
         subscriptions__entitlement__v1__check_access_request__init(&defaults)
         let name = CheckAccessRequest.protoName
-        return try ProtobufC.unpack(defaults.base.descriptor, name, bytes) { message -> Result<T, any Error> in
+        var failure: (any Error)?
+        try ProtobufC.unpack(defaults.base.descriptor, name, bytes) { message in
             let request = UnsafeRawPointer(message).assumingMemoryBound(
                 to: Subscriptions__Entitlement__V1__CheckAccessRequest.self
             ).pointee
             guard let account = utf8(request.account_id), let capability = utf8(request.capability) else {
                 let field = utf8(request.account_id) == nil ? "account_id" : "capability"
-                return .failure(
-                    RPCError(.invalidArgument, "payload is not a valid \(name): \(field) is not valid UTF-8"))
+                failure = RPCError(.invalidArgument, "payload is not a valid \(name): \(field) is not valid UTF-8")
+                return
             }
-            return Result {
+            do {
                 try body(
                     Request(
                         accountID: account, capability: capability,
                         atMilliseconds: request.at_ms == 0 ? nil : request.at_ms))
+            } catch {
+                failure = error
             }
-        }.get()
+        }
+        if let failure { throw failure }
     }
 
     /// The bytes of a C string, or nil when they are not UTF-8.
