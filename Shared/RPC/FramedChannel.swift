@@ -193,6 +193,7 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Send
                     delegate.channel(self, received: frame)
                 }
             } catch let failure as FrameDecoder.Failure {
+                delegate.channelDidDecode(self)  // the frames before the bad one were received
                 if case .frameTooLong = failure {
                     delegate.channel(self, rejectedFrame: "too_long")
                 } else {
@@ -200,6 +201,7 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Send
                 }
                 return protocolViolation(failure.description)
             } catch {
+                delegate.channelDidDecode(self)
                 return close("\(error)")
             }
             delegate.channelDidDecode(self)

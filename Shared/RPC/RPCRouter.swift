@@ -21,8 +21,9 @@ public enum RPCHandler: Sendable {
     case serverStream(@Sendable (RPCRequestContext, [UInt8], ServerStreamWriter) async throws -> Void)
 }
 
-/// Told the request payloads of one method that arrived together, before they are handled one
-/// by one, so that it can start loading into cache what they will read (the lookups of a
+/// Told the request payloads of one method that arrived together (two or more, in one read
+/// that starts at a frame boundary, from a caller the access policy admits), before they are
+/// handled one by one, so that it can start loading into cache what they will read (the lookups of a
 /// pipelined batch then overlap instead of waiting on memory in turn). It runs on the event
 /// loop thread, must change nothing, and may ignore payloads it cannot read: the handler
 /// decides what each request means.

@@ -81,7 +81,7 @@ final class RPCServerMetrics: Sendable {
         text.family(
             "rpc_server_call_duration_seconds", type: "histogram",
             help:
-                "Time from reading a request to queuing its reply (in-memory calls of one read are timed together, to the last reply)."
+                "Time from reading a request to queuing its reply (in-memory calls of one read are timed together, to the end of handling that read)."
         )
         for m in 0..<methodNames.count where latency[m].count > 0 {
             text.histogram("rpc_server_call_duration_seconds", ["method": methodNames[m]], latency[m])

@@ -75,7 +75,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             else { continue }
             if index != batchMethod || prefetchBatch.count == 64 {
                 runPrefetch(batchPrefetch)
-                batchPrefetch = core.router.entries[index].prefetch
+                batchPrefetch = mayPrefetch(index) ? core.router.entries[index].prefetch : nil
                 batchMethod = index
             }
             guard batchPrefetch != nil else { continue }
@@ -85,9 +85,19 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         runPrefetch(batchPrefetch)
     }
 
-    /// Hands the gathered payloads to their method's prefetch and empties the batch.
+    /// Whether calls of method `index` would run here: no work is done ahead for a caller the
+    /// access policy refuses, nor on a connection that is draining.
+    private func mayPrefetch(_ index: Int) -> Bool {
+        guard !draining && !core.isDraining else { return false }
+        return core.tls == nil
+            || core.configuration.accessPolicy.allows(
+                method: core.router.entries[index].name, identities: channel.peerIdentities)
+    }
+
+    /// Hands the gathered payloads to their method's prefetch (a lone request gains nothing
+    /// from it) and empties the batch.
     private func runPrefetch(_ prefetch: RPCPrefetch?) {
-        if let prefetch, !prefetchBatch.isEmpty { prefetchBatch.withUnsafeBufferPointer { prefetch($0) } }
+        if let prefetch, prefetchBatch.count > 1 { prefetchBatch.withUnsafeBufferPointer { prefetch($0) } }
         prefetchBatch.removeAll(keepingCapacity: true)
     }
 

@@ -7,7 +7,7 @@ import Wire
 @Suite("RPC server")
 struct RPCServerTests {
     @Test(
-        "a method's prefetch sees the payloads of the frames read together, run by run, before any of them is handled"
+        "a method's prefetch sees the payloads of the frames read together, run by run (not a lone one), before any is handled"
     )
     func prefetchSeesBatchFirst() async throws {
         let test = try TestServer()
@@ -25,7 +25,8 @@ struct RPCServerTests {
             replies[reply.callID] = reply.payload
         }
         #expect(replies == [1: [1], 2: [2], 3: [9], 4: [3]])
-        #expect(test.prefetchLog.all == ["prefetch 1,2", "prefetch 3", "handle 1", "handle 2", "handle 3"])
+        // The run of 1 and 2 is prefetched for; 3 stands alone after the echo, so it is not.
+        #expect(test.prefetchLog.all == ["prefetch 1,2", "handle 1", "handle 2", "handle 3"])
     }
 
     @Test("1,000 concurrent calls on one connection each get their own reply")

@@ -113,10 +113,12 @@ struct TextArena: ~Copyable {
         while text.count >> (7 * headerCount) > 0 { headerCount += 1 }
         let needed = headerCount + text.count + 1
         if chunks.count == 0 || capacity - used < needed {
-            let size = max(ViewMemory.blockBytes, needed)
+            // Each chunk keeps `prefetchSlack` bytes unused at its end, so that a prefetch of a
+            // text's first bytes never points past the chunk.
+            let size = max(ViewMemory.blockBytes, needed + Self.prefetchSlack)
             chunks.append(ViewMemory.allocate(size).bindMemory(to: UInt8.self, capacity: size))
             used = 0
-            capacity = size
+            capacity = size - Self.prefetchSlack
         }
         let chunk = chunks[chunks.count - 1]
         let offset = used
@@ -155,9 +157,12 @@ struct TextArena: ~Copyable {
         }
     }
 
-    /// Starts loading into cache the first `byteCount` bytes of the text at `reference` and its
-    /// length.
+    private static let prefetchSlack = 256
+
+    /// Starts loading into cache the first `byteCount` bytes (at most 192) of the text at
+    /// `reference` and its length.
     func prefetch(_ reference: UInt64, byteCount: Int) {
+        precondition(byteCount <= 192, "a text prefetch stays within the chunk's slack")
         let start = UnsafeRawPointer(chunks[Int(reference >> 32)] + Int(reference & 0xFFFF_FFFF))
         var offset = 0
         repeat {
