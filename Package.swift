@@ -123,7 +123,8 @@ let package = Package(
             name: "storesim", dependencies: ["StoreSimKit"],
             path: "Tests/StoreSim/storesim", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "demo", dependencies: ["RPC", "Wire", "Model", "Config"], path: "Tests/StoreSim/demo",
+            name: "demo", dependencies: ["RPC", "Wire", "Model", "Config", "ServiceProcessKit"],
+            path: "Tests/StoreSim/demo",
             swiftSettings: swiftSettings),
 
         // Benchmarks (not tests): make bench-rpc, make bench-ledger, make bench-apple, make bench-entitlement.
@@ -145,7 +146,11 @@ let package = Package(
             path: "Tests/Benchmarks/entitlementbench", swiftSettings: swiftSettings),
 
         // Tests, and what several test targets share.
-        .target(name: "TestSupport", dependencies: ["Crypto"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(
+            name: "ServiceProcessKit", path: "Tests/ServiceProcessKit", swiftSettings: swiftSettings),
+        .target(
+            name: "TestSupport", dependencies: ["Crypto", "ServiceProcessKit"], path: "Tests/TestSupport",
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "WireTests", dependencies: ["Wire", "Model"], path: "Tests/WireTests", swiftSettings: swiftSettings),
         .testTarget(

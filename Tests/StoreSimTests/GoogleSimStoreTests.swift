@@ -87,7 +87,7 @@ struct GoogleSimStoreTests {
             var decoded: [(String, String, String)] = []
             for message in store.takeOutbox() {
                 let (body, bearer) = try api.push(message)
-                try await authenticator.authenticate(authorizationHeader: "Bearer \(bearer)")
+                _ = try await authenticator.authenticate(authorizationHeader: "Bearer \(bearer)")
                 let envelope = try PubSubPushEnvelope(json: [UInt8](body))
                 #expect(envelope.messageID == message.id)
                 let notification = try DeveloperNotification(json: envelope.data)

@@ -2,6 +2,7 @@ import Config
 import Foundation
 import Model
 import RPC
+import ServiceProcessKit
 import Wire
 
 #if canImport(FoundationNetworking)
@@ -30,7 +31,7 @@ struct Demo {
     static let bobsNewPhone = "bob-new-phone"
 
     let directory: URL
-    var processes: [DemoProcess] = []
+    var processes: [ServiceProcess] = []
     var control = 0
     var ledger: RPCClient!
     var verifier: RPCClient!
@@ -256,20 +257,20 @@ struct Demo {
         let simulator = try launch(
             "storesim",
             ["STORESIM_DIR": directory.appendingPathComponent("storesim").path, "STORESIM_START": String(Self.start)])
-        let ready = try await simulator.line(containing: "\"msg\":\"storesim ready\"")
-        guard let port = DemoProcess.field("control_port", in: ready).flatMap({ Int($0) }) else {
+        let ready = try await simulator.line(containing: "\"msg\":\"storesim ready\"", within: 30)
+        guard let port = ServiceProcess.field("control_port", in: ready).flatMap({ Int($0) }) else {
             throw DemoError("storesim logged no control port")
         }
         control = port
         let ledgerProcess = try launch("ledger", [:])
-        let ledgerPort = try await ledgerProcess.port("rpc")
+        let ledgerPort = try await ledgerProcess.rpcPort()
         ledger = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: ledgerPort)])
         let entitlementProcess = try launch(
             "entitlement", ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)", "ENTITLEMENT_POLICY_FILE": policy.path])
         entitlement = try RPCClient(
-            endpoints: [HostPort(host: "127.0.0.1", port: try await entitlementProcess.port("rpc"))])
-        entitlementHTTP = try await entitlementProcess.port("http")
-        _ = try await entitlementProcess.line(containing: "\"msg\":\"snapshot loaded\"")
+            endpoints: [HostPort(host: "127.0.0.1", port: try await entitlementProcess.rpcPort())])
+        entitlementHTTP = try await entitlementProcess.httpPort()
+        _ = try await entitlementProcess.line(containing: "\"msg\":\"snapshot loaded\"", within: 30)
         var settings = ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"]
         let file = try String(
             contentsOf: directory.appendingPathComponent("storesim/verifier.env"), encoding: .utf8)
@@ -278,17 +279,17 @@ struct Demo {
             if parts.count == 2 { settings[parts[0]] = parts[1] }
         }
         let verifierProcess = try launch("verifier", settings)
-        verifier = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await verifierProcess.port("rpc"))])
-        let verifierHTTP = try await verifierProcess.port("http")
-        _ = try await verifierProcess.line(containing: "\"msg\":\"dependency available\"")
+        verifier = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await verifierProcess.rpcPort())])
+        let verifierHTTP = try await verifierProcess.httpPort()
+        _ = try await verifierProcess.line(containing: "\"msg\":\"dependency available\"", within: 30)
         _ = try await post(
             "/control/apple/notification-url", ["url": "http://127.0.0.1:\(verifierHTTP)/apple/notifications/sandbox"])
         _ = try await post("/control/google/notification-url", ["url": "http://127.0.0.1:\(verifierHTTP)/google/rtdn"])
         print("Ready. The store's clock starts on 2026-01-01; each step moves it forward.")
     }
 
-    mutating func launch(_ name: String, _ environment: [String: String]) throws -> DemoProcess {
-        let process = try DemoProcess(
+    mutating func launch(_ name: String, _ environment: [String: String]) throws -> ServiceProcess {
+        let process = try ServiceProcess(
             name, environment: environment, directory: directory,
             logFile: directory.appendingPathComponent("\(name).log"))
         processes.append(process)

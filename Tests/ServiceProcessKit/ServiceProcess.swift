@@ -1,8 +1,6 @@
 public import Foundation
-import FoundationNetworking
 import Glibc
 import Synchronization
-import Testing
 
 /// A service executable started as a child process on free loopback ports. Its stderr (JSON
 /// lines) is collected; the ports come from its own "listening" log lines.
@@ -22,7 +20,11 @@ public final class ServiceProcess: Sendable {
         return url
     }
 
-    public init(_ name: String, environment: [String: String] = [:], directory: URL? = nil) throws {
+    /// Starts `name` from `binDirectory` with `environment` over the loopback defaults; its
+    /// stderr is also appended to `logFile` when one is given.
+    public init(_ name: String, environment: [String: String] = [:], directory: URL? = nil, logFile: URL? = nil)
+        throws
+    {
         self.name = name
         process = Process()
         process.executableURL = Self.binDirectory.appendingPathComponent(name)
@@ -34,11 +36,17 @@ public final class ServiceProcess: Sendable {
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
         let reader = pipe.fileHandleForReading
-        let thread = Thread { [output] in
+        var log: FileHandle?
+        if let logFile {
+            _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+            log = try FileHandle(forWritingTo: logFile)
+        }
+        let thread = Thread { [output, log] in
             var pending = Data()
             while true {
                 let chunk = reader.availableData
                 if chunk.isEmpty { break }
+                log?.write(chunk)
                 pending.append(chunk)
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
@@ -91,19 +99,33 @@ public final class ServiceProcess: Sendable {
         }
     }
 
+    /// The first stderr line containing `text`, waiting at most `seconds`; throws when the
+    /// process ends or the time passes without one.
+    public func line(containing text: String, within seconds: Double) async throws -> String {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if let line = output.lines.withLock({ $0.first { $0.contains(text) } }) { return line }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        if let line = output.lines.withLock({ $0.first { $0.contains(text) } }) { return line }
+        throw ServiceProcessError("\(name) did not log \(text) within \(seconds) s: \(log.suffix(5))")
+    }
+
     /// The port in the "rpc server listening" line.
     public func rpcPort() async throws -> Int {
-        let line = try #require(
-            await line(containing: "\"msg\":\"rpc server listening\""), "\(name) never listened: \(log)")
-        let address = try #require(Self.field("address", in: line))
-        return try #require(Int(address.split(separator: ":").last ?? ""))
+        guard let line = await line(containing: "\"msg\":\"rpc server listening\""),
+            let port = Self.field("address", in: line)?.split(separator: ":").last.flatMap({ Int($0) })
+        else { throw ServiceProcessError("\(name) never listened: \(log)") }
+        return port
     }
 
     /// The port in the "http server listening" line.
     public func httpPort() async throws -> Int {
-        let line = try #require(
-            await line(containing: "\"msg\":\"http server listening\""), "\(name) never served HTTP: \(log)")
-        return try #require(Int(Self.field("port", in: line) ?? ""))
+        guard let line = await line(containing: "\"msg\":\"http server listening\""),
+            let port = Self.field("port", in: line).flatMap({ Int($0) })
+        else { throw ServiceProcessError("\(name) never served HTTP: \(log)") }
+        return port
     }
 
     public static func field(_ key: String, in line: String) -> String? {
@@ -114,6 +136,13 @@ public final class ServiceProcess: Sendable {
     }
 
     public func terminate() { process.terminate() }
+
+    /// Sends SIGTERM and waits for the process to end.
+    public func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
 
     /// Sends SIGKILL: the process ends at once, without draining or closing its database.
     public func kill() { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
@@ -133,25 +162,13 @@ public final class ServiceProcess: Sendable {
     deinit { if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) } }
 }
 
-/// GET over HTTP/1.1 on loopback; returns the status and body.
-public func httpGet(port: Int, path: String) async throws -> (Int, String) {
-    let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
-    let (data, response) = try await URLSession.shared.data(from: url)
-    let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-    return (status, String(decoding: data, as: UTF8.self))
+/// Why a service process did not do what was waited for.
+public struct ServiceProcessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
-/// POSTs `body` to 127.0.0.1:`port``path`; returns the status and the body.
-public func httpPost(port: Int, path: String, body: String) async throws -> (Int, String) {
-    var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)\(path)")))
-    request.httpMethod = "POST"
-    request.httpBody = Data(body.utf8)
-    let (data, response) = try await URLSession.shared.data(for: request)
-    let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-    return (status, String(decoding: data, as: UTF8.self))
-}
-
-/// What the reader thread and the termination handler share with the tests.
+/// What the reader thread and the termination handler share with the callers.
 final class ProcessOutput: Sendable {
     let lines = Mutex<[String]>([])
     let waiters = Mutex<[(String, CheckedContinuation<String?, Never>)]>([])
