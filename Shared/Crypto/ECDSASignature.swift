@@ -4,35 +4,33 @@ import COpenSSL
 /// uses (RFC 7518 §3.4) and the DER `ECDSA-Sig-Value` OpenSSL signs and verifies.
 public enum ECDSASignature {
     /// DER for a raw R||S signature of `2 × coordinateBytes` bytes (32 for P-256). Throws when
-    /// the length is wrong or R or S is zero (never a valid signature).
+    /// the length is wrong or R or S is zero (never a valid signature). Built directly: a
+    /// SEQUENCE of two INTEGERs, each without leading zeros and with a 0 before a high bit.
     public static func der(fromRaw raw: [UInt8], coordinateBytes: Int) throws(CryptoError) -> [UInt8] {
         guard raw.count == 2 * coordinateBytes else {
             throw CryptoError(message: "an R||S signature must be \(2 * coordinateBytes) bytes, not \(raw.count)")
         }
-        guard raw[..<coordinateBytes].contains(where: { $0 != 0 }) else { throw CryptoError(message: "R is zero") }
-        guard raw[coordinateBytes...].contains(where: { $0 != 0 }) else { throw CryptoError(message: "S is zero") }
-        guard let signature = ECDSA_SIG_new() else { throw .openSSL("ECDSA_SIG_new failed") }
-        defer { ECDSA_SIG_free(signature) }
-        let r = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32(coordinateBytes), nil) }
-        let s = raw.withUnsafeBufferPointer {
-            BN_bin2bn($0.baseAddress! + coordinateBytes, Int32(coordinateBytes), nil)
+        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
+            guard let start = bytes.firstIndex(where: { $0 != 0 }) else { return nil }
+            let magnitude = bytes[start...]
+            let pad = magnitude.first! & 0x80 != 0
+            return [0x02] + length(magnitude.count + (pad ? 1 : 0)) + (pad ? [0] : []) + magnitude
         }
-        guard let r, let s else {
-            BN_free(r)
-            BN_free(s)
-            throw .openSSL("BN_bin2bn failed")
+        guard let r = integer(raw[..<coordinateBytes]) else { throw CryptoError(message: "R is zero") }
+        guard let s = integer(raw[coordinateBytes...]) else { throw CryptoError(message: "S is zero") }
+        return [0x30] + length(r.count + s.count) + r + s
+    }
+
+    /// A DER length: one byte below 128, else 0x80 + the count of big-endian length bytes.
+    private static func length(_ count: Int) -> [UInt8] {
+        guard count >= 0x80 else { return [UInt8(count)] }
+        var bytes: [UInt8] = []
+        var rest = count
+        while rest > 0 {
+            bytes.insert(UInt8(truncatingIfNeeded: rest), at: 0)
+            rest >>= 8
         }
-        // On success the signature owns r and s.
-        guard ECDSA_SIG_set0(signature, r, s) == 1 else {
-            BN_free(r)
-            BN_free(s)
-            throw .openSSL("ECDSA_SIG_set0 failed")
-        }
-        var out: UnsafeMutablePointer<UInt8>?
-        let length = i2d_ECDSA_SIG(signature, &out)
-        guard length > 0, let out else { throw .openSSL("i2d_ECDSA_SIG failed") }
-        defer { CRYPTO_free(out, #fileID, #line) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        return [0x80 | UInt8(bytes.count)] + bytes
     }
 
     /// The raw R||S form (`2 × coordinateBytes` bytes, each left-padded) of a DER signature.

@@ -4,8 +4,8 @@ import Testing
 
 @testable import AppStore
 
-/// The verifier's fast paths (table base64url, DER from R||S, FlatJSON, remembered headers)
-/// give exactly what the general code they stand in for gives.
+/// The verifier's fast paths (FlatJSON, remembered headers) give exactly what the general code
+/// they stand in for gives.
 @Suite("Apple signed data: fast paths agree with the general code")
 struct VerifierFastPathTests {
     static let now = AppleHostileInputTests.now
@@ -21,70 +21,6 @@ struct VerifierFastPathTests {
             z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
             return z ^ (z >> 31)
         }
-    }
-
-    static func fastDecode(_ text: String) -> [UInt8]? {
-        Array(text.utf8).withUnsafeBufferPointer { AppleSignedDataVerifier.Segments.decode($0[...]) }
-    }
-
-    @Test("table base64url decodes exactly the canonical text Base64URL.decode decodes, to the same bytes")
-    func base64URL() {
-        var random = SplitMix(state: 1)
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-        var cases = ["", "A", "AB", "AA", "AAA", "AAB", "QQ", "QR", "QUI", "QUJ", "_-_-", "a=", "ab+/", "ab c", "é"]
-        for length in 0..<40 {
-            for _ in 0..<20 {
-                var text = String((0..<length).map { _ in alphabet.randomElement(using: &random)! })
-                if length > 0 && Int.random(in: 0..<4, using: &random) == 0 {
-                    // A character outside the alphabet somewhere.
-                    var characters = Array(text)
-                    characters[Int.random(in: 0..<length, using: &random)] = ["=", "+", "/", " ", ".", "\n"]
-                        .randomElement(using: &random)!
-                    text = String(characters)
-                }
-                cases.append(text)
-            }
-        }
-        var canonical = 0
-        for text in cases {
-            let general = Base64URL.decode(text)
-            let fast = Self.fastDecode(text)
-            // Taken exactly when Foundation decodes it and it is the canonical form of its bytes;
-            // the rest (non-zero bits after the last byte) is left to Foundation.
-            #expect((fast != nil) == (general.map { Base64URL.encode($0) == text } ?? false), "\(text)")
-            if let fast {
-                #expect(fast == general, "\(text)")
-                canonical += 1
-            }
-        }
-        #expect(canonical > 150)
-        #expect(Self.fastDecode("QQ") == [0x41])
-        #expect(Self.fastDecode("QR") == nil)
-        #expect(Base64URL.decode("QR") == [0x41])
-    }
-
-    @Test("DER from R||S equals ECDSASignature.der, and leaves zero R or S and wrong lengths to it")
-    func derSignature() throws {
-        var random = SplitMix(state: 2)
-        var raws: [[UInt8]] = []
-        for _ in 0..<300 { raws.append((0..<64).map { _ in UInt8.random(in: 0...255, using: &random) }) }
-        // Leading zeros, high bits, both, and the smallest values.
-        raws.append([0, 0, 0x80] + [UInt8](repeating: 1, count: 29) + [0x7F] + [UInt8](repeating: 0xFF, count: 31))
-        raws.append([UInt8](repeating: 0, count: 31) + [1] + [UInt8](repeating: 0, count: 31) + [1])
-        raws.append([UInt8](repeating: 0xFF, count: 64))
-        raws.append([0] + [UInt8](repeating: 0x80, count: 63))
-        for raw in raws {
-            #expect(
-                AppleSignedDataVerifier.Segments.derSignature(raw)
-                    == (try ECDSASignature.der(fromRaw: raw, coordinateBytes: 32)))
-        }
-        #expect(
-            AppleSignedDataVerifier.Segments.derSignature(
-                [UInt8](repeating: 0, count: 32) + [UInt8](repeating: 1, count: 32)) == nil)
-        #expect(
-            AppleSignedDataVerifier.Segments.derSignature(
-                [UInt8](repeating: 1, count: 32) + [UInt8](repeating: 0, count: 32)) == nil)
-        #expect(AppleSignedDataVerifier.Segments.derSignature([UInt8](repeating: 1, count: 63)) == nil)
     }
 
     @Test("FlatJSON knows every stored property of the flat payloads")

@@ -222,13 +222,11 @@ public final class AppleSignedDataVerifier: Sendable {
 
     /// The header segment of a JWS that `Segments` already accepted, decoded.
     private static func decodeHeader(_ segment: ArraySlice<UInt8>) -> [UInt8] {
-        segment.withUnsafeBufferPointer { Segments.decode($0[...]) }
-            ?? Base64URL.decode(String(decoding: segment, as: UTF8.self)) ?? []
+        Base64URL.decode(String(decoding: segment, as: UTF8.self)) ?? []
     }
 
     /// The DER form of a raw R||S ES256 signature; throws `badSignature` when it is not one.
     private static func derSignature(_ raw: [UInt8]) throws(AppleVerificationError) -> [UInt8] {
-        if let der = Segments.derSignature(raw) { return der }
         do {
             return try ECDSASignature.der(fromRaw: raw, coordinateBytes: 32)
         } catch {
@@ -428,7 +426,8 @@ extension AppleSignedDataVerifier {
             let knownPair = cache.pair(forHeader: signingInput[..<first])
             var header: [UInt8]?
             if knownPair == nil {
-                guard let decoded = signingInput.withUnsafeBufferPointer({ decode($0[..<first]) }), !decoded.isEmpty
+                guard let decoded = signingInput.withUnsafeBufferPointer({ decode($0[..<first]) }),
+                    !decoded.isEmpty
                 else { return nil }
                 header = decoded
             }
@@ -448,77 +447,9 @@ extension AppleSignedDataVerifier {
             return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         }
 
-        /// base64url characters → their 6-bit values; 0xFF for every other byte.
-        private static let alphabet: [UInt8] = {
-            var table = [UInt8](repeating: 0xFF, count: 256)
-            let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-            for (value, character) in characters.enumerated() { table[Int(character)] = UInt8(value) }
-            return table
-        }()
-
-        /// Unpadded base64url, decoded as `Base64URL.decode` decodes it; nil for a character
-        /// outside the alphabet, a length of 4n+1, or non-zero bits after the last byte (which
-        /// the fast path leaves to Foundation).
-        static func decode(_ text: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {
-            let text = UnsafeBufferPointer(rebasing: text)
-            let count = text.count
-            let blocks = count / 4
-            let rest = count % 4
-            guard rest != 1 else { return nil }
-            let outputCount = blocks * 3 + (rest == 0 ? 0 : rest - 1)
-            var valid = true
-            let output = alphabet.withUnsafeBufferPointer { table in
-                [UInt8](unsafeUninitializedCapacity: outputCount) { output, initialized in
-                    var input = 0
-                    var written = 0
-                    for _ in 0..<blocks {
-                        let a = table[Int(text[input])]
-                        let b = table[Int(text[input + 1])]
-                        let c = table[Int(text[input + 2])]
-                        let d = table[Int(text[input + 3])]
-                        guard (a | b | c | d) & 0x80 == 0 else {
-                            valid = false
-                            break
-                        }
-                        let bits = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                        output[written] = UInt8(truncatingIfNeeded: bits >> 16)
-                        output[written + 1] = UInt8(truncatingIfNeeded: bits >> 8)
-                        output[written + 2] = UInt8(truncatingIfNeeded: bits)
-                        input += 4
-                        written += 3
-                    }
-                    if valid && rest > 0 {
-                        let a = table[Int(text[input])]
-                        let b = table[Int(text[input + 1])]
-                        let c = rest == 3 ? table[Int(text[input + 2])] : 0
-                        // Bits left over after the last byte must be zero (canonical form).
-                        let leftover = rest == 2 ? b & 0x0F : c & 0x03
-                        if (a | b | c) & 0x80 != 0 || leftover != 0 {
-                            valid = false
-                        } else {
-                            output[written] = a << 2 | b >> 4
-                            if rest == 3 { output[written + 1] = (b & 0x0F) << 4 | c >> 2 }
-                        }
-                    }
-                    // UInt8 needs no deinitialization: an abandoned buffer may claim none.
-                    initialized = valid ? outputCount : 0
-                }
-            }
-            return valid ? output : nil
-        }
-
-        /// The DER `ECDSA-Sig-Value` of a 64-byte R||S pair with R and S non-zero (what
-        /// `ECDSASignature.der(fromRaw:coordinateBytes: 32)` returns for it); nil otherwise.
-        static func derSignature(_ raw: [UInt8]) -> [UInt8]? {
-            guard raw.count == 64 else { return nil }
-            func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
-                guard let start = bytes.firstIndex(where: { $0 != 0 }) else { return nil }
-                let magnitude = bytes[start...]
-                let pad = magnitude.first! & 0x80 != 0
-                return [0x02, UInt8(magnitude.count + (pad ? 1 : 0))] + (pad ? [0] : []) + magnitude
-            }
-            guard let r = integer(raw[..<32]), let s = integer(raw[32...]) else { return nil }
-            return [0x30, UInt8(r.count + s.count)] + r + s
+        /// A segment's bytes decoded when they are canonical base64url; nil otherwise.
+        private static func decode(_ text: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {
+            Base64URL.decodeCanonical(utf8: UnsafeBufferPointer(rebasing: text))
         }
     }
 }
