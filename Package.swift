@@ -157,7 +157,8 @@ let package = Package(
             name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], path: "Tests/CryptoTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "RPCTests", dependencies: ["RPC", "Wire", "Crypto", "Observability", "Lifecycle", "Sockets"],
+            name: "RPCTests",
+            dependencies: ["RPC", "Wire", "Crypto", "Observability", "Lifecycle", "Sockets", "TestSupport"],
             path: "Tests/RPCTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPTests", dependencies: ["HTTP", "Observability"], path: "Tests/HTTPTests",

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TestSupport
 import Testing
 
 @testable import AppStore
@@ -10,18 +11,6 @@ import Testing
 struct VerifierFastPathTests {
     static let now = AppleHostileInputTests.now
     static let nowMilliseconds = AppleHostileInputTests.nowMilliseconds
-
-    /// A deterministic generator, so a failing case can be replayed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     @Test("FlatJSON knows every stored property of the flat payloads")
     func membersCoverEveryProperty() {
@@ -101,7 +90,7 @@ struct VerifierFastPathTests {
 
     @Test("mutated payloads: FlatJSON answers as JSONDecoder or leaves them to it")
     func mutatedPayloads() {
-        var random = SplitMix(state: 3)
+        var random = SeededGenerator(seed: 3)
         let pieces: [[UInt8]] = [
             Array("\"".utf8), Array(",".utf8), Array("}".utf8), Array("{".utf8), Array("[".utf8), Array("]".utf8),
             Array(":".utf8), Array("1".utf8), Array("0".utf8), Array("-".utf8), Array(".".utf8), Array("e".utf8),
@@ -155,7 +144,7 @@ struct VerifierFastPathTests {
         let warm = try Self.verifier(chain)
         let cold = try Self.verifier(chain, cache: 0)
         #expect(Self.outcome(warm, good) == "valid 2000000001")
-        var random = SplitMix(state: 4)
+        var random = SeededGenerator(seed: 4)
         let characters = Array(good)
         let replacements = Array("AaZz09-_.=+/ ")
         var refused = 0

@@ -1,21 +1,10 @@
 import Crypto
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("base64url and ECDSA signature encodings")
 struct EncodingTests {
-    /// A deterministic generator, so a failing case can be replayed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// base64url through Foundation alone: the alphabet mapped to standard base64, padded.
     static func foundationDecode(_ text: String) -> [UInt8]? {
         guard text.utf8.allSatisfy({ $0 < 0x80 }), text.utf8.count % 4 != 1,
@@ -34,7 +23,7 @@ struct EncodingTests {
         "the table decoder takes exactly the canonical text Foundation decodes, to the same bytes; decode takes the rest too"
     )
     func base64URL() {
-        var random = SplitMix(state: 1)
+        var random = SeededGenerator(seed: 1)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
         var cases = ["", "A", "AB", "AA", "AAA", "AAB", "QQ", "QR", "QUI", "QUJ", "_-_-", "a=", "ab+/", "ab c", "é"]
         for length in 0..<40 {
@@ -72,7 +61,7 @@ struct EncodingTests {
         "DER from R||S is what OpenSSL reads back, minimal, for P-256 and P-521 sizes; zero R or S and wrong lengths are refused"
     )
     func derSignature() throws {
-        var random = SplitMix(state: 2)
+        var random = SeededGenerator(seed: 2)
         for coordinate in [32, 66] {
             var raws: [[UInt8]] = []
             for _ in 0..<200 {

@@ -1,26 +1,15 @@
 import Foundation
 import RPC
+import TestSupport
 import Testing
 import Wire
 
 @Suite("Hostile input")
 struct HostileInputTests {
-    /// SplitMix64: a small seeded generator so every run sends the same bytes.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("random bytes, and valid frames with random envelopes, on many connections never stop the server")
     func randomInput() async throws {
         let test = try TestServer { $0.maxFrameLength = 4096 }
-        var random = SeededGenerator(state: 2026)
+        var random = SeededGenerator(seed: 2026)
         for round in 0..<200 {
             let connection = try RawConnection(port: test.server.port, timeout: 5)
             var bytes: [UInt8]
