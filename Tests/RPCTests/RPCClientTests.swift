@@ -76,7 +76,8 @@ struct RPCClientTests {
             guard let error = error as? RPCError else { return false }
             return error.code == .unavailable && error.message.range(of: pattern, options: .regularExpression) != nil
         }
-        #expect(ContinuousClock.now - started < .seconds(2))
+        // Long before the call's 10 s timeout (the bound leaves room for a loaded machine).
+        #expect(ContinuousClock.now - started < .seconds(5))
     }
 
     @Test("an unresolvable name is reported as such")

@@ -43,25 +43,17 @@ public final class AppleReconciler: LifecycleService {
     }
 
     func retryInbox() async {
-        var token: String?
-        var handled = 0
-        repeat {
-            let page: ListInboxResponse
-            do {
-                page = try await adapter.ledger.listInbox(ListInboxRequest(store: .apple, pageToken: token))
-            } catch {
-                adapter.logger.warning("apple reconciliation cannot list the inbox", ["error": "\(error)"])
-                return
+        do {
+            try await ReconcilerPaging.staleInbox(
+                adapter.ledger, store: .apple, now: adapter.nowMilliseconds, pendingGrace: Self.pendingGrace,
+                limit: Self.maxPerStep
+            ) { entry in
+                await adapter.process(
+                    signedPayload: entry.rawPayload, environment: AppleEnvironment(entry.environment ?? .sandbox))
             }
-            for entry in page.entries where handled < Self.maxPerStep {
-                let old = (entry.receivedTimeMilliseconds ?? 0) < adapter.nowMilliseconds - Self.pendingGrace
-                guard entry.status == .failed || old else { continue }
-                let environment = AppleEnvironment(entry.environment ?? .sandbox)
-                handled += 1
-                await adapter.process(signedPayload: entry.rawPayload, environment: environment)
-            }
-            token = page.nextPageToken
-        } while token != nil && handled < Self.maxPerStep
+        } catch {
+            adapter.logger.warning("apple reconciliation cannot list the inbox", ["error": "\(error)"])
+        }
     }
 
     func pullHistory(_ environment: AppleEnvironment) async {
@@ -93,30 +85,19 @@ public final class AppleReconciler: LifecycleService {
                 store: .apple, expiresAfterMilliseconds: now - Self.riskWindow,
                 expiresBeforeMilliseconds: now + Self.riskWindow),
         ]
-        var seen: Set<SubscriptionKey> = []
-        for query in queries {
-            var request = query
-            repeat {
-                let page: ListSubscriptionsResponse
+        do {
+            try await ReconcilerPaging.eachSubscription(adapter.ledger, matching: queries, limit: Self.maxPerStep) {
+                subscription in
+                guard adapter.verifiers[AppleEnvironment(subscription.key.environment)] != nil else { return }
                 do {
-                    page = try await adapter.ledger.listSubscriptions(request)
+                    _ = try await adapter.refresh(subscription.key)
                 } catch {
-                    adapter.logger.warning("apple reconciliation cannot list subscriptions", ["error": "\(error)"])
-                    return
+                    adapter.logger.warning(
+                        "apple subscription not refreshed", ["key": "\(subscription.key)", "error": "\(error)"])
                 }
-                for subscription in page.subscriptions where seen.count < Self.maxPerStep {
-                    guard seen.insert(subscription.key).inserted,
-                        adapter.verifiers[AppleEnvironment(subscription.key.environment)] != nil
-                    else { continue }
-                    do {
-                        _ = try await adapter.refresh(subscription.key)
-                    } catch {
-                        adapter.logger.warning(
-                            "apple subscription not refreshed", ["key": "\(subscription.key)", "error": "\(error)"])
-                    }
-                }
-                request.pageToken = page.nextPageToken
-            } while request.pageToken != nil && seen.count < Self.maxPerStep
+            }
+        } catch {
+            adapter.logger.warning("apple reconciliation cannot list subscriptions", ["error": "\(error)"])
         }
     }
 }

@@ -40,20 +40,11 @@ public final class GoogleReconciler: LifecycleService {
     }
 
     func retryInbox() async {
-        var token: String?
-        var handled = 0
-        repeat {
-            let page: ListInboxResponse
-            do {
-                page = try await adapter.ledger.listInbox(ListInboxRequest(store: .google, pageToken: token))
-            } catch {
-                adapter.logger.warning("google reconciliation cannot list the inbox", ["error": "\(error)"])
-                return
-            }
-            for entry in page.entries where handled < Self.maxPerStep {
-                let old = (entry.receivedTimeMilliseconds ?? 0) < adapter.nowMilliseconds - Self.pendingGrace
-                guard entry.status == .failed || old else { continue }
-                handled += 1
+        do {
+            try await ReconcilerPaging.staleInbox(
+                adapter.ledger, store: .google, now: adapter.nowMilliseconds, pendingGrace: Self.pendingGrace,
+                limit: Self.maxPerStep
+            ) { entry in
                 if entry.notificationType == GoogleAdapter.acknowledgeType {
                     await retryAcknowledgement(entry)
                 } else if let (package, eventTime, work) = GoogleAdapter.work(from: entry) {
@@ -61,8 +52,9 @@ public final class GoogleReconciler: LifecycleService {
                         messageID: entry.notificationID, packageName: package, eventTime: eventTime, work: work)
                 }
             }
-            token = page.nextPageToken
-        } while token != nil && handled < Self.maxPerStep
+        } catch {
+            adapter.logger.warning("google reconciliation cannot list the inbox", ["error": "\(error)"])
+        }
     }
 
     func retryAcknowledgement(_ entry: InboxEntry) async {
@@ -112,29 +104,20 @@ public final class GoogleReconciler: LifecycleService {
             ListSubscriptionsRequest(
                 store: .google, expiresAfterMilliseconds: now - Self.riskWindow,
                 expiresBeforeMilliseconds: now + Self.riskWindow))
-        var seen: Set<SubscriptionKey> = []
-        for query in queries {
-            var request = query
-            repeat {
-                let page: ListSubscriptionsResponse
+        do {
+            try await ReconcilerPaging.eachSubscription(adapter.ledger, matching: queries, limit: Self.maxPerStep) {
+                subscription in
+                guard subscription.state != .revoked else { return }
                 do {
-                    page = try await adapter.ledger.listSubscriptions(request)
+                    _ = try await adapter.refresh(subscription.key)
                 } catch {
-                    adapter.logger.warning("google reconciliation cannot list purchases", ["error": "\(error)"])
-                    return
+                    adapter.logger.warning(
+                        "google purchase not refreshed",
+                        ["token_prefix": String(subscription.key.storeID.prefix(12)), "error": "\(error)"])
                 }
-                for subscription in page.subscriptions where seen.count < Self.maxPerStep {
-                    guard seen.insert(subscription.key).inserted, subscription.state != .revoked else { continue }
-                    do {
-                        _ = try await adapter.refresh(subscription.key)
-                    } catch {
-                        adapter.logger.warning(
-                            "google purchase not refreshed",
-                            ["token_prefix": String(subscription.key.storeID.prefix(12)), "error": "\(error)"])
-                    }
-                }
-                request.pageToken = page.nextPageToken
-            } while request.pageToken != nil && seen.count < Self.maxPerStep
+            }
+        } catch {
+            adapter.logger.warning("google reconciliation cannot list purchases", ["error": "\(error)"])
         }
     }
 }

@@ -1,0 +1,46 @@
+import Model
+import Wire
+
+/// The reconcilers' walks over the ledger's paged lists, each bounded per pass.
+enum ReconcilerPaging {
+    /// Calls `body` with the store's inbox entries that need another try, page by page: the
+    /// failed ones, and pending ones received more than `pendingGrace` ms before `now` (their
+    /// processing was cut short), at most `limit` of them. Throws when the ledger cannot list.
+    static func staleInbox(
+        _ ledger: LedgerClient, store: Store, now: Int64, pendingGrace: Int64, limit: Int,
+        _ body: (InboxEntry) async -> Void
+    ) async throws {
+        var token: String?
+        var handled = 0
+        repeat {
+            let page = try await ledger.listInbox(ListInboxRequest(store: store, pageToken: token))
+            for entry in page.entries where handled < limit {
+                let old = (entry.receivedTimeMilliseconds ?? 0) < now - pendingGrace
+                guard entry.status == .failed || old else { continue }
+                handled += 1
+                await body(entry)
+            }
+            token = page.nextPageToken
+        } while token != nil && handled < limit
+    }
+
+    /// Calls `body` once with each subscription the queries list, page by page, at most `limit`
+    /// different ones over all the queries. Throws when the ledger cannot list.
+    static func eachSubscription(
+        _ ledger: LedgerClient, matching queries: [ListSubscriptionsRequest], limit: Int,
+        _ body: (Subscription) async -> Void
+    ) async throws {
+        var seen: Set<SubscriptionKey> = []
+        for query in queries {
+            var request = query
+            repeat {
+                let page = try await ledger.listSubscriptions(request)
+                for subscription in page.subscriptions where seen.count < limit {
+                    guard seen.insert(subscription.key).inserted else { continue }
+                    await body(subscription)
+                }
+                request.pageToken = page.nextPageToken
+            } while request.pageToken != nil && seen.count < limit
+        }
+    }
+}
