@@ -2,7 +2,7 @@ import BenchSupport
 import Foundation
 
 /// The command line of applebench.
-struct BenchOptions {
+struct BenchOptions: BenchCommandOptions {
     var seconds = 3.0
     var threads = ProcessInfo.processInfo.activeProcessorCount
     var openssl = "openssl"
@@ -45,26 +45,12 @@ struct BenchOptions {
 
     /// Parses `arguments` (without the program name). Throws for unknown or incomplete flags.
     init(arguments: [String]) throws(BenchError) {
-        var rest = arguments[...]
-        func value(for flag: String) throws(BenchError) -> String {
-            guard let value = rest.popFirst() else { throw BenchError("\(flag) needs a value") }
-            return value
-        }
-        while let flag = rest.popFirst() {
+        var rest = BenchArguments(arguments)
+        while let flag = rest.nextFlag() {
             switch flag {
-            case "--seconds":
-                let text = try value(for: flag)
-                guard let number = Double(text), number >= 0.5, number <= 120 else {
-                    throw BenchError("--seconds wants a number of seconds in [0.5, 120], not \"\(text)\"")
-                }
-                seconds = number
-            case "--threads":
-                let text = try value(for: flag)
-                guard let number = Int(text), (1...256).contains(number) else {
-                    throw BenchError("--threads wants a whole number in [1, 256], not \"\(text)\"")
-                }
-                threads = number
-            case "--openssl": openssl = try value(for: flag)
+            case "--seconds": seconds = try rest.number(for: flag, in: 0.5...120, unit: "seconds")
+            case "--threads": threads = try rest.integer(for: flag, in: 1...256)
+            case "--openssl": openssl = try rest.value(for: flag)
             case "-h", "--help": showHelp = true
             default: throw BenchError("unknown argument \"\(flag)\" (see --help)")
             }

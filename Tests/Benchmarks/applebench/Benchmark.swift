@@ -16,7 +16,7 @@ struct Benchmark {
     /// Measures and prints the table and, last, the JSON line. Throws when the chain cannot be
     /// made, a verification fails, or openssl cannot be run or read.
     func run() throws(BenchError) {
-        Self.warnIfBusy()
+        BenchCommand.warnIfBusy("applebench")
         let now = Date()
         let signedDate = Int64(now.timeIntervalSince1970 * 1000)
         let payload = TransactionPayload.json(signedDate: signedDate)
@@ -97,15 +97,5 @@ struct Benchmark {
         return result
     }
 
-    private static func warnIfBusy() {
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
-            let load = text.split(separator: " ").first.flatMap({ Double($0) }), load > 0.5 * Double(cores)
-        else { return }
-        note("load average \(load) on \(cores) cores before starting: other work will skew the figures")
-    }
-
-    static func note(_ text: String) {
-        FileHandle.standardError.write(Data("applebench: \(text)\n".utf8))
-    }
+    static func note(_ text: String) { BenchCommand.note("applebench", text) }
 }

@@ -1,24 +1,9 @@
-import Foundation
-import Glibc
+import BenchSupport
 
 // applebench: App Store JWS verifications per second beside OpenSSL's raw ECDSA verify rate.
 // See BenchOptions.helpText, or run with --help.
 
-let options: BenchOptions
-do {
-    options = try BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
-} catch {
-    Benchmark.note("\(error)")
-    exit(2)
-}
-if options.showHelp {
-    print(BenchOptions.helpText)
-    exit(0)
-}
-do {
+BenchCommand.main(BenchOptions.self, name: "applebench") { options throws(BenchError) in
     try Benchmark(options: options).run()
-    exit(0)
-} catch {
-    Benchmark.note("\(error)")
-    exit(1)
+    return 0  // a failed verification throws
 }

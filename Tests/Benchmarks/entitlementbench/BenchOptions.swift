@@ -1,7 +1,7 @@
 import BenchSupport
 
 /// The command line of entitlementbench.
-struct BenchOptions {
+struct BenchOptions: BenchCommandOptions {
     var ledgerPath = ""
     var entitlementPath = ""
     var accounts = 1_000_000
@@ -56,32 +56,15 @@ struct BenchOptions {
 
     /// Parses `arguments` (without the program name). Throws for unknown or incomplete flags.
     init(arguments: [String]) throws(BenchError) {
-        var rest = arguments[...]
-        func value(for flag: String) throws(BenchError) -> String {
-            guard let value = rest.popFirst() else { throw BenchError("\(flag) needs a value") }
-            return value
-        }
-        func integer(for flag: String, in range: ClosedRange<Int>) throws(BenchError) -> Int {
-            let text = try value(for: flag)
-            guard let number = Int(text.filter { $0 != "_" }), range.contains(number) else {
-                throw BenchError(
-                    "\(flag) wants a whole number in \(range.lowerBound)…\(range.upperBound), not \"\(text)\"")
-            }
-            return number
-        }
-        while let flag = rest.popFirst() {
+        var rest = BenchArguments(arguments)
+        while let flag = rest.nextFlag() {
             switch flag {
-            case "--ledger": ledgerPath = try value(for: flag)
-            case "--entitlement": entitlementPath = try value(for: flag)
-            case "--accounts": accounts = try integer(for: flag, in: 1...10_000_000)
-            case "--requests-scale":
-                let text = try value(for: flag)
-                guard let scale = Double(text), scale > 0, scale <= 10 else {
-                    throw BenchError("--requests-scale wants a number in (0, 10], not \"\(text)\"")
-                }
-                requestsScale = scale
-            case "--propagation-samples": propagationSamples = try integer(for: flag, in: 1...100_000)
-            case "--ready-limit": readyLimitSeconds = try integer(for: flag, in: 1...7200)
+            case "--ledger": ledgerPath = try rest.value(for: flag)
+            case "--entitlement": entitlementPath = try rest.value(for: flag)
+            case "--accounts": accounts = try rest.integer(for: flag, in: 1...10_000_000)
+            case "--requests-scale": requestsScale = try rest.number(for: flag, in: 0...10, excludingLower: true)
+            case "--propagation-samples": propagationSamples = try rest.integer(for: flag, in: 1...100_000)
+            case "--ready-limit": readyLimitSeconds = try rest.integer(for: flag, in: 1...7200)
             case "--skip-redis": skipRedis = true
             case "-h", "--help": showHelp = true
             default: throw BenchError("unknown argument \"\(flag)\" (see --help)")

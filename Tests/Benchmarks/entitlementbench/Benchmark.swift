@@ -27,7 +27,7 @@ struct Benchmark {
     /// Runs everything and prints the table and, last, the JSON line. Returns the number of
     /// calls that failed under load. Throws when a process cannot be started or a phase breaks.
     func run() throws(BenchError) -> Int {
-        Self.warnIfBusy()
+        BenchCommand.warnIfBusy("entitlementbench")
         let directory = try TemporaryDirectory("entitlementbench")
         defer { directory.remove() }
         let policyPath = try directory.write("policy.conf", PurchaseWorkload.policy)
@@ -42,8 +42,8 @@ struct Benchmark {
         let emptyMemory = try residentAfterSettling(empty)
         Self.note(
             "empty view: ready in \(ReportText.fixed(empty.secondsToReady, 3)) s, \(emptyMemory.bytes) bytes resident")
-        stopCleanly(empty.stop(), options.entitlementPath)
-        stopCleanly(ledger.stop(), options.ledgerPath)
+        BenchCommand.noteUncleanExit("entitlementbench", empty.stop(), of: options.entitlementPath)
+        BenchCommand.noteUncleanExit("entitlementbench", ledger.stop(), of: options.ledgerPath)
 
         var seed = LedgerSeed(accounts: options.accounts, workload: workload)
         Self.note("seeding \(options.accounts) accounts")
@@ -77,7 +77,7 @@ struct Benchmark {
         defer { redis?.stop() }
         let load = try CheckAccessLoad(port: entitlement.port, accounts: seed.sample)
         var rows: [LoadRow] = []
-        var errors = Errors()
+        var errors = CallFailures()
         for configuration in Self.configurations {
             let requests = max(
                 configuration.clients * configuration.pipeline,
@@ -107,8 +107,8 @@ struct Benchmark {
         var propagation = try probe.run(samples: options.propagationSamples)
         Self.note("propagation: \(options.propagationSamples) purchases, \(propagation.checks) checks while waiting")
 
-        stopCleanly(entitlement.stop(), options.entitlementPath)
-        stopCleanly(ledger.stop(), options.ledgerPath)
+        BenchCommand.noteUncleanExit("entitlementbench", entitlement.stop(), of: options.entitlementPath)
+        BenchCommand.noteUncleanExit("entitlementbench", ledger.stop(), of: options.ledgerPath)
         if let first = errors.first { Self.note("\(errors.count) calls failed; the first: \(first)") }
         let report = Report(
             accounts: options.accounts, seedSeconds: seed.seconds, readySeconds: entitlement.secondsToReady,
@@ -121,12 +121,6 @@ struct Benchmark {
         print(report.table)
         print(report.json)
         return errors.count
-    }
-
-    /// Failed calls (a status, or an answer that was not allowed) over the whole load.
-    struct Errors {
-        var count = 0
-        var first: String?
     }
 
     private func startEntitlement(ledger: LedgerProcess, policyPath: String, directory: TemporaryDirectory)
@@ -148,47 +142,17 @@ struct Benchmark {
     /// Warms up, then measures one configuration; adds failed calls to `errors`.
     private func measure(
         _ configuration: Configuration, requests: Int, load: CheckAccessLoad, entitlement: EntitlementProcess,
-        errors: inout Errors
+        errors: inout CallFailures
     ) throws(BenchError) -> LoadRow {
         let generator = try load.generator(clients: configuration.clients, pipeline: configuration.pipeline)
-        let warmUp = try generator.run(requests: max(requests / 10, configuration.clients * configuration.pipeline))
-        let serverBefore = ProcessCPU.seconds(pid: entitlement.child.pid)
-        let generatorBefore = ProcessCPU.seconds()
-        var outcome = try generator.run(requests: requests)
-        let serverAfter = ProcessCPU.seconds(pid: entitlement.child.pid)
-        let generatorAfter = ProcessCPU.seconds()
-        errors.count += warmUp.failed + outcome.failed
-        errors.first = errors.first ?? warmUp.firstFailure ?? outcome.firstFailure
-        func cores(_ before: Double?, _ after: Double?) -> Double? {
-            guard let before, let after else { return nil }
-            return (after - before) / outcome.seconds
-        }
+        var run = try generator.measure(requests: requests, serverPID: entitlement.child.pid)
+        errors.add(run)
         return LoadRow(
             clients: configuration.clients, pipeline: configuration.pipeline, requests: requests,
-            callsPerSecond: Double(outcome.succeeded) / outcome.seconds,
-            p50Milliseconds: outcome.latencies.milliseconds(percentile: 0.50),
-            p99Milliseconds: outcome.latencies.milliseconds(percentile: 0.99),
-            serverCores: cores(serverBefore, serverAfter), generatorCores: cores(generatorBefore, generatorAfter))
+            callsPerSecond: run.callsPerSecond, p50Milliseconds: run.milliseconds(percentile: 0.50),
+            p99Milliseconds: run.milliseconds(percentile: 0.99), serverCores: run.serverCores,
+            generatorCores: run.generatorCores)
     }
 
-    private func stopCleanly(_ status: Int32?, _ executable: String) {
-        if status != 0 {
-            Self.note(
-                "\(executable) did not exit cleanly on SIGTERM (\(status.map { "status \($0)" } ?? "killed by a signal"))"
-            )
-        }
-    }
-
-    /// Other work on the machine moves every figure here (both sides share its cores), so say so.
-    private static func warnIfBusy() {
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
-            let load = text.split(separator: " ").first.flatMap({ Double($0) }), load > 0.5 * Double(cores)
-        else { return }
-        note("load average \(load) on \(cores) cores before starting: other work will skew the figures")
-    }
-
-    static func note(_ text: String) {
-        FileHandle.standardError.write(Data("entitlementbench: \(text)\n".utf8))
-    }
+    static func note(_ text: String) { BenchCommand.note("entitlementbench", text) }
 }

@@ -1,7 +1,7 @@
 import BenchSupport
 
 /// The command line of ledgerbench.
-struct BenchOptions {
+struct BenchOptions: BenchCommandOptions {
     var serverPath = ""
     var seconds = 5.0
     var referenceSeconds = 4.0
@@ -46,25 +46,14 @@ struct BenchOptions {
 
     /// Parses `arguments` (without the program name). Throws for unknown or incomplete flags.
     init(arguments: [String]) throws(BenchError) {
-        var rest = arguments[...]
-        func value(for flag: String) throws(BenchError) -> String {
-            guard let value = rest.popFirst() else { throw BenchError("\(flag) needs a value") }
-            return value
-        }
-        func duration(for flag: String) throws(BenchError) -> Double {
-            let text = try value(for: flag)
-            guard let number = Double(text), number >= 0.5, number <= 120 else {
-                throw BenchError("\(flag) wants a number of seconds in [0.5, 120], not \"\(text)\"")
-            }
-            return number
-        }
-        while let flag = rest.popFirst() {
+        var rest = BenchArguments(arguments)
+        while let flag = rest.nextFlag() {
             switch flag {
-            case "--server": serverPath = try value(for: flag)
-            case "--seconds": seconds = try duration(for: flag)
-            case "--reference-seconds": referenceSeconds = try duration(for: flag)
-            case "--postgres-script": postgresScript = try value(for: flag)
-            case "--postgres-bin": postgresBin = try value(for: flag)
+            case "--server": serverPath = try rest.value(for: flag)
+            case "--seconds": seconds = try rest.number(for: flag, in: 0.5...120, unit: "seconds")
+            case "--reference-seconds": referenceSeconds = try rest.number(for: flag, in: 0.5...120, unit: "seconds")
+            case "--postgres-script": postgresScript = try rest.value(for: flag)
+            case "--postgres-bin": postgresBin = try rest.value(for: flag)
             case "--skip-sqlite": skipSQLite = true
             case "--skip-postgres": skipPostgres = true
             case "-h", "--help": showHelp = true

@@ -13,7 +13,7 @@ struct Benchmark {
     /// cannot be started, an append fails or a reference run breaks; every process and
     /// temporary directory is removed either way.
     func run() throws(BenchError) {
-        Self.warnIfBusy()
+        BenchCommand.warnIfBusy("ledgerbench")
         let workload = AppendWorkload(runID: "lb\(getpid())")
         var rows: [ReportRow] = []
         if !options.skipSQLite { rows += try measureSQLite(workload) }
@@ -39,7 +39,7 @@ struct Benchmark {
         defer { ledger.stop() }
         let schema = try SQLiteReference.schema(sqlite3: sqlite3, path: databasePath)
         let figures = try measureLedger(ledger, engine: "sqlite", workload: workload, flushes: flushes)
-        stopCleanly(ledger)
+        BenchCommand.noteUncleanExit("ledgerbench", ledger.stop(), of: options.serverPath)
 
         let reference = SQLiteReference(
             sqlite3: sqlite3, schema: schema, sizes: workload.rowSizes(), directory: directory, flushes: flushes)
@@ -85,7 +85,7 @@ struct Benchmark {
         let database = String(server.url.split(separator: "/").last ?? "ledger_test")
         let schema = try PgbenchReference.schema(tools: tools, port: server.port, database: database)
         let figures = try measureLedger(ledger, engine: "postgres", workload: workload, flushes: flushes)
-        stopCleanly(ledger)
+        BenchCommand.noteUncleanExit("ledgerbench", ledger.stop(), of: options.serverPath)
 
         let reference = PgbenchReference(
             tools: tools, port: server.port, schema: schema, sizes: workload.rowSizes(), directory: directory,
@@ -171,25 +171,5 @@ struct Benchmark {
         throw BenchError(message)
     }
 
-    private func stopCleanly(_ ledger: LedgerProcess) {
-        let status = ledger.stop()
-        if status != 0 {
-            Self.note(
-                "\(options.serverPath) did not exit cleanly on SIGTERM (\(status.map { "status \($0)" } ?? "killed by a signal"))"
-            )
-        }
-    }
-
-    /// Other work on the machine moves every figure here, so say so.
-    private static func warnIfBusy() {
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
-            let load = text.split(separator: " ").first.flatMap({ Double($0) }), load > 0.5 * Double(cores)
-        else { return }
-        note("load average \(load) on \(cores) cores before starting: other work will skew the figures")
-    }
-
-    static func note(_ text: String) {
-        FileHandle.standardError.write(Data("ledgerbench: \(text)\n".utf8))
-    }
+    static func note(_ text: String) { BenchCommand.note("ledgerbench", text) }
 }

@@ -1,7 +1,7 @@
 import BenchSupport
 
 /// The command line of rpcbench.
-struct BenchOptions {
+struct BenchOptions: BenchCommandOptions {
     var serverPath = ""
     var method = "subscriptions.ledger.v1.Ledger/Health"
     var requestsScale = 1.0
@@ -36,21 +36,12 @@ struct BenchOptions {
 
     /// Parses `arguments` (without the program name). Throws for unknown or incomplete flags.
     init(arguments: [String]) throws(BenchError) {
-        var rest = arguments[...]
-        func value(for flag: String) throws(BenchError) -> String {
-            guard let value = rest.popFirst() else { throw BenchError("\(flag) needs a value") }
-            return value
-        }
-        while let flag = rest.popFirst() {
+        var rest = BenchArguments(arguments)
+        while let flag = rest.nextFlag() {
             switch flag {
-            case "--server": serverPath = try value(for: flag)
-            case "--method": method = try value(for: flag)
-            case "--requests-scale":
-                let text = try value(for: flag)
-                guard let scale = Double(text), scale > 0, scale <= 10 else {
-                    throw BenchError("--requests-scale wants a number in (0, 10], not \"\(text)\"")
-                }
-                requestsScale = scale
+            case "--server": serverPath = try rest.value(for: flag)
+            case "--method": method = try rest.value(for: flag)
+            case "--requests-scale": requestsScale = try rest.number(for: flag, in: 0...10, excludingLower: true)
             case "--skip-redis": skipRedis = true
             case "-h", "--help": showHelp = true
             default: throw BenchError("unknown argument \"\(flag)\" (see --help)")

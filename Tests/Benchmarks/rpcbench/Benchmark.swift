@@ -26,14 +26,14 @@ struct Benchmark {
     /// cannot be started or a measurement breaks; the children are stopped either way.
     /// Returns the number of calls that failed (replies with a status).
     func run() throws(BenchError) -> Int {
-        Self.warnIfBusy()
+        BenchCommand.warnIfBusy("rpcbench")
         let service = try ServiceProcess(executable: options.serverPath)
         defer { service.stop() }
         let redis = options.skipRedis ? nil : try RedisServer()
         defer { redis?.stop() }
 
         var rows: [ReportRow] = []
-        var errors = Errors()
+        var errors = CallFailures()
         for configuration in Self.configurations {
             let requests = max(
                 configuration.clients * configuration.pipeline,
@@ -69,46 +69,20 @@ struct Benchmark {
         return errors.count
     }
 
-    /// Failed calls (replies with a status) over the whole run.
-    struct Errors {
-        var count = 0
-        var first: String?
-    }
-
     /// Warms up, then measures one configuration through the service; adds failed calls to `errors`.
     private func measureRPC(
-        _ configuration: Configuration, requests: Int, service: ServiceProcess, errors: inout Errors
+        _ configuration: Configuration, requests: Int, service: ServiceProcess, errors: inout CallFailures
     ) throws(BenchError) -> ReportRow {
         let generator = try LoadGenerator(
             port: service.port, clients: configuration.clients, pipeline: configuration.pipeline,
             method: options.method)
-        let warmUp = try generator.run(requests: max(requests / 10, configuration.clients * configuration.pipeline))
-        let serverBefore = ProcessCPU.seconds(pid: service.child.pid)
-        let generatorBefore = ProcessCPU.seconds()
-        var outcome = try generator.run(requests: requests)
-        let serverAfter = ProcessCPU.seconds(pid: service.child.pid)
-        let generatorAfter = ProcessCPU.seconds()
-        errors.count += warmUp.failed + outcome.failed
-        errors.first = errors.first ?? warmUp.firstFailure ?? outcome.firstFailure
-        func cores(_ before: Double?, _ after: Double?) -> Double? {
-            guard let before, let after else { return nil }
-            return (after - before) / outcome.seconds
-        }
+        var run = try generator.measure(requests: requests, serverPID: service.child.pid)
+        errors.add(run)
         return ReportRow(
             clients: configuration.clients, pipeline: configuration.pipeline, requests: requests,
-            rpcCallsPerSecond: Double(outcome.succeeded) / outcome.seconds,
-            rpcP50Milliseconds: outcome.latencies.milliseconds(percentile: 0.50),
-            rpcP99Milliseconds: outcome.latencies.milliseconds(percentile: 0.99),
-            serverCores: cores(serverBefore, serverAfter), generatorCores: cores(generatorBefore, generatorAfter))
-    }
-
-    /// Other work on the machine moves every figure here (both sides share its cores), so say so.
-    private static func warnIfBusy() {
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
-            let load = text.split(separator: " ").first.flatMap({ Double($0) }), load > 0.5 * Double(cores)
-        else { return }
-        note("load average \(load) on \(cores) cores before starting: other work will skew the figures")
+            rpcCallsPerSecond: run.callsPerSecond, rpcP50Milliseconds: run.milliseconds(percentile: 0.50),
+            rpcP99Milliseconds: run.milliseconds(percentile: 0.99), serverCores: run.serverCores,
+            generatorCores: run.generatorCores)
     }
 
     private static func progress(_ row: ReportRow) {
@@ -117,7 +91,5 @@ struct Benchmark {
         note(line)
     }
 
-    static func note(_ text: String) {
-        FileHandle.standardError.write(Data("rpcbench: \(text)\n".utf8))
-    }
+    static func note(_ text: String) { BenchCommand.note("rpcbench", text) }
 }
