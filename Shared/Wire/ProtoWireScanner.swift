@@ -41,36 +41,52 @@ public enum ProtoWireScanner {
         return nil
     }
 
+    /// Calls `body` with each field of `bytes` in order: its number, its value when it is a
+    /// varint, where its contents lie when it is length-delimited (fixed-width fields give
+    /// neither). Returns false, having stopped, at the first thing that is not well-formed
+    /// protobuf. For hints and for reading a reply's few fields by hand: protobuf-c decides what
+    /// a message says.
+    @discardableResult
+    public static func forEachField(
+        in bytes: UnsafeRawBufferPointer,
+        _ body: (_ number: UInt64, _ varint: UInt64?, _ contents: Range<Int>?) -> Void
+    ) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            guard let key = readVarint(bytes, &offset) else { return false }
+            switch key & 7 {
+            case 0:
+                guard let value = readVarint(bytes, &offset) else { return false }
+                body(key >> 3, value, nil)
+            case 1, 5:
+                let size = key & 7 == 1 ? 8 : 4
+                guard bytes.count - offset >= size else { return false }
+                offset += size
+                body(key >> 3, nil, nil)
+            case 2:
+                guard let length = readVarint(bytes, &offset), length <= UInt64(bytes.count - offset) else {
+                    return false
+                }
+                body(key >> 3, nil, offset..<(offset + Int(length)))
+                offset += Int(length)
+            default:
+                return false
+            }
+        }
+        return true
+    }
+
     /// The contents of the last occurrence of length-delimited field `number` in `bytes` (the one
-    /// a decoder keeps), or nil when the field is absent or the bytes are not well-formed. For
-    /// hints only, such as what to prefetch: protobuf-c decides what a message says.
+    /// a decoder keeps), or nil when the field is absent or the bytes are not well-formed.
     public static func lastLengthDelimited(_ number: UInt64, in bytes: UnsafeRawBufferPointer)
         -> UnsafeRawBufferPointer?
     {
-        var offset = 0
-        var found: UnsafeRawBufferPointer?
-        while offset < bytes.count {
-            guard let key = readVarint(bytes, &offset) else { return nil }
-            switch key & 7 {
-            case 0:
-                guard readVarint(bytes, &offset) != nil else { return nil }
-            case 1, 5:
-                let size = key & 7 == 1 ? 8 : 4
-                guard bytes.count - offset >= size else { return nil }
-                offset += size
-            case 2:
-                guard let length = readVarint(bytes, &offset), length <= UInt64(bytes.count - offset) else {
-                    return nil
-                }
-                if key >> 3 == number {
-                    found = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Int(length))])
-                }
-                offset += Int(length)
-            default:
-                return nil
-            }
+        var found: Range<Int>?
+        let wellFormed = forEachField(in: bytes) { field, _, contents in
+            if field == number, let contents { found = contents }
         }
-        return found
+        guard wellFormed, let found else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[found])
     }
 
     private static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {

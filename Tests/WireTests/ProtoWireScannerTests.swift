@@ -27,6 +27,28 @@ struct ProtoWireScannerTests {
         #expect(Self.field(request, 2) == Array("pro".utf8))
     }
 
+    @Test("every field is walked in order with its varint or where its contents lie; a malformed tail stops the walk")
+    func walksFields() {
+        let message: [UInt8] =
+            [0x08, 0x96, 0x01]  // field 1, varint 150
+            + [0x11] + [UInt8](repeating: 7, count: 8)  // field 2, fixed64
+            + [0x22, 0x02, 0x61, 0x62]  // field 4, "ab"
+        var seen: [String] = []
+        let wellFormed = message.withUnsafeBytes { raw in
+            ProtoWireScanner.forEachField(in: raw) { number, varint, contents in
+                seen.append("\(number) \(varint.map(String.init) ?? "-") \(contents.map { "\($0)" } ?? "-")")
+            }
+        }
+        #expect(wellFormed)
+        #expect(seen == ["1 150 -", "2 - -", "4 - 14..<16"])
+        seen = []
+        let truncated = (message + [0x2A, 0x05, 0x01]).withUnsafeBytes { raw in
+            ProtoWireScanner.forEachField(in: raw) { number, _, _ in seen.append("\(number)") }
+        }
+        #expect(!truncated)
+        #expect(seen == ["1", "2", "4"])
+    }
+
     @Test(
         "bytes that are not well-formed give nil, whatever came before",
         arguments: [

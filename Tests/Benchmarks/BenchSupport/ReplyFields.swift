@@ -1,3 +1,5 @@
+import Wire
+
 /// What the load generator checks in a reply envelope, read straight from its protobuf bytes:
 /// call_id (field 1, varint), kind (field 2, varint), where the payload (field 5) lies and
 /// whether a status (field 6) is present. The server writes a status only when the call failed,
@@ -11,39 +13,19 @@ struct ReplyFields {
 
     /// Nil when `frame` is not well-formed protobuf.
     init?(_ frame: UnsafeRawBufferPointer) {
-        var offset = 0
-        while offset < frame.count {
-            guard let tag = Self.varint(frame, &offset) else { return nil }
-            let field = tag >> 3
-            switch tag & 7 {
-            case 0:
-                guard let value = Self.varint(frame, &offset) else { return nil }
-                if field == 1 { callID = value } else if field == 2 { kind = value }
-            case 1: offset += 8
-            case 2:
-                guard let length = Self.varint(frame, &offset), length <= UInt64(frame.count - offset) else {
-                    return nil
-                }
-                if field == 5 { payload = offset..<(offset + Int(length)) }
-                offset += Int(length)
-                if field == 6 { hasStatus = true }
-            case 5: offset += 4
-            default: return nil
+        var fields = ReplyFields()
+        let wellFormed = ProtoWireScanner.forEachField(in: frame) { number, varint, contents in
+            switch number {
+            case 1: fields.callID = varint ?? fields.callID
+            case 2: fields.kind = varint ?? fields.kind
+            case 5: fields.payload = contents ?? fields.payload
+            case 6: fields.hasStatus = fields.hasStatus || contents != nil
+            default: break
             }
         }
-        guard offset == frame.count else { return nil }
+        guard wellFormed else { return nil }
+        self = fields
     }
 
-    private static func varint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while offset < bytes.count && shift < 64 {
-            let byte = bytes[offset]
-            offset += 1
-            value |= UInt64(byte & 0x7f) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-        return nil
-    }
+    private init() {}
 }

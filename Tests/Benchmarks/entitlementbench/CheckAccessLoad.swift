@@ -52,35 +52,10 @@ final class AnswerCheck {
 
     /// The `allowed` field (false when absent); nil when the bytes are not well-formed.
     static func allowed(_ bytes: UnsafeRawBufferPointer) -> Bool? {
-        var offset = 0
         var allowed = false
-        while offset < bytes.count {
-            guard let tag = varint(bytes, &offset) else { return nil }
-            switch tag & 7 {
-            case 0:
-                guard let value = varint(bytes, &offset) else { return nil }
-                if tag >> 3 == 1 { allowed = value != 0 }
-            case 1: offset += 8
-            case 2:
-                guard let length = varint(bytes, &offset), length <= UInt64(bytes.count - offset) else { return nil }
-                offset += Int(length)
-            case 5: offset += 4
-            default: return nil
-            }
+        let wellFormed = ProtoWireScanner.forEachField(in: bytes) { number, varint, _ in
+            if number == 1, let varint { allowed = varint != 0 }
         }
-        return offset == bytes.count ? allowed : nil
-    }
-
-    private static func varint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while offset < bytes.count && shift < 64 {
-            let byte = bytes[offset]
-            offset += 1
-            value |= UInt64(byte & 0x7f) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-        return nil
+        return wellFormed ? allowed : nil
     }
 }
