@@ -127,9 +127,18 @@ struct AppleNotificationIngressTests {
         let cursor: Cursor = try await harness.rpc.call(
             "subscriptions.ledger.v1.Ledger/GetCursor", GetCursorRequest(name: "apple-notification-history-sandbox"))
         #expect(cursor.value == harness.clock.milliseconds)
-        // A second pass finds the same notification again and changes nothing.
+        // A second pass, a minute later, asks again from the watermark less the hour of overlap,
+        // finds the same notification again and changes nothing.
+        let first = harness.clock.milliseconds
+        harness.clock.advance(seconds: 60)
         await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
         #expect(try await harness.history(Self.key).filter { $0.kind == .refunded }.count == 1)
+        let windows = harness.api.calls.filter { $0.hasPrefix("notificationHistory ") }
+        #expect(
+            windows == [
+                "notificationHistory \(first - 86_400_000)...\(first)",  // a day back at first
+                "notificationHistory \(first - 3_600_000)...\(first + 60_000)",  // then an hour of overlap
+            ])
         await harness.stop()
     }
 

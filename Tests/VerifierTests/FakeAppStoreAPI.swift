@@ -99,7 +99,10 @@ final class FakeAppStoreAPI: AppStoreAPI {
     func notificationHistory(start: Date, end: Date, environment: AppleEnvironment) async throws(AppStoreAPIError)
         -> [AppleNotificationHistoryItem]
     {
-        try begin("notificationHistory")
+        // The window, in ms since 1970, so that a test can check what was asked for.
+        try begin(
+            "notificationHistory \(Int64(start.timeIntervalSince1970 * 1000))...\(Int64(end.timeIntervalSince1970 * 1000))"
+        )
         return state.withLock { $0.history }.map(AppleNotificationHistoryItem.init(signedPayload:))
     }
 

@@ -1,8 +1,25 @@
+import Foundation
 import Model
 import Wire
 
-/// The reconcilers' walks over the ledger's paged lists, each bounded per pass.
+/// The reconcilers' walks over the ledger's paged lists, each bounded per pass, and their pulls
+/// of a store's feed since a ledger cursor.
 enum ReconcilerPaging {
+    /// Runs `pull` over the window from the ledger cursor `name` to `now` (taking `overlap` ms
+    /// again, which the inbox and the ledger answer as duplicates; `firstLookback` ms when the
+    /// cursor is new), then moves the cursor to `now`. Throws, leaving the cursor, when the
+    /// ledger or `pull` fails.
+    static func sinceCursor(
+        _ ledger: LedgerClient, _ name: String, now: Int64, overlap: Int64, firstLookback: Int64,
+        _ pull: (_ start: Date, _ end: Date) async throws -> Void
+    ) async throws {
+        let cursor = try await ledger.cursor(name)
+        let start = cursor.value > 0 ? cursor.value - overlap : now - firstLookback
+        try await pull(
+            Date(timeIntervalSince1970: Double(start) / 1000), Date(timeIntervalSince1970: Double(now) / 1000))
+        _ = try await ledger.advanceCursor(name, to: now)
+    }
+
     /// Calls `body` with the store's inbox entries that need another try, page by page: the
     /// failed ones, and pending ones received more than `pendingGrace` ms before `now` (their
     /// processing was cut short), at most `limit` of them. Throws when the ledger cannot list.

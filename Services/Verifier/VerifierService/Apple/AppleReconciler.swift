@@ -57,19 +57,16 @@ public final class AppleReconciler: LifecycleService {
     }
 
     func pullHistory(_ environment: AppleEnvironment) async {
-        let name = "apple-notification-history-\(environment.rawValue.lowercased())"
-        let end = adapter.nowMilliseconds
         do {
-            let cursor = try await adapter.ledger.cursor(name)
-            let start = cursor.value > 0 ? cursor.value - Self.historyOverlap : end - Self.firstLookback
-            let items = try await adapter.api.notificationHistory(
-                start: Date(timeIntervalSince1970: Double(start) / 1000),
-                end: Date(timeIntervalSince1970: Double(end) / 1000),
-                environment: environment)
-            for item in items {
-                await adapter.recordFromHistory(item.signedPayload, environment: environment)
+            try await ReconcilerPaging.sinceCursor(
+                adapter.ledger, "apple-notification-history-\(environment.rawValue.lowercased())",
+                now: adapter.nowMilliseconds, overlap: Self.historyOverlap, firstLookback: Self.firstLookback
+            ) { start, end in
+                let items = try await adapter.api.notificationHistory(start: start, end: end, environment: environment)
+                for item in items {
+                    await adapter.recordFromHistory(item.signedPayload, environment: environment)
+                }
             }
-            _ = try await adapter.ledger.advanceCursor(name, to: end)
         } catch {
             adapter.logger.warning(
                 "apple notification history not pulled", ["environment": environment.rawValue, "error": "\(error)"])

@@ -74,22 +74,18 @@ public final class GoogleReconciler: LifecycleService {
     }
 
     func applyVoided(_ package: String) async {
-        let name = "google-voided-\(package)"
-        let end = adapter.nowMilliseconds
         do {
-            let cursor = try await adapter.ledger.cursor(name)
-            let start = cursor.value > 0 ? cursor.value - Self.voidedOverlap : end - Self.firstLookback
-            let voided = try await adapter.api.voidedPurchases(
-                packageName: package, start: Date(timeIntervalSince1970: Double(start) / 1000),
-                end: Date(timeIntervalSince1970: Double(end) / 1000))
-            for purchase in voided {
-                guard let token = purchase.purchaseToken, let time = purchase.voidedTimeMillis.flatMap({ Int64($0) })
-                else {
-                    continue
+            try await ReconcilerPaging.sinceCursor(
+                adapter.ledger, "google-voided-\(package)", now: adapter.nowMilliseconds, overlap: Self.voidedOverlap,
+                firstLookback: Self.firstLookback
+            ) { start, end in
+                for purchase in try await adapter.api.voidedPurchases(packageName: package, start: start, end: end) {
+                    guard let token = purchase.purchaseToken,
+                        let time = purchase.voidedTimeMillis.flatMap({ Int64($0) })
+                    else { continue }
+                    try await adapter.revoke(token: token, at: time, notificationID: nil)
                 }
-                try await adapter.revoke(token: token, at: time, notificationID: nil)
             }
-            _ = try await adapter.ledger.advanceCursor(name, to: end)
         } catch {
             adapter.logger.warning("google voided purchases not applied", ["package": package, "error": "\(error)"])
         }
