@@ -10,6 +10,16 @@ import Testing
 /// over real HTTP on 127.0.0.1.
 @Suite("Google Play Developer API client")
 struct GooglePlayDeveloperAPIClientTests {
+    /// The error `subscriptionsv2.get` of the test token ends in; a failed expectation, at the
+    /// caller's line, when it does not fail so.
+    static func subscriptionError(
+        _ client: GooglePlayDeveloperAPIClient, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> GooglePlayAPIError? {
+        await #expect(throws: GooglePlayAPIError.self, sourceLocation: sourceLocation) {
+            try await client.subscription(packageName: Self.packageName, token: Self.token)
+        }
+    }
+
     static let packageName = GooglePlayHarness.packageName
     /// A purchase token shaped like Google's: letters, then `.`, `-` and `_` in the opaque part.
     static let token = "lgmmicancjpmkconmddnaicb.AO-J1OyZa0o1Xez6T7kCcaIpqyIKzt5n1D_cTEFQhHJzVKw4INw2cMmckgE-ME0D"
@@ -289,9 +299,7 @@ struct GooglePlayDeveloperAPIClientTests {
         harness.api.refuse("ya29.fake-access-token-2")
         let client = try harness.client()
 
-        let error = await #expect(throws: GooglePlayAPIError.self) {
-            try await client.subscription(packageName: Self.packageName, token: Self.token)
-        }
+        let error = await Self.subscriptionError(client)
 
         #expect(
             error
@@ -316,9 +324,7 @@ struct GooglePlayDeveloperAPIClientTests {
                 "PERMISSION_DENIED"))
         let client = try harness.client()
 
-        let error = await #expect(throws: GooglePlayAPIError.self) {
-            try await client.subscription(packageName: Self.packageName, token: Self.token)
-        }
+        let error = await Self.subscriptionError(client)
 
         #expect(error?.code == .unauthorized)
         #expect(error?.httpStatus == 403)
@@ -332,9 +338,7 @@ struct GooglePlayDeveloperAPIClientTests {
         harness.api.answer("GET", Self.subscriptionPath, Self.activeSubscription)
         let client = try harness.client()
 
-        let error = await #expect(throws: GooglePlayAPIError.self) {
-            try await client.subscription(packageName: Self.packageName, token: Self.token)
-        }
+        let error = await Self.subscriptionError(client)
 
         #expect(error?.code == .unauthorized)
         #expect(error?.httpStatus == 400)
@@ -419,9 +423,7 @@ struct GooglePlayDeveloperAPIClientTests {
             FakePlayDeveloperAPI.error(410, "The subscription purchase is no longer available for query.", "GONE"))
         let client = try harness.client()
 
-        let error = await #expect(throws: GooglePlayAPIError.self) {
-            try await client.subscription(packageName: Self.packageName, token: Self.token)
-        }
+        let error = await Self.subscriptionError(client)
 
         #expect(error?.code == .gone)
         #expect(error?.httpStatus == 410)
@@ -457,9 +459,7 @@ struct GooglePlayDeveloperAPIClientTests {
         let client = try harness.client()
         #expect(client.configuration.maxAttempts == 4)
 
-        let error = await #expect(throws: GooglePlayAPIError.self) {
-            try await client.subscription(packageName: Self.packageName, token: Self.token)
-        }
+        let error = await Self.subscriptionError(client)
 
         #expect(
             error
@@ -479,9 +479,7 @@ struct GooglePlayDeveloperAPIClientTests {
             "GET", Self.subscriptionPath, FakePlayDeveloperAPI.error(400, "  Invalid Value\\n", "INVALID_ARGUMENT"))
         let client = try harness.client()
 
-        let error = await #expect(throws: GooglePlayAPIError.self) {
-            try await client.subscription(packageName: Self.packageName, token: Self.token)
-        }
+        let error = await Self.subscriptionError(client)
 
         #expect(
             error
@@ -498,9 +496,7 @@ struct GooglePlayDeveloperAPIClientTests {
         harness.api.stop()
         let client = try harness.client()
 
-        let error = await #expect(throws: GooglePlayAPIError.self) {
-            try await client.subscription(packageName: Self.packageName, token: Self.token)
-        }
+        let error = await Self.subscriptionError(client)
 
         #expect(
             error
@@ -516,9 +512,7 @@ struct GooglePlayDeveloperAPIClientTests {
         harness.api.answer("GET", Self.subscriptionPath, HTTPResponse(status: 503), Self.activeSubscription)
         let client = try harness.client()
 
-        let error = await #expect(throws: GooglePlayAPIError.self) {
-            try await client.subscription(packageName: Self.packageName, token: Self.token)
-        }
+        let error = await Self.subscriptionError(client)
 
         #expect(error?.code == .network)
         #expect(harness.api.requests.count == 1)
@@ -636,9 +630,7 @@ struct GooglePlayDeveloperAPIClientTests {
         harness.api.answer("GET", Self.subscriptionPath, .json(#"{"kind":"\#(padding)"}"#))
         let client = try harness.client { $0.maxResponseBytes = 1024 }
 
-        let error = await #expect(throws: GooglePlayAPIError.self) {
-            try await client.subscription(packageName: Self.packageName, token: Self.token)
-        }
+        let error = await Self.subscriptionError(client)
 
         #expect(
             error
@@ -656,9 +648,7 @@ struct GooglePlayDeveloperAPIClientTests {
             HTTPResponse(status: 302, headers: [("Location", harness.oauth.tokenURL.absoluteString)]))
         let client = try harness.client()
 
-        let error = await #expect(throws: GooglePlayAPIError.self) {
-            try await client.subscription(packageName: Self.packageName, token: Self.token)
-        }
+        let error = await Self.subscriptionError(client)
 
         #expect(error?.code == .invalidResponse)
         #expect(error?.httpStatus == 302)
