@@ -92,15 +92,18 @@ struct ServiceProcessTests {
         }
         ledger.terminate()
         #expect(await ledger.waitForExit() == 0)
-        // With the ledger gone the verifier starts but is not ready, and says why.
-        let orphan = try ServiceProcess("verifier", environment: ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"])
-        let httpPort = try await orphan.httpPort()
-        _ = try #require(await orphan.line(containing: "\"part\":\"ledger\""))
-        let (status, body) = try await httpGet(port: httpPort, path: "/readyz")
-        #expect(status == 503)
-        #expect(body == "not ready: ledger\n")
-        orphan.terminate()
-        #expect(await orphan.waitForExit() == 0)
+        // With the ledger gone each starts but is not ready, and says why: the entitlement
+        // service also lacks its first snapshot.
+        for (name, reasons) in [("verifier", "ledger"), ("entitlement", "ledger, snapshot")] {
+            let orphan = try ServiceProcess(name, environment: ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"])
+            let httpPort = try await orphan.httpPort()
+            _ = try #require(await orphan.line(containing: "\"part\":\"ledger\""))
+            let (status, body) = try await httpGet(port: httpPort, path: "/readyz")
+            #expect(status == 503, "\(name)")
+            #expect(body == "not ready: \(reasons)\n", "\(name)")
+            orphan.terminate()
+            #expect(await orphan.waitForExit() == 0, "\(name)")
+        }
     }
 
     @Test(
