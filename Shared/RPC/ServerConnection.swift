@@ -63,15 +63,23 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         var offset = 0
         var batchPrefetch: RPCPrefetch?
         var batchMethod = -1
-        while bytes.count - offset >= 4 {
-            let length = Int(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-            guard length > 0, length <= core.configuration.maxFrameLength, bytes.count - offset - 4 >= length else {
-                break
-            }
-            let frame = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + length)])
-            offset += 4 + length
-            guard let method = ProtoWireScanner.lastLengthDelimited(3, in: frame),
-                let index = core.router.index(of: method.assumingMemoryBound(to: UInt8.self))
+        let maximum = core.configuration.maxFrameLength
+        // A bad length ends the look ahead; decoding then refuses it.
+        while let body = try? FrameDecoder.frameBody(in: bytes, at: offset, maxFrameLength: maximum) {
+            offset = body.upperBound
+            let frame = UnsafeRawBufferPointer(rebasing: bytes[body])
+            var method: Range<Int>?
+            var payload: Range<Int>?
+            guard
+                ProtoWireScanner.forEachField(
+                    in: frame,
+                    { number, _, contents in
+                        if number == 3 { method = contents ?? method }
+                        if number == 5 { payload = contents ?? payload }
+                    }),
+                let method,
+                let index = core.router.index(
+                    of: UnsafeRawBufferPointer(rebasing: frame[method]).assumingMemoryBound(to: UInt8.self))
             else { continue }
             if index != batchMethod || prefetchBatch.count == 64 {
                 runPrefetch(batchPrefetch)
@@ -79,8 +87,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 batchMethod = index
             }
             guard batchPrefetch != nil else { continue }
-            prefetchBatch.append(
-                ProtoWireScanner.lastLengthDelimited(5, in: frame) ?? UnsafeRawBufferPointer(start: nil, count: 0))
+            prefetchBatch.append(UnsafeRawBufferPointer(rebasing: frame[payload ?? 0..<0]))
         }
         runPrefetch(batchPrefetch)
     }
@@ -110,10 +117,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         }
     }
 
-    func channelDidDecode(_ channel: FramedChannel) { recordInlineAnswered() }
-
-    /// Records the inline calls answered since the last time, timed to now from their read.
-    private func recordInlineAnswered() {
+    /// Records the inline calls of the read just handled, timed to now from the read.
+    func channelDidDecode(_ channel: FramedChannel) {
         guard inlineAnsweredAny else { return }
         core.metrics.recordSuccesses(
             loop: loop.index, counts: inlineAnswered, nanoseconds: MonotonicClock.nanoseconds() - channel.lastActivity)
@@ -126,8 +131,6 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     }
 
     func channel(_ channel: FramedChannel, closedBecause reason: String) {
-        // A read cut short by an error answered its earlier calls.
-        recordInlineAnswered()
         for (_, call) in calls { abandon(call) }
         calls.removeAll()
         blockedStreams.removeAll()
@@ -180,23 +183,24 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 return reply(callID, methodIndex, started, .permissionDenied, "\(who) may not call \(name)")
             }
         }
-        if case .inline(let handler) = core.router.entries[methodIndex].handler {
-            return runInline(handler, callID: callID, methodIndex: methodIndex, started: started, payload: view.payload)
-        }
-        let entry = core.router.entries[methodIndex]
         let requested = UInt64(view.timeoutMilliseconds) * 1_000_000
         let limit = min(requested == 0 ? core.defaultTimeout : requested, core.maxTimeout)
         let deadline = started.saturatingAdd(limit)
-        let context = RPCRequestContext(
-            method: entry.name, deadline: deadline, peerIdentities: channel.peerIdentities, peer: peer)
+        // Built only for the handlers that take one (an inline call does without).
+        func makeContext() -> RPCRequestContext {
+            RPCRequestContext(
+                method: core.router.entries[methodIndex].name, deadline: deadline,
+                peerIdentities: channel.peerIdentities, peer: peer)
+        }
 
-        switch entry.handler {
-        case .inline:
-            preconditionFailure("inline handlers ran above")
+        switch core.router.entries[methodIndex].handler {
+        case .inline(let handler):
+            runInline(handler, callID: callID, methodIndex: methodIndex, started: started, payload: view.payload)
 
         case .unary(let handler):
+            let context = makeContext()
             let payload = [UInt8](view.payload)
-            let serial = track(callID, entry, started: started, deadline: deadline, limit: limit)
+            let serial = track(callID, methodIndex, started: started, deadline: deadline, limit: limit)
             let finish = finisher(callID, serial)
             let core = self.core
             calls[callID]!.task = Task {
@@ -213,7 +217,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             }
 
         case .deferred(let handler):
-            let serial = track(callID, entry, started: started, deadline: deadline, limit: limit)
+            let context = makeContext()
+            let serial = track(callID, methodIndex, started: started, deadline: deadline, limit: limit)
             let finish = finisher(callID, serial)
             let core = self.core
             let responder = RPCResponder { result in
@@ -222,6 +227,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             handler(context, view.payload, responder)
 
         case .serverStream(let handler):
+            let context = makeContext()
             let payload = [UInt8](view.payload)
             let serial = nextCallSerial()
             // A stream runs until it ends unless the caller set a timeout.
@@ -235,7 +241,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 loop.execute { self.sendStreamMessage(callID, serial, message) }
             }
             calls[callID] = ActiveCall(
-                serial: serial, methodIndex: entry.index, started: started, timer: timer, task: nil, stream: writer)
+                serial: serial, methodIndex: methodIndex, started: started, timer: timer, task: nil, stream: writer)
             handlerStarted()
             let core = self.core
             let streamDeadline: UInt64? = requested == 0 ? nil : deadline
@@ -283,12 +289,12 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     /// Registers a unary call whose handler runs elsewhere, with its deadline timer; returns its serial.
     private func track(
-        _ callID: UInt64, _ entry: RPCRouter.Entry, started: UInt64, deadline: UInt64, limit: UInt64
+        _ callID: UInt64, _ methodIndex: Int, started: UInt64, deadline: UInt64, limit: UInt64
     ) -> UInt64 {
         let serial = nextCallSerial()
         let timer = loop.schedule(at: deadline) { [weak self] in self?.expire(callID, serial, limit) }
         calls[callID] = ActiveCall(
-            serial: serial, methodIndex: entry.index, started: started, timer: timer, task: nil, stream: nil)
+            serial: serial, methodIndex: methodIndex, started: started, timer: timer, task: nil, stream: nil)
         handlerStarted()
         return serial
     }

@@ -56,12 +56,9 @@ public struct FrameDecoder: Sendable {
             try pending.withUnsafeBytes { bytes in try onFrame(UnsafeRawBufferPointer(rebasing: bytes[4...])) }
             pending.removeAll(keepingCapacity: pending.capacity <= 64 * 1024)
         }
-        while input.count - offset >= 4 {
-            let length = Int(
-                try checkedLength(input[offset], input[offset + 1], input[offset + 2], input[offset + 3]))
-            guard input.count - offset - 4 >= length else { break }
-            try onFrame(UnsafeRawBufferPointer(rebasing: input[(offset + 4)..<(offset + 4 + length)]))
-            offset += 4 + length
+        while let body = try Self.frameBody(in: input, at: offset, maxFrameLength: maxFrameLength) {
+            try onFrame(UnsafeRawBufferPointer(rebasing: input[body]))
+            offset = body.upperBound
         }
         if offset < input.count {
             if input.count - offset >= 4 {
@@ -73,9 +70,29 @@ public struct FrameDecoder: Sendable {
     }
 
     private func checkedLength(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) throws(Failure) -> UInt32 {
+        try Self.checkedLength(b0, b1, b2, b3, maxFrameLength: maxFrameLength)
+    }
+
+    private static func checkedLength(
+        _ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8, maxFrameLength: Int
+    ) throws(Failure) -> UInt32 {
         let length = UInt32(b0) << 24 | UInt32(b1) << 16 | UInt32(b2) << 8 | UInt32(b3)
         if length == 0 { throw .emptyFrame }
         if Int(length) > maxFrameLength { throw .frameTooLong(length: length, maximum: maxFrameLength) }
         return length
+    }
+
+    /// Where the body of the frame that starts at `offset` of `input` lies, when the whole
+    /// frame is there; nil when it is not (yet). Throws for a length of 0 or above the maximum.
+    /// For reading frames in place: `decode` uses it, and so can a look ahead at bytes read.
+    public static func frameBody(
+        in input: UnsafeRawBufferPointer, at offset: Int, maxFrameLength: Int
+    ) throws(Failure) -> Range<Int>? {
+        guard input.count - offset >= 4 else { return nil }
+        let length = Int(
+            try checkedLength(
+                input[offset], input[offset + 1], input[offset + 2], input[offset + 3], maxFrameLength: maxFrameLength))
+        guard input.count - offset - 4 >= length else { return nil }
+        return (offset + 4)..<(offset + 4 + length)
     }
 }
