@@ -57,6 +57,35 @@ struct EncodingTests {
         #expect(Base64URL.decode("QR") == [0x41])
     }
 
+    /// A DER SEQUENCE of exactly two positive INTEGERs, every length in its shortest form and
+    /// no integer with a leading zero byte unless the next byte has its high bit set.
+    static func isMinimalSignature(_ der: [UInt8]) -> Bool {
+        var at = 0
+        func length() -> Int? {
+            guard at < der.count else { return nil }
+            let first = der[at]
+            at += 1
+            if first < 0x80 { return Int(first) }
+            let count = Int(first & 0x7F)
+            guard count == 1, at < der.count, der[at] >= 0x80 else { return nil }  // shortest form only
+            at += 1
+            return Int(der[at - 1])
+        }
+        func integer() -> Bool {
+            guard at < der.count, der[at] == 0x02 else { return false }
+            at += 1
+            guard let count = length(), count > 0, at + count <= der.count else { return false }
+            let bytes = der[at..<(at + count)]
+            at += count
+            if bytes.first! == 0 { return count > 1 && bytes.dropFirst().first! >= 0x80 }
+            return bytes.first! < 0x80
+        }
+        guard der.first == 0x30 else { return false }
+        at = 1
+        guard let total = length(), at + total == der.count else { return false }
+        return integer() && integer() && at == der.count
+    }
+
     @Test(
         "DER from R||S is what OpenSSL reads back, minimal, for P-256 and P-521 sizes; zero R or S and wrong lengths are refused"
     )
@@ -77,8 +106,7 @@ struct EncodingTests {
             for raw in raws {
                 let der = try ECDSASignature.der(fromRaw: raw, coordinateBytes: coordinate)
                 #expect(try ECDSASignature.raw(fromDER: der, coordinateBytes: coordinate) == raw)
-                // Minimal integers: no leading zero unless the next byte has its high bit.
-                #expect(der[0] == 0x30)
+                #expect(Self.isMinimalSignature(der), "\(der)")
             }
         }
         #expect(
