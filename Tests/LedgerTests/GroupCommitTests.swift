@@ -58,4 +58,50 @@ struct GroupCommitTests {
         #expect(counters.failures.value == 0)
         await database.close()
     }
+
+    @Test(
+        "a write that throws before any statement, first in its batch, leaves the batch's transaction and position lock to the next",
+        arguments: LedgerEngine.available)
+    func throwsBeforeAnyStatement(engine: LedgerEngine) async throws {
+        let (database, remove) = try await engine.open()
+        defer { remove() }
+        _ = try await database.write { tx in try tx.query("CREATE TABLE items (id BIGINT PRIMARY KEY)") }
+        // A write holds the writer, so the two after it are one batch: the first throws at once,
+        // so the batch is retried job by job, and the second then writes.
+        let gate = DispatchSemaphore(value: 0)
+        let holding = AsyncStream<Void>.makeStream()
+        database.write(
+            { _ in
+                holding.continuation.yield()
+                gate.wait()
+                gate.signal()  // open for good, should the body run again
+            }, completion: { _ in })
+        // Not before the writer runs it, so that the writes below form the next batch.
+        var held = holding.stream.makeAsyncIterator()
+        _ = await held.next()
+        let first = AsyncStream<Result<Int64, any Error>>.makeStream()
+        let second = AsyncStream<Result<Int64, any Error>>.makeStream()
+        database.write({ _ -> Int64 in throw Failure() }, completion: { first.continuation.yield($0) })
+        let postgres = engine == .postgres
+        database.write(
+            { tx -> Int64 in
+                try tx.query("INSERT INTO items (id) VALUES (1)")
+                guard postgres else { return 1 }
+                // Inside the batch's transaction, holding its position lock.
+                let locks = try tx.query(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()")
+                guard case .int(let count) = locks.rows[0][0] else { return -1 }
+                return count
+            }, completion: { second.continuation.yield($0) })
+        gate.signal()
+        var firstResults = first.stream.makeAsyncIterator()
+        var secondResults = second.stream.makeAsyncIterator()
+        let thrown = try #require(await firstResults.next())
+        #expect(throws: Failure.self) { try thrown.get() }
+        let written = try #require(await secondResults.next())
+        #expect(try written.get() == 1)
+        let ids = try await database.read { tx in try tx.query("SELECT id FROM items") }
+        #expect(ids.rows == [[.int(1)]])
+        await database.close()
+    }
 }

@@ -61,8 +61,9 @@ final class GroupCommitter: Sendable {
                     // disk): then nothing of this batch may commit, job by job or at all.
                     guard tx.isOpen else { throw error }
                     // What was never sent needs no undoing; when even the savepoint was not
-                    // sent, nothing of this job reached the database.
-                    guard !tx.discardPending().contains("SAVEPOINT job") else { return }
+                    // sent, nothing of this job reached the database (what came before it,
+                    // such as the batch's BEGIN and lock, stays to go out with the next job).
+                    guard !tx.discardPending(from: "SAVEPOINT job") else { return }
                     _ = try? tx.query("ROLLBACK TO SAVEPOINT job")
                     _ = try? tx.query("RELEASE SAVEPOINT job")
                 }

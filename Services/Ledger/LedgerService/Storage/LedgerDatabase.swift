@@ -19,8 +19,11 @@ public protocol LedgerTransaction {
     func enqueue(_ sql: String, _ parameters: [SQLValue]) throws
     /// Sends what `enqueue` held back; throws the first error.
     func flush() throws
-    /// Drops what `enqueue` held back without sending it; returns those statements' SQL.
-    func discardPending() -> [String]
+    /// Drops, without sending them, the statements `enqueue` held back from the last one whose
+    /// SQL is `marker` on, and returns true; or, when `marker` is not among them (it went out
+    /// already, and with it everything before), drops all held back and returns false.
+    /// Statements held back before `marker` stay, to go out with the next round trip.
+    func discardPending(from marker: String) -> Bool
     /// State shared by the writes of one transaction (one group-commit batch).
     var batch: TransactionBatch { get }
     /// False when the engine has ended the transaction by itself after an error, so the rest
@@ -33,7 +36,7 @@ extension LedgerTransaction {
     /// Runs it at once.
     public func enqueue(_ sql: String, _ parameters: [SQLValue]) throws { try query(sql, parameters) }
     public func flush() throws {}
-    public func discardPending() -> [String] { [] }
+    public func discardPending(from marker: String) -> Bool { false }
 }
 
 /// What the writes of one transaction share: the last change-feed position taken in it, so

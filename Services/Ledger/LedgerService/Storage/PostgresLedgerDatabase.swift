@@ -167,7 +167,7 @@ private final class PostgresLedgerWriter: @unchecked Sendable {  // fields are t
                 value = try body(tx)
                 try tx.commit()
             } catch {
-                _ = tx.discardPending()
+                tx.discardAllPending()
                 if connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }
                 throw error
             }

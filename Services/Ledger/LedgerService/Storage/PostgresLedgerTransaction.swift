@@ -63,10 +63,17 @@ struct PostgresLedgerTransaction: LedgerTransaction {
         }
     }
 
-    func discardPending() -> [String] {
-        defer { pending.statements = [] }
-        return pending.statements.map(\.sql)
+    func discardPending(from marker: String) -> Bool {
+        guard let start = pending.statements.lastIndex(where: { $0.sql == marker }) else {
+            discardAllPending()
+            return false
+        }
+        pending.statements.removeSubrange(start...)
+        return true
     }
+
+    /// Drops everything held back (the transaction is being abandoned).
+    func discardAllPending() { pending.statements = [] }
 
     private func statement(_ sql: String, _ parameters: [SQLValue]) -> PostgresConnection.Statement {
         PostgresConnection.Statement(
