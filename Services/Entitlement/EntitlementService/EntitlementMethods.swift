@@ -97,7 +97,7 @@ enum EntitlementMethods {
                 return CheckAccessResponse(reason: .noGrant, detail: noGrant(request.capability))
             }
             let grant = grant(
-                holding, tables: tables, until: decision.isAllowed ? nonZero(decision.wireUntilMilliseconds) : nil)
+                holding, tables: tables, until: decision.isAllowed ? Holding.time(decision.wireUntilMilliseconds) : nil)
             switch decision {
             case .allowed(let until):
                 return CheckAccessResponse(allowed: true, untilMilliseconds: until, reason: .granted, grant: grant)
@@ -142,7 +142,7 @@ enum EntitlementMethods {
                         basePlanID: basePlanID, state: holding.subscriptionState, untilMilliseconds: nil)
                     switch decision {
                     case .allowed(let until):
-                        grant.untilMilliseconds = nonZero(decision.wireUntilMilliseconds)
+                        grant.untilMilliseconds = Holding.time(decision.wireUntilMilliseconds)
                         CheckAccessWire.appendResponse(
                             to: &output, allowed: true, untilMilliseconds: until, reason: .granted, grant: grant,
                             detail: nil)
@@ -208,5 +208,4 @@ enum EntitlementMethods {
         }
     }
 
-    static func nonZero(_ value: Int64) -> Int64? { value == 0 ? nil : value }
 }

@@ -106,9 +106,6 @@ public final class NotificationDelivery: Sendable {
         return attempts
     }
 
-    /// Ids not acknowledged yet.
-    public var undeliveredIDs: [String] { state.withLock { $0.undelivered.map(\.id) } }
-
     private func post(_ item: Item) async -> Int? {
         guard let url = self.url else { return nil }
         var request = URLRequest(url: url)

@@ -28,9 +28,6 @@ public final class EntitlementView: Sendable {
     /// The feed position the view reflects; nil until a snapshot is loaded.
     public var position: UInt64? { lock.read { _ in tables.position } }
 
-    /// The commit time (ms) of the newest change applied.
-    public var committedMilliseconds: Int64? { lock.read { _ in tables.committedMilliseconds } }
-
     /// Accounts that hold a subscription, and subscriptions held by an account.
     public var counts: (accounts: Int, subscriptions: Int) {
         lock.read { _ in (tables.accountsHolding, tables.held) }
@@ -65,12 +62,11 @@ public final class EntitlementView: Sendable {
     /// Applies a change of the feed. Returns false, changing nothing, for a change at or before
     /// the view's position (already applied) or before any snapshot.
     @discardableResult
-    public func apply(position: UInt64, committedMilliseconds: Int64?, subscription: Subscription?) -> Bool {
+    public func apply(position: UInt64, subscription: Subscription?) -> Bool {
         lock.write { _ in
             guard let current = tables.position, position > current else { return false }
             if let subscription { tables.put(subscription) }
             tables.position = position
-            tables.committedMilliseconds = committedMilliseconds ?? tables.committedMilliseconds
             return true
         }
     }
@@ -187,7 +183,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     var held = 0
     var accountsHolding = 0
     var position: UInt64?
-    var committedMilliseconds: Int64?
 
     init() {}
 
@@ -205,7 +200,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         swap(&held, &other.held)
         swap(&accountsHolding, &other.accountsHolding)
         swap(&position, &other.position)
-        swap(&committedMilliseconds, &other.committedMilliseconds)
     }
 
     // MARK: Reading
@@ -242,11 +236,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             if record.isText && texts.equals(record.high, text) { return index }
         }
         return nil
-    }
-
-    func accountID(_ index: Int) -> String {
-        let record = accounts[index]
-        return record.isText ? texts.string(record.high) : AccountKey.text(high: record.high, low: record.low)
     }
 
     /// The index of the account's first subscription, if it holds any; `holdings[index].next`

@@ -123,7 +123,7 @@ public final class LedgerFeedFollower: LifecycleService {
         for try await message in stream {
             let change = try Change(serialized: message)
             if view.apply(
-                position: change.position, committedMilliseconds: change.committedTimeMilliseconds,
+                position: change.position,
                 subscription: change.subscription)
             {
                 appliedChanges.increment()
