@@ -161,10 +161,14 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     /// is one that will not change.
     func settle() async throws {
         let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
+        while true {
             let pending: ListInboxResponse = try await entitlementStack.ledgerClient.call(
                 "\(EntitlementStack.ledgerService)/ListInbox", ListInboxRequest(status: .pending, pageSize: 1))
             if pending.entries.isEmpty { break }
+            // A check made after this must not pass on a system that never settled.
+            guard ContinuousClock.now < deadline else {
+                throw RPCError(.deadlineExceeded, "the verifier still had notifications pending after 20 s")
+            }
             try await Task.sleep(for: .milliseconds(10))
         }
         let position: GetFeedPositionResponse = try await entitlementStack.ledgerClient.call(

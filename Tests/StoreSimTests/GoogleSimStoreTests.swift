@@ -209,8 +209,9 @@ struct GoogleSimStoreTests {
             end: Date(timeIntervalSince1970: Double(harness.store.clock.now + 1) / 1000))
         #expect(voided.map(\.purchaseToken) == [refunded, forgotten])
         #expect(voided.first?.voidedTimeMillis == String(Self.start + Self.day))
-        await #expect(throws: GooglePlayAPIError.self) {
+        let unknown = await #expect(throws: GooglePlayAPIError.self) {
             _ = try await harness.client.subscription(packageName: Self.package, token: "unknown-token")
         }
+        #expect(unknown?.code == .notFound && unknown?.httpStatus == 404)
     }
 }
