@@ -37,7 +37,7 @@ struct PubSubPushEnvelopeTests {
         let envelope = try PubSubPushEnvelope(json: body)
         #expect(envelope.messageID == "6079043127548205")
         #expect(envelope.publishTime == "2022-10-25T13:15:00.858Z")
-        #expect(envelope.publishDate == Date(timeIntervalSince1970: 1_666_703_700.858))
+        #expect(GooglePlayLifecycle.millis(envelope.publishTime) == 1_666_703_700_858)
         #expect(
             envelope.subscription == "projects/pc-api-8164987956662966187-422/subscriptions/subscription-notifications")
         #expect(envelope.attributes == [:])
@@ -62,7 +62,7 @@ struct PubSubPushEnvelopeTests {
             json: try GoogleFixtures.data("pubsub/docs_rtdn-reference_envelope_shape.json"))
         #expect(envelope.messageID == "136969346945")
         #expect(envelope.publishTime == nil)
-        #expect(envelope.publishDate == nil)
+        #expect(GooglePlayLifecycle.millis(envelope.publishTime) == nil)
         #expect(envelope.attributes == ["key": "value"])
         #expect(envelope.subscription == "projects/myproject/subscriptions/mysubscription")
         #expect(

@@ -26,7 +26,7 @@ public enum GooglePlayLifecycle {
             throw Incomplete(description: "the subscription has no line items")
         }
         // With add-ons there are several items; the one that runs longest carries access.
-        let item = items.max { (millis($0.expiryTime) ?? 0) < (millis($1.expiryTime) ?? 0) }!
+        let item = items.map { ($0, millis($0.expiryTime) ?? 0) }.max { $0.1 < $1.1 }!.0
         guard let productID = item.productId, !productID.isEmpty else {
             throw Incomplete(description: "the line item has no productId")
         }
@@ -129,12 +129,11 @@ public enum GooglePlayLifecycle {
     /// Milliseconds since the epoch of an RFC 3339 time as Google writes it
     /// ("2025-10-10T02:56:07.125Z", fractional seconds optional).
     public static func millis(_ text: String?) -> Int64? {
-        guard let text else { return nil }
-        let withFraction = ISO8601DateFormatter()
-        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = withFraction.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-        let plain = ISO8601DateFormatter()
-        plain.formatOptions = [.withInternetDateTime]
-        return plain.date(from: text).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        guard let text, let date = (try? withFraction.parse(text)) ?? (try? plain.parse(text)) else { return nil }
+        return Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
+
+    /// Made once: parsing runs for every line item of every purchase read.
+    private static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let plain = Date.ISO8601FormatStyle()
 }

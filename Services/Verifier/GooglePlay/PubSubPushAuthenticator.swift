@@ -117,8 +117,9 @@ public final class PubSubPushAuthenticator: Sendable {
         }
     }
 
-    /// Fetches the signing keys now, whenever they were last fetched (at startup, to fail
-    /// early). Throws `retryable` when they cannot be fetched or read.
+    /// Fetches the signing keys now, whenever they were last fetched (pushes otherwise fetch
+    /// them on first use, and again for an unknown `kid`). Throws `retryable` when they cannot
+    /// be fetched or read.
     public func refreshKeys(now: Date = Date()) async throws(PubSubPushAuthenticationError) {
         if let failure = await keys.refresh(now: now) { throw failure }
     }

@@ -82,16 +82,6 @@ public struct PubSubPushEnvelope: Sendable, Hashable {
             subscription: subscription)
     }
 
-    /// `publishTime` as a date; nil when absent or not RFC 3339.
-    public var publishDate: Date? {
-        guard let publishTime else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: publishTime) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: publishTime)
-    }
-
     /// `data` decoded as a Real-time Developer Notification; throws as
     /// `DeveloperNotification.init(json:maxBytes:)` does.
     public func developerNotification(maxBytes: Int = DeveloperNotification.defaultMaxBytes)
