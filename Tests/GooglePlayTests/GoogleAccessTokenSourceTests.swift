@@ -71,7 +71,7 @@ struct GoogleAccessTokenSourceTests {
         #expect(harness.oauth.exchanges.count == 1)
     }
 
-    @Test("invalidate drops the cached token; invalidate(ifCurrent:) only drops that token")
+    @Test("invalidate(ifCurrent:) drops the cached token only when it is that token")
     func invalidation() async throws {
         let harness = try GooglePlayHarness()
         let source = try Self.source(harness)
@@ -81,7 +81,9 @@ struct GoogleAccessTokenSourceTests {
         #expect(try await source.accessToken() == first)
         source.invalidate(ifCurrent: first)
         let second = try await source.accessToken()
-        source.invalidate()
+        source.invalidate(ifCurrent: first)  // already replaced: nothing happens
+        #expect(try await source.accessToken() == second)
+        source.invalidate(ifCurrent: second)
         let third = try await source.accessToken()
 
         #expect([first, second, third] == (1...3).map { "ya29.fake-access-token-\($0)" })

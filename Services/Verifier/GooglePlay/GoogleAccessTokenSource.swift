@@ -49,8 +49,6 @@ public final class GoogleAccessTokenSource: Sendable {
             case ready(AccessToken)
         }
         var phase = Phase.empty
-        /// Counts fetches started, so a fetch that an `invalidate()` overtook does not fill the cache.
-        var generation = 0
     }
 
     /// A source of access tokens for `account`.
@@ -127,9 +125,7 @@ public final class GoogleAccessTokenSource: Sendable {
             case .fetching(let task):
                 return .wait(task)
             case .empty, .ready:
-                state.generation += 1
-                let generation = state.generation
-                let task = Task { await self.exchange(generation: generation) }
+                let task = Task { await self.exchange() }
                 state.phase = .fetching(task)
                 return .wait(task)
             }
@@ -137,15 +133,6 @@ public final class GoogleAccessTokenSource: Sendable {
         switch next {
         case .use(let token): return token
         case .wait(let fetch): return try await fetch.value.get().value
-        }
-    }
-
-    /// Forgets the cached access token, so the next call fetches a new one. A fetch in progress
-    /// still answers its waiters but does not fill the cache.
-    public func invalidate() {
-        state.withLock { state in
-            state.generation += 1
-            state.phase = .empty
         }
     }
 
@@ -157,8 +144,9 @@ public final class GoogleAccessTokenSource: Sendable {
         }
     }
 
-    /// One exchange; stores the token it gets unless `invalidate()` came in between.
-    private func exchange(generation: Int) async -> Result<AccessToken, GooglePlayAPIError> {
+    /// One exchange; stores the token it gets (only a fetch is in progress until it ends:
+    /// `invalidate(ifCurrent:)` drops a ready token, never a fetch).
+    private func exchange() async -> Result<AccessToken, GooglePlayAPIError> {
         let result: Result<AccessToken, GooglePlayAPIError>
         do throws(GooglePlayAPIError) {
             result = .success(try await fetchToken())
@@ -166,7 +154,7 @@ public final class GoogleAccessTokenSource: Sendable {
             result = .failure(error)
         }
         state.withLock { state in
-            guard state.generation == generation, case .fetching = state.phase else { return }
+            guard case .fetching = state.phase else { return }
             switch result {
             case .success(let token): state.phase = .ready(token)
             case .failure: state.phase = .empty
