@@ -49,7 +49,7 @@ public struct HTTPCall: Sendable {
         guard let url = url(below: base) else { return nil }
         var request = URLRequest(url: url)
         request.httpMethod = method
-        request.timeoutInterval = RetryPolicy.seconds(timeout)
+        request.timeoutInterval = timeout.timeInterval
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let body {
             request.httpBody = body

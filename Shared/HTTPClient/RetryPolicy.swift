@@ -30,8 +30,8 @@ public struct RetryPolicy: Sendable, Equatable {
     public func delay(afterAttempt attempt: Int, retryAfter: Duration?, jitter: Double) -> Duration {
         if let retryAfter { return min(max(retryAfter, .zero), maxBackoff) }
         let exponent = min(max(attempt - 1, 0), 62)
-        let base = Self.seconds(baseBackoff)
-        let ceiling = min(Self.seconds(maxBackoff), base * pow(2, Double(exponent)))
+        let base = baseBackoff.timeInterval
+        let ceiling = min(maxBackoff.timeInterval, base * pow(2, Double(exponent)))
         let fraction = min(max(jitter, 0), 1)
         return min(.milliseconds(Int64((ceiling * fraction * 1000).rounded(.down))), maxBackoff)
     }
@@ -53,9 +53,4 @@ public struct RetryPolicy: Sendable, Equatable {
         return .milliseconds(Int64(min(seconds, 1e9) * 1000))
     }
 
-    /// `duration` in seconds as a `Double`.
-    public static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
 }

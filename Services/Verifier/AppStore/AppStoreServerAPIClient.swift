@@ -110,7 +110,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
             keyID: configuration.keyID, issuerID: configuration.issuerID, bundleID: configuration.bundleID,
             key: configuration.privateKey, now: configuration.now)
         transport = HTTPClientTransport(
-            requestTimeout: RetryPolicy.seconds(configuration.requestTimeout),
+            requestTimeout: configuration.requestTimeout.timeInterval,
             maxResponseBytes: configuration.maxResponseBytes)
         retry = RetryPolicy(
             maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,

@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+import HTTPClient
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -23,7 +24,7 @@ public final class AppleRevocationChecker: Sendable {
     /// A checker trusting `anchors` for responder signatures.
     public init(anchors: [X509Certificate], cacheLifetime: Duration = .seconds(3600), fetch: Fetch? = nil) throws {
         trust = try TrustStore(anchors: anchors)
-        self.cacheLifetime = Double(cacheLifetime.components.seconds)
+        self.cacheLifetime = cacheLifetime.timeInterval
         self.fetch = fetch ?? Self.post
     }
 

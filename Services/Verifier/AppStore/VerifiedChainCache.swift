@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPClient
 import Synchronization
 
 /// Certificate pairs (leaf, intermediate) whose path to a trust anchor has been verified, keyed
@@ -69,7 +70,7 @@ final class VerifiedChainCache: Sendable {
         let key = Key(bytes: key)
         return state.withLock { state in
             guard let entry = state.entries[key] else { return nil }
-            guard now.timeIntervalSince(entry.added) < lifetime.seconds else {
+            guard now.timeIntervalSince(entry.added) < lifetime.timeInterval else {
                 state.remove(key)
                 state.order.removeAll { $0 == key }
                 return nil
@@ -107,9 +108,4 @@ final class VerifiedChainCache: Sendable {
     }
 
     var count: Int { state.withLock { $0.entries.count } }
-}
-
-extension Duration {
-    /// The duration in (fractional) seconds.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

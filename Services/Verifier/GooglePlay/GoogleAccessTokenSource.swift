@@ -72,7 +72,7 @@ public final class GoogleAccessTokenSource: Sendable {
             throw GooglePlayAPIError(.configuration, "requestTimeout and maxResponseBytes must be positive")
         }
         let transport = HTTPClientTransport(
-            requestTimeout: RetryPolicy.seconds(requestTimeout), maxResponseBytes: maxResponseBytes)
+            requestTimeout: requestTimeout.timeInterval, maxResponseBytes: maxResponseBytes)
         try self.init(
             account: account, tokenURL: tokenURL, scope: scope, requestTimeout: requestTimeout,
             renewalMargin: renewalMargin, transport: transport, now: now)
@@ -116,7 +116,7 @@ public final class GoogleAccessTokenSource: Sendable {
             case use(String)
             case wait(Task<Result<AccessToken, GooglePlayAPIError>, Never>)
         }
-        let margin = RetryPolicy.seconds(renewalMargin)
+        let margin = renewalMargin.timeInterval
         let instant = now()
         let next = state.withLock { state -> Next in
             switch state.phase {
@@ -173,7 +173,7 @@ public final class GoogleAccessTokenSource: Sendable {
         ).signed()
         var request = URLRequest(url: tokenURL)
         request.httpMethod = "POST"
-        request.timeoutInterval = RetryPolicy.seconds(requestTimeout)
+        request.timeoutInterval = requestTimeout.timeInterval
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         let form =

@@ -87,7 +87,7 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         try Self.validate(configuration)
         self.configuration = configuration
         transport = HTTPClientTransport(
-            requestTimeout: RetryPolicy.seconds(configuration.requestTimeout),
+            requestTimeout: configuration.requestTimeout.timeInterval,
             maxResponseBytes: configuration.maxResponseBytes)
         tokenSource = try GoogleAccessTokenSource(
             account: configuration.serviceAccount, tokenURL: configuration.tokenURL,

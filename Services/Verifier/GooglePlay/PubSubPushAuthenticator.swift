@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import HTTPClient
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

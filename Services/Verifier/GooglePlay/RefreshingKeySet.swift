@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPClient
 
 /// The signing key set a `PubSubPushAuthenticator` verifies with, and when to fetch it again.
 ///

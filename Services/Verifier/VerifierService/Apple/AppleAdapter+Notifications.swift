@@ -2,7 +2,7 @@ public import AppStore
 import Crypto
 import Foundation
 public import HTTP
-public import Model
+import Model
 import Observability
 import RPC
 import Wire

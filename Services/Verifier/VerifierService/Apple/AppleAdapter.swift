@@ -1,6 +1,6 @@
 public import AppStore
 public import Foundation
-public import Model
+import Model
 public import Observability
 
 /// The verifier's App Store half: notification ingress, purchase verification and restore,
