@@ -16,11 +16,13 @@ struct PostgresPipelineTests {
             #expect(try results[3].int64(0, "n") == 2)
             #expect(!db.isInTransaction)
             // The prepared statements stay prepared: a second pipeline reuses them.
+            let prepared = try db.execute("SELECT count(*) AS n FROM pg_prepared_statements").int64(0, "n")
             let again = try db.pipeline([
                 .init("INSERT INTO \(schema).p VALUES ($1)", [.int(3)], prepared: true),
                 .init("SELECT count(*) AS n FROM \(schema).p", prepared: true),
             ])
             #expect(try again[1].int64(0, "n") == 3)
+            #expect(try db.execute("SELECT count(*) AS n FROM pg_prepared_statements").int64(0, "n") == prepared)
         }
     }
 

@@ -15,6 +15,9 @@ final class ChangeSignal: Sendable {
     /// Commits seen so far.
     var version: UInt64 { state.withLock { $0.version } }
 
+    /// Readers waiting now (for tests that must notify a parked waiter).
+    var waiting: Int { state.withLock { $0.waiters.count } }
+
     /// A commit happened: wakes every waiter.
     func notify() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in

@@ -575,7 +575,6 @@ public struct Ledger: Sendable {
         }
     }
 
-    /// Every subscription and link at one change-feed position, in chunks of at most 500 each.
     /// Where a snapshot page starts: after this subscription key.
     public struct SnapshotCursor: Sendable {
         let store: Int64
