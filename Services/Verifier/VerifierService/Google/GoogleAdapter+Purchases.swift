@@ -13,7 +13,6 @@ public import Wire
 /// ledger's inbox as a pending `ACKNOWLEDGE` item that reconciliation retries until Google takes
 /// it, well inside the three days after which Google refunds an unacknowledged purchase.
 extension GoogleAdapter {
-    static let maxTokenBytes = 4096
     /// Inbox items that stand for an acknowledgement still owed to Google.
     static let acknowledgeType = "ACKNOWLEDGE"
 
@@ -27,11 +26,15 @@ extension GoogleAdapter {
             throw RPCError(
                 .failedPrecondition, "package \(request.packageName.prefix(100)) is not served by this verifier")
         }
-        guard !request.productID.isEmpty, request.productID.utf8.count <= 256 else {
-            throw RPCError(.invalidArgument, "product_id must be 1 to 256 bytes")
+        let maxProduct = GooglePlayDeveloperAPIClient.maxProductIDBytes
+        guard !request.productID.isEmpty, request.productID.utf8.count <= maxProduct else {
+            throw RPCError(.invalidArgument, "product_id must be 1 to \(maxProduct) bytes")
         }
-        guard !request.purchaseToken.isEmpty, request.purchaseToken.utf8.count <= Self.maxTokenBytes else {
-            throw RPCError(.invalidArgument, "purchase_token must be 1 to \(Self.maxTokenBytes) bytes")
+        guard !request.purchaseToken.isEmpty,
+            request.purchaseToken.utf8.count <= GooglePlayDeveloperAPIClient.maxTokenBytes
+        else {
+            throw RPCError(
+                .invalidArgument, "purchase_token must be 1 to \(GooglePlayDeveloperAPIClient.maxTokenBytes) bytes")
         }
         let subscription = try await fetchAndRecord(
             packageName: request.packageName, productID: request.productID, token: request.purchaseToken,
