@@ -128,6 +128,19 @@ struct EntitlementViewTests {
         #expect(view.counts == (1, 2))
     }
 
+    @Test("of two denied subscriptions the answer is the nearest miss: billing retry outranks an expired period")
+    func denialRankingAcrossStores() throws {
+        let view = EntitlementView()
+        view.load(
+            [
+                Self.apple("2000000001", account: Self.alice, expires: Self.now - Self.day),
+                Self.apple(
+                    "2000000002", account: Self.alice, expires: Self.now + Self.day, state: .billingRetry),
+            ], position: 2)
+        let answer = try Self.check(view, Self.alice)
+        #expect(!answer.allowed && answer.reason == .stateDenies && answer.grant?.key?.storeID == "2000000002")
+    }
+
     @Test(
         "changes apply in feed order: a transfer moves access, an old position changes nothing, an unlinked one is dropped"
     )
