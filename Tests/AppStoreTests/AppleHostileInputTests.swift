@@ -307,6 +307,35 @@ struct AppleHostileInputTests {
         let notification = try production.verifyNotification(try chain.sign(Self.notification()), now: Self.now)
         #expect(notification.notificationType == .didRenew)
         #expect(notification.data?.status == 1)
+        // A Production transaction carries no appAppleId (Apple puts it in notifications only).
+        let live = try production.verifyTransaction(
+            try chain.sign(Self.transaction(environment: "Production")), now: Self.now)
+        #expect(live.environment == "Production" && live.productId == "com.example.monthly")
+    }
+
+    @Test("a Production app transaction needs the configured appAppleId; its receiptType is its environment")
+    func appTransaction() throws {
+        let chain = try AppleSigningChain.generate(now: Self.now)
+        let (sandbox, production) = try Self.verifiers(chain)
+        func signed(_ receiptType: String, _ appAppleID: Int64?) throws -> String {
+            var payload: [String: any Sendable] = [
+                "bundleId": Self.bundleID, "receiptType": receiptType, "signedDate": Self.nowMilliseconds,
+                "appVersion": "1.0", "originalApplicationVersion": "1.0",
+            ]
+            if let appAppleID { payload["appAppleId"] = appAppleID }
+            return try chain.sign(payload)
+        }
+        _ = try production.verifyAppTransaction(try signed("Production", Self.appAppleID), now: Self.now)
+        _ = try sandbox.verifyAppTransaction(try signed("Sandbox", nil), now: Self.now)
+        for (jws, code) in [
+            (try signed("Production", 1), AppleVerificationError.Code.wrongApp),
+            (try signed("Production", nil), .wrongApp), (try signed("Sandbox", nil), .wrongEnvironment),
+        ] {
+            let error = #expect(throws: AppleVerificationError.self) {
+                _ = try production.verifyAppTransaction(jws, now: Self.now)
+            }
+            #expect(error?.code == code)
+        }
     }
 
     @Test("at least 40 hostile variants are each refused with their own code, and the message names no payload")

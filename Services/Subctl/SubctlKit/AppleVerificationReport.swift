@@ -130,45 +130,10 @@ public struct AppleVerificationReport: Sendable, Equatable {
         case .renewal: return refusal(of: jws, as: AppleVerifyOptions.Kind.renewal, verifier, now)
         case .appTransaction:
             do {
-                try checkAppTransaction(verifier.verifySignature(jws, now: now).payload, verifier.configuration)
+                _ = try verifier.verifyAppTransaction(jws, now: now)
                 return nil
             } catch {
                 return error
-            }
-        }
-    }
-
-    /// The claims of an app transaction (`JWSAppTransactionDecodedPayload`), which the verifier
-    /// has no typed method for: `bundleId`, `receiptType` (its environment) and, in Production,
-    /// `appAppleId`, checked as the verifier checks a transaction's.
-    static func checkAppTransaction(_ payload: [UInt8], _ configuration: AppleSignedDataVerifier.Configuration)
-        throws(AppleVerificationError)
-    {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any] else {
-            throw AppleVerificationError(.malformed, "the app transaction is not a JSON object")
-        }
-        guard let bundleID = object["bundleId"] as? String else {
-            throw AppleVerificationError(.malformed, "the app transaction names no bundleId")
-        }
-        guard bundleID == configuration.bundleID else {
-            throw AppleVerificationError(
-                .wrongApp, "bundleId \"\(bundleID.prefix(200))\" is not the configured \"\(configuration.bundleID)\"")
-        }
-        guard let environment = object["receiptType"] as? String else {
-            throw AppleVerificationError(.malformed, "the app transaction names no receiptType")
-        }
-        let configured = configuration.environment.rawValue
-        guard environment == configured else {
-            throw AppleVerificationError(
-                .wrongEnvironment,
-                "signed for environment \"\(environment.prefix(40))\", this endpoint takes \(configured)")
-        }
-        if configuration.environment == .production {
-            let appAppleID = (object["appAppleId"] as? NSNumber)?.int64Value
-            guard appAppleID == configuration.appAppleID else {
-                let found = appAppleID.map(String.init) ?? "(absent)"
-                let expected = configuration.appAppleID.map(String.init) ?? "(none)"
-                throw AppleVerificationError(.wrongApp, "appAppleId \(found) is not the configured \(expected)")
             }
         }
     }

@@ -77,7 +77,8 @@ public final class AppleSignedDataVerifier: Sendable {
             $0.signedDate
         }
         let claims = notification.claims
-        try checkClaims(bundleID: claims.bundleID, environment: claims.environment, appAppleID: claims.appAppleID)
+        try checkClaims(bundleID: claims.bundleID, environment: claims.environment)
+        try checkAppAppleID(claims.appAppleID)
         return notification
     }
 
@@ -88,7 +89,8 @@ public final class AppleSignedDataVerifier: Sendable {
         let transaction = try verifiedPayload(
             jws, as: AppleTransaction.self, what: "transaction", now: now,
             flat: { FlatJSON.decode(AppleTransaction.self, from: $0) }, signedDate: { $0.signedDate })
-        try checkClaims(bundleID: transaction.bundleId, environment: transaction.environment, appAppleID: nil)
+        // A transaction carries no appAppleId: Apple puts it in notifications and app transactions.
+        try checkClaims(bundleID: transaction.bundleId, environment: transaction.environment)
         return transaction
     }
 
@@ -135,6 +137,16 @@ public final class AppleSignedDataVerifier: Sendable {
         public let payload: [UInt8]
         /// The time the certificates were checked at.
         public let validationTime: Date
+    }
+
+    /// Verifies a signed app transaction (StoreKit's `AppTransaction`): steps 1–4, then its
+    /// `bundleId`, its `receiptType` (the environment) and, in Production, its `appAppleId`.
+    public func verifyAppTransaction(_ jws: String, now: Date = Date()) throws(AppleVerificationError) -> VerifiedJWS {
+        let verified = try verifySignature(jws, now: now)
+        let claims = try Self.decode(AppTransactionClaims.self, verified.payload, what: "app transaction")
+        try checkClaims(bundleID: claims.bundleId, environment: claims.receiptType)
+        try checkAppAppleID(claims.appAppleId)
+        return verified
     }
 
     /// Steps 1–4: shape, header, path and signature; the payload stays unchecked JSON.
@@ -306,15 +318,17 @@ public final class AppleSignedDataVerifier: Sendable {
 
     // MARK: Claims
 
-    private func checkClaims(bundleID: String?, environment: String?, appAppleID: Int64?)
-        throws(AppleVerificationError)
-    {
+    private func checkClaims(bundleID: String?, environment: String?) throws(AppleVerificationError) {
         guard let bundleID else { throw AppleVerificationError(.malformed, "the payload names no bundleId") }
         guard bundleID == configuration.bundleID else {
             throw AppleVerificationError(
                 .wrongApp, "bundleId \"\(bundleID.prefix(200))\" is not the configured \"\(configuration.bundleID)\"")
         }
         try checkEnvironment(environment)
+    }
+
+    /// In Production, the app's Apple id must be the configured one (data that carries one).
+    private func checkAppAppleID(_ appAppleID: Int64?) throws(AppleVerificationError) {
         if configuration.environment == .production, appAppleID != configuration.appAppleID {
             throw AppleVerificationError(
                 .wrongApp,
@@ -337,6 +351,13 @@ public final class AppleSignedDataVerifier: Sendable {
 
     private struct SignedDateProbe: Decodable {
         let signedDate: Int64?
+    }
+
+    /// What an app transaction is checked by.
+    private struct AppTransactionClaims: Decodable {
+        let bundleId: String?
+        let receiptType: String?
+        let appAppleId: Int64?
     }
 
     /// `payload` decoded as `type` by `JSONDecoder`, whose errors become `malformed` refusals.
