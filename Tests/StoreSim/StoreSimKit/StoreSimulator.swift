@@ -203,20 +203,13 @@ public final class StoreSimulator: Sendable {
         return value
     }
 
-    /// Runs async work from an HTTP handler thread (handlers are synchronous) and waits for it.
+    /// Runs async work from an HTTP handler thread (handlers are synchronous) and waits for it,
+    /// a minute at most (a control call waits for the deliveries it makes).
     private static func blocking(_ work: @escaping @Sendable () async -> HTTPResponse) -> HTTPResponse {
-        let done = DispatchSemaphore(value: 0)
-        let box = ResponseBox()
-        Task {
-            box.response = await work()
-            done.signal()
+        switch BlockingCall.run(timeout: .seconds(60), work) {
+        case .success(let response)?: response
+        case .failure(let error)?: failure(SimError(.conflict, "\(error)"))
+        case nil: failure(SimError(.conflict, "no answer within 60 s"))
         }
-        done.wait()
-        return box.response ?? failure(SimError(.conflict, "no answer"))
     }
-}
-
-/// Carries a handler's answer out of its task; written once before the semaphore is signalled.
-private final class ResponseBox: @unchecked Sendable {
-    var response: HTTPResponse?
 }

@@ -3,9 +3,9 @@ import Synchronization
 
 /// Runs async work from a thread that must block for its result: the HTTP server's handler
 /// threads, which answer synchronously. Never call it on the cooperative pool.
-enum BlockingCall {
+public enum BlockingCall {
     /// The result of `body`, or nil when it did not finish within `timeout` (it is cancelled then).
-    static func run<T: Sendable>(timeout: Duration, _ body: @escaping @Sendable () async throws -> T)
+    public static func run<T: Sendable>(timeout: Duration, _ body: @escaping @Sendable () async throws -> T)
         -> Result<T, any Error>?
     {
         let done = DispatchSemaphore(value: 0)
