@@ -117,7 +117,7 @@ let package = Package(
         // The store simulator (a development and test tool): App Store and Google Play with a
         // clock of their own, for the end-to-end tests and the demo.
         .target(
-            name: "StoreSimKit", dependencies: ["AppStore", "Crypto", "HTTP", "HTTPClient", "Observability"],
+            name: "StoreSimKit", dependencies: ["AppStore", "Config", "Crypto", "HTTP", "HTTPClient", "Observability"],
             path: "Tests/StoreSim/StoreSimKit", swiftSettings: swiftSettings),
         .executableTarget(
             name: "storesim", dependencies: ["StoreSimKit"],

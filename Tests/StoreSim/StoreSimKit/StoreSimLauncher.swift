@@ -1,4 +1,5 @@
 import AppStore
+import Config
 import Crypto
 import Dispatch
 import Foundation
@@ -189,18 +190,31 @@ public enum StoreSimLauncher {
 
         init(_ environment: [String: String]) throws(SimError) {
             func bad(_ name: String, _ problem: String) -> SimError { SimError(.badRequest, "\(name): \(problem)") }
-            if let listen = environment["STORESIM_LISTEN"] {
-                guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
-                    (0...65535).contains(port), colon != listen.startIndex
-                else { throw bad("STORESIM_LISTEN", "expected host:port, got \"\(listen)\"") }
-                host = String(listen[..<colon])
-                self.port = port
-            }
-            if let listen = environment["STORESIM_CONTROL_LISTEN"] {
-                guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
-                    (0...65535).contains(port), String(listen[..<colon]) == host
-                else { throw bad("STORESIM_CONTROL_LISTEN", "expected \(host):port, got \"\(listen)\"") }
-                controlPort = port
+            let reader = EnvironmentReader(environment)
+            do throws(ConfigError) {
+                let listen = try reader.address("STORESIM_LISTEN", default: "\(host):\(port)")
+                host = listen.host
+                port = listen.port
+                if reader.raw("STORESIM_CONTROL_LISTEN") != nil {
+                    let control = try reader.address("STORESIM_CONTROL_LISTEN", default: "")
+                    guard control.host == host else {
+                        throw ConfigError(
+                            variable: "STORESIM_CONTROL_LISTEN", problem: "must be on \(host), as the API is")
+                    }
+                    controlPort = control.port
+                }
+                graceDays = try reader.int("STORESIM_APPLE_GRACE_DAYS", default: graceDays ?? 0, range: 0...28)
+                graceDays = graceDays == 0 ? nil : graceDays
+                googleGraceDays = try reader.int("STORESIM_GOOGLE_GRACE_DAYS", default: googleGraceDays, range: 0...30)
+                googleHoldDays = try reader.int("STORESIM_GOOGLE_HOLD_DAYS", default: googleHoldDays, range: 0...30)
+                if reader.raw("STORESIM_APPLE_NOTIFICATION_URL") != nil {
+                    notificationURL = try reader.httpURL("STORESIM_APPLE_NOTIFICATION_URL", default: "")
+                }
+                if reader.raw("STORESIM_GOOGLE_PUSH_URL") != nil {
+                    pushURL = try reader.httpURL("STORESIM_GOOGLE_PUSH_URL", default: "")
+                }
+            } catch {
+                throw SimError(.badRequest, error.description)
             }
             directory = environment["STORESIM_DIR"] ?? directory
             if let text = environment["STORESIM_START"] {
@@ -216,12 +230,6 @@ public enum StoreSimLauncher {
                 }
                 appAppleID = value
             }
-            if let text = environment["STORESIM_APPLE_GRACE_DAYS"] {
-                guard let value = Int(text), (0...28).contains(value) else {
-                    throw bad("STORESIM_APPLE_GRACE_DAYS", "expected 0 to 28")
-                }
-                graceDays = value == 0 ? nil : value
-            }
             if let text = environment["STORESIM_APPLE_PRODUCTS"] {
                 products = try text.split(separator: ",").map { entry throws(SimError) in
                     let parts = entry.split(separator: ":").map(String.init)
@@ -232,12 +240,6 @@ public enum StoreSimLauncher {
                     return AppleSimProduct(id: parts[0], group: parts[1], period: period, level: level)
                 }
             }
-            if let text = environment["STORESIM_APPLE_NOTIFICATION_URL"] {
-                guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
-                    throw bad("STORESIM_APPLE_NOTIFICATION_URL", "expected an http(s) URL")
-                }
-                notificationURL = url
-            }
             packageName = environment["STORESIM_GOOGLE_PACKAGE"] ?? packageName
             if let text = environment["STORESIM_GOOGLE_PRODUCTS"] {
                 googleProducts = try text.split(separator: ",").map { entry throws(SimError) in
@@ -247,20 +249,6 @@ public enum StoreSimLauncher {
                     }
                     return GoogleSimProduct(id: parts[0], basePlanID: parts[1], period: period)
                 }
-            }
-            for (name, keyPath) in [
-                ("STORESIM_GOOGLE_GRACE_DAYS", \Settings.googleGraceDays),
-                ("STORESIM_GOOGLE_HOLD_DAYS", \Settings.googleHoldDays),
-            ] {
-                guard let text = environment[name] else { continue }
-                guard let value = Int(text), (0...30).contains(value) else { throw bad(name, "expected 0 to 30") }
-                self[keyPath: keyPath] = value
-            }
-            if let text = environment["STORESIM_GOOGLE_PUSH_URL"] {
-                guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
-                    throw bad("STORESIM_GOOGLE_PUSH_URL", "expected an http(s) URL")
-                }
-                pushURL = url
             }
         }
 
