@@ -112,6 +112,10 @@ struct GoogleScenarioTests {
                     $0.allowed && $0.untilMilliseconds == 1_775_001_600_000  // 2026-04-01
                 }
             }
+            // The 5xx were served, not skipped: each API answered at least one call with them.
+            for store in ["apple", "google"] {
+                #expect((try await stack.control("\(store)/api-faults")["remaining"] as? Int ?? 2) < 2, "\(store)")
+            }
         } catch {
             await stack.stop()
             throw error

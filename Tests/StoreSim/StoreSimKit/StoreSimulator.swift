@@ -44,8 +44,9 @@ public final class StoreSimulator: Sendable {
         registerAppleControl(on: server)
         registerGoogleControl(on: server)
         for (store, faults) in [("apple", appleFaults), ("google", googleAPI.faults)] {
+            // Sets the faults; without a count, only reports how many calls are still to fail.
             control(server, "/control/\(store)/api-faults") { body in
-                guard let count = body["count"] as? Int else { throw SimError(.badRequest, "api-faults needs a count") }
+                guard let count = body["count"] as? Int else { return ["remaining": faults.remaining] }
                 if let status = body["status"] as? Int, (400..<600).contains(status) {
                     faults.inject(count: count, .status(status))
                 } else if let delay = body["delayMs"] as? Int, (1...60_000).contains(delay) {
@@ -53,7 +54,7 @@ public final class StoreSimulator: Sendable {
                 } else {
                     throw SimError(.badRequest, "api-faults needs an HTTP error status or a delayMs of 1 to 60000")
                 }
-                return [:]
+                return ["remaining": faults.remaining]
             }
         }
         for (store, delivery) in [("apple", appleDelivery), ("google", googleDelivery)] {
