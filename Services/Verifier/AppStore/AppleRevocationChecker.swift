@@ -97,18 +97,24 @@ public final class AppleRevocationChecker: Sendable {
         return (leaf, intermediate)
     }
 
-    /// HTTP POST with `application/ocsp-request`, ten seconds at most, 200 only, 1 MiB at most.
+    /// HTTP POST with `application/ocsp-request`, ten seconds at most, 200 only, 1 MiB at most,
+    /// through the shared transport (no redirects followed, nothing past the limit read).
     static func post(_ url: URL, _ body: [UInt8]) async throws -> [UInt8] {
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
+        var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.httpBody = Data(body)
         request.setValue("application/ocsp-request", forHTTPHeaderField: "Content-Type")
-        let (data, response) = try await URLSession.shared.data(for: request)
-        guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
-            throw AppStoreAPIError(
-                .server, "the OCSP responder answered HTTP \((response as? HTTPURLResponse)?.statusCode ?? 0)")
+        switch await ocspTransport.perform(request) {
+        case .success(let response) where response.status == 200:
+            return [UInt8](response.body)
+        case .success(let response):
+            throw AppStoreAPIError(.server, "the OCSP responder answered HTTP \(response.status)")
+        case .failure(.tooLarge):
+            throw AppStoreAPIError(.invalidResponse, "the OCSP answer is over 1 MiB")
+        case .failure(let failure):
+            throw AppStoreAPIError(.network, "the OCSP responder cannot be reached: \(failure)")
         }
-        guard data.count <= 1 << 20 else { throw AppStoreAPIError(.invalidResponse, "the OCSP answer is over 1 MiB") }
-        return [UInt8](data)
     }
+
+    private static let ocspTransport = HTTPClientTransport(requestTimeout: 10, maxResponseBytes: 1 << 20)
 }

@@ -356,18 +356,21 @@ public final class PubSubPushAuthenticator: Sendable {
             guard url.scheme == "https" || (url.scheme == "http" && loopback) else {
                 throw PubSubPushAuthenticationError(.retryable, "the key set URL \(url) is not HTTPS")
             }
-            var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
+            var request = URLRequest(url: url)
             request.setValue("application/json", forHTTPHeaderField: "Accept")
-            let (data, response) = try await URLSession.shared.data(for: request)
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            guard status == 200 else {
-                throw PubSubPushAuthenticationError(.retryable, "\(url) answered HTTP \(status)")
-            }
-            guard data.count <= maxBytes else {
+            // The shared transport: no redirects followed, and no more than `maxBytes` read.
+            let transport = HTTPClientTransport(requestTimeout: 10, maxResponseBytes: maxBytes)
+            switch await transport.perform(request) {
+            case .success(let response) where response.status == 200:
+                return [UInt8](response.body)
+            case .success(let response):
+                throw PubSubPushAuthenticationError(.retryable, "\(url) answered HTTP \(response.status)")
+            case .failure(.tooLarge):
                 throw PubSubPushAuthenticationError(
                     .retryable, "the key set at \(url) is more than the \(maxBytes) bytes accepted")
+            case .failure(let failure):
+                throw PubSubPushAuthenticationError(.retryable, "the key set at \(url) cannot be fetched: \(failure)")
             }
-            return [UInt8](data)
         }
     }
 
