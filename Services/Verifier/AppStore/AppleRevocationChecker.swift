@@ -32,7 +32,17 @@ public final class AppleRevocationChecker: Sendable {
     /// `AppleVerificationError` with `.badCertificate` for a revoked or unknown certificate,
     /// `.retryable` when the status cannot be established now.
     public func check(_ jws: String, now: Date = Date()) async throws(AppleVerificationError) {
-        let (leaf, intermediate) = try Self.chain(of: jws)
+        let (leafDER, intermediateDER) = try Self.chainDER(of: jws)
+        // Both answers known and fresh: no certificate to parse, no path to verify again (it was
+        // verified when they were cached).
+        if let leafStatus = cached(leafDER, now), let intermediateStatus = cached(intermediateDER, now) {
+            try Self.verdict(leafStatus, "the leaf")
+            try Self.verdict(intermediateStatus, "the intermediate")
+            return
+        }
+        guard let leaf = try? X509Certificate(der: leafDER),
+            let intermediate = try? X509Certificate(der: intermediateDER)
+        else { throw Self.noChain }
         let path: [X509Certificate]
         do {
             path = try trust.verify(leaf: intermediate, intermediates: [], at: now)
@@ -48,9 +58,7 @@ public final class AppleRevocationChecker: Sendable {
         async throws(AppleVerificationError)
     {
         let key = certificate.der
-        if let cached = cache.withLock({ $0[key] }), cached.until > now {
-            return try Self.verdict(cached.status, what)
-        }
+        if let status = cached(key, now) { return try Self.verdict(status, what) }
         let request: OCSPRequest
         do {
             request = try OCSPRequest(certificate: certificate, issuer: issuer)
@@ -86,14 +94,20 @@ public final class AppleRevocationChecker: Sendable {
         }
     }
 
-    /// The leaf and intermediate of a JWS header's `x5c`.
-    static func chain(of jws: String) throws(AppleVerificationError) -> (X509Certificate, X509Certificate) {
+    /// The cached answer about the certificate with this DER, while it is fresh.
+    private func cached(_ der: [UInt8], _ now: Date) -> OCSPRequest.Status? {
+        cache.withLock { cache in cache[der].flatMap { $0.until > now ? $0.status : nil } }
+    }
+
+    private static let noChain = AppleVerificationError(.malformed, "the JWS header has no usable x5c chain")
+
+    /// The DER of the leaf and the intermediate of a JWS header's `x5c`.
+    static func chainDER(of jws: String) throws(AppleVerificationError) -> ([UInt8], [UInt8]) {
         guard let parsed = try? CompactJWS(jws),
             let header = try? JSONSerialization.jsonObject(with: Data(parsed.header)) as? [String: Any],
             let x5c = header["x5c"] as? [String], x5c.count == 3,
-            let leafDER = Base64URL.decodeStandard(x5c[0]), let intermediateDER = Base64URL.decodeStandard(x5c[1]),
-            let leaf = try? X509Certificate(der: leafDER), let intermediate = try? X509Certificate(der: intermediateDER)
-        else { throw AppleVerificationError(.malformed, "the JWS header has no usable x5c chain") }
+            let leaf = Base64URL.decodeStandard(x5c[0]), let intermediate = Base64URL.decodeStandard(x5c[1])
+        else { throw noChain }
         return (leaf, intermediate)
     }
 
