@@ -46,19 +46,19 @@ extension GoogleAdapter {
             break
         case .subscription(let type, let token, let productID):
             let kind = GooglePlayLifecycle.eventKind(subscriptionNotificationType: type)
-            _ = try await fetchAndRecord(
+            let recorded = try await fetchAndRecord(
                 packageName: packageName, productID: productID, token: token, detail: "RTDN", requireProduct: false,
                 event: (
                     kind, SubscriptionNotificationType(rawValue: type).name ?? "SUBSCRIPTION_NOTIFICATION_\(type)",
                     eventTime, messageID
                 ))
-            try await acknowledgeIfLinked(token: token, packageName: packageName)
+            try await acknowledgeIfLinked(recorded.key, packageName: packageName)
         case .oneTimeProduct(let type, let token, let productID):
             let kind: EventKind = type == 1 ? .purchased : type == 2 ? .pendingCancelled : .other
-            _ = try await fetchAndRecord(
+            let recorded = try await fetchAndRecord(
                 packageName: packageName, productID: productID, token: token, detail: "RTDN", requireProduct: false,
                 event: (kind, "ONE_TIME_PRODUCT_NOTIFICATION_\(type)", eventTime, messageID))
-            try await acknowledgeIfLinked(token: token, packageName: packageName)
+            try await acknowledgeIfLinked(recorded.key, packageName: packageName)
         case .voided(let token, _):
             try await revoke(token: token, at: eventTime, notificationID: messageID)
         }
@@ -87,13 +87,11 @@ extension GoogleAdapter {
 
     /// A purchase the ledger has linked to an account and Google still waits to hear about is
     /// acknowledged now (an unlinked one waits for its VerifyPurchase: no account has access yet).
-    func acknowledgeIfLinked(token: String, packageName: String) async throws {
-        for test in [false, true] {
-            guard let subscription = try await ledger.subscription(Self.key(token, test: test)) else { continue }
-            if subscription.accountID != nil, !subscription.acknowledged, Self.owesAcknowledgement(subscription) {
-                _ = await acknowledgeOrQueue(subscription, packageName: packageName)
-            }
-            return
+    /// `key` is the purchase just recorded; its link is read back from the ledger.
+    func acknowledgeIfLinked(_ key: SubscriptionKey, packageName: String) async throws {
+        guard let subscription = try await ledger.subscription(key) else { return }
+        if subscription.accountID != nil, !subscription.acknowledged, Self.owesAcknowledgement(subscription) {
+            _ = await acknowledgeOrQueue(subscription, packageName: packageName)
         }
     }
 }
