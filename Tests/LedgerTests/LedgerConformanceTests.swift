@@ -235,16 +235,35 @@ struct LedgerConformanceTests {
                 let expected: [UInt64] = start < 40 ? Array(UInt64(start + 1)...40) : []
                 #expect(resumed.map(\.position) == expected)
             }
-            // What a snapshot reads: the position, then the states page by page.
+            // What a snapshot reads: the position, then the states page by page, in key order,
+            // each exactly once, as the stream sends them (the stored bytes as field 1 of a chunk).
             #expect(try await ledger.lastPosition() == 40)
-            var states = 0
+            var states: [[UInt8]] = []
             var cursor: Ledger.SnapshotCursor?
             repeat {
                 let page = try await ledger.subscriptionPage(after: cursor, limit: 7)
-                states += page.states.count
+                states += page.states
                 cursor = page.next
             } while cursor != nil
-            #expect(states == 40)
+            let decoded = try states.map { try Subscription(serialized: $0) }
+            let ids = (0..<4).flatMap { writer in (0..<10).map { "w\(writer)-\($0)" } }.sorted()
+            #expect(decoded.map(\.key.storeID) == ids)
+            #expect(try SnapshotChunk(serialized: SnapshotChunk.subscriptionsField(states)).subscriptions == decoded)
+            // Links page the same way: three accounts over seven keys, pages of two.
+            for (index, id) in ids.prefix(7).enumerated() {
+                _ = try await ledger.linkAccount(
+                    LinkAccountRequest(idempotencyKey: "link-\(id)", key: .apple(id), accountID: "a\(index % 3)"))
+            }
+            var links: [AccountLink] = []
+            cursor = nil
+            repeat {
+                let page = try await ledger.linkPage(after: cursor, limit: 2)
+                #expect(page.links.count <= 2)
+                links += page.links
+                cursor = page.next
+            } while cursor != nil
+            #expect(links.map(\.accountID) == (0..<7).map { "a\($0 % 3)" })
+            #expect(links.map(\.key.storeID) == Array(ids.prefix(7)))
         }
     }
 
