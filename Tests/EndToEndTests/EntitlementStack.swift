@@ -115,9 +115,8 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
     static func waitForPosition(_ position: UInt64, http: Int) async throws {
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
-            if let (_, body) = try? await httpGet(port: http, path: "/metrics"),
-                let line = body.split(separator: "\n").first(where: { $0.hasPrefix("entitlement_feed_position ") }),
-                let value = UInt64(line.split(separator: " ").last ?? ""), value >= position
+            if let value = await ServiceFiles.metric("entitlement_feed_position", httpPort: http),
+                value >= Double(position)
             {
                 return
             }

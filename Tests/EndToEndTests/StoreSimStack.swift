@@ -35,12 +35,8 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         storesim = try ServiceProcess("storesim", environment: simulator)
         let ready = try #require(await storesim.line(containing: "\"msg\":\"storesim ready\""), "\(storesim.log)")
         storesimPort = try #require(Int(ServiceProcess.field("control_port", in: ready) ?? ""))
-        var settings: [String: String] = ["LEDGER_ADDR": "127.0.0.1:\(entitlementStack.ledgerPort)"]
-        let file = try String(contentsOf: directory.appendingPathComponent("verifier.env"), encoding: .utf8)
-        for line in file.split(separator: "\n") {
-            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
-            if parts.count == 2 { settings[parts[0]] = parts[1] }
-        }
+        var settings = try ServiceFiles.environment(at: directory.appendingPathComponent("verifier.env"))
+        settings["LEDGER_ADDR"] = "127.0.0.1:\(entitlementStack.ledgerPort)"
         (entitlement, entitlementClient, entitlementHTTP) = try await entitlementStack.startEntitlement()
         settings.merge(verifierExtra) { _, new in new }
         verifier = try ServiceProcess("verifier", environment: settings)

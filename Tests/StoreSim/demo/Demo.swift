@@ -164,18 +164,14 @@ struct Demo {
                 "subscriptions.ledger.v1.Ledger/ListInbox", ListInboxRequest(status: .pending, pageSize: 10))
             let position: GetFeedPositionResponse = try await ledger.call(
                 "subscriptions.ledger.v1.Ledger/GetFeedPosition", GetFeedPositionRequest())
-            if pending.entries.isEmpty, try await entitlementPosition() >= position.position { return }
+            if pending.entries.isEmpty, await entitlementPosition() >= position.position { return }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw DemoError("the services did not settle within 30 s")
     }
 
-    func entitlementPosition() async throws -> UInt64 {
-        let (data, _) = try await URLSession.shared.data(
-            from: URL(string: "http://127.0.0.1:\(entitlementHTTP)/metrics")!)
-        let line = String(decoding: data, as: UTF8.self).split(separator: "\n")
-            .first { $0.hasPrefix("entitlement_feed_position ") }
-        return line.flatMap { UInt64($0.split(separator: " ").last ?? "") } ?? 0
+    func entitlementPosition() async -> UInt64 {
+        UInt64(await ServiceFiles.metric("entitlement_feed_position", httpPort: entitlementHTTP) ?? 0)
     }
 
     /// Prints, per account, the ledger events since the last report and what CheckAccess says.
@@ -271,13 +267,8 @@ struct Demo {
             endpoints: [HostPort(host: "127.0.0.1", port: try await entitlementProcess.rpcPort())])
         entitlementHTTP = try await entitlementProcess.httpPort()
         _ = try await entitlementProcess.line(containing: "\"msg\":\"snapshot loaded\"", within: 30)
-        var settings = ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"]
-        let file = try String(
-            contentsOf: directory.appendingPathComponent("storesim/verifier.env"), encoding: .utf8)
-        for line in file.split(separator: "\n") {
-            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
-            if parts.count == 2 { settings[parts[0]] = parts[1] }
-        }
+        var settings = try ServiceFiles.environment(at: directory.appendingPathComponent("storesim/verifier.env"))
+        settings["LEDGER_ADDR"] = "127.0.0.1:\(ledgerPort)"
         let verifierProcess = try launch("verifier", settings)
         verifier = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await verifierProcess.rpcPort())])
         let verifierHTTP = try await verifierProcess.httpPort()
