@@ -51,6 +51,21 @@ struct AppleSettingsTests {
         #expect(try AppleSettings.isEnabled(EnvironmentReader(files.environment())))
         #expect(try !AppleSettings.isEnabled(EnvironmentReader([:])))
         #expect(try !AppleSettings.isEnabled(EnvironmentReader(files.environment(["VERIFIER_STORES": "google"]))))
+        #expect(settings.apiTimeout == .seconds(15) && !settings.onlineChecks)
+        #expect(try settings.revocationChecker() == nil)
+        #expect(try settings.verifiers()[.sandbox]?.configuration.validateAtCurrentTime == false)
+    }
+
+    @Test("online checks give an OCSP checker and validate chains at the current time; the API timeout is read")
+    func onlineChecksAndTimeout() throws {
+        let files = try Files()
+        defer { files.remove() }
+        let settings = try AppleSettings(
+            environment: EnvironmentReader(
+                files.environment(["APPLE_ONLINE_CHECKS": "true", "APPLE_API_TIMEOUT": "2500ms"])))
+        #expect(settings.onlineChecks && settings.apiTimeout == .milliseconds(2500))
+        #expect(try settings.revocationChecker() != nil)
+        #expect(try settings.verifiers()[.sandbox]?.configuration.validateAtCurrentTime == true)
     }
 
     @Test(

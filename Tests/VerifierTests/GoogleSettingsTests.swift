@@ -26,6 +26,10 @@ struct GoogleSettingsTests {
         #expect(settings.packages == ["com.example.app", "com.example.other"])
         #expect(settings.apiURL.absoluteString == "https://androidpublisher.googleapis.com")
         #expect(settings.jwks == GoogleSettings.defaultJWKS && settings.tokenURL == nil)
+        #expect(settings.apiTimeout == .seconds(15))
+        let quick = try GoogleSettings(
+            environment: EnvironmentReader(Self.environment(["GOOGLE_API_TIMEOUT": "750ms"], keyFile: file)))
+        #expect(quick.apiTimeout == .milliseconds(750))
         #expect(
             settings.catalog.oneTimeProducts == ["lifetime", "coins"]
                 && settings.catalog.consumableProducts == ["coins"])
