@@ -102,14 +102,10 @@ public final class PostgresConnection: Sendable {
     public func executePrepared(_ sql: String, _ params: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
         try Self.withParameters(params) { types, values throws(PostgresError) in
             try cache.withLock { cache throws(PostgresError) in
-                let name: String
-                if let prepared = cache.names[sql] {
-                    name = prepared
-                } else if cache.names.count >= StatementCache.limit {
+                guard let (name, isNew) = cache.name(for: sql) else {
                     return try rows(PQexecParams(handle, sql, Int32(params.count), types, values, nil, nil, 0))
-                } else {
-                    name = "swift_stmt_\(cache.nextNumber)"
-                    cache.nextNumber += 1
+                }
+                if isNew {
                     _ = try rows(PQprepare(handle, name, sql, Int32(params.count), types))
                     cache.names[sql] = name
                 }
@@ -155,20 +151,16 @@ public final class PostgresConnection: Sendable {
                 try Self.withParameters(statement.parameters) { types, values throws(PostgresError) in
                     let count = Int32(statement.parameters.count)
                     var name: String?
-                    if statement.prepared {
-                        if let known = cache.names[statement.sql] ?? newNames[statement.sql] {
-                            name = known
-                        } else if cache.names.count + newNames.count < StatementCache.limit {
-                            let fresh = "swift_stmt_\(cache.nextNumber)"
-                            cache.nextNumber += 1
-                            guard PQsendPrepare(handle, fresh, statement.sql, count, types) == 1 else {
+                    if statement.prepared, let (given, isNew) = cache.name(for: statement.sql, pending: newNames) {
+                        if isNew {
+                            guard PQsendPrepare(handle, given, statement.sql, count, types) == 1 else {
                                 sendFailed = true
                                 return
                             }
-                            newNames[statement.sql] = fresh
-                            expected.append(((fresh, statement.sql), false))
-                            name = fresh
+                            newNames[statement.sql] = given
+                            expected.append(((given, statement.sql), false))
                         }
+                        name = given
                     }
                     let sent =
                         name.map { PQsendQueryPrepared(handle, $0, count, values, nil, nil, 0) }
@@ -318,5 +310,15 @@ public final class PostgresConnection: Sendable {
         static let limit = 256
         var names: [String: String] = [:]
         var nextNumber = 0
+
+        /// The prepared statement's name for `sql`: the one it has (here or among `pending`,
+        /// names given out but not yet recorded), or a new one (`isNew`, to prepare) while fewer
+        /// than `limit` are taken; nil past that (run the text unprepared).
+        mutating func name(for sql: String, pending: [String: String] = [:]) -> (name: String, isNew: Bool)? {
+            if let known = names[sql] ?? pending[sql] { return (known, false) }
+            guard names.count + pending.count < Self.limit else { return nil }
+            defer { nextNumber += 1 }
+            return ("swift_stmt_\(nextNumber)", true)
+        }
     }
 }

@@ -80,6 +80,24 @@ struct PostgresConnectionTests {
         }
     }
 
+    @Test("past 256 distinct texts statements still run, unprepared, alone or in a pipeline")
+    func preparedStatementLimit() async throws {
+        try await TestDatabase.withSchema { db, schema in
+            for index in 0..<300 {
+                #expect(
+                    try db.executePrepared("SELECT $1::int8 + \(index) AS n -- \(schema)", [.int(1)]).int64(0, "n")
+                        == Int64(index + 1))
+            }
+            let pipelined = try db.pipeline([
+                .init("SELECT $1::int8 + 1000 AS n -- \(schema)", [.int(1)], prepared: true),
+                .init("SELECT $1::int8 + 5 AS n -- \(schema)", [.int(1)], prepared: true),
+            ])
+            #expect(try pipelined.map { try $0.int64(0, "n") } == [1001, 6])
+            let prepared = try db.execute("SELECT count(*) FROM pg_prepared_statements").int64(0, 0)
+            #expect(prepared == 256)
+        }
+    }
+
     @Test("reset reconnects, keeps the session settings and prepares statements again")
     func reset() async throws {
         try await TestDatabase.withSchema { db, schema in
