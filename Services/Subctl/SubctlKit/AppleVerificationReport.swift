@@ -37,6 +37,12 @@ public struct AppleVerificationReport: Sendable, Equatable {
         return nil
     }
 
+    /// The first refusal's message, behind its path when it is a nested JWS's; nil when valid.
+    public var refusalMessage: String? {
+        guard let (path, error) = refusal else { return nil }
+        return path != verdicts.first?.path ? "\(path): \(error.message)" : error.message
+    }
+
     /// What a nested JWS is.
     enum NestedKind: Sendable {
         case transaction, renewal, appTransaction

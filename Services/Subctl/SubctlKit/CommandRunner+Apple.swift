@@ -24,9 +24,8 @@ extension CommandRunner {
             }
             let report = AppleVerificationReport.make(jws: jws, kind: options.kind, verifier: verifier, now: now())
             OutputText.apple(report).forEach(write)
-            if let (path, error) = report.refusal {
-                let nested = path != report.verdicts.first?.path
-                throw SubctlError(.refused(error.code), nested ? "\(path): \(error.message)" : error.message)
+            if let (_, error) = report.refusal, let message = report.refusalMessage {
+                throw SubctlError(.refused(error.code), message)
             }
         }
     }

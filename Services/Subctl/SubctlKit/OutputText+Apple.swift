@@ -12,9 +12,8 @@ extension OutputText {
         for verdict in report.verdicts.dropFirst() {
             lines.append("\(verdict.path): \(verdict.refusal.map { "invalid: \($0)" } ?? "valid")")
         }
-        if let (path, error) = report.refusal {
-            let nested = path != report.verdicts.first?.path
-            lines.append("invalid: \(error.code): \(nested ? "\(path): " : "")\(error.message)")
+        if let (_, error) = report.refusal, let message = report.refusalMessage {
+            lines.append("invalid: \(error.code): \(message)")
         } else {
             lines.append("valid")
         }
