@@ -156,7 +156,9 @@ struct ServiceProcessTests {
         }
         #expect(outcomes.count == 300)
         // Calls the server read before the signal succeed; later ones are refused or find it gone.
-        #expect(outcomes.allSatisfy { $0 == .ok || $0 == .unavailable })
+        #expect(
+            outcomes.allSatisfy { $0 == .ok || $0 == .unavailable },
+            "\(Dictionary(grouping: outcomes, by: \.name).mapValues(\.count))")
         #expect(await process.waitForExit() == 0)
     }
 }
