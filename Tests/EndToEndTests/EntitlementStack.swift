@@ -32,9 +32,22 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         policyPath = directory.appendingPathComponent("policy.conf").path
         try Data(Self.policy.utf8).write(to: URL(fileURLWithPath: policyPath))
-        ledgerPort = try Self.freePort()
-        (ledger, ledgerClient) = try await Self.startLedger(
-            directory: directory, port: ledgerPort, environment: ledgerEnvironment)
+        // A port free a moment ago may be taken by the time the ledger binds it (another stack
+        // chose it too): then the ledger says so and exits, and another port is tried.
+        var attempt = 0
+        while true {
+            let port = try Self.freePort()
+            do {
+                (ledger, ledgerClient) = try await Self.startLedger(
+                    directory: directory, port: port, environment: ledgerEnvironment)
+                ledgerPort = port
+                break
+            } catch let error as ServiceProcessError
+                where attempt < 4 && error.description.contains("Address already in use")
+            {
+                attempt += 1
+            }
+        }
     }
 
     static func startLedger(directory: URL, port: Int, environment: [String: String] = [:]) async throws
