@@ -30,13 +30,18 @@ public struct LifecycleEvent: Sendable, Hashable {
     public var rawPayload: String?
     /// Free text for operators.
     public var detail: String?
+    /// The store's answer the state rests on (Apple `signedTransactionInfo`), for audit.
+    public var rawTransaction: String?
+    /// Apple `signedRenewalInfo`, when there is one, for audit.
+    public var rawRenewalInfo: String?
 
     /// An event; every field but `key` and `kind` defaults to absent.
     public init(
         position: UInt64? = nil, key: SubscriptionKey, kind: EventKind?, storeTimeMilliseconds: Int64? = nil,
         verifiedTimeMilliseconds: Int64? = nil, accountID: String? = nil, otherAccountID: String? = nil,
         storeType: String? = nil, storeSubtype: String? = nil, notificationID: String? = nil,
-        state: SubscriptionState? = nil, rawPayload: String? = nil, detail: String? = nil
+        state: SubscriptionState? = nil, rawPayload: String? = nil, detail: String? = nil,
+        rawTransaction: String? = nil, rawRenewalInfo: String? = nil
     ) {
         self.position = position
         self.key = key
@@ -51,5 +56,7 @@ public struct LifecycleEvent: Sendable, Hashable {
         self.state = state
         self.rawPayload = rawPayload
         self.detail = detail
+        self.rawTransaction = rawTransaction
+        self.rawRenewalInfo = rawRenewalInfo
     }
 }

@@ -56,6 +56,26 @@ public struct Subscription: Sendable, Hashable {
     public var bundleOrPackage: String
     /// Apple latest `transactionId`, Google `latestSuccessfulOrderId`.
     public var latestOrderID: String?
+    /// The verified periods as access reads them (`Period.accessPeriods`); set by the ledger,
+    /// ignored in requests.
+    public var periods: [Period]
+    /// The offer the current period was bought under; `nil` for the regular price.
+    public var offerType: OfferType?
+    /// The offer the next renewal is charged under.
+    public var renewalOfferID: String?
+    public var renewalOfferType: OfferType?
+    /// Why it ended or will end, when the store says.
+    public var expirationReason: ExpirationReason?
+    /// The store is retrying a failed renewal.
+    public var inBillingRetry: Bool
+    /// When the next renewal is due, while renewal is on.
+    public var renewalTimeMilliseconds: Int64?
+    /// Apple storefront (ISO 3166-1 alpha-3), Google region code.
+    public var storefront: String?
+    /// The current period's price in millionths of `currency`.
+    public var priceMicros: Int64?
+    /// ISO 4217 currency code of `priceMicros`.
+    public var currency: String?
 
     /// A subscription state; every field but `key` defaults to absent, false or empty.
     public init(
@@ -67,7 +87,10 @@ public struct Subscription: Sendable, Hashable {
         revocationReason: String? = nil, autoRenew: Bool = false, autoRenewProductID: String? = nil,
         acknowledged: Bool = false, storeTimeMilliseconds: Int64? = nil, verifiedTimeMilliseconds: Int64? = nil,
         replacesStoreID: String? = nil, replacedByStoreID: String? = nil, storeAccountRef: String? = nil,
-        bundleOrPackage: String = "", latestOrderID: String? = nil
+        bundleOrPackage: String = "", latestOrderID: String? = nil, periods: [Period] = [],
+        offerType: OfferType? = nil, renewalOfferID: String? = nil, renewalOfferType: OfferType? = nil,
+        expirationReason: ExpirationReason? = nil, inBillingRetry: Bool = false, renewalTimeMilliseconds: Int64? = nil,
+        storefront: String? = nil, priceMicros: Int64? = nil, currency: String? = nil
     ) {
         self.key = key
         self.accountID = accountID
@@ -93,5 +116,15 @@ public struct Subscription: Sendable, Hashable {
         self.storeAccountRef = storeAccountRef
         self.bundleOrPackage = bundleOrPackage
         self.latestOrderID = latestOrderID
+        self.periods = periods
+        self.offerType = offerType
+        self.renewalOfferID = renewalOfferID
+        self.renewalOfferType = renewalOfferType
+        self.expirationReason = expirationReason
+        self.inBillingRetry = inBillingRetry
+        self.renewalTimeMilliseconds = renewalTimeMilliseconds
+        self.storefront = storefront
+        self.priceMicros = priceMicros
+        self.currency = currency
     }
 }

@@ -16,6 +16,8 @@ package enum ProtoEnumCatalog {
             subscriptions__common__v1__subscription_state__descriptor,
             subscriptions__common__v1__product_kind__descriptor,
             subscriptions__common__v1__ownership__descriptor,
+            subscriptions__common__v1__offer_type__descriptor,
+            subscriptions__common__v1__expiration_reason__descriptor,
             subscriptions__common__v1__event_kind__descriptor,
             subscriptions__common__v1__transfer_policy__descriptor,
             subscriptions__ledger__v1__inbox_status__descriptor,

@@ -26,12 +26,13 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
     /// Extra settings of the ledger (`LEDGER_TRANSFER_POLICY`, say), kept across restarts.
     let ledgerEnvironment: [String: String]
 
-    init(ledgerEnvironment: [String: String] = [:]) async throws {
+    /// A stack whose entitlement services read `policy` (a policy file's text).
+    init(ledgerEnvironment: [String: String] = [:], policy: String = EntitlementStack.policy) async throws {
         self.ledgerEnvironment = ledgerEnvironment
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("entitlement-stack-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         policyPath = directory.appendingPathComponent("policy.conf").path
-        try Data(Self.policy.utf8).write(to: URL(fileURLWithPath: policyPath))
+        try Data(policy.utf8).write(to: URL(fileURLWithPath: policyPath))
         // A port free a moment ago may be taken by the time the ledger binds it (another stack
         // chose it too): then the ledger says so and exits, and another port is tried.
         var attempt = 0

@@ -21,17 +21,19 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     let entitlementHTTP: Int
     let entitlementClient: RPCClient
 
-    /// The stack with the simulator's clock starting at `start` (epoch ms; nil for now), and
-    /// extra settings for the ledger and the verifier.
+    /// The stack with the simulator's clock starting at `start` (epoch ms; nil for now), extra
+    /// settings for the ledger, the verifier and the simulator, and the entitlement policy.
     init(
         start: Int64? = 1_767_225_600_000, ledger: [String: String] = [:],
-        verifier verifierExtra: [String: String] = [:]
+        verifier verifierExtra: [String: String] = [:], simulator simulatorExtra: [String: String] = [:],
+        policy: String = EntitlementStack.policy
     ) async throws {
-        entitlementStack = try await EntitlementStack(ledgerEnvironment: ledger)
+        entitlementStack = try await EntitlementStack(ledgerEnvironment: ledger, policy: policy)
         let directory = entitlementStack.directory.appendingPathComponent("storesim")
         // By default the simulator's clock starts at 2026-01-01T00:00:00Z, so scenario dates are fixed.
         var simulator = ["STORESIM_DIR": directory.path]
         simulator["STORESIM_START"] = start.map(String.init)
+        simulator.merge(simulatorExtra) { _, new in new }
         storesim = try ServiceProcess("storesim", environment: simulator)
         let ready = try #require(await storesim.line(containing: "\"msg\":\"storesim ready\""), "\(storesim.log)")
         storesimPort = try #require(Int(ServiceProcess.field("control_port", in: ready) ?? ""))

@@ -70,9 +70,10 @@ enum EntitlementMethods {
         // A loop, not `forEachHolding`: a closure that captured `tables` would copy them.
         while true {
             let holding = tables.holdings[index]
-            if tables.grants(holding.product, capability) {
-                let decision = rules.decision(for: holding.facts, at: at)
-                if best.map({ decision.outranks($0.decision) }) ?? true { best = (decision, holding) }
+            if let decision = tables.decision(holding, capability, rules: rules, at: at),
+                best.map({ decision.outranks($0.decision) }) ?? true
+            {
+                best = (decision, holding)
             }
             guard holding.next != 0 else { return best }
             index = Int(holding.next) - 1
@@ -176,10 +177,10 @@ enum EntitlementMethods {
         let entries = view.withAccount(request.accountID, policy: policy) { tables, account in
             var entries: [CapabilityID: EntitlementEntry] = [:]
             guard let account else { return entries }
-            let capabilities = tables.capabilities.sets
             tables.forEachHolding(of: account) { holding in
-                guard case .allowed(let until) = rules.decision(for: holding.facts, at: at) else { return }
-                for capability in capabilities[Int(holding.product)] {
+                for capability in tables.capabilities(of: holding) {
+                    guard case .allowed(let until)? = tables.decision(holding, capability, rules: rules, at: at)
+                    else { continue }
                     var entry =
                         entries[capability]
                         ?? EntitlementEntry(

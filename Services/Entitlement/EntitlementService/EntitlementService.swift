@@ -23,13 +23,14 @@ public enum EntitlementService {
             environment: environment, signal: signal)
         let client = try host.ledgerDependency(environment: environment)
         var policies: PolicyStore?
+        let view = EntitlementView()
         if let path = environment.raw("ENTITLEMENT_POLICY_FILE") {
             do {
                 let store = try PolicyStore.load(path: path)
                 host.logger.info(
                     "policy loaded",
                     ["version": store.policy.version, "capabilities": "\(store.policy.capabilityCount)"])
-                host.add(PolicyReloader(policies: store, logger: host.logger))
+                host.add(PolicyReloader(policies: store, logger: host.logger, view: view))
                 policies = store
             } catch {
                 throw ConfigError(variable: "ENTITLEMENT_POLICY_FILE", problem: "\(error)")
@@ -37,8 +38,9 @@ public enum EntitlementService {
         } else {
             host.logger.warning("no ENTITLEMENT_POLICY_FILE: no capability is known", [:])
         }
-        let view = EntitlementView()
-        host.add(LedgerFeedFollower(view: view, client: client, logger: host.logger, metrics: host.metrics))
+        host.add(
+            LedgerFeedFollower(
+                view: view, client: client, logger: host.logger, metrics: host.metrics, policies: policies))
         host.addReadinessCheck("snapshot") { view.position != nil }
         host.metrics.addCollector { text in
             let counts = view.counts

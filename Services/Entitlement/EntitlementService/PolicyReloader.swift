@@ -10,11 +10,13 @@ public final class PolicyReloader: LifecycleService, @unchecked Sendable {
     public let name = "policy-reloader"
     let policies: PolicyStore
     let logger: Logger
+    let view: EntitlementView?
     private var source: (any DispatchSourceSignal)?
 
-    public init(policies: PolicyStore, logger: Logger) {
+    public init(policies: PolicyStore, logger: Logger, view: EntitlementView? = nil) {
         self.policies = policies
         self.logger = logger
+        self.view = view
     }
 
     public func start() async throws {
@@ -22,6 +24,7 @@ public final class PolicyReloader: LifecycleService, @unchecked Sendable {
         let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "policy-reload"))
         let policies = self.policies
         let logger = self.logger
+        let view = self.view
         source.setEventHandler {
             do {
                 let policy = try policies.reload()
@@ -31,6 +34,7 @@ public final class PolicyReloader: LifecycleService, @unchecked Sendable {
                         "version": policy.version, "capabilities": "\(policy.capabilityCount)",
                         "products": "\(policy.productCount)",
                     ])
+                view?.warnAboutUndatedNonRenewingProducts(policy: policy, logger: logger)
             } catch {
                 logger.error("policy reload refused; the old policy stays in force", ["error": "\(error)"])
             }

@@ -35,6 +35,13 @@ public struct Ledger: Sendable {
     static let defaultPageSize: UInt32 = 100
     static let maxAccountRows = 1000
     static let maxCursorNameBytes = 128
+    /// Periods per request, and in a subscription's state (the oldest beyond it stay in the
+    /// periods table only).
+    static let maxPeriods = 256
+    static let maxStoredPeriodRows = 1000
+    /// Periods with their raw data in a `GetSubscription` answer (about 3 KiB each, well inside
+    /// a frame).
+    static let maxAnsweredPeriods = 100
 
     // MARK: Inbox
 
@@ -273,6 +280,15 @@ public struct Ledger: Sendable {
             try Self.checkOptional(
                 value ?? "", field == "notification_id" ? field : "subscription.\(field)", max: Self.maxIDBytes)
         }
+        for (value, field) in [
+            (incoming.renewalOfferID, "renewal_offer_id"), (incoming.storefront, "storefront"),
+            (incoming.currency, "currency"),
+        ] {
+            try Self.checkOptional(value ?? "", "subscription.\(field)", max: Self.maxIDBytes)
+        }
+        // Periods come from the request, never from the state it carries.
+        incoming.periods = []
+        try Self.check(request.periods)
         guard request.events.count <= Self.maxEvents else {
             throw RPCError(
                 .invalidArgument, "at most \(Self.maxEvents) events per request, got \(request.events.count)")
@@ -290,6 +306,10 @@ public struct Ledger: Sendable {
                 try Self.checkOptional(value ?? "", "events[\(index)].\(field)", max: Self.maxIDBytes)
             }
             try Self.checkOptional(event.detail ?? "", "events[\(index)].detail", max: Self.maxErrorBytes)
+            try Self.checkOptional(
+                event.rawTransaction ?? "", "events[\(index)].raw_transaction", max: Self.maxPayloadBytes)
+            try Self.checkOptional(
+                event.rawRenewalInfo ?? "", "events[\(index)].raw_renewal_info", max: Self.maxPayloadBytes)
         }
         let hash = Digest.sha256Hex(request.serialized())
         let verifiedAt = now()
@@ -315,6 +335,11 @@ public struct Ledger: Sendable {
                     request.idempotencyKey, storedHash, hash, lookup.blob(0, "response"),
                     as: RecordVerifiedStateResponse.self)
                 response.replayed = true
+                // The same evidence processed again (an operator's replay, a retry whose commit
+                // landed): the notification it resolves ends processed all the same.
+                if let notificationID = request.notificationID {
+                    try Self.markProcessed(tx, store: key.store, notificationID: notificationID)
+                }
                 return response
             }
             let current = try lookup.blob(0, "state").map { try Self.decode(Subscription.self, $0) }
@@ -334,9 +359,17 @@ public struct Ledger: Sendable {
             // Lineage is the ledger's knowledge, not the store's: a newer state of a replaced
             // purchase still names what replaced it.
             next.replacedByStoreID = next.replacedByStoreID ?? current?.replacedByStoreID
-            let applied = (current?.storeTimeMilliseconds ?? Int64.min) <= (next.storeTimeMilliseconds ?? 0)
+            // The total order of states (`Subscription.replaces`). A partial state (one
+            // notification's own transaction, the API away) stands only where the ledger has
+            // none, or has that same transaction's.
+            let wins = current.map { Subscription.replaces(next, $0) } ?? true
+            let applied =
+                request.partial ? (current == nil || (wins && current?.latestOrderID == next.latestOrderID)) : wins
+            let periodsChanged = try Self.recordPeriods(tx, key, request.periods)
             let position = try Self.nextPosition(tx)
-            let state = applied ? next : current!
+            var state = applied ? next : current!
+            state.periods =
+                try periodsChanged ? Self.accessPeriods(tx, key) : (current?.periods ?? [])
             var events: [LifecycleEvent] = []
             for var event in request.events {
                 event.position = position
@@ -345,7 +378,7 @@ public struct Ledger: Sendable {
                 if event.state == nil { event.state = subscription.state }
                 events.append(event)
             }
-            if applied { try Self.saveSubscription(tx, state, position: position) }
+            if applied || periodsChanged { try Self.saveSubscription(tx, state, position: position) }
             for event in events { try Self.insertEvent(tx, event) }
             // A link taken over from the replaced purchase travels in the same change.
             let inheritedLink = inherited.map {
@@ -380,19 +413,7 @@ public struct Ledger: Sendable {
                         subscription: replaced))
             }
             if let notificationID = request.notificationID {
-                let update = try tx.query(
-                    // A rejected notification stays rejected: it is kept for audit only.
-                    "UPDATE inbox SET status = $1 WHERE store = $2 AND notification_id = $3 AND status <> $4",
-                    [
-                        .int(Int64(InboxStatus.processed.rawValue)), .int(Int64(key.store.rawValue)),
-                        .text(notificationID), .int(Int64(InboxStatus.rejected.rawValue)),
-                    ])
-                if update.affected == 1 {
-                    var entry = try Self.inboxEntry(tx, store: key.store, notificationID: notificationID)
-                    entry.status = .processed
-                    entry.attempts += 1
-                    try Self.saveInbox(tx, entry, store: key.store)
-                }
+                try Self.markProcessed(tx, store: key.store, notificationID: notificationID)
             }
             let response = RecordVerifiedStateResponse(
                 subscription: state, applied: applied, replayed: false, position: position)
@@ -498,6 +519,20 @@ public struct Ledger: Sendable {
     public func subscription(_ key: SubscriptionKey) async throws -> Subscription {
         try Self.check(key, "key")
         let found = try await read { tx in try Self.subscriptionRow(tx, key) }
+        guard let found else { throw RPCError(.notFound, "no subscription \(key)") }
+        return found
+    }
+
+    /// A subscription's state and its latest `maxAnsweredPeriods` recorded periods, with the raw
+    /// data, by start.
+    public func subscriptionAndPeriods(_ key: SubscriptionKey) async throws -> GetSubscriptionResponse {
+        try Self.check(key, "key")
+        let found = try await read { tx in
+            try Self.subscriptionRow(tx, key).map { 
+                GetSubscriptionResponse(
+                    subscription: $0, periods: try Self.storedPeriods(tx, key, limit: Self.maxAnsweredPeriods))
+            }
+        }
         guard let found else { throw RPCError(.notFound, "no subscription \(key)") }
         return found
     }
@@ -728,6 +763,95 @@ public struct Ledger: Sendable {
                 .blob(subscription.serialized()), .int(subscription.state.map { Int64($0.rawValue) }),
                 .int(subscription.expiresTimeMilliseconds),
             ])
+    }
+
+    /// Records each period unless the stored version of it stands (`Period.standing`); true
+    /// when any row changed.
+    static func recordPeriods(_ tx: any LedgerTransaction, _ key: SubscriptionKey, _ periods: [Period]) throws
+        -> Bool
+    {
+        guard !periods.isEmpty else { return false }
+        var incoming: [String: Period] = [:]
+        for period in periods {
+            incoming[period.periodID] = incoming[period.periodID].map { Period.standing($0, period) } ?? period
+        }
+        var stored: [String: Period] = [:]
+        for period in try storedPeriods(tx, key) { stored[period.periodID] = period }
+        var changed = false
+        for (id, period) in incoming.sorted(by: { $0.key < $1.key }) {
+            if let existing = stored[id] {
+                let standing = Period.standing(existing, period)
+                guard standing.contentHash != existing.contentHash else { continue }
+            }
+            changed = true
+            try tx.enqueue(
+                """
+                INSERT INTO periods (store, environment, store_id, period_id, start_ms, period)
+                VALUES ($1, $2, $3, $4, $5, $6)
+                ON CONFLICT (store, environment, store_id, period_id) DO UPDATE SET start_ms = $5, period = $6
+                """,
+                keyParameters(key) + [.text(id), .int(period.startMilliseconds), .blob(period.serialized())])
+        }
+        return changed
+    }
+
+    /// The periods recorded for `key`, by start (at most `limit`, the latest).
+    static func storedPeriods(_ tx: any LedgerTransaction, _ key: SubscriptionKey, limit: Int = maxStoredPeriodRows)
+        throws -> [Period]
+    {
+        let rows = try tx.query(
+            """
+            SELECT period FROM periods WHERE store = $1 AND environment = $2 AND store_id = $3
+            ORDER BY start_ms DESC, period_id DESC LIMIT $4
+            """, keyParameters(key) + [.int(Int64(limit))])
+        return try (0..<rows.count).reversed().map { try decode(Period.self, rows.blob($0, "period")) }
+    }
+
+    /// The periods of `key` as access reads them (`Period.accessPeriods`), the latest
+    /// `maxPeriods` of them.
+    static func accessPeriods(_ tx: any LedgerTransaction, _ key: SubscriptionKey) throws -> [Period] {
+        let periods = Period.accessPeriods(try storedPeriods(tx, key), clipsAtNextStart: key.store == .apple)
+        return Array(periods.suffix(maxPeriods))
+    }
+
+    static func check(_ periods: [Period]) throws {
+        guard periods.count <= maxPeriods else {
+            throw RPCError(.invalidArgument, "at most \(maxPeriods) periods per request, got \(periods.count)")
+        }
+        for (index, period) in periods.enumerated() {
+            let field = "periods[\(index)]"
+            try check(period.periodID, "\(field).period_id", max: maxIDBytes)
+            try check(period.productID, "\(field).product_id", max: maxIDBytes)
+            for (value, name) in [(period.basePlanID, "base_plan_id"), (period.revocationReason, "revocation_reason")] {
+                try checkOptional(value ?? "", "\(field).\(name)", max: maxIDBytes)
+            }
+            try checkOptional(period.raw ?? "", "\(field).raw", max: maxPayloadBytes)
+            guard period.startMilliseconds > 0 else {
+                throw RPCError(.invalidArgument, "\(field).start_ms is missing: a period starts somewhere")
+            }
+            if let end = period.endMilliseconds, end < period.startMilliseconds {
+                throw RPCError(
+                    .invalidArgument,
+                    "\(field).end_ms \(end) is before its start_ms \(period.startMilliseconds)")
+            }
+        }
+    }
+
+    /// Marks a notification processed, counting the attempt, unless it was rejected (kept for
+    /// audit only).
+    static func markProcessed(_ tx: any LedgerTransaction, store: Store, notificationID: String) throws {
+        let update = try tx.query(
+            "UPDATE inbox SET status = $1 WHERE store = $2 AND notification_id = $3 AND status <> $4",
+            [
+                .int(Int64(InboxStatus.processed.rawValue)), .int(Int64(store.rawValue)),
+                .text(notificationID), .int(Int64(InboxStatus.rejected.rawValue)),
+            ])
+        if update.affected == 1 {
+            var entry = try Self.inboxEntry(tx, store: store, notificationID: notificationID)
+            entry.status = .processed
+            entry.attempts += 1
+            try Self.saveInbox(tx, entry, store: store)
+        }
     }
 
     static func linkedAccount(_ tx: any LedgerTransaction, _ key: SubscriptionKey) throws -> String? {

@@ -96,6 +96,15 @@ public enum AppleLifecycle {
             storeAccountRef: transaction.appAccountToken, bundleOrPackage: transaction.bundleId ?? "",
             latestOrderID: transactionID)
         if let next = renewalInfo?.autoRenewProductId, next != productID { subscription.autoRenewProductID = next }
+        subscription.offerType = offerType(transaction.offerType, discount: transaction.offerDiscountType)
+        subscription.renewalOfferID = renewalInfo?.offerIdentifier
+        subscription.renewalOfferType = offerType(renewalInfo?.offerType, discount: renewalInfo?.offerDiscountType)
+        subscription.expirationReason = expirationReason(renewalInfo?.expirationIntent)
+        subscription.inBillingRetry = renewalInfo?.isInBillingRetryPeriod == true
+        if autoRenew { subscription.renewalTimeMilliseconds = renewalInfo?.renewalDate ?? transaction.expiresDate }
+        subscription.storefront = transaction.storefront
+        subscription.priceMicros = transaction.price.map { $0 &* 1000 }
+        subscription.currency = transaction.currency
         if let revoked = transaction.revocationDate {
             subscription.state = .revoked
             subscription.revokedTimeMilliseconds = revoked
@@ -123,6 +132,60 @@ public enum AppleLifecycle {
             if subscription.state == .gracePeriod { subscription.graceExpiresTimeMilliseconds = grace }
         }
         return subscription
+    }
+
+    /// The period a verified transaction proves, with its signed form `raw` for audit; nil for a
+    /// consumable (no lasting time) or a transaction without ids, product or purchase date.
+    ///
+    /// The period runs from `purchaseDate` (for a renewal, the previous period's end, even when
+    /// Apple charged it up to a day earlier) to `expiresDate`; a non-renewing subscription and a
+    /// non-consumable have none (the policy gives a non-renewing product's duration). A
+    /// `revocationDate` revokes this period only. A transaction that an upgrade replaced
+    /// (`isUpgraded`) ends where the upgrade's transaction starts: the ledger cuts every period
+    /// of a chain at the start of the next one that begins inside it.
+    public static func period(_ transaction: AppleTransaction, raw: String?) -> Period? {
+        guard let id = transaction.transactionId, !id.isEmpty, let productID = transaction.productId,
+            !productID.isEmpty, let start = transaction.purchaseDate, start > 0
+        else { return nil }
+        let kind = productKind(transaction.type)
+        if kind == .consumable { return nil }
+        var end = transaction.expiresDate
+        if kind == .nonRenewing || kind == .nonConsumable { end = nil }
+        if let known = end, known < start { end = start }
+        return Period(
+            periodID: id, productID: productID, basePlanID: transaction.subscriptionGroupIdentifier,
+            startMilliseconds: start, endMilliseconds: end,
+            offerType: offerType(transaction.offerType, discount: transaction.offerDiscountType),
+            revokedTimeMilliseconds: transaction.revocationDate,
+            revocationReason: transaction.revocationDate == nil ? nil : transaction.revocationReason.map { String($0) },
+            signedTimeMilliseconds: transaction.signedDate, productKind: kind, raw: raw)
+    }
+
+    /// Apple `offerType` (1 introductory, 2 promotional, 3 offer code, 4 win-back) with
+    /// `offerDiscountType` (`FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`) in the shared model.
+    public static func offerType(_ type: Int?, discount: String?) -> OfferType? {
+        if discount == "FREE_TRIAL" { return .freeTrial }
+        switch type {
+        case nil: return nil
+        case 1?: return .introductory
+        case 2?: return .promotional
+        case 3?: return .offerCode
+        case 4?: return .winBack
+        default: return nil  // a type this version does not know: not mapped
+        }
+    }
+
+    /// Apple `expirationIntent` (1 cancelled, 2 billing error, 3 price increase declined,
+    /// 4 product unavailable, 5 other) in the shared model.
+    public static func expirationReason(_ intent: Int?) -> ExpirationReason? {
+        switch intent {
+        case nil: nil
+        case 1?: .cancelled
+        case 2?: .billingError
+        case 3?: .priceIncrease
+        case 4?: .productUnavailable
+        default: .other
+        }
     }
 
     /// The state from dates alone, for data without a status.

@@ -24,12 +24,27 @@ public struct LedgerClient: Sendable {
 
     /// Records a state fetched from a store with its event, keyed by content: a retry that
     /// fetched the same state replays; a newer state is a new fact. Returns the state recorded.
-    func recordFetchedState(_ subscription: Subscription, event: LifecycleEvent, keyPrefix: String) async throws
-        -> Subscription
+    func recordFetchedState(
+        _ subscription: Subscription, event: LifecycleEvent, periods: [Period] = [], keyPrefix: String
+    ) async throws -> Subscription {
+        try await recordContent(
+            RecordVerifiedStateRequest(subscription: subscription, events: [event], periods: periods),
+            keyPrefix: keyPrefix
+        ).subscription ?? subscription
+    }
+
+    /// Records `request` under an idempotency key made of `keyPrefix` and a digest of its content:
+    /// processing the same evidence again (a retry after a timeout whose commit landed, an
+    /// operator's replay) replays the first answer, and newer evidence is a new write. A key is
+    /// never reused with other content.
+    func recordContent(_ request: RecordVerifiedStateRequest, keyPrefix: String) async throws(RPCError)
+        -> RecordVerifiedStateResponse
     {
-        var record = RecordVerifiedStateRequest(subscription: subscription, events: [event])
-        record.idempotencyKey = keyPrefix + Digest.sha256Hex(record.serialized()).prefix(48)
-        return try await recordVerifiedState(record).subscription ?? subscription
+        var record = request
+        record.idempotencyKey = ""
+        let digest = Digest.sha256Hex(record.serialized()).prefix(48)
+        record.idempotencyKey = String(keyPrefix.prefix(128 - digest.count)) + digest
+        return try await recordVerifiedState(record)
     }
 
     public func linkAccount(_ request: LinkAccountRequest) async throws(RPCError) -> LinkAccountResponse {

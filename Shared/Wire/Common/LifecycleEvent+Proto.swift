@@ -37,7 +37,9 @@ extension LifecycleEvent: CMessageConvertible {
             notificationID: ProtoField.optionalString(m.notification_id, "notification_id"),
             state: ProtoField.enumValue(m.state.rawValue, "state"),
             rawPayload: ProtoField.optionalString(m.raw_payload, "raw_payload"),
-            detail: ProtoField.optionalString(m.detail, "detail"))
+            detail: ProtoField.optionalString(m.detail, "detail"),
+            rawTransaction: ProtoField.optionalString(m.raw_transaction, "raw_transaction"),
+            rawRenewalInfo: ProtoField.optionalString(m.raw_renewal_info, "raw_renewal_info"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -54,5 +56,7 @@ extension LifecycleEvent: CMessageConvertible {
         c.state = .init(rawValue: ProtoField.number(state))
         arena.set(&c.raw_payload, rawPayload)
         arena.set(&c.detail, detail)
+        arena.set(&c.raw_transaction, rawTransaction)
+        arena.set(&c.raw_renewal_info, rawRenewalInfo)
     }
 }

@@ -49,7 +49,17 @@ extension Subscription: CMessageConvertible {
             replacedByStoreID: ProtoField.optionalString(m.replaced_by_store_id, "replaced_by_store_id"),
             storeAccountRef: ProtoField.optionalString(m.store_account_ref, "store_account_ref"),
             bundleOrPackage: ProtoField.string(m.bundle_or_package, "bundle_or_package"),
-            latestOrderID: ProtoField.optionalString(m.latest_order_id, "latest_order_id"))
+            latestOrderID: ProtoField.optionalString(m.latest_order_id, "latest_order_id"),
+            periods: ProtoField.messages(m.periods, count: m.n_periods, "periods"),
+            offerType: ProtoField.enumValue(m.offer_type.rawValue, "offer_type"),
+            renewalOfferID: ProtoField.optionalString(m.renewal_offer_id, "renewal_offer_id"),
+            renewalOfferType: ProtoField.enumValue(m.renewal_offer_type.rawValue, "renewal_offer_type"),
+            expirationReason: ProtoField.enumValue(m.expiration_reason.rawValue, "expiration_reason"),
+            inBillingRetry: m.in_billing_retry != 0,
+            renewalTimeMilliseconds: ProtoField.nonZero(m.renewal_time_ms),
+            storefront: ProtoField.optionalString(m.storefront, "storefront"),
+            priceMicros: ProtoField.nonZero(m.price_micros),
+            currency: ProtoField.optionalString(m.currency, "currency"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -77,5 +87,16 @@ extension Subscription: CMessageConvertible {
         arena.set(&c.store_account_ref, storeAccountRef)
         arena.set(&c.bundle_or_package, bundleOrPackage)
         arena.set(&c.latest_order_id, latestOrderID)
+        c.n_periods = periods.count
+        c.periods = arena.messages(periods)
+        c.offer_type = .init(rawValue: ProtoField.number(offerType))
+        arena.set(&c.renewal_offer_id, renewalOfferID)
+        c.renewal_offer_type = .init(rawValue: ProtoField.number(renewalOfferType))
+        c.expiration_reason = .init(rawValue: ProtoField.number(expirationReason))
+        c.in_billing_retry = inBillingRetry ? 1 : 0
+        c.renewal_time_ms = renewalTimeMilliseconds ?? 0
+        arena.set(&c.storefront, storefront)
+        c.price_micros = priceMicros ?? 0
+        arena.set(&c.currency, currency)
     }
 }

@@ -8,9 +8,14 @@ public struct GetSubscriptionResponse: ProtoMessage, Hashable {
 
     /// The recorded state; `nil` when the message carries none.
     public var subscription: Subscription?
+    /// Every period the ledger holds for it, as recorded (with the raw signed data), by start.
+    public var periods: [Period]
 
-    /// A response carrying `subscription`.
-    public init(subscription: Subscription? = nil) { self.subscription = subscription }
+    /// A response carrying `subscription` and its recorded periods.
+    public init(subscription: Subscription? = nil, periods: [Period] = []) {
+        self.subscription = subscription
+        self.periods = periods
+    }
 
     /// Decodes a response; throws `RPCError(.invalidArgument)` naming the message and field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
@@ -27,10 +32,14 @@ extension GetSubscriptionResponse: CMessageConvertible {
     }
 
     init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
-        try self.init(subscription: ProtoField.message(c.pointee.subscription, "subscription"))
+        try self.init(
+            subscription: ProtoField.message(c.pointee.subscription, "subscription"),
+            periods: ProtoField.messages(c.pointee.periods, count: c.pointee.n_periods, "periods"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.subscription = subscription?.cMessage(in: arena)
+        c.n_periods = periods.count
+        c.periods = arena.messages(periods)
     }
 }

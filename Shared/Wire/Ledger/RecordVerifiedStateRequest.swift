@@ -15,16 +15,23 @@ public struct RecordVerifiedStateRequest: ProtoMessage, Hashable {
     public var events: [LifecycleEvent]
     /// The inbox entry this state resolves, when it came from a notification.
     public var notificationID: String?
+    /// The periods this state's evidence proves; at most 256.
+    public var periods: [Period]
+    /// The state is what one signed notification alone proves (the store's API did not answer):
+    /// its periods are recorded, the state only when the ledger holds none for the subscription.
+    public var partial: Bool
 
     /// A request; fields default to empty and absent.
     public init(
         idempotencyKey: String = "", subscription: Subscription? = nil, events: [LifecycleEvent] = [],
-        notificationID: String? = nil
+        notificationID: String? = nil, periods: [Period] = [], partial: Bool = false
     ) {
         self.idempotencyKey = idempotencyKey
         self.subscription = subscription
         self.events = events
         self.notificationID = notificationID
+        self.periods = periods
+        self.partial = partial
     }
 
     /// Decodes a request; throws `RPCError(.invalidArgument)` naming the message and field.
@@ -47,7 +54,9 @@ extension RecordVerifiedStateRequest: CMessageConvertible {
             idempotencyKey: ProtoField.string(m.idempotency_key, "idempotency_key"),
             subscription: ProtoField.message(m.subscription, "subscription"),
             events: ProtoField.messages(m.events, count: m.n_events, "events"),
-            notificationID: ProtoField.optionalString(m.notification_id, "notification_id"))
+            notificationID: ProtoField.optionalString(m.notification_id, "notification_id"),
+            periods: ProtoField.messages(m.periods, count: m.n_periods, "periods"),
+            partial: m.partial != 0)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -56,5 +65,8 @@ extension RecordVerifiedStateRequest: CMessageConvertible {
         c.n_events = events.count
         c.events = arena.messages(events)
         arena.set(&c.notification_id, notificationID)
+        c.n_periods = periods.count
+        c.periods = arena.messages(periods)
+        c.partial = partial ? 1 : 0
     }
 }

@@ -31,6 +31,11 @@ import Observability
 ///   `premium_sub:monthly:1m`), `STORESIM_GOOGLE_GRACE_DAYS` (default 7),
 ///   `STORESIM_GOOGLE_HOLD_DAYS` (default 30), `STORESIM_GOOGLE_PUSH_URL`: where Pub/Sub pushes
 ///   go (also `POST /control/google/notification-url`).
+/// - `STORESIM_APPLE_RECORDED`: a JSON lines file of recorded Apple-signed data; the App Store
+///   Server API then answers only from it (`RecordedAppleAPI`, as of `STORESIM_START` until
+///   `POST /control/apple/recorded/as-of` moves it), and `STORESIM_APPLE_RECORDED_ROOTS` (then
+///   required: the certificate files of Apple's root) is what verifier.env names as trust
+///   anchors, with `APPLE_APP_APPLE_ID`.
 public enum StoreSimLauncher {
     static let keyID = "SIMKEY0001"
     static let serviceAccountEmail = "verifier@storesim.iam.gserviceaccount.com"
@@ -73,14 +78,20 @@ public enum StoreSimLauncher {
                 store: apple,
                 credentials: .init(
                     keyID: keyID, issuerID: issuerID, publicKey: try PublicKey(pem: apiKey.publicKeyPEM())))
-            appleAPI.register(on: server)
+            let recorded = try settings.recordedApple.map { path in
+                try RecordedAppleAPI(
+                    data: try RecordedAppleData(contentsOfFile: path), credentials: appleAPI.credentials,
+                    bundleID: settings.bundleID, appAppleID: settings.appAppleID, asOf: settings.start)
+            }
+            if let recorded { recorded.register(on: server) } else { appleAPI.register(on: server) }
             let simulator = StoreSimulator(
-                clock: clock, apple: apple, appleFaults: appleAPI.faults,
+                clock: clock, apple: apple, appleFaults: recorded?.faults ?? appleAPI.faults,
                 appleDelivery: NotificationDelivery(url: settings.notificationURL),
                 googleAPI: googleAPI, googleDelivery: NotificationDelivery(url: settings.pushURL))
             googleAPI.register(on: server)
             let control = HTTPServer(host: settings.host, port: settings.controlPort, threads: 2, logger: logger)
             simulator.registerControl(on: control)
+            recorded?.registerControl(on: control)
             try control.start()
             // verifier.env last and whole: a reader that sees it finds every file it names.
             let appleSettings = try writeAppleFiles(settings: settings, chain: chain, apiKey: apiKey, port: server.port)
@@ -117,12 +128,14 @@ public enum StoreSimLauncher {
         try Data(chain.root.pem.utf8).write(to: root)
         try Data(try apiKey.pemPKCS8().utf8).write(to: key, options: .atomic)
         chmod(key.path, 0o600)
+        // Recorded data is signed by Apple: the verifier trusts Apple's root, and the app is Apple's id for it.
+        let recorded = settings.recordedApple == nil ? [] : ["APPLE_APP_APPLE_ID=\(settings.appAppleID)"]
         return [
             "APPLE_BUNDLE_ID=\(settings.bundleID)", "APPLE_ENVIRONMENTS=Sandbox",
-            "APPLE_ROOT_CERTIFICATES=\(root.path)", "APPLE_KEY_ID=\(keyID)", "APPLE_ISSUER_ID=\(issuerID)",
-            "APPLE_PRIVATE_KEY_FILE=\(key.path)", "APPLE_API_SANDBOX_URL=http://\(settings.host):\(port)",
-            "APPLE_API_URL=http://\(settings.host):\(port)",
-        ]
+            "APPLE_ROOT_CERTIFICATES=\(settings.recordedRoots ?? root.path)", "APPLE_KEY_ID=\(keyID)",
+            "APPLE_ISSUER_ID=\(issuerID)", "APPLE_PRIVATE_KEY_FILE=\(key.path)",
+            "APPLE_API_SANDBOX_URL=http://\(settings.host):\(port)", "APPLE_API_URL=http://\(settings.host):\(port)",
+        ] + recorded
     }
 
     /// The service account key file and the push JWKS; returns the verifier's Google settings
@@ -187,6 +200,8 @@ public enum StoreSimLauncher {
         var googleGraceDays = 7
         var googleHoldDays = 30
         var pushURL: URL?
+        var recordedApple: String?
+        var recordedRoots: String?
 
         init(_ environment: [String: String]) throws(SimError) {
             func bad(_ name: String, _ problem: String) -> SimError { SimError(.badRequest, "\(name): \(problem)") }
@@ -224,6 +239,11 @@ public enum StoreSimLauncher {
                 start = value
             }
             bundleID = environment["STORESIM_APPLE_BUNDLE_ID"] ?? bundleID
+            recordedApple = environment["STORESIM_APPLE_RECORDED"]
+            recordedRoots = environment["STORESIM_APPLE_RECORDED_ROOTS"]
+            if recordedApple != nil, recordedRoots?.isEmpty ?? true {
+                throw bad("STORESIM_APPLE_RECORDED_ROOTS", "is required with STORESIM_APPLE_RECORDED")
+            }
             if let text = environment["STORESIM_APPLE_APP_ID"] {
                 guard let value = Int64(text), value > 0 else {
                     throw bad("STORESIM_APPLE_APP_ID", "expected a number")

@@ -7,7 +7,7 @@ public struct PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
         private enum Known: String, Sendable {
             case unreadable, tooLarge, malformed, unknownStore, unknownState, stateNeverAllowed, badAccessValue,
                 duplicateAccess, duplicateCapability, duplicateProduct, emptyCapability, productOutsideCapability,
-                badCapabilityName, badProductID, badBasePlanID, noCapabilities
+                badCapabilityName, badProductID, badBasePlanID, noCapabilities, badDuration
         }
         private let known: Known
         private init(_ known: Known) { self.known = known }
@@ -45,6 +45,9 @@ public struct PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let badBasePlanID = Code(.badBasePlanID)
         /// A policy without a single capability (an empty file, or only comments and rules).
         public static let noCapabilities = Code(.noCapabilities)
+        /// A `duration` that is not a whole number of days (`90d`), hours (`12h`) or weeks
+        /// (`4w`) from 1 hour to 100 years, or two durations for one product.
+        public static let badDuration = Code(.badDuration)
 
         /// The code in snake case, as logs print it.
         public var description: String {
@@ -65,6 +68,7 @@ public struct PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .badProductID: "bad_product_id"
             case .badBasePlanID: "bad_base_plan_id"
             case .noCapabilities: "no_capabilities"
+            case .badDuration: "bad_duration"
             }
         }
     }

@@ -11,6 +11,9 @@ struct PolicyFileParser {
         var productLines: [StoreProduct: Int] = [:]
     }
 
+    /// Each product's `duration` (milliseconds) and the line that gave it.
+    private(set) var durations: [StoreProduct: (milliseconds: Int64, line: Int)] = [:]
+
     private(set) var blocks: [Block] = []
     private(set) var access = AccessRules.default
     private var open: Block?
@@ -18,7 +21,9 @@ struct PolicyFileParser {
     private var accessLines: [SubscriptionState: Int] = [:]
 
     /// The capabilities and rules of the policy file `bytes`.
-    static func parse(_ bytes: [UInt8]) throws(PolicyError) -> (blocks: [Block], access: AccessRules) {
+    static func parse(_ bytes: [UInt8]) throws(PolicyError) -> (
+        blocks: [Block], access: AccessRules, durations: [StoreProduct: Int64]
+    ) {
         guard bytes.count <= ProductPolicy.maximumBytes else {
             throw PolicyError(.tooLarge, line: nil, "the file is larger than \(ProductPolicy.maximumBytes) bytes")
         }
@@ -37,7 +42,7 @@ struct PolicyFileParser {
         guard !parser.blocks.isEmpty else {
             throw PolicyError(.noCapabilities, line: nil, "the policy defines no capability")
         }
-        return (parser.blocks, parser.access)
+        return (parser.blocks, parser.access, parser.durations.mapValues(\.milliseconds))
     }
 
     /// The words of one line: what precedes a `#`, split at spaces, tabs and carriage returns.
@@ -74,14 +79,23 @@ struct PolicyFileParser {
                     .productOutsideCapability, line: line,
                     "product line outside a capability: products follow a \"capability NAME\" line")
             }
-            guard words.count == 2 else {
+            guard words.count == 2 || (words.count == 4 && words[2] == "duration") else {
                 throw PolicyError(
                     .malformed, line: line,
                     keyword == "apple"
-                        ? "malformed line: expected \"apple PRODUCT_ID\""
-                        : "malformed line: expected \"google PRODUCT_ID\" or \"google PRODUCT_ID:BASE_PLAN_ID\"")
+                        ? "malformed line: expected \"apple PRODUCT_ID [duration N(h|d|w)]\""
+                        : "malformed line: expected \"google PRODUCT_ID[:BASE_PLAN_ID] [duration N(h|d|w)]\"")
             }
             let product = try Self.product(store: keyword == "apple" ? .apple : .google, words[1], line: line)
+            if words.count == 4 {
+                let milliseconds = try Self.duration(words[3], line: line)
+                if let earlier = durations[product], earlier.milliseconds != milliseconds {
+                    throw PolicyError(
+                        .badDuration, line: line,
+                        "\(product) already has duration \(Self.durationText(earlier.milliseconds)) on line \(earlier.line)")
+                }
+                durations[product] = (milliseconds, line)
+            }
             if let earlier = block.productLines[product] {
                 throw PolicyError(
                     .duplicateProduct, line: line,
@@ -150,6 +164,28 @@ struct PolicyFileParser {
         }
         if let problem = basePlanIDProblem(basePlanID) { throw PolicyError(.badBasePlanID, line: line, problem) }
         return StoreProduct(store: store, productID: productID, basePlanID: basePlanID)
+    }
+
+    /// The milliseconds of a duration word: a whole number of hours (`12h`), days (`90d`) or
+    /// weeks (`4w`), from 1 hour to 100 years.
+    static func duration(_ word: String, line: Int) throws(PolicyError) -> Int64 {
+        let units: [Character: Int64] = ["h": 3_600_000, "d": 86_400_000, "w": 604_800_000]
+        let maximum: Int64 = 36_525 * 86_400_000
+        guard let unit = word.last.flatMap({ units[$0] }), let count = Int64(word.dropLast()), count > 0,
+            word.dropLast().allSatisfy(\.isASCII), count <= maximum / unit
+        else {
+            throw PolicyError(
+                .badDuration, line: line,
+                "bad duration \(quoted(word)): a whole number of hours, days or weeks (12h, 90d, 4w), at most 100 years")
+        }
+        return count * unit
+    }
+
+    /// A duration as the canonical form writes it: in the largest unit that divides it.
+    static func durationText(_ milliseconds: Int64) -> String {
+        if milliseconds % 604_800_000 == 0 { return "\(milliseconds / 604_800_000)w" }
+        if milliseconds % 86_400_000 == 0 { return "\(milliseconds / 86_400_000)d" }
+        return "\(milliseconds / 3_600_000)h"
     }
 
     // MARK: Names

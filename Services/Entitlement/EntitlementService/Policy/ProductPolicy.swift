@@ -32,6 +32,10 @@ import Synchronization
 ///   starting with a letter or digit; base plan ids: 1 to 63 lowercase letters, digits or `-`,
 ///   starting with a letter or digit. A product may appear once per capability, and in any
 ///   number of capabilities (one product grants several, many products grant one).
+/// - `apple PRODUCT_ID duration 90d` (also on a Google line) gives a non-renewing subscription of
+///   that product its length: whole hours, days or weeks (`12h`, `90d`, `4w`). The store does
+///   not say how long a non-renewing subscription lasts, the app does: a non-renewing purchase
+///   of a product without a duration grants nothing.
 /// - `access STATE yes|no` sets whether a subscription in that normalized state has access:
 ///   `active`, `cancelled`, `grace_period`, `billing_retry`, `account_hold`, `paused`,
 ///   `expired`, `revoked`, `pending`, each at most once. Unset states keep the defaults of
@@ -70,6 +74,7 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
         let productCount: Int
         let canonicalText: String
         let version: String
+        let durations: [StoreProduct: Int64]
         /// Unique to this policy object in the process: caches keyed by it never mistake one
         /// policy for another (two loads of one file get two generations).
         let generation = ProductPolicy.generations.add(1, ordering: .relaxed).newValue
@@ -77,7 +82,7 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
         init(
             capabilities: [String], ids: [String: CapabilityID], products: [[StoreProduct]],
             apple: [String: CapabilitySet], google: [String: GoogleGrants], access: AccessRules, productCount: Int,
-            canonicalText: String, version: String
+            canonicalText: String, version: String, durations: [StoreProduct: Int64]
         ) {
             self.capabilities = capabilities
             self.ids = ids
@@ -88,6 +93,7 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
             self.productCount = productCount
             self.canonicalText = canonicalText
             self.version = version
+            self.durations = durations
         }
     }
 
@@ -103,15 +109,17 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
     /// The policy written in the UTF-8 bytes `bytes`, in the format above. Throws `PolicyError`
     /// naming the line of the first problem.
     public init(parsing bytes: [UInt8]) throws(PolicyError) {
-        let (blocks, access) = try PolicyFileParser.parse(bytes)
-        self.init(checked: blocks.map { ($0.name, $0.products) }, access: access)
+        let (blocks, access, durations) = try PolicyFileParser.parse(bytes)
+        self.init(checked: blocks.map { ($0.name, $0.products) }, access: access, durations: durations)
     }
 
     /// A policy built in code: each capability with the products that grant it. The same rules
     /// as for a file apply; errors have no line. Throws `PolicyError` for no capabilities, a
     /// capability without products, a product listed twice in one capability, a bad name or id,
     /// or an Apple product with a base plan.
-    public init(capabilities: [String: [StoreProduct]], access: AccessRules = .default) throws(PolicyError) {
+    public init(
+        capabilities: [String: [StoreProduct]], access: AccessRules = .default, durations: [StoreProduct: Int64] = [:]
+    ) throws(PolicyError) {
         guard !capabilities.isEmpty else {
             throw PolicyError(.noCapabilities, line: nil, "the policy defines no capability")
         }
@@ -144,11 +152,16 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
                 }
             }
         }
-        self.init(checked: capabilities.map { ($0.key, $0.value) }, access: access)
+        for (product, duration) in durations where duration <= 0 {
+            throw PolicyError(.badDuration, line: nil, "\(product) has a duration of \(duration) ms")
+        }
+        self.init(checked: capabilities.map { ($0.key, $0.value) }, access: access, durations: durations)
     }
 
     /// Builds the tables from capabilities whose names and products have been checked.
-    private init(checked: [(name: String, products: [StoreProduct])], access: AccessRules) {
+    private init(
+        checked: [(name: String, products: [StoreProduct])], access: AccessRules, durations: [StoreProduct: Int64]
+    ) {
         let sorted = checked.sorted { $0.name < $1.name }
         precondition(sorted.count <= Int(UInt16.max), "more capabilities than a CapabilityID can number")
         var ids: [String: CapabilityID] = [:]
@@ -165,7 +178,8 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
             products.append(list)
             canonical += "capability \(capability.name)\n"
             for product in list {
-                canonical += "\(product)\n"
+                let duration = durations[product].map { " duration \(PolicyFileParser.durationText($0))" } ?? ""
+                canonical += "\(product)\(duration)\n"
                 distinct.insert(product)
                 switch (product.store, product.basePlanID) {
                 case (.apple, _): apple[product.productID, default: []].append(id)
@@ -187,7 +201,19 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
             capabilities: sorted.map(\.name), ids: ids, products: products,
             apple: apple.mapValues { CapabilitySet($0) }, google: google, access: access,
             productCount: distinct.count, canonicalText: canonical,
-            version: Digest.sha256Hex(Array(canonical.utf8)))
+            version: Digest.sha256Hex(Array(canonical.utf8)), durations: durations)
+    }
+
+    /// How long a non-renewing subscription of this product lasts (milliseconds), or nil when the
+    /// policy gives no duration: for Google that base plan's own, else the product's.
+    public func duration(store: Store, productID: String, basePlanID: String?) -> Int64? {
+        guard !storage.durations.isEmpty else { return nil }
+        if store == .google, let basePlanID,
+            let planned = storage.durations[StoreProduct(store: store, productID: productID, basePlanID: basePlanID)]
+        {
+            return planned
+        }
+        return storage.durations[StoreProduct(store: store, productID: productID)]
     }
 
     /// Every capability, sorted by name; a capability's `CapabilityID` is its position here.

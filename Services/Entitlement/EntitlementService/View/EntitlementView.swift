@@ -1,4 +1,5 @@
 public import Model
+public import Observability
 import Wire
 
 /// Every account's subscriptions, in memory, as the ledger's change feed left them: loaded from
@@ -110,6 +111,9 @@ public final class EntitlementView: Sendable {
                         policy.capabilities(store: $0.store, productID: $0.productID, basePlanID: $0.basePlanID)
                     }
                 )
+                tables.durations = tables.products.map {
+                    policy.duration(store: $0.store, productID: $0.productID, basePlanID: $0.basePlanID)
+                }
             }
         }
         return answer!
@@ -153,6 +157,34 @@ public final class EntitlementView: Sendable {
         }
     }
 
+    /// The products the view holds non-renewing purchases of that grant a capability under
+    /// `policy` but have no `duration` in it (such a purchase grants nothing), as policy lines
+    /// name them, sorted.
+    public func undatedNonRenewingProducts(policy: ProductPolicy) -> [String] {
+        lock.read { _ in
+            tables.nonRenewingProducts.compactMap { index -> String? in
+                let product = tables.products[Int(index)]
+                guard
+                    !policy.capabilities(store: product.store, productID: product.productID, basePlanID: product.basePlanID)
+                        .isEmpty,
+                    policy.duration(store: product.store, productID: product.productID, basePlanID: product.basePlanID)
+                        == nil
+                else { return nil }
+                return StoreProduct(store: product.store, productID: product.productID).description
+            }.sorted()
+        }
+    }
+
+    /// Logs a warning naming each product `undatedNonRenewingProducts` finds.
+    public func warnAboutUndatedNonRenewingProducts(policy: ProductPolicy?, logger: Logger) {
+        guard let policy else { return }
+        for product in undatedNonRenewingProducts(policy: policy) {
+            logger.warning(
+                "a non-renewing product has no duration in the policy: its purchases grant nothing",
+                ["product": product, "fix": "add \"duration N(h|d|w)\" to its policy line"])
+        }
+    }
+
     /// The account's subscriptions (empty for an account the view does not know), as kept.
     public func subscriptions(of accountID: String) -> [Subscription] {
         lock.read { _ in
@@ -179,6 +211,12 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     var productNames: [(productID: UInt64, basePlanID: UInt64?)] = []
     /// Each product's capabilities under the policy of `generation`.
     var capabilities: (generation: UInt64, sets: [CapabilitySet]) = (0, [])
+    /// Each product's duration (milliseconds) under the same policy, for non-renewing periods.
+    var durations: [Int64?] = []
+    /// The periods of subscriptions before their last one (`Holding.earlier`).
+    var periodRecords = ChunkedArray<PeriodRecord>()
+    /// Products the view saw non-renewing purchases of, by index.
+    var nonRenewingProducts = Set<UInt32>()
     /// Subscriptions held by an account, and accounts holding at least one.
     var held = 0
     var accountsHolding = 0
@@ -197,6 +235,9 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         swap(&productIndex, &other.productIndex)
         swap(&productNames, &other.productNames)
         swap(&capabilities, &other.capabilities)
+        swap(&durations, &other.durations)
+        swap(&periodRecords, &other.periodRecords)
+        swap(&nonRenewingProducts, &other.nonRenewingProducts)
         swap(&held, &other.held)
         swap(&accountsHolding, &other.accountsHolding)
         swap(&position, &other.position)
@@ -251,6 +292,67 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         capabilities.sets[Int(product)].contains(capability)
     }
 
+    /// What holding `holding` means for `capability` at `at` under `rules`, or nil when none of
+    /// its products grants the capability. A subscription with periods is judged by them
+    /// (`AccessRules.decision(periods:…)`), one without by its state (`decision(for:at:)`).
+    func decision(_ holding: Holding, _ capability: CapabilityID, rules: AccessRules, at: Int64) -> AccessDecision? {
+        guard holding.isPeriodic else {
+            guard grants(holding.product, capability) else { return nil }
+            return rules.decision(for: holding.facts, at: at)
+        }
+        let lastPeriod = interval(
+            start: holding.purchase, end: holding.expires, revoked: holding.revoked, product: holding.product,
+            kind: holding.kind, capability)
+        var granting = lastPeriod.grants
+        guard holding.earlier != 0 else {
+            guard granting else { return nil }
+            return rules.decision(
+                periods: CollectionOfOne(lastPeriod), kind: holding.facts.productKind,
+                state: holding.subscriptionState, grace: Holding.time(holding.grace), at: at)
+        }
+        var periods: [AccessInterval] = []
+        var next = holding.earlier
+        while next != 0 {
+            let record = periodRecords[Int(next) - 1]
+            let period = interval(
+                start: record.start, end: record.end, revoked: record.revoked, product: record.product,
+                kind: holding.kind, capability)
+            granting = granting || period.grants
+            periods.append(period)
+            next = record.next
+        }
+        guard granting else { return nil }
+        periods.append(lastPeriod)
+        return rules.decision(
+            periods: periods, kind: holding.facts.productKind, state: holding.subscriptionState,
+            grace: Holding.time(holding.grace), at: at)
+    }
+
+    /// A period as the rule reads it: a non-renewing one without an end lasts the policy's
+    /// duration for its product, and grants nothing without one.
+    private func interval(
+        start: Int64, end: Int64, revoked: Int64, product: UInt32, kind: UInt8, _ capability: CapabilityID
+    ) -> AccessInterval {
+        var grants = grants(product, capability)
+        var end = Holding.time(end)
+        if end == nil, kind == UInt8(ProductKind.nonRenewing.rawValue) {
+            if let duration = durations[Int(product)] { end = start + duration } else { grants = false }
+        }
+        return AccessInterval(start: start, end: end, revoked: Holding.time(revoked), grants: grants)
+    }
+
+    /// The capabilities any of the holding's periods' products grants.
+    func capabilities(of holding: Holding) -> CapabilitySet {
+        var set = capabilities.sets[Int(holding.product)]
+        var next = holding.isPeriodic ? holding.earlier : 0
+        while next != 0 {
+            let record = periodRecords[Int(next) - 1]
+            set = set.union(capabilities.sets[Int(record.product)])
+            next = record.next
+        }
+        return set
+    }
+
     /// Calls `body` with each subscription the account holds, oldest first.
     func forEachHolding(of account: Int, _ body: (Holding) -> Void) {
         var next = accounts[account].first
@@ -301,13 +403,30 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     func subscription(_ holding: Holding, account: String) -> Subscription {
         let product = products[Int(holding.product)]
         let facts = holding.facts
+        var periods: [Period] = []
+        if holding.isPeriodic {
+            func period(_ start: Int64, _ end: Int64, _ revoked: Int64, _ productIndex: UInt32) -> Period {
+                let named = products[Int(productIndex)]
+                return Period(
+                    periodID: "", productID: named.productID, basePlanID: named.basePlanID, startMilliseconds: start,
+                    endMilliseconds: Holding.time(end), revokedTimeMilliseconds: Holding.time(revoked),
+                    productKind: facts.productKind)
+            }
+            var next = holding.earlier
+            while next != 0 {
+                let record = periodRecords[Int(next) - 1]
+                periods.append(period(record.start, record.end, record.revoked, record.product))
+                next = record.next
+            }
+            periods.append(period(holding.purchase, holding.expires, holding.revoked, holding.product))
+        }
         return Subscription(
             key: subscriptionKey(of: holding), accountID: account, productID: product.productID,
             basePlanID: product.basePlanID, productKind: facts.productKind, state: facts.state,
             purchaseTimeMilliseconds: facts.purchase, expiresTimeMilliseconds: facts.expires,
             graceExpiresTimeMilliseconds: facts.grace, revokedTimeMilliseconds: facts.revoked,
             // The successor's id is not kept, only that there is one.
-            replacedByStoreID: facts.replaced ? "(replaced)" : nil)
+            replacedByStoreID: facts.replaced ? "(replaced)" : nil, periods: periods)
     }
 
     // MARK: Writing
@@ -323,9 +442,17 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             id: 0, purchase: subscription.purchaseTimeMilliseconds ?? 0,
             expires: subscription.expiresTimeMilliseconds ?? 0,
             grace: subscription.graceExpiresTimeMilliseconds ?? 0, revoked: subscription.revokedTimeMilliseconds ?? 0,
-            product: intern(subscription), owner: 0, next: 0, keyBits: keyBits,
-            kind: (0...254).contains(kind) ? UInt8(kind) : 255,
+            product: intern(subscription.key.store, subscription.productID, subscription.basePlanID), owner: 0,
+            next: 0, keyBits: keyBits, kind: (0...254).contains(kind) ? UInt8(kind) : 255,
             state: UInt8(truncatingIfNeeded: subscription.state?.rawValue ?? 0))
+        if let last = subscription.periods.last {
+            holding.keyBits |= Holding.periodic
+            holding.purchase = last.startMilliseconds
+            holding.expires = last.endMilliseconds ?? 0
+            holding.revoked = last.revokedTimeMilliseconds ?? 0
+            holding.product = intern(subscription.key.store, last.productID, last.basePlanID)
+        }
+        if subscription.productKind == .nonRenewing { nonRenewingProducts.insert(holding.product) }
         let index: Int
         if let found = holdingIndex(of: key) {
             index = found
@@ -333,6 +460,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             holding.id = previous.id
             holding.owner = previous.owner
             holding.next = previous.next
+            holding.earlier = writePeriods(subscription, reusing: previous.earlier)
             holdings[index] = holding
         } else {
             guard owner != nil else { return }  // nobody holds it: nothing to keep
@@ -340,6 +468,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             case .number(let number): holding.id = number
             case .text(let text): holding.id = withUTF8Bytes(text) { texts.store($0) }
             }
+            holding.earlier = writePeriods(subscription, reusing: 0)
             index = holdings.append(holding)
             holdingIndex.insert(index, hash: Self.hash(of: holdings[index], texts: texts)) {
                 Self.hash(of: holdings[$0], texts: texts)
@@ -436,9 +565,36 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         held -= 1
     }
 
-    private func intern(_ subscription: Subscription) -> UInt32 {
-        let product = EntitlementView.Product(
-            store: subscription.key.store, productID: subscription.productID, basePlanID: subscription.basePlanID)
+    /// Writes the periods before the subscription's last one as a chain of period records, over
+    /// the records of the chain starting at `reusing` as far as it goes (a longer chain appends
+    /// the rest; the tail of a shorter one is left unused), and returns its first index + 1.
+    private func writePeriods(_ subscription: Subscription, reusing first: UInt32) -> UInt32 {
+        let earlier = subscription.periods.dropLast()
+        guard !earlier.isEmpty else { return 0 }
+        var head: UInt32 = 0
+        var previous: UInt32 = 0
+        var reuse = first
+        for period in earlier {
+            let record = PeriodRecord(
+                start: period.startMilliseconds, end: period.endMilliseconds ?? 0,
+                revoked: period.revokedTimeMilliseconds ?? 0,
+                product: intern(subscription.key.store, period.productID, period.basePlanID), next: 0)
+            let slot: UInt32
+            if reuse != 0 {
+                slot = reuse
+                reuse = periodRecords[Int(reuse) - 1].next
+                periodRecords[Int(slot) - 1] = record
+            } else {
+                slot = UInt32(periodRecords.append(record) + 1)
+            }
+            if previous == 0 { head = slot } else { periodRecords[Int(previous) - 1].next = slot }
+            previous = slot
+        }
+        return head
+    }
+
+    private func intern(_ store: Store, _ productID: String, _ basePlanID: String?) -> UInt32 {
+        let product = EntitlementView.Product(store: store, productID: productID, basePlanID: basePlanID)
         if let index = productIndex[product] { return index }
         let index = UInt32(products.count)
         products.append(product)

@@ -1,7 +1,12 @@
 import Model
 
-/// One subscription as the view keeps it: what access decisions and grants need, in 56 bytes.
+/// One subscription as the view keeps it: what access decisions and grants need, in 64 bytes.
 /// Times are Unix epoch milliseconds with 0 for absent.
+///
+/// A subscription the ledger recorded periods for (`isPeriodic`) keeps its last period inline
+/// (`purchase` its start, `expires` its end, `revoked` its revocation, `product` its product)
+/// and the earlier ones as a chain of `PeriodRecord`s from `earlier`; one that lasts a year of
+/// renewals of one product is one period and needs no chain.
 struct Holding: BitwiseCopyable, Sendable {
     /// The store id as a number (`keyBits` without `textID`), or its text's arena reference.
     var id: UInt64
@@ -15,6 +20,8 @@ struct Holding: BitwiseCopyable, Sendable {
     var owner: UInt32
     /// The owner's next holding's index + 1; 0 for the last.
     var next: UInt32
+    /// The first earlier period's index + 1 in the view's period records; 0 for none.
+    var earlier: UInt32 = 0
     /// Store (bits 0-1), environment (bits 2-3), `textID` and `replaced`.
     var keyBits: UInt8
     /// `ProductKind.rawValue`, 0 for none (255 stands for any kind above 254).
@@ -24,10 +31,13 @@ struct Holding: BitwiseCopyable, Sendable {
 
     static let textID: UInt8 = 1 << 4
     static let replaced: UInt8 = 1 << 5
+    /// Judged by its periods (`AccessRules.decision(periods:…)`), not by its state alone.
+    static let periodic: UInt8 = 1 << 6
     /// The bits that are part of the key (store, environment, text or number).
     static let keyMask: UInt8 = 0x1F
 
     var isReplaced: Bool { keyBits & Self.replaced != 0 }
+    var isPeriodic: Bool { keyBits & Self.periodic != 0 }
     var hasTextID: Bool { keyBits & Self.textID != 0 }
     var store: Store { Store(rawValue: Int32(keyBits & 0x3)) ?? .apple }
     var environment: StoreEnvironment { StoreEnvironment(rawValue: Int32(keyBits >> 2 & 0x3)) ?? .production }
@@ -53,4 +63,17 @@ struct AccountRecord: BitwiseCopyable, Sendable {
     /// The first holding's index + 1; 0 for none.
     var first: UInt32
     var isText: Bool
+}
+
+/// A period of a subscription before its last one, in 32 bytes.
+struct PeriodRecord: BitwiseCopyable, Sendable {
+    var start: Int64
+    /// 0 for no end.
+    var end: Int64
+    /// 0 for not revoked.
+    var revoked: Int64
+    /// Index into the view's product table.
+    var product: UInt32
+    /// The next (later) period's index + 1; 0 after the last earlier one.
+    var next: UInt32
 }

@@ -17,6 +17,7 @@ public final class LedgerFeedFollower: LifecycleService {
     let view: EntitlementView
     let client: RPCClient
     let logger: Logger
+    let policies: PolicyStore?
     let now: @Sendable () -> Int64
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let position: Gauge
@@ -26,11 +27,12 @@ public final class LedgerFeedFollower: LifecycleService {
 
     public init(
         view: EntitlementView, client: RPCClient, logger: Logger, metrics: MetricsRegistry? = nil,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        policies: PolicyStore? = nil, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     ) {
         self.view = view
         self.client = client
         self.logger = logger
+        self.policies = policies
         self.now = now
         position =
             metrics?.gauge("entitlement_feed_position", help: "The ledger change-feed position the view reflects.")
@@ -110,6 +112,7 @@ public final class LedgerFeedFollower: LifecycleService {
                 position.set(Int(chunk.position))
                 logger.info(
                     "snapshot loaded", ["subscriptions": "\(count)", "position": "\(chunk.position)"])
+                view.warnAboutUndatedNonRenewingProducts(policy: policies?.policy, logger: logger)
                 return
             }
         }

@@ -202,15 +202,23 @@ extension AppleAdapter {
         let transaction = try verifier.verifyTransaction(signedTransaction, now: now())
         let renewal = try data.signedRenewalInfo.map { try verifier.verifyRenewalInfo($0, now: now()) }
         var apiFailure: (any Error)?
-        var current: (AppleTransaction, AppleRenewalInfo?, Int?) = (transaction, renewal, data.status)
+        var current = AppleCurrentState(
+            transaction: transaction, renewalInfo: renewal, status: data.status, signedTransaction: signedTransaction,
+            signedRenewalInfo: data.signedRenewalInfo)
         do {
             current = try await currentState(of: transaction, environment: environment, verifier: verifier)
         } catch {
             apiFailure = error
         }
         let subscription = try AppleLifecycle.subscription(
-            transaction: current.0, renewalInfo: current.1, status: current.2, now: now(),
+            transaction: current.transaction, renewalInfo: current.renewalInfo, status: current.status, now: now(),
             notificationSignedDate: notification.signedDate)
+        // The notification's own transaction (which may be an older one of the chain: a refund,
+        // a consumption request) and the newest one the API answered: each proves its period.
+        let periods = [
+            AppleLifecycle.period(transaction, raw: signedTransaction),
+            apiFailure == nil ? AppleLifecycle.period(current.transaction, raw: current.signedTransaction) : nil,
+        ].compactMap { $0 }
         let event = LifecycleEvent(
             key: subscription.key,
             kind: AppleLifecycle.eventKind(type: notification.notificationType, subtype: notification.subtype),
@@ -218,17 +226,21 @@ extension AppleAdapter {
             storeSubtype: notification.subtype?.rawValue, notificationID: id, state: subscription.state,
             rawPayload: signedPayload,
             detail: apiFailure == nil
-                ? nil : "recorded from the notification alone: the App Store Server API did not answer")
+                ? nil : "recorded from the notification alone: the App Store Server API did not answer",
+            rawTransaction: current.signedTransaction, rawRenewalInfo: current.signedRenewalInfo)
         guard let apiFailure else {
-            _ = try await ledger.recordVerifiedState(
+            _ = try await ledger.recordContent(
                 RecordVerifiedStateRequest(
-                    idempotencyKey: "apple-notification-\(id)", subscription: subscription, events: [event],
-                    notificationID: id))
+                    subscription: subscription, events: [event], notificationID: id, periods: periods),
+                keyPrefix: "apple-notification-\(id)-")
             return true
         }
-        _ = try await ledger.recordVerifiedState(
-            RecordVerifiedStateRequest(
-                idempotencyKey: "apple-notification-\(id)-signed", subscription: subscription, events: [event]))
+        // What the notification alone proves: its transaction's period, and its state only where
+        // the ledger has none newer (never a state of another transaction); reconciliation
+        // fetches the whole truth later.
+        _ = try await ledger.recordContent(
+            RecordVerifiedStateRequest(subscription: subscription, events: [event], periods: periods, partial: true),
+            keyPrefix: "apple-notification-\(id)-signed-")
         await markFailed(id, "\(apiFailure)")
         return false
     }
@@ -260,7 +272,7 @@ extension AppleAdapter {
     /// anything else), each piece of signed data verified.
     func currentState(
         of transaction: AppleTransaction, environment: AppleEnvironment, verifier: AppleSignedDataVerifier
-    ) async throws -> (AppleTransaction, AppleRenewalInfo?, Int?) {
+    ) async throws -> AppleCurrentState {
         guard let transactionID = transaction.transactionId else {
             throw AppStoreAPIError(.invalidRequest, "the transaction has no transactionId")
         }
@@ -274,11 +286,13 @@ extension AppleAdapter {
     func currentState(
         original: String, transactionID: String, kind: ProductKind?, environment: AppleEnvironment,
         verifier: AppleSignedDataVerifier
-    ) async throws -> (AppleTransaction, AppleRenewalInfo?, Int?) {
+    ) async throws -> AppleCurrentState {
         if kind != .autoRenewable {
             let signed = try await api.transactionInfo(transactionID: transactionID, environment: environment)
             let answering = apiVerifier(for: signed, environment: environment, fallback: verifier)
-            return (try answering.verifyTransaction(signed, now: now()), nil, nil)
+            return AppleCurrentState(
+                transaction: try answering.verifyTransaction(signed, now: now()), renewalInfo: nil, status: nil,
+                signedTransaction: signed, signedRenewalInfo: nil)
         }
         let statuses = try await api.allSubscriptionStatuses(transactionID: original, environment: environment)
         for group in statuses.data {
@@ -287,10 +301,42 @@ extension AppleAdapter {
                 let answering = apiVerifier(for: signed, environment: environment, fallback: verifier)
                 let current = try answering.verifyTransaction(signed, now: now())
                 let renewal = try last.signedRenewalInfo.map { try answering.verifyRenewalInfo($0, now: now()) }
-                return (current, renewal, last.status)
+                return AppleCurrentState(
+                    transaction: current, renewalInfo: renewal, status: last.status, signedTransaction: signed,
+                    signedRenewalInfo: last.signedRenewalInfo)
             }
         }
         throw AppStoreAPIError(
             .invalidResponse, "the statuses name no subscription with original transaction \(original)")
     }
+
+    /// The period of every transaction of the chain `original` in the App Store's transaction
+    /// history, each verified; empty when the history cannot be read (the current transaction's
+    /// period is recorded anyway, and a later pass fills in the rest).
+    func historyPeriods(original: String, environment: AppleEnvironment, verifier: AppleSignedDataVerifier) async
+        -> [Period]
+    {
+        guard let history = try? await api.transactionHistory(transactionID: original, environment: environment)
+        else { return [] }
+        var periods: [Period] = []
+        for signed in history {
+            let answering = apiVerifier(for: signed, environment: environment, fallback: verifier)
+            guard let transaction = try? answering.verifyTransaction(signed, now: now()),
+                (transaction.originalTransactionId ?? transaction.transactionId) == original,
+                let period = AppleLifecycle.period(transaction, raw: signed)
+            else { continue }
+            periods.append(period)
+        }
+        return periods
+    }
+}
+
+/// What the App Store Server API answered for a subscription now: its newest transaction,
+/// renewal info and status, verified, with the signed data they came from (kept for audit).
+struct AppleCurrentState: Sendable {
+    var transaction: AppleTransaction
+    var renewalInfo: AppleRenewalInfo?
+    var status: Int?
+    var signedTransaction: String
+    var signedRenewalInfo: String?
 }

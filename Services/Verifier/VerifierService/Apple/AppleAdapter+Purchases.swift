@@ -10,6 +10,9 @@ public import Wire
 extension AppleAdapter {
     static let maxSignedTransactionBytes = 16 * 1024
     static let maxRestoreItems = 100
+    /// The newest periods of a chain's history recorded with a state: each carries its signed
+    /// transaction (about 3 KiB), so 100 stay well inside a frame.
+    static let maxRecordedPeriods = 100
 
     /// Verifies a StoreKit 2 signed transaction or a transaction id, fetches the authoritative
     /// state, records it and links the account: the payload's `appAccountToken`, when present,
@@ -104,7 +107,7 @@ extension AppleAdapter {
             throw RPCError(.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
         }
         let before = try await ledger.subscription(key)
-        let current: (AppleTransaction, AppleRenewalInfo?, Int?)
+        let current: AppleCurrentState
         do {
             current = try await currentState(
                 original: key.storeID, transactionID: before?.latestOrderID ?? key.storeID,
@@ -112,7 +115,9 @@ extension AppleAdapter {
         } catch {
             throw Self.status(error)
         }
-        let after = try await record(current, detail: "RefreshSubscription")
+        let after = try await record(
+            current, detail: "RefreshSubscription",
+            history: await historyPeriods(original: key.storeID, environment: environment, verifier: verifier))
         return RefreshSubscriptionResponse(
             subscription: after, changed: before.map { PurchaseChecks.differs($0, after) } ?? true)
     }
@@ -171,30 +176,39 @@ extension AppleAdapter {
         of transaction: AppleTransaction, environment: AppleEnvironment, verifier: AppleSignedDataVerifier,
         detail: String
     ) async throws -> Subscription {
-        let current: (AppleTransaction, AppleRenewalInfo?, Int?)
+        let current: AppleCurrentState
         do {
             current = try await currentState(of: transaction, environment: environment, verifier: verifier)
         } catch {
             throw Self.status(error)
         }
-        return try await record(current, detail: detail)
+        let original = current.transaction.originalTransactionId ?? current.transaction.transactionId ?? ""
+        let history =
+            AppleLifecycle.productKind(current.transaction.type) == .autoRenewable
+            ? await historyPeriods(original: original, environment: environment, verifier: verifier) : []
+        return try await record(current, detail: detail, history: history)
     }
 
-    /// Records a fetched state with a `stateRefreshed` event naming what asked for it.
-    private func record(_ current: (AppleTransaction, AppleRenewalInfo?, Int?), detail: String) async throws
+    /// Records a fetched state with a `stateRefreshed` event naming what asked for it, the
+    /// period of its transaction and those of the chain's history.
+    private func record(_ current: AppleCurrentState, detail: String, history: [Period]) async throws
         -> Subscription
     {
         let subscription: Subscription
         do {
             subscription = try AppleLifecycle.subscription(
-                transaction: current.0, renewalInfo: current.1, status: current.2, now: now())
+                transaction: current.transaction, renewalInfo: current.renewalInfo, status: current.status, now: now())
         } catch {
             throw RPCError(.invalidArgument, "the transaction cannot be recorded: \(error)")
         }
         let event = LifecycleEvent(
             key: subscription.key, kind: .stateRefreshed, storeTimeMilliseconds: subscription.storeTimeMilliseconds,
-            storeType: "API", state: subscription.state, detail: detail)
-        return try await ledger.recordFetchedState(subscription, event: event, keyPrefix: "apple-state-")
+            storeType: "API", state: subscription.state, detail: detail, rawTransaction: current.signedTransaction,
+            rawRenewalInfo: current.signedRenewalInfo)
+        let periods =
+            history + [AppleLifecycle.period(current.transaction, raw: current.signedTransaction)].compactMap { $0 }
+        return try await ledger.recordFetchedState(
+            subscription, event: event, periods: Array(periods.suffix(Self.maxRecordedPeriods)), keyPrefix: "apple-state-")
     }
 
     // MARK: Checks and mapping

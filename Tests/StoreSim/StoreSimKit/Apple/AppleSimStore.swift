@@ -9,6 +9,23 @@ public struct AppleSimProduct: Sendable, Hashable {
         case days(Int)
         case months(Int)
         case years(Int)
+
+        /// The end of one period that starts at `start` (epoch ms), by the UTC calendar. A
+        /// period always moves time forward, by a day at least (a renewal at its own start
+        /// would repeat forever).
+        func end(from start: Int64) -> Int64 {
+            var components = DateComponents()
+            switch self {
+            case .days(let days): components.day = days
+            case .months(let months): components.month = months
+            case .years(let years): components.year = years
+            }
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let startDate = Date(timeIntervalSince1970: Double(start) / 1000)
+            let end = calendar.date(byAdding: components, to: startDate) ?? startDate
+            return max(Int64((end.timeIntervalSince1970 * 1000).rounded()), start + 86_400_000)
+        }
     }
 
     public let id: String
@@ -29,20 +46,7 @@ public struct AppleSimProduct: Sendable, Hashable {
     }
 
     /// The end of one period that starts at `start` (epoch ms), by the UTC calendar.
-    func end(from start: Int64) -> Int64 {
-        var components = DateComponents()
-        switch period {
-        case .days(let days): components.day = days
-        case .months(let months): components.month = months
-        case .years(let years): components.year = years
-        }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let startDate = Date(timeIntervalSince1970: Double(start) / 1000)
-        let end = calendar.date(byAdding: components, to: startDate) ?? startDate
-        // A period always moves time forward (a renewal at its own start would repeat forever).
-        return max(Int64((end.timeIntervalSince1970 * 1000).rounded()), start + 86_400_000)
-    }
+    func end(from start: Int64) -> Int64 { period.end(from: start) }
 }
 
 /// How the simulated App Store behaves: the app it serves and the rules of its subscriptions.
@@ -56,23 +60,77 @@ public struct AppleSimConfiguration: Sendable {
     /// How long Apple keeps retrying a failed renewal before the subscription expires.
     public var billingRetryDays = 60
     public var products: [AppleSimProduct]
+    /// The consumables, non-consumables and non-renewing subscriptions on sale.
+    public var oneTimeProducts: [AppleSimOneTimeProduct]
+    /// The longest time before a period's end at which its renewal is charged, in ms: each
+    /// renewal is charged at a moment drawn from [`expiresDate` − this, `expiresDate`), never in
+    /// the first half of the period; 0 charges exactly at `expiresDate`. Apple charges up to 24
+    /// hours early, the default.
+    public var renewalLeadMilliseconds: Int64 = 86_400_000
+    /// The seed of those draws: the same seed and the same script give the same charge moments.
+    public var renewalSeed: UInt64 = 0x5EED_0001
+    /// The storefront every purchase is made in (Apple's three-letter country code and its id)
+    /// and the currency of its prices.
+    public var storefront = "USA"
+    public var storefrontID = "143441"
+    public var currency = "USD"
 
     public init(
         bundleID: String, appAppleID: Int64, environment: String = "Sandbox", gracePeriodDays: Int? = 16,
-        products: [AppleSimProduct]
+        products: [AppleSimProduct], oneTimeProducts: [AppleSimOneTimeProduct] = []
     ) {
         self.bundleID = bundleID
         self.appAppleID = appAppleID
         self.environment = environment
         self.gracePeriodDays = gracePeriodDays
         self.products = products
+        self.oneTimeProducts = oneTimeProducts
     }
 }
 
 /// The simulated App Store: subscriptions that renew, fail to renew, recover, expire, are
-/// refunded, upgraded and downgraded as the clock moves and customers act; every change is a
-/// signed App Store Server Notification V2 in `outbox`, and the App Store Server API reads
-/// the same state (`AppleSimAPI`).
+/// refunded, extended, upgraded and downgraded as the clock moves and customers act, and
+/// one-time purchases that are bought and refunded; every change is a signed App Store Server
+/// Notification V2 in `outbox`, and the App Store Server API reads the same state
+/// (`AppleSimAPI`).
+///
+/// Apple's behaviour it relies on (App Store Server API and Notifications V2 documentation):
+/// - Apple charges a renewal before the period ends, up to 24 hours early. The renewal
+///   transaction's `purchaseDate` is the old `expiresDate` (the start of the new period) and
+///   DID_RENEW, with the transaction and renewal info in it, is signed at the charge, so its
+///   `signedDate` comes before that `purchaseDate`.
+/// - A billing failure shows at the end of the paid period: `isInBillingRetryPeriod` means Apple
+///   is retrying an expired subscription, and the grace period runs from the old `expiresDate`.
+/// - A notification's `signedTransactionInfo` is the transaction the event is about; for REFUND,
+///   REFUND_REVERSED, REFUND_DECLINED and CONSUMPTION_REQUEST that can be any transaction of the
+///   chain. `data.status` is the status of the subscription when the notification is signed.
+/// - CONSUMPTION_REQUEST comes for consumables and auto-renewable subscriptions only; Family
+///   Sharing covers non-consumables and auto-renewable subscriptions only.
+/// - One-time purchases (consumables, non-consumables, non-renewing subscriptions) send
+///   ONE_TIME_CHARGE with `signedTransactionInfo` and no renewal info or `status`; a
+///   non-renewing subscription has no `expiresDate`.
+/// - Offers: `offerType` 1 introductory, 2 promotional, 3 offer code, 4 win-back, with
+///   `offerDiscountType` and (not for 1) `offerIdentifier`. A first purchase with any offer is
+///   SUBSCRIBED/INITIAL_BUY; a promotional offer or offer code redeemed on an active
+///   subscription is OFFER_REDEEMED and applies from the next renewal, which the renewal info
+///   announces (`offerType`, `offerIdentifier`, `renewalPrice`).
+/// - Extend a Subscription Renewal Date: 1 to 90 days, at most twice in 365 days, only for an
+///   active subscription that is not in a free offer period and not family shared; RENEWAL_EXTENDED
+///   carries the transaction with its new `expiresDate`.
+///
+/// Where it is harsher than Apple usually is, or chooses where Apple leaves it open:
+/// - Every renewal is charged early, at a moment drawn from the whole window (seeded,
+///   `AppleSimConfiguration.renewalSeed`), so a backend sees a transaction whose period has not
+///   started yet while the old one still runs.
+/// - A refund of the newest transaction revokes the subscription (status 5, no more renewals);
+///   a refund of any older one, even the one still in effect while the next period is already
+///   charged, revokes only that transaction and leaves the status as it was.
+/// - The subscription statuses of a one-time purchase are empty, and the transaction history of
+///   an id is its own chain (Apple's covers all the customer's purchases; the simulator has no
+///   customers). Offer eligibility (one introductory offer per group, win-back for lapsed
+///   subscribers) is not checked.
+/// - A billing recovery within grace keeps the failed renewal date as the new period's start
+///   but dates the transaction at the recovery; a recovery in billing retry starts the period then.
 public final class AppleSimStore: Sendable {
     public let configuration: AppleSimConfiguration
     public let clock: SimClock
@@ -84,11 +142,16 @@ public final class AppleSimStore: Sendable {
         let id: String
         let productID: String
         let purchaseDate: Int64
-        let expiresDate: Int64
+        /// Later when the renewal date is extended.
+        var expiresDate: Int64
         /// `PURCHASE` or `RENEWAL`.
         let reason: String
         let webOrderLineItemID: String
+        /// What was charged, in milliunits: the offer's price within an offer.
+        let price: Int64
+        let offer: AppleSimOffer?
         var revocationDate: Int64?
+        /// Set by a refund (0 or 1), not by a Family Sharing revocation.
         var revocationReason: Int?
         var isUpgraded = false
     }
@@ -104,6 +167,16 @@ public final class AppleSimStore: Sendable {
         case revoked
     }
 
+    /// What happens next to a subscription by itself.
+    enum Event: Sendable, Equatable {
+        /// Apple tries to charge the next period.
+        case renewalAttempt
+        /// The newest period ends without a renewal.
+        case periodEnd
+        case graceEnd
+        case retryEnd
+    }
+
     struct Subscription: Sendable {
         let originalTransactionID: String
         let originalPurchaseDate: Int64
@@ -115,8 +188,20 @@ public final class AppleSimStore: Sendable {
         var autoRenew = true
         var paymentFails = false
         var phase = Phase.active
-        /// Apple's `expirationIntent`: 1 cancelled by the customer, 2 billing error.
+        /// Apple's `expirationIntent`: 1 cancelled by the customer, 2 billing error, 4 not for sale.
         var expirationIntent: Int?
+        /// The charge of the newest period's renewal failed; it shows at that period's end.
+        var attemptFailed = false
+        /// The renewal is not charged before this moment (auto-renew turned back on late, a
+        /// refund reversed).
+        var attemptNotBefore: Int64 = 0
+        /// An offer for the coming renewals, and how many of them it still covers.
+        var renewalOffer: AppleSimOffer?
+        var renewalOfferPeriods = 0
+        /// The phase a refund of the newest transaction ended, for its reversal.
+        var phaseBeforeRevocation = Phase.active
+        /// When each renewal-date extension was made.
+        var extensions: [Int64] = []
 
         var latest: Transaction { transactions[transactions.count - 1] }
 
@@ -130,6 +215,22 @@ public final class AppleSimStore: Sendable {
             case .revoked: 5
             }
         }
+
+        mutating func append(_ transaction: Transaction) {
+            transactions.append(transaction)
+            attemptFailed = false
+        }
+    }
+
+    /// A consumable, non-consumable or non-renewing subscription bought once.
+    struct OneTimePurchase: Sendable {
+        let id: String
+        let product: AppleSimOneTimeProduct
+        let purchaseDate: Int64
+        var appAccountToken: String?
+        let familyShared: Bool
+        var revocationDate: Int64?
+        var revocationReason: Int?
     }
 
     /// A notification as sent: its signed body and when it was made.
@@ -138,18 +239,44 @@ public final class AppleSimStore: Sendable {
         public let type: String
         public let subtype: String?
         public let originalTransactionID: String
+        /// The transaction its `signedTransactionInfo` is (not always the newest of the chain).
+        public let transactionID: String
         public let signedDate: Int64
         public let signedPayload: String
     }
 
+    /// The outcome of a renewal-date extension, as the API answers it.
+    public struct RenewalExtension: Sendable, Equatable {
+        public let originalTransactionID: String
+        public let webOrderLineItemID: String
+        /// The new `expiresDate`, epoch ms.
+        public let effectiveDate: Int64
+    }
+
+    /// Why a renewal-date extension was refused, as the API tells them apart.
+    enum ExtensionRefusal: Error, Equatable {
+        case badDays
+        case badReason
+        case notOriginal
+        case familyShared
+        case ineligible(String)
+        case maximumReached
+    }
+
     struct State: Sendable {
         var subscriptions: [String: Subscription] = [:]
-        /// Every transaction id (original or not) to its subscription's original id.
+        var purchases: [String: OneTimePurchase] = [:]
+        /// Every transaction id (original or not) to its subscription's or purchase's original id.
         var owners: [String: String] = [:]
         var nextID: Int64 = 2_000_000_000_000_001
         var outbox: [SentNotification] = []
         var sent: [SentNotification] = []
     }
+
+    /// The reasons Apple gives in `consumptionRequestReason`.
+    public static let consumptionRequestReasons: Set<String> = [
+        "UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER",
+    ]
 
     public init(configuration: AppleSimConfiguration, clock: SimClock, chain: AppleSigningChain) {
         self.configuration = configuration
@@ -160,25 +287,56 @@ public final class AppleSimStore: Sendable {
 
     // MARK: Customers
 
-    /// A purchase of `productID`; returns its `originalTransactionId`.
-    public func buy(productID: String, appAccountToken: String? = nil, familyShared: Bool = false) throws(SimError)
-        -> String
-    {
-        let product = try product(productID)
+    /// A purchase of `productID`, an auto-renewable subscription (optionally with `offer`) or a
+    /// one-time product; returns its `originalTransactionId` (for a one-time product also its
+    /// `transactionId`). Throws `SimError`: `.notFound` for an unknown product, `.badRequest`
+    /// for an `appAccountToken` that is not a UUID, an offer on a one-time product, or Family
+    /// Sharing of a product it does not cover.
+    public func buy(
+        productID: String, appAccountToken: String? = nil, familyShared: Bool = false, offer: AppleSimOffer? = nil
+    ) throws(SimError) -> String {
         if let appAccountToken, UUID(uuidString: appAccountToken) == nil {
             throw SimError(.badRequest, "appAccountToken must be a UUID, got \"\(appAccountToken)\"")
         }
+        if let oneTime = configuration.oneTimeProducts.first(where: { $0.id == productID }) {
+            return try buyOnce(oneTime, appAccountToken: appAccountToken, familyShared: familyShared, offer: offer)
+        }
+        _ = try product(productID)
         return try change { state, now throws(SimError) in
-            let id = Self.nextID(&state)
-            let transaction = Transaction(
-                id: id, productID: productID, purchaseDate: now, expiresDate: product.end(from: now),
-                reason: "PURCHASE", webOrderLineItemID: Self.nextID(&state))
-            state.subscriptions[id] = Subscription(
+            let transaction = try makeTransaction(
+                &state, productID: productID, purchaseDate: now, periodFrom: now, reason: "PURCHASE", offer: offer)
+            let id = transaction.id
+            var subscription = Subscription(
                 originalTransactionID: id, originalPurchaseDate: now, productID: productID,
                 autoRenewProductID: productID, appAccountToken: appAccountToken?.lowercased(),
                 familyShared: familyShared, transactions: [transaction])
+            if let offer, offer.periods > 1 {
+                subscription.renewalOffer = offer
+                subscription.renewalOfferPeriods = offer.periods - 1
+            }
+            state.subscriptions[id] = subscription
             state.owners[id] = id
             emit(&state, id, "SUBSCRIBED", "INITIAL_BUY", at: now)
+            return id
+        }
+    }
+
+    private func buyOnce(
+        _ product: AppleSimOneTimeProduct, appAccountToken: String?, familyShared: Bool, offer: AppleSimOffer?
+    ) throws(SimError) -> String {
+        guard offer == nil else {
+            throw SimError(.badRequest, "\(product.id) is a one-time product: subscription offers do not apply")
+        }
+        guard !familyShared || product.isShareable else {
+            throw SimError(.badRequest, "Family Sharing covers non-consumables and subscriptions, not \(product.id)")
+        }
+        return change { state, now in
+            let id = Self.nextID(&state)
+            state.purchases[id] = OneTimePurchase(
+                id: id, product: product, purchaseDate: now, appAccountToken: appAccountToken?.lowercased(),
+                familyShared: familyShared)
+            state.owners[id] = id
+            emitOneTime(&state, id, "ONE_TIME_CHARGE", at: now)
             return id
         }
     }
@@ -195,7 +353,7 @@ public final class AppleSimStore: Sendable {
 
     private func setAutoRenew(_ id: String, _ on: Bool) throws(SimError) {
         try change { state, now throws(SimError) in
-            let original = try Self.original(id, in: state)
+            let original = try Self.subscription(id, in: state)
             switch state.subscriptions[original]!.phase {
             case .expired, .revoked:
                 throw SimError(.conflict, "\(id) has ended: a new purchase would start it again")
@@ -203,6 +361,8 @@ public final class AppleSimStore: Sendable {
             }
             guard state.subscriptions[original]!.autoRenew != on else { return }
             state.subscriptions[original]!.autoRenew = on
+            // A renewal whose charge moment has passed is charged from now on.
+            if on { state.subscriptions[original]!.attemptNotBefore = now }
             emit(
                 &state, original, "DID_CHANGE_RENEWAL_STATUS", on ? "AUTO_RENEW_ENABLED" : "AUTO_RENEW_DISABLED",
                 at: now)
@@ -212,72 +372,164 @@ public final class AppleSimStore: Sendable {
     /// From now on renewals fail to charge (until `recover`).
     public func failPayment(_ id: String) throws(SimError) {
         try change { state, _ throws(SimError) in
-            state.subscriptions[try Self.original(id, in: state)]!.paymentFails = true
+            state.subscriptions[try Self.subscription(id, in: state)]!.paymentFails = true
         }
     }
 
     /// The customer fixes their payment method: a subscription in grace or billing retry renews
     /// now, and later renewals charge. Within grace no paid day is lost (the new period runs
-    /// from the renewal date that failed); in billing retry it runs from now. A subscription
-    /// whose auto-renew is off stays as it is.
+    /// from the renewal date that failed); in billing retry it runs from now. A renewal whose
+    /// charge failed before the period ended is charged now, for the period it was for. A
+    /// subscription whose auto-renew is off stays as it is.
     public func recover(_ id: String) throws(SimError) {
         try change { state, now throws(SimError) in
-            let original = try Self.original(id, in: state)
+            let original = try Self.subscription(id, in: state)
             state.subscriptions[original]!.paymentFails = false
-            guard state.subscriptions[original]!.autoRenew else { return }
-            switch state.subscriptions[original]!.phase {
+            let subscription = state.subscriptions[original]!
+            guard subscription.autoRenew else { return }
+            let end = subscription.latest.expiresDate
+            switch subscription.phase {
             case .grace:
-                let from = state.subscriptions[original]!.latest.expiresDate
-                try renew(&state, original, at: now, from: from, subtype: "BILLING_RECOVERY")
+                try renew(&state, original, at: now, purchaseDate: now, from: end, subtype: "BILLING_RECOVERY")
             case .billingRetry:
-                try renew(&state, original, at: now, subtype: "BILLING_RECOVERY")
+                try renew(&state, original, at: now, purchaseDate: now, from: now, subtype: "BILLING_RECOVERY")
+            case .active where subscription.attemptFailed:
+                try renew(&state, original, at: now, purchaseDate: end, from: end, subtype: nil)
             default: break
             }
         }
     }
 
-    /// Apple refunds the newest transaction: access ends now.
-    public func refund(_ id: String) throws(SimError) {
-        try revoke(id, type: "REFUND", reason: 0)
+    /// Apple refunds the transaction `transactionID`, any of its chain or a one-time purchase;
+    /// REFUND names it, with `revocationDate` now and `revocationReason` `reason` (0 another
+    /// reason, 1 an issue in the app). Refunding the newest transaction of a subscription
+    /// revokes the subscription (status 5); refunding an older one leaves its status as it is.
+    /// Throws `SimError`: `.notFound` for an unknown transaction, `.badRequest` for a reason
+    /// other than 0 or 1, `.conflict` when it is already revoked.
+    public func refund(_ transactionID: String, reason: Int = 0) throws(SimError) {
+        guard reason == 0 || reason == 1 else {
+            throw SimError(.badRequest, "revocationReason is 0 or 1, got \(reason)")
+        }
+        try change { state, now throws(SimError) in
+            let original = try Self.original(transactionID, in: state)
+            if let purchase = state.purchases[original] {
+                guard purchase.revocationDate == nil else { throw SimError(.conflict, "\(transactionID) is already revoked") }
+                state.purchases[original]!.revocationDate = now
+                state.purchases[original]!.revocationReason = reason
+                emitOneTime(&state, original, "REFUND", at: now)
+                return
+            }
+            let index = try Self.index(of: transactionID, in: state.subscriptions[original]!)
+            guard state.subscriptions[original]!.transactions[index].revocationDate == nil else {
+                throw SimError(.conflict, "\(transactionID) is already revoked")
+            }
+            state.subscriptions[original]!.transactions[index].revocationDate = now
+            state.subscriptions[original]!.transactions[index].revocationReason = reason
+            if index == state.subscriptions[original]!.transactions.count - 1 {
+                state.subscriptions[original]!.phaseBeforeRevocation = state.subscriptions[original]!.phase
+                state.subscriptions[original]!.phase = .revoked
+            }
+            emit(&state, original, "REFUND", nil, at: now, naming: transactionID)
+        }
     }
 
-    /// A family member loses access to a family-shared purchase.
-    public func revokeFamilySharing(_ id: String) throws(SimError) {
-        try change { state, _ throws(SimError) in
-            guard state.subscriptions[try Self.original(id, in: state)]!.familyShared else {
-                throw SimError(.conflict, "\(id) is not a family-shared purchase")
+    /// Apple takes the refund of `transactionID` back: the transaction counts again (REFUND_REVERSED
+    /// names it). When it is the newest of its subscription, the subscription returns to where
+    /// the refund found it, unless that has ended since. Throws `SimError`: `.notFound`, or
+    /// `.conflict` when the transaction is not refunded.
+    public func reverseRefund(_ transactionID: String) throws(SimError) {
+        try change { state, now throws(SimError) in
+            let original = try Self.original(transactionID, in: state)
+            if let purchase = state.purchases[original] {
+                guard purchase.revocationReason != nil else { throw SimError(.conflict, "\(transactionID) is not refunded") }
+                state.purchases[original]!.revocationDate = nil
+                state.purchases[original]!.revocationReason = nil
+                emitOneTime(&state, original, "REFUND_REVERSED", at: now)
+                return
+            }
+            var subscription = state.subscriptions[original]!
+            let index = try Self.index(of: transactionID, in: subscription)
+            guard subscription.transactions[index].revocationReason != nil else {
+                throw SimError(.conflict, "\(transactionID) is not refunded")
+            }
+            subscription.transactions[index].revocationDate = nil
+            subscription.transactions[index].revocationReason = nil
+            if index == subscription.transactions.count - 1, subscription.phase == .revoked {
+                switch subscription.phaseBeforeRevocation {
+                case .active where subscription.latest.expiresDate > now: subscription.phase = .active
+                case .grace(let until) where until > now: subscription.phase = .grace(until: until)
+                case .billingRetry(let until) where until > now: subscription.phase = .billingRetry(until: until)
+                default: subscription.phase = .expired
+                }
+                subscription.attemptNotBefore = now
+            }
+            state.subscriptions[original] = subscription
+            emit(&state, original, "REFUND_REVERSED", nil, at: now, naming: transactionID)
+        }
+    }
+
+    /// Apple declines a refund the customer asked for: REFUND_DECLINED names `transactionID`.
+    /// Throws `SimError`: `.notFound`, or `.conflict` when it is already revoked.
+    public func declineRefund(_ transactionID: String) throws(SimError) {
+        try change { state, now throws(SimError) in
+            let original = try Self.original(transactionID, in: state)
+            try Self.requireNotRevoked(transactionID, original, in: state)
+            if state.purchases[original] != nil {
+                emitOneTime(&state, original, "REFUND_DECLINED", at: now)
+            } else {
+                emit(&state, original, "REFUND_DECLINED", nil, at: now, naming: transactionID)
             }
         }
-        try revoke(id, type: "REVOKE", reason: nil)
     }
 
-    private func revoke(_ id: String, type: String, reason: Int?) throws(SimError) {
+    /// A customer asked for a refund of `transactionID` and Apple asks the app for consumption
+    /// information: CONSUMPTION_REQUEST names the transaction, with `consumptionRequestReason`.
+    /// Throws `SimError`: `.notFound`; `.badRequest` for a reason Apple does not send
+    /// (`consumptionRequestReasons`); `.conflict` for a transaction already revoked, or a
+    /// non-consumable or non-renewing subscription (Apple asks only about consumables and
+    /// auto-renewable subscriptions).
+    public func requestConsumption(_ transactionID: String, reason: String = "UNINTENDED_PURCHASE") throws(SimError) {
+        guard Self.consumptionRequestReasons.contains(reason) else {
+            throw SimError(.badRequest, "consumptionRequestReason \"\(reason)\" is not one Apple sends")
+        }
+        try change { state, now throws(SimError) in
+            let original = try Self.original(transactionID, in: state)
+            try Self.requireNotRevoked(transactionID, original, in: state)
+            let extra: [String: any Sendable] = ["consumptionRequestReason": reason]
+            if let purchase = state.purchases[original] {
+                guard purchase.product.kind == .consumable else {
+                    throw SimError(.conflict, "Apple asks about consumption of consumables and subscriptions only")
+                }
+                emitOneTime(&state, original, "CONSUMPTION_REQUEST", at: now, extra: extra)
+            } else {
+                emit(&state, original, "CONSUMPTION_REQUEST", nil, at: now, naming: transactionID, extra: extra)
+            }
+        }
+    }
+
+    /// A family member loses access to a family-shared purchase (a subscription or a
+    /// non-consumable): REVOKE.
+    public func revokeFamilySharing(_ id: String) throws(SimError) {
         try change { state, now throws(SimError) in
             let original = try Self.original(id, in: state)
+            if let purchase = state.purchases[original] {
+                guard purchase.familyShared else { throw SimError(.conflict, "\(id) is not a family-shared purchase") }
+                guard purchase.revocationDate == nil else { throw SimError(.conflict, "\(id) is already revoked") }
+                state.purchases[original]!.revocationDate = now
+                emitOneTime(&state, original, "REVOKE", at: now)
+                return
+            }
+            guard state.subscriptions[original]!.familyShared else {
+                throw SimError(.conflict, "\(id) is not a family-shared purchase")
+            }
             guard state.subscriptions[original]!.phase != .revoked else {
                 throw SimError(.conflict, "\(id) is already revoked")
             }
             let last = state.subscriptions[original]!.transactions.count - 1
             state.subscriptions[original]!.transactions[last].revocationDate = now
-            state.subscriptions[original]!.transactions[last].revocationReason = reason
+            state.subscriptions[original]!.phaseBeforeRevocation = state.subscriptions[original]!.phase
             state.subscriptions[original]!.phase = .revoked
-            emit(&state, original, type, nil, at: now)
-        }
-    }
-
-    /// Apple takes a refund back: the newest transaction counts again.
-    public func reverseRefund(_ id: String) throws(SimError) {
-        try change { state, now throws(SimError) in
-            let original = try Self.original(id, in: state)
-            guard state.subscriptions[original]!.phase == .revoked else {
-                throw SimError(.conflict, "\(id) is not refunded")
-            }
-            let last = state.subscriptions[original]!.transactions.count - 1
-            state.subscriptions[original]!.transactions[last].revocationDate = nil
-            state.subscriptions[original]!.transactions[last].revocationReason = nil
-            state.subscriptions[original]!.phase =
-                state.subscriptions[original]!.latest.expiresDate > now ? .active : .expired
-            emit(&state, original, "REFUND_REVERSED", nil, at: now)
+            emit(&state, original, "REVOKE", nil, at: now)
         }
     }
 
@@ -285,11 +537,12 @@ public final class AppleSimStore: Sendable {
     /// or to the same level with the same period, at once (UPGRADE: the current transaction is
     /// marked upgraded and a new one starts now); to a lower level, or the same level with
     /// another period, at the next renewal (DOWNGRADE); back to the current product, which
-    /// cancels a pending change (no subtype).
+    /// cancels a pending change (no subtype). A change drops an offer redeemed for the coming
+    /// renewals.
     public func changeProduct(_ id: String, to productID: String) throws(SimError) {
         let target = try product(productID)
         try change { state, now throws(SimError) in
-            let original = try Self.original(id, in: state)
+            let original = try Self.subscription(id, in: state)
             let current = try product(state.subscriptions[original]!.productID)
             guard current.group == target.group else {
                 throw SimError(.badRequest, "\(productID) is not in the group \(current.group)")
@@ -301,15 +554,17 @@ public final class AppleSimStore: Sendable {
                 guard state.subscriptions[original]!.autoRenewProductID != productID else { return }
                 state.subscriptions[original]!.autoRenewProductID = productID
                 emit(&state, original, "DID_CHANGE_RENEWAL_PREF", nil, at: now)
-            } else if target.level < current.level || (target.level == current.level && target.period == current.period)
-            {
+                return
+            }
+            state.subscriptions[original]!.renewalOffer = nil
+            state.subscriptions[original]!.renewalOfferPeriods = 0
+            if target.level < current.level || (target.level == current.level && target.period == current.period) {
                 let last = state.subscriptions[original]!.transactions.count - 1
                 state.subscriptions[original]!.transactions[last].isUpgraded = true
-                let transaction = Transaction(
-                    id: Self.nextID(&state), productID: productID, purchaseDate: now,
-                    expiresDate: target.end(from: now), reason: "PURCHASE", webOrderLineItemID: Self.nextID(&state))
+                let transaction = try makeTransaction(
+                    &state, productID: productID, purchaseDate: now, periodFrom: now, reason: "PURCHASE", offer: nil)
                 state.owners[transaction.id] = original
-                state.subscriptions[original]!.transactions.append(transaction)
+                state.subscriptions[original]!.append(transaction)
                 state.subscriptions[original]!.productID = productID
                 state.subscriptions[original]!.autoRenewProductID = productID
                 emit(&state, original, "DID_CHANGE_RENEWAL_PREF", "UPGRADE", at: now)
@@ -317,6 +572,79 @@ public final class AppleSimStore: Sendable {
                 state.subscriptions[original]!.autoRenewProductID = productID
                 emit(&state, original, "DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", at: now)
             }
+        }
+    }
+
+    /// An active subscriber redeems a promotional offer or an offer code: OFFER_REDEEMED now,
+    /// and the offer applies from the next renewal for its periods (the renewal info shows it).
+    /// Throws `SimError`: `.badRequest` for an introductory or win-back offer, `.conflict` when
+    /// the subscription is not active.
+    public func redeemOffer(_ id: String, _ offer: AppleSimOffer) throws(SimError) {
+        guard offer.kind == .promotional || offer.kind == .offerCode else {
+            throw SimError(.badRequest, "an active subscriber redeems promotional offers and offer codes only")
+        }
+        try change { state, now throws(SimError) in
+            let original = try Self.subscription(id, in: state)
+            guard state.subscriptions[original]!.phase == .active else {
+                throw SimError(.conflict, "\(id) is not active")
+            }
+            state.subscriptions[original]!.renewalOffer = offer
+            state.subscriptions[original]!.renewalOfferPeriods = offer.periods
+            emit(&state, original, "OFFER_REDEEMED", nil, at: now)
+        }
+    }
+
+    /// The developer extends the renewal date of the subscription `originalTransactionID` by
+    /// `days` (Apple's Extend a Subscription Renewal Date): its newest transaction's
+    /// `expiresDate` moves later, and RENEWAL_EXTENDED, signed now, carries it. `reason` is
+    /// Apple's `extendReasonCode` (0 undeclared, 1 customer satisfaction, 2 other, 3 service
+    /// issue or outage). Throws `SimError`: `.notFound` unless it is an original transaction id
+    /// of a subscription; `.badRequest` for days outside 1...90 or another reason; `.conflict`
+    /// when Apple would refuse (not active, in a free offer period, family shared, or extended
+    /// twice within 365 days already).
+    @discardableResult
+    public func extendRenewal(_ originalTransactionID: String, days: Int, reason: Int = 0) throws(SimError)
+        -> RenewalExtension
+    {
+        do throws(ExtensionRefusal) {
+            return try extend(originalTransactionID, days: days, reason: reason)
+        } catch {
+            switch error {
+            case .badDays: throw SimError(.badRequest, "extendByDays is 1 to 90, got \(days)")
+            case .badReason: throw SimError(.badRequest, "extendReasonCode is 0 to 3, got \(reason)")
+            case .notOriginal: throw SimError(.notFound, "no original transaction \(originalTransactionID)")
+            case .familyShared:
+                throw SimError(.conflict, "\(originalTransactionID) is family shared: extend the purchaser's")
+            case .ineligible(let why): throw SimError(.conflict, "\(originalTransactionID) \(why)")
+            case .maximumReached:
+                throw SimError(.conflict, "\(originalTransactionID) was extended twice within 365 days already")
+            }
+        }
+    }
+
+    /// `extendRenewal`, its refusals told apart for the API's error codes.
+    func extend(_ originalTransactionID: String, days: Int, reason: Int) throws(ExtensionRefusal) -> RenewalExtension {
+        guard (1...90).contains(days) else { throw .badDays }
+        guard (0...3).contains(reason) else { throw .badReason }
+        let now = clock.now
+        return try state.withLock { state throws(ExtensionRefusal) -> RenewalExtension in
+            guard let subscription = state.subscriptions[originalTransactionID] else { throw .notOriginal }
+            guard !subscription.familyShared else { throw .familyShared }
+            guard subscription.phase == .active else { throw .ineligible("is not active") }
+            guard subscription.latest.offer?.discount != .freeTrial else {
+                throw .ineligible("is in a free offer period")
+            }
+            guard subscription.extensions.filter({ $0 > now - 365 * 86_400_000 }).count < 2 else {
+                throw .maximumReached
+            }
+            let last = subscription.transactions.count - 1
+            state.subscriptions[originalTransactionID]!.transactions[last].expiresDate += Int64(days) * 86_400_000
+            state.subscriptions[originalTransactionID]!.extensions.append(now)
+            emit(&state, originalTransactionID, "RENEWAL_EXTENDED", nil, at: now)
+            let latest = state.subscriptions[originalTransactionID]!.latest
+            return RenewalExtension(
+                originalTransactionID: originalTransactionID, webOrderLineItemID: latest.webOrderLineItemID,
+                effectiveDate: latest.expiresDate)
         }
     }
 
@@ -333,39 +661,76 @@ public final class AppleSimStore: Sendable {
     /// several stores share).
     public func process(until target: Int64) {
         state.withLock { state in
-            while let (original, due) = Self.nextDue(in: state), due <= target {
-                step(&state, original, at: due)
+            while let (original, due, event) = nextDue(in: state), due <= target {
+                step(&state, original, event, at: due)
             }
         }
     }
 
-    /// The earliest moment something happens by itself, and to which subscription.
-    private static func nextDue(in state: State) -> (String, Int64)? {
-        var earliest: (String, Int64)?
+    /// The earliest moment something happens by itself, to which subscription, and what.
+    private func nextDue(in state: State) -> (String, Int64, Event)? {
+        var earliest: (String, Int64, Event)?
         for (original, subscription) in state.subscriptions {
-            let due: Int64?
-            switch subscription.phase {
-            case .active: due = subscription.latest.expiresDate
-            case .grace(let until), .billingRetry(let until): due = until
-            case .expired, .revoked: due = nil
-            }
-            guard let due else { continue }
+            guard let (due, event) = nextEvent(of: subscription) else { continue }
             if let current = earliest, (current.1, current.0) <= (due, original) { continue }
-            earliest = (original, due)
+            earliest = (original, due, event)
         }
         return earliest
     }
 
-    /// What happens to `original` at `now`, when it is due.
-    private func step(_ state: inout State, _ original: String, at now: Int64) {
-        let subscription = state.subscriptions[original]!
+    private func nextEvent(of subscription: Subscription) -> (Int64, Event)? {
         switch subscription.phase {
-        case .active where !subscription.autoRenew:
+        case .active where subscription.autoRenew && !subscription.attemptFailed:
+            return (chargeMoment(of: subscription), .renewalAttempt)
+        case .active: return (subscription.latest.expiresDate, .periodEnd)
+        case .grace(let until): return (until, .graceEnd)
+        case .billingRetry(let until): return (until, .retryEnd)
+        case .expired, .revoked: return nil
+        }
+    }
+
+    /// When the renewal of the newest period is charged: its end less a lead drawn from the
+    /// seed and the transaction (the same every run), at most `renewalLeadMilliseconds`, never
+    /// in the first half of the period nor before `attemptNotBefore`, and never after the end.
+    func chargeMoment(of subscription: Subscription) -> Int64 {
+        let latest = subscription.latest
+        let window = configuration.renewalLeadMilliseconds
+        var lead: Int64 = 0
+        if window > 0 {
+            var generator = SplitMix64(seed: configuration.renewalSeed ^ (UInt64(latest.id) ?? 0))
+            lead = Int64.random(in: 1...window, using: &generator)
+        }
+        let halfway = latest.purchaseDate + (latest.expiresDate - latest.purchaseDate) / 2
+        return min(latest.expiresDate, max(latest.expiresDate - lead, halfway, subscription.attemptNotBefore))
+    }
+
+    /// What happens to `original` at `now`, when `event` is due.
+    private func step(_ state: inout State, _ original: String, _ event: Event, at now: Int64) {
+        let subscription = state.subscriptions[original]!
+        switch event {
+        case .renewalAttempt:
+            let end = subscription.latest.expiresDate
+            if subscription.paymentFails {
+                state.subscriptions[original]!.attemptFailed = true
+                return
+            }
+            do {
+                try renew(&state, original, at: now, purchaseDate: end, from: end, subtype: nil)
+            } catch {
+                // The product it would renew into is gone: the charge fails, and it ends at its end.
+                state.subscriptions[original]!.attemptFailed = true
+            }
+        case .periodEnd where !subscription.autoRenew:
             state.subscriptions[original]!.phase = .expired
             state.subscriptions[original]!.expirationIntent = 1
             emit(&state, original, "EXPIRED", "VOLUNTARY", at: now)
-        case .active where subscription.paymentFails:
+        case .periodEnd where (try? product(subscription.autoRenewProductID)) == nil:
+            state.subscriptions[original]!.phase = .expired
+            state.subscriptions[original]!.expirationIntent = 4
+            emit(&state, original, "EXPIRED", "PRODUCT_NOT_FOR_SALE", at: now)
+        case .periodEnd:
             state.subscriptions[original]!.expirationIntent = 2
+            state.subscriptions[original]!.attemptFailed = false
             if let days = configuration.gracePeriodDays {
                 state.subscriptions[original]!.phase = .grace(until: now + Int64(days) * 86_400_000)
                 emit(&state, original, "DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: now)
@@ -373,22 +738,12 @@ public final class AppleSimStore: Sendable {
                 state.subscriptions[original]!.phase = .billingRetry(until: retryEnd(subscription))
                 emit(&state, original, "DID_FAIL_TO_RENEW", nil, at: now)
             }
-        case .active:
-            do {
-                try renew(&state, original, at: now, subtype: nil)
-            } catch {
-                // The product it would renew into is gone: it ends (and stops being due).
-                state.subscriptions[original]!.phase = .expired
-                emit(&state, original, "EXPIRED", "PRODUCT_NOT_FOR_SALE", at: now)
-            }
-        case .grace:
+        case .graceEnd:
             state.subscriptions[original]!.phase = .billingRetry(until: retryEnd(subscription))
             emit(&state, original, "GRACE_PERIOD_EXPIRED", nil, at: now)
-        case .billingRetry:
+        case .retryEnd:
             state.subscriptions[original]!.phase = .expired
             emit(&state, original, "EXPIRED", "BILLING_RETRY", at: now)
-        case .expired, .revoked:
-            break
         }
     }
 
@@ -396,22 +751,40 @@ public final class AppleSimStore: Sendable {
         subscription.latest.expiresDate + Int64(configuration.billingRetryDays) * 86_400_000
     }
 
-    /// A renewal into `autoRenewProductID` at `now`, its period starting at `from` (now unless
-    /// given).
-    private func renew(_ state: inout State, _ original: String, at now: Int64, from: Int64? = nil, subtype: String?)
-        throws(SimError)
-    {
-        let productID = state.subscriptions[original]!.autoRenewProductID
-        let product = try product(productID)
-        let transaction = Transaction(
-            id: Self.nextID(&state), productID: productID, purchaseDate: now,
-            expiresDate: product.end(from: from ?? now), reason: "RENEWAL", webOrderLineItemID: Self.nextID(&state))
+    /// A renewal into `autoRenewProductID` charged at `now`, dated `purchaseDate`, its period
+    /// running from `start`; a redeemed or pay-as-you-go offer still due applies to it.
+    private func renew(
+        _ state: inout State, _ original: String, at now: Int64, purchaseDate: Int64, from start: Int64,
+        subtype: String?
+    ) throws(SimError) {
+        let subscription = state.subscriptions[original]!
+        let offer = subscription.renewalOfferPeriods > 0 ? subscription.renewalOffer : nil
+        let transaction = try makeTransaction(
+            &state, productID: subscription.autoRenewProductID, purchaseDate: purchaseDate, periodFrom: start,
+            reason: "RENEWAL", offer: offer)
         state.owners[transaction.id] = original
-        state.subscriptions[original]!.transactions.append(transaction)
-        state.subscriptions[original]!.productID = productID
+        state.subscriptions[original]!.append(transaction)
+        state.subscriptions[original]!.productID = transaction.productID
+        if offer != nil {
+            state.subscriptions[original]!.renewalOfferPeriods -= 1
+            if state.subscriptions[original]!.renewalOfferPeriods == 0 { state.subscriptions[original]!.renewalOffer = nil }
+        }
         state.subscriptions[original]!.phase = .active
         state.subscriptions[original]!.expirationIntent = nil
         emit(&state, original, "DID_RENEW", subtype, at: now)
+    }
+
+    /// A new transaction of `productID` dated `purchaseDate`, for one period from `periodFrom`
+    /// (the offer's period within an offer), at the product's or the offer's price.
+    private func makeTransaction(
+        _ state: inout State, productID: String, purchaseDate: Int64, periodFrom: Int64, reason: String,
+        offer: AppleSimOffer?
+    ) throws(SimError) -> Transaction {
+        let product = try product(productID)
+        return Transaction(
+            id: Self.nextID(&state), productID: productID, purchaseDate: purchaseDate,
+            expiresDate: offer?.period.end(from: periodFrom) ?? product.end(from: periodFrom), reason: reason,
+            webOrderLineItemID: Self.nextID(&state), price: offer?.price ?? product.price, offer: offer)
     }
 
     // MARK: Reading
@@ -427,28 +800,53 @@ public final class AppleSimStore: Sendable {
     /// Every notification made so far, oldest first (for the notification history API).
     public var sentNotifications: [SentNotification] { state.withLock { $0.sent } }
 
-    /// The original transaction id of the subscription `transactionID` belongs to.
+    /// The original transaction id of the subscription or one-time purchase `transactionID`
+    /// belongs to.
     public func originalTransactionID(of transactionID: String) -> String? {
         state.withLock { $0.owners[transactionID] }
+    }
+
+    /// The transaction ids of the subscription `transactionID` belongs to, oldest first (for a
+    /// one-time purchase, its own id). Throws `SimError` (`.notFound`) for an unknown id.
+    public func transactionIDs(of transactionID: String) throws(SimError) -> [String] {
+        try read { state, _ throws(SimError) in
+            let original = try Self.original(transactionID, in: state)
+            return state.subscriptions[original]?.transactions.map(\.id) ?? [original]
+        }
+    }
+
+    /// The status the API reports for the subscription `transactionID` belongs to (1 active,
+    /// 2 expired, 3 billing retry, 4 grace, 5 revoked); nil for a one-time purchase.
+    public func status(of transactionID: String) throws(SimError) -> Int? {
+        try read { state, _ throws(SimError) in
+            state.subscriptions[try Self.original(transactionID, in: state)]?.status
+        }
     }
 
     /// The signed transaction `transactionID` as it stands now.
     public func signedTransaction(_ transactionID: String) throws(SimError) -> String {
         try read { state, now throws(SimError) in
             let original = try Self.original(transactionID, in: state)
+            if let purchase = state.purchases[original] { return try sign(oneTimePayload(purchase, signedAt: now)) }
             let subscription = state.subscriptions[original]!
-            guard let transaction = subscription.transactions.first(where: { $0.id == transactionID }) else {
-                throw SimError(.notFound, "no transaction \(transactionID)")
-            }
+            let transaction = subscription.transactions[try Self.index(of: transactionID, in: subscription)]
             return try sign(transactionPayload(subscription, transaction, signedAt: now))
         }
     }
 
     /// The API's subscription statuses for the subscription `transactionID` belongs to: its
-    /// status, newest transaction and renewal info, signed now.
+    /// status, newest transaction and renewal info, signed now (no groups for a one-time purchase).
     public func statuses(_ transactionID: String) throws(SimError) -> [String: any Sendable] {
         try read { state, now throws(SimError) in
-            let subscription = state.subscriptions[try Self.original(transactionID, in: state)]!
+            var answer: [String: any Sendable] = [
+                "environment": configuration.environment, "bundleId": configuration.bundleID,
+                "data": [] as [[String: any Sendable]],
+            ]
+            // Apple leaves appAppleId out in the sandbox.
+            if configuration.environment == "Production" { answer["appAppleId"] = configuration.appAppleID }
+            guard let subscription = state.subscriptions[try Self.original(transactionID, in: state)] else {
+                return answer
+            }
             let group = try product(subscription.productID).group
             let last: [String: any Sendable] = [
                 "status": subscription.status,
@@ -456,22 +854,20 @@ public final class AppleSimStore: Sendable {
                 "signedTransactionInfo": try sign(transactionPayload(subscription, subscription.latest, signedAt: now)),
                 "signedRenewalInfo": try sign(renewalPayload(subscription, signedAt: now)),
             ]
-            var answer: [String: any Sendable] = [
-                "environment": configuration.environment, "bundleId": configuration.bundleID,
-                "data": [
-                    ["subscriptionGroupIdentifier": group, "lastTransactions": [last]] as [String: any Sendable]
-                ],
+            answer["data"] = [
+                ["subscriptionGroupIdentifier": group, "lastTransactions": [last]] as [String: any Sendable]
             ]
-            // Apple leaves appAppleId out in the sandbox.
-            if configuration.environment == "Production" { answer["appAppleId"] = configuration.appAppleID }
             return answer
         }
     }
 
-    /// Every transaction of the subscription `transactionID` belongs to, oldest first, signed now.
+    /// Every transaction of the subscription `transactionID` belongs to, oldest first, signed
+    /// now with their revocation as it stands now (a one-time purchase: itself).
     public func history(_ transactionID: String) throws(SimError) -> [String] {
         try read { state, now throws(SimError) in
-            let subscription = state.subscriptions[try Self.original(transactionID, in: state)]!
+            let original = try Self.original(transactionID, in: state)
+            if let purchase = state.purchases[original] { return [try sign(oneTimePayload(purchase, signedAt: now))] }
+            let subscription = state.subscriptions[original]!
             var signed: [String] = []
             for transaction in subscription.transactions {
                 signed.append(try sign(transactionPayload(subscription, transaction, signedAt: now)))
@@ -480,12 +876,16 @@ public final class AppleSimStore: Sendable {
         }
     }
 
-    /// Sets the `appAccountToken` of the subscription `originalTransactionID` (the API's PUT).
+    /// Sets the `appAccountToken` of the purchase `originalTransactionID` (the API's PUT).
     public func setAppAccountToken(_ originalTransactionID: String, _ token: String) throws(SimError) {
         guard UUID(uuidString: token) != nil else {
             throw SimError(.badRequest, "appAccountToken must be a UUID")
         }
         try change { state, _ throws(SimError) in
+            if state.purchases[originalTransactionID] != nil {
+                state.purchases[originalTransactionID]!.appAccountToken = token.lowercased()
+                return
+            }
             guard state.subscriptions[originalTransactionID] != nil else {
                 throw SimError(.notFound, "no original transaction \(originalTransactionID)")
             }
@@ -506,13 +906,35 @@ public final class AppleSimStore: Sendable {
             "purchaseDate": transaction.purchaseDate, "originalPurchaseDate": subscription.originalPurchaseDate,
             "expiresDate": transaction.expiresDate, "quantity": 1, "type": "Auto-Renewable Subscription",
             "inAppOwnershipType": subscription.familyShared ? "FAMILY_SHARED" : "PURCHASED", "signedDate": signedAt,
-            "environment": configuration.environment, "transactionReason": transaction.reason, "storefront": "USA",
-            "storefrontId": "143441", "price": product.price, "currency": "USD",
+            "environment": configuration.environment, "transactionReason": transaction.reason,
+            "storefront": configuration.storefront, "storefrontId": configuration.storefrontID,
+            "price": transaction.price, "currency": configuration.currency,
         ]
         if let token = subscription.appAccountToken { payload["appAccountToken"] = token }
         if let date = transaction.revocationDate { payload["revocationDate"] = date }
         if let reason = transaction.revocationReason { payload["revocationReason"] = reason }
         if transaction.isUpgraded { payload["isUpgraded"] = true }
+        if let offer = transaction.offer {
+            payload["offerType"] = offer.kind.rawValue
+            payload["offerDiscountType"] = offer.discount.rawValue
+            if let identifier = offer.identifier { payload["offerIdentifier"] = identifier }
+        }
+        return payload
+    }
+
+    private func oneTimePayload(_ purchase: OneTimePurchase, signedAt: Int64) -> [String: any Sendable] {
+        var payload: [String: any Sendable] = [
+            "transactionId": purchase.id, "originalTransactionId": purchase.id, "bundleId": configuration.bundleID,
+            "productId": purchase.product.id, "purchaseDate": purchase.purchaseDate,
+            "originalPurchaseDate": purchase.purchaseDate, "quantity": 1, "type": purchase.product.kind.rawValue,
+            "inAppOwnershipType": purchase.familyShared ? "FAMILY_SHARED" : "PURCHASED", "signedDate": signedAt,
+            "environment": configuration.environment, "transactionReason": "PURCHASE",
+            "storefront": configuration.storefront, "storefrontId": configuration.storefrontID,
+            "price": purchase.product.price, "currency": configuration.currency,
+        ]
+        if let token = purchase.appAccountToken { payload["appAccountToken"] = token }
+        if let date = purchase.revocationDate { payload["revocationDate"] = date }
+        if let reason = purchase.revocationReason { payload["revocationReason"] = reason }
         return payload
     }
 
@@ -521,7 +943,7 @@ public final class AppleSimStore: Sendable {
             "originalTransactionId": subscription.originalTransactionID, "productId": subscription.productID,
             "autoRenewProductId": subscription.autoRenewProductID, "autoRenewStatus": subscription.autoRenew ? 1 : 0,
             "signedDate": signedAt, "environment": configuration.environment,
-            "recentSubscriptionStartDate": subscription.originalPurchaseDate,
+            "recentSubscriptionStartDate": subscription.originalPurchaseDate, "currency": configuration.currency,
         ]
         switch subscription.phase {
         case .grace(let until):
@@ -537,24 +959,65 @@ public final class AppleSimStore: Sendable {
             payload["renewalDate"] = subscription.latest.expiresDate
         }
         if let token = subscription.appAccountToken { payload["appAccountToken"] = token }
+        let offer = subscription.renewalOfferPeriods > 0 ? subscription.renewalOffer : nil
+        if let offer {
+            payload["offerType"] = offer.kind.rawValue
+            payload["offerDiscountType"] = offer.discount.rawValue
+            if let identifier = offer.identifier { payload["offerIdentifier"] = identifier }
+        }
+        if let price = offer?.price ?? (try? product(subscription.autoRenewProductID))?.price {
+            payload["renewalPrice"] = price
+        }
         return payload
     }
 
-    private func emit(_ state: inout State, _ original: String, _ type: String, _ subtype: String?, at now: Int64) {
+    /// A notification about the subscription `original`: `signedTransactionInfo` is the
+    /// transaction `transactionID` (the newest unless named), with the renewal info and the
+    /// status as they are now.
+    private func emit(
+        _ state: inout State, _ original: String, _ type: String, _ subtype: String?, at now: Int64,
+        naming transactionID: String? = nil, extra: [String: any Sendable] = [:]
+    ) {
         let subscription = state.subscriptions[original]!
-        var payload: [String: any Sendable] = [
-            "notificationType": type, "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0",
-            "signedDate": now,
-        ]
-        if let subtype { payload["subtype"] = subtype }
+        let transaction =
+            transactionID.flatMap { id in subscription.transactions.first { $0.id == id } } ?? subscription.latest
         // Signing cannot fail with the chain this store generated; a failure is a broken build.
-        guard let transaction = try? sign(transactionPayload(subscription, subscription.latest, signedAt: now)),
+        guard let signedTransaction = try? sign(transactionPayload(subscription, transaction, signedAt: now)),
             let renewal = try? sign(renewalPayload(subscription, signedAt: now))
         else { preconditionFailure("the simulator's signing chain could not sign") }
-        var data: [String: any Sendable] = [
-            "bundleId": configuration.bundleID, "bundleVersion": "1.0", "environment": configuration.environment,
-            "signedTransactionInfo": transaction, "signedRenewalInfo": renewal, "status": subscription.status,
+        var data = extra
+        data["signedTransactionInfo"] = signedTransaction
+        data["signedRenewalInfo"] = renewal
+        data["status"] = subscription.status
+        send(&state, type, subtype, original: original, transactionID: transaction.id, data: data, at: now)
+    }
+
+    /// A notification about the one-time purchase `id`: its transaction, no renewal info and
+    /// no status (those are for auto-renewable subscriptions).
+    private func emitOneTime(
+        _ state: inout State, _ id: String, _ type: String, at now: Int64, extra: [String: any Sendable] = [:]
+    ) {
+        guard let signedTransaction = try? sign(oneTimePayload(state.purchases[id]!, signedAt: now)) else {
+            preconditionFailure("the simulator's signing chain could not sign")
+        }
+        var data = extra
+        data["signedTransactionInfo"] = signedTransaction
+        send(&state, type, nil, original: id, transactionID: id, data: data, at: now)
+    }
+
+    private func send(
+        _ state: inout State, _ type: String, _ subtype: String?, original: String, transactionID: String,
+        data: [String: any Sendable], at now: Int64
+    ) {
+        let uuid = UUID().uuidString.lowercased()
+        var payload: [String: any Sendable] = [
+            "notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": now,
         ]
+        if let subtype { payload["subtype"] = subtype }
+        var data = data
+        data["bundleId"] = configuration.bundleID
+        data["bundleVersion"] = "1.0"
+        data["environment"] = configuration.environment
         // Apple leaves appAppleId out in the sandbox.
         if configuration.environment == "Production" { data["appAppleId"] = configuration.appAppleID }
         payload["data"] = data
@@ -562,8 +1025,8 @@ public final class AppleSimStore: Sendable {
             preconditionFailure("the simulator's signing chain could not sign")
         }
         let notification = SentNotification(
-            uuid: payload["notificationUUID"] as! String, type: type, subtype: subtype,
-            originalTransactionID: original, signedDate: now, signedPayload: signed)
+            uuid: uuid, type: type, subtype: subtype, originalTransactionID: original, transactionID: transactionID,
+            signedDate: now, signedPayload: signed)
         state.outbox.append(notification)
         state.sent.append(notification)
     }
@@ -588,6 +1051,35 @@ public final class AppleSimStore: Sendable {
     private static func original(_ id: String, in state: State) throws(SimError) -> String {
         guard let original = state.owners[id] else { throw SimError(.notFound, "no transaction \(id)") }
         return original
+    }
+
+    /// The original id of the subscription `id` belongs to; `.conflict` for a one-time purchase.
+    private static func subscription(_ id: String, in state: State) throws(SimError) -> String {
+        let original = try original(id, in: state)
+        guard state.subscriptions[original] != nil else {
+            throw SimError(.conflict, "\(id) is a one-time purchase, not an auto-renewable subscription")
+        }
+        return original
+    }
+
+    private static func index(of transactionID: String, in subscription: Subscription) throws(SimError) -> Int {
+        guard let index = subscription.transactions.firstIndex(where: { $0.id == transactionID }) else {
+            throw SimError(.notFound, "no transaction \(transactionID)")
+        }
+        return index
+    }
+
+    private static func requireNotRevoked(_ transactionID: String, _ original: String, in state: State)
+        throws(SimError)
+    {
+        let revoked: Bool
+        if let purchase = state.purchases[original] {
+            revoked = purchase.revocationDate != nil
+        } else {
+            let subscription = state.subscriptions[original]!
+            revoked = subscription.transactions[try index(of: transactionID, in: subscription)].revocationDate != nil
+        }
+        guard !revoked else { throw SimError(.conflict, "\(transactionID) is already revoked") }
     }
 
     private static func nextID(_ state: inout State) -> String {

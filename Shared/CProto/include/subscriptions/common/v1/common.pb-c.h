@@ -15,6 +15,7 @@ PROTOBUF_C__BEGIN_DECLS
 #endif
 
 
+typedef struct Subscriptions__Common__V1__Period Subscriptions__Common__V1__Period;
 typedef struct Subscriptions__Common__V1__SubscriptionKey Subscriptions__Common__V1__SubscriptionKey;
 typedef struct Subscriptions__Common__V1__Subscription Subscriptions__Common__V1__Subscription;
 typedef struct Subscriptions__Common__V1__LifecycleEvent Subscriptions__Common__V1__LifecycleEvent;
@@ -124,6 +125,40 @@ typedef enum _Subscriptions__Common__V1__TransferPolicy {
   SUBSCRIPTIONS__COMMON__V1__TRANSFER_POLICY__TRANSFER_POLICY_REFUSE = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__TRANSFER_POLICY)
 } Subscriptions__Common__V1__TransferPolicy;
+/*
+ * The kind of offer a period was bought under (Apple offerType and offerDiscountType; Google
+ * offer phases).
+ */
+typedef enum _Subscriptions__Common__V1__OfferType {
+  /*
+   * no offer: the regular price
+   */
+  SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED = 0,
+  SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_FREE_TRIAL = 1,
+  SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_INTRODUCTORY = 2,
+  SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_PROMOTIONAL = 3,
+  SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_OFFER_CODE = 4,
+  SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_WIN_BACK = 5
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE)
+} Subscriptions__Common__V1__OfferType;
+/*
+ * Why a subscription ended or will end (Apple expirationIntent; Google canceledStateContext).
+ */
+typedef enum _Subscriptions__Common__V1__ExpirationReason {
+  SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED = 0,
+  /*
+   * The customer turned renewal off.
+   */
+  SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_CANCELLED = 1,
+  SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_BILLING_ERROR = 2,
+  /*
+   * The customer did not agree to a price increase.
+   */
+  SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_PRICE_INCREASE = 3,
+  SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_PRODUCT_UNAVAILABLE = 4,
+  SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_OTHER = 5
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON)
+} Subscriptions__Common__V1__ExpirationReason;
 typedef enum _Subscriptions__Common__V1__ServingStatus {
   SUBSCRIPTIONS__COMMON__V1__SERVING_STATUS__SERVING_STATUS_UNSPECIFIED = 0,
   SUBSCRIPTIONS__COMMON__V1__SERVING_STATUS__SERVING_STATUS_SERVING = 1,
@@ -133,6 +168,55 @@ typedef enum _Subscriptions__Common__V1__ServingStatus {
 } Subscriptions__Common__V1__ServingStatus;
 
 /* --- messages --- */
+
+/*
+ * One verified stretch of paid time: an Apple transaction, a Google order. Periods are facts:
+ * the same period recorded twice is one period, a revocation ends that period only, and a
+ * period is never erased by a later state.
+ */
+struct  Subscriptions__Common__V1__Period
+{
+  ProtobufCMessage base;
+  /*
+   * Apple transactionId; Google orderId. 1..256 bytes.
+   */
+  char *period_id;
+  char *product_id;
+  /*
+   * Google base plan; Apple subscription group.
+   */
+  char *base_plan_id;
+  /*
+   * The start of the paid time (Apple purchaseDate: for a renewal, the previous period's end).
+   */
+  int64_t start_ms;
+  /*
+   * Its end (Apple expiresDate); 0: no end of its own (a lifetime purchase, or a non-renewing
+   * subscription whose duration the entitlement policy gives).
+   */
+  int64_t end_ms;
+  Subscriptions__Common__V1__OfferType offer_type;
+  /*
+   * When the store revoked or refunded this period; access from it ends then.
+   */
+  int64_t revoked_time_ms;
+  char *revocation_reason;
+  /*
+   * The store's signed time of the data it came from: of two versions of one period, the one
+   * signed later wins (a refund, then its reversal).
+   */
+  int64_t signed_time_ms;
+  Subscriptions__Common__V1__ProductKind product_kind;
+  /*
+   * The signed store data it came from (Apple signedTransactionInfo), kept by the ledger for
+   * audit; at most 64 KiB. Never in the change feed or a snapshot.
+   */
+  char *raw;
+};
+#define SUBSCRIPTIONS__COMMON__V1__PERIOD__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__period__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string }
+
 
 /*
  * Identifies one store subscription or purchase. store_id is Apple's originalTransactionId
@@ -213,10 +297,49 @@ struct  Subscriptions__Common__V1__Subscription
    * Apple latest transactionId, Google latestSuccessfulOrderId.
    */
   char *latest_order_id;
+  /*
+   * The verified periods as access reads them, set by the ledger from every period it holds
+   * (ignored in requests): ordered by start, an Apple period cut short where the next
+   * transaction of the chain starts inside it (an upgrade), and contiguous unrevoked periods
+   * of one product joined into one (its period_id the latest's). No raw data. At most 256.
+   */
+  size_t n_periods;
+  Subscriptions__Common__V1__Period **periods;
+  /*
+   * The renewal fields every client shows, for both stores. The offer the current period was
+   * bought under.
+   */
+  Subscriptions__Common__V1__OfferType offer_type;
+  /*
+   * The offer the next renewal is charged under (Apple renewal info offerIdentifier/offerType).
+   */
+  char *renewal_offer_id;
+  Subscriptions__Common__V1__OfferType renewal_offer_type;
+  /*
+   * Why it ended or will end, when the store says.
+   */
+  Subscriptions__Common__V1__ExpirationReason expiration_reason;
+  /*
+   * The store is retrying a failed renewal (Apple isInBillingRetryPeriod).
+   */
+  protobuf_c_boolean in_billing_retry;
+  /*
+   * When the next renewal is due (Apple renewalDate), while renewal is on.
+   */
+  int64_t renewal_time_ms;
+  /*
+   * The storefront (Apple storefront, ISO 3166-1 alpha-3; Google regionCode).
+   */
+  char *storefront;
+  /*
+   * Price of the current period in millionths of the currency unit, and the ISO 4217 currency.
+   */
+  int64_t price_micros;
+  char *currency;
 };
 #define SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__subscription__descriptor) \
-    , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__OWNERSHIP__OWNERSHIP_UNSPECIFIED, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__OWNERSHIP__OWNERSHIP_UNSPECIFIED, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -259,10 +382,19 @@ struct  Subscriptions__Common__V1__LifecycleEvent
    */
   char *raw_payload;
   char *detail;
+  /*
+   * The store's answer the state rests on, for audit: Apple's signedTransactionInfo (Google's
+   * purchase as JSON); at most 64 KiB.
+   */
+  char *raw_transaction;
+  /*
+   * Apple's signedRenewalInfo, when there is one; at most 64 KiB.
+   */
+  char *raw_renewal_info;
 };
 #define SUBSCRIPTIONS__COMMON__V1__LIFECYCLE_EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__lifecycle_event__descriptor) \
-    , 0, NULL, SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , 0, NULL, SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -308,6 +440,25 @@ struct  Subscriptions__Common__V1__HealthResponse
     , SUBSCRIPTIONS__COMMON__V1__SERVING_STATUS__SERVING_STATUS_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
+/* Subscriptions__Common__V1__Period methods */
+void   subscriptions__common__v1__period__init
+                     (Subscriptions__Common__V1__Period         *message);
+size_t subscriptions__common__v1__period__get_packed_size
+                     (const Subscriptions__Common__V1__Period   *message);
+size_t subscriptions__common__v1__period__pack
+                     (const Subscriptions__Common__V1__Period   *message,
+                      uint8_t             *out);
+size_t subscriptions__common__v1__period__pack_to_buffer
+                     (const Subscriptions__Common__V1__Period   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Common__V1__Period *
+       subscriptions__common__v1__period__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__common__v1__period__free_unpacked
+                     (Subscriptions__Common__V1__Period *message,
+                      ProtobufCAllocator *allocator);
 /* Subscriptions__Common__V1__SubscriptionKey methods */
 void   subscriptions__common__v1__subscription_key__init
                      (Subscriptions__Common__V1__SubscriptionKey         *message);
@@ -424,6 +575,9 @@ void   subscriptions__common__v1__health_response__free_unpacked
                       ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
+typedef void (*Subscriptions__Common__V1__Period_Closure)
+                 (const Subscriptions__Common__V1__Period *message,
+                  void *closure_data);
 typedef void (*Subscriptions__Common__V1__SubscriptionKey_Closure)
                  (const Subscriptions__Common__V1__SubscriptionKey *message,
                   void *closure_data);
@@ -455,7 +609,10 @@ extern const ProtobufCEnumDescriptor    subscriptions__common__v1__product_kind_
 extern const ProtobufCEnumDescriptor    subscriptions__common__v1__ownership__descriptor;
 extern const ProtobufCEnumDescriptor    subscriptions__common__v1__event_kind__descriptor;
 extern const ProtobufCEnumDescriptor    subscriptions__common__v1__transfer_policy__descriptor;
+extern const ProtobufCEnumDescriptor    subscriptions__common__v1__offer_type__descriptor;
+extern const ProtobufCEnumDescriptor    subscriptions__common__v1__expiration_reason__descriptor;
 extern const ProtobufCEnumDescriptor    subscriptions__common__v1__serving_status__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__common__v1__period__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__subscription_key__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__subscription__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__lifecycle_event__descriptor;

@@ -152,10 +152,22 @@ struct  Subscriptions__Ledger__V1__RecordVerifiedStateRequest
    * The inbox entry this state resolves, when it came from a notification.
    */
   char *notification_id;
+  /*
+   * The periods this state's evidence proves; at most 256. Each is recorded once by
+   * (subscription key, period_id); a newer-signed version replaces an older one.
+   */
+  size_t n_periods;
+  Subscriptions__Common__V1__Period **periods;
+  /*
+   * The state is what one signed notification alone proves (the store's API did not answer):
+   * its periods are recorded, but the state is applied only when the ledger holds none for
+   * the subscription, never over a state of another transaction.
+   */
+  protobuf_c_boolean partial;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__RECORD_VERIFIED_STATE_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__record_verified_state_request__descriptor) \
-    , (char *)protobuf_c_empty_string, NULL, 0,NULL, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, NULL, 0,NULL, (char *)protobuf_c_empty_string, 0,NULL, 0 }
 
 
 struct  Subscriptions__Ledger__V1__RecordVerifiedStateResponse
@@ -227,10 +239,16 @@ struct  Subscriptions__Ledger__V1__GetSubscriptionResponse
 {
   ProtobufCMessage base;
   Subscriptions__Common__V1__Subscription *subscription;
+  /*
+   * The latest 100 periods the ledger holds for it, as recorded (with the raw signed data),
+   * by start.
+   */
+  size_t n_periods;
+  Subscriptions__Common__V1__Period **periods;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__GET_SUBSCRIPTION_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_subscription_response__descriptor) \
-    , NULL }
+    , NULL, 0,NULL }
 
 
 struct  Subscriptions__Ledger__V1__GetAccountRequest

@@ -7,6 +7,51 @@
 #endif
 
 #include "subscriptions/common/v1/common.pb-c.h"
+void   subscriptions__common__v1__period__init
+                     (Subscriptions__Common__V1__Period         *message)
+{
+  static const Subscriptions__Common__V1__Period init_value = SUBSCRIPTIONS__COMMON__V1__PERIOD__INIT;
+  *message = init_value;
+}
+size_t subscriptions__common__v1__period__get_packed_size
+                     (const Subscriptions__Common__V1__Period *message)
+{
+  assert(message->base.descriptor == &subscriptions__common__v1__period__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__common__v1__period__pack
+                     (const Subscriptions__Common__V1__Period *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__common__v1__period__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__common__v1__period__pack_to_buffer
+                     (const Subscriptions__Common__V1__Period *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__common__v1__period__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Common__V1__Period *
+       subscriptions__common__v1__period__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Common__V1__Period *)
+     protobuf_c_message_unpack (&subscriptions__common__v1__period__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__common__v1__period__free_unpacked
+                     (Subscriptions__Common__V1__Period *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__common__v1__period__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   subscriptions__common__v1__subscription_key__init
                      (Subscriptions__Common__V1__SubscriptionKey         *message)
 {
@@ -277,6 +322,174 @@ void   subscriptions__common__v1__health_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__common__v1__health_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+static const ProtobufCFieldDescriptor subscriptions__common__v1__period__field_descriptors[11] =
+{
+  {
+    "period_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, period_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "product_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, product_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "base_plan_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, base_plan_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, start_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, end_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offer_type",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, offer_type),
+    &subscriptions__common__v1__offer_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "revoked_time_ms",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, revoked_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "revocation_reason",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, revocation_reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "signed_time_ms",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, signed_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "product_kind",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, product_kind),
+    &subscriptions__common__v1__product_kind__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "raw",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, raw),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__common__v1__period__field_indices_by_name[] = {
+  2,   /* field[2] = base_plan_id */
+  4,   /* field[4] = end_ms */
+  5,   /* field[5] = offer_type */
+  0,   /* field[0] = period_id */
+  1,   /* field[1] = product_id */
+  9,   /* field[9] = product_kind */
+  10,   /* field[10] = raw */
+  7,   /* field[7] = revocation_reason */
+  6,   /* field[6] = revoked_time_ms */
+  8,   /* field[8] = signed_time_ms */
+  3,   /* field[3] = start_ms */
+};
+static const ProtobufCIntRange subscriptions__common__v1__period__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 11 }
+};
+const ProtobufCMessageDescriptor subscriptions__common__v1__period__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.common.v1.Period",
+  "Period",
+  "Subscriptions__Common__V1__Period",
+  "subscriptions.common.v1",
+  sizeof(Subscriptions__Common__V1__Period),
+  11,
+  subscriptions__common__v1__period__field_descriptors,
+  subscriptions__common__v1__period__field_indices_by_name,
+  1,  subscriptions__common__v1__period__number_ranges,
+  (ProtobufCMessageInit) subscriptions__common__v1__period__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor subscriptions__common__v1__subscription_key__field_descriptors[3] =
 {
   {
@@ -341,7 +554,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__subscription_key__de
   (ProtobufCMessageInit) subscriptions__common__v1__subscription_key__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__common__v1__subscription__field_descriptors[24] =
+static const ProtobufCFieldDescriptor subscriptions__common__v1__subscription__field_descriptors[34] =
 {
   {
     "key",
@@ -631,6 +844,126 @@ static const ProtobufCFieldDescriptor subscriptions__common__v1__subscription__f
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "periods",
+    25,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Common__V1__Subscription, n_periods),
+    offsetof(Subscriptions__Common__V1__Subscription, periods),
+    &subscriptions__common__v1__period__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offer_type",
+    26,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, offer_type),
+    &subscriptions__common__v1__offer_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "renewal_offer_id",
+    27,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, renewal_offer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "renewal_offer_type",
+    28,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, renewal_offer_type),
+    &subscriptions__common__v1__offer_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expiration_reason",
+    29,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, expiration_reason),
+    &subscriptions__common__v1__expiration_reason__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "in_billing_retry",
+    30,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, in_billing_retry),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "renewal_time_ms",
+    31,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, renewal_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "storefront",
+    32,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, storefront),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "price_micros",
+    33,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, price_micros),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "currency",
+    34,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, currency),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__common__v1__subscription__field_indices_by_name[] = {
   1,   /* field[1] = account_id */
@@ -639,16 +972,25 @@ static const unsigned subscriptions__common__v1__subscription__field_indices_by_
   15,   /* field[15] = auto_renew_product_id */
   3,   /* field[3] = base_plan_id */
   22,   /* field[22] = bundle_or_package */
+  33,   /* field[33] = currency */
+  28,   /* field[28] = expiration_reason */
   10,   /* field[10] = expires_time_ms */
   11,   /* field[11] = grace_expires_time_ms */
+  29,   /* field[29] = in_billing_retry */
   0,   /* field[0] = key */
   23,   /* field[23] = latest_order_id */
   4,   /* field[4] = offer_id */
+  25,   /* field[25] = offer_type */
   9,   /* field[9] = original_purchase_time_ms */
   7,   /* field[7] = ownership */
+  24,   /* field[24] = periods */
+  32,   /* field[32] = price_micros */
   2,   /* field[2] = product_id */
   5,   /* field[5] = product_kind */
   8,   /* field[8] = purchase_time_ms */
+  26,   /* field[26] = renewal_offer_id */
+  27,   /* field[27] = renewal_offer_type */
+  30,   /* field[30] = renewal_time_ms */
   20,   /* field[20] = replaced_by_store_id */
   19,   /* field[19] = replaces_store_id */
   13,   /* field[13] = revocation_reason */
@@ -656,12 +998,13 @@ static const unsigned subscriptions__common__v1__subscription__field_indices_by_
   6,   /* field[6] = state */
   21,   /* field[21] = store_account_ref */
   17,   /* field[17] = store_time_ms */
+  31,   /* field[31] = storefront */
   18,   /* field[18] = verified_time_ms */
 };
 static const ProtobufCIntRange subscriptions__common__v1__subscription__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 24 }
+  { 0, 34 }
 };
 const ProtobufCMessageDescriptor subscriptions__common__v1__subscription__descriptor =
 {
@@ -671,14 +1014,14 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__subscription__descri
   "Subscriptions__Common__V1__Subscription",
   "subscriptions.common.v1",
   sizeof(Subscriptions__Common__V1__Subscription),
-  24,
+  34,
   subscriptions__common__v1__subscription__field_descriptors,
   subscriptions__common__v1__subscription__field_indices_by_name,
   1,  subscriptions__common__v1__subscription__number_ranges,
   (ProtobufCMessageInit) subscriptions__common__v1__subscription__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event__field_descriptors[13] =
+static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event__field_descriptors[15] =
 {
   {
     "position",
@@ -836,6 +1179,30 @@ static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "raw_transaction",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__LifecycleEvent, raw_transaction),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "raw_renewal_info",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__LifecycleEvent, raw_renewal_info),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__common__v1__lifecycle_event__field_indices_by_name[] = {
   5,   /* field[5] = account_id */
@@ -846,6 +1213,8 @@ static const unsigned subscriptions__common__v1__lifecycle_event__field_indices_
   6,   /* field[6] = other_account_id */
   0,   /* field[0] = position */
   11,   /* field[11] = raw_payload */
+  14,   /* field[14] = raw_renewal_info */
+  13,   /* field[13] = raw_transaction */
   10,   /* field[10] = state */
   8,   /* field[8] = store_subtype */
   3,   /* field[3] = store_time_ms */
@@ -855,7 +1224,7 @@ static const unsigned subscriptions__common__v1__lifecycle_event__field_indices_
 static const ProtobufCIntRange subscriptions__common__v1__lifecycle_event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor subscriptions__common__v1__lifecycle_event__descriptor =
 {
@@ -865,7 +1234,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__lifecycle_event__des
   "Subscriptions__Common__V1__LifecycleEvent",
   "subscriptions.common.v1",
   sizeof(Subscriptions__Common__V1__LifecycleEvent),
-  13,
+  15,
   subscriptions__common__v1__lifecycle_event__field_descriptors,
   subscriptions__common__v1__lifecycle_event__field_indices_by_name,
   1,  subscriptions__common__v1__lifecycle_event__number_ranges,
@@ -1350,6 +1719,78 @@ const ProtobufCEnumDescriptor subscriptions__common__v1__transfer_policy__descri
   subscriptions__common__v1__transfer_policy__enum_values_by_name,
   1,
   subscriptions__common__v1__transfer_policy__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue subscriptions__common__v1__offer_type__enum_values_by_number[6] =
+{
+  { "OFFER_TYPE_UNSPECIFIED", "SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED", 0 },
+  { "OFFER_TYPE_FREE_TRIAL", "SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_FREE_TRIAL", 1 },
+  { "OFFER_TYPE_INTRODUCTORY", "SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_INTRODUCTORY", 2 },
+  { "OFFER_TYPE_PROMOTIONAL", "SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_PROMOTIONAL", 3 },
+  { "OFFER_TYPE_OFFER_CODE", "SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_OFFER_CODE", 4 },
+  { "OFFER_TYPE_WIN_BACK", "SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_WIN_BACK", 5 },
+};
+static const ProtobufCIntRange subscriptions__common__v1__offer_type__value_ranges[] = {
+{0, 0},{0, 6}
+};
+static const ProtobufCEnumValueIndex subscriptions__common__v1__offer_type__enum_values_by_name[6] =
+{
+  { "OFFER_TYPE_FREE_TRIAL", 1 },
+  { "OFFER_TYPE_INTRODUCTORY", 2 },
+  { "OFFER_TYPE_OFFER_CODE", 4 },
+  { "OFFER_TYPE_PROMOTIONAL", 3 },
+  { "OFFER_TYPE_UNSPECIFIED", 0 },
+  { "OFFER_TYPE_WIN_BACK", 5 },
+};
+const ProtobufCEnumDescriptor subscriptions__common__v1__offer_type__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "subscriptions.common.v1.OfferType",
+  "OfferType",
+  "Subscriptions__Common__V1__OfferType",
+  "subscriptions.common.v1",
+  6,
+  subscriptions__common__v1__offer_type__enum_values_by_number,
+  6,
+  subscriptions__common__v1__offer_type__enum_values_by_name,
+  1,
+  subscriptions__common__v1__offer_type__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue subscriptions__common__v1__expiration_reason__enum_values_by_number[6] =
+{
+  { "EXPIRATION_REASON_UNSPECIFIED", "SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED", 0 },
+  { "EXPIRATION_REASON_CANCELLED", "SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_CANCELLED", 1 },
+  { "EXPIRATION_REASON_BILLING_ERROR", "SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_BILLING_ERROR", 2 },
+  { "EXPIRATION_REASON_PRICE_INCREASE", "SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_PRICE_INCREASE", 3 },
+  { "EXPIRATION_REASON_PRODUCT_UNAVAILABLE", "SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_PRODUCT_UNAVAILABLE", 4 },
+  { "EXPIRATION_REASON_OTHER", "SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_OTHER", 5 },
+};
+static const ProtobufCIntRange subscriptions__common__v1__expiration_reason__value_ranges[] = {
+{0, 0},{0, 6}
+};
+static const ProtobufCEnumValueIndex subscriptions__common__v1__expiration_reason__enum_values_by_name[6] =
+{
+  { "EXPIRATION_REASON_BILLING_ERROR", 2 },
+  { "EXPIRATION_REASON_CANCELLED", 1 },
+  { "EXPIRATION_REASON_OTHER", 5 },
+  { "EXPIRATION_REASON_PRICE_INCREASE", 3 },
+  { "EXPIRATION_REASON_PRODUCT_UNAVAILABLE", 4 },
+  { "EXPIRATION_REASON_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor subscriptions__common__v1__expiration_reason__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "subscriptions.common.v1.ExpirationReason",
+  "ExpirationReason",
+  "Subscriptions__Common__V1__ExpirationReason",
+  "subscriptions.common.v1",
+  6,
+  subscriptions__common__v1__expiration_reason__enum_values_by_number,
+  6,
+  subscriptions__common__v1__expiration_reason__enum_values_by_name,
+  1,
+  subscriptions__common__v1__expiration_reason__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCEnumValue subscriptions__common__v1__serving_status__enum_values_by_number[4] =

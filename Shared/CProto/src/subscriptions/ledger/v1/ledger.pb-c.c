@@ -1582,7 +1582,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_notification_
   (ProtobufCMessageInit) subscriptions__ledger__v1__record_notification_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__record_verified_state_request__field_descriptors[4] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__record_verified_state_request__field_descriptors[6] =
 {
   {
     "idempotency_key",
@@ -1632,17 +1632,43 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__record_verified
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "periods",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__RecordVerifiedStateRequest, n_periods),
+    offsetof(Subscriptions__Ledger__V1__RecordVerifiedStateRequest, periods),
+    &subscriptions__common__v1__period__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "partial",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RecordVerifiedStateRequest, partial),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__record_verified_state_request__field_indices_by_name[] = {
   2,   /* field[2] = events */
   0,   /* field[0] = idempotency_key */
   3,   /* field[3] = notification_id */
+  5,   /* field[5] = partial */
+  4,   /* field[4] = periods */
   1,   /* field[1] = subscription */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__record_verified_state_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_verified_state_request__descriptor =
 {
@@ -1652,7 +1678,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_verified_stat
   "Subscriptions__Ledger__V1__RecordVerifiedStateRequest",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__RecordVerifiedStateRequest),
-  4,
+  6,
   subscriptions__ledger__v1__record_verified_state_request__field_descriptors,
   subscriptions__ledger__v1__record_verified_state_request__field_indices_by_name,
   1,  subscriptions__ledger__v1__record_verified_state_request__number_ranges,
@@ -1941,7 +1967,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_req
   (ProtobufCMessageInit) subscriptions__ledger__v1__get_subscription_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_subscription_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_subscription_response__field_descriptors[2] =
 {
   {
     "subscription",
@@ -1955,14 +1981,27 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_subscriptio
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "periods",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__GetSubscriptionResponse, n_periods),
+    offsetof(Subscriptions__Ledger__V1__GetSubscriptionResponse, periods),
+    &subscriptions__common__v1__period__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__get_subscription_response__field_indices_by_name[] = {
+  1,   /* field[1] = periods */
   0,   /* field[0] = subscription */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__get_subscription_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_response__descriptor =
 {
@@ -1972,7 +2011,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_res
   "Subscriptions__Ledger__V1__GetSubscriptionResponse",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__GetSubscriptionResponse),
-  1,
+  2,
   subscriptions__ledger__v1__get_subscription_response__field_descriptors,
   subscriptions__ledger__v1__get_subscription_response__field_indices_by_name,
   1,  subscriptions__ledger__v1__get_subscription_response__number_ranges,

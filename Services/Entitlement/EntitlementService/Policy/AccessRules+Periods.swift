@@ -1,0 +1,111 @@
+public import Model
+
+/// One verified period as the access rule reads it: epoch milliseconds, no strings.
+public struct AccessInterval: Sendable, Hashable {
+    public var start: Int64
+    /// `nil`: no end (a lifetime purchase).
+    public var end: Int64?
+    /// When the store revoked this period; access from it ends then.
+    public var revoked: Int64?
+    /// Whether the period's product grants the capability being checked.
+    public var grants: Bool
+
+    public init(start: Int64, end: Int64?, revoked: Int64? = nil, grants: Bool = true) {
+        self.start = start
+        self.end = end
+        self.revoked = revoked
+        self.grants = grants
+    }
+
+    /// Whether `at` falls in the paid time.
+    func contains(_ at: Int64) -> Bool { start <= at && at < (end ?? Int64.max) }
+}
+
+extension AccessRules {
+    /// What a subscription with verified periods means for a capability at `at`, from its
+    /// periods (ordered by start, as the ledger's `Period.accessPeriods` gives them, a
+    /// non-renewing one's end already worked out from the policy's duration) and, only after
+    /// the last one, its current state. A pure function of its inputs.
+    ///
+    /// In order:
+    /// 1. A consumable grants no lasting capability; a `pending` state was never paid: `noGrant`,
+    ///    `stateDenies`.
+    /// 2. A granting period contains `at`: allowed, unless its revocation is at or before `at`
+    ///    (`revoked`). Access runs to the end of the contiguous run of granting, unrevoked
+    ///    periods from there (an early renewal starts where the old period ends), or to a
+    ///    revocation inside that run; when the run reaches the last period and the state gives
+    ///    access after it (grace until its end), on to that end. An `at` in the past is judged by
+    ///    what was paid then, with the revocations known now.
+    /// 3. `at` before the first granting period: `noGrant`.
+    /// 4. `at` after the last period, when that period grants: the state decides: `expired`,
+    ///    `revoked` (`revoked`), none (`stateDenies`), a state the rules deny (`stateDenies`), a
+    ///    state they allow gives access until the grace end when there is one after `at`, and is
+    ///    `expired` otherwise (`active` and `cancelled` end with their period).
+    /// 5. Otherwise (a gap between periods, a later product that does not grant it): `expired`.
+    public func decision(
+        periods: some Sequence<AccessInterval>, kind: ProductKind?, state: SubscriptionState?, grace: Int64?,
+        at: Int64
+    ) -> AccessDecision {
+        if kind == .consumable { return .denied(.noGrant) }
+        if state == .pending { return .denied(.stateDenies) }
+        var sawGranting = false
+        var beforeFirst = false
+        var revokedAt = false
+        // The run of granting periods that contains `at`: where it ends so far (`Int64.max`: no
+        // end), whether it can still grow, and whether it reaches the last period unrevoked.
+        var runEnd: Int64?
+        var runOpen = false
+        var runReachesLast = false
+        var last: AccessInterval?
+        for period in periods {
+            last = period
+            let periodEnd = min(period.end ?? Int64.max, period.revoked ?? Int64.max)
+            if let end = runEnd {
+                if runOpen, period.grants, period.start <= end {
+                    runEnd = max(end, periodEnd)
+                    runReachesLast = period.revoked == nil
+                    runOpen = period.revoked == nil
+                } else {
+                    runOpen = false
+                    runReachesLast = false
+                }
+                continue
+            }
+            guard period.grants else { continue }
+            if !sawGranting && at < period.start { beforeFirst = true }
+            sawGranting = true
+            guard period.contains(at) else { continue }
+            if let revoked = period.revoked, revoked <= at {
+                revokedAt = true
+                continue
+            }
+            runEnd = periodEnd
+            runOpen = period.revoked == nil
+            runReachesLast = period.revoked == nil
+        }
+        let until: Int64?? = runEnd.map { $0 == Int64.max ? nil : $0 }
+        if let running = until {
+            guard let end = running else { return .allowed(untilMilliseconds: nil) }
+            if runReachesLast, let state, state != .active, state != .cancelled, allows(state),
+                let grace, grace > end
+            {
+                return .allowed(untilMilliseconds: grace)
+            }
+            return .allowed(untilMilliseconds: end)
+        }
+        if revokedAt { return .denied(.revoked) }
+        if !sawGranting || beforeFirst { return .denied(.noGrant) }
+        guard let last, last.grants, at >= (last.end ?? Int64.max) else { return .denied(.expired) }
+        if last.revoked != nil { return .denied(.revoked) }
+        guard let state else { return .denied(.stateDenies) }
+        switch state {
+        case .expired: return .denied(.expired)
+        case .revoked: return .denied(.revoked)
+        case .active, .cancelled: return .denied(.expired)
+        default:
+            guard allows(state) else { return .denied(.stateDenies) }
+            if let grace, grace > at { return .allowed(untilMilliseconds: grace) }
+            return .denied(.expired)
+        }
+    }
+}

@@ -1,0 +1,110 @@
+extension Period {
+    /// Of two versions of one period (the same `periodID`), the one that stands. A pure rule that
+    /// does not depend on which arrived first:
+    /// 1. the one the store signed later (a refund after the purchase, a reversal after the refund);
+    /// 2. at the same signed time, the one that ends access sooner (an earlier revocation, then
+    ///    an earlier end; no end counts as the latest);
+    /// 3. then the one with the smaller `contentHash`; equal hashes are the same fact.
+    public static func standing(_ a: Period, _ b: Period) -> Period {
+        let signedA = a.signedTimeMilliseconds ?? Int64.min
+        let signedB = b.signedTimeMilliseconds ?? Int64.min
+        if signedA != signedB { return signedA > signedB ? a : b }
+        let endA = a.accessEnd
+        let endB = b.accessEnd
+        if endA != endB { return endA < endB ? a : b }
+        return a.contentHash <= b.contentHash ? a : b
+    }
+
+    /// Where access from this period ends, ignoring other periods: its revocation or its end,
+    /// whichever is first; `Int64.max` for neither.
+    var accessEnd: Int64 {
+        min(revokedTimeMilliseconds ?? Int64.max, endMilliseconds ?? Int64.max)
+    }
+
+    /// A stable 64-bit FNV-1a hash of every field but `raw`, the same in every process and
+    /// version (the tie-break of `standing`).
+    public var contentHash: UInt64 {
+        var hash = ContentHash()
+        hash.add(periodID)
+        hash.add(productID)
+        hash.add(basePlanID)
+        hash.add(startMilliseconds)
+        hash.add(endMilliseconds)
+        hash.add(offerType?.rawValue)
+        hash.add(revokedTimeMilliseconds)
+        hash.add(revocationReason)
+        hash.add(signedTimeMilliseconds)
+        hash.add(productKind?.rawValue)
+        return hash.value
+    }
+
+    /// The periods as access reads them, from every recorded period of one subscription
+    /// (one version per `periodID`, see `standing`), with no raw data:
+    /// - ordered by start (then id);
+    /// - for an Apple chain (`clipsAtNextStart`), a period ends no later than the start of the
+    ///   next period that starts inside it: one transaction of a chain is in force at a time, and
+    ///   a transaction that starts inside another is an upgrade (Apple also marks the old one
+    ///   `isUpgraded`, which not every payload of the old one carries);
+    /// - contiguous unrevoked periods of one product, plan and kind (the next starts at or
+    ///   before the previous one's end: an early renewal starts exactly there) become one, named
+    ///   by the latest, with its offer type.
+    public static func accessPeriods(_ periods: [Period], clipsAtNextStart: Bool) -> [Period] {
+        var sorted = periods.sorted {
+            ($0.startMilliseconds, $0.periodID) < ($1.startMilliseconds, $1.periodID)
+        }
+        for index in sorted.indices {
+            sorted[index].raw = nil
+            guard clipsAtNextStart else { continue }
+            let start = sorted[index].startMilliseconds
+            if let next = sorted[(index + 1)...].first(where: { $0.startMilliseconds > start }),
+                next.startMilliseconds < (sorted[index].endMilliseconds ?? Int64.max)
+            {
+                sorted[index].endMilliseconds = next.startMilliseconds
+            }
+        }
+        var merged: [Period] = []
+        for period in sorted {
+            if var last = merged.last, let lastEnd = last.endMilliseconds, last.revokedTimeMilliseconds == nil,
+                period.revokedTimeMilliseconds == nil, period.productID == last.productID,
+                period.basePlanID == last.basePlanID, period.productKind == last.productKind,
+                period.startMilliseconds <= lastEnd
+            {
+                last.endMilliseconds = period.endMilliseconds.map { max($0, lastEnd) }
+                last.periodID = period.periodID
+                last.offerType = period.offerType
+                last.signedTimeMilliseconds = max(
+                    last.signedTimeMilliseconds ?? Int64.min, period.signedTimeMilliseconds ?? Int64.min)
+                merged[merged.count - 1] = last
+            } else {
+                merged.append(period)
+            }
+        }
+        return merged
+    }
+}
+
+/// FNV-1a over fields, each preceded by a tag so that absent and empty differ.
+struct ContentHash {
+    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    mutating func byte(_ byte: UInt8) {
+        value = (value ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+    }
+
+    mutating func add(_ text: String?) {
+        guard let text else { return byte(0) }
+        byte(1)
+        for unit in text.utf8 { byte(unit) }
+        byte(0xFF)
+    }
+
+    mutating func add<T: FixedWidthInteger>(_ number: T?) {
+        guard let number else { return byte(0) }
+        byte(1)
+        var bits = UInt64(truncatingIfNeeded: number)
+        for _ in 0..<8 {
+            byte(UInt8(truncatingIfNeeded: bits))
+            bits >>= 8
+        }
+    }
+}
