@@ -55,12 +55,12 @@ struct PolicyErrorTests {
             expected: PolicyError(.malformed, line: 3, "malformed line: expected \"access STATE yes|no\"")),
         Case(
             name: "malformed: two Apple products on a line", text: "capability pro\n  apple a b\n",
-            expected: PolicyError(.malformed, line: 2, "malformed line: expected \"apple PRODUCT_ID\"")),
+            expected: PolicyError(.malformed, line: 2, "malformed line: expected \"apple PRODUCT_ID [duration N(h|d|w)]\"")),
         Case(
             name: "malformed: Google line without a product", text: "capability pro\n  google\n",
             expected: PolicyError(
                 .malformed, line: 2,
-                "malformed line: expected \"google PRODUCT_ID\" or \"google PRODUCT_ID:BASE_PLAN_ID\"")),
+                "malformed line: expected \"google PRODUCT_ID[:BASE_PLAN_ID] [duration N(h|d|w)]\"")),
         Case(
             name: "malformed: unknown keyword", text: "\n\nhello world\n",
             expected: PolicyError(

@@ -106,7 +106,7 @@ struct PostgresLedgerDatabaseTests {
         let versions = try await databases[1].read { tx in
             try tx.query("SELECT version FROM schema_migrations ORDER BY version").rows
         }
-        #expect(versions == [[.int(1)], [.int(2)]])
+        #expect(versions == [[.int(1)], [.int(2)], [.int(3)]])
         let tables = try await databases[2].read { tx in
             try tx.query(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
@@ -114,7 +114,8 @@ struct PostgresLedgerDatabaseTests {
             ).rows
         }
         let names = [
-            "changes", "cursors", "events", "idempotency", "inbox", "links", "schema_migrations", "subscriptions",
+            "changes", "cursors", "events", "idempotency", "inbox", "links", "periods", "schema_migrations",
+            "subscriptions",
         ]
         #expect(tables == names.map { [.text($0)] })
         for database in databases { await database.close() }

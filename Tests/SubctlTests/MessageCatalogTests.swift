@@ -117,6 +117,12 @@ struct MessageCatalogTests {
                 .init(
                     name: "notification_id", jsonName: "notificationId", number: 4, typeName: "string", kind: .scalar,
                     isRepeated: false),
+                .init(
+                    name: "periods", jsonName: "periods", number: 5, typeName: "subscriptions.common.v1.Period",
+                    kind: .message, isRepeated: true),
+                .init(
+                    name: "partial", jsonName: "partial", number: 6, typeName: "bool", kind: .scalar,
+                    isRepeated: false),
             ])
         #expect(
             catalog.enums(matching: "subscriptions.common.v1.Store").first?.values.map(\.name) == [

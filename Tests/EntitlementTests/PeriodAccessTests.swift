@@ -1,0 +1,281 @@
+import Foundation
+import Model
+import Testing
+import Wire
+
+@testable import EntitlementService
+
+/// The period model as pure values: which version of a period stands, how periods merge into
+/// access periods, the total order of states, and what the access rule answers from periods.
+@Suite("Access from verified periods")
+struct PeriodAccessTests {
+    static let day: Int64 = 86_400_000
+    static let hour: Int64 = 3_600_000
+    static let t0: Int64 = 1_790_000_000_000
+    static let key = SubscriptionKey(store: .apple, environment: .production, storeID: "1000")
+    static let account = "7a1c2f0e-3b7d-4d7c-9a57-1b2c3d4e5f60"
+    static let policy = try! ProductPolicy(
+        parsing: """
+            capability pro
+              apple pro.monthly
+              apple pro.plus
+            capability basic
+              apple basic.monthly
+            capability season
+              apple season.pass duration 90d
+              apple season.undated
+            """)
+
+    /// Month `n` of a monthly chain: [t0 + 30n days, t0 + 30(n+1) days), signed at its charge,
+    /// a day before it starts (Apple charges up to 24 hours early).
+    static func month(_ n: Int64, product: String = "pro.monthly", revoked: Int64? = nil, signed: Int64? = nil)
+        -> Period
+    {
+        Period(
+            periodID: "\(2000 + n)", productID: product, startMilliseconds: t0 + n * 30 * day,
+            endMilliseconds: t0 + (n + 1) * 30 * day, revokedTimeMilliseconds: revoked,
+            revocationReason: revoked == nil ? nil : "0",
+            signedTimeMilliseconds: signed ?? (t0 + n * 30 * day - day), productKind: .autoRenewable)
+    }
+
+    static func state(
+        _ state: SubscriptionState, periods: [Period], storeTime: Int64, product: String = "pro.monthly",
+        kind: ProductKind = .autoRenewable, grace: Int64? = nil
+    ) -> Subscription {
+        let last = periods.last
+        return Subscription(
+            key: key, accountID: account, productID: product, productKind: kind, state: state,
+            purchaseTimeMilliseconds: last?.startMilliseconds, expiresTimeMilliseconds: last?.endMilliseconds,
+            graceExpiresTimeMilliseconds: grace, storeTimeMilliseconds: storeTime,
+            periods: Period.accessPeriods(periods, clipsAtNextStart: true))
+    }
+
+    static func check(_ subscription: Subscription, _ capability: String = "pro", at: Int64) throws
+        -> CheckAccessResponse
+    {
+        let view = EntitlementView()
+        view.load([subscription], position: 1)
+        return try EntitlementMethods.check(
+            CheckAccessRequest(accountID: account, capability: capability, atMilliseconds: at), view: view,
+            policy: policy, now: at)
+    }
+
+    // MARK: Periods
+
+    @Test("a year of monthly renewals of one product is one access period named by the latest")
+    func yearMerges() {
+        let periods = (0..<12).map { Self.month($0) }
+        let merged = Period.accessPeriods(periods.shuffled(), clipsAtNextStart: true)
+        #expect(merged.count == 1)
+        #expect(merged[0].startMilliseconds == Self.t0)
+        #expect(merged[0].endMilliseconds == Self.t0 + 12 * 30 * Self.day)
+        #expect(merged[0].periodID == "2011")
+        #expect(merged[0].raw == nil)
+    }
+
+    @Test("a refunded period stays its own; the periods around it are untouched")
+    func refundSplits() {
+        let periods = [Self.month(0), Self.month(1, revoked: Self.t0 + 40 * Self.day), Self.month(2)]
+        let merged = Period.accessPeriods(periods, clipsAtNextStart: true)
+        #expect(merged.map(\.periodID) == ["2000", "2001", "2002"])
+        #expect(merged[1].revokedTimeMilliseconds == Self.t0 + 40 * Self.day)
+    }
+
+    @Test("an upgrade's transaction cuts the old period at its start, flagged isUpgraded or not")
+    func upgradeClips() {
+        var plus = Self.month(0, product: "pro.plus")
+        plus.periodID = "3000"
+        plus.startMilliseconds = Self.t0 + 10 * Self.day
+        plus.endMilliseconds = Self.t0 + 40 * Self.day
+        let merged = Period.accessPeriods([plus, Self.month(0)], clipsAtNextStart: true)
+        #expect(merged.map(\.productID) == ["pro.monthly", "pro.plus"])
+        #expect(merged[0].endMilliseconds == Self.t0 + 10 * Self.day)
+        // Google line items may overlap: no cut there.
+        #expect(Period.accessPeriods([plus, Self.month(0)], clipsAtNextStart: false)[0].endMilliseconds
+            == Self.t0 + 30 * Self.day)
+    }
+
+    @Test("of two versions of a period, the later-signed stands; at one signed time the earlier end, then the hash")
+    func periodVersions() {
+        let paid = Self.month(3, signed: Self.t0)
+        let refunded = Self.month(3, revoked: Self.t0 + 100 * Self.day, signed: Self.t0 + 100 * Self.day)
+        #expect(Period.standing(paid, refunded) == refunded)
+        #expect(Period.standing(refunded, paid) == refunded)
+        let reversed = Self.month(3, signed: Self.t0 + 101 * Self.day)
+        #expect(Period.standing(refunded, reversed) == reversed)
+        let sameTime = Self.month(3, revoked: Self.t0 + 95 * Self.day, signed: Self.t0)
+        #expect(Period.standing(paid, sameTime) == sameTime)
+        #expect(Period.standing(sameTime, paid) == sameTime)
+        var other = paid
+        other.offerType = .introductory
+        #expect(Period.standing(paid, other) == Period.standing(other, paid))
+    }
+
+    @Test("two states at one store time: the one that ends access sooner wins, in either order")
+    func equalStoreTimes() {
+        let active = Self.state(.active, periods: [Self.month(0)], storeTime: Self.t0)
+        let expired = Self.state(.expired, periods: [Self.month(0)], storeTime: Self.t0)
+        #expect(Subscription.replaces(expired, active))
+        #expect(!Subscription.replaces(active, expired))
+        var cancelled = active
+        cancelled.state = .cancelled
+        cancelled.autoRenew = false
+        // Same access end: the content hash decides, the same way in both orders.
+        #expect(Subscription.replaces(cancelled, active) != Subscription.replaces(active, cancelled))
+        #expect(Subscription.replaces(active, active))
+    }
+
+    // MARK: The rule
+
+    @Test("an early renewal: access runs on through the old period into the new one")
+    func earlyRenewal() throws {
+        // The renewal was charged 20 hours before the old period ended and starts at its end.
+        let renewed = Self.state(.active, periods: [Self.month(0), Self.month(1)], storeTime: Self.t0 + 30 * Self.day - 20 * Self.hour)
+        for at in [Self.t0 + 30 * Self.day - 20 * Self.hour, Self.t0 + 30 * Self.day - 1, Self.t0 + 30 * Self.day] {
+            let answer = try Self.check(renewed, at: at)
+            #expect(answer.allowed)
+            #expect(answer.untilMilliseconds == Self.t0 + 60 * Self.day)
+        }
+        #expect(try Self.check(renewed, at: Self.t0 + 60 * Self.day).reason == .expired)
+        #expect(try Self.check(renewed, at: Self.t0 - 1).reason == .noGrant)
+    }
+
+    @Test("a refund of last quarter's period revokes that period only; today's access stays")
+    func refundOfOldPeriod() throws {
+        let refundedAt = Self.t0 + 100 * Self.day
+        let periods = [Self.month(0), Self.month(1, revoked: refundedAt, signed: refundedAt), Self.month(2), Self.month(3)]
+        let now = Self.state(.active, periods: periods, storeTime: refundedAt)
+        let today = try Self.check(now, at: refundedAt + Self.day)
+        #expect(today.allowed)
+        #expect(today.untilMilliseconds == Self.t0 + 120 * Self.day)
+        // Inside the refunded period: revoked from the refund on, as paid before it.
+        #expect(try Self.check(now, at: Self.t0 + 45 * Self.day).allowed)
+        #expect(try Self.check(now, at: Self.t0 + 45 * Self.day).untilMilliseconds == Self.t0 + 30 * Self.day * 2)
+        // Refunded after it ended: it was paid while it ran, so month 0 runs on into it.
+        let afterFirst = try Self.check(now, at: Self.t0 + 10 * Self.day)
+        #expect(afterFirst.untilMilliseconds == Self.t0 + 60 * Self.day)
+        // A period refunded while it ran: access in it ends at the refund; later months stand.
+        let midway = Self.t0 + 70 * Self.day
+        let inside = Self.state(
+            .active, periods: [Self.month(0), Self.month(1), Self.month(2, revoked: midway, signed: midway), Self.month(3)],
+            storeTime: midway)
+        #expect(try Self.check(inside, at: Self.t0 + 5 * Self.day).untilMilliseconds == midway)
+        #expect(try Self.check(inside, at: midway).reason == .revoked)
+        #expect(try Self.check(inside, at: Self.t0 + 95 * Self.day).untilMilliseconds == Self.t0 + 120 * Self.day)
+    }
+
+    @Test("a refund of the current period ends access at the refund, also for a later at")
+    func refundOfCurrentPeriod() throws {
+        let refundedAt = Self.t0 + 35 * Self.day
+        let periods = [Self.month(0), Self.month(1, revoked: refundedAt, signed: refundedAt)]
+        var now = Self.state(.revoked, periods: periods, storeTime: refundedAt)
+        now.revokedTimeMilliseconds = refundedAt
+        #expect(try Self.check(now, at: refundedAt).reason == .revoked)
+        #expect(try Self.check(now, at: refundedAt + Self.day).reason == .revoked)
+        #expect(try Self.check(now, at: Self.t0 + 70 * Self.day).reason == .revoked)
+        let before = try Self.check(now, at: refundedAt - 1)
+        #expect(before.allowed)
+        #expect(before.untilMilliseconds == refundedAt)
+    }
+
+    @Test("an upgrade: the old product grants until the upgrade, the new one from it")
+    func upgrade() throws {
+        var plus = Self.month(0, product: "pro.plus")
+        plus.periodID = "3000"
+        plus.startMilliseconds = Self.t0 + 10 * Self.day
+        plus.endMilliseconds = Self.t0 + 40 * Self.day
+        let basic = Period(
+            periodID: "1", productID: "basic.monthly", startMilliseconds: Self.t0 - 30 * Self.day,
+            endMilliseconds: Self.t0, productKind: .autoRenewable)
+        let now = Self.state(.active, periods: [basic, Self.month(0), plus], storeTime: Self.t0 + 10 * Self.day, product: "pro.plus")
+        // pro: one run from month 0 through the upgrade to its end.
+        let pro = try Self.check(now, at: Self.t0 + 5 * Self.day)
+        #expect(pro.allowed)
+        #expect(pro.untilMilliseconds == Self.t0 + 40 * Self.day)
+        #expect(try Self.check(now, "basic", at: Self.t0 + 5 * Self.day).reason == .expired)
+        #expect(try Self.check(now, "basic", at: Self.t0 - Self.day).allowed)
+        #expect(try Self.check(now, at: Self.t0 - Self.day).reason == .noGrant)
+    }
+
+    @Test("an at in the past is answered as paid then, though the subscription is expired now")
+    func pastAt() throws {
+        let now = Self.state(.expired, periods: (0..<6).map { Self.month($0) }, storeTime: Self.t0 + 200 * Self.day)
+        let then = try Self.check(now, at: Self.t0 + 45 * Self.day)
+        #expect(then.allowed)
+        #expect(then.untilMilliseconds == Self.t0 + 180 * Self.day)
+        #expect(try Self.check(now, at: Self.t0 + 181 * Self.day).reason == .expired)
+    }
+
+    @Test("after the last period the state decides: grace until its end, billing retry denies")
+    func afterLastPeriod() throws {
+        let end = Self.t0 + 30 * Self.day
+        let grace = Self.state(.gracePeriod, periods: [Self.month(0)], storeTime: end, grace: end + 16 * Self.day)
+        let inside = try Self.check(grace, at: end - Self.day)
+        #expect(inside.untilMilliseconds == end + 16 * Self.day)
+        #expect(try Self.check(grace, at: end + Self.day).allowed)
+        #expect(try Self.check(grace, at: end + 16 * Self.day).reason == .expired)
+        let retry = Self.state(.billingRetry, periods: [Self.month(0)], storeTime: end)
+        #expect(try Self.check(retry, at: end - 1).allowed)
+        #expect(try Self.check(retry, at: end).reason == .stateDenies)
+    }
+
+    @Test("a non-renewing purchase lasts the policy's duration; without one it grants nothing")
+    func nonRenewing() throws {
+        let bought = Period(
+            periodID: "5000", productID: "season.pass", startMilliseconds: Self.t0, productKind: .nonRenewing)
+        let pass = Self.state(.active, periods: [bought], storeTime: Self.t0, product: "season.pass", kind: .nonRenewing)
+        let answer = try Self.check(pass, "season", at: Self.t0 + 89 * Self.day)
+        #expect(answer.allowed)
+        #expect(answer.untilMilliseconds == Self.t0 + 90 * Self.day)
+        #expect(try Self.check(pass, "season", at: Self.t0 + 90 * Self.day).reason == .expired)
+        var undatedPeriod = bought
+        undatedPeriod.productID = "season.undated"
+        let undated = Self.state(
+            .active, periods: [undatedPeriod], storeTime: Self.t0, product: "season.undated", kind: .nonRenewing)
+        #expect(try Self.check(undated, "season", at: Self.t0 + Self.day).reason == .noGrant)
+        let view = EntitlementView()
+        view.load([undated, pass], position: 1)
+        #expect(view.undatedNonRenewingProducts(policy: Self.policy) == ["apple season.undated"])
+    }
+
+    @Test("the policy reads durations in hours, days and weeks, and refuses others by line")
+    func policyDurations() throws {
+        let policy = try ProductPolicy(
+            parsing: "capability a\n  apple x duration 12h\n  google y duration 2w\n  google y:plan duration 3d\n")
+        #expect(policy.duration(store: .apple, productID: "x", basePlanID: nil) == 12 * Self.hour)
+        #expect(policy.duration(store: .google, productID: "y", basePlanID: "other") == 14 * Self.day)
+        #expect(policy.duration(store: .google, productID: "y", basePlanID: "plan") == 3 * Self.day)
+        #expect(policy.canonicalText.contains("apple x duration 12h\n"))
+        for bad in ["90", "0d", "-1d", "1y", "1.5d", "99999999d"] {
+            #expect(throws: PolicyError.self) { try ProductPolicy(parsing: "capability a\n  apple x duration \(bad)\n") }
+        }
+        #expect(throws: PolicyError.self) {
+            try ProductPolicy(parsing: "capability a\n  apple x duration 1d\ncapability b\n  apple x duration 2d\n")
+        }
+    }
+
+    @Test("the rule as a pure function: before, inside, across a gap, and a lifetime purchase")
+    func rule() {
+        let rules = AccessRules.default
+        let periods = [
+            AccessInterval(start: 100, end: 200), AccessInterval(start: 200, end: 300),
+            AccessInterval(start: 400, end: 500),
+        ]
+        func decide(_ at: Int64, state: SubscriptionState = .active) -> AccessDecision {
+            rules.decision(periods: periods, kind: .autoRenewable, state: state, grace: nil, at: at)
+        }
+        #expect(decide(99) == .denied(.noGrant))
+        #expect(decide(150) == .allowed(untilMilliseconds: 300))
+        #expect(decide(350) == .denied(.expired))
+        #expect(decide(450) == .allowed(untilMilliseconds: 500))
+        #expect(decide(500) == .denied(.expired))
+        #expect(decide(150, state: .pending) == .denied(.stateDenies))
+        let lifetime = [AccessInterval(start: 100, end: nil)]
+        #expect(
+            rules.decision(periods: lifetime, kind: .nonConsumable, state: .active, grace: nil, at: 1 << 50)
+                == .allowed(untilMilliseconds: nil))
+        #expect(
+            rules.decision(periods: lifetime, kind: .consumable, state: .active, grace: nil, at: 150)
+                == .denied(.noGrant))
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import LedgerService
+import Model
+import RPC
+import Testing
+import Wire
+
+/// Verified periods in the ledger, on every engine: each recorded once, the later-signed version
+/// standing, merged into the state's access periods, never erased by a state, and states in a
+/// total order.
+@Suite("Ledger periods")
+struct LedgerPeriodTests {
+    static let engines = LedgerEngine.available
+    static let day: Int64 = 86_400_000
+    static let t0: Int64 = 1_790_000_000_000
+    static let key = SubscriptionKey.apple("1000")
+
+    func withLedger(_ engine: LedgerEngine, _ body: (Ledger) async throws -> Void) async throws {
+        let (database, remove) = try await engine.open()
+        defer { remove() }
+        let clock = TestClock()
+        try await body(Ledger(database: database, now: { clock.now }))
+        await database.close()
+    }
+
+    static func month(_ n: Int64, revoked: Int64? = nil, signed: Int64? = nil) -> Period {
+        Period(
+            periodID: "\(2000 + n)", productID: "pro.monthly", startMilliseconds: t0 + n * 30 * day,
+            endMilliseconds: t0 + (n + 1) * 30 * day, revokedTimeMilliseconds: revoked,
+            signedTimeMilliseconds: signed ?? (t0 + n * 30 * day - day), productKind: .autoRenewable,
+            raw: "eyJhbGciOiJFUzI1NiJ9.month\(n).sig")
+    }
+
+    static func state(_ state: SubscriptionState, storeTime: Int64, latest: Int64) -> Subscription {
+        Subscription(
+            key: key, productID: "pro.monthly", productKind: .autoRenewable, state: state,
+            purchaseTimeMilliseconds: t0 + latest * 30 * day, expiresTimeMilliseconds: t0 + (latest + 1) * 30 * day,
+            storeTimeMilliseconds: storeTime, bundleOrPackage: "com.example.app", latestOrderID: "\(2000 + latest)")
+    }
+
+    static func request(
+        _ key: String, _ subscription: Subscription, _ periods: [Period], partial: Bool = false
+    ) -> RecordVerifiedStateRequest {
+        RecordVerifiedStateRequest(idempotencyKey: key, subscription: subscription, periods: periods, partial: partial)
+    }
+
+    @Test("an early renewal adds its period: the state holds one merged period over both", arguments: engines)
+    func earlyRenewal(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger in
+            _ = try await ledger.recordVerifiedState(
+                Self.request("a", Self.state(.active, storeTime: Self.t0, latest: 0), [Self.month(0)]))
+            let renewed = try await ledger.recordVerifiedState(
+                Self.request(
+                    "b", Self.state(.active, storeTime: Self.t0 + 29 * Self.day, latest: 1), [Self.month(1)]))
+            let periods = try #require(renewed.subscription?.periods)
+            #expect(periods.count == 1)
+            #expect(periods[0].startMilliseconds == Self.t0)
+            #expect(periods[0].endMilliseconds == Self.t0 + 60 * Self.day)
+            #expect(periods[0].raw == nil)
+            let stored = try await ledger.subscriptionAndPeriods(Self.key)
+            #expect(stored.periods.map(\.periodID) == ["2000", "2001"])
+            #expect(stored.periods[1].raw == "eyJhbGciOiJFUzI1NiJ9.month1.sig")
+        }
+    }
+
+    @Test(
+        "with the API away, a refund of an old period revokes that period only and keeps the newer state",
+        arguments: engines)
+    func partialRefund(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger in
+            _ = try await ledger.recordVerifiedState(
+                Self.request(
+                    "a", Self.state(.active, storeTime: Self.t0 + 89 * Self.day, latest: 3),
+                    (0...3).map { Self.month($0) }))
+            // The notification's own transaction: month 1, refunded; signed after the state.
+            let refundedAt = Self.t0 + 100 * Self.day
+            var old = Self.state(.revoked, storeTime: refundedAt, latest: 1)
+            old.revokedTimeMilliseconds = refundedAt
+            let answer = try await ledger.recordVerifiedState(
+                Self.request("b", old, [Self.month(1, revoked: refundedAt, signed: refundedAt)], partial: true))
+            #expect(!answer.applied)
+            let state = try #require(answer.subscription)
+            #expect(state.state == .active)
+            #expect(state.latestOrderID == "2003")
+            #expect(state.periods.map(\.periodID) == ["2000", "2001", "2003"])
+            #expect(state.periods[1].revokedTimeMilliseconds == refundedAt)
+            // An older unrevoked version of month 1 does not undo the refund.
+            let stale = try await ledger.recordVerifiedState(
+                Self.request("c", Self.state(.active, storeTime: Self.t0 + 89 * Self.day, latest: 3), [Self.month(1)]))
+            #expect(stale.subscription?.periods[1].revokedTimeMilliseconds == refundedAt)
+        }
+    }
+
+    @Test("two states at one store time end the same in both orders", arguments: engines)
+    func equalStoreTimes(engine: LedgerEngine) async throws {
+        var finals: [SubscriptionState?] = []
+        for order in [[SubscriptionState.active, .expired], [.expired, .active]] {
+            try await withLedger(engine) { ledger in
+                for (index, state) in order.enumerated() {
+                    _ = try await ledger.recordVerifiedState(
+                        Self.request("k\(index)", Self.state(state, storeTime: Self.t0, latest: 0), [Self.month(0)]))
+                }
+                finals.append(try await ledger.subscription(Self.key).state)
+            }
+        }
+        #expect(finals == [.expired, .expired])
+    }
+
+    @Test("the same evidence processed again replays and still marks its notification processed", arguments: engines)
+    func replayMarksProcessed(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger in
+            let entry = InboxEntry(
+                store: .apple, environment: .sandbox, notificationID: "n-1", notificationType: "DID_RENEW",
+                rawPayload: "payload")
+            _ = try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
+            var request = Self.request("same", Self.state(.active, storeTime: Self.t0, latest: 0), [Self.month(0)])
+            request.notificationID = "n-1"
+            _ = try await ledger.recordVerifiedState(request)
+            _ = try await ledger.replayInbox(ReplayInboxRequest(store: .apple, notificationID: "n-1"))
+            let again = try await ledger.recordVerifiedState(request)
+            #expect(again.replayed)
+            let listed = try await ledger.listInbox(ListInboxRequest(status: .processed))
+            #expect(listed.entries.map(\.notificationID) == ["n-1"])
+        }
+    }
+
+    @Test("periods are checked: an id, a product, a start, an end not before it, at most 256", arguments: engines)
+    func periodChecks(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger in
+            let state = Self.state(.active, storeTime: Self.t0, latest: 0)
+            var backwards = Self.month(0)
+            backwards.endMilliseconds = backwards.startMilliseconds - 1
+            var noID = Self.month(0)
+            noID.periodID = ""
+            for (periods, message) in [
+                ([backwards], "periods[0].end_ms \(Self.t0 - 1) is before its start_ms \(Self.t0)"),
+                ([noID], "periods[0].period_id is missing"),
+                (Array(repeating: Self.month(0), count: 257), "at most 256 periods per request, got 257"),
+            ] {
+                let error = await #expect(throws: RPCError.self) {
+                    try await ledger.recordVerifiedState(Self.request("x", state, periods))
+                }
+                #expect(error?.code == .invalidArgument)
+                #expect(error?.message == message)
+            }
+            await #expect(throws: RPCError.self) { try await ledger.subscription(Self.key) }
+        }
+    }
+}
