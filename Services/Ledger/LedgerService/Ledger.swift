@@ -390,7 +390,7 @@ public struct Ledger: Sendable {
                 tx,
                 Change(
                     position: position, committedTimeMilliseconds: verifiedAt, kind: .subscription,
-                    subscription: state, link: inheritedLink, events: events))
+                    subscription: state, link: inheritedLink, events: events.map(Self.withoutRawData)))
             if let inherited {
                 try tx.query(
                     """
@@ -835,6 +835,16 @@ public struct Ledger: Sendable {
                     "\(field).end_ms \(end) is before its start_ms \(period.startMilliseconds)")
             }
         }
+    }
+
+    /// An event as the change feed carries it: the raw store data (tens of KiB for an Apple
+    /// notification) stays in the history, which `GetHistory` serves.
+    static func withoutRawData(_ event: LifecycleEvent) -> LifecycleEvent {
+        var event = event
+        event.rawPayload = nil
+        event.rawTransaction = nil
+        event.rawRenewalInfo = nil
+        return event
     }
 
     /// Marks a notification processed, counting the attempt, unless it was rejected (kept for

@@ -441,7 +441,8 @@ struct  Subscriptions__Ledger__V1__Change
   Subscriptions__Common__V1__Subscription *subscription;
   Subscriptions__Common__V1__AccountLink *link;
   /*
-   * The events recorded in the same commit; at most 16.
+   * The events recorded in the same commit, without their raw store data (GetHistory has
+   * it); at most 16.
    */
   size_t n_events;
   Subscriptions__Common__V1__LifecycleEvent **events;
