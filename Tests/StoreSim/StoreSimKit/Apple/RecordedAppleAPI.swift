@@ -13,7 +13,7 @@ import Synchronization
 ///   known then and the newest renewal info signed at or before then.
 /// - `GET /inApps/v1/transactions/{id}`: the newest version of that transaction.
 /// - `GET /inApps/v2/history/{id}`: the newest version of each distinct transaction of the
-///   subscription, oldest purchase first, `AppleSimAPI.historyPageSize` a page.
+///   subscription, oldest purchase first, `historyPageSize` a page.
 /// - `POST /inApps/v1/notifications/history`: always empty (deliveries are the test's business).
 ///
 /// Changing a transaction's `appAccountToken` is not served: recorded data cannot change.
@@ -28,6 +28,8 @@ public final class RecordedAppleAPI: Sendable {
     /// Wall-clock time for token expiry (tokens are signed with the caller's clock).
     public let wallClock: @Sendable () -> Date
     private let asOfTime: Mutex<Int64>
+    /// Transactions in one page of transaction history (Apple's page size).
+    public static let historyPageSize = 20
 
     /// The API over `data` as of `asOf` (epoch ms); throws `SimError(.badRequest)` when a
     /// record names another app than `bundleID`.
@@ -83,7 +85,8 @@ public final class RecordedAppleAPI: Sendable {
             guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
                 let at = body["at"] as? Int
             else {
-                return StoreSimulator.failure(SimError(.badRequest, "the body needs the integer field \"at\" (epoch ms)"))
+                return StoreSimulator.failure(
+                    SimError(.badRequest, "the body needs the integer field \"at\" (epoch ms)"))
             }
             asOf = Int64(at)
             return .json("{\"asOf\":\(asOf)}")
@@ -124,7 +127,7 @@ public final class RecordedAppleAPI: Sendable {
         guard (0...signed.count).contains(start) else {
             throw AppleSimAPI.APIFailure.apple(400, 4_000_005, "Invalid revision.")
         }
-        let end = min(signed.count, start + AppleSimAPI.historyPageSize)
+        let end = min(signed.count, start + Self.historyPageSize)
         return [
             "revision": String(end), "hasMore": end < signed.count, "bundleId": bundleID, "appAppleId": appAppleID,
             "environment": data.environment, "signedTransactions": Array(signed[start..<end]),

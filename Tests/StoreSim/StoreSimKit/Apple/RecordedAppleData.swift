@@ -48,8 +48,8 @@ public struct RecordedAppleData: Sendable {
     /// line that is not a record.
     public init(jsonLines text: String) throws(SimError) {
         var records: [Record] = []
-        for (index, line) in text.split(whereSeparator: \.isNewline).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
             if trimmed.isEmpty { continue }
             guard let object = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [String: Any],
                 let kind = (object["kind"] as? String).flatMap(Record.Kind.init(rawValue:)),
