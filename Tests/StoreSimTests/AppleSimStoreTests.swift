@@ -49,7 +49,7 @@ struct AppleSimStoreTests {
     }
 
     @Test(
-        "a purchase renews each month at the end of the period by the calendar, twelve times, each renewal a new transaction"
+        "a purchase renews each month by the calendar, twelve times, each renewal a new transaction starting at the old expiry"
     )
     func renewals() throws {
         let store = Self.store()

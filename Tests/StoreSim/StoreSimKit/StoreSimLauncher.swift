@@ -21,9 +21,18 @@ import Observability
 /// - `STORESIM_START`: the clock's start, epoch milliseconds (default now).
 /// - `STORESIM_APPLE_BUNDLE_ID` (default `com.example.app`), `STORESIM_APPLE_APP_ID`
 ///   (default 1234567890), `STORESIM_APPLE_GRACE_DAYS` (default 16; 0 for none).
-/// - `STORESIM_APPLE_PRODUCTS`: `id:group:period:level` entries separated by commas, the period
-///   as `<n>d`, `<n>m` or `<n>y` (default a monthly `com.example.pro.monthly` at level 2 and a
-///   monthly `com.example.premium.monthly` at level 1, both in group `pro`).
+/// - `STORESIM_APPLE_PRODUCTS`: `id:group:period:level[:price]` entries separated by commas, the
+///   period as `<n>d`, `<n>m` or `<n>y`, the price in milliunits (default a monthly
+///   `com.example.pro.monthly` at level 2 and a monthly `com.example.premium.monthly` at level 1,
+///   both in group `pro`).
+/// - `STORESIM_APPLE_ONE_TIME_PRODUCTS`: `id:kind[:price]` entries separated by commas, the kind
+///   `consumable`, `non-consumable` or `non-renewing` (default `com.example.coins.100`,
+///   `com.example.lifetime` and `com.example.pass.30d`, one of each).
+/// - `STORESIM_APPLE_RENEWAL_LEAD`: how long before a period's end its renewal may be charged, a
+///   duration such as `24h`, `90m` or `0` (default 24h, at most 24h); each renewal is charged at
+///   a moment drawn from that window, from `STORESIM_APPLE_SEED` (a number, default fixed).
+/// - `STORESIM_APPLE_HISTORY_PAGE_SIZE`: transactions per page of the transaction history
+///   (default 20).
 /// - `STORESIM_APPLE_NOTIFICATION_URL`: where App Store notifications go (also settable later
 ///   with `POST /control/apple/notification-url`).
 /// - `STORESIM_GOOGLE_PACKAGE` (default `com.example.app`), `STORESIM_GOOGLE_PRODUCTS`:
@@ -54,7 +63,9 @@ public enum StoreSimLauncher {
             let apple = AppleSimStore(
                 configuration: AppleSimConfiguration(
                     bundleID: settings.bundleID, appAppleID: settings.appAppleID, environment: "Sandbox",
-                    gracePeriodDays: settings.graceDays, products: settings.products),
+                    gracePeriodDays: settings.graceDays, products: settings.products,
+                    oneTimeProducts: settings.oneTimeProducts, renewalLeadMilliseconds: settings.renewalLead,
+                    renewalSeed: settings.seed),
                 clock: clock, chain: chain)
             let server = HTTPServer(host: settings.host, port: settings.port, threads: 4, logger: logger)
             // The port is known once the server listens; the token URL the service account names
@@ -77,7 +88,8 @@ public enum StoreSimLauncher {
             let appleAPI = AppleSimAPI(
                 store: apple,
                 credentials: .init(
-                    keyID: keyID, issuerID: issuerID, publicKey: try PublicKey(pem: apiKey.publicKeyPEM())))
+                    keyID: keyID, issuerID: issuerID, publicKey: try PublicKey(pem: apiKey.publicKeyPEM())),
+                historyPageSize: settings.historyPageSize)
             let recorded = try settings.recordedApple.map { path in
                 try RecordedAppleAPI(
                     data: try RecordedAppleData(contentsOfFile: path), credentials: appleAPI.credentials,
@@ -191,6 +203,14 @@ public enum StoreSimLauncher {
             AppleSimProduct(
                 id: "com.example.premium.monthly", group: "pro", period: .months(1), level: 1, price: 19_990),
         ]
+        var oneTimeProducts = [
+            AppleSimOneTimeProduct(id: "com.example.coins.100", kind: .consumable),
+            AppleSimOneTimeProduct(id: "com.example.lifetime", kind: .nonConsumable, price: 49_990),
+            AppleSimOneTimeProduct(id: "com.example.pass.30d", kind: .nonRenewingSubscription, price: 4_990),
+        ]
+        var renewalLead: Int64 = 86_400_000
+        var seed: UInt64 = 0x5EED_0001
+        var historyPageSize = AppleSimAPI.historyPageSize
         var notificationURL: URL?
         var packageName = "com.example.app"
         var googleProducts = [
@@ -220,6 +240,12 @@ public enum StoreSimLauncher {
                 }
                 graceDays = try reader.int("STORESIM_APPLE_GRACE_DAYS", default: graceDays ?? 0, range: 0...28)
                 graceDays = graceDays == 0 ? nil : graceDays
+                let lead = try reader.duration(
+                    "STORESIM_APPLE_RENEWAL_LEAD", default: .milliseconds(renewalLead),
+                    range: .zero ... .seconds(86_400))
+                renewalLead = lead.components.seconds * 1000 + lead.components.attoseconds / 1_000_000_000_000_000
+                historyPageSize = try reader.int(
+                    "STORESIM_APPLE_HISTORY_PAGE_SIZE", default: historyPageSize, range: 1...200)
                 googleGraceDays = try reader.int("STORESIM_GOOGLE_GRACE_DAYS", default: googleGraceDays, range: 0...30)
                 googleHoldDays = try reader.int("STORESIM_GOOGLE_HOLD_DAYS", default: googleHoldDays, range: 0...30)
                 if reader.raw("STORESIM_APPLE_NOTIFICATION_URL") != nil {
@@ -253,12 +279,36 @@ public enum StoreSimLauncher {
             if let text = environment["STORESIM_APPLE_PRODUCTS"] {
                 products = try text.split(separator: ",").map { entry throws(SimError) in
                     let parts = entry.split(separator: ":").map(String.init)
-                    guard parts.count == 4, let level = Int(parts[3]), level > 0, let period = Self.period(parts[2])
+                    guard parts.count == 4 || parts.count == 5, let level = Int(parts[3]), level > 0,
+                        let period = Self.period(parts[2]), let price = parts.count == 5 ? Int64(parts[4]) : 9_990,
+                        price >= 0
                     else {
-                        throw bad("STORESIM_APPLE_PRODUCTS", "expected id:group:<n>d|m|y:level, got \"\(entry)\"")
+                        throw bad(
+                            "STORESIM_APPLE_PRODUCTS", "expected id:group:<n>d|m|y:level[:price], got \"\(entry)\"")
                     }
-                    return AppleSimProduct(id: parts[0], group: parts[1], period: period, level: level)
+                    return AppleSimProduct(id: parts[0], group: parts[1], period: period, level: level, price: price)
                 }
+            }
+            if let text = environment["STORESIM_APPLE_ONE_TIME_PRODUCTS"] {
+                oneTimeProducts = try text.split(separator: ",").map { entry throws(SimError) in
+                    let parts = entry.split(separator: ":").map(String.init)
+                    let kinds: [String: AppleSimOneTimeProduct.Kind] = [
+                        "consumable": .consumable, "non-consumable": .nonConsumable,
+                        "non-renewing": .nonRenewingSubscription,
+                    ]
+                    guard parts.count == 2 || parts.count == 3, let kind = kinds[parts[1]],
+                        let price = parts.count == 3 ? Int64(parts[2]) : 990, price >= 0
+                    else {
+                        throw bad(
+                            "STORESIM_APPLE_ONE_TIME_PRODUCTS",
+                            "expected id:consumable|non-consumable|non-renewing[:price], got \"\(entry)\"")
+                    }
+                    return AppleSimOneTimeProduct(id: parts[0], kind: kind, price: price)
+                }
+            }
+            if let text = environment["STORESIM_APPLE_SEED"] {
+                guard let value = UInt64(text) else { throw bad("STORESIM_APPLE_SEED", "expected a number") }
+                seed = value
             }
             packageName = environment["STORESIM_GOOGLE_PACKAGE"] ?? packageName
             if let text = environment["STORESIM_GOOGLE_PRODUCTS"] {

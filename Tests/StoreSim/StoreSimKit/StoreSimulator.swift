@@ -78,16 +78,18 @@ public final class StoreSimulator: Sendable {
     }
 
     private func registerAppleControl(on server: HTTPServer) {
+        // A subscription (optionally with an "offer") or a one-time product; the answer names
+        // the purchase by both ids (equal for a one-time product).
         control(server, "/control/apple/buy") { body in
             let id = try self.apple.buy(
                 productID: try Self.string(body, "productId"), appAccountToken: body["appAccountToken"] as? String,
-                familyShared: body["familyShared"] as? Bool ?? false)
-            return ["originalTransactionId": id]
+                familyShared: body["familyShared"] as? Bool ?? false, offer: try Self.offer(body["offer"]))
+            return ["originalTransactionId": id, "transactionId": id]
         }
         let actions: [(String, @Sendable (AppleSimStore, String) throws -> Void)] = [
             ("cancel", { try $0.cancel($1) }), ("resubscribe", { try $0.resubscribe($1) }),
             ("fail-payment", { try $0.failPayment($1) }), ("recover", { try $0.recover($1) }),
-            ("refund", { try $0.refund($1) }), ("reverse-refund", { try $0.reverseRefund($1) }),
+            ("reverse-refund", { try $0.reverseRefund($1) }), ("decline-refund", { try $0.declineRefund($1) }),
             ("revoke-family-sharing", { try $0.revokeFamilySharing($1) }),
         ]
         for (name, action) in actions {
@@ -96,10 +98,65 @@ public final class StoreSimulator: Sendable {
                 return [:]
             }
         }
+        // Any transaction of a chain, or a one-time purchase; "reason" is Apple's revocationReason.
+        control(server, "/control/apple/refund") { body in
+            try self.apple.refund(try Self.string(body, "transactionId"), reason: body["reason"] as? Int ?? 0)
+            return [:]
+        }
+        control(server, "/control/apple/consumption-request") { body in
+            try self.apple.requestConsumption(
+                try Self.string(body, "transactionId"), reason: body["reason"] as? String ?? "UNINTENDED_PURCHASE")
+            return [:]
+        }
         control(server, "/control/apple/change-product") { body in
             try self.apple.changeProduct(try Self.string(body, "transactionId"), to: try Self.string(body, "productId"))
             return [:]
         }
+        control(server, "/control/apple/redeem-offer") { body in
+            guard let offer = try Self.offer(body["offer"]) else {
+                throw SimError(.badRequest, "the body needs the object field \"offer\"")
+            }
+            try self.apple.redeemOffer(try Self.string(body, "transactionId"), offer)
+            return [:]
+        }
+        // "transactionId" is the subscription's original transaction id, as Apple's endpoint takes.
+        control(server, "/control/apple/extend-renewal") { body in
+            guard let days = body["days"] as? Int else {
+                throw SimError(.badRequest, "the body needs the integer field \"days\"")
+            }
+            let extended = try self.apple.extendRenewal(
+                try Self.string(body, "transactionId"), days: days, reason: body["reason"] as? Int ?? 0)
+            return ["effectiveDate": extended.effectiveDate, "webOrderLineItemId": extended.webOrderLineItemID]
+        }
+        // What a chain holds now: its transaction ids, oldest first, and its status.
+        control(server, "/control/apple/transactions") { body in
+            let id = try Self.string(body, "transactionId")
+            var answer: [String: any Sendable] = [
+                "originalTransactionId": self.apple.originalTransactionID(of: id) ?? id,
+                "transactionIds": try self.apple.transactionIDs(of: id),
+            ]
+            if let status = try self.apple.status(of: id) { answer["status"] = status }
+            return answer
+        }
+    }
+
+    /// An offer written `{"type": 1-4, "discountType": "FREE_TRIAL"|"PAY_AS_YOU_GO"|"PAY_UP_FRONT",
+    /// "identifier": "…", "period": "<n>d|m|y", "periods": n, "price": milliunits}`; nil when absent.
+    static func offer(_ value: Any?) throws(SimError) -> AppleSimOffer? {
+        guard let value else { return nil }
+        guard let fields = value as? [String: Any] else { throw SimError(.badRequest, "offer must be an object") }
+        guard let type = fields["type"] as? Int, let kind = AppleSimOffer.Kind(rawValue: type) else {
+            throw SimError(
+                .badRequest, "offer.type is 1 (introductory), 2 (promotional), 3 (offer code) or 4 (win-back)")
+        }
+        guard let text = fields["discountType"] as? String, let discount = AppleSimOffer.Discount(rawValue: text) else {
+            throw SimError(.badRequest, "offer.discountType is FREE_TRIAL, PAY_AS_YOU_GO or PAY_UP_FRONT")
+        }
+        guard let periodText = fields["period"] as? String, let period = StoreSimLauncher.Settings.period(periodText)
+        else { throw SimError(.badRequest, "offer.period is written <n>d, <n>m or <n>y") }
+        return try AppleSimOffer(
+            kind: kind, discount: discount, identifier: fields["identifier"] as? String, period: period,
+            periods: fields["periods"] as? Int ?? 1, price: (fields["price"] as? NSNumber)?.int64Value ?? 0)
     }
 
     private func registerGoogleControl(on server: HTTPServer) {

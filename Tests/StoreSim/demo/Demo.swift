@@ -113,9 +113,13 @@ struct Demo {
         try await report([Self.alice, Self.bob])
 
         try await advance("+31d")
-        try await heading("Alice asks Apple for a refund")
-        try await store("apple/refund", ["transactionId": alicesPurchase])
-        note("store", "App Store: refunded; access ends now, not at the end of the period")
+        try await heading("Alice asks Apple for a refund of this month")
+        let chain = try await store("apple/transactions", ["transactionId": alicesPurchase])
+        guard let thisMonth = (chain["transactionIds"] as? [String])?.last else {
+            throw DemoError("storesim answered no transactionIds")
+        }
+        try await store("apple/refund", ["transactionId": thisMonth])
+        note("store", "App Store: transaction \(thisMonth) refunded; access ends now, not at the end of the period")
         try await report([Self.alice])
 
         try await advance("+31d")

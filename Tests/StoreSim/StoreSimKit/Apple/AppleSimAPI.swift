@@ -26,14 +26,19 @@ public struct AppleSimAPI: Sendable {
     /// Wall-clock time for token expiry (tokens are signed with the caller's clock, not the
     /// simulator's).
     public let wallClock: @Sendable () -> Date
-    /// Transactions in one page of transaction history.
+    /// Transactions in one page of transaction history unless told otherwise (Apple's page size).
     public static let historyPageSize = 20
+    /// Transactions in one page of this API's transaction history (small ones make callers page).
+    public let pageSize: Int
 
-    public init(store: AppleSimStore, credentials: Credentials, wallClock: @escaping @Sendable () -> Date = { Date() })
-    {
+    public init(
+        store: AppleSimStore, credentials: Credentials, wallClock: @escaping @Sendable () -> Date = { Date() },
+        historyPageSize: Int = AppleSimAPI.historyPageSize
+    ) {
         self.store = store
         self.credentials = credentials
         self.wallClock = wallClock
+        pageSize = max(1, historyPageSize)
     }
 
     /// Registers the endpoints on `server`.
@@ -64,6 +69,9 @@ public struct AppleSimAPI: Sendable {
                 try store.setAppAccountToken(String(id), token)
                 return nil
             }
+        }
+        server.route("PUT", "/inApps/v1/subscriptions/extend/*") { request in
+            authorized(request) { try extendRenewal(request) }
         }
         server.route("GET", "/inApps/v2/history/*") { request in
             authorized(request) { try history(request) }
@@ -143,7 +151,45 @@ public struct AppleSimAPI: Sendable {
         return id
     }
 
-    /// Transaction history, oldest first, `historyPageSize` a page; `revision` is the index of
+    /// Extend a Subscription Renewal Date: `{extendByDays, extendReasonCode, requestIdentifier}`
+    /// in, `{effectiveDate, originalTransactionId, success, webOrderLineItemId}` out, refusals
+    /// with Apple's error codes.
+    private func extendRenewal(_ request: HTTPRequest) throws -> [String: any Sendable] {
+        let id = try lastSegment(request, after: "/inApps/v1/subscriptions/extend/")
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+            throw APIFailure.apple(400, 4_000_000, "Bad request.")
+        }
+        guard let days = (body["extendByDays"] as? NSNumber)?.intValue else {
+            throw APIFailure.apple(400, 4_000_009, "Invalid extend by days value.")
+        }
+        guard let reason = (body["extendReasonCode"] as? NSNumber)?.intValue else {
+            throw APIFailure.apple(400, 4_000_010, "Invalid extend reason code.")
+        }
+        guard let requestID = body["requestIdentifier"] as? String, !requestID.isEmpty, requestID.utf8.count <= 128
+        else { throw APIFailure.apple(400, 4_000_011, "Invalid request identifier.") }
+        do throws(AppleSimStore.ExtensionRefusal) {
+            let extended = try store.extend(id, days: days, reason: reason)
+            return [
+                "effectiveDate": extended.effectiveDate, "originalTransactionId": extended.originalTransactionID,
+                "success": true, "webOrderLineItemId": extended.webOrderLineItemID,
+            ]
+        } catch {
+            switch error {
+            case .badDays: throw APIFailure.apple(400, 4_000_009, "Invalid extend by days value.")
+            case .badReason: throw APIFailure.apple(400, 4_000_010, "Invalid extend reason code.")
+            case .notOriginal: throw APIFailure.apple(404, 4_040_005, "Original transaction id not found.")
+            case .familyShared:
+                throw APIFailure.apple(
+                    403, 4_030_007, "Forbidden - family-shared subscription ineligible for extension.")
+            case .ineligible:
+                throw APIFailure.apple(403, 4_030_004, "Forbidden - subscription state ineligible for extension.")
+            case .maximumReached:
+                throw APIFailure.apple(403, 4_030_005, "Forbidden - subscription has reached maximum extension count.")
+            }
+        }
+    }
+
+    /// Transaction history, oldest first, `pageSize` a page; `revision` is the index of
     /// the next page's first transaction.
     private func history(_ request: HTTPRequest) throws -> [String: any Sendable] {
         let signed = try store.history(lastSegment(request, after: "/inApps/v2/history/"))
@@ -151,7 +197,7 @@ public struct AppleSimAPI: Sendable {
         guard (0...signed.count).contains(start) else {
             throw APIFailure.apple(400, 4_000_005, "Invalid revision.")
         }
-        let end = min(signed.count, start + Self.historyPageSize)
+        let end = min(signed.count, start + pageSize)
         return [
             "revision": String(end), "hasMore": end < signed.count, "bundleId": store.configuration.bundleID,
             "appAppleId": store.configuration.appAppleID, "environment": store.configuration.environment,

@@ -66,9 +66,9 @@ public struct AppleSimConfiguration: Sendable {
     /// renewal is charged at a moment drawn from [`expiresDate` − this, `expiresDate`), never in
     /// the first half of the period; 0 charges exactly at `expiresDate`. Apple charges up to 24
     /// hours early, the default.
-    public var renewalLeadMilliseconds: Int64 = 86_400_000
+    public var renewalLeadMilliseconds: Int64
     /// The seed of those draws: the same seed and the same script give the same charge moments.
-    public var renewalSeed: UInt64 = 0x5EED_0001
+    public var renewalSeed: UInt64
     /// The storefront every purchase is made in (Apple's three-letter country code and its id)
     /// and the currency of its prices.
     public var storefront = "USA"
@@ -77,7 +77,8 @@ public struct AppleSimConfiguration: Sendable {
 
     public init(
         bundleID: String, appAppleID: Int64, environment: String = "Sandbox", gracePeriodDays: Int? = 16,
-        products: [AppleSimProduct], oneTimeProducts: [AppleSimOneTimeProduct] = []
+        products: [AppleSimProduct], oneTimeProducts: [AppleSimOneTimeProduct] = [],
+        renewalLeadMilliseconds: Int64 = 86_400_000, renewalSeed: UInt64 = 0x5EED_0001
     ) {
         self.bundleID = bundleID
         self.appAppleID = appAppleID
@@ -85,6 +86,8 @@ public struct AppleSimConfiguration: Sendable {
         self.gracePeriodDays = gracePeriodDays
         self.products = products
         self.oneTimeProducts = oneTimeProducts
+        self.renewalLeadMilliseconds = max(0, renewalLeadMilliseconds)
+        self.renewalSeed = renewalSeed
     }
 }
 
@@ -330,7 +333,7 @@ public final class AppleSimStore: Sendable {
         guard !familyShared || product.isShareable else {
             throw SimError(.badRequest, "Family Sharing covers non-consumables and subscriptions, not \(product.id)")
         }
-        return change { state, now in
+        return try change { state, now in
             let id = Self.nextID(&state)
             state.purchases[id] = OneTimePurchase(
                 id: id, product: product, purchaseDate: now, appAccountToken: appAccountToken?.lowercased(),
@@ -413,7 +416,9 @@ public final class AppleSimStore: Sendable {
         try change { state, now throws(SimError) in
             let original = try Self.original(transactionID, in: state)
             if let purchase = state.purchases[original] {
-                guard purchase.revocationDate == nil else { throw SimError(.conflict, "\(transactionID) is already revoked") }
+                guard purchase.revocationDate == nil else {
+                    throw SimError(.conflict, "\(transactionID) is already revoked")
+                }
                 state.purchases[original]!.revocationDate = now
                 state.purchases[original]!.revocationReason = reason
                 emitOneTime(&state, original, "REFUND", at: now)
@@ -441,7 +446,9 @@ public final class AppleSimStore: Sendable {
         try change { state, now throws(SimError) in
             let original = try Self.original(transactionID, in: state)
             if let purchase = state.purchases[original] {
-                guard purchase.revocationReason != nil else { throw SimError(.conflict, "\(transactionID) is not refunded") }
+                guard purchase.revocationReason != nil else {
+                    throw SimError(.conflict, "\(transactionID) is not refunded")
+                }
                 state.purchases[original]!.revocationDate = nil
                 state.purchases[original]!.revocationReason = nil
                 emitOneTime(&state, original, "REFUND_REVERSED", at: now)
@@ -767,7 +774,9 @@ public final class AppleSimStore: Sendable {
         state.subscriptions[original]!.productID = transaction.productID
         if offer != nil {
             state.subscriptions[original]!.renewalOfferPeriods -= 1
-            if state.subscriptions[original]!.renewalOfferPeriods == 0 { state.subscriptions[original]!.renewalOffer = nil }
+            if state.subscriptions[original]!.renewalOfferPeriods == 0 {
+                state.subscriptions[original]!.renewalOffer = nil
+            }
         }
         state.subscriptions[original]!.phase = .active
         state.subscriptions[original]!.expirationIntent = nil
