@@ -16,8 +16,11 @@ struct BenchOptions: BenchCommandOptions {
                                 [--propagation-samples N] [--ready-limit S] [--skip-redis]
 
         Measures the entitlement service with a view of N accounts, each owning one active
-        subscription that the policy maps to the capability `pro` (half App Store, half Google
-        Play purchases):
+        subscription that the policy maps to the capability `pro`, bought a year ago and renewed
+        monthly since (half App Store, half Google Play purchases). Each App Store one has its
+        12 transactions recorded as periods (a `periods` row each, with about 3 KB of raw
+        signed-transaction stand-in) and their merged access period in its state; the Play ones
+        carry no periods (the Play adapter records none).
 
         1. Memory and start. The ledger (SQLite, a fresh temporary directory) migrates an empty
            database; an entitlement service started on it gives the resident memory of an empty
@@ -25,7 +28,7 @@ struct BenchOptions: BenchCommandOptions {
            transaction), starts the ledger on it again and a fresh entitlement service, and
            times it from the spawn to the first 200 from /readyz (polled every 10 ms). Resident
            memory (VmRSS) 1 s after ready, minus the empty view's, divided by N is the memory
-           per account.
+           per account (target: at most 300 bytes).
         2. CheckAccess through the RPC runtime from a single-threaded epoll load generator, for
            random seeded accounts (every answer checked to be allowed), at 1 and 50 connections,
            unpipelined and 16 deep; beside redis-benchmark -t get with the same clients,

@@ -48,7 +48,10 @@ struct Benchmark {
         var seed = LedgerSeed(accounts: options.accounts, workload: workload)
         Self.note("seeding \(options.accounts) accounts")
         try seed.write(to: databasePath)
-        Self.note("seeded \(options.accounts) accounts in \(ReportText.fixed(seed.seconds, 1)) s")
+        Self.note(
+            "seeded \(options.accounts) accounts with \(seed.periods) periods (raw "
+                + "\(seed.periods == 0 ? 0 : seed.rawBytes / seed.periods) bytes each on average) in "
+                + "\(ReportText.fixed(seed.seconds, 1)) s")
 
         ledger = try LedgerProcess(executable: options.ledgerPath, settings: ledgerSettings, directory: directory.path)
         defer { ledger.stop() }
@@ -111,7 +114,8 @@ struct Benchmark {
         BenchCommand.noteUncleanExit("entitlementbench", ledger.stop(), of: options.ledgerPath)
         if let first = errors.first { Self.note("\(errors.count) calls failed; the first: \(first)") }
         let report = Report(
-            accounts: options.accounts, seedSeconds: seed.seconds, readySeconds: entitlement.secondsToReady,
+            accounts: options.accounts, seedSeconds: seed.seconds, seededPeriods: seed.periods,
+            seededRawBytes: seed.rawBytes, readySeconds: entitlement.secondsToReady,
             startCPU: startCPU,
             emptyMemory: emptyMemory, loadedMemory: loadedMemory, rows: rows,
             propagationSamples: options.propagationSamples,

@@ -6,8 +6,9 @@ import Wire
 
 /// Fills a ledger database, already migrated by the ledger itself, with `accounts` accounts
 /// each owning one linked subscription (the `subscriptions` row with its account and the
-/// serialized state, the `links` row) and one `changes` row at position `accounts`, so that a
-/// snapshot reports that position. One transaction, statements prepared once.
+/// serialized state, the `links` row, and for an App Store one a `periods` row per transaction
+/// of its year, raw signed data included) and one `changes` row at position `accounts`, so that
+/// a snapshot reports that position. One transaction, statements prepared once.
 struct LedgerSeed {
     /// Up to this many of the seeded account ids are kept for the load's requests.
     static let sampleLimit = 262_144
@@ -19,6 +20,9 @@ struct LedgerSeed {
     private(set) var sample: [String] = []
     /// How long the inserts took.
     private(set) var seconds = 0.0
+    /// Rows written to the `periods` table, and the bytes of their raw signed data.
+    private(set) var periods = 0
+    private(set) var rawBytes = 0
 
     init(accounts: Int, workload: PurchaseWorkload) {
         self.accounts = accounts
@@ -37,12 +41,20 @@ struct LedgerSeed {
             let database = try SQLiteDatabase(path: path)
             // A large page cache keeps the random-order index inserts (UUIDs, tokens) in memory.
             try database.execute("PRAGMA cache_size = -1048576")
+            // The bulk insert goes through a rollback journal without syncs: a WAL would hold the
+            // whole transaction (gigabytes of periods) and then copy it into the file. The ledger
+            // opens it in WAL mode again.
+            try database.execute("PRAGMA journal_mode = DELETE")
+            try database.execute("PRAGMA synchronous = OFF")
+            var periodRows = 0
+            var rawBytes = 0
             try database.transaction { tx in
                 var random = FastRandom()
                 var last: Subscription?
                 for index in 0..<accounts {
                     let accountID = random.uuidString()
-                    let subscription = workload.seeded(index: index, accountID: accountID, random: &random)
+                    let seeded = workload.seeded(index: index, accountID: accountID, random: &random)
+                    let subscription = seeded.subscription
                     let key = subscription.key
                     let keyValues: [SQLiteValue] = [
                         .integer(Int64(key.store.rawValue)), .integer(Int64(key.environment.rawValue)),
@@ -69,6 +81,19 @@ struct LedgerSeed {
                             .text(accountID), subscription.storeAccountRef.map { .text($0) } ?? .null,
                             .integer(subscription.verifiedTimeMilliseconds ?? workload.now),
                         ])
+                    for period in seeded.periods {
+                        try tx.query(
+                            """
+                            INSERT INTO periods (store, environment, store_id, period_id, start_ms, period)
+                            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                            """,
+                            keyValues + [
+                                .text(period.periodID), .integer(period.startMilliseconds),
+                                .blob(period.serialized()),
+                            ])
+                        rawBytes += period.raw?.utf8.count ?? 0
+                    }
+                    periodRows += seeded.periods.count
                     if index % stride == 0 && sample.count < Self.sampleLimit { sample.append(accountID) }
                     if index == accounts - 1 { last = subscription }
                 }
@@ -80,8 +105,9 @@ struct LedgerSeed {
                     "INSERT INTO changes (position, committed_ms, change) VALUES (?1, ?2, ?3)",
                     [.integer(Int64(accounts)), .integer(workload.now), .blob(change.serialized())])
             }
-            // Fold the WAL into the file, so the ledger starts on a plain database.
-            try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try database.execute("PRAGMA journal_mode = WAL")
+            self.periods = periodRows
+            self.rawBytes = rawBytes
         } catch {
             throw BenchError("seeding \(path): \(error)")
         }

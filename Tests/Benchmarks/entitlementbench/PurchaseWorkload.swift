@@ -3,13 +3,27 @@ import Model
 import Wire
 
 /// What the benchmark's accounts own: one active subscription each to the `pro` capability,
-/// half bought on the App Store (numeric originalTransactionId keys), half on Google Play
-/// (purchase tokens of the length Play issues), with the fields a verified state carries.
+/// renewed monthly for a year, with the fields a verified state carries. Half are bought on the
+/// App Store (numeric originalTransactionId keys), each with its twelve transactions recorded as
+/// periods, raw signed data and all, and the state carrying their merged access period; half on
+/// Google Play (purchase tokens of the length Play issues), whose states carry no periods (the
+/// Play adapter records none).
 struct PurchaseWorkload {
+    /// A seeded subscription and the periods recorded for it, by start (none for Play).
+    struct Seeded {
+        var subscription: Subscription
+        var periods: [Period]
+    }
+
     static let capability = "pro"
     static let appleProduct = "com.example.pro.monthly"
     static let googleProduct = "pro_subscription"
+    static let appleGroup = "21482730"
     static let bundle = "com.example.app"
+    /// Transactions in a seeded App Store subscription's year.
+    static let renewals = 12
+    /// Transaction ids of one renewal step lie this far apart (more than the most accounts).
+    private static let idStride = 10_000_000
     static let checkMethod = "subscriptions.entitlement.v1.Entitlement/CheckAccess"
     static let recordMethod = "subscriptions.ledger.v1.Ledger/RecordVerifiedState"
     static let linkMethod = "subscriptions.ledger.v1.Ledger/LinkAccount"
@@ -26,29 +40,75 @@ struct PurchaseWorkload {
     private static let lowercase = Array("abcdefghijklmnopqrstuvwxyz".utf8)
     private static let base64URL = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     private static let day: Int64 = 86_400_000
+    /// Days of the months from January: a seeded year's periods follow the calendar.
+    private static let monthDays: [Int64] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
     /// The time everything is relative to (ms since 1970).
     let now: Int64
+    /// Signs the seeded App Store transactions' stand-ins.
+    let signer: SignedTransactionStandIn
 
-    init(now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) { self.now = now }
+    init(now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) {
+        self.now = now
+        var random = FastRandom()
+        signer = SignedTransactionStandIn(random: &random)
+    }
 
     /// The subscription of seeded account number `index` (from 0), linked to `accountID`:
-    /// bought in the last 30 days, active, ending 1 to 365 days from now. Even indexes are App
-    /// Store purchases, odd ones Play purchases.
-    func seeded(index: Int, accountID: String, random: inout FastRandom) -> Subscription {
-        let purchased = now - Int64(random.next() % UInt64(30 * Self.day))
-        let expires = now + Self.day + Int64(random.next() % UInt64(364 * Self.day))
-        if index % 2 == 0 {
-            // Apple's originalTransactionId: a 16-digit number.
-            let storeID = String(2_000_000_000_000_000 + index)
-            return apple(
-                storeID: storeID, accountID: accountID, purchased: purchased, expires: expires,
-                orderID: String(2_000_000_000_000_000 + index + 7_000_000), appAccountToken: random.uuidString())
+    /// bought a year ago, renewed monthly since, active, its current month ending 1 to 29 days
+    /// from now. Even indexes are App Store purchases with their twelve transactions as periods
+    /// (the first one's id is the originalTransactionId, each renewal starts where the previous
+    /// period ends, so the state's access periods merge into one); odd ones Play purchases.
+    func seeded(index: Int, accountID: String, random: inout FastRandom) -> Seeded {
+        // The current month started 1 day or more ago and ends 1 day or more from now.
+        var month = Int(random.next() % 12)
+        let expires = now + Self.day + Int64(random.next() % UInt64((Self.monthDays[month] - 2) * Self.day))
+        var starts: [Int64] = []
+        var start = expires
+        for _ in 0..<Self.renewals {
+            start -= Self.monthDays[month] * Self.day
+            starts.append(start)
+            month = (month + 11) % 12
         }
-        return google(
-            token: Self.purchaseToken(&random), accountID: accountID, purchased: purchased, expires: expires,
-            orderID: "GPA.\(3300 + index % 100)-\(1000 + index % 9000)-\(index % 10000)-\(10000 + index % 90000)",
-            obfuscatedAccount: random.text(count: 32, from: Self.base64URL))
+        starts.reverse()
+        if index % 2 == 0 {
+            // Apple's transaction ids: 16-digit numbers, the first the originalTransactionId.
+            let ids = (0..<Self.renewals).map { String(2_000_000_000_000_000 + $0 * Self.idStride + index) }
+            let appAccountToken = random.uuidString()
+            var periods: [Period] = []
+            periods.reserveCapacity(Self.renewals)
+            for (renewal, periodStart) in starts.enumerated() {
+                let periodEnd = renewal + 1 < starts.count ? starts[renewal + 1] : expires
+                // A renewal is charged and signed up to a day before its period starts.
+                let signed =
+                    renewal == 0 ? periodStart + 900 : periodStart - Int64(random.next() % UInt64(Self.day))
+                let transaction = AppleTransactionJSON(
+                    transactionID: ids[renewal], originalTransactionID: ids[0],
+                    webOrderLineItemID: String(1_000_000_000_000_000 + renewal * Self.idStride + index),
+                    purchase: periodStart, originalPurchase: starts[0], expires: periodEnd, signed: signed,
+                    appAccountToken: appAccountToken, renewal: renewal > 0,
+                    appTransactionID: String(704_000_000_000_000_000 + index))
+                periods.append(
+                    Period(
+                        periodID: ids[renewal], productID: Self.appleProduct, basePlanID: Self.appleGroup,
+                        startMilliseconds: periodStart, endMilliseconds: periodEnd, signedTimeMilliseconds: signed,
+                        productKind: .autoRenewable, raw: signer.signed(transaction.text, random: &random)))
+            }
+            let latest = periods[periods.count - 1]
+            var subscription = apple(
+                storeID: ids[0], accountID: accountID, purchased: latest.startMilliseconds, expires: expires,
+                orderID: latest.periodID, appAccountToken: appAccountToken, originalPurchased: starts[0],
+                signed: latest.signedTimeMilliseconds)
+            subscription.periods = Period.accessPeriods(periods, clipsAtNextStart: true)
+            return Seeded(subscription: subscription, periods: periods)
+        }
+        let subscription = google(
+            token: Self.purchaseToken(&random), accountID: accountID, purchased: starts[starts.count - 1],
+            expires: expires,
+            orderID: "GPA.\(3300 + index % 100)-\(1000 + index % 9000)-\(index % 10000)-\(10000 + index % 90000)"
+                + "..\(Self.renewals - 2)",
+            obfuscatedAccount: random.text(count: 32, from: Self.base64URL), originalPurchased: starts[0])
+        return Seeded(subscription: subscription, periods: [])
     }
 
     /// A Play purchase token: 24 lowercase letters, a dot, then 125 URL-safe base64 characters
@@ -57,28 +117,35 @@ struct PurchaseWorkload {
         random.text(count: 24, from: lowercase) + ".AO-J1O" + random.text(count: 119, from: base64URL)
     }
 
+    /// An App Store state: the latest transaction `purchased` (its `signed` time the store
+    /// time, `purchased` when nil), the first one `originalPurchased` (`purchased` when nil).
     func apple(
         storeID: String, accountID: String?, purchased: Int64, expires: Int64, orderID: String,
-        appAccountToken: String
+        appAccountToken: String, originalPurchased: Int64? = nil, signed: Int64? = nil
     ) -> Subscription {
-        Subscription(
+        let storeTime = signed ?? purchased
+        return Subscription(
             key: SubscriptionKey(store: .apple, environment: .production, storeID: storeID), accountID: accountID,
-            productID: Self.appleProduct, productKind: .autoRenewable, state: .active, ownership: .purchased,
-            purchaseTimeMilliseconds: purchased, originalPurchaseTimeMilliseconds: purchased,
-            expiresTimeMilliseconds: expires, autoRenew: true, autoRenewProductID: Self.appleProduct,
-            acknowledged: true,
-            storeTimeMilliseconds: purchased, verifiedTimeMilliseconds: purchased + 800,
+            productID: Self.appleProduct, basePlanID: Self.appleGroup, productKind: .autoRenewable, state: .active,
+            ownership: .purchased, purchaseTimeMilliseconds: purchased,
+            originalPurchaseTimeMilliseconds: originalPurchased ?? purchased, expiresTimeMilliseconds: expires,
+            autoRenew: true, autoRenewProductID: Self.appleProduct, acknowledged: true,
+            storeTimeMilliseconds: storeTime, verifiedTimeMilliseconds: storeTime + 800,
             storeAccountRef: appAccountToken, bundleOrPackage: Self.bundle, latestOrderID: orderID)
     }
 
+    /// A Play state: the current period `purchased`, the first `originalPurchased` (`purchased`
+    /// when nil).
     func google(
-        token: String, accountID: String?, purchased: Int64, expires: Int64, orderID: String, obfuscatedAccount: String
+        token: String, accountID: String?, purchased: Int64, expires: Int64, orderID: String, obfuscatedAccount: String,
+        originalPurchased: Int64? = nil
     ) -> Subscription {
         Subscription(
             key: SubscriptionKey(store: .google, environment: .production, storeID: token), accountID: accountID,
             productID: Self.googleProduct, basePlanID: "monthly", productKind: .autoRenewable, state: .active,
-            ownership: .purchased, purchaseTimeMilliseconds: purchased, originalPurchaseTimeMilliseconds: purchased,
-            expiresTimeMilliseconds: expires, autoRenew: true, acknowledged: true, storeTimeMilliseconds: purchased,
+            ownership: .purchased, purchaseTimeMilliseconds: purchased,
+            originalPurchaseTimeMilliseconds: originalPurchased ?? purchased, expiresTimeMilliseconds: expires,
+            autoRenew: true, acknowledged: true, storeTimeMilliseconds: purchased,
             verifiedTimeMilliseconds: purchased + 800, storeAccountRef: obfuscatedAccount,
             bundleOrPackage: Self.bundle, latestOrderID: orderID)
     }
