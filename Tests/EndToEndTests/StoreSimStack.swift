@@ -11,6 +11,8 @@ import Wire
 /// `storesim` writes. Access is asked for at the simulator's instant (its clock runs ahead).
 /// The stack, started in the order a deployment would: stores, ledger, entitlement, verifier.
 final class StoreSimStack: @unchecked Sendable {  // used from one test task at a time
+    /// The simulator's time of each store's latest customer action (`control`).
+    private var lastActions: [String: Int64] = [:]
     let entitlementStack: EntitlementStack
     let storesim: ServiceProcess
     /// The simulator's control surface.
@@ -116,6 +118,16 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     /// the action made must have been taken by the verifier (a 2xx answer).
     @discardableResult
     func control(_ path: String, _ body: [String: Any] = [:], delivered: Bool = true) async throws -> [String: Any] {
+        let store = Self.isCustomerAction(path) ? path.prefix { $0 != "/" } : nil
+        if let store {
+            // Two actions of a customer in one store are a second apart when the test did not
+            // move the clock between them, as in life: two facts of one subscription signed at
+            // the same millisecond have no order but the ledger's deterministic tie rule,
+            // which need not be the order they happened in.
+            if lastActions[String(store)] == (try await simNow()) {
+                try await control("clock/advance", ["by": "+1s"])
+            }
+        }
         let text = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
         let (status, answer) = try await httpPost(port: storesimPort, path: "/control/\(path)", body: text)
         try #require(status == 200, "storesim /control/\(path) answered \(status): \(answer)")
@@ -123,7 +135,22 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         for attempt in object["notifications"] as? [[String: Any]] ?? [] where delivered {
             #expect((200..<300).contains(attempt["status"] as? Int ?? 0), "a notification was answered \(attempt)")
         }
+        if let store {
+            lastActions[String(store)] = try await simNow()
+        } else if path == "clock/advance" {
+            // What the stores did as the clock moved (renewals, their API reads) is signed now.
+            let now = try await simNow()
+            for name in ["apple", "google"] { lastActions[name] = now }
+        }
         return object
+    }
+
+    /// Whether a control call is something a customer (or the store on their behalf) does,
+    /// rather than a setting of the simulator.
+    static func isCustomerAction(_ path: String) -> Bool {
+        let settings = ["faults", "api-faults", "notification-url", "redeliver", "recorded/as-of", "transactions"]
+        guard path.hasPrefix("apple/") || path.hasPrefix("google/") else { return false }
+        return !settings.contains { path.hasSuffix("/" + $0) }
     }
 
     /// A purchase of the monthly product with `account` as its appAccountToken, then the

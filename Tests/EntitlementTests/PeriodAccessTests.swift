@@ -91,8 +91,9 @@ struct PeriodAccessTests {
         #expect(merged.map(\.productID) == ["pro.monthly", "pro.plus"])
         #expect(merged[0].endMilliseconds == Self.t0 + 10 * Self.day)
         // Google line items may overlap: no cut there.
-        #expect(Period.accessPeriods([plus, Self.month(0)], clipsAtNextStart: false)[0].endMilliseconds
-            == Self.t0 + 30 * Self.day)
+        #expect(
+            Period.accessPeriods([plus, Self.month(0)], clipsAtNextStart: false)[0].endMilliseconds
+                == Self.t0 + 30 * Self.day)
     }
 
     @Test("of two versions of a period, the later-signed stands; at one signed time the earlier end, then the hash")
@@ -130,7 +131,8 @@ struct PeriodAccessTests {
     @Test("an early renewal: access runs on through the old period into the new one")
     func earlyRenewal() throws {
         // The renewal was charged 20 hours before the old period ended and starts at its end.
-        let renewed = Self.state(.active, periods: [Self.month(0), Self.month(1)], storeTime: Self.t0 + 30 * Self.day - 20 * Self.hour)
+        let renewed = Self.state(
+            .active, periods: [Self.month(0), Self.month(1)], storeTime: Self.t0 + 30 * Self.day - 20 * Self.hour)
         for at in [Self.t0 + 30 * Self.day - 20 * Self.hour, Self.t0 + 30 * Self.day - 1, Self.t0 + 30 * Self.day] {
             let answer = try Self.check(renewed, at: at)
             #expect(answer.allowed)
@@ -143,7 +145,9 @@ struct PeriodAccessTests {
     @Test("a refund of last quarter's period revokes that period only; today's access stays")
     func refundOfOldPeriod() throws {
         let refundedAt = Self.t0 + 100 * Self.day
-        let periods = [Self.month(0), Self.month(1, revoked: refundedAt, signed: refundedAt), Self.month(2), Self.month(3)]
+        let periods = [
+            Self.month(0), Self.month(1, revoked: refundedAt, signed: refundedAt), Self.month(2), Self.month(3),
+        ]
         let now = Self.state(.active, periods: periods, storeTime: refundedAt)
         let today = try Self.check(now, at: refundedAt + Self.day)
         #expect(today.allowed)
@@ -157,7 +161,8 @@ struct PeriodAccessTests {
         // A period refunded while it ran: access in it ends at the refund; later months stand.
         let midway = Self.t0 + 70 * Self.day
         let inside = Self.state(
-            .active, periods: [Self.month(0), Self.month(1), Self.month(2, revoked: midway, signed: midway), Self.month(3)],
+            .active,
+            periods: [Self.month(0), Self.month(1), Self.month(2, revoked: midway, signed: midway), Self.month(3)],
             storeTime: midway)
         #expect(try Self.check(inside, at: Self.t0 + 5 * Self.day).untilMilliseconds == midway)
         #expect(try Self.check(inside, at: midway).reason == .revoked)
@@ -187,7 +192,8 @@ struct PeriodAccessTests {
         let basic = Period(
             periodID: "1", productID: "basic.monthly", startMilliseconds: Self.t0 - 30 * Self.day,
             endMilliseconds: Self.t0, productKind: .autoRenewable)
-        let now = Self.state(.active, periods: [basic, Self.month(0), plus], storeTime: Self.t0 + 10 * Self.day, product: "pro.plus")
+        let now = Self.state(
+            .active, periods: [basic, Self.month(0), plus], storeTime: Self.t0 + 10 * Self.day, product: "pro.plus")
         // pro: one run from month 0 through the upgrade to its end.
         let pro = try Self.check(now, at: Self.t0 + 5 * Self.day)
         #expect(pro.allowed)
@@ -223,7 +229,8 @@ struct PeriodAccessTests {
     func nonRenewing() throws {
         let bought = Period(
             periodID: "5000", productID: "season.pass", startMilliseconds: Self.t0, productKind: .nonRenewing)
-        let pass = Self.state(.active, periods: [bought], storeTime: Self.t0, product: "season.pass", kind: .nonRenewing)
+        let pass = Self.state(
+            .active, periods: [bought], storeTime: Self.t0, product: "season.pass", kind: .nonRenewing)
         let answer = try Self.check(pass, "season", at: Self.t0 + 89 * Self.day)
         #expect(answer.allowed)
         #expect(answer.untilMilliseconds == Self.t0 + 90 * Self.day)
@@ -247,7 +254,9 @@ struct PeriodAccessTests {
         #expect(policy.duration(store: .google, productID: "y", basePlanID: "plan") == 3 * Self.day)
         #expect(policy.canonicalText.contains("apple x duration 12h\n"))
         for bad in ["90", "0d", "-1d", "1y", "1.5d", "99999999d"] {
-            #expect(throws: PolicyError.self) { try ProductPolicy(parsing: "capability a\n  apple x duration \(bad)\n") }
+            #expect(throws: PolicyError.self) {
+                try ProductPolicy(parsing: "capability a\n  apple x duration \(bad)\n")
+            }
         }
         #expect(throws: PolicyError.self) {
             try ProductPolicy(parsing: "capability a\n  apple x duration 1d\ncapability b\n  apple x duration 2d\n")

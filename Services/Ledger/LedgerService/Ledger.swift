@@ -528,7 +528,7 @@ public struct Ledger: Sendable {
     public func subscriptionAndPeriods(_ key: SubscriptionKey) async throws -> GetSubscriptionResponse {
         try Self.check(key, "key")
         let found = try await read { tx in
-            try Self.subscriptionRow(tx, key).map { 
+            try Self.subscriptionRow(tx, key).map {
                 GetSubscriptionResponse(
                     subscription: $0, periods: try Self.storedPeriods(tx, key, limit: Self.maxAnsweredPeriods))
             }

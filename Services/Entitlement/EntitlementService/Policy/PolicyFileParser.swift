@@ -92,7 +92,8 @@ struct PolicyFileParser {
                 if let earlier = durations[product], earlier.milliseconds != milliseconds {
                     throw PolicyError(
                         .badDuration, line: line,
-                        "\(product) already has duration \(Self.durationText(earlier.milliseconds)) on line \(earlier.line)")
+                        "\(product) already has duration \(Self.durationText(earlier.milliseconds)) on line \(earlier.line)"
+                    )
                 }
                 durations[product] = (milliseconds, line)
             }
@@ -176,7 +177,8 @@ struct PolicyFileParser {
         else {
             throw PolicyError(
                 .badDuration, line: line,
-                "bad duration \(quoted(word)): a whole number of hours, days or weeks (12h, 90d, 4w), at most 100 years")
+                "bad duration \(quoted(word)): a whole number of hours, days or weeks (12h, 90d, 4w), at most 100 years"
+            )
         }
         return count * unit
     }

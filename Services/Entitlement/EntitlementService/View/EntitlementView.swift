@@ -165,8 +165,10 @@ public final class EntitlementView: Sendable {
             tables.nonRenewingProducts.compactMap { index -> String? in
                 let product = tables.products[Int(index)]
                 guard
-                    !policy.capabilities(store: product.store, productID: product.productID, basePlanID: product.basePlanID)
-                        .isEmpty,
+                    !policy.capabilities(
+                        store: product.store, productID: product.productID, basePlanID: product.basePlanID
+                    )
+                    .isEmpty,
                     policy.duration(store: product.store, productID: product.productID, basePlanID: product.basePlanID)
                         == nil
                 else { return nil }

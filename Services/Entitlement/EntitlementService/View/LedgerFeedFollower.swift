@@ -27,7 +27,8 @@ public final class LedgerFeedFollower: LifecycleService {
 
     public init(
         view: EntitlementView, client: RPCClient, logger: Logger, metrics: MetricsRegistry? = nil,
-        policies: PolicyStore? = nil, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        policies: PolicyStore? = nil,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     ) {
         self.view = view
         self.client = client

@@ -208,7 +208,8 @@ extension AppleAdapter {
         let periods =
             history + [AppleLifecycle.period(current.transaction, raw: current.signedTransaction)].compactMap { $0 }
         return try await ledger.recordFetchedState(
-            subscription, event: event, periods: Array(periods.suffix(Self.maxRecordedPeriods)), keyPrefix: "apple-state-")
+            subscription, event: event, periods: Array(periods.suffix(Self.maxRecordedPeriods)),
+            keyPrefix: "apple-state-")
     }
 
     // MARK: Checks and mapping

@@ -273,8 +273,6 @@ public final class AppleSimStore: Sendable {
         var owners: [String: String] = [:]
         var nextID: Int64 = 2_000_000_000_000_001
         var outbox: [SentNotification] = []
-        /// The time of the latest action or API read (`signingTime`).
-        var lastSigned: Int64 = .min
         var sent: [SentNotification] = []
     }
 
@@ -1098,25 +1096,13 @@ public final class AppleSimStore: Sendable {
         return String(state.nextID)
     }
 
-    /// Runs an action or an API read at its signing time: the clock's time, but never the time of
-    /// an earlier action or read. Apple signs each payload at the moment it makes it, one after
-    /// another, so two things done at one instant of the simulated clock are signed 1 ms apart,
-    /// in the order they happened (a purchase and its cancellation, a refund and its reversal).
     private func change<T>(_ body: (inout State, Int64) throws(SimError) -> T) throws(SimError) -> T {
         let now = clock.now
-        return try state.withLock { state throws(SimError) -> T in
-            try body(&state, Self.signingTime(&state, now))
-        }
+        return try state.withLock { state throws(SimError) -> T in try body(&state, now) }
     }
 
     private func read<T>(_ body: (State, Int64) throws(SimError) -> T) throws(SimError) -> T {
         let now = clock.now
-        return try state.withLock { state throws(SimError) -> T in try body(state, Self.signingTime(&state, now)) }
-    }
-
-    private static func signingTime(_ state: inout State, _ now: Int64) -> Int64 {
-        let time = max(now, state.lastSigned + 1)
-        state.lastSigned = time
-        return time
+        return try state.withLock { state throws(SimError) -> T in try body(state, now) }
     }
 }
