@@ -365,11 +365,12 @@ public struct Ledger: Sendable {
             let wins = current.map { Subscription.replaces(next, $0) } ?? true
             let applied =
                 request.partial ? (current == nil || (wins && current?.latestOrderID == next.latestOrderID)) : wins
-            let periodsChanged = try Self.recordPeriods(tx, key, request.periods)
+            let recordedPeriods = try Self.recordPeriods(tx, key, request.periods)
+            let periodsChanged = recordedPeriods != nil
             let position = try Self.nextPosition(tx)
             var state = applied ? next : current!
             state.periods =
-                try periodsChanged ? Self.accessPeriods(tx, key) : (current?.periods ?? [])
+                recordedPeriods.map { Self.accessPeriods($0, of: key) } ?? current?.periods ?? []
             var events: [LifecycleEvent] = []
             for var event in request.events {
                 event.position = position
@@ -530,7 +531,8 @@ public struct Ledger: Sendable {
         let found = try await read { tx in
             try Self.subscriptionRow(tx, key).map {
                 GetSubscriptionResponse(
-                    subscription: $0, periods: try Self.storedPeriods(tx, key, limit: Self.maxAnsweredPeriods))
+                    subscription: $0,
+                    periods: try Self.storedPeriods(tx, key, limit: Self.maxAnsweredPeriods, raw: true))
             }
         }
         guard let found else { throw RPCError(.notFound, "no subscription \(key)") }
@@ -765,12 +767,12 @@ public struct Ledger: Sendable {
             ])
     }
 
-    /// Records each period unless the stored version of it stands (`Period.standing`); true
-    /// when any row changed.
+    /// Records each period unless the stored version of it stands (`Period.standing`). Returns
+    /// every period of the subscription afterwards when any row changed, nil when none did.
     static func recordPeriods(_ tx: any LedgerTransaction, _ key: SubscriptionKey, _ periods: [Period]) throws
-        -> Bool
+        -> [Period]?
     {
-        guard !periods.isEmpty else { return false }
+        guard !periods.isEmpty else { return nil }
         var incoming: [String: Period] = [:]
         for period in periods {
             incoming[period.periodID] = incoming[period.periodID].map { Period.standing($0, period) } ?? period
@@ -784,34 +786,42 @@ public struct Ledger: Sendable {
                 guard standing.contentHash != existing.contentHash else { continue }
             }
             changed = true
+            stored[id] = period
+            var bare = period
+            bare.raw = nil
             try tx.enqueue(
                 """
-                INSERT INTO periods (store, environment, store_id, period_id, start_ms, period)
-                VALUES ($1, $2, $3, $4, $5, $6)
-                ON CONFLICT (store, environment, store_id, period_id) DO UPDATE SET start_ms = $5, period = $6
+                INSERT INTO periods (store, environment, store_id, period_id, start_ms, period, raw)
+                VALUES ($1, $2, $3, $4, $5, $6, $7)
+                ON CONFLICT (store, environment, store_id, period_id) DO UPDATE SET start_ms = $5, period = $6, raw = $7
                 """,
-                keyParameters(key) + [.text(id), .int(period.startMilliseconds), .blob(period.serialized())])
+                keyParameters(key) + [
+                    .text(id), .int(period.startMilliseconds), .blob(bare.serialized()), .text(period.raw),
+                ])
         }
-        return changed
+        return changed ? Array(stored.values) : nil
     }
 
-    /// The periods recorded for `key`, by start (at most `limit`, the latest).
-    static func storedPeriods(_ tx: any LedgerTransaction, _ key: SubscriptionKey, limit: Int = maxStoredPeriodRows)
-        throws -> [Period]
-    {
+    /// The periods recorded for `key`, by start (at most `limit`, the latest); with `raw`, each
+    /// with the signed data it came from.
+    static func storedPeriods(
+        _ tx: any LedgerTransaction, _ key: SubscriptionKey, limit: Int = maxStoredPeriodRows, raw: Bool = false
+    ) throws -> [Period] {
         let rows = try tx.query(
             """
-            SELECT period FROM periods WHERE store = $1 AND environment = $2 AND store_id = $3
+            SELECT period\(raw ? ", raw" : "") FROM periods WHERE store = $1 AND environment = $2 AND store_id = $3
             ORDER BY start_ms DESC, period_id DESC LIMIT $4
             """, keyParameters(key) + [.int(Int64(limit))])
-        return try (0..<rows.count).reversed().map { try decode(Period.self, rows.blob($0, "period")) }
+        return try (0..<rows.count).reversed().map { index in
+            var period = try decode(Period.self, rows.blob(index, "period"))
+            if raw { period.raw = rows.text(index, "raw") }
+            return period
+        }
     }
 
-    /// The periods of `key` as access reads them (`Period.accessPeriods`), the latest
-    /// `maxPeriods` of them.
-    static func accessPeriods(_ tx: any LedgerTransaction, _ key: SubscriptionKey) throws -> [Period] {
-        let periods = Period.accessPeriods(try storedPeriods(tx, key), clipsAtNextStart: key.store == .apple)
-        return Array(periods.suffix(maxPeriods))
+    /// `periods` of `key` as access reads them (`Period.accessPeriods`), the latest `maxPeriods`.
+    static func accessPeriods(_ periods: [Period], of key: SubscriptionKey) -> [Period] {
+        Array(Period.accessPeriods(periods, clipsAtNextStart: key.store == .apple).suffix(maxPeriods))
     }
 
     static func check(_ periods: [Period]) throws {

@@ -82,14 +82,16 @@ struct LedgerSeed {
                             .integer(subscription.verifiedTimeMilliseconds ?? workload.now),
                         ])
                     for period in seeded.periods {
+                        var bare = period
+                        bare.raw = nil
                         try tx.query(
                             """
-                            INSERT INTO periods (store, environment, store_id, period_id, start_ms, period)
-                            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                            INSERT INTO periods (store, environment, store_id, period_id, start_ms, period, raw)
+                            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                             """,
                             keyValues + [
                                 .text(period.periodID), .integer(period.startMilliseconds),
-                                .blob(period.serialized()),
+                                .blob(bare.serialized()), period.raw.map { .text($0) } ?? .null,
                             ])
                         rawBytes += period.raw?.utf8.count ?? 0
                     }

@@ -52,10 +52,9 @@ extension AccessRules {
         var beforeFirst = false
         var revokedAt = false
         // The run of granting periods that contains `at`: where it ends so far (`Int64.max`: no
-        // end), whether it can still grow, and whether it reaches the last period unrevoked.
+        // end), and whether it is still open: unrevoked and reaching the latest period seen.
         var runEnd: Int64?
         var runOpen = false
-        var runReachesLast = false
         var last: AccessInterval?
         for period in periods {
             last = period
@@ -63,11 +62,9 @@ extension AccessRules {
             if let end = runEnd {
                 if runOpen, period.grants, period.start <= end {
                     runEnd = max(end, periodEnd)
-                    runReachesLast = period.revoked == nil
                     runOpen = period.revoked == nil
                 } else {
                     runOpen = false
-                    runReachesLast = false
                 }
                 continue
             }
@@ -81,12 +78,10 @@ extension AccessRules {
             }
             runEnd = periodEnd
             runOpen = period.revoked == nil
-            runReachesLast = period.revoked == nil
         }
-        let until: Int64?? = runEnd.map { $0 == Int64.max ? nil : $0 }
-        if let running = until {
-            guard let end = running else { return .allowed(untilMilliseconds: nil) }
-            if runReachesLast, let state, state != .active, state != .cancelled, allows(state),
+        if let end = runEnd {
+            guard end != Int64.max else { return .allowed(untilMilliseconds: nil) }
+            if runOpen, let state, state != .active, state != .cancelled, allows(state),
                 let grace, grace > end
             {
                 return .allowed(untilMilliseconds: grace)

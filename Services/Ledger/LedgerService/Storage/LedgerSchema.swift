@@ -88,14 +88,15 @@ enum LedgerSchema {
                 ],
                 backfill: backfillStateColumns),
             // Verified periods: one row per (subscription, Apple transaction or Google order),
-            // the version that stands (`Period.standing`), with its raw signed data.
+            // the version that stands (`Period.standing`); its raw signed data in a column of
+            // its own, so that working out a subscription's access periods reads none of it.
             Migration(
                 version: 3,
                 statements: [
                     """
                     CREATE TABLE periods (
                         store \(bigint) NOT NULL, environment \(bigint) NOT NULL, store_id TEXT NOT NULL,
-                        period_id TEXT NOT NULL, start_ms \(bigint) NOT NULL, period \(blob) NOT NULL,
+                        period_id TEXT NOT NULL, start_ms \(bigint) NOT NULL, period \(blob) NOT NULL, raw TEXT,
                         PRIMARY KEY (store, environment, store_id, period_id))
                     """
                 ]),

@@ -69,13 +69,18 @@ extension AppleAdapter {
             } catch {
                 throw Self.status(error)
             }
-            // The newest transaction of each purchase (by original transaction id).
+            // The newest transaction of each purchase (by original transaction id), and the
+            // period of every transaction, by purchase.
             var newest: [String: AppleTransaction] = [:]
+            var periods: [String: [Period]] = [:]
             for signed in history {
                 let found = try Self.refusal { () throws(AppleVerificationError) in
                     try verifier.verifyTransaction(signed, now: now())
                 }
                 guard let original = found.originalTransactionId ?? found.transactionId else { continue }
+                if let period = AppleLifecycle.period(found, raw: signed) {
+                    periods[original, default: []].append(period)
+                }
                 if let known = newest[original], (known.purchaseDate ?? 0) >= (found.purchaseDate ?? 0) { continue }
                 newest[original] = found
             }
@@ -88,7 +93,8 @@ extension AppleAdapter {
                     continue  // another account's purchase in the same Apple account: not restored here
                 }
                 let subscription = try await recordCurrentState(
-                    of: found, environment: environment, verifier: verifier, detail: "RestorePurchases")
+                    of: found, environment: environment, verifier: verifier, detail: "RestorePurchases",
+                    history: periods[original] ?? [])
                 _ = try await ledger.linkAccount(
                     LinkAccountRequest(
                         idempotencyKey: "restore-"
@@ -171,10 +177,11 @@ extension AppleAdapter {
         }
     }
 
-    /// Fetches the authoritative state of `transaction`'s purchase and records it.
+    /// Fetches the authoritative state of `transaction`'s purchase and records it, with the
+    /// periods of its chain's history (`history`, or read from the App Store when nil).
     private func recordCurrentState(
         of transaction: AppleTransaction, environment: AppleEnvironment, verifier: AppleSignedDataVerifier,
-        detail: String
+        detail: String, history known: [Period]? = nil
     ) async throws -> Subscription {
         let current: AppleCurrentState
         do {
@@ -183,9 +190,10 @@ extension AppleAdapter {
             throw Self.status(error)
         }
         let original = current.transaction.originalTransactionId ?? current.transaction.transactionId ?? ""
-        let history =
-            AppleLifecycle.productKind(current.transaction.type) == .autoRenewable
-            ? await historyPeriods(original: original, environment: environment, verifier: verifier) : []
+        var history = known ?? []
+        if known == nil, AppleLifecycle.productKind(current.transaction.type) == .autoRenewable {
+            history = await historyPeriods(original: original, environment: environment, verifier: verifier)
+        }
         return try await record(current, detail: detail, history: history)
     }
 

@@ -89,66 +89,17 @@ public struct AppleSimAPI: Sendable {
     }
 
     private func authorized(_ request: HTTPRequest, _ body: () throws -> [String: any Sendable]?) -> HTTPResponse {
-        do {
-            try authenticate(request)
-            if let status = faults.take() {
-                switch status {
-                case 429: return Self.error(429, 4_290_000, "Rate limit exceeded.")
-                case 500..<600:
-                    return Self.error(status, 5_000_001, "An unknown retryable error occurred. Please try again.")
-                default: return Self.error(status, 0, "Injected failure.")
-                }
-            }
-            guard let object = try body() else { return HTTPResponse(status: 200) }
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: [UInt8](data))
-        } catch APIFailure.unauthorized {
-            return HTTPResponse(status: 401)
-        } catch APIFailure.notFound {
-            return Self.error(404, 4_040_010, "Transaction id not found.")
-        } catch APIFailure.apple(let status, let code, let message) {
-            return Self.error(status, code, message)
-        } catch let error as SimError {
-            switch error.kind {
-            case .notFound: return Self.error(404, 4_040_010, "Transaction id not found.")
-            case .badRequest: return Self.error(400, 4_000_006, "Invalid transaction id.")
-            case .conflict: return Self.error(500, 5_000_000, "An unknown error occurred.")
-            }
-        } catch {
-            return Self.error(500, 5_000_000, "An unknown error occurred.")
-        }
+        AppleAPICall.answer(
+            request, credentials: credentials, bundleID: store.configuration.bundleID, faults: faults, now: wallClock(),
+            body)
     }
 
     static func error(_ status: Int, _ code: Int, _ message: String) -> HTTPResponse {
-        .json("{\"errorCode\":\(code),\"errorMessage\":\"\(message)\"}", status: status)
-    }
-
-    /// The bearer token: ES256, our key id, signed by the key, for our issuer, audience
-    /// `appstoreconnect-v1` and the store's bundle, not expired, and at most an hour long.
-    private func authenticate(_ request: HTTPRequest) throws {
-        guard let header = request.headers["authorization"], header.hasPrefix("Bearer "),
-            let jws = try? CompactJWS(String(header.dropFirst("Bearer ".count))),
-            let head = try? JSONSerialization.jsonObject(with: Data(jws.header)) as? [String: Any],
-            head["alg"] as? String == "ES256", head["kid"] as? String == credentials.keyID,
-            let signature = try? ECDSASignature.der(fromRaw: jws.signature, coordinateBytes: 32),
-            credentials.publicKey.verifySHA256(signature: signature, message: jws.signingInput),
-            let claims = try? JSONSerialization.jsonObject(with: Data(jws.payload)) as? [String: Any],
-            claims["iss"] as? String == credentials.issuerID, claims["aud"] as? String == "appstoreconnect-v1",
-            claims["bid"] as? String == store.configuration.bundleID,
-            let issued = (claims["iat"] as? NSNumber)?.int64Value,
-            let expires = (claims["exp"] as? NSNumber)?.int64Value
-        else { throw APIFailure.unauthorized }
-        let now = Int64(wallClock().timeIntervalSince1970)
-        guard expires > now, issued <= now + 60, expires - issued <= 3600 else { throw APIFailure.unauthorized }
+        AppleAPICall.error(status, code, message)
     }
 
     private func lastSegment(_ request: HTTPRequest, after prefix: String) throws -> String {
-        let id = String(request.path.dropFirst(prefix.count))
-        guard !id.isEmpty, !id.contains("/") else { throw APIFailure.notFound }
-        guard id.allSatisfy(\.isASCII), id.allSatisfy(\.isNumber) else {
-            throw APIFailure.apple(400, 4_000_006, "Invalid transaction id.")
-        }
-        return id
+        try AppleAPICall.transactionID(request, after: prefix)
     }
 
     /// Extend a Subscription Renewal Date: `{extendByDays, extendReasonCode, requestIdentifier}`
@@ -192,17 +143,10 @@ public struct AppleSimAPI: Sendable {
     /// Transaction history, oldest first, `pageSize` a page; `revision` is the index of
     /// the next page's first transaction.
     private func history(_ request: HTTPRequest) throws -> [String: any Sendable] {
-        let signed = try store.history(lastSegment(request, after: "/inApps/v2/history/"))
-        let start = request.query["revision"].map { Int($0) ?? -1 } ?? 0
-        guard (0...signed.count).contains(start) else {
-            throw APIFailure.apple(400, 4_000_005, "Invalid revision.")
-        }
-        let end = min(signed.count, start + pageSize)
-        return [
-            "revision": String(end), "hasMore": end < signed.count, "bundleId": store.configuration.bundleID,
-            "appAppleId": store.configuration.appAppleID, "environment": store.configuration.environment,
-            "signedTransactions": Array(signed[start..<end]),
-        ]
+        try AppleAPICall.historyPage(
+            store.history(lastSegment(request, after: "/inApps/v2/history/")), request, pageSize: pageSize,
+            bundleID: store.configuration.bundleID, appAppleID: store.configuration.appAppleID,
+            environment: store.configuration.environment)
     }
 
     /// Notifications sent in [startDate, endDate), optionally for one transaction's

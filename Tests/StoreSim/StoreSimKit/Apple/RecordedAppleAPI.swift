@@ -122,73 +122,19 @@ public final class RecordedAppleAPI: Sendable {
         guard let original = data.originalTransactionID(of: id, asOf: at) else {
             throw AppleSimAPI.APIFailure.notFound
         }
-        let signed = data.history(original, asOf: at).map(\.jws)
-        let start = request.query["revision"].map { Int($0) ?? -1 } ?? 0
-        guard (0...signed.count).contains(start) else {
-            throw AppleSimAPI.APIFailure.apple(400, 4_000_005, "Invalid revision.")
-        }
-        let end = min(signed.count, start + Self.historyPageSize)
-        return [
-            "revision": String(end), "hasMore": end < signed.count, "bundleId": bundleID, "appAppleId": appAppleID,
-            "environment": data.environment, "signedTransactions": Array(signed[start..<end]),
-        ]
+        return try AppleAPICall.historyPage(
+            data.history(original, asOf: at).map(\.jws), request, pageSize: Self.historyPageSize, bundleID: bundleID,
+            appAppleID: appAppleID, environment: data.environment)
     }
 
     // MARK: Requests
 
     private func authorized(_ request: HTTPRequest, _ body: () throws -> [String: any Sendable]) -> HTTPResponse {
-        do {
-            try authenticate(request)
-            if let status = faults.take() {
-                switch status {
-                case 429: return AppleSimAPI.error(429, 4_290_000, "Rate limit exceeded.")
-                case 500..<600:
-                    return AppleSimAPI.error(
-                        status, 5_000_001, "An unknown retryable error occurred. Please try again.")
-                default: return AppleSimAPI.error(status, 0, "Injected failure.")
-                }
-            }
-            let json = try JSONSerialization.data(withJSONObject: try body(), options: [.sortedKeys])
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: [UInt8](json))
-        } catch AppleSimAPI.APIFailure.unauthorized {
-            return HTTPResponse(status: 401)
-        } catch AppleSimAPI.APIFailure.notFound {
-            return AppleSimAPI.error(404, 4_040_010, "Transaction id not found.")
-        } catch AppleSimAPI.APIFailure.apple(let status, let code, let message) {
-            return AppleSimAPI.error(status, code, message)
-        } catch {
-            return AppleSimAPI.error(500, 5_000_000, "An unknown error occurred.")
-        }
-    }
-
-    /// The bearer token, checked as `AppleSimAPI` checks it: ES256, our key id, signed by the
-    /// key, for our issuer, audience `appstoreconnect-v1` and the recorded app, not expired, and
-    /// at most an hour long.
-    private func authenticate(_ request: HTTPRequest) throws {
-        guard let header = request.headers["authorization"], header.hasPrefix("Bearer "),
-            let jws = try? CompactJWS(String(header.dropFirst("Bearer ".count))),
-            let head = try? JSONSerialization.jsonObject(with: Data(jws.header)) as? [String: Any],
-            head["alg"] as? String == "ES256", head["kid"] as? String == credentials.keyID,
-            let signature = try? ECDSASignature.der(fromRaw: jws.signature, coordinateBytes: 32),
-            credentials.publicKey.verifySHA256(signature: signature, message: jws.signingInput),
-            let claims = try? JSONSerialization.jsonObject(with: Data(jws.payload)) as? [String: Any],
-            claims["iss"] as? String == credentials.issuerID, claims["aud"] as? String == "appstoreconnect-v1",
-            claims["bid"] as? String == bundleID,
-            let issued = (claims["iat"] as? NSNumber)?.int64Value,
-            let expires = (claims["exp"] as? NSNumber)?.int64Value
-        else { throw AppleSimAPI.APIFailure.unauthorized }
-        let now = Int64(wallClock().timeIntervalSince1970)
-        guard expires > now, issued <= now + 60, expires - issued <= 3600 else {
-            throw AppleSimAPI.APIFailure.unauthorized
-        }
+        AppleAPICall.answer(
+            request, credentials: credentials, bundleID: bundleID, faults: faults, now: wallClock(), body)
     }
 
     private func lastSegment(_ request: HTTPRequest, after prefix: String) throws -> String {
-        let id = String(request.path.dropFirst(prefix.count))
-        guard !id.isEmpty, !id.contains("/") else { throw AppleSimAPI.APIFailure.notFound }
-        guard id.allSatisfy(\.isASCII), id.allSatisfy(\.isNumber) else {
-            throw AppleSimAPI.APIFailure.apple(400, 4_000_006, "Invalid transaction id.")
-        }
-        return id
+        try AppleAPICall.transactionID(request, after: prefix)
     }
 }
