@@ -117,9 +117,13 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     /// POSTs to the simulator's control surface; returns the JSON answer. Every notification
     /// the action made must have been taken by the verifier (a 2xx answer).
     @discardableResult
-    func control(_ path: String, _ body: [String: Any] = [:], delivered: Bool = true) async throws -> [String: Any] {
+    /// With `apart` false, a customer action may share the millisecond of the store's previous
+    /// fact (to test the ledger's rule for equal store times).
+    func control(_ path: String, _ body: [String: Any] = [:], delivered: Bool = true, apart: Bool = true)
+        async throws -> [String: Any]
+    {
         let store = Self.isCustomerAction(path) ? path.prefix { $0 != "/" } : nil
-        if let store {
+        if let store, apart {
             // Two actions of a customer in one store are a second apart when the test did not
             // move the clock between them, as in life: two facts of one subscription signed at
             // the same millisecond have no order but the ledger's deterministic tie rule,
