@@ -263,6 +263,50 @@ struct PeriodAccessTests {
         }
     }
 
+    @Test("ListEntitlements shows each grant's renewal details; CheckAccess answers stay without them")
+    func renewalFields() throws {
+        var subscription = Self.state(.active, periods: [Self.month(0)], storeTime: Self.t0)
+        subscription.autoRenew = true
+        subscription.autoRenewProductID = "pro.plus"
+        subscription.renewalTimeMilliseconds = Self.t0 + 30 * Self.day
+        subscription.renewalOfferID = "winback-2026"
+        subscription.renewalOfferType = .winBack
+        subscription.offerType = .freeTrial
+        subscription.expirationReason = .priceIncrease
+        subscription.inBillingRetry = true
+        subscription.storefront = "USA"
+        subscription.priceMicros = 9_990_000
+        subscription.currency = "USD"
+        let view = EntitlementView()
+        view.load([subscription], position: 1)
+        let listed = try EntitlementMethods.list(
+            ListEntitlementsRequest(accountID: Self.account, atMilliseconds: Self.t0 + Self.day), view: view,
+            policy: Self.policy, now: Self.t0)
+        let grant = try #require(listed.entitlements.first?.grants.first)
+        #expect(listed.entitlements.map(\.capability) == ["pro"])
+        #expect(grant.renewal == GrantRenewal(subscription))
+        #expect(grant.renewal?.autoRenewProductID == "pro.plus" && grant.renewal?.currency == "USD")
+        // A later change with no renewal details clears them; interned texts are shared.
+        var later = subscription
+        later.storeTimeMilliseconds = Self.t0 + 1
+        later.autoRenew = false
+        later.autoRenewProductID = nil
+        later.renewalOfferID = nil
+        #expect(view.apply(position: 2, subscription: later))
+        let relisted = try EntitlementMethods.list(
+            ListEntitlementsRequest(accountID: Self.account, atMilliseconds: Self.t0 + Self.day), view: view,
+            policy: Self.policy, now: Self.t0)
+        #expect(relisted.entitlements.first?.grants.first?.renewal == GrantRenewal(later))
+        #expect(try Self.check(subscription, at: Self.t0 + Self.day).grant?.renewal == nil)
+    }
+
+    @Test("the view's records keep the sizes its memory figures rest on")
+    func recordSizes() {
+        #expect(MemoryLayout<Holding>.stride == 64)
+        #expect(MemoryLayout<PeriodRecord>.stride == 32)
+        #expect(MemoryLayout<RenewalRecord>.stride == 48)
+    }
+
     @Test("the rule as a pure function: before, inside, across a gap, and a lifetime purchase")
     func rule() {
         let rules = AccessRules.default

@@ -1,4 +1,5 @@
 import Foundation
+import Model
 import SubctlKit
 import Testing
 import Wire
@@ -26,6 +27,22 @@ struct DynamicMessageTests {
                 + #""expiresTimeMs":"1700000000000","autoRenew":true},"events":[{"position":"7","kind":"#
                 + #""EVENT_KIND_PURCHASED","storeTimeMs":"1699999999000"},{"key":{"storeId":"1000"},"kind":"#
                 + #""EVENT_KIND_RENEWED","detail":"renewed"}]}"#)
+    }
+
+    @Test("history as JSON carries each event's raw signed data, for subctl apple verify to check again")
+    func historyCarriesRawSignedData() throws {
+        let key = SubscriptionKey(store: .apple, environment: .sandbox, storeID: "1000")
+        let response = GetHistoryResponse(events: [
+            LifecycleEvent(
+                key: key, kind: .renewed, rawPayload: "n.n.n", rawTransaction: "t.t.t", rawRenewalInfo: "r.r.r")
+        ])
+        let json = try DynamicMessage.decodeToJSON(
+            response.serialized(), as: "subscriptions.ledger.v1.GetHistoryResponse", pretty: false)
+        #expect(
+            json
+                == #"{"events":[{"key":{"store":"STORE_APPLE","environment":"ENVIRONMENT_SANDBOX","storeId":"1000"},"#
+                + #""kind":"EVENT_KIND_RENEWED","rawPayload":"n.n.n","rawTransaction":"t.t.t","rawRenewalInfo":"r.r.r"}]}"#
+        )
     }
 
     @Test func prettyOutputIndentsByTwoSpaces() throws {

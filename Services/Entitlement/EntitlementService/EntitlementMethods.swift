@@ -159,11 +159,14 @@ enum EntitlementMethods {
         }
     }
 
-    static func grant(_ holding: Holding, tables: ViewTables, until: Int64?) -> AccessGrant {
+    /// What a grant rests on; with `renewal` (ListEntitlements), also the subscription's renewal
+    /// details.
+    static func grant(_ holding: Holding, tables: ViewTables, until: Int64?, renewal: Bool = false) -> AccessGrant {
         let product = tables.products[Int(holding.product)]
         return AccessGrant(
             key: tables.subscriptionKey(of: holding), productID: product.productID, basePlanID: product.basePlanID,
-            state: holding.subscriptionState, untilMilliseconds: until)
+            state: holding.subscriptionState, untilMilliseconds: until,
+            renewal: renewal ? tables.renewal(of: holding) : nil)
     }
 
     static func list(_ request: ListEntitlementsRequest, view: EntitlementView, policy: ProductPolicy?, now: Int64)
@@ -189,7 +192,7 @@ enum EntitlementMethods {
                         entry.untilMilliseconds = until.map { max($0, current) }
                     }
                     if entry.grants.count < maxGrants {
-                        entry.grants.append(grant(holding, tables: tables, until: until))
+                        entry.grants.append(grant(holding, tables: tables, until: until, renewal: true))
                     }
                     entries[capability] = entry
                 }

@@ -11,16 +11,19 @@ public struct AccessGrant: Sendable, Hashable {
     public var state: SubscriptionState?
     /// The end of access this subscription gives; nil means until revoked.
     public var untilMilliseconds: Int64?
+    /// The subscription's renewal details (`ListEntitlements` only).
+    public var renewal: GrantRenewal?
 
     public init(
         key: SubscriptionKey? = nil, productID: String = "", basePlanID: String? = nil, state: SubscriptionState? = nil,
-        untilMilliseconds: Int64? = nil
+        untilMilliseconds: Int64? = nil, renewal: GrantRenewal? = nil
     ) {
         self.key = key
         self.productID = productID
         self.basePlanID = basePlanID
         self.state = state
         self.untilMilliseconds = untilMilliseconds
+        self.renewal = renewal
     }
 }
 
@@ -36,7 +39,8 @@ extension AccessGrant: CMessageConvertible {
         try self.init(
             key: ProtoField.message(m.key, "key"), productID: ProtoField.string(m.product_id, "product_id"),
             basePlanID: ProtoField.optionalString(m.base_plan_id, "base_plan_id"),
-            state: ProtoField.enumValue(m.state.rawValue, "state"), untilMilliseconds: ProtoField.nonZero(m.until_ms))
+            state: ProtoField.enumValue(m.state.rawValue, "state"), untilMilliseconds: ProtoField.nonZero(m.until_ms),
+            renewal: ProtoField.message(m.renewal, "renewal"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -45,5 +49,6 @@ extension AccessGrant: CMessageConvertible {
         arena.set(&c.base_plan_id, basePlanID)
         c.state = .init(rawValue: ProtoField.number(state))
         c.until_ms = untilMilliseconds ?? 0
+        c.renewal = renewal?.cMessage(in: arena)
     }
 }

@@ -219,6 +219,10 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     var periodRecords = ChunkedArray<PeriodRecord>()
     /// Products the view saw non-renewing purchases of, by index.
     var nonRenewingProducts = Set<UInt32>()
+    /// Subscriptions' renewal details (`Holding.renewal`).
+    var renewals = ChunkedArray<RenewalRecord>()
+    /// Short texts many subscriptions share (storefronts, currencies, offer ids), stored once.
+    var internedTexts: [String: UInt64] = [:]
     /// Subscriptions held by an account, and accounts holding at least one.
     var held = 0
     var accountsHolding = 0
@@ -240,6 +244,8 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         swap(&durations, &other.durations)
         swap(&periodRecords, &other.periodRecords)
         swap(&nonRenewingProducts, &other.nonRenewingProducts)
+        swap(&renewals, &other.renewals)
+        swap(&internedTexts, &other.internedTexts)
         swap(&held, &other.held)
         swap(&accountsHolding, &other.accountsHolding)
         swap(&position, &other.position)
@@ -463,6 +469,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             holding.owner = previous.owner
             holding.next = previous.next
             holding.earlier = writePeriods(subscription, reusing: previous.earlier)
+            holding.renewal = writeRenewal(subscription, reusing: previous.renewal)
             holdings[index] = holding
         } else {
             guard owner != nil else { return }  // nobody holds it: nothing to keep
@@ -471,6 +478,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             case .text(let text): holding.id = withUTF8Bytes(text) { texts.store($0) }
             }
             holding.earlier = writePeriods(subscription, reusing: 0)
+            holding.renewal = writeRenewal(subscription, reusing: 0)
             index = holdings.append(holding)
             holdingIndex.insert(index, hash: Self.hash(of: holdings[index], texts: texts)) {
                 Self.hash(of: holdings[$0], texts: texts)
@@ -593,6 +601,52 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             previous = slot
         }
         return head
+    }
+
+    /// Writes the subscription's renewal details over record `reusing` (index + 1) or into a new
+    /// one, and returns its index + 1; 0 when it has none.
+    private func writeRenewal(_ subscription: Subscription, reusing slot: UInt32) -> UInt32 {
+        let renewal = GrantRenewal(subscription)
+        guard renewal != GrantRenewal() || slot != 0 else { return 0 }
+        func byte(_ number: Int32?) -> UInt8 { UInt8(clamping: number ?? 0) }
+        let record = RenewalRecord(
+            renewalTime: renewal.renewalTimeMilliseconds ?? 0, priceMicros: renewal.priceMicros ?? 0,
+            storefront: internText(renewal.storefront), currency: internText(renewal.currency),
+            renewalOfferID: internText(renewal.renewalOfferID),
+            nextProduct: renewal.autoRenewProductID.map { intern(subscription.key.store, $0, nil) + 1 } ?? 0,
+            flags: (renewal.autoRenew ? 1 : 0) | (renewal.inBillingRetry ? 2 : 0),
+            expirationReason: byte(renewal.expirationReason?.rawValue), offerType: byte(renewal.offerType?.rawValue),
+            renewalOfferType: byte(renewal.renewalOfferType?.rawValue))
+        if slot != 0 {
+            renewals[Int(slot) - 1] = record
+            return slot
+        }
+        return UInt32(renewals.append(record) + 1)
+    }
+
+    /// `text` stored once for the whole view: its arena reference + 1, 0 for none.
+    private func internText(_ text: String?) -> UInt64 {
+        guard let text else { return 0 }
+        if let known = internedTexts[text] { return known }
+        let reference = texts.store(text) + 1
+        internedTexts[text] = reference
+        return reference
+    }
+
+    /// The holding's renewal details as `ListEntitlements` shows them; nil for none.
+    func renewal(of holding: Holding) -> GrantRenewal? {
+        guard holding.renewal != 0 else { return nil }
+        let record = renewals[Int(holding.renewal) - 1]
+        func text(_ reference: UInt64) -> String? { reference == 0 ? nil : texts.string(reference - 1) }
+        return GrantRenewal(
+            autoRenew: record.flags & 1 != 0,
+            autoRenewProductID: record.nextProduct == 0 ? nil : products[Int(record.nextProduct) - 1].productID,
+            expirationReason: ExpirationReason(rawValue: Int32(record.expirationReason)),
+            graceExpiresTimeMilliseconds: Holding.time(holding.grace), inBillingRetry: record.flags & 2 != 0,
+            renewalTimeMilliseconds: Holding.time(record.renewalTime), renewalOfferID: text(record.renewalOfferID),
+            renewalOfferType: OfferType(rawValue: Int32(record.renewalOfferType)),
+            offerType: OfferType(rawValue: Int32(record.offerType)), storefront: text(record.storefront),
+            priceMicros: Holding.time(record.priceMicros), currency: text(record.currency))
     }
 
     private func intern(_ store: Store, _ productID: String, _ basePlanID: String?) -> UInt32 {

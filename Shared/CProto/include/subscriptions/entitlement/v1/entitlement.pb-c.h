@@ -17,6 +17,7 @@ PROTOBUF_C__BEGIN_DECLS
 #include "subscriptions/common/v1/common.pb-c.h"
 
 typedef struct Subscriptions__Entitlement__V1__Grant Subscriptions__Entitlement__V1__Grant;
+typedef struct Subscriptions__Entitlement__V1__Renewal Subscriptions__Entitlement__V1__Renewal;
 typedef struct Subscriptions__Entitlement__V1__CheckAccessRequest Subscriptions__Entitlement__V1__CheckAccessRequest;
 typedef struct Subscriptions__Entitlement__V1__CheckAccessResponse Subscriptions__Entitlement__V1__CheckAccessResponse;
 typedef struct Subscriptions__Entitlement__V1__CheckAccessBatchRequest Subscriptions__Entitlement__V1__CheckAccessBatchRequest;
@@ -75,10 +76,46 @@ struct  Subscriptions__Entitlement__V1__Grant
    * The end of access this subscription gives; 0 means until revoked.
    */
   int64_t until_ms;
+  /*
+   * The subscription's renewal details, the same for both stores; in ListEntitlements only
+   * (CheckAccess answers stay small).
+   */
+  Subscriptions__Entitlement__V1__Renewal *renewal;
 };
 #define SUBSCRIPTIONS__ENTITLEMENT__V1__GRANT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__grant__descriptor) \
-    , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, 0 }
+    , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, 0, NULL }
+
+
+/*
+ * What a client shows about a subscription's renewal (the fields of the same names in
+ * subscriptions.common.v1.Subscription).
+ */
+struct  Subscriptions__Entitlement__V1__Renewal
+{
+  ProtobufCMessage base;
+  protobuf_c_boolean auto_renew;
+  /*
+   * The product the next renewal switches to (a pending upgrade, downgrade or crossgrade).
+   */
+  char *auto_renew_product_id;
+  Subscriptions__Common__V1__ExpirationReason expiration_reason;
+  int64_t grace_expires_time_ms;
+  protobuf_c_boolean in_billing_retry;
+  int64_t renewal_time_ms;
+  char *renewal_offer_id;
+  Subscriptions__Common__V1__OfferType renewal_offer_type;
+  /*
+   * The offer the current period was bought under.
+   */
+  Subscriptions__Common__V1__OfferType offer_type;
+  char *storefront;
+  int64_t price_micros;
+  char *currency;
+};
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__RENEWAL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__renewal__descriptor) \
+    , 0, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Entitlement__V1__CheckAccessRequest
@@ -221,6 +258,25 @@ Subscriptions__Entitlement__V1__Grant *
                       const uint8_t       *data);
 void   subscriptions__entitlement__v1__grant__free_unpacked
                      (Subscriptions__Entitlement__V1__Grant *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Entitlement__V1__Renewal methods */
+void   subscriptions__entitlement__v1__renewal__init
+                     (Subscriptions__Entitlement__V1__Renewal         *message);
+size_t subscriptions__entitlement__v1__renewal__get_packed_size
+                     (const Subscriptions__Entitlement__V1__Renewal   *message);
+size_t subscriptions__entitlement__v1__renewal__pack
+                     (const Subscriptions__Entitlement__V1__Renewal   *message,
+                      uint8_t             *out);
+size_t subscriptions__entitlement__v1__renewal__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__Renewal   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Entitlement__V1__Renewal *
+       subscriptions__entitlement__v1__renewal__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__entitlement__v1__renewal__free_unpacked
+                     (Subscriptions__Entitlement__V1__Renewal *message,
                       ProtobufCAllocator *allocator);
 /* Subscriptions__Entitlement__V1__CheckAccessRequest methods */
 void   subscriptions__entitlement__v1__check_access_request__init
@@ -398,6 +454,9 @@ void   subscriptions__entitlement__v1__reload_policy_response__free_unpacked
 typedef void (*Subscriptions__Entitlement__V1__Grant_Closure)
                  (const Subscriptions__Entitlement__V1__Grant *message,
                   void *closure_data);
+typedef void (*Subscriptions__Entitlement__V1__Renewal_Closure)
+                 (const Subscriptions__Entitlement__V1__Renewal *message,
+                  void *closure_data);
 typedef void (*Subscriptions__Entitlement__V1__CheckAccessRequest_Closure)
                  (const Subscriptions__Entitlement__V1__CheckAccessRequest *message,
                   void *closure_data);
@@ -490,6 +549,7 @@ void subscriptions__entitlement__v1__entitlement__reload_policy(ProtobufCService
 
 extern const ProtobufCEnumDescriptor    subscriptions__entitlement__v1__reason__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__grant__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__renewal__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__check_access_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__check_access_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__check_access_batch_request__descriptor;

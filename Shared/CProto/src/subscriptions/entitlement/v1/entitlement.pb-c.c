@@ -52,6 +52,51 @@ void   subscriptions__entitlement__v1__grant__free_unpacked
   assert(message->base.descriptor == &subscriptions__entitlement__v1__grant__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__entitlement__v1__renewal__init
+                     (Subscriptions__Entitlement__V1__Renewal         *message)
+{
+  static const Subscriptions__Entitlement__V1__Renewal init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__RENEWAL__INIT;
+  *message = init_value;
+}
+size_t subscriptions__entitlement__v1__renewal__get_packed_size
+                     (const Subscriptions__Entitlement__V1__Renewal *message)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__renewal__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__entitlement__v1__renewal__pack
+                     (const Subscriptions__Entitlement__V1__Renewal *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__renewal__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__entitlement__v1__renewal__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__Renewal *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__renewal__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Entitlement__V1__Renewal *
+       subscriptions__entitlement__v1__renewal__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Entitlement__V1__Renewal *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__renewal__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__entitlement__v1__renewal__free_unpacked
+                     (Subscriptions__Entitlement__V1__Renewal *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__renewal__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   subscriptions__entitlement__v1__check_access_request__init
                      (Subscriptions__Entitlement__V1__CheckAccessRequest         *message)
 {
@@ -457,7 +502,7 @@ void   subscriptions__entitlement__v1__reload_policy_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__entitlement__v1__reload_policy_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant__field_descriptors[5] =
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant__field_descriptors[6] =
 {
   {
     "key",
@@ -519,18 +564,31 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant__fie
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "renewal",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Grant, renewal),
+    &subscriptions__entitlement__v1__renewal__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__entitlement__v1__grant__field_indices_by_name[] = {
   2,   /* field[2] = base_plan_id */
   0,   /* field[0] = key */
   1,   /* field[1] = product_id */
+  5,   /* field[5] = renewal */
   3,   /* field[3] = state */
   4,   /* field[4] = until_ms */
 };
 static const ProtobufCIntRange subscriptions__entitlement__v1__grant__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor subscriptions__entitlement__v1__grant__descriptor =
 {
@@ -540,11 +598,192 @@ const ProtobufCMessageDescriptor subscriptions__entitlement__v1__grant__descript
   "Subscriptions__Entitlement__V1__Grant",
   "subscriptions.entitlement.v1",
   sizeof(Subscriptions__Entitlement__V1__Grant),
-  5,
+  6,
   subscriptions__entitlement__v1__grant__field_descriptors,
   subscriptions__entitlement__v1__grant__field_indices_by_name,
   1,  subscriptions__entitlement__v1__grant__number_ranges,
   (ProtobufCMessageInit) subscriptions__entitlement__v1__grant__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__field_descriptors[12] =
+{
+  {
+    "auto_renew",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, auto_renew),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "auto_renew_product_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, auto_renew_product_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expiration_reason",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, expiration_reason),
+    &subscriptions__common__v1__expiration_reason__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "grace_expires_time_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, grace_expires_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "in_billing_retry",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, in_billing_retry),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "renewal_time_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, renewal_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "renewal_offer_id",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, renewal_offer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "renewal_offer_type",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, renewal_offer_type),
+    &subscriptions__common__v1__offer_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offer_type",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, offer_type),
+    &subscriptions__common__v1__offer_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "storefront",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, storefront),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "price_micros",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, price_micros),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "currency",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, currency),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__entitlement__v1__renewal__field_indices_by_name[] = {
+  0,   /* field[0] = auto_renew */
+  1,   /* field[1] = auto_renew_product_id */
+  11,   /* field[11] = currency */
+  2,   /* field[2] = expiration_reason */
+  3,   /* field[3] = grace_expires_time_ms */
+  4,   /* field[4] = in_billing_retry */
+  8,   /* field[8] = offer_type */
+  10,   /* field[10] = price_micros */
+  6,   /* field[6] = renewal_offer_id */
+  7,   /* field[7] = renewal_offer_type */
+  5,   /* field[5] = renewal_time_ms */
+  9,   /* field[9] = storefront */
+};
+static const ProtobufCIntRange subscriptions__entitlement__v1__renewal__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 12 }
+};
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__renewal__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.entitlement.v1.Renewal",
+  "Renewal",
+  "Subscriptions__Entitlement__V1__Renewal",
+  "subscriptions.entitlement.v1",
+  sizeof(Subscriptions__Entitlement__V1__Renewal),
+  12,
+  subscriptions__entitlement__v1__renewal__field_descriptors,
+  subscriptions__entitlement__v1__renewal__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__renewal__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__renewal__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__check_access_request__field_descriptors[3] =
