@@ -94,6 +94,32 @@ struct ApplePeriodScenarioTests {
         await stack.stop()
     }
 
+    @Test("a renewal date extension moves the current period's end: the newer-signed version of the period stands")
+    func renewalExtended() async throws {
+        let stack = try await StoreSimStack()
+        do {
+            let account = UUID().uuidString.lowercased()
+            let (original, _) = try await stack.buyOnAppStore(account: account)
+            let bought = try await stack.eventually(account, "the purchase") { $0.allowed }
+            #expect(bought.untilMilliseconds == Self.february)
+            try await stack.control("clock/advance", ["by": "+3d"])
+            try await stack.control("apple/extend-renewal", ["transactionId": original, "days": 10])
+            let extended = try await stack.eventually(account, "the extension") {
+                $0.untilMilliseconds == Self.february + 10 * Self.day
+            }
+            #expect(extended.allowed)
+            let stored: GetSubscriptionResponse = try await stack.entitlementStack.ledgerClient.call(
+                "\(EntitlementStack.ledgerService)/GetSubscription",
+                GetSubscriptionRequest(key: SubscriptionKey(store: .apple, environment: .sandbox, storeID: original)))
+            #expect(stored.periods.count == 1)
+            #expect(stored.periods.first?.endMilliseconds == Self.february + 10 * Self.day)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
     @Test("an at in the past is answered as paid then, though the subscription has expired since")
     func pastAt() async throws {
         let stack = try await StoreSimStack()
