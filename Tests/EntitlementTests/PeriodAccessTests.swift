@@ -286,13 +286,34 @@ struct PeriodAccessTests {
         #expect(listed.entitlements.map(\.capability) == ["pro"])
         #expect(grant.renewal == GrantRenewal(subscription))
         #expect(grant.renewal?.autoRenewProductID == "pro.plus" && grant.renewal?.currency == "USD")
-        // A later change with no renewal details clears them; interned texts are shared.
+        // Another subscriber with the same details, due at the end of another period: one profile.
+        var other = Self.state(.active, periods: [Self.month(1)], storeTime: Self.t0)
+        other.key.storeID = "2000"
+        other.accountID = "b7d2c1a0-3b7d-4d7c-9a57-1b2c3d4e5f61"
+        other.autoRenew = true
+        other.autoRenewProductID = "pro.plus"
+        other.renewalTimeMilliseconds = Self.t0 + 60 * Self.day
+        other.renewalOfferID = "winback-2026"
+        other.renewalOfferType = .winBack
+        other.offerType = .freeTrial
+        other.expirationReason = .priceIncrease
+        other.inBillingRetry = true
+        other.storefront = "USA"
+        other.priceMicros = 9_990_000
+        other.currency = "USD"
+        #expect(view.apply(position: 2, subscription: other))
+        #expect(view.renewalProfileCount == 1)
+        let otherListed = try EntitlementMethods.list(
+            ListEntitlementsRequest(accountID: other.accountID!, atMilliseconds: Self.t0 + 31 * Self.day), view: view,
+            policy: Self.policy, now: Self.t0)
+        #expect(otherListed.entitlements.first?.grants.first?.renewal == GrantRenewal(other))
+        // A later change with other renewal details takes another profile.
         var later = subscription
         later.storeTimeMilliseconds = Self.t0 + 1
         later.autoRenew = false
         later.autoRenewProductID = nil
         later.renewalOfferID = nil
-        #expect(view.apply(position: 2, subscription: later))
+        #expect(view.apply(position: 3, subscription: later))
         let relisted = try EntitlementMethods.list(
             ListEntitlementsRequest(accountID: Self.account, atMilliseconds: Self.t0 + Self.day), view: view,
             policy: Self.policy, now: Self.t0)
@@ -304,7 +325,6 @@ struct PeriodAccessTests {
     func recordSizes() {
         #expect(MemoryLayout<Holding>.stride == 64)
         #expect(MemoryLayout<PeriodRecord>.stride == 32)
-        #expect(MemoryLayout<RenewalRecord>.stride == 48)
     }
 
     @Test("the rule as a pure function: before, inside, across a gap, and a lifetime purchase")

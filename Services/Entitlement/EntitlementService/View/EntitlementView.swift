@@ -29,6 +29,9 @@ public final class EntitlementView: Sendable {
     /// The feed position the view reflects; nil until a snapshot is loaded.
     public var position: UInt64? { lock.read { _ in tables.position } }
 
+    /// How many distinct renewal details the view keeps (`RenewalProfile`).
+    var renewalProfileCount: Int { lock.read { _ in tables.renewalProfiles.count } }
+
     /// Accounts that hold a subscription, and subscriptions held by an account.
     public var counts: (accounts: Int, subscriptions: Int) {
         lock.read { _ in (tables.accountsHolding, tables.held) }
@@ -198,6 +201,13 @@ public final class EntitlementView: Sendable {
     }
 }
 
+/// Renewal details as many subscriptions share them: all but the grace end (the holding's), and
+/// the renewal date left out when it is the period's end (`dueAtEnd`).
+struct RenewalProfile: Hashable, Sendable {
+    var renewal: GrantRenewal
+    var dueAtEnd: Bool
+}
+
 /// The view's tables. Accounts and subscriptions, once seen, keep their records (an account
 /// that loses its last subscription, a subscription that loses its account, hold nothing): the
 /// view only grows until the next snapshot replaces it.
@@ -219,10 +229,11 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     var periodRecords = ChunkedArray<PeriodRecord>()
     /// Products the view saw non-renewing purchases of, by index.
     var nonRenewingProducts = Set<UInt32>()
-    /// Subscriptions' renewal details (`Holding.renewal`).
-    var renewals = ChunkedArray<RenewalRecord>()
-    /// Short texts many subscriptions share (storefronts, currencies, offer ids), stored once.
-    var internedTexts: [String: UInt64] = [:]
+    /// Subscriptions' renewal details, each distinct one kept once (`Holding.renewal`): most
+    /// subscriptions share theirs with many others (a product's price in a storefront, renewal
+    /// on, due at the period's end), so they take no memory of their own.
+    var renewalProfiles: [RenewalProfile] = []
+    var renewalProfileIndex: [RenewalProfile: UInt32] = [:]
     /// Subscriptions held by an account, and accounts holding at least one.
     var held = 0
     var accountsHolding = 0
@@ -244,8 +255,8 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         swap(&durations, &other.durations)
         swap(&periodRecords, &other.periodRecords)
         swap(&nonRenewingProducts, &other.nonRenewingProducts)
-        swap(&renewals, &other.renewals)
-        swap(&internedTexts, &other.internedTexts)
+        swap(&renewalProfiles, &other.renewalProfiles)
+        swap(&renewalProfileIndex, &other.renewalProfileIndex)
         swap(&held, &other.held)
         swap(&accountsHolding, &other.accountsHolding)
         swap(&position, &other.position)
@@ -469,7 +480,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             holding.owner = previous.owner
             holding.next = previous.next
             holding.earlier = writePeriods(subscription, reusing: previous.earlier)
-            holding.renewal = writeRenewal(subscription, reusing: previous.renewal)
+            holding.renewal = internRenewal(subscription, expires: holding.expires)
             holdings[index] = holding
         } else {
             guard owner != nil else { return }  // nobody holds it: nothing to keep
@@ -478,7 +489,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             case .text(let text): holding.id = withUTF8Bytes(text) { texts.store($0) }
             }
             holding.earlier = writePeriods(subscription, reusing: 0)
-            holding.renewal = writeRenewal(subscription, reusing: 0)
+            holding.renewal = internRenewal(subscription, expires: holding.expires)
             index = holdings.append(holding)
             holdingIndex.insert(index, hash: Self.hash(of: holdings[index], texts: texts)) {
                 Self.hash(of: holdings[$0], texts: texts)
@@ -603,50 +614,32 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         return head
     }
 
-    /// Writes the subscription's renewal details over record `reusing` (index + 1) or into a new
-    /// one, and returns its index + 1; 0 when it has none.
-    private func writeRenewal(_ subscription: Subscription, reusing slot: UInt32) -> UInt32 {
-        let renewal = GrantRenewal(subscription)
-        guard renewal != GrantRenewal() || slot != 0 else { return 0 }
-        func byte(_ number: Int32?) -> UInt8 { UInt8(clamping: number ?? 0) }
-        let record = RenewalRecord(
-            renewalTime: renewal.renewalTimeMilliseconds ?? 0, priceMicros: renewal.priceMicros ?? 0,
-            storefront: internText(renewal.storefront), currency: internText(renewal.currency),
-            renewalOfferID: internText(renewal.renewalOfferID),
-            nextProduct: renewal.autoRenewProductID.map { intern(subscription.key.store, $0, nil) + 1 } ?? 0,
-            flags: (renewal.autoRenew ? 1 : 0) | (renewal.inBillingRetry ? 2 : 0),
-            expirationReason: byte(renewal.expirationReason?.rawValue), offerType: byte(renewal.offerType?.rawValue),
-            renewalOfferType: byte(renewal.renewalOfferType?.rawValue))
-        if slot != 0 {
-            renewals[Int(slot) - 1] = record
-            return slot
-        }
-        return UInt32(renewals.append(record) + 1)
-    }
-
-    /// `text` stored once for the whole view: its arena reference + 1, 0 for none.
-    private func internText(_ text: String?) -> UInt64 {
-        guard let text else { return 0 }
-        if let known = internedTexts[text] { return known }
-        let reference = texts.store(text) + 1
-        internedTexts[text] = reference
-        return reference
+    /// The index + 1 of the subscription's renewal details among the interned profiles (added
+    /// when new); 0 when it has none. `expires` is what the holding keeps as its end: a renewal
+    /// due then is kept as "at the end", so it does not make the profile its own.
+    private func internRenewal(_ subscription: Subscription, expires: Int64) -> UInt32 {
+        var renewal = GrantRenewal(subscription)
+        // The grace end is the holding's own.
+        renewal.graceExpiresTimeMilliseconds = nil
+        guard renewal != GrantRenewal() else { return 0 }
+        let atEnd = renewal.renewalTimeMilliseconds != nil && renewal.renewalTimeMilliseconds == Holding.time(expires)
+        if atEnd { renewal.renewalTimeMilliseconds = nil }
+        let profile = RenewalProfile(renewal: renewal, dueAtEnd: atEnd)
+        if let index = renewalProfileIndex[profile] { return index + 1 }
+        let index = UInt32(renewalProfiles.count)
+        renewalProfiles.append(profile)
+        renewalProfileIndex[profile] = index
+        return index + 1
     }
 
     /// The holding's renewal details as `ListEntitlements` shows them; nil for none.
     func renewal(of holding: Holding) -> GrantRenewal? {
         guard holding.renewal != 0 else { return nil }
-        let record = renewals[Int(holding.renewal) - 1]
-        func text(_ reference: UInt64) -> String? { reference == 0 ? nil : texts.string(reference - 1) }
-        return GrantRenewal(
-            autoRenew: record.flags & 1 != 0,
-            autoRenewProductID: record.nextProduct == 0 ? nil : products[Int(record.nextProduct) - 1].productID,
-            expirationReason: ExpirationReason(rawValue: Int32(record.expirationReason)),
-            graceExpiresTimeMilliseconds: Holding.time(holding.grace), inBillingRetry: record.flags & 2 != 0,
-            renewalTimeMilliseconds: Holding.time(record.renewalTime), renewalOfferID: text(record.renewalOfferID),
-            renewalOfferType: OfferType(rawValue: Int32(record.renewalOfferType)),
-            offerType: OfferType(rawValue: Int32(record.offerType)), storefront: text(record.storefront),
-            priceMicros: Holding.time(record.priceMicros), currency: text(record.currency))
+        let profile = renewalProfiles[Int(holding.renewal) - 1]
+        var renewal = profile.renewal
+        if profile.dueAtEnd { renewal.renewalTimeMilliseconds = Holding.time(holding.expires) }
+        renewal.graceExpiresTimeMilliseconds = Holding.time(holding.grace)
+        return renewal
     }
 
     private func intern(_ store: Store, _ productID: String, _ basePlanID: String?) -> UInt32 {

@@ -22,7 +22,7 @@ struct Holding: BitwiseCopyable, Sendable {
     var next: UInt32
     /// The first earlier period's index + 1 in the view's period records; 0 for none.
     var earlier: UInt32 = 0
-    /// Its renewal details' index + 1 in the view's renewal records; 0 for none.
+    /// Its renewal details' index + 1 in the view's interned renewal profiles; 0 for none.
     var renewal: UInt32 = 0
     /// Store (bits 0-1), environment (bits 2-3), `textID` and `replaced`.
     var keyBits: UInt8
@@ -78,22 +78,4 @@ struct PeriodRecord: BitwiseCopyable, Sendable {
     var product: UInt32
     /// The next (later) period's index + 1; 0 after the last earlier one.
     var next: UInt32
-}
-
-/// A subscription's renewal details (what `ListEntitlements` shows), in 48 bytes. Texts are
-/// interned references + 1 (0 for none); times and the price 0 for none.
-struct RenewalRecord: BitwiseCopyable, Sendable {
-    var renewalTime: Int64
-    var priceMicros: Int64
-    var storefront: UInt64
-    var currency: UInt64
-    var renewalOfferID: UInt64
-    /// The next product's index + 1; 0 for none.
-    var nextProduct: UInt32
-    /// Bit 0 auto-renew, bit 1 in billing retry.
-    var flags: UInt8
-    /// `ExpirationReason`, `OfferType` (current and renewal) wire numbers clamped to a byte.
-    var expirationReason: UInt8
-    var offerType: UInt8
-    var renewalOfferType: UInt8
 }
