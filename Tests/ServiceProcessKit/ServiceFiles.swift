@@ -21,7 +21,7 @@ public enum ServiceFiles {
     /// cannot be read or has no such sample.
     public static func metric(_ name: String, httpPort: Int) async -> Double? {
         guard let url = URL(string: "http://127.0.0.1:\(httpPort)/metrics"),
-            let (data, _) = try? await URLSession.shared.data(from: url)
+            let (data, _) = try? await loopbackExchange(URLRequest(url: url))
         else { return nil }
         let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return line.flatMap { Double($0.split(separator: " ").last ?? "") }

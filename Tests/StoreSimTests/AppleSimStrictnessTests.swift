@@ -419,9 +419,9 @@ struct AppleSimStrictnessTests {
             request.httpMethod = method
             request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
             if let body { request.httpBody = try JSONSerialization.data(withJSONObject: body) }
-            let (data, response) = try await URLSession.shared.data(for: request)
+            let (data, status) = try await loopbackExchange(request)
             let object = (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
-            return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
+            return (status, object)
         }
     }
 
@@ -525,9 +525,9 @@ struct AppleSimStrictnessTests {
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/control/\(path)")!)
             request.httpMethod = "POST"
             request.httpBody = try JSONSerialization.data(withJSONObject: body)
-            let (data, response) = try await URLSession.shared.data(for: request)
+            let (data, status) = try await loopbackExchange(request)
             let object = (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
-            return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
+            return (status, object)
         }
 
         let (bought, purchase) = try await post(

@@ -6,8 +6,7 @@ import Testing
 /// GET over HTTP/1.1 on loopback; returns the status and body.
 public func httpGet(port: Int, path: String) async throws -> (Int, String) {
     let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
-    let (data, response) = try await URLSession.shared.data(from: url)
-    let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+    let (data, status) = try await loopbackExchange(URLRequest(url: url))
     return (status, String(decoding: data, as: UTF8.self))
 }
 
@@ -16,7 +15,6 @@ public func httpPost(port: Int, path: String, body: String) async throws -> (Int
     var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)\(path)")))
     request.httpMethod = "POST"
     request.httpBody = Data(body.utf8)
-    let (data, response) = try await URLSession.shared.data(for: request)
-    let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+    let (data, status) = try await loopbackExchange(request)
     return (status, String(decoding: data, as: UTF8.self))
 }

@@ -129,8 +129,8 @@ final class AppleAdapterHarness: Sendable {
         request.httpMethod = "POST"
         request.httpBody = Data(body)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+        let (data, status) = try await loopbackExchange(request)
+        return (status, String(decoding: data, as: UTF8.self))
     }
 
     func deliver(_ signedPayload: String) async throws -> (Int, String) {

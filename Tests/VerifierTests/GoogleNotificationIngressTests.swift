@@ -87,8 +87,7 @@ struct GoogleNotificationIngressTests {
             request.httpMethod = "POST"
             request.httpBody = body
             if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
-            let (_, response) = try await URLSession.shared.data(for: request)
-            return (response as! HTTPURLResponse).statusCode
+            return try await loopbackExchange(request).1
         }
     }
 
