@@ -18,7 +18,14 @@ extension Period {
     /// Where access from this period ends, ignoring other periods: its revocation or its end,
     /// whichever is first; `Int64.max` for neither.
     var accessEnd: Int64 {
-        min(revokedTimeMilliseconds ?? Int64.max, endMilliseconds ?? Int64.max)
+        min(revokedTimeMilliseconds ?? Int64.max, paidEnd ?? Int64.max)
+    }
+
+    /// The end of the paid time: its end, or where access stopped when that is sooner (a
+    /// version read only while access had stopped has no end of its own but that).
+    public var paidEnd: Int64? {
+        guard let stopped = stoppedTimeMilliseconds else { return endMilliseconds }
+        return min(endMilliseconds ?? stopped, stopped)
     }
 
     /// A stable 64-bit FNV-1a hash of every field but `raw`, the same in every process and
@@ -35,6 +42,7 @@ extension Period {
         hash.add(revocationReason)
         hash.add(signedTimeMilliseconds)
         hash.add(productKind?.rawValue)
+        if let stoppedTimeMilliseconds { hash.add(stoppedTimeMilliseconds) }
         return hash.value
     }
 

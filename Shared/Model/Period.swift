@@ -21,15 +21,19 @@ public struct Period: Sendable, Hashable {
     /// The store's signed time of the data it came from; the later-signed version of a period wins.
     public var signedTimeMilliseconds: Int64?
     public var productKind: ProductKind?
-    /// The signed store data it came from (Apple `signedTransactionInfo`), for audit.
+    /// The signed store data it came from (Apple `signedTransactionInfo`, Google's
+    /// subscriptionsv2 answer), for audit.
     public var raw: String?
+    /// Google: the earliest end a version of this order showed once access had stopped (read
+    /// while expired, on hold or paused); access from it ends no later.
+    public var stoppedTimeMilliseconds: Int64?
 
     /// A period; the optional fields default to absent.
     public init(
         periodID: String, productID: String, basePlanID: String? = nil, startMilliseconds: Int64,
         endMilliseconds: Int64? = nil, offerType: OfferType? = nil, revokedTimeMilliseconds: Int64? = nil,
         revocationReason: String? = nil, signedTimeMilliseconds: Int64? = nil, productKind: ProductKind? = nil,
-        raw: String? = nil
+        raw: String? = nil, stoppedTimeMilliseconds: Int64? = nil
     ) {
         self.periodID = periodID
         self.productID = productID
@@ -42,5 +46,6 @@ public struct Period: Sendable, Hashable {
         self.signedTimeMilliseconds = signedTimeMilliseconds
         self.productKind = productKind
         self.raw = raw
+        self.stoppedTimeMilliseconds = stoppedTimeMilliseconds
     }
 }

@@ -160,7 +160,10 @@ struct GooglePlayDeveloperAPIClientTests {
         expected.quantity = 2
         expected.regionCode = "DE"
         expected.obfuscatedExternalAccountId = "account-7"
+        // The answer is also kept as Google sent it, for audit.
+        expected.raw = purchase.raw
         #expect(purchase == expected)
+        #expect(purchase.raw?.contains(#""orderId":"GPA.3312-0123-4567-89012""#) == true)
         #expect(harness.api.requests.map(\.method) == ["GET"])
     }
 
@@ -214,7 +217,11 @@ struct GooglePlayDeveloperAPIClientTests {
         #expect(voided[2].voidedSource == 1)
         let requests = harness.api.requests
         #expect(requests.map(\.path) == [path, path, path])
-        let base = ["startTime": "1749000000500", "endTime": "1750000000000", "type": "1", "maxResults": "1000"]
+        let base = [
+            "startTime": "1749000000500", "endTime": "1750000000000", "type": "1", "maxResults": "1000",
+            "includeQuantityBasedPartialRefund": "true",
+        ]
+        #expect(voided[2].raw?.contains(#""orderId":"GPA.3""#) == true)
         #expect(
             requests.map(\.query) == [
                 base, base.merging(["token": "page-2"]) { $1 }, base.merging(["token": "page-3"]) { $1 },

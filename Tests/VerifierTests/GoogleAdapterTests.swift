@@ -94,7 +94,8 @@ struct GoogleAdapterTests {
         let response = try await harness.adapter.verifyPurchase(request)
         #expect(response.newlyLinked && response.subscription?.accountID == "user-1")
         #expect(response.subscription?.acknowledged == true && response.subscription?.state == .active)
-        #expect(harness.api.calls == ["get tok-1.AO-J1Oz", "acknowledge tok-1.AO-J1Oz"])
+        // The acknowledgement is recorded with the purchase as Google reads it after the call.
+        #expect(harness.api.calls == ["get tok-1.AO-J1Oz", "acknowledge tok-1.AO-J1Oz", "get tok-1.AO-J1Oz"])
         // The ledger had the purchase before Google heard of the acknowledgement.
         let history: GetHistoryResponse = try await harness.rpc.call(
             "subscriptions.ledger.v1.Ledger/GetHistory", GetHistoryRequest(key: harness.key("tok-1.AO-J1Oz")))
@@ -241,11 +242,14 @@ struct GoogleAdapterTests {
         let voidTime = harness.clock.milliseconds - 500
         var voided = VoidedPurchase()
         voided.purchaseToken = "life-tok"
+        voided.orderId = "GPA.0000-0000-0000-00001"
         voided.voidedTimeMillis = String(voidTime)
         harness.api.addVoided(voided)
         await GoogleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        // The voided order's period is revoked from the void time.
         let revoked = try #require(try await harness.ledger.subscription(harness.key("life-tok")))
-        #expect(revoked.state == .revoked && revoked.revokedTimeMilliseconds == voidTime)
+        #expect(revoked.periods.map(\.revokedTimeMilliseconds) == [voidTime])
+        #expect(revoked.periods.map(\.revocationReason) == ["VOIDED_PURCHASE"])
         let cursor: Cursor = try await harness.rpc.call(
             "subscriptions.ledger.v1.Ledger/GetCursor", GetCursorRequest(name: "google-voided-\(Self.package)"))
         #expect(cursor.value == harness.clock.milliseconds)

@@ -98,7 +98,8 @@ enum EntitlementMethods {
                 return CheckAccessResponse(reason: .noGrant, detail: noGrant(request.capability))
             }
             let grant = grant(
-                holding, tables: tables, until: decision.isAllowed ? Holding.time(decision.wireUntilMilliseconds) : nil)
+                holding, capability: capability, tables: tables,
+                until: decision.isAllowed ? Holding.time(decision.wireUntilMilliseconds) : nil)
             switch decision {
             case .allowed(let until):
                 return CheckAccessResponse(allowed: true, untilMilliseconds: until, reason: .granted, grant: grant)
@@ -137,7 +138,8 @@ enum EntitlementMethods {
                             detail: $0)
                     }
                 }
-                tables.withGrantCStrings(holding) { storeID, productID, basePlanID in
+                tables.withGrantCStrings(holding, product: tables.grantingProduct(holding, capability)) {
+                    storeID, productID, basePlanID in
                     var grant = CheckAccessWire.Grant(
                         store: holding.store, environment: holding.environment, storeID: storeID, productID: productID,
                         basePlanID: basePlanID, state: holding.subscriptionState, untilMilliseconds: nil)
@@ -161,8 +163,10 @@ enum EntitlementMethods {
 
     /// What a grant rests on; with `renewal` (ListEntitlements), also the subscription's renewal
     /// details.
-    static func grant(_ holding: Holding, tables: ViewTables, until: Int64?, renewal: Bool = false) -> AccessGrant {
-        let product = tables.products[Int(holding.product)]
+    static func grant(
+        _ holding: Holding, capability: CapabilityID, tables: ViewTables, until: Int64?, renewal: Bool = false
+    ) -> AccessGrant {
+        let product = tables.products[Int(tables.grantingProduct(holding, capability))]
         return AccessGrant(
             key: tables.subscriptionKey(of: holding), productID: product.productID, basePlanID: product.basePlanID,
             state: holding.subscriptionState, untilMilliseconds: until,
@@ -192,7 +196,8 @@ enum EntitlementMethods {
                         entry.untilMilliseconds = until.map { max($0, current) }
                     }
                     if entry.grants.count < maxGrants {
-                        entry.grants.append(grant(holding, tables: tables, until: until, renewal: true))
+                        entry.grants.append(
+                            grant(holding, capability: capability, tables: tables, until: until, renewal: true))
                     }
                     entries[capability] = entry
                 }

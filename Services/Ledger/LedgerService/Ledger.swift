@@ -365,12 +365,19 @@ public struct Ledger: Sendable {
             let wins = current.map { Subscription.replaces(next, $0) } ?? true
             let applied =
                 request.partial ? (current == nil || (wins && current?.latestOrderID == next.latestOrderID)) : wins
-            let recordedPeriods = try Self.recordPeriods(tx, key, request.periods)
+            var recordedPeriods = try Self.recordPeriods(tx, key, request.periods)
+            var replacedCut: [Period]?
+            if applied, key.store == .google, let replacedKey, let periods = recordedPeriods {
+                (recordedPeriods, replacedCut) = try Self.replacement(tx, key, periods, replacing: replacedKey)
+            }
             let periodsChanged = recordedPeriods != nil
             let position = try Self.nextPosition(tx)
             var state = applied ? next : current!
             state.periods =
                 recordedPeriods.map { Self.accessPeriods($0, of: key) } ?? current?.periods ?? []
+            // An acknowledgement is a fact that never goes back, whichever state stands.
+            let acknowledges = !state.acknowledged && (subscription.acknowledged || current?.acknowledged == true)
+            if acknowledges { state.acknowledged = true }
             var events: [LifecycleEvent] = []
             for var event in request.events {
                 event.position = position
@@ -379,7 +386,7 @@ public struct Ledger: Sendable {
                 if event.state == nil { event.state = subscription.state }
                 events.append(event)
             }
-            if applied || periodsChanged { try Self.saveSubscription(tx, state, position: position) }
+            if applied || periodsChanged || acknowledges { try Self.saveSubscription(tx, state, position: position) }
             for event in events { try Self.insertEvent(tx, event) }
             // A link taken over from the replaced purchase travels in the same change.
             let inheritedLink = inherited.map {
@@ -400,11 +407,13 @@ public struct Ledger: Sendable {
                     """,
                     Self.keyParameters(key) + [.text(inherited), .text(subscription.storeAccountRef), .int(verifiedAt)])
             }
-            // The replaced purchase records what replaced it, in a change of its own.
+            // The replaced purchase records what replaced it (and where its access ends), in a
+            // change of its own.
             if applied, let replacedKey, var replaced = try Self.subscriptionRow(tx, replacedKey),
-                replaced.replacedByStoreID != key.storeID
+                replaced.replacedByStoreID != key.storeID || replacedCut != nil
             {
                 replaced.replacedByStoreID = key.storeID
+                if let replacedCut { replaced.periods = Self.accessPeriods(replacedCut, of: replacedKey) }
                 let replacedPosition = try Self.nextPosition(tx)
                 try Self.saveSubscription(tx, replaced, position: replacedPosition)
                 try Self.appendChange(
@@ -773,17 +782,25 @@ public struct Ledger: Sendable {
         -> [Period]?
     {
         guard !periods.isEmpty else { return nil }
+        // Apple signs each version, so one stands; Google's versions are partial views of one
+        // order and are combined.
+        let google = key.store == .google
+        func merge(_ a: Period, _ b: Period) -> Period { google ? Period.combined(a, b) : Period.standing(a, b) }
         var incoming: [String: Period] = [:]
         for period in periods {
-            incoming[period.periodID] = incoming[period.periodID].map { Period.standing($0, period) } ?? period
+            incoming[period.periodID] = incoming[period.periodID].map { merge($0, period) } ?? period
         }
         var stored: [String: Period] = [:]
         for period in try storedPeriods(tx, key) { stored[period.periodID] = period }
         var changed = false
-        for (id, period) in incoming.sorted(by: { $0.key < $1.key }) {
+        for (id, arriving) in incoming.sorted(by: { $0.key < $1.key }) {
+            var period = arriving
             if let existing = stored[id] {
-                let standing = Period.standing(existing, period)
-                guard standing.contentHash != existing.contentHash else { continue }
+                let result = merge(existing, arriving)
+                guard result.contentHash != existing.contentHash else { continue }
+                // Stored versions are read without raw data: where the one that stands brings
+                // none, the stored raw data stays.
+                period = result
             }
             changed = true
             stored[id] = period
@@ -793,13 +810,45 @@ public struct Ledger: Sendable {
                 """
                 INSERT INTO periods (store, environment, store_id, period_id, start_ms, period, raw)
                 VALUES ($1, $2, $3, $4, $5, $6, $7)
-                ON CONFLICT (store, environment, store_id, period_id) DO UPDATE SET start_ms = $5, period = $6, raw = $7
+                ON CONFLICT (store, environment, store_id, period_id)
+                DO UPDATE SET start_ms = $5, period = $6, raw = COALESCE($7, periods.raw)
                 """,
                 keyParameters(key) + [
                     .text(id), .int(period.startMilliseconds), .blob(bare.serialized()), .text(period.raw),
                 ])
         }
         return changed ? Array(stored.values) : nil
+    }
+
+    /// Where a Google replacement that became real (an upgrade, downgrade or re-signup whose
+    /// state is no longer pending) moves access from the replaced token to the new one, from
+    /// the new token's recorded `periods`: while the replaced token still renews, the change was
+    /// immediate and its access ends where the new token's paid time starts (Play also expires
+    /// it, but that notification may come late or never); once the replaced token has stopped
+    /// renewing, the change was deferred and the new token's paid time starts where the
+    /// replaced one's ends. Returns both tokens' recorded periods where they changed.
+    static func replacement(
+        _ tx: any LedgerTransaction, _ key: SubscriptionKey, _ periods: [Period], replacing replacedKey: SubscriptionKey
+    ) throws -> (new: [Period], replaced: [Period]?) {
+        guard let replaced = try subscriptionRow(tx, replacedKey), let start = periods.map(\.startMilliseconds).min()
+        else { return (periods, nil) }
+        let old = try storedPeriods(tx, replacedKey)
+        if replaced.autoRenew {
+            let cuts = old.filter { ($0.paidEnd ?? Int64.max) > start }.map { period -> Period in
+                var cut = period
+                cut.stoppedTimeMilliseconds = max(start, period.startMilliseconds)
+                return cut
+            }
+            return (periods, try recordPeriods(tx, replacedKey, cuts))
+        }
+        guard let oldEnd = old.filter({ $0.revokedTimeMilliseconds == nil }).compactMap(\.paidEnd).max(), oldEnd > start
+        else { return (periods, nil) }
+        let shifted = periods.filter { $0.startMilliseconds < oldEnd }.map { period -> Period in
+            var moved = period
+            moved.startMilliseconds = min(oldEnd, period.paidEnd ?? oldEnd)
+            return moved
+        }
+        return (try recordPeriods(tx, key, shifted) ?? periods, nil)
     }
 
     /// The periods recorded for `key`, by start (at most `limit`, the latest); with `raw`, each
@@ -821,7 +870,10 @@ public struct Ledger: Sendable {
 
     /// `periods` of `key` as access reads them (`Period.accessPeriods`), the latest `maxPeriods`.
     static func accessPeriods(_ periods: [Period], of key: SubscriptionKey) -> [Period] {
-        Array(Period.accessPeriods(periods, clipsAtNextStart: key.store == .apple).suffix(maxPeriods))
+        let access =
+            key.store == .google
+            ? Period.googleAccessPeriods(periods) : Period.accessPeriods(periods, clipsAtNextStart: true)
+        return Array(access.suffix(maxPeriods))
     }
 
     static func check(_ periods: [Period]) throws {

@@ -17,6 +17,9 @@ public struct DeveloperNotification: Sendable, Hashable, Codable {
         case voidedPurchase(VoidedPurchaseNotification)
         /// `testNotification`.
         case test(TestNotification)
+        /// None of the kinds this version knows: a kind Google added later. Recorded and
+        /// acknowledged, never refused (Pub/Sub would deliver it again until it expires).
+        case unknown
     }
 
     /// The largest `data` decoded by default, in bytes; real notifications are under 1 KB.
@@ -45,8 +48,8 @@ public struct DeveloperNotification: Sendable, Hashable, Codable {
     /// Decodes the JSON of a push's `message.data`. Throws `PubSubPushDecodingError` with
     /// `.tooLarge` over `maxBytes`; `.notANotification` when it is not a JSON object, a required
     /// field is absent or of the wrong type (the message names it), `eventTimeMillis` is not a
-    /// decimal number, or it carries more than one kind; `.unknownKind` when it carries none of
-    /// the four. Unknown `notificationType` codes decode.
+    /// decimal number, or it carries more than one kind. One that carries none of the four known
+    /// kinds is `.unknown`; unknown `notificationType` codes decode.
     public init(json: some Collection<UInt8>, maxBytes: Int = Self.defaultMaxBytes) throws(PubSubPushDecodingError) {
         guard json.count <= maxBytes else {
             throw PubSubPushDecodingError(
@@ -56,11 +59,6 @@ public struct DeveloperNotification: Sendable, Hashable, Codable {
             self = try JSONDecoder().decode(Self.self, from: Data(json))
         } catch let error as KindError {
             switch error {
-            case .none:
-                throw PubSubPushDecodingError(
-                    .unknownKind,
-                    "the notification carries none of subscriptionNotification, oneTimeProductNotification, "
-                        + "voidedPurchaseNotification, testNotification")
             case .several(let names):
                 throw PubSubPushDecodingError(
                     .notANotification, "the notification carries more than one kind: \(names.joined(separator: ", "))")
@@ -79,7 +77,6 @@ public struct DeveloperNotification: Sendable, Hashable, Codable {
 
     /// How many kinds a notification carried, when not exactly one.
     private enum KindError: Error {
-        case none
         case several([String])
     }
 
@@ -118,10 +115,8 @@ public struct DeveloperNotification: Sendable, Hashable, Codable {
         if let notification = try container.decodeIfPresent(TestNotification.self, forKey: .testNotification) {
             kinds.append((.testNotification, .test(notification)))
         }
-        guard kinds.count == 1 else {
-            throw kinds.isEmpty ? KindError.none : KindError.several(kinds.map(\.0.stringValue))
-        }
-        kind = kinds[0].1
+        guard kinds.count <= 1 else { throw KindError.several(kinds.map(\.0.stringValue)) }
+        kind = kinds.first?.1 ?? .unknown
     }
 
     /// Encodes Google's shape, `eventTimeMillis` as a decimal string.
@@ -137,6 +132,7 @@ public struct DeveloperNotification: Sendable, Hashable, Codable {
         case .voidedPurchase(let notification):
             try container.encode(notification, forKey: .voidedPurchaseNotification)
         case .test(let notification): try container.encode(notification, forKey: .testNotification)
+        case .unknown: break
         }
     }
 

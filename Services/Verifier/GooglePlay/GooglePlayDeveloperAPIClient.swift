@@ -110,8 +110,10 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
             + (try Self.tokenSegment(token))
         let call = HTTPCall(
             method: "GET", path: path, summary: "purchases.subscriptionsv2.get for \(packageName)")
-        return try Self.decode(
-            SubscriptionPurchaseV2.self, try await send(call, retryingNotFound: true), call: call)
+        let body = try await send(call, retryingNotFound: true)
+        var purchase = try Self.decode(SubscriptionPurchaseV2.self, body, call: call)
+        purchase.raw = Self.raw(body)
+        return purchase
     }
 
     /// `purchases.subscriptions.acknowledge`, with an empty JSON object as the body.
@@ -138,7 +140,10 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         let call = HTTPCall(
             method: "GET", path: try Self.productPath(packageName, productID, token),
             summary: "purchases.products.get of \(productID.printableASCII(limit: 100)) for \(packageName)")
-        return try Self.decode(ProductPurchase.self, try await send(call, retryingNotFound: true), call: call)
+        let body = try await send(call, retryingNotFound: true)
+        var purchase = try Self.decode(ProductPurchase.self, body, call: call)
+        purchase.raw = Self.raw(body)
+        return purchase
     }
 
     /// `purchases.products.acknowledge`, with an empty JSON object as the body.
@@ -175,7 +180,8 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         }
         let query: [(name: String, value: String)] = [
             ("startTime", String(Self.milliseconds(start))), ("endTime", String(Self.milliseconds(end))),
-            ("type", "1"), ("maxResults", String(Self.voidedPurchasesPageSize)),
+            ("type", "1"), ("includeQuantityBasedPartialRefund", "true"),
+            ("maxResults", String(Self.voidedPurchasesPageSize)),
         ]
         let first = HTTPCall(
             method: "GET", path: try Self.applicationPath(packageName) + "/purchases/voidedpurchases", query: query,
@@ -186,7 +192,11 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         for _ in 0..<configuration.maxVoidedPurchasePages {
             let page = try Self.decode(
                 VoidedPurchasesPage.self, try await send(call, retryingNotFound: false), call: call)
-            purchases += page.voidedPurchases ?? []
+            purchases += (page.voidedPurchases ?? []).map { entry in
+                var entry = entry
+                entry.raw = (try? Self.rawEncoder.encode(entry)).flatMap { Self.raw($0) }
+                return entry
+            }
             guard let next = page.tokenPagination?.nextPageToken, !next.isEmpty else { return purchases }
             guard pageTokens.insert(next).inserted else {
                 throw GooglePlayAPIError(.invalidResponse, "\(call.summary) repeated a page token it had sent before")
@@ -314,6 +324,19 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
     }
 
     /// Decodes a 2xx body, naming what is missing or mistyped (never the body itself).
+    /// An answer's body as text to keep with what is recorded from it; nil past
+    /// `SubscriptionPurchaseV2.maxRawBytes`.
+    static func raw(_ body: Data) -> String? {
+        body.count <= SubscriptionPurchaseV2.maxRawBytes ? String(decoding: body, as: UTF8.self) : nil
+    }
+
+    /// One voided entry as JSON, its fields in a stable order.
+    static let rawEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
     static func decode<T: Decodable>(_ type: T.Type, _ body: Data, call: HTTPCall) throws(GooglePlayAPIError) -> T {
         do throws(JSONAnswer.Problem) {
             return try JSONAnswer.decode(type, from: body)

@@ -49,7 +49,7 @@ public enum GooglePlayLifecycle {
             originalPurchaseTimeMilliseconds: millis(purchase.startTime),
             expiresTimeMilliseconds: expires, autoRenew: item.autoRenewingPlan?.autoRenewEnabled == true,
             acknowledged: purchase.acknowledgementState == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED",
-            storeTimeMilliseconds: storeTime, replacesStoreID: purchase.linkedPurchaseToken,
+            storeTimeMilliseconds: storeTime, replacesStoreID: replaces(purchase),
             storeAccountRef: purchase.externalAccountIdentifiers?.obfuscatedExternalAccountId,
             bundleOrPackage: packageName, latestOrderID: item.latestSuccessfulOrderId ?? purchase.latestOrderId)
         if state == .gracePeriod { subscription.graceExpiresTimeMilliseconds = expires }
@@ -57,6 +57,83 @@ public enum GooglePlayLifecycle {
             subscription.autoRenewProductID = next
         }
         return subscription
+    }
+
+    /// The token `purchase` replaced, once the replacement is real: a PENDING change (a slow
+    /// payment method), or one whose payment was dropped (PENDING_PURCHASE_CANCELED), leaves the
+    /// old token as it is.
+    public static func replaces(_ purchase: SubscriptionPurchaseV2) -> String? {
+        switch purchase.subscriptionState {
+        case "SUBSCRIPTION_STATE_PENDING"?, "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED"?: nil
+        default: purchase.linkedPurchaseToken
+        }
+    }
+
+    /// What happened to the purchase besides what the answer shows, from the notification that
+    /// led to the fetch.
+    public struct Circumstances: Sendable, Hashable {
+        /// RTDN 12 (SUBSCRIPTION_REVOKED) at this time: the current order is revoked from then
+        /// (or from its `expiryTime`, which Play moves to the revocation, when that is sooner).
+        public var revokedAt: Int64?
+        /// RTDN 1 (SUBSCRIPTION_RECOVERED, from account hold) at this time: the current order's
+        /// paid time starts no earlier.
+        public var recoveredAt: Int64?
+
+        public init(revokedAt: Int64? = nil, recoveredAt: Int64? = nil) {
+            self.revokedAt = revokedAt
+            self.recoveredAt = recoveredAt
+        }
+    }
+
+    /// The periods `purchase` proves: for each line item (a base plan and its add-ons share one
+    /// order and billing period), its product's period for the order it names
+    /// (`latestSuccessfulOrderId`), keyed `order/product`. Read while access is given (ACTIVE,
+    /// CANCELED, IN_GRACE_PERIOD) the period ends at `expiryTime`; read once access has stopped
+    /// (EXPIRED, ON_HOLD, PAUSED) `expiryTime` is only where it stopped. A pending purchase has
+    /// no paid order and proves none. The start is `startTime` (a renewal's paid time continues
+    /// the previous order's: the ledger works that out from the order sequence), or the
+    /// recovery. `storeTime` orders versions of one order; `raw` is the answer as Google sent it.
+    public static func periods(
+        _ purchase: SubscriptionPurchaseV2, storeTime: Int64, circumstances: Circumstances = .init(),
+        raw: String? = nil
+    ) -> [Period] {
+        let granting: Bool
+        switch purchase.subscriptionState {
+        case "SUBSCRIPTION_STATE_ACTIVE"?, "SUBSCRIPTION_STATE_CANCELED"?, "SUBSCRIPTION_STATE_IN_GRACE_PERIOD"?:
+            granting = true
+        case "SUBSCRIPTION_STATE_EXPIRED"?, "SUBSCRIPTION_STATE_ON_HOLD"?, "SUBSCRIPTION_STATE_PAUSED"?:
+            granting = false
+        default:
+            return []
+        }
+        let items = purchase.lineItems ?? []
+        let start = millis(purchase.startTime)
+        return items.compactMap { item -> Period? in
+            guard let productID = item.productId, !productID.isEmpty, let expiry = millis(item.expiryTime),
+                let order = item.latestSuccessfulOrderId ?? (items.count == 1 ? purchase.latestOrderId : nil),
+                !order.isEmpty
+            else { return nil }
+            var periodStart = min(start ?? expiry, expiry)
+            if let recovered = circumstances.recoveredAt { periodStart = min(max(periodStart, recovered), expiry) }
+            var period = Period(
+                periodID: Period.googlePeriodID(orderID: order, productID: productID), productID: productID,
+                basePlanID: item.offerDetails?.basePlanId, startMilliseconds: periodStart,
+                endMilliseconds: granting ? expiry : nil, offerType: offerType(item.offerDetails),
+                signedTimeMilliseconds: storeTime, productKind: item.prepaidPlan != nil ? .nonRenewing : .autoRenewable,
+                raw: raw, stoppedTimeMilliseconds: granting ? nil : expiry)
+            if let revoked = circumstances.revokedAt {
+                period.revokedTimeMilliseconds = min(revoked, expiry)
+                period.revocationReason = Period.subscriptionRevoked
+            }
+            return period
+        }
+    }
+
+    /// A Google offer as an offer type: Play does not say which kind an offer is beyond its id
+    /// and tags, so an offer is `promotional` (nil: the base plan's price).
+    static func offerType(_ details: SubscriptionPurchaseV2.LineItem.OfferDetails?) -> OfferType? {
+        guard let offerID = details?.offerId, !offerID.isEmpty else { return nil }
+        return .promotional
     }
 
     /// The normalized state of a `subscriptionState`; nil for UNSPECIFIED or one this version
@@ -124,6 +201,23 @@ public enum GooglePlayLifecycle {
             acknowledged: purchase.acknowledgementState == 1, storeTimeMilliseconds: storeTime,
             storeAccountRef: purchase.obfuscatedExternalAccountId, bundleOrPackage: packageName,
             latestOrderID: purchase.orderId)
+    }
+
+    /// The period a one-time purchase proves: from its purchase time, with no end (a lifetime
+    /// unlock; a consumable grants nothing lasting), keyed `order/product`; revoked from
+    /// `storeTime` when Google reads it canceled (a void names its own time, which is sooner).
+    public static func oneTimePeriod(
+        _ purchase: ProductPurchase, productID: String, consumable: Bool, storeTime: Int64, raw: String? = nil
+    ) -> Period? {
+        guard let order = purchase.orderId, !order.isEmpty, purchase.purchaseState != 2,
+            let bought = purchase.purchaseTimeMillis.flatMap({ Int64($0) })
+        else { return nil }
+        return Period(
+            periodID: Period.googlePeriodID(orderID: order, productID: productID), productID: productID,
+            startMilliseconds: bought, revokedTimeMilliseconds: purchase.purchaseState == 1 ? storeTime : nil,
+            revocationReason: purchase.purchaseState == 1 ? "PURCHASE_CANCELED" : nil,
+            signedTimeMilliseconds: storeTime,
+            productKind: consumable ? .consumable : .nonConsumable, raw: raw)
     }
 
     /// Milliseconds since the epoch of an RFC 3339 time as Google writes it

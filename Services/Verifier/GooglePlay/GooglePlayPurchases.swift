@@ -15,6 +15,11 @@ public struct SubscriptionPurchaseV2: Sendable, Hashable, Codable {
     public var pausedStateContext: PausedStateContext?
     public var canceledStateContext: CanceledStateContext?
     public var lineItems: [LineItem]?
+    /// The answer as Google sent it (set by the client; at most `maxRawBytes`, nil when longer).
+    public var raw: String?
+
+    /// The most raw JSON kept with an answer.
+    public static let maxRawBytes = 64 * 1024
 
     public init() {}
 
@@ -104,6 +109,8 @@ public struct ProductPurchase: Sendable, Hashable, Codable {
     public var obfuscatedExternalAccountId: String?
     public var obfuscatedExternalProfileId: String?
     public var regionCode: String?
+    /// The answer as Google sent it (set by the client; nil when longer than 64 KiB).
+    public var raw: String?
     public init() {}
 }
 
@@ -122,5 +129,7 @@ public struct VoidedPurchase: Sendable, Hashable, Codable {
     /// How many units a quantity-based partial refund voided (only present when asked with
     /// `includeQuantityBasedPartialRefund=true`).
     public var voidedQuantity: Int?
+    /// The entry as Google sent it (set by the client).
+    public var raw: String?
     public init() {}
 }

@@ -61,10 +61,16 @@ public struct LedgerClient: Sendable {
 
     /// The recorded subscription, or nil when the ledger has none.
     public func subscription(_ key: SubscriptionKey) async throws(RPCError) -> Subscription? {
+        try await recordedState(key)?.0
+    }
+
+    /// The recorded subscription with its recorded periods (the newest 100, each as recorded,
+    /// not joined), or nil when the ledger has none.
+    public func recordedState(_ key: SubscriptionKey) async throws(RPCError) -> (Subscription, [Period])? {
         do {
             let response: GetSubscriptionResponse = try await rpc.call(
                 "\(Self.service)/GetSubscription", GetSubscriptionRequest(key: key))
-            return response.subscription
+            return response.subscription.map { ($0, response.periods) }
         } catch  where error.code == .notFound {
             return nil
         }

@@ -7,14 +7,21 @@ import Wire
 enum ReconcilerPaging {
     /// Runs `pull` over the window from the ledger cursor `name` to `now` (taking `overlap` ms
     /// again, which the inbox and the ledger answer as duplicates; `firstLookback` ms when the
-    /// cursor is new), then moves the cursor to `now`. Throws, leaving the cursor, when the
-    /// ledger or `pull` fails.
+    /// cursor is new; never further back than `maxLookback`, a start the store refuses: the part
+    /// left out goes to `onGap`), then moves the cursor to `now`. Throws, leaving the cursor,
+    /// when the ledger or `pull` fails.
     static func sinceCursor(
         _ ledger: LedgerClient, _ name: String, now: Int64, overlap: Int64, firstLookback: Int64,
-        _ pull: (_ start: Date, _ end: Date) async throws -> Void
+        maxLookback: Int64 = .max, _ pull: (_ start: Date, _ end: Date) async throws -> Void,
+        onGap: (_ skippedMilliseconds: Int64) -> Void = { _ in }
     ) async throws {
         let cursor = try await ledger.cursor(name)
-        let start = cursor.value > 0 ? cursor.value - overlap : now - firstLookback
+        var start = cursor.value > 0 ? cursor.value - overlap : now - firstLookback
+        if maxLookback != .max, start < now - maxLookback {
+            // Older than the store lists: never a cursor stuck on a start the store refuses.
+            if cursor.value > 0 { onGap(now - maxLookback - start) }
+            start = now - maxLookback
+        }
         try await pull(
             Date(timeIntervalSince1970: Double(start) / 1000), Date(timeIntervalSince1970: Double(now) / 1000))
         _ = try await ledger.advanceCursor(name, to: now)

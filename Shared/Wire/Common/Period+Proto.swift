@@ -34,7 +34,8 @@ extension Period: CMessageConvertible {
             revocationReason: ProtoField.optionalString(m.revocation_reason, "revocation_reason"),
             signedTimeMilliseconds: ProtoField.nonZero(m.signed_time_ms),
             productKind: ProtoField.enumValue(m.product_kind.rawValue, "product_kind"),
-            raw: ProtoField.optionalString(m.raw, "raw"))
+            raw: ProtoField.optionalString(m.raw, "raw"), stoppedTimeMilliseconds: ProtoField.nonZero(m.stopped_time_ms)
+        )
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -49,5 +50,6 @@ extension Period: CMessageConvertible {
         c.signed_time_ms = signedTimeMilliseconds ?? 0
         c.product_kind = .init(rawValue: ProtoField.number(productKind))
         arena.set(&c.raw, raw)
+        c.stopped_time_ms = stoppedTimeMilliseconds ?? 0
     }
 }

@@ -329,6 +329,9 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
                 periods: CollectionOfOne(lastPeriod), kind: holding.facts.productKind,
                 state: holding.subscriptionState, grace: Holding.time(holding.grace), at: at)
         }
+        // A Google purchase's line items (a base plan and its add-ons) run side by side: each
+        // capability is judged by the periods of the products that grant it.
+        let sideBySide = holding.store == .google
         var periods: [AccessInterval] = []
         var next = holding.earlier
         while next != 0 {
@@ -337,11 +340,11 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
                 start: record.start, end: record.end, revoked: record.revoked, product: record.product,
                 kind: holding.kind, capability)
             granting = granting || period.grants
-            periods.append(period)
+            if period.grants || !sideBySide { periods.append(period) }
             next = record.next
         }
         guard granting else { return nil }
-        periods.append(lastPeriod)
+        if lastPeriod.grants || !sideBySide { periods.append(lastPeriod) }
         return rules.decision(
             periods: periods, kind: holding.facts.productKind, state: holding.subscriptionState,
             grace: Holding.time(holding.grace), at: at)
@@ -358,6 +361,21 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             if let duration = durations[Int(product)] { end = start + duration } else { grants = false }
         }
         return AccessInterval(start: start, end: end, revoked: Holding.time(revoked), grants: grants)
+    }
+
+    /// The product a grant of `capability` by `holding` names: its last period's product when
+    /// that grants it, else that of the latest earlier period that does (an add-on, or the
+    /// product before a change).
+    func grantingProduct(_ holding: Holding, _ capability: CapabilityID) -> UInt32 {
+        guard holding.isPeriodic, !grants(holding.product, capability) else { return holding.product }
+        var found = holding.product
+        var next = holding.earlier
+        while next != 0 {
+            let record = periodRecords[Int(next) - 1]
+            if grants(record.product, capability) { found = record.product }
+            next = record.next
+        }
+        return found
     }
 
     /// The capabilities any of the holding's periods' products grants.
@@ -385,13 +403,13 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     /// Runs `body` with the holding's store id, product id and base plan id (nil for none) as
     /// C strings that live as long as the call.
     func withGrantCStrings<T>(
-        _ holding: Holding,
+        _ holding: Holding, product: UInt32? = nil,
         _ body: (
             _ storeID: UnsafePointer<CChar>, _ productID: UnsafePointer<CChar>, _ basePlanID: UnsafePointer<CChar>?
         )
             -> T
     ) -> T {
-        let names = productNames[Int(holding.product)]
+        let names = productNames[Int(product ?? holding.product)]
         return texts.withCString(names.productID) { productID in
             func withPlan(_ storeID: UnsafePointer<CChar>) -> T {
                 guard let plan = names.basePlanID else { return body(storeID, productID, nil) }

@@ -111,8 +111,10 @@ extension GoogleAdapter {
                 type: notification.notificationType.rawValue, token: notification.purchaseToken,
                 productID: notification.sku)
         case .voidedPurchase(let notification):
-            .voided(token: notification.purchaseToken, productType: notification.productType.rawValue)
-        case .test: .nothing
+            .voided(
+                token: notification.purchaseToken, orderID: notification.orderId,
+                productType: notification.productType.rawValue, refundType: notification.refundType.rawValue)
+        case .test, .unknown: .nothing
         }
     }
 
@@ -129,6 +131,7 @@ extension GoogleAdapter {
         case .oneTimeProduct(let notification): "ONE_TIME_PRODUCT_\(notification.notificationType.rawValue)"
         case .voidedPurchase: "VOIDED_PURCHASE"
         case .test: "TEST"
+        case .unknown: "UNKNOWN"
         }
     }
 
@@ -137,7 +140,7 @@ extension GoogleAdapter {
         case .subscription(let notification): notification.purchaseToken
         case .oneTimeProduct(let notification): notification.purchaseToken
         case .voidedPurchase(let notification): notification.purchaseToken
-        case .test: nil
+        case .test, .unknown: nil
         }
     }
 }

@@ -7,7 +7,9 @@ import Wire
 
 /// Applying a recorded Real-time Developer Notification: a notification says something changed,
 /// never the whole truth, so the purchase's current state is fetched and recorded with the
-/// notification's event.
+/// notification's event. Work is routed by the notification's kind: a subscription
+/// notification reads subscriptionsv2, a one-time product notification the one-time purchase
+/// API, a void revokes the order it names.
 extension GoogleAdapter {
     /// What a notification asks the adapter to do.
     enum Work: Sendable, Equatable {
@@ -15,9 +17,9 @@ extension GoogleAdapter {
         case subscription(type: Int, token: String, productID: String)
         /// `oneTimeProductNotification`: 1 purchased, 2 canceled.
         case oneTimeProduct(type: Int, token: String, productID: String)
-        /// `voidedPurchaseNotification`: access ends at the void time.
-        case voided(token: String, productType: Int?)
-        /// `testNotification`, or a notification kind this version does not know.
+        /// `voidedPurchaseNotification`: the order it names is revoked from the event time.
+        case voided(token: String, orderID: String, productType: Int, refundType: Int)
+        /// `testNotification`, or a notification kind this version does not know (recorded).
         case nothing
     }
 
@@ -46,43 +48,104 @@ extension GoogleAdapter {
             break
         case .subscription(let type, let token, let productID):
             let kind = GooglePlayLifecycle.eventKind(subscriptionNotificationType: type)
-            let recorded = try await fetchAndRecord(
-                packageName: packageName, productID: productID, token: token, detail: "RTDN", requireProduct: false,
-                event: (
-                    kind, SubscriptionNotificationType(rawValue: type).name ?? "SUBSCRIPTION_NOTIFICATION_\(type)",
-                    eventTime, messageID
-                ))
+            let (recorded, purchase) = try await fetchAndRecordSubscription(
+                packageName: packageName, productID: productID, token: token, detail: "RTDN",
+                event: FetchEvent(
+                    kind: kind,
+                    storeType: SubscriptionNotificationType(rawValue: type).name ?? "SUBSCRIPTION_NOTIFICATION_\(type)",
+                    time: eventTime, notificationID: messageID, notificationType: type))
+            // A dropped pending change leaves the old token as it was: read it again, as Google
+            // asks, through linkedPurchaseToken.
+            if purchase.subscriptionState == "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED",
+                let old = purchase.linkedPurchaseToken, !old.isEmpty,
+                try await ledger.subscription(Self.key(old, test: recorded.key.environment == .sandbox)) != nil
+            {
+                _ = try await fetchAndRecordSubscription(
+                    packageName: packageName, productID: productID, token: old, detail: "PENDING_PURCHASE_CANCELED")
+            }
             try await acknowledgeIfLinked(recorded.key, packageName: packageName)
         case .oneTimeProduct(let type, let token, let productID):
             let kind: EventKind = type == 1 ? .purchased : type == 2 ? .pendingCancelled : .other
-            let recorded = try await fetchAndRecord(
-                packageName: packageName, productID: productID, token: token, detail: "RTDN", requireProduct: false,
-                event: (kind, "ONE_TIME_PRODUCT_NOTIFICATION_\(type)", eventTime, messageID))
+            let recorded = try await fetchAndRecordOneTime(
+                packageName: packageName, productID: productID, token: token, detail: "RTDN",
+                event: FetchEvent(
+                    kind: kind, storeType: "ONE_TIME_PRODUCT_NOTIFICATION_\(type)", time: eventTime,
+                    notificationID: messageID, notificationType: type))
             try await acknowledgeIfLinked(recorded.key, packageName: packageName)
-        case .voided(let token, _):
-            try await revoke(token: token, at: eventTime, notificationID: messageID)
+        case .voided(let token, let orderID, _, let refundType):
+            try await void(
+                VoidedOrder(
+                    token: token, orderID: orderID, time: eventTime, partial: refundType == 2, voidedQuantity: nil,
+                    raw: nil),
+                notificationID: messageID)
         }
         _ = try await ledger.markInbox(MarkInboxRequest(store: .google, notificationID: messageID, status: .processed))
     }
 
-    /// Ends access to a voided purchase from the void time, whatever Google answers now.
-    func revoke(token: String, at time: Int64, notificationID: String?) async throws {
-        var found: Subscription?
+    /// One voided order, from a notification or the voided purchases list.
+    struct VoidedOrder: Sendable {
+        var token: String
+        var orderID: String
+        /// When Google voided it.
+        var time: Int64
+        /// `refundType` 2: a quantity-based partial refund of a one-time product.
+        var partial: Bool
+        /// How many units were voided, when the list says (`voidedQuantity`).
+        var voidedQuantity: Int?
+        /// The voided-purchases entry as Google listed it.
+        var raw: String?
+    }
+
+    /// Revokes the voided order's own periods from the void time (a void can be for a past
+    /// renewal: later orders keep their access). A partial refund of a one-time product revokes
+    /// only when no unit is left. Records periods and the event only, never a state read before.
+    func void(_ order: VoidedOrder, notificationID: String?) async throws {
+        let storeTime = nowMilliseconds
+        var found: (Subscription, [Period])?
         for test in [false, true] where found == nil {
-            found = try await ledger.subscription(Self.key(token, test: test))
+            found = try await ledger.recordedState(Self.key(order.token, test: test))
         }
-        guard var subscription = found else {
-            logger.info("a voided purchase the ledger never had", ["token_prefix": String(token.prefix(12))])
+        guard let (subscription, periods) = found else {
+            logger.info(
+                "a voided purchase the ledger never had",
+                ["token_prefix": String(order.token.prefix(12)), "order": String(order.orderID.prefix(40))])
             return
         }
-        guard subscription.state != .revoked || subscription.revokedTimeMilliseconds != time else { return }
-        subscription.state = .revoked
-        subscription.revokedTimeMilliseconds = time
-        subscription.storeTimeMilliseconds = max(nowMilliseconds, (subscription.storeTimeMilliseconds ?? 0) + 1)
-        let event = LifecycleEvent(
-            key: subscription.key, kind: .refunded, storeTimeMilliseconds: time, storeType: "VOIDED_PURCHASE",
-            notificationID: notificationID, state: .revoked)
-        _ = try await ledger.recordFetchedState(subscription, event: event, keyPrefix: "google-void-")
+        let orderPeriods = periods.filter { $0.googleOrderID == order.orderID }
+        var event = LifecycleEvent(
+            key: subscription.key, kind: .refunded, storeTimeMilliseconds: order.time, storeType: "VOIDED_PURCHASE",
+            notificationID: notificationID, state: subscription.state, rawTransaction: order.raw)
+        var revoked: [Period] = []
+        if order.partial {
+            // The units bought, as Google reads the purchase now.
+            let purchase = try? await api.productPurchase(
+                packageName: subscription.bundleOrPackage, productID: subscription.productID, token: order.token)
+            let quantity = max(purchase?.quantity ?? 1, 1)
+            let voided = order.voidedQuantity ?? 0
+            if voided >= quantity {
+                revoked = orderPeriods
+                event.detail = "quantity-based partial refund of \(voided) of \(quantity) units: none is left"
+            } else {
+                event.kind = .other
+                event.detail =
+                    "quantity-based partial refund of order \(order.orderID.prefix(40))"
+                    + (order.voidedQuantity.map { ": \($0) of \(quantity) units" } ?? "") + "; access stays"
+            }
+        } else {
+            revoked = orderPeriods
+            if orderPeriods.isEmpty { event.detail = "voided order \(order.orderID.prefix(40)) is not recorded" }
+        }
+        let versions = revoked.map { period -> Period in
+            var version = period
+            version.revokedTimeMilliseconds = order.time
+            version.revocationReason = "VOIDED_PURCHASE"
+            version.signedTimeMilliseconds = storeTime
+            version.raw = order.raw
+            return version
+        }
+        _ = try await ledger.recordContent(
+            RecordVerifiedStateRequest(subscription: subscription, events: [event], periods: versions, partial: true),
+            keyPrefix: "google-void-")
     }
 
     /// A purchase the ledger has linked to an account and Google still waits to hear about is

@@ -62,59 +62,136 @@ extension GoogleAdapter {
         guard let before = try await ledger.subscription(key) else {
             throw RPCError(.notFound, "the ledger has no Google purchase \(key.storeID.prefix(40))…; verify it first")
         }
-        let after = try await fetchAndRecord(
-            packageName: before.bundleOrPackage, productID: before.productID, token: key.storeID,
-            detail: "RefreshSubscription",
-            requireProduct: false)
+        let after: Subscription
+        switch before.productKind {
+        case .consumable?, .nonConsumable?:
+            after = try await fetchAndRecordOneTime(
+                packageName: before.bundleOrPackage, productID: before.productID, token: key.storeID,
+                detail: "RefreshSubscription")
+        default:
+            after = try await fetchAndRecordSubscription(
+                packageName: before.bundleOrPackage, productID: before.productID, token: key.storeID,
+                detail: "RefreshSubscription"
+            ).0
+        }
         return RefreshSubscriptionResponse(subscription: after, changed: PurchaseChecks.differs(before, after))
     }
 
     // MARK: Steps
 
-    /// Fetches a subscription (subscriptionsv2) or one-time product and records it.
+    /// The notification (or acknowledgement) a fetch records its state with.
+    struct FetchEvent: Sendable {
+        var kind: EventKind
+        var storeType: String
+        /// The event time; nil: the fetch's own store time.
+        var time: Int64?
+        var notificationID: String?
+        /// The RTDN `notificationType`, when a notification led to the fetch.
+        var notificationType: Int?
+    }
+
+    /// Fetches a subscription (subscriptionsv2) or a one-time product, by the catalog's word for
+    /// `productID`, and records it.
     func fetchAndRecord(
         packageName: String, productID: String, token: String, detail: String, requireProduct: Bool,
-        event: (kind: EventKind, storeType: String, time: Int64, notificationID: String?)? = nil
+        event: FetchEvent? = nil
     ) async throws -> Subscription {
-        var subscription: Subscription
         if catalog.oneTimeProducts.contains(productID) {
-            let purchase: ProductPurchase
-            do {
-                purchase = try await api.productPurchase(packageName: packageName, productID: productID, token: token)
-            } catch {
-                throw Self.status(error)
-            }
-            subscription = try Self.incomplete { () throws(GooglePlayLifecycle.Incomplete) in
-                try GooglePlayLifecycle.oneTimePurchase(
-                    purchase, token: token, packageName: packageName, productID: productID,
-                    consumable: catalog.consumableProducts.contains(productID), storeTime: nowMilliseconds)
-            }
-        } else {
-            let purchase: SubscriptionPurchaseV2
-            do {
-                purchase = try await api.subscription(packageName: packageName, token: token)
-            } catch {
-                throw Self.status(error)
-            }
-            if requireProduct, !(purchase.lineItems ?? []).contains(where: { $0.productId == productID }) {
-                throw RPCError(.invalidArgument, "the purchase token is not for product \(productID.prefix(100))")
-            }
-            subscription = try Self.incomplete { () throws(GooglePlayLifecycle.Incomplete) in
-                try GooglePlayLifecycle.subscription(
-                    purchase, token: token, packageName: packageName, storeTime: nowMilliseconds, now: now())
+            return try await fetchAndRecordOneTime(
+                packageName: packageName, productID: productID, token: token, detail: detail, event: event)
+        }
+        return try await fetchAndRecordSubscription(
+            packageName: packageName, productID: productID, token: token, detail: detail,
+            requireProduct: requireProduct, event: event
+        ).0
+    }
+
+    /// Fetches subscriptionsv2 for `token` and records the state, its periods (one per line item
+    /// for the order it names) and the event. The store time is taken before the request is
+    /// sent: a slow answer never outranks a fetch that was sent after it.
+    func fetchAndRecordSubscription(
+        packageName: String, productID: String, token: String, detail: String, requireProduct: Bool = false,
+        event: FetchEvent? = nil, acknowledged: Bool = false
+    ) async throws -> (Subscription, SubscriptionPurchaseV2) {
+        let storeTime = nowMilliseconds
+        let purchase: SubscriptionPurchaseV2
+        do {
+            purchase = try await api.subscription(packageName: packageName, token: token)
+        } catch {
+            throw Self.status(error)
+        }
+        if requireProduct, !(purchase.lineItems ?? []).contains(where: { $0.productId == productID }) {
+            throw RPCError(.invalidArgument, "the purchase token is not for product \(productID.prefix(100))")
+        }
+        var subscription = try Self.incomplete { () throws(GooglePlayLifecycle.Incomplete) in
+            try GooglePlayLifecycle.subscription(
+                purchase, token: token, packageName: packageName, storeTime: storeTime, now: now())
+        }
+        var circumstances = GooglePlayLifecycle.Circumstances()
+        if let event, let time = event.time {
+            switch event.notificationType {
+            case 12?: circumstances.revokedAt = time
+            case 1?: circumstances.recoveredAt = time
+            default: break
             }
         }
-        if let event, event.kind == .revoked {
+        if let revoked = circumstances.revokedAt {
             // subscriptionsv2 reports a revoked subscription as expired; the notification says when.
             subscription.state = .revoked
-            subscription.revokedTimeMilliseconds = event.time
+            subscription.revokedTimeMilliseconds = min(revoked, subscription.expiresTimeMilliseconds ?? revoked)
         }
+        if acknowledged { subscription.acknowledged = true }
+        let periods = GooglePlayLifecycle.periods(
+            purchase, storeTime: storeTime, circumstances: circumstances, raw: purchase.raw)
+        let recorded = try await record(subscription, periods: periods, raw: purchase.raw, event: event, detail: detail)
+        return (recorded, purchase)
+    }
+
+    /// Fetches a one-time purchase (`purchases.products.get`) and records it with its period.
+    /// A product the catalog does not name is recorded as a non-consumable and named in a
+    /// warning, so that an operator can configure it.
+    func fetchAndRecordOneTime(
+        packageName: String, productID: String, token: String, detail: String, event: FetchEvent? = nil,
+        acknowledged: Bool = false
+    ) async throws -> Subscription {
+        let storeTime = nowMilliseconds
+        let purchase: ProductPurchase
+        do {
+            purchase = try await api.productPurchase(packageName: packageName, productID: productID, token: token)
+        } catch {
+            throw Self.status(error)
+        }
+        if !catalog.oneTimeProducts.contains(productID) {
+            counters.unconfiguredProducts.increment()
+            logger.warning(
+                "a one-time product the configuration does not name; recorded as non-consumable",
+                ["product": String(productID.prefix(100)), "package": packageName])
+        }
+        let consumable = catalog.consumableProducts.contains(productID)
+        var subscription = try Self.incomplete { () throws(GooglePlayLifecycle.Incomplete) in
+            try GooglePlayLifecycle.oneTimePurchase(
+                purchase, token: token, packageName: packageName, productID: productID, consumable: consumable,
+                storeTime: storeTime)
+        }
+        if acknowledged { subscription.acknowledged = true }
+        let period = GooglePlayLifecycle.oneTimePeriod(
+            purchase, productID: productID, consumable: consumable, storeTime: storeTime, raw: purchase.raw)
+        return try await record(
+            subscription, periods: period.map { [$0] } ?? [], raw: purchase.raw, event: event, detail: detail)
+    }
+
+    /// Records a fetched state with its periods and event (the answer's raw JSON on the event).
+    private func record(
+        _ subscription: Subscription, periods: [Period], raw: String?, event: FetchEvent?, detail: String
+    ) async throws -> Subscription {
+        let storeTime = subscription.storeTimeMilliseconds ?? nowMilliseconds
         let recorded = LifecycleEvent(
             key: subscription.key, kind: event?.kind ?? .stateRefreshed,
-            storeTimeMilliseconds: event?.time ?? nowMilliseconds,
+            storeTimeMilliseconds: event?.time ?? storeTime,
             storeType: event?.storeType ?? "API", notificationID: event?.notificationID, state: subscription.state,
-            detail: event == nil ? detail : nil)
-        return try await ledger.recordFetchedState(subscription, event: recorded, keyPrefix: "google-state-")
+            detail: event == nil ? detail : nil, rawTransaction: raw)
+        return try await ledger.recordFetchedState(
+            subscription, event: recorded, periods: periods, keyPrefix: "google-state-")
     }
 
     /// Acknowledges (or consumes) `subscription` with Google and records that; when Google does
@@ -146,9 +223,12 @@ extension GoogleAdapter {
         }
     }
 
-    /// Acknowledges, or consumes a consumable, then records the acknowledged state.
+    /// Acknowledges, or consumes a consumable, then records the acknowledgement with the
+    /// purchase as Google reads it after it (never the copy read before the call: a revocation
+    /// recorded meanwhile stands). The ledger keeps an acknowledgement whichever state stands.
     func acknowledge(_ subscription: Subscription, packageName: String) async throws -> Subscription {
         let token = subscription.key.storeID
+        let event = FetchEvent(kind: .acknowledged, storeType: "API")
         switch subscription.productKind {
         case .consumable?:
             try await api.consumeProduct(packageName: packageName, productID: subscription.productID, token: token)
@@ -159,13 +239,17 @@ extension GoogleAdapter {
                 packageName: packageName, subscriptionID: subscription.productID, token: token)
         }
         counters.acknowledged.increment()
-        var acknowledged = subscription
-        acknowledged.acknowledged = true
-        acknowledged.storeTimeMilliseconds = max(nowMilliseconds, (subscription.storeTimeMilliseconds ?? 0) + 1)
-        let event = LifecycleEvent(
-            key: subscription.key, kind: .acknowledged, storeTimeMilliseconds: acknowledged.storeTimeMilliseconds,
-            storeType: "API", state: acknowledged.state)
-        return try await ledger.recordFetchedState(acknowledged, event: event, keyPrefix: "google-ack-")
+        switch subscription.productKind {
+        case .consumable?, .nonConsumable?:
+            return try await fetchAndRecordOneTime(
+                packageName: packageName, productID: subscription.productID, token: token, detail: "acknowledged",
+                event: event, acknowledged: true)
+        default:
+            return try await fetchAndRecordSubscription(
+                packageName: packageName, productID: subscription.productID, token: token, detail: "acknowledged",
+                event: event, acknowledged: true
+            ).0
+        }
     }
 
     /// Whether Google expects an acknowledgement for this state (a purchase that is paid for).

@@ -37,6 +37,8 @@ public final class GoogleAdapter: Sendable {
         let processed: Counter
         let failed: Counter
         let acknowledged: Counter
+        let unconfiguredProducts: Counter
+        let voidedGaps: Counter
 
         init(registry: MetricsRegistry?) {
             func counter(_ name: String, _ help: String) -> Counter {
@@ -48,6 +50,12 @@ public final class GoogleAdapter: Sendable {
             processed = counter("google_notifications_processed_total", "Notifications applied to the ledger.")
             failed = counter("google_notifications_failed_total", "Notifications whose processing failed (retried).")
             acknowledged = counter("google_purchases_acknowledged_total", "Purchases acknowledged with Google.")
+            unconfiguredProducts = counter(
+                "google_unconfigured_products_total", "One-time purchases of a product the configuration does not name."
+            )
+            voidedGaps = counter(
+                "google_voided_window_gaps_total",
+                "Voided-purchase pulls whose start was older than Google accepts (30 days) and was moved up.")
         }
     }
 

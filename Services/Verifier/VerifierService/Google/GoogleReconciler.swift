@@ -9,7 +9,8 @@ import Wire
 /// 1. inbox items that failed, or are still pending a minute after they arrived, are done
 ///    again: notifications are processed, owed acknowledgements are sent;
 /// 2. voided purchases since the stored watermark (a ledger cursor per package, pulled with an
-///    hour of overlap) are revoked from their void time;
+///    hour of overlap, never further back than Google lists: an older gap is logged and
+///    counted) revoke the order each names from its void time;
 /// 3. purchases at risk of being stale — in grace, on hold, paused or pending, or with a period
 ///    ending within a day either side of now — are refreshed from the Play Developer API.
 public final class GoogleReconciler: LifecycleService {
@@ -19,7 +20,9 @@ public final class GoogleReconciler: LifecycleService {
 
     static let pendingGrace: Int64 = 60_000
     static let voidedOverlap: Int64 = 3_600_000
-    static let firstLookback: Int64 = 30 * 86_400_000
+    /// Google refuses a voided-purchases `startTime` older than 30 days: a few minutes less,
+    /// for the clocks' difference.
+    static let firstLookback: Int64 = 30 * 86_400_000 - 600_000
     static let riskWindow: Int64 = 86_400_000
     static let maxPerStep = 1000
 
@@ -77,14 +80,23 @@ public final class GoogleReconciler: LifecycleService {
         do {
             try await ReconcilerPaging.sinceCursor(
                 adapter.ledger, "google-voided-\(package)", now: adapter.nowMilliseconds, overlap: Self.voidedOverlap,
-                firstLookback: Self.firstLookback
+                firstLookback: Self.firstLookback, maxLookback: Self.firstLookback
             ) { start, end in
                 for purchase in try await adapter.api.voidedPurchases(packageName: package, start: start, end: end) {
-                    guard let token = purchase.purchaseToken,
+                    guard let token = purchase.purchaseToken, let orderID = purchase.orderId,
                         let time = purchase.voidedTimeMillis.flatMap({ Int64($0) })
                     else { continue }
-                    try await adapter.revoke(token: token, at: time, notificationID: nil)
+                    try await adapter.void(
+                        GoogleAdapter.VoidedOrder(
+                            token: token, orderID: orderID, time: time, partial: purchase.voidedQuantity != nil,
+                            voidedQuantity: purchase.voidedQuantity, raw: purchase.raw),
+                        notificationID: nil)
                 }
+            } onGap: { skipped in
+                adapter.counters.voidedGaps.increment()
+                adapter.logger.warning(
+                    "voided purchases older than Google lists were not pulled; reconcile them by hand",
+                    ["package": package, "gap_ms": "\(skipped)"])
             }
         } catch {
             adapter.logger.warning("google voided purchases not applied", ["package": package, "error": "\(error)"])

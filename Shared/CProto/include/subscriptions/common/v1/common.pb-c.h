@@ -212,10 +212,16 @@ struct  Subscriptions__Common__V1__Period
    * audit; at most 64 KiB. Never in the change feed or a snapshot.
    */
   char *raw;
+  /*
+   * Google: the earliest end a version of this order showed once access had stopped (read
+   * while expired, on hold or paused, or cut short by a replacement); access from it ends no
+   * later. 0: none.
+   */
+  int64_t stopped_time_ms;
 };
 #define SUBSCRIPTIONS__COMMON__V1__PERIOD__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__period__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0 }
 
 
 /*

@@ -322,7 +322,7 @@ void   subscriptions__common__v1__health_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__common__v1__health_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor subscriptions__common__v1__period__field_descriptors[11] =
+static const ProtobufCFieldDescriptor subscriptions__common__v1__period__field_descriptors[12] =
 {
   {
     "period_id",
@@ -456,6 +456,18 @@ static const ProtobufCFieldDescriptor subscriptions__common__v1__period__field_d
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "stopped_time_ms",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Period, stopped_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__common__v1__period__field_indices_by_name[] = {
   2,   /* field[2] = base_plan_id */
@@ -469,11 +481,12 @@ static const unsigned subscriptions__common__v1__period__field_indices_by_name[]
   6,   /* field[6] = revoked_time_ms */
   8,   /* field[8] = signed_time_ms */
   3,   /* field[3] = start_ms */
+  11,   /* field[11] = stopped_time_ms */
 };
 static const ProtobufCIntRange subscriptions__common__v1__period__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor subscriptions__common__v1__period__descriptor =
 {
@@ -483,7 +496,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__period__descriptor =
   "Subscriptions__Common__V1__Period",
   "subscriptions.common.v1",
   sizeof(Subscriptions__Common__V1__Period),
-  11,
+  12,
   subscriptions__common__v1__period__field_descriptors,
   subscriptions__common__v1__period__field_indices_by_name,
   1,  subscriptions__common__v1__period__number_ranges,
