@@ -11,6 +11,65 @@ final class FakeGooglePlayAPI: GooglePlayAPI {
         var voided: [VoidedPurchase] = []
         var failAcknowledgements = false
         var calls: [String] = []
+        /// The [start, end) of each voided purchases call, epoch ms.
+        var voidedWindows: [ClosedRange<Int64>] = []
+        /// Calls (by their `calls` name prefix) to hold after they have read their answer.
+        var holds: [String: Gate] = [:]
+    }
+
+    /// Holds one call, after it has read its answer, until `open()`: a slow answer.
+    final class Gate: Sendable {
+        private let state = Mutex<
+            (
+                open: Bool, arrived: Bool, waiters: [CheckedContinuation<Void, Never>],
+                watchers: [CheckedContinuation<Void, Never>]
+            )
+        >((false, false, [], []))
+
+        func open() {
+            let waiters = state.withLock { state in
+                state.open = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        /// Returns once the held call has read its answer and is waiting.
+        func arrival() async {
+            await withCheckedContinuation { continuation in
+                let arrived = state.withLock { state -> Bool in
+                    if !state.arrived { state.watchers.append(continuation) }
+                    return state.arrived
+                }
+                if arrived { continuation.resume() }
+            }
+        }
+
+        func wait() async {
+            await withCheckedContinuation { continuation in
+                let (open, watchers) = state.withLock { state in
+                    state.arrived = true
+                    if !state.open { state.waiters.append(continuation) }
+                    defer { state.watchers = [] }
+                    return (state.open, state.watchers)
+                }
+                for watcher in watchers { watcher.resume() }
+                if open { continuation.resume() }
+            }
+        }
+    }
+
+    /// The next call whose name starts with `prefix` reads its answer, then waits for the gate.
+    func hold(_ prefix: String) -> Gate {
+        let gate = Gate()
+        state.withLock { $0.holds[prefix] = gate }
+        return gate
+    }
+
+    private func takeGate(for call: String, in state: inout State) -> Gate? {
+        guard let prefix = state.holds.keys.first(where: { call.hasPrefix($0) }) else { return nil }
+        return state.holds.removeValue(forKey: prefix)
     }
 
     private let state = Mutex(State())
@@ -23,31 +82,34 @@ final class FakeGooglePlayAPI: GooglePlayAPI {
     func addVoided(_ purchase: VoidedPurchase) { state.withLock { $0.voided.append(purchase) } }
     func setFailAcknowledgements(_ fail: Bool) { state.withLock { $0.failAcknowledgements = fail } }
     var calls: [String] { state.withLock { $0.calls } }
+    var voidedWindows: [ClosedRange<Int64>] { state.withLock { $0.voidedWindows } }
 
     func subscription(packageName: String, token: String) async throws(GooglePlayAPIError) -> SubscriptionPurchaseV2 {
-        let found = state.withLock { state -> SubscriptionPurchaseV2? in
+        let (found, gate) = state.withLock { state -> (SubscriptionPurchaseV2?, Gate?) in
             state.calls.append("get \(token)")
-            return state.subscriptions[token]
+            return (state.subscriptions[token], takeGate(for: "get \(token)", in: &state))
         }
+        await gate?.wait()
         guard let found else { throw GooglePlayAPIError(.notFound, "no such token", httpStatus: 404) }
         return found
     }
 
     private func acknowledgement(_ call: String, _ token: String, _ change: (inout State) -> Void)
-        throws(GooglePlayAPIError)
+        async throws(GooglePlayAPIError)
     {
-        let failing = state.withLock { state -> Bool in
+        let (failing, gate) = state.withLock { state -> (Bool, Gate?) in
             state.calls.append("\(call) \(token)")
             if !state.failAcknowledgements { change(&state) }
-            return state.failAcknowledgements
+            return (state.failAcknowledgements, takeGate(for: "\(call) \(token)", in: &state))
         }
+        await gate?.wait()
         if failing { throw GooglePlayAPIError(.server, "backend error", httpStatus: 503) }
     }
 
     func acknowledgeSubscription(packageName: String, subscriptionID: String, token: String)
         async throws(GooglePlayAPIError)
     {
-        try acknowledgement("acknowledge", token) {
+        try await acknowledgement("acknowledge", token) {
             $0.subscriptions[token]?.acknowledgementState = "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
         }
     }
@@ -64,11 +126,11 @@ final class FakeGooglePlayAPI: GooglePlayAPI {
     }
 
     func acknowledgeProduct(packageName: String, productID: String, token: String) async throws(GooglePlayAPIError) {
-        try acknowledgement("acknowledge-product", token) { $0.products[token]?.acknowledgementState = 1 }
+        try await acknowledgement("acknowledge-product", token) { $0.products[token]?.acknowledgementState = 1 }
     }
 
     func consumeProduct(packageName: String, productID: String, token: String) async throws(GooglePlayAPIError) {
-        try acknowledgement("consume", token) { $0.products[token]?.consumptionState = 1 }
+        try await acknowledgement("consume", token) { $0.products[token]?.consumptionState = 1 }
     }
 
     func voidedPurchases(packageName: String, start: Date, end: Date) async throws(GooglePlayAPIError)
@@ -76,6 +138,8 @@ final class FakeGooglePlayAPI: GooglePlayAPI {
     {
         state.withLock { state in
             state.calls.append("voided")
+            state.voidedWindows.append(
+                Int64(start.timeIntervalSince1970 * 1000)...Int64(end.timeIntervalSince1970 * 1000))
             return state.voided
         }
     }

@@ -375,6 +375,13 @@ public struct Ledger: Sendable {
             var state = applied ? next : current!
             state.periods =
                 recordedPeriods.map { Self.accessPeriods($0, of: key) } ?? current?.periods ?? []
+            // Play reads a revoked subscription as expired: a revocation of its last period
+            // stays in its state whichever read stands.
+            if key.store == .google, state.state == .expired, let revoked = state.periods.last?.revokedTimeMilliseconds
+            {
+                state.state = .revoked
+                state.revokedTimeMilliseconds = revoked
+            }
             // An acknowledgement is a fact that never goes back, whichever state stands.
             let acknowledges = !state.acknowledged && (subscription.acknowledged || current?.acknowledged == true)
             if acknowledges { state.acknowledged = true }

@@ -489,7 +489,10 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             holding.revoked = last.revokedTimeMilliseconds ?? 0
             holding.product = intern(subscription.key.store, last.productID, last.basePlanID)
         }
-        if subscription.productKind == .nonRenewing { nonRenewingProducts.insert(holding.product) }
+        // Only an undated one needs the policy's duration (a Google prepaid plan has its end).
+        if subscription.productKind == .nonRenewing, subscription.periods.last?.endMilliseconds == nil {
+            nonRenewingProducts.insert(holding.product)
+        }
         let index: Int
         if let found = holdingIndex(of: key) {
             index = found
