@@ -152,7 +152,9 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     /// Whether a control call is something a customer (or the store on their behalf) does,
     /// rather than a setting of the simulator.
     static func isCustomerAction(_ path: String) -> Bool {
-        let settings = ["faults", "api-faults", "notification-url", "redeliver", "recorded/as-of", "transactions"]
+        let settings = [
+            "faults", "api-faults", "notification-url", "redeliver", "recorded/as-of", "recorded/push", "transactions",
+        ]
         guard path.hasPrefix("apple/") || path.hasPrefix("google/") else { return false }
         return !settings.contains { path.hasSuffix("/" + $0) }
     }

@@ -114,6 +114,25 @@ struct GoogleNotificationIngressTests {
         await harness.stop()
     }
 
+    @Test("a notification of a kind this version does not know is recorded, acknowledged with 204 and processed")
+    func unknownKind() async throws {
+        let harness = try await PushHarness()
+        let notification: [String: any Sendable] = [
+            "version": "1.0", "packageName": GoogleAdapterTests.package,
+            "eventTimeMillis": String(harness.base.clock.milliseconds),
+            "futureKindNotification": ["version": "1.0", "purchaseToken": "tok-future"] as [String: any Sendable],
+        ]
+        let status = try await harness.post(
+            try harness.body(messageID: "m-future", notification), authorization: "Bearer " + (try harness.token()))
+        #expect(status == 204)
+        await harness.base.adapter.processingIdle()
+        let processed = try await harness.base.ledger.listInbox(ListInboxRequest(status: .processed, store: .google))
+        #expect(processed.entries.map(\.notificationID) == ["m-future"])
+        #expect(processed.entries.first?.notificationType == "UNKNOWN")
+        #expect(harness.base.api.calls.isEmpty)
+        await harness.stop()
+    }
+
     @Test("a push whose token fails any check is 401 and records nothing")
     func unauthenticated() async throws {
         let harness = try await PushHarness()

@@ -36,15 +36,24 @@ import Observability
 /// - `STORESIM_APPLE_NOTIFICATION_URL`: where App Store notifications go (also settable later
 ///   with `POST /control/apple/notification-url`).
 /// - `STORESIM_GOOGLE_PACKAGE` (default `com.example.app`), `STORESIM_GOOGLE_PRODUCTS`:
-///   `id:basePlan:period` entries separated by commas (default `pro_sub:monthly:1m` and
-///   `premium_sub:monthly:1m`), `STORESIM_GOOGLE_GRACE_DAYS` (default 7),
-///   `STORESIM_GOOGLE_HOLD_DAYS` (default 30), `STORESIM_GOOGLE_PUSH_URL`: where Pub/Sub pushes
-///   go (also `POST /control/google/notification-url`).
+///   `id:basePlan:period[:prepaid]` entries separated by commas (default `pro_sub:monthly:1m` and
+///   `premium_sub:monthly:1m`), `STORESIM_GOOGLE_ONE_TIME_PRODUCTS`: product ids separated by
+///   commas (default `coins_100,lifetime_unlock`), `STORESIM_GOOGLE_GRACE_DAYS` (default 7),
+///   `STORESIM_GOOGLE_HOLD_DAYS` (default 30), `STORESIM_GOOGLE_TEST_PURCHASES` (`true` makes
+///   every purchase a test purchase unless the buy says otherwise; default false),
+///   `STORESIM_GOOGLE_PUSH_URL`: where Pub/Sub pushes go (also
+///   `POST /control/google/notification-url`).
 /// - `STORESIM_APPLE_RECORDED`: a JSON lines file of recorded Apple-signed data; the App Store
 ///   Server API then answers only from it (`RecordedAppleAPI`, as of `STORESIM_START` until
 ///   `POST /control/apple/recorded/as-of` moves it), and `STORESIM_APPLE_RECORDED_ROOTS` (then
 ///   required: the certificate files of Apple's root) is what verifier.env names as trust
 ///   anchors, with `APPLE_APP_APPLE_ID`.
+/// - `STORESIM_GOOGLE_RECORDED`: a JSON file of recorded Play notifications paired with the
+///   subscriptionsv2 answers that followed them (`RecordedGoogleData`); the Play Developer API
+///   then answers only from it (`RecordedGoogleAPI`), each token with the answer of its most
+///   recently pushed notification, and `POST /control/google/recorded/push` with `{"index": n}`
+///   pushes recorded notification n (with `"run"`, a prefix that keeps the tokens of one replay
+///   apart from other runs'). `STORESIM_GOOGLE_PACKAGE` must be the recorded package.
 public enum StoreSimLauncher {
     static let keyID = "SIMKEY0001"
     static let serviceAccountEmail = "verifier@storesim.iam.gserviceaccount.com"
@@ -75,6 +84,8 @@ public enum StoreSimLauncher {
                 packageName: settings.packageName, products: settings.googleProducts)
             googleConfiguration.gracePeriodDays = settings.googleGraceDays
             googleConfiguration.accountHoldDays = settings.googleHoldDays
+            googleConfiguration.oneTimeProducts = settings.googleOneTimeProducts
+            googleConfiguration.testPurchases = settings.googleTestPurchases
             let serviceAccountKey = try PrivateKey.generate(.rsa2048)
             let pushKey = try PrivateKey.generate(.rsa2048)
             let base = "http://\(settings.host):\(server.port)"
@@ -96,14 +107,21 @@ public enum StoreSimLauncher {
                     bundleID: settings.bundleID, appAppleID: settings.appAppleID, asOf: settings.start)
             }
             if let recorded { recorded.register(on: server) } else { appleAPI.register(on: server) }
+            let recordedGoogle = try settings.recordedGoogle.map { path in
+                try RecordedGoogleAPI(
+                    data: try RecordedGoogleData(contentsOfFile: path), identity: googleAPI.identity,
+                    packageName: settings.packageName)
+            }
             let simulator = StoreSimulator(
                 clock: clock, apple: apple, appleFaults: recorded?.faults ?? appleAPI.faults,
                 appleDelivery: NotificationDelivery(url: settings.notificationURL),
-                googleAPI: googleAPI, googleDelivery: NotificationDelivery(url: settings.pushURL))
-            googleAPI.register(on: server)
+                googleAPI: googleAPI, googleDelivery: NotificationDelivery(url: settings.pushURL),
+                googleFaults: recordedGoogle?.faults)
+            if let recordedGoogle { recordedGoogle.register(on: server) } else { googleAPI.register(on: server) }
             let control = HTTPServer(host: settings.host, port: settings.controlPort, threads: 2, logger: logger)
             simulator.registerControl(on: control)
             recorded?.registerControl(on: control)
+            recordedGoogle?.registerControl(on: control, delivery: simulator.googleDelivery)
             try control.start()
             // verifier.env last and whole: a reader that sees it finds every file it names.
             let appleSettings = try writeAppleFiles(settings: settings, chain: chain, apiKey: apiKey, port: server.port)
@@ -217,10 +235,15 @@ public enum StoreSimLauncher {
             GoogleSimProduct(id: "pro_sub", basePlanID: "monthly", period: .months(1)),
             GoogleSimProduct(id: "premium_sub", basePlanID: "monthly", period: .months(1)),
         ]
+        var googleOneTimeProducts = [
+            GoogleSimOneTimeProduct(id: "coins_100"), GoogleSimOneTimeProduct(id: "lifetime_unlock"),
+        ]
         var googleGraceDays = 7
         var googleHoldDays = 30
+        var googleTestPurchases = false
         var pushURL: URL?
         var recordedApple: String?
+        var recordedGoogle: String?
         var recordedRoots: String?
 
         init(_ environment: [String: String]) throws(SimError) {
@@ -248,6 +271,7 @@ public enum StoreSimLauncher {
                     "STORESIM_APPLE_HISTORY_PAGE_SIZE", default: historyPageSize, range: 1...200)
                 googleGraceDays = try reader.int("STORESIM_GOOGLE_GRACE_DAYS", default: googleGraceDays, range: 0...30)
                 googleHoldDays = try reader.int("STORESIM_GOOGLE_HOLD_DAYS", default: googleHoldDays, range: 0...30)
+                googleTestPurchases = try reader.bool("STORESIM_GOOGLE_TEST_PURCHASES", default: googleTestPurchases)
                 if reader.raw("STORESIM_APPLE_NOTIFICATION_URL") != nil {
                     notificationURL = try reader.httpURL("STORESIM_APPLE_NOTIFICATION_URL", default: "")
                 }
@@ -267,6 +291,7 @@ public enum StoreSimLauncher {
             bundleID = environment["STORESIM_APPLE_BUNDLE_ID"] ?? bundleID
             recordedApple = environment["STORESIM_APPLE_RECORDED"]
             recordedRoots = environment["STORESIM_APPLE_RECORDED_ROOTS"]
+            recordedGoogle = environment["STORESIM_GOOGLE_RECORDED"]
             if recordedApple != nil, recordedRoots?.isEmpty ?? true {
                 throw bad("STORESIM_APPLE_RECORDED_ROOTS", "is required with STORESIM_APPLE_RECORDED")
             }
@@ -314,11 +339,18 @@ public enum StoreSimLauncher {
             if let text = environment["STORESIM_GOOGLE_PRODUCTS"] {
                 googleProducts = try text.split(separator: ",").map { entry throws(SimError) in
                     let parts = entry.split(separator: ":").map(String.init)
-                    guard parts.count == 3, let period = Self.period(parts[2]) else {
-                        throw bad("STORESIM_GOOGLE_PRODUCTS", "expected id:basePlan:<n>d|m|y, got \"\(entry)\"")
+                    guard parts.count == 3 || (parts.count == 4 && parts[3] == "prepaid"),
+                        let period = Self.period(parts[2])
+                    else {
+                        throw bad(
+                            "STORESIM_GOOGLE_PRODUCTS", "expected id:basePlan:<n>d|m|y[:prepaid], got \"\(entry)\"")
                     }
-                    return GoogleSimProduct(id: parts[0], basePlanID: parts[1], period: period)
+                    return GoogleSimProduct(
+                        id: parts[0], basePlanID: parts[1], period: period, prepaid: parts.count == 4)
                 }
+            }
+            if let text = environment["STORESIM_GOOGLE_ONE_TIME_PRODUCTS"] {
+                googleOneTimeProducts = text.split(separator: ",").map { GoogleSimOneTimeProduct(id: String($0)) }
             }
         }
 

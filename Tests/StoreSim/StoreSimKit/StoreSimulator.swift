@@ -11,11 +11,14 @@ public final class StoreSimulator: Sendable {
     public let appleDelivery: NotificationDelivery
     public let google: GoogleSimStore
     public let googleAPI: GoogleSimAPI
+    /// The faults of the Play Developer API being served (`googleAPI`'s, or a recorded API's).
+    public let googleFaults: APIFaults
     public let googleDelivery: NotificationDelivery
 
+    /// `googleFaults` defaults to `googleAPI.faults`; pass a recorded API's when that one is served.
     public init(
         clock: SimClock, apple: AppleSimStore, appleFaults: APIFaults, appleDelivery: NotificationDelivery,
-        googleAPI: GoogleSimAPI, googleDelivery: NotificationDelivery
+        googleAPI: GoogleSimAPI, googleDelivery: NotificationDelivery, googleFaults: APIFaults? = nil
     ) {
         self.clock = clock
         self.apple = apple
@@ -23,6 +26,7 @@ public final class StoreSimulator: Sendable {
         self.appleDelivery = appleDelivery
         self.google = googleAPI.store
         self.googleAPI = googleAPI
+        self.googleFaults = googleFaults ?? googleAPI.faults
         self.googleDelivery = googleDelivery
     }
 
@@ -43,7 +47,7 @@ public final class StoreSimulator: Sendable {
         }
         registerAppleControl(on: server)
         registerGoogleControl(on: server)
-        for (store, faults) in [("apple", appleFaults), ("google", googleAPI.faults)] {
+        for (store, faults) in [("apple", appleFaults), ("google", googleFaults)] {
             // Sets the faults; without a count, only reports how many calls are still to fail.
             control(server, "/control/\(store)/api-faults") { body in
                 guard let count = body["count"] as? Int else { return ["remaining": faults.remaining] }
@@ -160,17 +164,30 @@ public final class StoreSimulator: Sendable {
     }
 
     private func registerGoogleControl(on server: HTTPServer) {
+        // A subscription with optional "addOns" (more products on its billing period); "test"
+        // makes it a test purchase. The answer names the token and its first order.
         control(server, "/control/google/buy") { body in
             let token = try self.google.buy(
-                productID: try Self.string(body, "productId"),
+                productID: try Self.string(body, "productId"), addOns: try Self.strings(body, "addOns"),
                 obfuscatedAccountID: body["obfuscatedAccountId"] as? String,
-                linkedPurchaseToken: body["linkedPurchaseToken"] as? String)
-            return ["purchaseToken": token]
+                linkedPurchaseToken: body["linkedPurchaseToken"] as? String, test: body["test"] as? Bool)
+            return ["purchaseToken": token, "orderId": try self.google.orders(of: token).first?.id ?? ""]
+        }
+        // A one-time product: "quantity" (default 1), "pending" for a slow payment method.
+        control(server, "/control/google/buy-one-time") { body in
+            let token = try self.google.buyOneTime(
+                productID: try Self.string(body, "productId"), quantity: body["quantity"] as? Int ?? 1,
+                obfuscatedAccountID: body["obfuscatedAccountId"] as? String, test: body["test"] as? Bool,
+                pending: body["pending"] as? Bool ?? false)
+            var answer: [String: any Sendable] = ["purchaseToken": token]
+            if let order = try self.google.orders(of: token).first { answer["orderId"] = order.id }
+            return answer
         }
         let actions: [(String, @Sendable (GoogleSimStore, String) throws -> Void)] = [
             ("cancel", { try $0.cancel($1) }), ("restart", { try $0.restart($1) }),
             ("fail-payment", { try $0.failPayment($1) }), ("recover", { try $0.recover($1) }),
-            ("resume", { try $0.resume($1) }), ("refund", { try $0.refund($1) }),
+            ("resume", { try $0.resume($1) }), ("refund", { try $0.refund($1) }), ("top-up", { try $0.topUp($1) }),
+            ("complete-pending", { try $0.completePending($1) }), ("cancel-pending", { try $0.cancelPending($1) }),
         ]
         for (name, action) in actions {
             control(server, "/control/google/\(name)") { body in
@@ -178,16 +195,52 @@ public final class StoreSimulator: Sendable {
                 return [:]
             }
         }
+        control(server, "/control/google/cancel-add-on") { body in
+            try self.google.cancelAddOn(
+                try Self.string(body, "purchaseToken"), productID: try Self.string(body, "productId"))
+            return [:]
+        }
         control(server, "/control/google/pause") { body in
             try self.google.pause(
                 try Self.string(body, "purchaseToken"), length: try SimClock.offset(try Self.string(body, "for")))
             return [:]
         }
+        // With "mode" (immediate, pending, deferred) the answer always names the new token; the
+        // older "immediately" (default true) names it only for an immediate change.
         control(server, "/control/google/change-product") { body in
-            let token = try self.google.changeProduct(
-                try Self.string(body, "purchaseToken"), to: try Self.string(body, "productId"),
-                immediately: body["immediately"] as? Bool ?? true)
-            return token.map { ["purchaseToken": $0] } ?? [:]
+            let token = try Self.string(body, "purchaseToken")
+            let productID = try Self.string(body, "productId")
+            if let text = body["mode"] as? String {
+                guard let mode = GoogleSimStore.ChangeMode(rawValue: text) else {
+                    throw SimError(.badRequest, "mode is immediate, pending or deferred")
+                }
+                return ["purchaseToken": try self.google.changeProduct(token, to: productID, mode: mode)]
+            }
+            let next = try self.google.changeProduct(
+                token, to: productID, immediately: body["immediately"] as? Bool ?? true)
+            return next.map { ["purchaseToken": $0] } ?? [:]
+        }
+        // Any order of a subscription or a one-time purchase: "refundType" 1 (default) or 2 with
+        // "quantity"; "revoke" (default true) ends access when it is the current order.
+        control(server, "/control/google/void") { body in
+            try self.google.void(
+                orderID: try Self.string(body, "orderId"), refundType: body["refundType"] as? Int ?? 1,
+                quantity: body["quantity"] as? Int, revoke: body["revoke"] as? Bool ?? true,
+                source: body["voidedSource"] as? Int ?? 1, reason: body["voidedReason"] as? Int ?? 0)
+            return [:]
+        }
+        // Every order of a token, oldest first.
+        control(server, "/control/google/orders") { body in
+            let orders = try self.google.orders(of: try Self.string(body, "purchaseToken")).map { order in
+                var fields: [String: any Sendable] = [
+                    "orderId": order.id, "productIds": order.productIDs, "chargedAt": order.chargedAt,
+                    "start": order.start, "quantity": order.quantity, "voidedQuantity": order.voidedQuantity,
+                ]
+                fields["end"] = order.end
+                fields["voidedAt"] = order.voidedAt
+                return fields
+            }
+            return ["orders": orders]
         }
     }
 
@@ -252,6 +305,15 @@ public final class StoreSimulator: Sendable {
     static func failure(_ error: SimError) -> HTTPResponse {
         let data = (try? JSONSerialization.data(withJSONObject: ["error": error.message])) ?? Data()
         return HTTPResponse(status: error.status, headers: [("Content-Type", "application/json")], body: [UInt8](data))
+    }
+
+    /// An optional array of strings; empty when absent.
+    static func strings(_ body: [String: Any], _ field: String) throws(SimError) -> [String] {
+        guard let value = body[field] else { return [] }
+        guard let strings = value as? [String] else {
+            throw SimError(.badRequest, "\"\(field)\" must be an array of strings")
+        }
+        return strings
     }
 
     static func string(_ body: [String: Any], _ field: String) throws(SimError) -> String {

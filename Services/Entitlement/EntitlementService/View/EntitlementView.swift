@@ -319,6 +319,9 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             guard grants(holding.product, capability) else { return nil }
             return rules.decision(for: holding.facts, at: at)
         }
+        // Play moves `expiryTime` to the end of grace: a Google period already holds its grace,
+        // and the state's grace end (read at some moment) adds nothing to it.
+        let grace = holding.store == .google ? nil : Holding.time(holding.grace)
         let lastPeriod = interval(
             start: holding.purchase, end: holding.expires, revoked: holding.revoked, product: holding.product,
             kind: holding.kind, capability)
@@ -327,7 +330,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             guard granting else { return nil }
             return rules.decision(
                 periods: CollectionOfOne(lastPeriod), kind: holding.facts.productKind,
-                state: holding.subscriptionState, grace: Holding.time(holding.grace), at: at)
+                state: holding.subscriptionState, grace: grace, at: at)
         }
         // A Google purchase's line items (a base plan and its add-ons) run side by side: each
         // capability is judged by the periods of the products that grant it.
@@ -347,7 +350,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         if lastPeriod.grants || !sideBySide { periods.append(lastPeriod) }
         return rules.decision(
             periods: periods, kind: holding.facts.productKind, state: holding.subscriptionState,
-            grace: Holding.time(holding.grace), at: at)
+            grace: grace, at: at)
     }
 
     /// A period as the rule reads it: a non-renewing one without an end lasts the policy's

@@ -1,0 +1,230 @@
+import Foundation
+import Model
+import RPC
+import TestSupport
+import Testing
+import Wire
+
+/// End to end through the store simulator, one test per wrong Google Play answer the services
+/// gave before orders were periods: a pending change, a void of a past renewal, a partial refund,
+/// REVOKED then EXPIRED, add-ons, a one-time product nobody configured, a test purchase.
+@Suite("End to end: Google Play orders, pending changes and add-ons")
+struct GooglePeriodScenarioTests {
+    static let day: Int64 = 86_400_000
+
+    static func check(_ stack: StoreSimStack, _ account: String, _ capability: String, at: Int64) async throws
+        -> CheckAccessResponse
+    {
+        try await stack.entitlementClient.call(
+            "subscriptions.entitlement.v1.Entitlement/CheckAccess",
+            CheckAccessRequest(accountID: account, capability: capability, atMilliseconds: at))
+    }
+
+    static func recorded(_ stack: StoreSimStack, _ key: SubscriptionKey) async throws -> GetSubscriptionResponse {
+        try await stack.entitlementStack.ledgerClient.call(
+            "\(EntitlementStack.ledgerService)/GetSubscription", GetSubscriptionRequest(key: key))
+    }
+
+    static func verify(_ stack: StoreSimStack, _ account: String, product: String, token: String) async throws
+        -> VerifyPurchaseResponse
+    {
+        try await stack.verifierClient.call(
+            "subscriptions.verifier.v1.Verifier/VerifyGooglePurchase",
+            VerifyGooglePurchaseRequest(
+                accountID: account, packageName: "com.example.app", productID: product, purchaseToken: token,
+                idempotencyKey: "verify-\(token.prefix(40))"))
+    }
+
+    @Test("a pending upgrade keeps the old, paid plan; a dropped one changes nothing; a completed one moves access")
+    func pendingChange() async throws {
+        let stack = try await StoreSimStack()
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let (token, _) = try await stack.buyOnPlay(account: account)
+            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            let pending = try #require(
+                try await stack.control(
+                    "google/change-product", ["purchaseToken": token, "productId": "premium_sub", "mode": "pending"]
+                )["purchaseToken"] as? String)
+            // The app presents the pending purchase, as Play Billing hands it over.
+            let verified = try await Self.verify(stack, account, product: "premium_sub", token: pending)
+            #expect(verified.subscription?.state == .pending)
+            try await stack.settle()
+            var now = try await stack.check(account, at: try await stack.simNow())
+            #expect(now.allowed && now.grant?.key?.storeID == token && now.grant?.productID == "pro_sub")
+
+            try await stack.control("google/cancel-pending", ["purchaseToken": pending])
+            try await stack.settle()
+            now = try await stack.check(account, at: try await stack.simNow())
+            #expect(now.allowed && now.grant?.key?.storeID == token)
+
+            let second = try #require(
+                try await stack.control(
+                    "google/change-product", ["purchaseToken": token, "productId": "premium_sub", "mode": "pending"]
+                )["purchaseToken"] as? String)
+            try await stack.control("google/complete-pending", ["purchaseToken": second])
+            let moved = try await stack.eventually(account, "the completed upgrade") {
+                $0.allowed && $0.grant?.key?.storeID == second
+            }
+            #expect(moved.grant?.productID == "premium_sub")
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("voiding last month's order revokes that order's period only: today's access stays")
+    func voidOfPastRenewal() async throws {
+        let stack = try await StoreSimStack()
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let (token, _) = try await stack.buyOnPlay(account: account)
+            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            try await stack.control("clock/advance", ["by": "+35d"])
+            try await stack.settle()
+            let orders = try #require(
+                try await stack.control("google/orders", ["purchaseToken": token])["orders"] as? [[String: Any]])
+            #expect(orders.count == 2)
+            let first = try #require(orders.first?["orderId"] as? String)
+            let firstStart = try #require((orders.first?["start"] as? NSNumber)?.int64Value)
+            try await stack.control("google/void", ["orderId": first, "revoke": true])
+            try await stack.settle()
+            let today = try await stack.check(account, at: try await stack.simNow())
+            #expect(today.allowed && today.grant?.key?.storeID == token)
+            // The voided order's period carries the revocation (from the void, after its end);
+            // the renewal's does not.
+            let recorded = try await Self.recorded(
+                stack, SubscriptionKey(store: .google, environment: .production, storeID: token))
+            let periods = try #require(recorded.subscription?.periods)
+            #expect(periods.map(\.startMilliseconds) == [firstStart, firstStart + 31 * Self.day])
+            #expect(periods.map { $0.revokedTimeMilliseconds != nil } == [true, false])
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("a quantity-based partial refund keeps a one-time unlock while units are left; a full refund revokes it")
+    func partialRefund() async throws {
+        let stack = try await StoreSimStack(
+            verifier: ["GOOGLE_ONE_TIME_PRODUCTS": "lifetime_unlock,coins_100"],
+            policy: EntitlementStack.policy + "\ncapability lifetime\n  google lifetime_unlock\n")
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let bought = try await stack.control(
+                "google/buy-one-time", ["productId": "lifetime_unlock", "quantity": 3, "obfuscatedAccountId": account])
+            let token = try #require(bought["purchaseToken"] as? String)
+            let order = try #require(bought["orderId"] as? String)
+            _ = try await Self.verify(stack, account, product: "lifetime_unlock", token: token)
+            try await stack.settle()
+            #expect(try await Self.check(stack, account, "lifetime", at: try await stack.simNow()).allowed)
+            try await stack.control("google/void", ["orderId": order, "refundType": 2, "quantity": 1])
+            try await stack.settle()
+            #expect(try await Self.check(stack, account, "lifetime", at: try await stack.simNow()).allowed)
+            try await stack.control("google/void", ["orderId": order, "refundType": 1])
+            try await stack.settle()
+            let after = try await Self.check(stack, account, "lifetime", at: try await stack.simNow())
+            #expect(!after.allowed && after.reason == .revoked)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test(
+        "REVOKED and then EXPIRED (both reading expired) end revoked, also delivered the other way round",
+        arguments: [false, true])
+    func revokedThenExpired(reordered: Bool) async throws {
+        let stack = try await StoreSimStack()
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let (token, _) = try await stack.buyOnPlay(account: account)
+            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            try await stack.control("clock/advance", ["by": "+2d"])
+            if reordered { try await stack.control("google/faults", ["reorder": true]) }
+            try await stack.control("google/refund", ["purchaseToken": token])
+            try await stack.settle()
+            let now = try await stack.check(account, at: try await stack.simNow())
+            #expect(!now.allowed && now.reason == .revoked && now.grant?.state == .revoked)
+            let state = try await Self.recorded(
+                stack, SubscriptionKey(store: .google, environment: .production, storeID: token))
+            #expect(state.subscription?.revokedTimeMilliseconds != nil)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("a base plan with an add-on grants both products' capabilities, each named in its grant")
+    func addOns() async throws {
+        let stack = try await StoreSimStack(
+            simulator: [
+                "STORESIM_GOOGLE_PRODUCTS": "pro_sub:monthly:1m,premium_sub:monthly:1m,storage_addon:monthly:1m"
+            ],
+            policy: EntitlementStack.policy + "\ncapability storage\n  google storage_addon\n")
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let bought = try await stack.control(
+                "google/buy", ["productId": "pro_sub", "addOns": ["storage_addon"], "obfuscatedAccountId": account])
+            let token = try #require(bought["purchaseToken"] as? String)
+            _ = try await Self.verify(stack, account, product: "pro_sub", token: token)
+            try await stack.settle()
+            let now = try await stack.simNow()
+            let pro = try await Self.check(stack, account, "pro", at: now)
+            let storage = try await Self.check(stack, account, "storage", at: now)
+            #expect(pro.allowed && pro.grant?.productID == "pro_sub")
+            #expect(storage.allowed && storage.grant?.productID == "storage_addon")
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("a one-time product notification for a product the verifier was not told of is recorded, not retried")
+    func unconfiguredOneTime() async throws {
+        let stack = try await StoreSimStack()
+        do {
+            let bought = try await stack.control("google/buy-one-time", ["productId": "lifetime_unlock"])
+            let token = try #require(bought["purchaseToken"] as? String)
+            try await stack.settle()
+            let state = try await Self.recorded(
+                stack, SubscriptionKey(store: .google, environment: .production, storeID: token))
+            #expect(state.subscription?.productKind == .nonConsumable)
+            #expect(state.subscription?.productID == "lifetime_unlock")
+            let failed: ListInboxResponse = try await stack.entitlementStack.ledgerClient.call(
+                "\(EntitlementStack.ledgerService)/ListInbox", ListInboxRequest(status: .failed, store: .google))
+            #expect(failed.entries.isEmpty)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("a test purchase is kept in the sandbox environment, with Google's answer kept beside its period")
+    func testPurchase() async throws {
+        let stack = try await StoreSimStack()
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let bought = try await stack.control(
+                "google/buy", ["productId": "pro_sub", "obfuscatedAccountId": account, "test": true])
+            let token = try #require(bought["purchaseToken"] as? String)
+            let verified = try await Self.verify(stack, account, product: "pro_sub", token: token)
+            #expect(verified.subscription?.key.environment == .sandbox)
+            let state = try await Self.recorded(
+                stack, SubscriptionKey(store: .google, environment: .sandbox, storeID: token))
+            #expect(state.periods.count == 1)
+            #expect(state.periods.first?.raw?.contains("\"testPurchase\"") == true)
+            _ = try await stack.eventually(account, "the test purchase") { $0.allowed }
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+}
