@@ -164,7 +164,7 @@ let package = Package(
             name: "HTTPTests", dependencies: ["HTTP", "Observability"], path: "Tests/HTTPTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "Observability"],
+            name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "Observability", "TestSupport"],
             path: "Tests/HTTPClientTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "ServiceRuntimeTests",

@@ -54,7 +54,7 @@ public final class HTTPClientTransport: Sendable {
         if Task.isCancelled { return .failure(.cancelled) }
         let task = session.dataTask(with: request)
         let delegate = delegate
-        return await withTaskCancellationHandler {
+        let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 // Registered before `resume`, so the delegate always finds the exchange.
                 delegate.begin(task.taskIdentifier, continuation)
@@ -63,6 +63,10 @@ public final class HTTPClientTransport: Sendable {
         } onCancel: {
             task.cancel()
         }
+        // A cancelled request can end with another error than "cancelled" (the connection it was
+        // using torn down first): a failure of a cancelled caller is its cancellation.
+        if case .failure = outcome, Task.isCancelled { return .failure(.cancelled) }
+        return outcome
     }
 }
 

@@ -416,12 +416,13 @@ struct AppStoreServerAPIClientTests {
     @Test("a refused connection is .network after maxAttempts tries")
     func connectionRefusedIsNetwork() async throws {
         let harness = try AppStoreHarness()
-        harness.production.stop()
-        let client = try harness.client()
+        let held = try HeldPort()
+        let client = try harness.client { $0.productionBaseURL = held.url }
 
         let error = await #expect(throws: AppStoreAPIError.self) {
             try await client.transactionInfo(transactionID: Self.transactionID, environment: .production)
         }
+        withExtendedLifetime(held) {}
 
         #expect(error?.code == .network)
         #expect(error?.httpStatus == nil)

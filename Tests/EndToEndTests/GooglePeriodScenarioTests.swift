@@ -74,6 +74,48 @@ struct GooglePeriodScenarioTests {
         await stack.stop()
     }
 
+    @Test("a deferred downgrade: the new token at the change, the old plan to its period's end, the new one from there")
+    func deferredChange() async throws {
+        let stack = try await StoreSimStack()
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let (token, _) = try await stack.buyOnPlay(account: account, product: "premium_sub")
+            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            let orders = try #require(
+                try await stack.control("google/orders", ["purchaseToken": token])["orders"] as? [[String: Any]])
+            let paidEnd = try #require((orders.first?["end"] as? NSNumber)?.int64Value)
+            let next = try #require(
+                try await stack.control(
+                    "google/change-product", ["purchaseToken": token, "productId": "pro_sub", "mode": "deferred"]
+                )["purchaseToken"] as? String)
+            // The app presents the new token at once, as Play Billing hands it over.
+            _ = try await Self.verify(stack, account, product: "pro_sub", token: next)
+            try await stack.control("clock/advance", ["by": "+10d"])
+            try await stack.settle()
+            let meanwhile = try await stack.check(account, at: try await stack.simNow())
+            #expect(meanwhile.allowed && meanwhile.grant?.key?.storeID == token)
+            #expect(meanwhile.grant?.productID == "premium_sub")
+            try await stack.control("clock/advance", ["by": "+22d"])
+            let after = try await stack.eventually(account, "the new plan") {
+                $0.allowed && $0.grant?.key?.storeID == next
+            }
+            #expect(after.grant?.productID == "pro_sub")
+            // The old plan ran to its paid end; the new one starts there.
+            let old = try await Self.recorded(
+                stack, SubscriptionKey(store: .google, environment: .production, storeID: token))
+            let new = try await Self.recorded(
+                stack, SubscriptionKey(store: .google, environment: .production, storeID: next))
+            #expect(old.subscription?.periods.last?.endMilliseconds == paidEnd)
+            #expect(new.subscription?.periods.first?.startMilliseconds == paidEnd)
+            let before = try await stack.check(account, at: paidEnd - Self.day)
+            #expect(before.allowed && before.grant?.key?.storeID == token)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
     @Test("voiding last month's order revokes that order's period only: today's access stays")
     func voidOfPastRenewal() async throws {
         let stack = try await StoreSimStack()

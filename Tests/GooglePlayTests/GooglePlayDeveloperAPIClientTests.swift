@@ -500,10 +500,11 @@ struct GooglePlayDeveloperAPIClientTests {
     @Test("a refused connection is .network after maxAttempts tries")
     func connectionRefusedIsNetwork() async throws {
         let harness = try GooglePlayHarness()
-        harness.api.stop()
-        let client = try harness.client()
+        let held = try HeldPort()
+        let client = try harness.client { $0.baseURL = held.url }
 
         let error = await Self.subscriptionError(client)
+        withExtendedLifetime(held) {}
 
         #expect(
             error

@@ -3,6 +3,7 @@ import HTTP
 import HTTPClient
 import Observability
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -75,11 +76,10 @@ struct HTTPClientTransportTests {
 
     @Test("a refused connection is .network(\"connection refused\")")
     func connectionRefused() async throws {
-        let server = try Server()
-        let url = server.url("/gone")
-        server.http.stop()
+        let held = try HeldPort()
 
-        let outcome = await transport.perform(URLRequest(url: url))
+        let outcome = await transport.perform(URLRequest(url: held.url.appendingPathComponent("gone")))
+        withExtendedLifetime(held) {}
 
         #expect(throws: HTTPClientTransport.Failure.network("connection refused")) { try outcome.get() }
     }

@@ -2,6 +2,7 @@ import Config
 import Foundation
 import RPC
 import Sockets
+import TestSupport
 import Testing
 import Wire
 
@@ -61,8 +62,8 @@ struct RPCClientTests {
     func nothingReachable() async throws {
         // Ports held by bound sockets that never listen: a connection is refused, and no other
         // socket of the test run can take the port meanwhile (a port closed and given back could).
-        let held = try [Self.boundNotListening(), Self.boundNotListening()]
-        defer { held.forEach { close($0.fd) } }
+        let held = try [HeldPort(), HeldPort()]
+        defer { withExtendedLifetime(held) {} }
         let ports = held.map(\.port)
         let client = try RPCClient(endpoints: ports.map { HostPort(host: "127.0.0.1", port: $0) })
         let started = ContinuousClock.now
@@ -143,21 +144,4 @@ struct RPCClientTests {
     }
 
     /// A TCP socket bound to a free loopback port and not listening, and the port.
-    static func boundNotListening() throws -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else {
-            close(fd)
-            throw RPCError(.internalError, "cannot bind a loopback socket")
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
-    }
 }

@@ -18,7 +18,6 @@ import Wire
 /// acknowledged: delivering it again cannot change that.
 extension GoogleAdapter {
     public static let notificationPath = "/google/rtdn"
-    static let ledgerTimeout: Duration = .seconds(5)
 
     /// Routes the push path on `http`; pushes are checked by `authenticator`.
     public func installNotificationRoute(on http: HTTPServer, authenticator: PubSubPushAuthenticator) {
@@ -33,7 +32,7 @@ extension GoogleAdapter {
         let now = self.now()
         guard
             let checked = BlockingCall.run(
-                timeout: Self.ledgerTimeout,
+                timeout: ledgerTimeout,
                 { try await authenticator.authenticate(authorizationHeader: header, now: now) })
         else { return Self.answer(503, "the push token could not be checked in time") }
         if case .failure(let error) = checked {
@@ -67,9 +66,9 @@ extension GoogleAdapter {
         let recorded = entry
         guard
             let outcome = BlockingCall.run(
-                timeout: Self.ledgerTimeout,
+                timeout: ledgerTimeout,
                 { try await ledger.recordNotification(RecordNotificationRequest(entry: recorded)) })
-        else { return Self.answer(503, "the ledger did not answer within \(Self.ledgerTimeout)") }
+        else { return Self.answer(503, "the ledger did not answer within \(ledgerTimeout)") }
         switch outcome {
         case .failure(let error as RPCError) where error.code == .invalidArgument:
             return Self.answer(400, error.message)

@@ -141,10 +141,37 @@ extension GoogleAdapter {
             subscription.revokedTimeMilliseconds = min(revoked, subscription.expiresTimeMilliseconds ?? revoked)
         }
         if acknowledged { subscription.acknowledged = true }
+        try await refreshReplaced(purchase, of: subscription.key, packageName: packageName, productID: productID)
         let periods = GooglePlayLifecycle.periods(
             purchase, storeTime: storeTime, circumstances: circumstances, raw: purchase.raw)
         let recorded = try await record(subscription, periods: periods, raw: purchase.raw, event: event, detail: detail)
         return (recorded, purchase)
+    }
+
+    /// Before a real replacement is recorded, the token it replaces is read again while the
+    /// ledger still has it giving access: whether that token still renews (an immediate change)
+    /// or has stopped (a deferred one) decides where access moves from one to the other, and
+    /// Play sends nothing for the old token at a deferred change.
+    private func refreshReplaced(
+        _ purchase: SubscriptionPurchaseV2, of key: SubscriptionKey, packageName: String, productID: String
+    ) async throws {
+        guard let old = GooglePlayLifecycle.replaces(purchase), !old.isEmpty, old != key.storeID,
+            let current = try await ledger.subscription(Self.key(old, test: key.environment == .sandbox)),
+            current.replacedByStoreID == nil || current.replacedByStoreID == key.storeID
+        else { return }
+        switch current.state {
+        case .active?, .cancelled?, .gracePeriod?:
+            do {
+                _ = try await fetchAndRecordSubscription(
+                    packageName: packageName, productID: productID, token: old, detail: "REPLACED")
+            } catch {
+                logger.warning(
+                    "the replaced google purchase could not be read again",
+                    ["token_prefix": String(old.prefix(12)), "error": "\(error)"])
+            }
+        default:
+            break
+        }
     }
 
     /// Fetches a one-time purchase (`purchases.products.get`) and records it with its period.

@@ -28,6 +28,9 @@ public final class GoogleAdapter: Sendable {
     let logger: Logger
     let queue: BoundedWorkQueue
     let counters: Counters
+    /// How long a push waits for its token check and for the ledger before it answers 503
+    /// (Pub/Sub then delivers it again).
+    let ledgerTimeout: Duration
 
     /// What the adapter counts, exported in `/metrics`.
     struct Counters: Sendable {
@@ -63,8 +66,9 @@ public final class GoogleAdapter: Sendable {
         catalog: Catalog, api: any GooglePlayAPI, ledger: LedgerClient,
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
-        processingCapacity: Int = 10_000
+        processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5)
     ) {
+        self.ledgerTimeout = ledgerTimeout
         self.catalog = catalog
         self.api = api
         self.ledger = ledger
