@@ -76,6 +76,13 @@ public struct Subscription: Sendable, Hashable {
     public var priceMicros: Int64?
     /// ISO 4217 currency code of `priceMicros`.
     public var currency: String?
+    /// Google: line items (add-ons) whose renewal is off, by product id; `autoRenew` is the base
+    /// plan's.
+    public var renewalOffProducts: [String]
+    /// Google installment plan: payments committed to in the current commitment, and how many
+    /// remain; `nil` for no installment plan.
+    public var installmentsCommitted: Int32?
+    public var installmentsRemaining: Int32?
 
     /// A subscription state; every field but `key` defaults to absent, false or empty.
     public init(
@@ -90,7 +97,8 @@ public struct Subscription: Sendable, Hashable {
         bundleOrPackage: String = "", latestOrderID: String? = nil, periods: [Period] = [],
         offerType: OfferType? = nil, renewalOfferID: String? = nil, renewalOfferType: OfferType? = nil,
         expirationReason: ExpirationReason? = nil, inBillingRetry: Bool = false, renewalTimeMilliseconds: Int64? = nil,
-        storefront: String? = nil, priceMicros: Int64? = nil, currency: String? = nil
+        storefront: String? = nil, priceMicros: Int64? = nil, currency: String? = nil,
+        renewalOffProducts: [String] = [], installmentsCommitted: Int32? = nil, installmentsRemaining: Int32? = nil
     ) {
         self.key = key
         self.accountID = accountID
@@ -126,5 +134,8 @@ public struct Subscription: Sendable, Hashable {
         self.storefront = storefront
         self.priceMicros = priceMicros
         self.currency = currency
+        self.renewalOffProducts = renewalOffProducts
+        self.installmentsCommitted = installmentsCommitted
+        self.installmentsRemaining = installmentsRemaining
     }
 }

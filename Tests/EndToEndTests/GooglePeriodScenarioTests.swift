@@ -201,7 +201,9 @@ struct GooglePeriodScenarioTests {
         await stack.stop()
     }
 
-    @Test("a base plan with an add-on grants both products' capabilities, each named in its grant")
+    @Test(
+        "a base plan with an add-on grants both products' capabilities, each named in its grant with its own renewal"
+    )
     func addOns() async throws {
         let stack = try await StoreSimStack(
             simulator: [
@@ -220,6 +222,49 @@ struct GooglePeriodScenarioTests {
             let storage = try await Self.check(stack, account, "storage", at: now)
             #expect(pro.allowed && pro.grant?.productID == "pro_sub")
             #expect(storage.allowed && storage.grant?.productID == "storage_addon")
+
+            // The add-on's renewal is turned off (Play sends nothing for that): read again, each
+            // grant shows its own line item's renewal.
+            try await stack.control("google/cancel-add-on", ["purchaseToken": token, "productId": "storage_addon"])
+            let _: RefreshSubscriptionResponse = try await stack.verifierClient.call(
+                "subscriptions.verifier.v1.Verifier/RefreshSubscription",
+                RefreshSubscriptionRequest(
+                    key: SubscriptionKey(store: .google, environment: .production, storeID: token)))
+            try await stack.settle()
+            let listed: ListEntitlementsResponse = try await stack.entitlementClient.call(
+                "subscriptions.entitlement.v1.Entitlement/ListEntitlements",
+                ListEntitlementsRequest(accountID: account, atMilliseconds: try await stack.simNow()))
+            let grants = Dictionary(
+                uniqueKeysWithValues: listed.entitlements.compactMap { entry in
+                    entry.grants.first.map { (entry.capability, $0) }
+                })
+            #expect(grants["pro"]?.productID == "pro_sub" && grants["pro"]?.renewal?.autoRenew == true)
+            #expect(grants["storage"]?.productID == "storage_addon" && grants["storage"]?.renewal?.autoRenew == false)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("a prepaid plan: no renewal, access to its expiry, a top-up extends it")
+    func prepaidPlan() async throws {
+        let stack = try await StoreSimStack(
+            simulator: ["STORESIM_GOOGLE_PRODUCTS": "pro_sub:prepaid30:1m:prepaid,premium_sub:monthly:1m"])
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let (token, verified) = try await stack.buyOnPlay(account: account)
+            #expect(verified.subscription?.productKind == .nonRenewing && verified.subscription?.autoRenew == false)
+            let first = try await stack.eventually(account, "the prepaid plan") { $0.allowed }
+            let paidEnd = try #require(first.untilMilliseconds)
+            try await stack.control("google/top-up", ["purchaseToken": token])
+            let extended = try await stack.eventually(account, "the top-up") {
+                $0.allowed && ($0.untilMilliseconds ?? 0) > paidEnd
+            }
+            let newEnd = try #require(extended.untilMilliseconds)
+            #expect(newEnd - paidEnd >= 28 * Self.day)
+            let after = try await stack.check(account, at: newEnd + 1)
+            #expect(!after.allowed && after.reason == .expired)
         } catch {
             await stack.stop()
             throw error

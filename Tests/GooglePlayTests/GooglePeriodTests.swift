@@ -69,6 +69,35 @@ struct GooglePeriodTests {
         #expect(Set(access.map(\.productID)) == ["pro", "extra_storage"])
     }
 
+    @Test("an add-on whose renewal is off is named; an installment plan's commitment and the price are kept")
+    func renewalDetails() throws {
+        let start: Int64 = 1_000 * Self.minute
+        var base = Self.item("pro", expiry: start + 30 * Self.minute, order: "GPA.1-2-3-4")
+        var price = SubscriptionPurchaseV2.LineItem.Money()
+        price.currencyCode = "EUR"
+        price.units = "4"
+        price.nanos = 990_000_000
+        base.autoRenewingPlan?.recurringPrice = price
+        var installments = SubscriptionPurchaseV2.LineItem.AutoRenewingPlan.InstallmentPlan()
+        installments.initialCommittedPaymentsCount = 12
+        installments.remainingCommittedPaymentsCount = 9
+        base.autoRenewingPlan?.installmentDetails = installments
+        var purchase = Self.purchase(
+            "ACTIVE", start: start,
+            items: [
+                base,
+                Self.item("extra_storage", expiry: start + 30 * Self.minute, order: "GPA.1-2-3-4", autoRenew: false),
+            ])
+        purchase.regionCode = "DE"
+        let subscription = try GooglePlayLifecycle.subscription(
+            purchase, token: "t", packageName: "p", storeTime: start, now: Date(timeIntervalSince1970: 60))
+        #expect(subscription.productID == "pro" && subscription.autoRenew)
+        #expect(subscription.renewalOffProducts == ["extra_storage"])
+        #expect(subscription.installmentsCommitted == 12 && subscription.installmentsRemaining == 9)
+        #expect(
+            subscription.priceMicros == 4_990_000 && subscription.currency == "EUR" && subscription.storefront == "DE")
+    }
+
     @Test("a renewal starts where the previous order's paid time ended; a void of a past order revokes that one only")
     func renewalsAndVoids() {
         let start: Int64 = 1_000 * Self.minute

@@ -166,11 +166,12 @@ enum EntitlementMethods {
     static func grant(
         _ holding: Holding, capability: CapabilityID, tables: ViewTables, until: Int64?, renewal: Bool = false
     ) -> AccessGrant {
-        let product = tables.products[Int(tables.grantingProduct(holding, capability))]
+        let granting = tables.grantingProduct(holding, capability)
+        let product = tables.products[Int(granting)]
         return AccessGrant(
             key: tables.subscriptionKey(of: holding), productID: product.productID, basePlanID: product.basePlanID,
             state: holding.subscriptionState, untilMilliseconds: until,
-            renewal: renewal ? tables.renewal(of: holding) : nil)
+            renewal: renewal ? tables.renewal(of: holding, product: granting) : nil)
     }
 
     static func list(_ request: ListEntitlementsRequest, view: EntitlementView, policy: ProductPolicy?, now: Int64)

@@ -286,6 +286,20 @@ public struct Ledger: Sendable {
         ] {
             try Self.checkOptional(value ?? "", "subscription.\(field)", max: Self.maxIDBytes)
         }
+        guard incoming.renewalOffProducts.count <= 50 else {
+            throw RPCError(
+                .invalidArgument,
+                "subscription.renewal_off_products has \(incoming.renewalOffProducts.count) entries; at most 50")
+        }
+        for (index, product) in incoming.renewalOffProducts.enumerated() {
+            try Self.check(product, "subscription.renewal_off_products[\(index)]", max: Self.maxIDBytes)
+        }
+        for (value, field) in [
+            (incoming.installmentsCommitted, "installments_committed"),
+            (incoming.installmentsRemaining, "installments_remaining"),
+        ] where (value ?? 0) < 0 {
+            throw RPCError(.invalidArgument, "subscription.\(field) is negative")
+        }
         // Periods come from the request, never from the state it carries.
         incoming.periods = []
         try Self.check(request.periods)

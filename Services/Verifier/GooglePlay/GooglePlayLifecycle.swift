@@ -53,6 +53,28 @@ public enum GooglePlayLifecycle {
             storeAccountRef: purchase.externalAccountIdentifiers?.obfuscatedExternalAccountId,
             bundleOrPackage: packageName, latestOrderID: item.latestSuccessfulOrderId ?? purchase.latestOrderId)
         if state == .gracePeriod { subscription.graceExpiresTimeMilliseconds = expires }
+        subscription.storefront = purchase.regionCode
+        if let price = item.autoRenewingPlan?.recurringPrice, let micros = price.micros,
+            let currency = price.currencyCode
+        {
+            subscription.priceMicros = micros
+            subscription.currency = currency
+        }
+        // Add-ons renew on their own: the ones that will not are named (the base plan's flag is
+        // `autoRenew`).
+        subscription.renewalOffProducts = Array(
+            Set(
+                items.filter {
+                    $0 != item && $0.autoRenewingPlan != nil && $0.autoRenewingPlan?.autoRenewEnabled != true
+                }
+                .compactMap(\.productId)
+            ).sorted().prefix(50))
+        if let installments = item.autoRenewingPlan?.installmentDetails,
+            let committed = installments.initialCommittedPaymentsCount, committed > 0
+        {
+            subscription.installmentsCommitted = Int32(clamping: committed)
+            subscription.installmentsRemaining = Int32(clamping: installments.remainingCommittedPaymentsCount ?? 0)
+        }
         if let next = item.deferredItemReplacement?.productId, next != productID {
             subscription.autoRenewProductID = next
         }

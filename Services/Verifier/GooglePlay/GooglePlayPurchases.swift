@@ -66,7 +66,31 @@ public struct SubscriptionPurchaseV2: Sendable, Hashable, Codable {
 
         public struct AutoRenewingPlan: Sendable, Hashable, Codable {
             public var autoRenewEnabled: Bool?
+            public var recurringPrice: Money?
+            /// Present for an installment plan: a commitment to a number of payments.
+            public var installmentDetails: InstallmentPlan?
             public init() {}
+
+            public struct InstallmentPlan: Sendable, Hashable, Codable {
+                public var initialCommittedPaymentsCount: Int?
+                public var subsequentCommittedPaymentsCount: Int?
+                public var remainingCommittedPaymentsCount: Int?
+                public init() {}
+            }
+        }
+
+        /// An amount as Google writes it: whole `units` (a decimal string) and `nanos`.
+        public struct Money: Sendable, Hashable, Codable {
+            public var currencyCode: String?
+            public var units: String?
+            public var nanos: Int?
+            public init() {}
+
+            /// The amount in millionths of the currency unit; nil when it cannot be read.
+            public var micros: Int64? {
+                guard let whole = Int64(units ?? "0"), abs(whole) < 9_000_000_000_000 else { return nil }
+                return whole * 1_000_000 + Int64((nanos ?? 0) / 1000)
+            }
         }
 
         public struct PrepaidPlan: Sendable, Hashable, Codable {

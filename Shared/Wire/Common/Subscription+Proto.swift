@@ -59,7 +59,11 @@ extension Subscription: CMessageConvertible {
             renewalTimeMilliseconds: ProtoField.nonZero(m.renewal_time_ms),
             storefront: ProtoField.optionalString(m.storefront, "storefront"),
             priceMicros: ProtoField.nonZero(m.price_micros),
-            currency: ProtoField.optionalString(m.currency, "currency"))
+            currency: ProtoField.optionalString(m.currency, "currency"),
+            renewalOffProducts: ProtoField.strings(
+                m.renewal_off_products, count: m.n_renewal_off_products, "renewal_off_products"),
+            installmentsCommitted: m.installments_committed == 0 ? nil : m.installments_committed,
+            installmentsRemaining: m.installments_committed == 0 ? nil : m.installments_remaining)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -98,5 +102,9 @@ extension Subscription: CMessageConvertible {
         arena.set(&c.storefront, storefront)
         c.price_micros = priceMicros ?? 0
         arena.set(&c.currency, currency)
+        c.n_renewal_off_products = renewalOffProducts.count
+        c.renewal_off_products = arena.strings(renewalOffProducts)
+        c.installments_committed = installmentsCommitted ?? 0
+        c.installments_remaining = installmentsRemaining ?? 0
     }
 }

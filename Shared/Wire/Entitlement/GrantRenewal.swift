@@ -20,12 +20,16 @@ public struct GrantRenewal: Sendable, Hashable {
     public var storefront: String?
     public var priceMicros: Int64?
     public var currency: String?
+    /// A Google installment plan: payments committed to, and how many remain.
+    public var installmentsCommitted: Int32?
+    public var installmentsRemaining: Int32?
 
     public init(
         autoRenew: Bool = false, autoRenewProductID: String? = nil, expirationReason: ExpirationReason? = nil,
         graceExpiresTimeMilliseconds: Int64? = nil, inBillingRetry: Bool = false,
         renewalTimeMilliseconds: Int64? = nil, renewalOfferID: String? = nil, renewalOfferType: OfferType? = nil,
-        offerType: OfferType? = nil, storefront: String? = nil, priceMicros: Int64? = nil, currency: String? = nil
+        offerType: OfferType? = nil, storefront: String? = nil, priceMicros: Int64? = nil, currency: String? = nil,
+        installmentsCommitted: Int32? = nil, installmentsRemaining: Int32? = nil
     ) {
         self.autoRenew = autoRenew
         self.autoRenewProductID = autoRenewProductID
@@ -39,6 +43,8 @@ public struct GrantRenewal: Sendable, Hashable {
         self.storefront = storefront
         self.priceMicros = priceMicros
         self.currency = currency
+        self.installmentsCommitted = installmentsCommitted
+        self.installmentsRemaining = installmentsRemaining
     }
 
     /// The renewal fields of `subscription`.
@@ -50,7 +56,9 @@ public struct GrantRenewal: Sendable, Hashable {
             inBillingRetry: subscription.inBillingRetry, renewalTimeMilliseconds: subscription.renewalTimeMilliseconds,
             renewalOfferID: subscription.renewalOfferID, renewalOfferType: subscription.renewalOfferType,
             offerType: subscription.offerType, storefront: subscription.storefront,
-            priceMicros: subscription.priceMicros, currency: subscription.currency)
+            priceMicros: subscription.priceMicros, currency: subscription.currency,
+            installmentsCommitted: subscription.installmentsCommitted,
+            installmentsRemaining: subscription.installmentsRemaining)
     }
 }
 
@@ -73,8 +81,10 @@ extension GrantRenewal: CMessageConvertible {
             renewalOfferType: ProtoField.enumValue(m.renewal_offer_type.rawValue, "renewal_offer_type"),
             offerType: ProtoField.enumValue(m.offer_type.rawValue, "offer_type"),
             storefront: ProtoField.optionalString(m.storefront, "storefront"),
-            priceMicros: ProtoField.nonZero(m.price_micros), currency: ProtoField.optionalString(m.currency, "currency")
-        )
+            priceMicros: ProtoField.nonZero(m.price_micros),
+            currency: ProtoField.optionalString(m.currency, "currency"),
+            installmentsCommitted: m.installments_committed == 0 ? nil : m.installments_committed,
+            installmentsRemaining: m.installments_committed == 0 ? nil : m.installments_remaining)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -90,5 +100,7 @@ extension GrantRenewal: CMessageConvertible {
         arena.set(&c.storefront, storefront)
         c.price_micros = priceMicros ?? 0
         arena.set(&c.currency, currency)
+        c.installments_committed = installmentsCommitted ?? 0
+        c.installments_remaining = installmentsRemaining ?? 0
     }
 }

@@ -206,6 +206,8 @@ public final class EntitlementView: Sendable {
 struct RenewalProfile: Hashable, Sendable {
     var renewal: GrantRenewal
     var dueAtEnd: Bool
+    /// Line items (Google add-ons) whose renewal is off, by product id.
+    var offProducts: [String] = []
 }
 
 /// The view's tables. Accounts and subscriptions, once seen, keep their records (an account
@@ -645,10 +647,10 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         var renewal = GrantRenewal(subscription)
         // The grace end is the holding's own.
         renewal.graceExpiresTimeMilliseconds = nil
-        guard renewal != GrantRenewal() else { return 0 }
+        guard renewal != GrantRenewal() || !subscription.renewalOffProducts.isEmpty else { return 0 }
         let atEnd = renewal.renewalTimeMilliseconds != nil && renewal.renewalTimeMilliseconds == Holding.time(expires)
         if atEnd { renewal.renewalTimeMilliseconds = nil }
-        let profile = RenewalProfile(renewal: renewal, dueAtEnd: atEnd)
+        let profile = RenewalProfile(renewal: renewal, dueAtEnd: atEnd, offProducts: subscription.renewalOffProducts)
         if let index = renewalProfileIndex[profile] { return index + 1 }
         let index = UInt32(renewalProfiles.count)
         renewalProfiles.append(profile)
@@ -656,13 +658,18 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         return index + 1
     }
 
-    /// The holding's renewal details as `ListEntitlements` shows them; nil for none.
-    func renewal(of holding: Holding) -> GrantRenewal? {
+    /// The holding's renewal details as `ListEntitlements` shows them for a grant of `product`
+    /// (an add-on whose renewal is off shows that); nil for none.
+    func renewal(of holding: Holding, product: UInt32? = nil) -> GrantRenewal? {
         guard holding.renewal != 0 else { return nil }
         let profile = renewalProfiles[Int(holding.renewal) - 1]
         var renewal = profile.renewal
         if profile.dueAtEnd { renewal.renewalTimeMilliseconds = Holding.time(holding.expires) }
         renewal.graceExpiresTimeMilliseconds = Holding.time(holding.grace)
+        if let product, profile.offProducts.contains(products[Int(product)].productID) {
+            renewal.autoRenew = false
+            renewal.renewalTimeMilliseconds = nil
+        }
         return renewal
     }
 

@@ -24,7 +24,6 @@ extension AppleAdapter {
     }
 
     /// How long the ingress waits for the ledger before answering 503.
-    static let ledgerTimeout: Duration = .seconds(5)
     /// The most of a rejected payload kept for audit.
     static let rejectedPayloadBytes = 4096
 
@@ -58,7 +57,7 @@ extension AppleAdapter {
             return Self.answer(400, "\(error.code): \(error.message)")
         }
         if revocation != nil {
-            let outcome = BlockingCall.run(timeout: Self.ledgerTimeout) {
+            let outcome = BlockingCall.run(timeout: ledgerTimeout) {
                 try await self.checkRevocation(signedPayload)
             }
             switch outcome {
@@ -75,10 +74,10 @@ extension AppleAdapter {
         let ledger = self.ledger
         guard
             let outcome = BlockingCall.run(
-                timeout: Self.ledgerTimeout,
+                timeout: ledgerTimeout,
                 { try await ledger.recordNotification(RecordNotificationRequest(entry: entry)) })
         else {
-            return Self.answer(503, "the ledger did not answer within \(Self.ledgerTimeout)")
+            return Self.answer(503, "the ledger did not answer within \(ledgerTimeout)")
         }
         switch outcome {
         case .failure(let error as RPCError) where error.code == .invalidArgument:
@@ -116,7 +115,7 @@ extension AppleAdapter {
             status: .rejected, lastError: "\(error.code): \(error.message)",
             rawPayload: String(decoding: bytes.prefix(Self.rejectedPayloadBytes), as: UTF8.self))
         let ledger = self.ledger
-        let outcome = BlockingCall.run(timeout: Self.ledgerTimeout) {
+        let outcome = BlockingCall.run(timeout: ledgerTimeout) {
             try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
         }
         if case .failure(let failure)? = outcome {

@@ -15,6 +15,9 @@ public final class AppleAdapter: Sendable {
     let logger: Logger
     let revocation: AppleRevocationChecker?
     let queue: BoundedWorkQueue
+    /// How long a notification waits for the ledger before it answers 503 (Apple then sends it
+    /// again).
+    let ledgerTimeout: Duration
     let counters: Counters
 
     /// What the adapter counts, exported in `/metrics`.
@@ -47,8 +50,9 @@ public final class AppleAdapter: Sendable {
         tokenNamespace: UUID = AppleSettings.defaultTokenNamespace, revocation: AppleRevocationChecker? = nil,
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
-        processingCapacity: Int = 10_000
+        processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5)
     ) {
+        self.ledgerTimeout = ledgerTimeout
         self.verifiers = verifiers
         self.api = api
         self.ledger = ledger

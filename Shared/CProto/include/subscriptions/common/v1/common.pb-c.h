@@ -342,10 +342,22 @@ struct  Subscriptions__Common__V1__Subscription
    */
   int64_t price_micros;
   char *currency;
+  /*
+   * Google: line items (add-ons) whose renewal is off, by product id, where the subscription's
+   * auto_renew is its base plan's. At most 50.
+   */
+  size_t n_renewal_off_products;
+  char **renewal_off_products;
+  /*
+   * Google installment plan: the payments committed to in the current commitment, and how many
+   * of them remain (0: not an installment plan).
+   */
+  int32_t installments_committed;
+  int32_t installments_remaining;
 };
 #define SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__subscription__descriptor) \
-    , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__OWNERSHIP__OWNERSHIP_UNSPECIFIED, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+    , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__OWNERSHIP__OWNERSHIP_UNSPECIFIED, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0,NULL, 0, 0 }
 
 
 /*

@@ -112,10 +112,15 @@ struct  Subscriptions__Entitlement__V1__Renewal
   char *storefront;
   int64_t price_micros;
   char *currency;
+  /*
+   * A Google installment plan: the payments committed to, and how many remain (0: none).
+   */
+  int32_t installments_committed;
+  int32_t installments_remaining;
 };
 #define SUBSCRIPTIONS__ENTITLEMENT__V1__RENEWAL__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__renewal__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+    , 0, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0 }
 
 
 struct  Subscriptions__Entitlement__V1__CheckAccessRequest

@@ -567,7 +567,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__subscription_key__de
   (ProtobufCMessageInit) subscriptions__common__v1__subscription_key__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__common__v1__subscription__field_descriptors[34] =
+static const ProtobufCFieldDescriptor subscriptions__common__v1__subscription__field_descriptors[37] =
 {
   {
     "key",
@@ -977,6 +977,42 @@ static const ProtobufCFieldDescriptor subscriptions__common__v1__subscription__f
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "renewal_off_products",
+    35,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Subscriptions__Common__V1__Subscription, n_renewal_off_products),
+    offsetof(Subscriptions__Common__V1__Subscription, renewal_off_products),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "installments_committed",
+    36,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, installments_committed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "installments_remaining",
+    37,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, installments_remaining),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__common__v1__subscription__field_indices_by_name[] = {
   1,   /* field[1] = account_id */
@@ -990,6 +1026,8 @@ static const unsigned subscriptions__common__v1__subscription__field_indices_by_
   10,   /* field[10] = expires_time_ms */
   11,   /* field[11] = grace_expires_time_ms */
   29,   /* field[29] = in_billing_retry */
+  35,   /* field[35] = installments_committed */
+  36,   /* field[36] = installments_remaining */
   0,   /* field[0] = key */
   23,   /* field[23] = latest_order_id */
   4,   /* field[4] = offer_id */
@@ -1001,6 +1039,7 @@ static const unsigned subscriptions__common__v1__subscription__field_indices_by_
   2,   /* field[2] = product_id */
   5,   /* field[5] = product_kind */
   8,   /* field[8] = purchase_time_ms */
+  34,   /* field[34] = renewal_off_products */
   26,   /* field[26] = renewal_offer_id */
   27,   /* field[27] = renewal_offer_type */
   30,   /* field[30] = renewal_time_ms */
@@ -1017,7 +1056,7 @@ static const unsigned subscriptions__common__v1__subscription__field_indices_by_
 static const ProtobufCIntRange subscriptions__common__v1__subscription__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 34 }
+  { 0, 37 }
 };
 const ProtobufCMessageDescriptor subscriptions__common__v1__subscription__descriptor =
 {
@@ -1027,7 +1066,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__subscription__descri
   "Subscriptions__Common__V1__Subscription",
   "subscriptions.common.v1",
   sizeof(Subscriptions__Common__V1__Subscription),
-  34,
+  37,
   subscriptions__common__v1__subscription__field_descriptors,
   subscriptions__common__v1__subscription__field_indices_by_name,
   1,  subscriptions__common__v1__subscription__number_ranges,

@@ -605,7 +605,7 @@ const ProtobufCMessageDescriptor subscriptions__entitlement__v1__grant__descript
   (ProtobufCMessageInit) subscriptions__entitlement__v1__grant__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__field_descriptors[12] =
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__field_descriptors[14] =
 {
   {
     "auto_renew",
@@ -751,6 +751,30 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "installments_committed",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, installments_committed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "installments_remaining",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__Renewal, installments_remaining),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__entitlement__v1__renewal__field_indices_by_name[] = {
   0,   /* field[0] = auto_renew */
@@ -759,6 +783,8 @@ static const unsigned subscriptions__entitlement__v1__renewal__field_indices_by_
   2,   /* field[2] = expiration_reason */
   3,   /* field[3] = grace_expires_time_ms */
   4,   /* field[4] = in_billing_retry */
+  12,   /* field[12] = installments_committed */
+  13,   /* field[13] = installments_remaining */
   8,   /* field[8] = offer_type */
   10,   /* field[10] = price_micros */
   6,   /* field[6] = renewal_offer_id */
@@ -769,7 +795,7 @@ static const unsigned subscriptions__entitlement__v1__renewal__field_indices_by_
 static const ProtobufCIntRange subscriptions__entitlement__v1__renewal__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor subscriptions__entitlement__v1__renewal__descriptor =
 {
@@ -779,7 +805,7 @@ const ProtobufCMessageDescriptor subscriptions__entitlement__v1__renewal__descri
   "Subscriptions__Entitlement__V1__Renewal",
   "subscriptions.entitlement.v1",
   sizeof(Subscriptions__Entitlement__V1__Renewal),
-  12,
+  14,
   subscriptions__entitlement__v1__renewal__field_descriptors,
   subscriptions__entitlement__v1__renewal__field_indices_by_name,
   1,  subscriptions__entitlement__v1__renewal__number_ranges,
