@@ -109,16 +109,7 @@ struct AppleRecordedReplayTests {
                 failed.entries.isEmpty,
                 "\(name): notifications failed to process: \(failed.entries.map { "\($0.notificationType) \($0.lastError ?? "")" })"
             )
-            var answers: [RecordedAppleLifecycle.Answer] = []
-            for start in stride(from: 0, to: instants.count, by: 100) {
-                let batch = CheckAccessBatchRequest(
-                    checks: instants[start..<min(start + 100, instants.count)].map {
-                        CheckAccessRequest(accountID: account, capability: "pro", atMilliseconds: $0)
-                    })
-                let response: CheckAccessBatchResponse = try await stack.entitlementClient.call(
-                    "subscriptions.entitlement.v1.Entitlement/CheckAccessBatch", batch)
-                answers += response.results.map(RecordedAppleLifecycle.Answer.init)
-            }
+            let answers = try await stack.checks(account, at: instants).map(RecordedAppleLifecycle.Answer.init)
             try #require(answers.count == instants.count)
             await stack.stop()
             return answers

@@ -133,23 +133,13 @@ struct GoogleRecordedReplayTests {
         SubscriptionKey(store: .google, environment: .sandbox, storeID: token)
     }
 
-    /// CheckAccess for `account` at each instant, as text: allowed with its end, or the reason.
+    /// CheckAccess for `account` at each instant, as text: allowed with its end, or denied.
+    /// (Why not, once the paid time is over, follows the state read last, which a replay in
+    /// another order leaves another: on hold, expired.)
     static func timeline(_ stack: StoreSimStack, account: String, at points: [Int64]) async throws -> [String] {
-        var answers: [String] = []
-        for start in stride(from: 0, to: points.count, by: 100) {
-            let batch = CheckAccessBatchRequest(
-                checks: points[start..<min(start + 100, points.count)].map {
-                    CheckAccessRequest(accountID: account, capability: "pro", atMilliseconds: $0)
-                })
-            let response: CheckAccessBatchResponse = try await stack.entitlementClient.call(
-                "subscriptions.entitlement.v1.Entitlement/CheckAccessBatch", batch)
-            // Access: whether, and until when. (Why not, once the paid time is over, follows the
-            // state read last, which a replay in another order leaves another: on hold, expired.)
-            answers += response.results.map {
-                $0.allowed ? "allowed until \($0.untilMilliseconds.map(String.init) ?? "-")" : "denied"
-            }
+        try await stack.checks(account, at: points).map {
+            $0.allowed ? "allowed until \($0.untilMilliseconds.map(String.init) ?? "-")" : "denied"
         }
-        return answers
     }
 }
 

@@ -213,6 +213,23 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         return try #require((object["now"] as? NSNumber)?.int64Value)
     }
 
+    /// CheckAccess of `capability` for `account` at each of `instants`, in batches of 100.
+    func checks(_ account: String, capability: String = "pro", at instants: [Int64]) async throws
+        -> [CheckAccessResponse]
+    {
+        var answers: [CheckAccessResponse] = []
+        for start in stride(from: 0, to: instants.count, by: 100) {
+            let batch = CheckAccessBatchRequest(
+                checks: instants[start..<min(start + 100, instants.count)].map {
+                    CheckAccessRequest(accountID: account, capability: capability, atMilliseconds: $0)
+                })
+            let response: CheckAccessBatchResponse = try await entitlementClient.call(
+                "subscriptions.entitlement.v1.Entitlement/CheckAccessBatch", batch)
+            answers += response.results
+        }
+        return answers
+    }
+
     func check(_ account: String, at: Int64) async throws -> CheckAccessResponse {
         try await entitlementClient.call(
             "subscriptions.entitlement.v1.Entitlement/CheckAccess",
