@@ -116,6 +116,123 @@ struct GooglePeriodScenarioTests {
         await stack.stop()
     }
 
+    /// Waits (at most 20 s) until the simulator's injected API faults are all taken: the slow
+    /// call has arrived and is being held.
+    static func faultTaken(_ stack: StoreSimStack) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let remaining = try await stack.control("google/api-faults")["remaining"] as? Int
+            if remaining == 0 { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("the slow API call never arrived")
+    }
+
+    @Test("an acknowledgement answered late does not bring back access revoked while it was on its way")
+    func lateAcknowledgement() async throws {
+        let stack = try await StoreSimStack()
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let bought = try await stack.control(
+                "google/buy", ["productId": "pro_sub", "obfuscatedAccountId": account])
+            let token = try #require(bought["purchaseToken"] as? String)
+            try await stack.settle()
+            try await stack.control("google/api-faults", ["count": 1, "delayMs": 8000, "path": ":acknowledge"])
+            let verifying = Task {
+                try await Self.verify(stack, account, product: "pro_sub", token: token)
+            }
+            try await Self.faultTaken(stack)
+            // Play revokes the purchase while the acknowledgement is on its way.
+            try await stack.control("google/refund", ["purchaseToken": token])
+            let revoked = try await stack.eventually(account, "the revocation") { $0.reason == .revoked }
+            #expect(!revoked.allowed)
+            _ = try await verifying.value
+            try await stack.settle()
+            let after = try await stack.check(account, at: try await stack.simNow())
+            #expect(!after.allowed && after.reason == .revoked)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("a slow read that saw the purchase active does not overwrite a later one that saw it on hold")
+    func slowRead() async throws {
+        let stack = try await StoreSimStack()
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let (token, _) = try await stack.buyOnPlay(account: account)
+            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            try await stack.control("google/fail-payment", ["purchaseToken": token])
+            // The next read is answered 8 s late, with the purchase as it was when asked.
+            try await stack.control("google/api-faults", ["count": 1, "delayMs": 8000, "path": "subscriptionsv2"])
+            let refreshing = Task { () throws -> RefreshSubscriptionResponse in
+                try await stack.verifierClient.call(
+                    "subscriptions.verifier.v1.Verifier/RefreshSubscription",
+                    RefreshSubscriptionRequest(
+                        key: SubscriptionKey(store: .google, environment: .production, storeID: token)))
+            }
+            try await Self.faultTaken(stack)
+            // Meanwhile the renewal fails, grace runs out and Play puts the purchase on hold.
+            try await stack.control("clock/advance", ["by": "+39d"])
+            let held = try await stack.eventually(account, "the hold") { $0.grant?.state == .accountHold }
+            #expect(!held.allowed && held.reason == .stateDenies)
+            _ = try await refreshing.value
+            try await stack.settle()
+            let after = try await stack.check(account, at: try await stack.simNow())
+            #expect(after.grant?.state == .accountHold && after.reason == .stateDenies)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("after an outage of 40 days the voided purchases pull starts where Play still lists, and its cursor moves on")
+    func voidedWindowAfterOutage() async throws {
+        // The store's clock is the verifier's: Play refuses a startTime older than 30 days.
+        let stack = try await StoreSimStack(start: nil, verifier: ["GOOGLE_RECONCILE_INTERVAL": "1s"])
+        do {
+            let name = "google-voided-com.example.app"
+            let outage = Int64(Date().timeIntervalSince1970 * 1000) - 40 * Self.day
+            let _: Cursor = try await stack.entitlementStack.ledgerClient.call(
+                "\(EntitlementStack.ledgerService)/AdvanceCursor", AdvanceCursorRequest(name: name, value: outage))
+            let deadline = ContinuousClock.now + .seconds(20)
+            var cursor = outage
+            while cursor == outage, ContinuousClock.now < deadline {
+                let read: Cursor = try await stack.entitlementStack.ledgerClient.call(
+                    "\(EntitlementStack.ledgerService)/GetCursor", GetCursorRequest(name: name))
+                cursor = read.value
+                if cursor == outage { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(cursor > outage + 39 * Self.day, "the voided purchases cursor stuck at \(cursor)")
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("a notification of a kind Play adds later is acknowledged (2xx) and recorded, not delivered again")
+    func newNotificationKind() async throws {
+        let stack = try await StoreSimStack()
+        do {
+            // `control` itself checks that every push was answered 2xx.
+            let answer = try await stack.control("google/notify-new-kind", ["kind": "futureNotification"])
+            let statuses = (answer["notifications"] as? [[String: Any]] ?? []).compactMap { $0["status"] as? Int }
+            #expect(statuses == [204])
+            try await stack.settle()
+            let processed: ListInboxResponse = try await stack.entitlementStack.ledgerClient.call(
+                "\(EntitlementStack.ledgerService)/ListInbox", ListInboxRequest(status: .processed, store: .google))
+            #expect(processed.entries.map(\.notificationType) == ["UNKNOWN"])
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
     @Test("voiding last month's order revokes that order's period only: today's access stays")
     func voidOfPastRenewal() async throws {
         let stack = try await StoreSimStack()

@@ -51,10 +51,11 @@ public final class StoreSimulator: Sendable {
             // Sets the faults; without a count, only reports how many calls are still to fail.
             control(server, "/control/\(store)/api-faults") { body in
                 guard let count = body["count"] as? Int else { return ["remaining": faults.remaining] }
+                let matching = body["path"] as? String
                 if let status = body["status"] as? Int, (400..<600).contains(status) {
-                    faults.inject(count: count, .status(status))
+                    faults.inject(count: count, .status(status), matching: matching)
                 } else if let delay = body["delayMs"] as? Int, (1...60_000).contains(delay) {
-                    faults.inject(count: count, .delay(milliseconds: delay))
+                    faults.inject(count: count, .delay(milliseconds: delay), matching: matching)
                 } else {
                     throw SimError(.badRequest, "api-faults needs an HTTP error status or a delayMs of 1 to 60000")
                 }
@@ -194,6 +195,11 @@ public final class StoreSimulator: Sendable {
                 try action(self.google, try Self.string(body, "purchaseToken"))
                 return [:]
             }
+        }
+        // A notification of a kind Play adds later: {"kind": "futureNotification"}.
+        control(server, "/control/google/notify-new-kind") { body in
+            try self.google.notifyNewKind(try Self.string(body, "kind"))
+            return [:]
         }
         control(server, "/control/google/cancel-add-on") { body in
             try self.google.cancelAddOn(

@@ -12,33 +12,49 @@ enum AppleAPICall {
         _ request: HTTPRequest, credentials: AppleSimAPI.Credentials, bundleID: String, faults: APIFaults,
         now: Date, _ body: () throws -> [String: any Sendable]?
     ) -> HTTPResponse {
-        do {
+        if let refused = result({ () throws -> [String: any Sendable]? in
             try authenticate(request, credentials: credentials, bundleID: bundleID, now: now)
-            if let status = faults.take() {
-                switch status {
-                case 429: return error(429, 4_290_000, "Rate limit exceeded.")
-                case 500..<600:
-                    return error(status, 5_000_001, "An unknown retryable error occurred. Please try again.")
-                default: return error(status, 0, "Injected failure.")
-                }
+            return nil
+        }).failure {
+            return refused
+        }
+        return faults.answer(path: request.path) { status in
+            switch status {
+            case 429: error(429, 4_290_000, "Rate limit exceeded.")
+            case 500..<600: error(status, 5_000_001, "An unknown retryable error occurred. Please try again.")
+            default: error(status, 0, "Injected failure.")
             }
-            guard let object = try body() else { return HTTPResponse(status: 200) }
+        } _: {
+            result(body).response
+        }
+    }
+
+    /// `body`'s JSON as an answer (an empty 200 for nil), or the Apple error it threw; `failure`
+    /// is set when it threw.
+    private static func result(_ body: () throws -> [String: any Sendable]?) -> (
+        response: HTTPResponse, failure: HTTPResponse?
+    ) {
+        func failed(_ response: HTTPResponse) -> (HTTPResponse, HTTPResponse?) { (response, response) }
+        do {
+            guard let object = try body() else { return (HTTPResponse(status: 200), nil) }
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: [UInt8](data))
+            return (
+                HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: [UInt8](data)), nil
+            )
         } catch AppleSimAPI.APIFailure.unauthorized {
-            return HTTPResponse(status: 401)
+            return failed(HTTPResponse(status: 401))
         } catch AppleSimAPI.APIFailure.notFound {
-            return error(404, 4_040_010, "Transaction id not found.")
+            return failed(error(404, 4_040_010, "Transaction id not found."))
         } catch AppleSimAPI.APIFailure.apple(let status, let code, let message) {
-            return error(status, code, message)
+            return failed(error(status, code, message))
         } catch let failure as SimError {
             switch failure.kind {
-            case .notFound: return error(404, 4_040_010, "Transaction id not found.")
-            case .badRequest: return error(400, 4_000_006, "Invalid transaction id.")
-            case .conflict: return error(500, 5_000_000, "An unknown error occurred.")
+            case .notFound: return failed(error(404, 4_040_010, "Transaction id not found."))
+            case .badRequest: return failed(error(400, 4_000_006, "Invalid transaction id."))
+            case .conflict: return failed(error(500, 5_000_000, "An unknown error occurred."))
             }
         } catch {
-            return Self.error(500, 5_000_000, "An unknown error occurred.")
+            return failed(Self.error(500, 5_000_000, "An unknown error occurred."))
         }
     }
 

@@ -61,13 +61,19 @@ enum GoogleAPICall {
         guard let header = request.headers["authorization"], header.hasPrefix("Bearer "),
             tokens.isValid(String(header.dropFirst("Bearer ".count)), now: Int64(now.timeIntervalSince1970))
         else { return googleError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.") }
-        if let status = faults.take() {
+        return faults.answer(path: request.path) { status in
             switch status {
-            case 429: return googleError(429, "RESOURCE_EXHAUSTED", "Quota exceeded.")
-            case 503: return googleError(503, "UNAVAILABLE", "The service is currently unavailable.")
-            default: return googleError(status, "INTERNAL", "Internal error encountered.")
+            case 429: googleError(429, "RESOURCE_EXHAUSTED", "Quota exceeded.")
+            case 503: googleError(503, "UNAVAILABLE", "The service is currently unavailable.")
+            default: googleError(status, "INTERNAL", "Internal error encountered.")
             }
+        } _: {
+            result(body)
         }
+    }
+
+    /// `body`'s JSON as an answer (`{}` for nil), or the Google error it threw.
+    private static func result(_ body: () throws -> Data?) -> HTTPResponse {
         do {
             guard let data = try body() else { return HTTPResponse(status: 200, body: Array("{}".utf8)) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: [UInt8](data))

@@ -158,6 +158,21 @@ extension GoogleSimStore {
     }
 
     /// Queues a notification made at `now` (the simulator's clock: its `eventTimeMillis`).
+    /// Sends a notification of a kind Play may add later (`member`, e.g. `futureNotification`,
+    /// holding `{"version": "1.0"}`): a backend must record and acknowledge it, not refuse it.
+    public func notifyNewKind(_ member: String) throws(SimError) {
+        guard !member.isEmpty, member.utf8.count <= 64,
+            ![
+                "subscriptionNotification", "oneTimeProductNotification", "voidedPurchaseNotification",
+                "testNotification",
+            ]
+            .contains(member)
+        else { throw SimError(.badRequest, "kind must be 1 to 64 bytes and not one of the four Play sends today") }
+        try change { state, now in
+            append(&state, [member: ["version": "1.0"] as [String: any Sendable]], kind: "new kind \(member)", at: now)
+        }
+    }
+
     private func append(_ state: inout State, _ fields: [String: any Sendable], kind: String, at now: Int64) {
         var notification = fields
         notification["version"] = "1.0"
