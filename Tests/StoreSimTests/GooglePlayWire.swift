@@ -62,24 +62,64 @@ final class GooglePlayWire: @unchecked Sendable {  // used from one test task at
 
     init(_ configuration: GoogleSimConfiguration = GooglePlayWire.configuration()) throws {
         store = GoogleSimStore(configuration: configuration, clock: SimClock(startMilliseconds: Self.start))
-        server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "storesim", sink: .capturing()))
-        try server.start()
+        server = try Self.startedServer()
         accountKey = try TestRSAKeys.key(0)
         api = GoogleSimAPI(
             store: store,
-            identity: .init(
-                serviceAccountEmail: Self.serviceAccount,
-                serviceAccountKey: try PublicKey(pem: accountKey.publicKeyPEM()),
-                tokenURL: "http://127.0.0.1:\(server.port)/token", pushServiceAccount: Self.pushServiceAccount,
-                pushAudience: Self.pushAudience, pushKey: try TestRSAKeys.key(1), pushKeyID: "push-1"))
+            identity: try Self.identity(accountKey: accountKey, tokenURL: "http://127.0.0.1:\(server.port)/token"))
         api.register(on: server)
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("storesim-play-\(UUID())")
+        (directory, authenticator) = try Self.pushAuthenticator(jwks: api.jwks, directoryPrefix: "storesim-play")
+    }
+
+    /// An HTTP server on a free loopback port, started, its log captured. The caller stops it.
+    static func startedServer() throws -> HTTPServer {
+        let server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "storesim", sink: .capturing()))
+        try server.start()
+        return server
+    }
+
+    /// The identity a simulated Play API serves: the service account whose key is `accountKey`
+    /// gets access tokens at `tokenURL`; pushes are signed with test key 1 for `pushAudience`.
+    static func identity(accountKey: PrivateKey, tokenURL: String) throws -> GoogleSimAPI.Identity {
+        .init(
+            serviceAccountEmail: serviceAccount, serviceAccountKey: try PublicKey(pem: accountKey.publicKeyPEM()),
+            tokenURL: tokenURL, pushServiceAccount: pushServiceAccount, pushAudience: pushAudience,
+            pushKey: try TestRSAKeys.key(1), pushKeyID: "push-1")
+    }
+
+    /// A new temporary directory named after `directoryPrefix` holding `jwks` as `jwks.json`, and
+    /// the verifier's push authenticator reading it. The caller removes the directory.
+    static func pushAuthenticator(jwks: [UInt8], directoryPrefix: String) throws -> (URL, PubSubPushAuthenticator) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(directoryPrefix)-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let jwks = directory.appendingPathComponent("jwks.json")
-        try Data(api.jwks).write(to: jwks)
-        authenticator = PubSubPushAuthenticator(
+        let file = directory.appendingPathComponent("jwks.json")
+        try Data(jwks).write(to: file)
+        let authenticator = PubSubPushAuthenticator(
             configuration: .init(
-                audience: Self.pushAudience, serviceAccountEmail: Self.pushServiceAccount, keySource: .file(jwks.path)))
+                audience: pushAudience, serviceAccountEmail: pushServiceAccount, keySource: .file(file.path)))
+        return (directory, authenticator)
+    }
+
+    /// The verifier's Play Developer API client for a store on `port` whose token endpoint is
+    /// `tokenURL`, signing as the service account with `key`; one attempt per call.
+    static func client(port: Int, tokenURL: String, key: PrivateKey) throws -> GooglePlayDeveloperAPIClient {
+        var configuration = GooglePlayDeveloperAPIClient.Configuration(
+            serviceAccount: try GoogleServiceAccount(
+                clientEmail: serviceAccount, privateKeyID: "k1", privateKey: key, tokenURI: URL(string: tokenURL)!))
+        configuration.baseURL = URL(string: "http://127.0.0.1:\(port)")!
+        configuration.maxAttempts = 1
+        configuration.notFoundAttempts = 1
+        return try GooglePlayDeveloperAPIClient(configuration: configuration)
+    }
+
+    /// A push request's `body` as the verifier takes it: its `bearer` token authenticated by
+    /// `authenticator`, then the envelope and the notification in it decoded.
+    static func received(_ body: [UInt8], bearer: String, by authenticator: PubSubPushAuthenticator) async throws
+        -> (PubSubPushEnvelope, DeveloperNotification)
+    {
+        _ = try await authenticator.authenticate(authorizationHeader: "Bearer \(bearer)")
+        let envelope = try PubSubPushEnvelope(json: body)
+        return (envelope, try DeveloperNotification(json: envelope.data))
     }
 
     deinit {
@@ -173,10 +213,8 @@ final class GooglePlayWire: @unchecked Sendable {  // used from one test task at
         var decoded: [Push] = []
         for message in store.takeOutbox() {
             let (body, bearer) = try api.push(message)
-            _ = try await authenticator.authenticate(authorizationHeader: "Bearer \(bearer)")
-            let envelope = try PubSubPushEnvelope(json: [UInt8](body))
+            let (envelope, notification) = try await Self.received([UInt8](body), bearer: bearer, by: authenticator)
             #expect(envelope.messageID == message.id)
-            let notification = try DeveloperNotification(json: envelope.data)
             #expect(notification.packageName == Self.package && notification.eventTimeMillis == message.eventTime)
             let json = String(decoding: envelope.data, as: UTF8.self)
             switch notification.kind {

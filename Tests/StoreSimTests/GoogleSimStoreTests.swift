@@ -19,12 +19,9 @@ struct GoogleSimStoreTests {
 
     /// A store served over HTTP with the verifier's client pointed at it.
     final class Harness: @unchecked Sendable {  // used from one test task at a time
-        let store: GoogleSimStore
-        let api: GoogleSimAPI
-        let server: HTTPServer
+        let wire: GooglePlayWire
         let client: GooglePlayDeveloperAPIClient
-        let authenticator: PubSubPushAuthenticator
-        let directory: URL
+        var store: GoogleSimStore { wire.store }
 
         init(grace: Int = 7) throws {
             var configuration = GoogleSimConfiguration(
@@ -34,43 +31,9 @@ struct GoogleSimStoreTests {
                     GoogleSimProduct(id: "premium_sub", basePlanID: "monthly", period: .months(1)),
                 ])
             configuration.gracePeriodDays = grace
-            store = GoogleSimStore(
-                configuration: configuration, clock: SimClock(startMilliseconds: GoogleSimStoreTests.start))
-            server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "storesim", sink: .capturing()))
-            try server.start()
-            let base = "http://127.0.0.1:\(server.port)"
-            let accountKey = try TestRSAKeys.key(0)
-            api = GoogleSimAPI(
-                store: store,
-                identity: .init(
-                    serviceAccountEmail: "verifier@storesim.iam.gserviceaccount.com",
-                    serviceAccountKey: try PublicKey(pem: accountKey.publicKeyPEM()), tokenURL: "\(base)/token",
-                    pushServiceAccount: "push@storesim.iam.gserviceaccount.com",
-                    pushAudience: "https://verifier.example.com/google/rtdn", pushKey: try TestRSAKeys.key(1),
-                    pushKeyID: "push-1"))
-            api.register(on: server)
-            var clientConfiguration = GooglePlayDeveloperAPIClient.Configuration(
-                serviceAccount: try GoogleServiceAccount(
-                    clientEmail: "verifier@storesim.iam.gserviceaccount.com", privateKeyID: "k1",
-                    privateKey: accountKey,
-                    tokenURI: URL(string: "\(base)/token")!))
-            clientConfiguration.baseURL = URL(string: base)!
-            clientConfiguration.maxAttempts = 1
-            clientConfiguration.notFoundAttempts = 1
-            client = try GooglePlayDeveloperAPIClient(configuration: clientConfiguration)
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("storesim-google-\(UUID())")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let jwks = directory.appendingPathComponent("jwks.json")
-            try Data(api.jwks).write(to: jwks)
-            authenticator = PubSubPushAuthenticator(
-                configuration: .init(
-                    audience: "https://verifier.example.com/google/rtdn",
-                    serviceAccountEmail: "push@storesim.iam.gserviceaccount.com", keySource: .file(jwks.path)))
-        }
-
-        deinit {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
+            wire = try GooglePlayWire(configuration)
+            client = try GooglePlayWire.client(
+                port: wire.server.port, tokenURL: wire.api.identity.tokenURL, key: wire.accountKey)
         }
 
         /// A purchase of `pro_sub`, acknowledged through the client; returns its token.
@@ -86,11 +49,10 @@ struct GoogleSimStoreTests {
         func pushes() async throws -> [(String, String, String)] {
             var decoded: [(String, String, String)] = []
             for message in store.takeOutbox() {
-                let (body, bearer) = try api.push(message)
-                _ = try await authenticator.authenticate(authorizationHeader: "Bearer \(bearer)")
-                let envelope = try PubSubPushEnvelope(json: [UInt8](body))
+                let (body, bearer) = try wire.api.push(message)
+                let (envelope, notification) = try await GooglePlayWire.received(
+                    [UInt8](body), bearer: bearer, by: wire.authenticator)
                 #expect(envelope.messageID == message.id)
-                let notification = try DeveloperNotification(json: envelope.data)
                 #expect(notification.packageName == GoogleSimStoreTests.package)
                 switch notification.kind {
                 case .subscription(let subscription):

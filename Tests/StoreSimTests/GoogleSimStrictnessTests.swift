@@ -63,6 +63,46 @@ struct GoogleSimStrictnessTests {
         return GooglePlayWire.json(body)
     }
 
+    /// A `SubscriptionPurchaseV2` of the one line item `item` as the API writes it; its latest order
+    /// is the item's latest paid one.
+    private static func subscription(
+        _ state: String, start: Int64?, item: [String: Any], acknowledged: Bool, extra: [String: Any] = [:]
+    ) -> String {
+        subscription(
+            state, start: start, items: [item], latestOrder: item["latestSuccessfulOrderId"] as? String,
+            acknowledged: acknowledged, extra: extra)
+    }
+
+    /// `pro_sub` as the API writes it when bought at the start, acknowledged, and ACTIVE and
+    /// renewing until `expiry` on the paid order `order`.
+    private static func renewingPro(until expiry: Int64, order: String) -> String {
+        subscription(
+            active, start: start, item: item("pro_sub", expiry: expiry, renewing: true, order: order),
+            acknowledged: true)
+    }
+
+    /// The new token of a plan change from `old` as the API writes it, not acknowledged: `productID`
+    /// in `state` from `start`, renewing until `expiry` on `order` (each nil before the payment),
+    /// with `extra`.
+    private static func linkedChange(
+        _ productID: String, from old: String, state: String = active, start: Int64?, expiry: Int64?,
+        order: String?, extra: [String: Any] = [:]
+    ) -> String {
+        subscription(
+            state, start: start, item: item(productID, expiry: expiry, renewing: true, order: order),
+            acknowledged: false, extra: extra.merging(["linkedPurchaseToken": old]) { $1 })
+    }
+
+    /// The old token of a plan change as the API writes it: `productID` bought at the start on the
+    /// order `base` and acknowledged, EXPIRED by the replacement at `end`, with `extra`.
+    private static func replacedByChange(_ productID: String, at end: Int64, base: String, extra: [String: Any] = [:])
+        -> String
+    {
+        subscription(
+            expired, start: start, item: item(productID, expiry: end, renewing: false, order: base),
+            acknowledged: true, extra: extra.merging(replaced) { $1 })
+    }
+
     static var replaced: [String: Any] { ["canceledStateContext": ["replacementCancellation": [String: Any]()]] }
     static var revokedBySystem: [String: Any] {
         ["canceledStateContext": ["systemInitiatedCancellation": [String: Any]()]]
@@ -124,44 +164,54 @@ struct GoogleSimStrictnessTests {
             .0
     }
 
+    /// A fresh store in which a subscription to `productID` (with `addOns`, for `account`) is
+    /// bought at the start and acknowledged through the API: the wire, the purchase token, the
+    /// acknowledgement's HTTP status and the id of the purchase's initial order.
+    private static func acknowledgedPurchase(
+        _ productID: String = "pro_sub", addOns: [String] = [], account: String? = nil
+    ) async throws -> (wire: GooglePlayWire, token: String, acknowledged: Int, base: String) {
+        let wire = try GooglePlayWire()
+        let token = try wire.store.buy(productID: productID, addOns: addOns, obfuscatedAccountID: account)
+        let acknowledged = try await acknowledge(wire, productID, token)
+        let base = try #require(try wire.store.orders(of: token).first?.id)
+        return (wire, token, acknowledged, base)
+    }
+
+    /// Moves `wire`'s clock on to `time` and takes the pushes sent until then, unread.
+    private static func skipPushes(_ wire: GooglePlayWire, until time: Int64) async throws {
+        wire.store.advance(by: time - wire.store.clock.now)
+        _ = try await wire.pushes()
+    }
+
     // MARK: 1. Line items
 
     @Test(
         "add-ons: one token, one line item per product on one period and one order; an add-on whose renewal is off leaves at the renewal; the last one off cancels"
     )
     func addOns() async throws {
-        let wire = try GooglePlayWire()
-        let token = try wire.store.buy(productID: "pro_sub", addOns: ["extra_storage"])
-        #expect(try await Self.acknowledge(wire, "pro_sub", token) == 200)
-        let base = try #require(try wire.store.orders(of: token).first?.id)
+        let (wire, token, acknowledged, base) = try await Self.acknowledgedPurchase(addOns: ["extra_storage"])
+        #expect(acknowledged == 200)
         #expect(base == "GPA.3301-4417-0193-13301")
-        #expect(
-            try await wire.subscription(token)
-                == Self.subscription(
-                    Self.active, start: Self.start,
-                    items: [
-                        Self.item("pro_sub", expiry: Self.february, renewing: true, order: base),
-                        Self.item("extra_storage", expiry: Self.february, renewing: true, order: base),
-                    ], latestOrder: base, acknowledged: true))
+        /// The subscription with its add-on, both on `base` until February, the add-on renewing
+        /// as `addOnRenews`.
+        func withAddOn(renewing addOnRenews: Bool) -> String {
+            Self.subscription(
+                Self.active, start: Self.start,
+                items: [
+                    Self.item("pro_sub", expiry: Self.february, renewing: true, order: base),
+                    Self.item("extra_storage", expiry: Self.february, renewing: addOnRenews, order: base),
+                ], latestOrder: base, acknowledged: true)
+        }
+        #expect(try await wire.subscription(token) == withAddOn(renewing: true))
 
         try wire.store.cancelAddOn(token, productID: "extra_storage")
-        #expect(
-            try await wire.subscription(token)
-                == Self.subscription(
-                    Self.active, start: Self.start,
-                    items: [
-                        Self.item("pro_sub", expiry: Self.february, renewing: true, order: base),
-                        Self.item("extra_storage", expiry: Self.february, renewing: false, order: base),
-                    ], latestOrder: base, acknowledged: true))
+        #expect(try await wire.subscription(token) == withAddOn(renewing: false))
         #expect(try await wire.pushes().map(\.kind) == ["4"])
 
         wire.store.advance(by: Self.february - Self.start)
         #expect(
             try await wire.subscription(token)
-                == Self.subscription(
-                    Self.active, start: Self.start,
-                    items: [Self.item("pro_sub", expiry: Self.march, renewing: true, order: "\(base)..0")],
-                    latestOrder: "\(base)..0", acknowledged: true))
+                == Self.renewingPro(until: Self.march, order: "\(base)..0"))
         let orders = try wire.store.orders(of: token)
         #expect(orders.map(\.id) == [base, "\(base)..0"])
         #expect(orders.map(\.productIDs) == [["pro_sub", "extra_storage"], ["pro_sub"]])
@@ -204,17 +254,12 @@ struct GoogleSimStrictnessTests {
         "every renewal is a new order <initial>..N in latestSuccessfulOrderId; in grace latestOrderId names the order being retried, which the recovery charges"
     )
     func renewalOrders() async throws {
-        let wire = try GooglePlayWire()
-        let token = try wire.store.buy(productID: "pro_sub")
-        #expect(try await Self.acknowledge(wire, "pro_sub", token) == 200)
-        let base = try #require(try wire.store.orders(of: token).first?.id)
+        let (wire, token, acknowledged, base) = try await Self.acknowledgedPurchase()
+        #expect(acknowledged == 200)
         wire.store.advance(by: Self.april - Self.start)
         #expect(
             try await wire.subscription(token)
-                == Self.subscription(
-                    Self.active, start: Self.start,
-                    items: [Self.item("pro_sub", expiry: Self.may, renewing: true, order: "\(base)..2")],
-                    latestOrder: "\(base)..2", acknowledged: true))
+                == Self.renewingPro(until: Self.may, order: "\(base)..2"))
         let orders = try wire.store.orders(of: token)
         #expect(orders.map(\.id) == [base, "\(base)..0", "\(base)..1", "\(base)..2"])
         #expect(orders.map(\.start) == [Self.start, Self.february, Self.march, Self.april])
@@ -236,10 +281,7 @@ struct GoogleSimStrictnessTests {
         try wire.store.recover(token)
         #expect(
             try await wire.subscription(token)
-                == Self.subscription(
-                    Self.active, start: Self.start,
-                    items: [Self.item("pro_sub", expiry: Self.june, renewing: true, order: "\(base)..3")],
-                    latestOrder: "\(base)..3", acknowledged: true))
+                == Self.renewingPro(until: Self.june, order: "\(base)..3"))
         #expect(try wire.store.orders(of: token).last?.chargedAt == Self.may + Self.day)
         #expect(try await wire.pushes().map(\.kind) == ["6", "1"])
     }
@@ -250,30 +292,21 @@ struct GoogleSimStrictnessTests {
         "an immediate change: a new ACTIVE token with a new initial order linked to the old, which reads EXPIRED by replacement at the change; RTDN 4 then 13"
     )
     func immediateChange() async throws {
-        let wire = try GooglePlayWire()
-        let old = try wire.store.buy(productID: "pro_sub", obfuscatedAccountID: "acct-1")
-        #expect(try await Self.acknowledge(wire, "pro_sub", old) == 200)
-        let base = try #require(try wire.store.orders(of: old).first?.id)
-        wire.store.advance(by: Self.january11 - Self.start)
-        _ = try await wire.pushes()
+        let (wire, old, acknowledged, base) = try await Self.acknowledgedPurchase(account: "acct-1")
+        #expect(acknowledged == 200)
+        try await Self.skipPushes(wire, until: Self.january11)
         let next = try wire.store.changeProduct(old, to: "premium_sub", mode: .immediate)
         let nextBase = try #require(try wire.store.orders(of: next).first?.id)
         #expect(nextBase != base && !nextBase.contains(".."))
         let account: [String: Any] = ["externalAccountIdentifiers": ["obfuscatedExternalAccountId": "acct-1"]]
         #expect(
             try await wire.subscription(next)
-                == Self.subscription(
-                    Self.active, start: Self.january11,
-                    items: [
-                        Self.item("premium_sub", expiry: Self.february11, renewing: true, order: nextBase)
-                    ], latestOrder: nextBase, acknowledged: false,
-                    extra: account.merging(["linkedPurchaseToken": old]) { $1 }))
+                == Self.linkedChange(
+                    "premium_sub", from: old, start: Self.january11, expiry: Self.february11, order: nextBase,
+                    extra: account))
         #expect(
             try await wire.subscription(old)
-                == Self.subscription(
-                    Self.expired, start: Self.start,
-                    items: [Self.item("pro_sub", expiry: Self.january11, renewing: false, order: base)],
-                    latestOrder: base, acknowledged: true, extra: account.merging(Self.replaced) { $1 }))
+                == Self.replacedByChange("pro_sub", at: Self.january11, base: base, extra: account))
         let pushes = try await wire.pushes()
         #expect(pushes.map(\.kind) == ["4", "13"] && pushes.map(\.token) == [next, old])
         #expect(
@@ -290,20 +323,15 @@ struct GoogleSimStrictnessTests {
         "a pending change: the new token reads PENDING with no order and no start, the old one exactly as it was; the payment makes it the immediate change then"
     )
     func pendingChangeCompleted() async throws {
-        let wire = try GooglePlayWire()
-        let old = try wire.store.buy(productID: "pro_sub")
-        #expect(try await Self.acknowledge(wire, "pro_sub", old) == 200)
-        let base = try #require(try wire.store.orders(of: old).first?.id)
-        wire.store.advance(by: Self.january11 - Self.start)
-        _ = try await wire.pushes()
+        let (wire, old, acknowledged, base) = try await Self.acknowledgedPurchase()
+        #expect(acknowledged == 200)
+        try await Self.skipPushes(wire, until: Self.january11)
         let before = try await wire.subscription(old)
         let next = try wire.store.changeProduct(old, to: "premium_sub", mode: .pending)
         #expect(
             try await wire.subscription(next)
-                == Self.subscription(
-                    "SUBSCRIPTION_STATE_PENDING", start: nil,
-                    items: [Self.item("premium_sub", expiry: nil, renewing: true, order: nil)], latestOrder: nil,
-                    acknowledged: false, extra: ["linkedPurchaseToken": old]))
+                == Self.linkedChange(
+                    "premium_sub", from: old, state: "SUBSCRIPTION_STATE_PENDING", start: nil, expiry: nil, order: nil))
         #expect(try await wire.subscription(old) == before)
         #expect(try wire.store.orders(of: next).isEmpty)
         #expect(try await wire.pushes().isEmpty)
@@ -315,16 +343,11 @@ struct GoogleSimStrictnessTests {
         let nextBase = try #require(try wire.store.orders(of: next).first?.id)
         #expect(
             try await wire.subscription(next)
-                == Self.subscription(
-                    Self.active, start: paidAt,
-                    items: [Self.item("premium_sub", expiry: Self.february13, renewing: true, order: nextBase)],
-                    latestOrder: nextBase, acknowledged: false, extra: ["linkedPurchaseToken": old]))
+                == Self.linkedChange(
+                    "premium_sub", from: old, start: paidAt, expiry: Self.february13, order: nextBase))
         #expect(
             try await wire.subscription(old)
-                == Self.subscription(
-                    Self.expired, start: Self.start,
-                    items: [Self.item("pro_sub", expiry: paidAt, renewing: false, order: base)], latestOrder: base,
-                    acknowledged: true, extra: Self.replaced))
+                == Self.replacedByChange("pro_sub", at: paidAt, base: base))
         let pushes = try await wire.pushes()
         #expect(pushes.map(\.kind) == ["4", "13"] && pushes.map(\.token) == [next, old])
         #expect(pushes.map(\.eventTimeMillis) == [paidAt, paidAt])
@@ -336,19 +359,17 @@ struct GoogleSimStrictnessTests {
         "a pending change whose payment never comes: PENDING_PURCHASE_CANCELED with RTDN 20, and the old token untouched and renewing"
     )
     func pendingChangeCancelled() async throws {
-        let wire = try GooglePlayWire()
-        let old = try wire.store.buy(productID: "pro_sub")
-        #expect(try await Self.acknowledge(wire, "pro_sub", old) == 200)
+        let (wire, old, acknowledged, _) = try await Self.acknowledgedPurchase()
+        #expect(acknowledged == 200)
         _ = try await wire.pushes()
         let before = try await wire.subscription(old)
         let next = try wire.store.changeProduct(old, to: "premium_sub", mode: .pending)
         try wire.store.cancelPending(next)
         #expect(
             try await wire.subscription(next)
-                == Self.subscription(
-                    "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED", start: nil,
-                    items: [Self.item("premium_sub", expiry: nil, renewing: true, order: nil)], latestOrder: nil,
-                    acknowledged: false, extra: ["linkedPurchaseToken": old]))
+                == Self.linkedChange(
+                    "premium_sub", from: old, state: "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED", start: nil,
+                    expiry: nil, order: nil))
         #expect(try await wire.subscription(old) == before)
         let pushes = try await wire.pushes()
         #expect(
@@ -362,25 +383,20 @@ struct GoogleSimStrictnessTests {
         "a deferred change: the new token is issued at the change with no order; the old one stops renewing and runs to its end, then expires replaced and the new one is charged (RTDN 4)"
     )
     func deferredChange() async throws {
-        let wire = try GooglePlayWire()
-        let old = try wire.store.buy(productID: "premium_sub")
-        #expect(try await Self.acknowledge(wire, "premium_sub", old) == 200)
-        let base = try #require(try wire.store.orders(of: old).first?.id)
-        wire.store.advance(by: Self.january11 - Self.start)
-        _ = try await wire.pushes()
+        let (wire, old, acknowledged, base) = try await Self.acknowledgedPurchase("premium_sub")
+        #expect(acknowledged == 200)
+        try await Self.skipPushes(wire, until: Self.january11)
         let next = try wire.store.changeProduct(old, to: "pro_sub", mode: .deferred)
         #expect(
             try await wire.subscription(next)
-                == Self.subscription(
-                    Self.active, start: Self.january11,
-                    items: [Self.item("pro_sub", expiry: Self.february, renewing: true, order: nil)],
-                    latestOrder: nil, acknowledged: false, extra: ["linkedPurchaseToken": old]))
+                == Self.linkedChange(
+                    "pro_sub", from: old, start: Self.january11, expiry: Self.february, order: nil))
         #expect(
             try await wire.subscription(old)
                 == Self.subscription(
                     Self.active, start: Self.start,
-                    items: [Self.item("premium_sub", expiry: Self.february, renewing: false, order: base)],
-                    latestOrder: base, acknowledged: true))
+                    item: Self.item("premium_sub", expiry: Self.february, renewing: false, order: base),
+                    acknowledged: true))
         #expect(try await wire.pushes().isEmpty)
         let busy = #expect(throws: SimError.self) { try wire.store.cancel(old) }
         #expect(busy?.kind == .conflict)
@@ -392,16 +408,11 @@ struct GoogleSimStrictnessTests {
         let nextBase = try #require(try wire.store.orders(of: next).first?.id)
         #expect(
             try await wire.subscription(next)
-                == Self.subscription(
-                    Self.active, start: Self.january11,
-                    items: [Self.item("pro_sub", expiry: Self.march, renewing: true, order: nextBase)],
-                    latestOrder: nextBase, acknowledged: false, extra: ["linkedPurchaseToken": old]))
+                == Self.linkedChange(
+                    "pro_sub", from: old, start: Self.january11, expiry: Self.march, order: nextBase))
         #expect(
             try await wire.subscription(old)
-                == Self.subscription(
-                    Self.expired, start: Self.start,
-                    items: [Self.item("premium_sub", expiry: Self.february, renewing: false, order: base)],
-                    latestOrder: base, acknowledged: true, extra: Self.replaced))
+                == Self.replacedByChange("premium_sub", at: Self.february, base: base))
         let pushes = try await wire.pushes()
         #expect(pushes.map(\.kind) == ["4", "13"] && pushes.map(\.token) == [next, old])
         #expect(pushes.map(\.eventTimeMillis) == [Self.february, Self.february])
@@ -416,12 +427,9 @@ struct GoogleSimStrictnessTests {
         "a void of a past renewal leaves the current period alone; a void of the current order with revoke sends 12, 13 and the void, EXPIRED from now"
     )
     func voidsOfAnyOrder() async throws {
-        let wire = try GooglePlayWire()
-        let token = try wire.store.buy(productID: "pro_sub")
-        #expect(try await Self.acknowledge(wire, "pro_sub", token) == 200)
-        let base = try #require(try wire.store.orders(of: token).first?.id)
-        wire.store.advance(by: Self.march3 - Self.start)
-        _ = try await wire.pushes()
+        let (wire, token, acknowledged, base) = try await Self.acknowledgedPurchase()
+        #expect(acknowledged == 200)
+        try await Self.skipPushes(wire, until: Self.march3)
         let current = try await wire.subscription(token)
         try wire.store.void(orderID: "\(base)..0", revoke: true)
         #expect(try await wire.subscription(token) == current)
@@ -446,8 +454,8 @@ struct GoogleSimStrictnessTests {
             try await wire.subscription(token)
                 == Self.subscription(
                     Self.expired, start: Self.start,
-                    items: [Self.item("pro_sub", expiry: revokedAt, renewing: false, order: "\(base)..1")],
-                    latestOrder: "\(base)..1", acknowledged: true, extra: Self.revokedBySystem))
+                    item: Self.item("pro_sub", expiry: revokedAt, renewing: false, order: "\(base)..1"),
+                    acknowledged: true, extra: Self.revokedBySystem))
         pushes = try await wire.pushes()
         #expect(
             pushes.map(\.json) == [
@@ -473,9 +481,8 @@ struct GoogleSimStrictnessTests {
         "a refund revokes with RTDN 12 then 13, both reading the same EXPIRED state; an unacknowledged purchase is refunded as unacknowledged (voidedReason 8)"
     )
     func revokedThenExpired() async throws {
-        let wire = try GooglePlayWire()
-        let refunded = try wire.store.buy(productID: "pro_sub")
-        #expect(try await Self.acknowledge(wire, "pro_sub", refunded) == 200)
+        let (wire, refunded, acknowledged, refundedOrder) = try await Self.acknowledgedPurchase()
+        #expect(acknowledged == 200)
         let forgotten = try wire.store.buy(productID: "pro_sub")
         _ = try await wire.pushes()
         wire.store.advance(by: Self.day)
@@ -484,16 +491,14 @@ struct GoogleSimStrictnessTests {
         #expect(pushes.map(\.kind) == ["12", "13", "voided"] && Set(pushes.map(\.eventTimeMillis)).count == 1)
         let afterRevoked = try await wire.subscription(refunded)
         let afterExpired = try await wire.subscription(refunded)
-        let refundedOrder = try #require(try wire.store.orders(of: refunded).first?.id)
         #expect(
             afterRevoked == afterExpired
                 && afterExpired
                     == Self.subscription(
                         Self.expired, start: Self.start,
-                        items: [
-                            Self.item("pro_sub", expiry: Self.start + Self.day, renewing: false, order: refundedOrder)
-                        ],
-                        latestOrder: refundedOrder, acknowledged: true, extra: Self.revokedBySystem)
+                        item: Self.item(
+                            "pro_sub", expiry: Self.start + Self.day, renewing: false, order: refundedOrder),
+                        acknowledged: true, extra: Self.revokedBySystem)
         )
         let again = #expect(throws: SimError.self) { try wire.store.refund(refunded) }
         #expect(again?.kind == .conflict)
@@ -657,8 +662,8 @@ struct GoogleSimStrictnessTests {
             try await wire.subscription(token)
                 == Self.subscription(
                     Self.active, start: Self.start,
-                    items: [Self.item("pro_sub", expiry: Self.february, renewing: true, order: base)],
-                    latestOrder: base, acknowledged: false, extra: ["testPurchase": [String: Any]()]))
+                    item: Self.item("pro_sub", expiry: Self.february, renewing: true, order: base), acknowledged: false,
+                    extra: ["testPurchase": [String: Any]()]))
         let real = try wire.store.buy(productID: "pro_sub", test: false)
         #expect(try await wire.subscriptionObject(real)["testPurchase"] == nil)
         let coins = try wire.store.buyOneTime(productID: "coins_100")
@@ -684,10 +689,8 @@ struct GoogleSimStrictnessTests {
         "a prepaid plan: prepaidPlan with allowExtendAfterTime and no autoRenewingPlan; a top-up is a new order one period on; it expires with RTDN 13"
     )
     func prepaidPlans() async throws {
-        let wire = try GooglePlayWire()
-        let token = try wire.store.buy(productID: "pass_sub")
-        #expect(try await Self.acknowledge(wire, "pass_sub", token) == 200)
-        let base = try #require(try wire.store.orders(of: token).first?.id)
+        let (wire, token, acknowledged, base) = try await Self.acknowledgedPurchase("pass_sub")
+        #expect(acknowledged == 200)
         #expect(
             try await wire.subscription(token)
                 == Self.subscription(
@@ -702,14 +705,15 @@ struct GoogleSimStrictnessTests {
 
         wire.store.advance(by: Self.january20 - Self.start)
         try wire.store.topUp(token)
-        #expect(
-            try await wire.subscription(token)
-                == Self.subscription(
-                    Self.active, start: Self.start,
-                    items: [
-                        Self.item(
-                            "pass_sub", plan: "prepaid-month", expiry: Self.march, renewing: nil, order: "\(base)..0")
-                    ], latestOrder: "\(base)..0", acknowledged: true))
+        /// The pass in `state` after the top-up: paid on its second order until March.
+        func toppedUp(_ state: String) -> String {
+            Self.subscription(
+                state, start: Self.start,
+                item: Self.item(
+                    "pass_sub", plan: "prepaid-month", expiry: Self.march, renewing: nil, order: "\(base)..0"),
+                acknowledged: true)
+        }
+        #expect(try await wire.subscription(token) == toppedUp(Self.active))
         let orders = try wire.store.orders(of: token)
         #expect(orders.map(\.id) == [base, "\(base)..0"] && orders.map(\.chargedAt) == [Self.start, Self.january20])
         #expect(
@@ -721,14 +725,7 @@ struct GoogleSimStrictnessTests {
         wire.store.advance(by: Self.february + Self.day - Self.january20)
         #expect(try await wire.subscription(token).contains(#""allowExtendAfterTime":"2026-02-01T00:00:00.000Z""#))
         wire.store.advance(by: Self.march - Self.february - Self.day)
-        #expect(
-            try await wire.subscription(token)
-                == Self.subscription(
-                    Self.expired, start: Self.start,
-                    items: [
-                        Self.item(
-                            "pass_sub", plan: "prepaid-month", expiry: Self.march, renewing: nil, order: "\(base)..0")
-                    ], latestOrder: "\(base)..0", acknowledged: true))
+        #expect(try await wire.subscription(token) == toppedUp(Self.expired))
         #expect(
             try await wire.pushes().map(\.json) == [
                 GooglePlayWire.subscriptionNotification(13, token, "pass_sub", at: Self.march)

@@ -62,28 +62,17 @@ struct RecordedGoogleAPITests {
         let authenticator: PubSubPushAuthenticator
 
         init(_ data: RecordedGoogleData, package: String = GooglePlayWire.package) throws {
-            server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "storesim", sink: .capturing()))
-            try server.start()
+            server = try GooglePlayWire.startedServer()
             key = try TestRSAKeys.key(0)
             api = try RecordedGoogleAPI(
                 data: data,
-                identity: .init(
-                    serviceAccountEmail: GooglePlayWire.serviceAccount,
-                    serviceAccountKey: try PublicKey(pem: key.publicKeyPEM()),
-                    tokenURL: "http://127.0.0.1:\(server.port)/token",
-                    pushServiceAccount: GooglePlayWire.pushServiceAccount, pushAudience: GooglePlayWire.pushAudience,
-                    pushKey: try TestRSAKeys.key(1), pushKeyID: "push-1"),
+                identity: try GooglePlayWire.identity(
+                    accountKey: key, tokenURL: "http://127.0.0.1:\(server.port)/token"),
                 packageName: package)
             api.register(on: server)
             api.registerControl(on: server, delivery: NotificationDelivery(url: nil))
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("storesim-recorded-\(UUID())")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let jwks = directory.appendingPathComponent("jwks.json")
-            try Data(api.jwks).write(to: jwks)
-            authenticator = PubSubPushAuthenticator(
-                configuration: .init(
-                    audience: GooglePlayWire.pushAudience, serviceAccountEmail: GooglePlayWire.pushServiceAccount,
-                    keySource: .file(jwks.path)))
+            (directory, authenticator) = try GooglePlayWire.pushAuthenticator(
+                jwks: api.jwks, directoryPrefix: "storesim-recorded")
         }
 
         deinit {
@@ -103,9 +92,7 @@ struct RecordedGoogleAPITests {
         /// Pushes scenario `index`, authenticated and decoded as the verifier does it.
         func push(_ index: Int) async throws -> (PubSubPushEnvelope, DeveloperNotification) {
             let (body, bearer) = try api.push(index)
-            _ = try await authenticator.authenticate(authorizationHeader: "Bearer \(bearer)")
-            let envelope = try PubSubPushEnvelope(json: [UInt8](body))
-            return (envelope, try DeveloperNotification(json: envelope.data))
+            return try await GooglePlayWire.received([UInt8](body), bearer: bearer, by: authenticator)
         }
     }
 
@@ -177,14 +164,8 @@ struct RecordedGoogleAPITests {
         let data = try RecordedGoogleData(contentsOfFile: Self.fixture.path)
         #expect(data.scenarios.count == 60 && data.packageNames == ["network.loki.messenger"])
         let served = try Served(data, package: "network.loki.messenger")
-        var configuration = GooglePlayDeveloperAPIClient.Configuration(
-            serviceAccount: try GoogleServiceAccount(
-                clientEmail: GooglePlayWire.serviceAccount, privateKeyID: "k1", privateKey: served.key,
-                tokenURI: URL(string: served.api.identity.tokenURL)!))
-        configuration.baseURL = URL(string: "http://127.0.0.1:\(served.server.port)")!
-        configuration.maxAttempts = 1
-        configuration.notFoundAttempts = 1
-        let client = try GooglePlayDeveloperAPIClient(configuration: configuration)
+        let client = try GooglePlayWire.client(
+            port: served.server.port, tokenURL: served.api.identity.tokenURL, key: served.key)
         // The upgrade: the new token (33) links the old (32); the old then expires replaced (34).
         // Pushed out of order, each token answers with its own most recent push.
         for index in [34, 33, 32] { _ = try await served.push(index) }
