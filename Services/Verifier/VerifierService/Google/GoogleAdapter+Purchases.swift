@@ -111,7 +111,7 @@ extension GoogleAdapter {
     /// sent: a slow answer never outranks a fetch that was sent after it.
     func fetchAndRecordSubscription(
         packageName: String, productID: String, token: String, detail: String, requireProduct: Bool = false,
-        event: FetchEvent? = nil, acknowledged: Bool = false
+        event: FetchEvent? = nil, acknowledged: Bool = false, readsReplaced: Bool = true
     ) async throws -> (Subscription, SubscriptionPurchaseV2) {
         let storeTime = nowMilliseconds
         let purchase: SubscriptionPurchaseV2
@@ -141,7 +141,10 @@ extension GoogleAdapter {
             subscription.revokedTimeMilliseconds = min(revoked, subscription.expiresTimeMilliseconds ?? revoked)
         }
         if acknowledged { subscription.acknowledged = true }
-        try await refreshReplaced(purchase, of: subscription.key, packageName: packageName, productID: productID)
+        // One step back only: answers that named each other must not read each other forever.
+        if readsReplaced {
+            try await refreshReplaced(purchase, of: subscription.key, packageName: packageName, productID: productID)
+        }
         let periods = GooglePlayLifecycle.periods(
             purchase, storeTime: storeTime, circumstances: circumstances, raw: purchase.raw)
         let recorded = try await record(subscription, periods: periods, raw: purchase.raw, event: event, detail: detail)
@@ -163,7 +166,8 @@ extension GoogleAdapter {
         case .active?, .cancelled?, .gracePeriod?:
             do {
                 _ = try await fetchAndRecordSubscription(
-                    packageName: packageName, productID: productID, token: old, detail: "REPLACED")
+                    packageName: packageName, productID: productID, token: old, detail: "REPLACED",
+                    readsReplaced: false)
             } catch {
                 logger.warning(
                     "the replaced google purchase could not be read again",
