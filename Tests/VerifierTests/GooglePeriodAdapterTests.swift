@@ -147,6 +147,32 @@ struct GooglePeriodAdapterTests {
         await harness.stop()
     }
 
+    @Test("a void of an order not recorded yet reads the purchase, records the order, and revokes it")
+    func voidBeforeItsOrder() async throws {
+        let harness = try await Harness()
+        do {
+            var purchase = harness.purchase(acknowledged: true)
+            harness.api.setSubscription("tok-v", purchase)
+            _ = try await Self.verify(harness, "tok-v")
+            // Renewed at Play; the RENEWED notification has not been processed yet.
+            harness.clock.advance(seconds: 60)
+            purchase.lineItems![0].latestSuccessfulOrderId = "GPA.1234-5678-9012-34567..0"
+            purchase.lineItems![0].expiryTime = harness.iso(harness.clock.milliseconds + 60 * Self.day)
+            harness.api.setSubscription("tok-v", purchase)
+            let voidTime = harness.clock.milliseconds
+            await harness.adapter.process(
+                messageID: "m-void-first", packageName: GoogleAdapterTests.package, eventTime: voidTime,
+                work: .voided(token: "tok-v", orderID: "GPA.1234-5678-9012-34567..0", productType: 1, refundType: 1))
+            let state = try #require(try await harness.ledger.subscription(harness.key("tok-v")))
+            #expect(state.periods.last?.revokedTimeMilliseconds == voidTime)
+            #expect(state.periods.count == 2)
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
     @Test("a quantity-based partial refund keeps a one-time purchase while units are left")
     func partialRefund() async throws {
         let harness = try await Harness()

@@ -382,7 +382,11 @@ public struct Ledger: Sendable {
             var recordedPeriods = try Self.recordPeriods(tx, key, request.periods)
             var replacedCut: [Period]?
             if applied, key.store == .google, let replacedKey, let periods = recordedPeriods {
-                (recordedPeriods, replacedCut) = try Self.replacement(tx, key, periods, replacing: replacedKey)
+                // Play issues a deferred change's token at the change, with no paid order until
+                // the old period ends: a replacement first recorded without periods is deferred.
+                let deferred = current.map { $0.replacesStoreID == replacedKey.storeID && $0.periods.isEmpty } ?? false
+                (recordedPeriods, replacedCut) = try Self.replacement(
+                    tx, key, periods, replacing: replacedKey, deferred: deferred)
             }
             let periodsChanged = recordedPeriods != nil
             let position = try Self.nextPosition(tx)
@@ -843,18 +847,19 @@ public struct Ledger: Sendable {
 
     /// Where a Google replacement that became real (an upgrade, downgrade or re-signup whose
     /// state is no longer pending) moves access from the replaced token to the new one, from
-    /// the new token's recorded `periods`: while the replaced token still renews, the change was
-    /// immediate and its access ends where the new token's paid time starts (Play also expires
-    /// it, but that notification may come late or never); once the replaced token has stopped
-    /// renewing, the change was deferred and the new token's paid time starts where the
+    /// the new token's recorded `periods`: an immediate change ends the replaced token's access
+    /// where the new token's paid time starts (Play also expires it, but that notification may
+    /// come late or never); a `deferred` one starts the new token's paid time where the
     /// replaced one's ends. Returns both tokens' recorded periods where they changed.
     static func replacement(
-        _ tx: any LedgerTransaction, _ key: SubscriptionKey, _ periods: [Period], replacing replacedKey: SubscriptionKey
+        _ tx: any LedgerTransaction, _ key: SubscriptionKey, _ periods: [Period],
+        replacing replacedKey: SubscriptionKey,
+        deferred: Bool
     ) throws -> (new: [Period], replaced: [Period]?) {
-        guard let replaced = try subscriptionRow(tx, replacedKey), let start = periods.map(\.startMilliseconds).min()
+        guard try subscriptionRow(tx, replacedKey) != nil, let start = periods.map(\.startMilliseconds).min()
         else { return (periods, nil) }
         let old = try storedPeriods(tx, replacedKey)
-        if replaced.autoRenew {
+        if !deferred {
             let cuts = old.filter { ($0.paidEnd ?? Int64.max) > start }.map { period -> Period in
                 var cut = period
                 cut.stoppedTimeMilliseconds = max(start, period.startMilliseconds)

@@ -132,8 +132,9 @@ public enum GooglePlayLifecycle {
         let start = millis(purchase.startTime)
         return items.compactMap { item -> Period? in
             guard let productID = item.productId, !productID.isEmpty, let expiry = millis(item.expiryTime),
-                let order = item.latestSuccessfulOrderId ?? (items.count == 1 ? purchase.latestOrderId : nil),
-                !order.isEmpty
+                // Not the deprecated `latestOrderId`: an item without a successful order (a
+                // deferred replacement's, before it takes effect) is not owned yet.
+                let order = item.latestSuccessfulOrderId, !order.isEmpty
             else { return nil }
             var periodStart = min(start ?? expiry, expiry)
             if let recovered = circumstances.recoveredAt { periodStart = min(max(periodStart, recovered), expiry) }

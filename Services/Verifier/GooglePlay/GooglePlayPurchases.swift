@@ -130,6 +130,8 @@ public struct ProductPurchase: Sendable, Hashable, Codable {
     public var purchaseToken: String?
     public var productId: String?
     public var quantity: Int?
+    /// The units not refunded yet (present for a multi-unit purchase).
+    public var refundableQuantity: Int?
     public var obfuscatedExternalAccountId: String?
     public var obfuscatedExternalProfileId: String?
     public var regionCode: String?

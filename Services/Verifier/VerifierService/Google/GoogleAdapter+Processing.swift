@@ -111,25 +111,42 @@ extension GoogleAdapter {
                 ["token_prefix": String(order.token.prefix(12)), "order": String(order.orderID.prefix(40))])
             return
         }
-        let orderPeriods = periods.filter { $0.googleOrderID == order.orderID }
+        var orderPeriods = periods.filter { $0.googleOrderID == order.orderID }
+        if orderPeriods.isEmpty {
+            // The void came before the read that records its order (notifications are unordered):
+            // read the purchase now, then revoke what it proves of that order.
+            if subscription.productKind == .consumable || subscription.productKind == .nonConsumable {
+                _ = try? await fetchAndRecordOneTime(
+                    packageName: subscription.bundleOrPackage, productID: subscription.productID, token: order.token,
+                    detail: "VOIDED_PURCHASE")
+            } else {
+                _ = try? await fetchAndRecordSubscription(
+                    packageName: subscription.bundleOrPackage, productID: subscription.productID, token: order.token,
+                    detail: "VOIDED_PURCHASE")
+            }
+            orderPeriods = (try await ledger.recordedState(subscription.key)?.1 ?? []).filter {
+                $0.googleOrderID == order.orderID
+            }
+        }
         var event = LifecycleEvent(
             key: subscription.key, kind: .refunded, storeTimeMilliseconds: order.time, storeType: "VOIDED_PURCHASE",
             notificationID: notificationID, state: subscription.state, rawTransaction: order.raw)
         var revoked: [Period] = []
         if order.partial {
-            // The units bought, as Google reads the purchase now.
+            // What is left, as Google reads the purchase now: `refundableQuantity` counts every
+            // partial refund so far; without it, this one voided entry against the units bought.
             let purchase = try? await api.productPurchase(
                 packageName: subscription.bundleOrPackage, productID: subscription.productID, token: order.token)
             let quantity = max(purchase?.quantity ?? 1, 1)
-            let voided = order.voidedQuantity ?? 0
-            if voided >= quantity {
+            let left = purchase?.refundableQuantity ?? order.voidedQuantity.map { quantity - $0 }
+            if let left, left <= 0 {
                 revoked = orderPeriods
-                event.detail = "quantity-based partial refund of \(voided) of \(quantity) units: none is left"
+                event.detail = "quantity-based partial refund: none of the \(quantity) units is left"
             } else {
                 event.kind = .other
                 event.detail =
                     "quantity-based partial refund of order \(order.orderID.prefix(40))"
-                    + (order.voidedQuantity.map { ": \($0) of \(quantity) units" } ?? "") + "; access stays"
+                    + (left.map { ": \($0) of \(quantity) units left" } ?? "") + "; access stays"
             }
         } else {
             revoked = orderPeriods

@@ -152,9 +152,8 @@ extension GoogleAdapter {
     }
 
     /// Before a real replacement is recorded, the token it replaces is read again while the
-    /// ledger still has it giving access: whether that token still renews (an immediate change)
-    /// or has stopped (a deferred one) decides where access moves from one to the other, and
-    /// Play sends nothing for the old token at a deferred change.
+    /// ledger still has it giving access: Play moves an immediately replaced token's
+    /// `expiryTime` to the change, and its EXPIRED notification may come late.
     private func refreshReplaced(
         _ purchase: SubscriptionPurchaseV2, of key: SubscriptionKey, packageName: String, productID: String
     ) async throws {
