@@ -271,6 +271,33 @@ struct GooglePeriodAdapterTests {
         await harness.stop()
     }
 
+    @Test("an immediate upgrade from a plan whose renewal was off moves access at the upgrade, with no gap")
+    func upgradeFromCancelled() async throws {
+        let harness = try await Harness()
+        do {
+            var cancelled = harness.purchase(state: "SUBSCRIPTION_STATE_CANCELED", acknowledged: true)
+            cancelled.lineItems![0].autoRenewingPlan?.autoRenewEnabled = false
+            harness.api.setSubscription("tok-c1", cancelled)
+            _ = try await Self.verify(harness, "tok-c1")
+            harness.clock.advance(seconds: 3600)
+            let upgradedAt = harness.clock.milliseconds
+            var upgrade = harness.purchase(acknowledged: true, linked: "tok-c1", product: "pro_premium")
+            upgrade.startTime = harness.iso(upgradedAt)
+            upgrade.lineItems![0].latestSuccessfulOrderId = "GPA.3333-3333-3333-33333"
+            harness.api.setSubscription("tok-c2", upgrade)
+            // Play has not expired the old token yet when the new one is read.
+            await Self.notify(harness, 4, "tok-c2", id: "m-upgrade")
+            let old = try #require(try await harness.ledger.subscription(harness.key("tok-c1")))
+            let new = try #require(try await harness.ledger.subscription(harness.key("tok-c2")))
+            #expect(old.periods.last?.endMilliseconds == upgradedAt)
+            #expect(new.periods.first?.startMilliseconds == upgradedAt)
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
     @Test("a base plan with an add-on records a period per line item")
     func addOn() async throws {
         let harness = try await Harness()
