@@ -305,8 +305,13 @@ struct GooglePeriodScenarioTests {
             let (token, _) = try await stack.buyOnPlay(account: account)
             _ = try await stack.eventually(account, "the purchase") { $0.allowed }
             try await stack.control("clock/advance", ["by": "+2d"])
-            if reordered { try await stack.control("google/faults", ["reorder": true]) }
-            try await stack.control("google/refund", ["purchaseToken": token])
+            // Play sends REVOKED, EXPIRED and the void. The void is held back, so that only the
+            // two subscription notifications decide: as sent, or the other way round.
+            try await stack.control(
+                "google/faults", reordered ? ["reorder": true, "drop": 1] : ["dropLast": 1])
+            let sent = try await stack.control("google/refund", ["purchaseToken": token], delivered: false)
+            let statuses = (sent["notifications"] as? [[String: Any]] ?? []).map { $0["status"] as? Int }
+            #expect(statuses == (reordered ? [nil, 204, 204] : [204, 204, nil]))
             try await stack.settle()
             let now = try await stack.check(account, at: try await stack.simNow())
             #expect(!now.allowed && now.reason == .revoked && now.grant?.state == .revoked)

@@ -19,12 +19,15 @@ public final class NotificationDelivery: Sendable {
         public var copies = 2
         /// Whether the next batch goes out newest first.
         public var reorder = false
+        /// The last notifications of the next batch not sent at all (kept for `redeliver`).
+        public var dropLast = 0
 
-        public init(drop: Int = 0, duplicate: Int = 0, copies: Int = 2, reorder: Bool = false) {
+        public init(drop: Int = 0, duplicate: Int = 0, copies: Int = 2, reorder: Bool = false, dropLast: Int = 0) {
             self.drop = drop
             self.duplicate = duplicate
             self.copies = max(2, copies)
             self.reorder = reorder
+            self.dropLast = max(0, dropLast)
         }
     }
 
@@ -77,8 +80,11 @@ public final class NotificationDelivery: Sendable {
                 batch.reverse()
                 state.faults.reorder = false
             }
-            return batch.map { item in
+            let kept = max(0, batch.count - state.faults.dropLast)
+            if !batch.isEmpty { state.faults.dropLast = 0 }
+            return batch.enumerated().map { index, item in
                 state.undelivered.append(item)
+                if index >= kept { return (item, 0) }
                 if state.faults.drop > 0 {
                     state.faults.drop -= 1
                     return (item, 0)

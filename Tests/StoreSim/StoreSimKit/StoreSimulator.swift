@@ -67,7 +67,8 @@ public final class StoreSimulator: Sendable {
                 delivery.inject(
                     NotificationDelivery.Faults(
                         drop: body["drop"] as? Int ?? 0, duplicate: body["duplicate"] as? Int ?? 0,
-                        copies: body["copies"] as? Int ?? 2, reorder: body["reorder"] as? Bool ?? false))
+                        copies: body["copies"] as? Int ?? 2, reorder: body["reorder"] as? Bool ?? false,
+                        dropLast: body["dropLast"] as? Int ?? 0))
                 return [:]
             }
             control(server, "/control/\(store)/notification-url") { body in
