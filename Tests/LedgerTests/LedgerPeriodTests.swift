@@ -60,6 +60,9 @@ struct LedgerPeriodTests {
             let stored = try await ledger.subscriptionAndPeriods(Self.key)
             #expect(stored.periods.map(\.periodID) == ["2000", "2001"])
             #expect(stored.periods[1].raw == "eyJhbGciOiJFUzI1NiJ9.month1.sig")
+            // The state only: the same state, no recorded periods or raw data.
+            let stateOnly = try await ledger.subscriptionAndPeriods(Self.key, stateOnly: true)
+            #expect(stateOnly.subscription == stored.subscription && stateOnly.periods.isEmpty)
         }
     }
 

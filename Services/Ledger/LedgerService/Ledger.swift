@@ -558,15 +558,18 @@ public struct Ledger: Sendable {
         return found
     }
 
-    /// A subscription's state and its latest `maxAnsweredPeriods` recorded periods, with the raw
-    /// data, by start.
-    public func subscriptionAndPeriods(_ key: SubscriptionKey) async throws -> GetSubscriptionResponse {
+    /// A subscription's state and, unless `stateOnly`, its latest `maxAnsweredPeriods` recorded
+    /// periods, with the raw data, by start.
+    public func subscriptionAndPeriods(_ key: SubscriptionKey, stateOnly: Bool = false) async throws
+        -> GetSubscriptionResponse
+    {
         try Self.check(key, "key")
         let found = try await read { tx in
             try Self.subscriptionRow(tx, key).map {
                 GetSubscriptionResponse(
                     subscription: $0,
-                    periods: try Self.storedPeriods(tx, key, limit: Self.maxAnsweredPeriods, raw: true))
+                    periods: stateOnly ? [] : try Self.storedPeriods(tx, key, limit: Self.maxAnsweredPeriods, raw: true)
+                )
             }
         }
         guard let found else { throw RPCError(.notFound, "no subscription \(key)") }

@@ -27,7 +27,7 @@ enum LedgerMethods {
         write("LinkAccount", ledger.linkAccountWrite)
         router.unary("\(service)/GetSubscription") { (_, request: GetSubscriptionRequest) in
             guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
-            return try await ledger.subscriptionAndPeriods(key)
+            return try await ledger.subscriptionAndPeriods(key, stateOnly: request.stateOnly)
         }
         router.unary("\(service)/GetAccount") { (_, request: GetAccountRequest) in
             try await ledger.account(request.accountID)

@@ -59,18 +59,23 @@ public struct LedgerClient: Sendable {
         try await rpc.call("\(Self.service)/ListInbox", request)
     }
 
-    /// The recorded subscription, or nil when the ledger has none.
+    /// The recorded subscription, or nil when the ledger has none (the state only).
     public func subscription(_ key: SubscriptionKey) async throws(RPCError) -> Subscription? {
-        try await recordedState(key)?.0
+        try await get(GetSubscriptionRequest(key: key, stateOnly: true))?.subscription
     }
 
     /// The recorded subscription with its recorded periods (the newest 100, each as recorded,
     /// not joined), or nil when the ledger has none.
     public func recordedState(_ key: SubscriptionKey) async throws(RPCError) -> (Subscription, [Period])? {
+        try await get(GetSubscriptionRequest(key: key)).flatMap { response in
+            response.subscription.map { ($0, response.periods) }
+        }
+    }
+
+    private func get(_ request: GetSubscriptionRequest) async throws(RPCError) -> GetSubscriptionResponse? {
         do {
-            let response: GetSubscriptionResponse = try await rpc.call(
-                "\(Self.service)/GetSubscription", GetSubscriptionRequest(key: key))
-            return response.subscription.map { ($0, response.periods) }
+            let response: GetSubscriptionResponse = try await rpc.call("\(Self.service)/GetSubscription", request)
+            return response
         } catch  where error.code == .notFound {
             return nil
         }

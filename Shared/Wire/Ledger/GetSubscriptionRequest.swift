@@ -8,9 +8,14 @@ public struct GetSubscriptionRequest: ProtoMessage, Hashable {
 
     /// The subscription to read; `nil` when the message carries none.
     public var key: SubscriptionKey?
+    /// The state only, without the recorded periods and their raw data.
+    public var stateOnly: Bool
 
     /// A request for `key`.
-    public init(key: SubscriptionKey? = nil) { self.key = key }
+    public init(key: SubscriptionKey? = nil, stateOnly: Bool = false) {
+        self.key = key
+        self.stateOnly = stateOnly
+    }
 
     /// Decodes a request; throws `RPCError(.invalidArgument)` naming the message and field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
@@ -27,10 +32,11 @@ extension GetSubscriptionRequest: CMessageConvertible {
     }
 
     init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
-        try self.init(key: ProtoField.message(c.pointee.key, "key"))
+        try self.init(key: ProtoField.message(c.pointee.key, "key"), stateOnly: c.pointee.state_only != 0)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.key = key?.cMessage(in: arena)
+        c.state_only = stateOnly ? 1 : 0
     }
 }

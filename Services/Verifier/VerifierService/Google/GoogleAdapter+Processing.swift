@@ -115,15 +115,7 @@ extension GoogleAdapter {
         if orderPeriods.isEmpty {
             // The void came before the read that records its order (notifications are unordered):
             // read the purchase now, then revoke what it proves of that order.
-            if subscription.productKind == .consumable || subscription.productKind == .nonConsumable {
-                _ = try? await fetchAndRecordOneTime(
-                    packageName: subscription.bundleOrPackage, productID: subscription.productID, token: order.token,
-                    detail: "VOIDED_PURCHASE")
-            } else {
-                _ = try? await fetchAndRecordSubscription(
-                    packageName: subscription.bundleOrPackage, productID: subscription.productID, token: order.token,
-                    detail: "VOIDED_PURCHASE")
-            }
+            _ = try? await reread(subscription, detail: "VOIDED_PURCHASE")
             orderPeriods = (try await ledger.recordedState(subscription.key)?.1 ?? []).filter {
                 $0.googleOrderID == order.orderID
             }

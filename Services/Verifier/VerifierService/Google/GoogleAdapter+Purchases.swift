@@ -62,18 +62,7 @@ extension GoogleAdapter {
         guard let before = try await ledger.subscription(key) else {
             throw RPCError(.notFound, "the ledger has no Google purchase \(key.storeID.prefix(40))…; verify it first")
         }
-        let after: Subscription
-        switch before.productKind {
-        case .consumable?, .nonConsumable?:
-            after = try await fetchAndRecordOneTime(
-                packageName: before.bundleOrPackage, productID: before.productID, token: key.storeID,
-                detail: "RefreshSubscription")
-        default:
-            after = try await fetchAndRecordSubscription(
-                packageName: before.bundleOrPackage, productID: before.productID, token: key.storeID,
-                detail: "RefreshSubscription"
-            ).0
-        }
+        let after = try await reread(before, detail: "RefreshSubscription")
         return RefreshSubscriptionResponse(subscription: after, changed: PurchaseChecks.differs(before, after))
     }
 
@@ -269,15 +258,24 @@ extension GoogleAdapter {
                 packageName: packageName, subscriptionID: subscription.productID, token: token)
         }
         counters.acknowledged.increment()
+        return try await reread(subscription, detail: "acknowledged", event: event, acknowledged: true)
+    }
+
+    /// Reads a recorded purchase again from the API its kind is read from (a one-time product's
+    /// or subscriptionsv2) and records it.
+    func reread(
+        _ subscription: Subscription, detail: String, event: FetchEvent? = nil, acknowledged: Bool = false
+    ) async throws -> Subscription {
+        let token = subscription.key.storeID
         switch subscription.productKind {
         case .consumable?, .nonConsumable?:
             return try await fetchAndRecordOneTime(
-                packageName: packageName, productID: subscription.productID, token: token, detail: "acknowledged",
-                event: event, acknowledged: true)
+                packageName: subscription.bundleOrPackage, productID: subscription.productID, token: token,
+                detail: detail, event: event, acknowledged: acknowledged)
         default:
             return try await fetchAndRecordSubscription(
-                packageName: packageName, productID: subscription.productID, token: token, detail: "acknowledged",
-                event: event, acknowledged: true
+                packageName: subscription.bundleOrPackage, productID: subscription.productID, token: token,
+                detail: detail, event: event, acknowledged: acknowledged
             ).0
         }
     }

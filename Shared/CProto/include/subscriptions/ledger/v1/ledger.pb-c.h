@@ -229,10 +229,15 @@ struct  Subscriptions__Ledger__V1__GetSubscriptionRequest
 {
   ProtobufCMessage base;
   Subscriptions__Common__V1__SubscriptionKey *key;
+  /*
+   * The state only, without the recorded periods and their raw data (for callers that only
+   * need where the subscription stands).
+   */
+  protobuf_c_boolean state_only;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__GET_SUBSCRIPTION_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_subscription_request__descriptor) \
-    , NULL }
+    , NULL, 0 }
 
 
 struct  Subscriptions__Ledger__V1__GetSubscriptionResponse

@@ -1929,7 +1929,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__link_account_respons
   (ProtobufCMessageInit) subscriptions__ledger__v1__link_account_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_subscription_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_subscription_request__field_descriptors[2] =
 {
   {
     "key",
@@ -1943,14 +1943,27 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_subscriptio
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "state_only",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetSubscriptionRequest, state_only),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__get_subscription_request__field_indices_by_name[] = {
   0,   /* field[0] = key */
+  1,   /* field[1] = state_only */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__get_subscription_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_request__descriptor =
 {
@@ -1960,7 +1973,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_req
   "Subscriptions__Ledger__V1__GetSubscriptionRequest",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__GetSubscriptionRequest),
-  1,
+  2,
   subscriptions__ledger__v1__get_subscription_request__field_descriptors,
   subscriptions__ledger__v1__get_subscription_request__field_indices_by_name,
   1,  subscriptions__ledger__v1__get_subscription_request__number_ranges,
