@@ -59,8 +59,10 @@ final class AppleAdapterHarness: Sendable {
             logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()),
             // A loaded test machine must not turn a slow answer into a 503 the test did not ask for.
             ledgerTimeout: .seconds(60))
+        // A thread for each of the tests' concurrent deliveries, and no idle cut while a loaded
+        // machine keeps one waiting: the ingress answers, as it would with its own settings.
         http = HTTPServer(
-            host: "127.0.0.1", port: 0,
+            host: "127.0.0.1", port: 0, timeoutSeconds: 120, threads: 8,
             logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()))
         adapter.installNotificationRoutes(on: http)
         try http.start()

@@ -36,8 +36,11 @@ struct GoogleNotificationIngressTests {
                     audience: GoogleNotificationIngressTests.audience,
                     serviceAccountEmail: GoogleNotificationIngressTests.email, keySource: .file("/unused")),
                 fetch: { _, _ in jwks })
+            // A thread for each of the tests' concurrent pushes, and no idle cut while a loaded
+            // machine keeps one waiting.
             http = HTTPServer(
-                host: "127.0.0.1", port: 0, logger: Logger(service: "test", minimumLevel: .error, sink: .capturing()))
+                host: "127.0.0.1", port: 0, timeoutSeconds: 120, threads: 8,
+                logger: Logger(service: "test", minimumLevel: .error, sink: .capturing()))
             base.adapter.installNotificationRoute(on: http, authenticator: authenticator)
             try http.start()
         }
