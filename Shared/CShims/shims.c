@@ -2,6 +2,10 @@
 #include <openssl/x509v3.h>
 #include <errno.h>
 #include <string.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 int cshim_epoll_add(int epfd, int fd, uint32_t events, uint64_t token) {
     struct epoll_event ev = {.events = events, .data.u64 = token};
@@ -81,42 +85,57 @@ int cshim_general_names_push(GENERAL_NAMES *names, GENERAL_NAME *name) {
     return sk_GENERAL_NAME_push(names, name);
 }
 
+/* Percent-decodes `s` in place, except that "%00" stays as it is: a decoded NUL would end the
+   path early for every C string reader, so "/a%00" must stay a path of its own (no route). */
+static size_t cshim_mhd_unescape(void *cls, struct MHD_Connection *connection, char *s) {
+    (void)cls;
+    (void)connection;
+    char *read = s, *write = s;
+    while (*read != '\0') {
+        if (read[0] == '%' && isxdigit((unsigned char)read[1]) && isxdigit((unsigned char)read[2])) {
+            char hex[3] = {read[1], read[2], '\0'};
+            unsigned long value = strtoul(hex, NULL, 16);
+            if (value != 0) {
+                *write++ = (char)value;
+                read += 3;
+                continue;
+            }
+        }
+        *write++ = *read++;
+    }
+    *write = '\0';
+    return (size_t)(write - s);
+}
+
 static struct MHD_Daemon *cshim_mhd_start_daemon(unsigned int flags, const struct sockaddr *addr,
                                                  MHD_AccessHandlerCallback handler, void *handler_cls,
-                                                 MHD_RequestCompletedCallback completed, void *completed_cls,
-                                                 unsigned int connection_limit,
-                                                 unsigned int connection_timeout_s, unsigned int pool_size,
-                                                 size_t memory_limit) {
-    /* The port argument is ignored when MHD_OPTION_SOCK_ADDR is given. */
-    if (pool_size > 1) {
-        return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
-                                MHD_OPTION_SOCK_ADDR, addr,
-                                MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
-                                MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                                MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_s,
-                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
-                                MHD_OPTION_THREAD_POOL_SIZE, pool_size,
-                                MHD_OPTION_END);
+                                                 const struct cshim_mhd_options *options) {
+    /* The port argument is ignored when MHD_OPTION_SOCK_ADDR is given; a pool of one thread is
+       the internal polling thread itself. */
+#define CSHIM_MHD_COMMON_OPTIONS \
+    MHD_OPTION_SOCK_ADDR, addr, \
+    MHD_OPTION_NOTIFY_COMPLETED, options->completed, options->completed_cls, \
+    MHD_OPTION_NOTIFY_CONNECTION, options->connection_notify, options->connection_cls, \
+    MHD_OPTION_CONNECTION_LIMIT, options->connection_limit, \
+    MHD_OPTION_PER_IP_CONNECTION_LIMIT, options->per_address_limit, \
+    MHD_OPTION_CONNECTION_TIMEOUT, options->idle_timeout_s, \
+    MHD_OPTION_CONNECTION_MEMORY_LIMIT, options->memory_limit, \
+    MHD_OPTION_UNESCAPE_CALLBACK, cshim_mhd_unescape, NULL
+    if (options->pool_size > 1) {
+        return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls, CSHIM_MHD_COMMON_OPTIONS,
+                                MHD_OPTION_THREAD_POOL_SIZE, options->pool_size, MHD_OPTION_END);
     }
-    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
-                            MHD_OPTION_SOCK_ADDR, addr,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
-                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_s,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls, CSHIM_MHD_COMMON_OPTIONS,
                             MHD_OPTION_END);
+#undef CSHIM_MHD_COMMON_OPTIONS
 }
 
 struct MHD_Daemon *cshim_mhd_start(unsigned int flags, const struct sockaddr *addr,
                                    MHD_AccessHandlerCallback handler, void *handler_cls,
-                                   MHD_RequestCompletedCallback completed, void *completed_cls,
-                                   unsigned int connection_limit, unsigned int connection_timeout_s,
-                                   unsigned int pool_size, size_t memory_limit,
+                                   const struct cshim_mhd_options *options,
                                    uint16_t *bound_port, int *start_errno) {
     errno = 0;
-    struct MHD_Daemon *daemon = cshim_mhd_start_daemon(flags, addr, handler, handler_cls, completed,
-                                                       completed_cls, connection_limit,
-                                                       connection_timeout_s, pool_size, memory_limit);
+    struct MHD_Daemon *daemon = cshim_mhd_start_daemon(flags, addr, handler, handler_cls, options);
     *start_errno = daemon == NULL ? errno : 0;
     *bound_port = 0;
     if (daemon != NULL) {
@@ -124,4 +143,31 @@ struct MHD_Daemon *cshim_mhd_start(unsigned int flags, const struct sockaddr *ad
         if (info != NULL) *bound_port = info->port;
     }
     return daemon;
+}
+
+int cshim_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+int cshim_mhd_client_address(struct MHD_Connection *connection, char *buffer, int capacity) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL || capacity <= 0) return 0;
+    const struct sockaddr *address = info->client_addr;
+    const void *bytes = NULL;
+    if (address->sa_family == AF_INET) {
+        bytes = &((const struct sockaddr_in *)address)->sin_addr;
+    } else if (address->sa_family == AF_INET6) {
+        bytes = &((const struct sockaddr_in6 *)address)->sin6_addr;
+    } else {
+        return 0;
+    }
+    if (inet_ntop(address->sa_family, bytes, buffer, (socklen_t)capacity) == NULL) return 0;
+    /* An IPv4 client on a dual-stack socket is the IPv4 address, whichever way it came. */
+    if (strncmp(buffer, "::ffff:", 7) == 0 && strchr(buffer + 7, '.') != NULL) {
+        memmove(buffer, buffer + 7, strlen(buffer + 7) + 1);
+    }
+    return (int)strlen(buffer);
 }

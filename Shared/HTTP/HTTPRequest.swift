@@ -10,16 +10,19 @@ public struct HTTPRequest: Sendable {
     public let headers: [String: String]
     /// The request body, at most the server's `maxBodyBytes` long.
     public let body: [UInt8]
+    /// The client's IP address as text (`""` when unknown).
+    public let clientAddress: String
 
     /// A request with the given parts; `headers` names should already be lowercased.
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-        body: [UInt8] = []
+        body: [UInt8] = [], clientAddress: String = ""
     ) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
+        self.clientAddress = clientAddress
     }
 }

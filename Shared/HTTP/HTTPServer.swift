@@ -6,7 +6,10 @@ import Synchronization
 /// synchronous handlers running on the server's own threads.
 ///
 /// Unknown paths get 404, known paths with another method 405 with an `Allow` header, and bodies
-/// over `maxBodyBytes` 413; the handler is not called for any of these. Routes may be added before
+/// over `maxBodyBytes` 413 (announced or chunked; the connection is then closed); the handler is
+/// not called for any of these. Paths match exactly after percent-decoding, and `%00` is not
+/// decoded. A connection whose request headers or body do not arrive within the deadlines of
+/// `HTTPLimits` is closed. Routes may be added before
 /// or after `start()`, from any thread.
 public final class HTTPServer: Sendable {
     private struct State {
@@ -16,35 +19,49 @@ public final class HTTPServer: Sendable {
 
     private let host: String
     private let requestedPort: Int
-    private let connectionLimit: Int
-    private let timeoutSeconds: Int
-    private let threads: Int
+    private let limits: HTTPLimits
+    private let role: String
     private let dispatcher: RequestDispatcher
     private let state = Mutex(State())
 
     /// A server that will listen on `host` (an IPv4 or IPv6 literal, or a name; empty for all
-    /// interfaces) and `port` (0 for any free port) once started.
+    /// interfaces) and `port` (0 for any free port) once started, within `limits`. `role` names
+    /// it in its log lines (`"\(role) server listening"`).
+    public init(host: String, port: Int, limits: HTTPLimits, role: String = "http", logger: Logger) {
+        precondition(limits.maxBodyBytes >= 0, "maxBodyBytes must not be negative")
+        precondition((1...Int(UInt32.max)).contains(limits.maxConnections), "maxConnections must be positive")
+        precondition(
+            (0...Int(UInt32.max)).contains(limits.maxConnectionsPerAddress),
+            "maxConnectionsPerAddress must not be negative")
+        precondition(
+            (0...Int(UInt32.max)).contains(limits.idleTimeoutSeconds), "idleTimeoutSeconds must not be negative")
+        precondition(limits.headerTimeout > .zero && limits.requestTimeout > .zero, "deadlines must be positive")
+        precondition((1...1024).contains(limits.threads), "threads must be 1...1024")
+        self.host = host
+        self.requestedPort = port
+        self.limits = limits
+        self.role = role
+        self.dispatcher = RequestDispatcher(limits: limits, logger: logger)
+    }
+
+    /// A server with the default limits but these.
     ///
     /// - Parameters:
     ///   - maxBodyBytes: the largest request body accepted; longer ones get 413.
     ///   - connectionLimit: the most connections served at once; more are refused.
-    ///   - timeoutSeconds: how long an idle connection is kept open (0: forever).
+    ///   - timeoutSeconds: how long a silent connection is kept open (0: forever).
     ///   - threads: how many threads poll connections and run handlers.
     ///   - logger: where start, stop and response failures are logged.
-    public init(
+    public convenience init(
         host: String, port: Int, maxBodyBytes: Int = 1 << 20, connectionLimit: Int = 256, timeoutSeconds: Int = 10,
         threads: Int = 2, logger: Logger
     ) {
-        precondition(maxBodyBytes >= 0, "maxBodyBytes must not be negative")
-        precondition((1...Int(UInt32.max)).contains(connectionLimit), "connectionLimit must be positive")
-        precondition((0...Int(UInt32.max)).contains(timeoutSeconds), "timeoutSeconds must not be negative")
-        precondition((1...1024).contains(threads), "threads must be 1...1024")
-        self.host = host
-        self.requestedPort = port
-        self.connectionLimit = connectionLimit
-        self.timeoutSeconds = timeoutSeconds
-        self.threads = threads
-        self.dispatcher = RequestDispatcher(maxBodyBytes: maxBodyBytes, logger: logger)
+        self.init(
+            host: host, port: port,
+            limits: HTTPLimits(
+                maxBodyBytes: maxBodyBytes, maxConnections: connectionLimit, idleTimeoutSeconds: timeoutSeconds,
+                threads: threads),
+            logger: logger)
     }
 
     deinit { stop() }
@@ -78,12 +95,10 @@ public final class HTTPServer: Sendable {
             var firstError: HTTPServerError?
             for address in addresses {
                 do throws(HTTPServerError) {
-                    let daemon = try MHDDaemon(
-                        address: address, dispatcher: dispatcher, connectionLimit: connectionLimit,
-                        timeoutSeconds: timeoutSeconds, threads: threads)
+                    let daemon = try MHDDaemon(address: address, dispatcher: dispatcher, limits: limits)
                     state.daemon = daemon
                     state.port = daemon.port
-                    dispatcher.logger.info("http server listening", ["host": host, "port": String(daemon.port)])
+                    dispatcher.logger.info("\(role) server listening", ["host": host, "port": String(daemon.port)])
                     return
                 } catch {
                     firstError = firstError ?? error
@@ -97,11 +112,21 @@ public final class HTTPServer: Sendable {
     /// bound port after `stop()`, and 0 before the first `start()`.
     public var port: Int { state.withLock { $0.port } }
 
+    /// Writes the server's counters of refused requests (`{prefix}_requests_refused_total` by
+    /// reason: `header_timeout`, `request_timeout`, `too_large`).
+    public func writeMetrics(into text: inout MetricsText, prefix: String = "http") {
+        let name = "\(prefix)_requests_refused_total"
+        text.family(name, type: "counter", help: "Requests cut or refused for a limit of the HTTP server.")
+        text.sample(name, ["reason": "header_timeout"], Double(dispatcher.deadlines.cutCount(.headers)))
+        text.sample(name, ["reason": "request_timeout"], Double(dispatcher.deadlines.cutCount(.request)))
+        text.sample(name, ["reason": "too_large"], Double(dispatcher.tooLargeCount.load(ordering: .relaxed)))
+    }
+
     /// Stops serving: closes the listening socket and the connections and waits for the server's
     /// threads to end. Idempotent; must not be called from a handler.
     public func stop() {
         guard let daemon = state.withLock({ $0.daemon.take() }) else { return }
         daemon.stop()
-        dispatcher.logger.info("http server stopped", ["port": String(daemon.port)])
+        dispatcher.logger.info("\(role) server stopped", ["port": String(daemon.port)])
     }
 }

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import CShims
+import Glibc
 
 /// The C callbacks libmicrohttpd calls on its own threads. They live in this nonisolated enum
 /// (not in a main-actor context) so calling them off the main thread is safe. `cls` is the
@@ -16,11 +17,13 @@ enum MHDCallbacks {
         let connection = MHDConnection(rawConnection)
         guard let stored = requestState.pointee else {
             // First call: the headers are in, the body is not.
+            dispatcher.deadlines.headersArrived(connection.socket)
             let contentLength = connection.header("Content-Length").flatMap { Int($0) }
             let start = dispatcher.start(
                 method: String(cString: method), path: String(cString: url), contentLength: contentLength)
             switch start {
             case .respond(let response):
+                dispatcher.deadlines.requestRead(connection.socket)
                 return connection.queue(response, logger: dispatcher.logger)
             case .readBody(let pending):
                 // Retained until requestCompleted releases it.
@@ -32,21 +35,43 @@ enum MHDCallbacks {
         if uploadDataSize.pointee > 0 {
             pending.append(UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee))
             uploadDataSize.pointee = 0  // All consumed.
-            return .YES
+            // A body of no announced length (chunked) past the limit is dropped as it comes;
+            // one that goes on past the slack as well is cut here: libmicrohttpd cannot answer
+            // before the body ends, and a body need not end.
+            return pending.isPastSlack ? .NO : .YES
         }
         // Final call: the whole body has arrived.
+        dispatcher.deadlines.requestRead(connection.socket)
         let response = dispatcher.finish(pending) {
             HTTPRequest(
                 method: String(cString: method), path: String(cString: url), query: connection.query(),
-                headers: connection.headers(), body: pending.body)
+                headers: connection.headers(), body: pending.body, clientAddress: connection.clientAddress)
         }
         return connection.queue(response, logger: dispatcher.logger)
     }
 
-    /// Called when a request ends, answered or not; frees its `PendingRequest`.
-    static let requestCompleted: MHD_RequestCompletedCallback = { _, _, requestState, _ in
+    /// Called when a request ends, answered or not; frees its `PendingRequest`, and the
+    /// connection waits for its next request from now.
+    static let requestCompleted: MHD_RequestCompletedCallback = { cls, rawConnection, requestState, _ in
+        if let cls, let rawConnection {
+            let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue()
+            dispatcher.deadlines.requestEnded(MHDConnection(rawConnection).socket)
+        }
         guard let requestState, let stored = requestState.pointee else { return }
         Unmanaged<PendingRequest>.fromOpaque(stored).release()
         requestState.pointee = nil
+    }
+
+    /// Called when a connection opens and when it closes (before its socket is closed).
+    static let connectionChanged: MHD_NotifyConnectionCallback = { cls, rawConnection, _, code in
+        guard let cls, let rawConnection else { return }
+        let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue()
+        let socket = MHDConnection(rawConnection).socket
+        guard socket >= 0 else { return }
+        if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
+            dispatcher.deadlines.opened(socket)
+        } else {
+            dispatcher.deadlines.closed(socket)
+        }
     }
 }

@@ -8,6 +8,17 @@ struct MHDConnection {
 
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
 
+    /// The connection's socket (-1 if libmicrohttpd does not say).
+    var socket: Int32 { cshim_mhd_connection_fd(pointer) }
+
+    /// The client's IP address as text, `""` when unknown.
+    var clientAddress: String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            let count = cshim_mhd_client_address(pointer, buffer.baseAddress!, 64)
+            return count > 0 ? String(cString: buffer.baseAddress!) : ""
+        }
+    }
+
     /// The value of the request header `name` (case-insensitive), if present.
     func header(_ name: String) -> String? {
         // The returned string belongs to the connection; copy it before the callback returns.
@@ -24,8 +35,8 @@ struct MHDConnection {
         Dictionary(values(.GET_ARGUMENT_KIND), uniquingKeysWith: { _, last in last })
     }
 
-    /// Sends `response` once the request is complete (or right away on the first call, which
-    /// makes libmicrohttpd skip the body and close the connection afterwards).
+    /// Sends `response` once the request is complete (or right away on the first call or
+    /// during the body, which makes libmicrohttpd skip the rest and close the connection afterwards).
     func queue(_ response: HTTPResponse, logger: Logger) -> MHD_Result {
         var response = response
         if !(100...999).contains(response.status) {

@@ -13,22 +13,24 @@ final class MHDDaemon: Sendable {
     private let handle: Mutex<OpaquePointer?>
     private let dispatcher: RequestDispatcher
 
-    /// Starts listening on `address` with a pool of `threads` polling threads.
-    init(
-        address: SocketAddress, dispatcher: RequestDispatcher, connectionLimit: Int, timeoutSeconds: Int,
-        threads: Int
-    ) throws(HTTPServerError) {
+    /// Starts listening on `address` with the connection and thread limits of `limits`.
+    init(address: SocketAddress, dispatcher: RequestDispatcher, limits: HTTPLimits) throws(HTTPServerError) {
         // MHD_USE_ERROR_LOG is left off: failures are reported through errno and our own logger.
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_AUTO.rawValue
         if address.isIPv6 { flags |= MHD_USE_DUAL_STACK.rawValue }
         var boundPort: UInt16 = 0
         var startErrno: Int32 = 0
+        let cls = Unmanaged.passUnretained(dispatcher).toOpaque()
+        var options = cshim_mhd_options(
+            completed: MHDCallbacks.requestCompleted, completed_cls: cls,
+            connection_notify: MHDCallbacks.connectionChanged, connection_cls: cls,
+            connection_limit: UInt32(limits.maxConnections), per_address_limit: UInt32(limits.maxConnectionsPerAddress),
+            idle_timeout_s: UInt32(limits.idleTimeoutSeconds), pool_size: UInt32(limits.threads),
+            memory_limit: 64 * 1024)
         let started = address.withSockAddr { sockaddr, _ in
-            // libmicrohttpd reads the address only while starting.
+            // libmicrohttpd reads the address and the options only while starting.
             cshim_mhd_start(
-                UInt32(flags), sockaddr, MHDCallbacks.accessHandler, Unmanaged.passUnretained(dispatcher).toOpaque(),
-                MHDCallbacks.requestCompleted, nil, UInt32(connectionLimit), UInt32(timeoutSeconds),
-                UInt32(threads), 64 * 1024, &boundPort, &startErrno)
+                UInt32(flags), sockaddr, MHDCallbacks.accessHandler, cls, &options, &boundPort, &startErrno)
         }
         guard let started else {
             throw HTTPServerError(.cannotListen, "cannot listen on \(address): \(Self.reason(startErrno))")

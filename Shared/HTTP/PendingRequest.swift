@@ -8,7 +8,13 @@ final class PendingRequest {
     private(set) var body: [UInt8] = []
     /// Whether more than `limit` bytes arrived; the body is then dropped and the rest ignored.
     private(set) var isOverLimit = false
+    /// Bytes dropped past the limit.
+    private var dropped = 0
     private let limit: Int
+    /// How much past the limit a body may go and still be answered 413 when it ends.
+    static let slack = 64 * 1024
+    /// Whether more than `slack` bytes past the limit have arrived: the connection is to be closed.
+    var isPastSlack: Bool { dropped > Self.slack }
 
     /// A request for `handler` that accepts at most `limit` body bytes; `expectedLength` is the
     /// `Content-Length` when known (and within the limit), to size the buffer once.
@@ -20,9 +26,13 @@ final class PendingRequest {
 
     /// Appends the next piece of the body, or marks the request over the limit.
     func append(_ bytes: UnsafeRawBufferPointer) {
-        guard !isOverLimit else { return }
+        guard !isOverLimit else {
+            dropped += bytes.count
+            return
+        }
         guard body.count + bytes.count <= limit else {
             isOverLimit = true
+            dropped = body.count + bytes.count - limit
             body = []
             return
         }

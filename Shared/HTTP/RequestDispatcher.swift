@@ -15,11 +15,16 @@ final class RequestDispatcher: Sendable {
 
     let maxBodyBytes: Int
     let logger: Logger
+    /// The header and request deadlines of the server's connections.
+    let deadlines: ConnectionDeadlines
+    /// Requests refused with 413.
+    let tooLargeCount = Atomic<Int>(0)
     private let routes = Mutex(RouteTable())
 
-    init(maxBodyBytes: Int, logger: Logger) {
-        self.maxBodyBytes = maxBodyBytes
+    init(limits: HTTPLimits, logger: Logger) {
+        self.maxBodyBytes = limits.maxBodyBytes
         self.logger = logger
+        deadlines = ConnectionDeadlines(headerTimeout: limits.headerTimeout, requestTimeout: limits.requestTimeout)
     }
 
     /// Registers `handler` for `method` and `path`; takes effect for requests whose headers arrive later.
@@ -48,7 +53,11 @@ final class RequestDispatcher: Sendable {
         pending.isOverLimit ? tooLarge() : pending.handler(request())
     }
 
-    private func tooLarge() -> HTTPResponse {
-        .text("request body exceeds \(maxBodyBytes) bytes\n", status: 413)
+    /// The 413 answer, counted.
+    func tooLarge() -> HTTPResponse {
+        tooLargeCount.add(1, ordering: .relaxed)
+        var response = HTTPResponse.text("request body exceeds \(maxBodyBytes) bytes\n", status: 413)
+        response.headers.append(("Connection", "close"))
+        return response
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Observability
 import Sockets
 import Wire
 

@@ -1,6 +1,7 @@
 import CShims
 import Foundation
 import Glibc
+import Observability
 import Synchronization
 import Wire
 

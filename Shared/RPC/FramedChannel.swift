@@ -1,6 +1,7 @@
 import CShims
 import Foundation
 import Glibc
+import Observability
 import Wire
 
 /// What a `FramedChannel` tells its owner. Called on the channel's loop thread.
@@ -17,7 +18,10 @@ protocol FramedChannelDelegate: AnyObject {
     func channelDidDecode(_ channel: FramedChannel)
     /// The channel closed; `reason` says why. Nothing more will be called.
     func channel(_ channel: FramedChannel, closedBecause reason: String)
-    /// The byte stream could not be framed (`too_long` or `empty`); the channel is closing.
+    /// A frame longer than the channel's `admitAbove`, by its length and first bytes: a reason
+    /// refuses it before the rest is read (the connection is then closed).
+    func channel(_ channel: FramedChannel, admit length: Int, prefix: UnsafeRawBufferPointer) -> String?
+    /// The byte stream could not be framed (`too_long`, `empty` or `refused`); the channel is closing.
     func channel(_ channel: FramedChannel, rejectedFrame reason: String)
     /// Output fell below the low watermark after `notifyWhenDrained` was set.
     func channelDidDrain(_ channel: FramedChannel)
@@ -25,6 +29,7 @@ protocol FramedChannelDelegate: AnyObject {
 
 extension FramedChannelDelegate {
     func channelDidDecode(_ channel: FramedChannel) {}
+    func channel(_ channel: FramedChannel, admit length: Int, prefix: UnsafeRawBufferPointer) -> String? { nil }
     func channel(_ channel: FramedChannel, willDecode bytes: UnsafeRawBufferPointer) {}
     func channel(_ channel: FramedChannel, rejectedFrame reason: String) {}
     func channelDidDrain(_ channel: FramedChannel) {}
@@ -70,11 +75,14 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Send
     private(set) var peerIdentities: [String] = []
 
     /// The owner sets `delegate` before `start()`.
-    init(loop: EventLoop, fd: Int32, tls: TLSSession?, maxFrameLength: Int, connecting: Bool) {
+    init(
+        loop: EventLoop, fd: Int32, tls: TLSSession?, maxFrameLength: Int, connecting: Bool, admitAbove: Int = .max
+    ) {
         self.loop = loop
         self.fd = fd
         self.tls = tls
         self.decoder = FrameDecoder(maxFrameLength: maxFrameLength)
+        decoder.admitAbove = admitAbove
         let now = MonotonicClock.nanoseconds()
         lastActivity = now
         state = connecting ? .connecting : (tls == nil ? .open : .handshaking)
@@ -188,16 +196,20 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Send
             guard let delegate else { return close("the channel's owner is gone") }
             if !decoder.hasPartialFrame { delegate.channel(self, willDecode: bytes) }
             do {
-                try decoder.decode(bytes) { frame in
+                try decoder.decode(
+                    bytes, admit: { length, prefix in delegate.channel(self, admit: length, prefix: prefix) }
+                ) { frame in
                     guard state == .open, closeWhenFlushed == nil else { return }
                     delegate.channel(self, received: frame)
                 }
             } catch let failure as FrameDecoder.Failure {
                 delegate.channelDidDecode(self)  // the frames before the bad one were received
-                if case .frameTooLong = failure {
-                    delegate.channel(self, rejectedFrame: "too_long")
-                } else {
-                    delegate.channel(self, rejectedFrame: "empty")
+                switch failure {
+                case .frameTooLong: delegate.channel(self, rejectedFrame: "too_long")
+                case .emptyFrame: delegate.channel(self, rejectedFrame: "empty")
+                case .refused:
+                    delegate.channel(self, rejectedFrame: "refused")
+                    return protocolViolation(failure.description, code: .resourceExhausted)
                 }
                 return protocolViolation(failure.description)
             } catch {
@@ -215,9 +227,8 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Send
     }
 
     /// Sends a connection-level error (call id 0) that says what was wrong, then closes.
-    func protocolViolation(_ reason: String) {
-        Envelope.appendFrame(
-            to: &output, callID: 0, kind: .response, status: .invalidArgument, statusMessage: reason)
+    func protocolViolation(_ reason: String, code: StatusCode = .invalidArgument) {
+        Envelope.appendFrame(to: &output, callID: 0, kind: .response, status: code, statusMessage: reason)
         closeAfterFlush("protocol violation: \(reason)")
     }
 

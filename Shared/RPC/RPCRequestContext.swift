@@ -1,6 +1,7 @@
 import CShims
 import Foundation
 import Glibc
+import Observability
 import Wire
 
 /// What a handler knows about the call it serves.

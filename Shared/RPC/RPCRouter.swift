@@ -29,6 +29,25 @@ public enum RPCHandler: Sendable {
 /// decides what each request means.
 public typealias RPCPrefetch = @Sendable (UnsafeBufferPointer<UnsafeRawBufferPointer>) -> Void
 
+/// What one request of a method may cost before its handler sees it: its frame's length, and
+/// what its payload may make protobuf-c build (checked on the wire bytes before anything is
+/// unpacked). Requests past either are refused with RESOURCE_EXHAUSTED.
+public struct RPCMethodLimits: Sendable, Equatable {
+    /// The longest request frame; nil for the server's `maxFrameLength`.
+    public var maxRequestBytes: Int?
+    public var budget: DecodeBudget
+
+    public init(maxRequestBytes: Int?, budget: DecodeBudget = .standard) {
+        self.maxRequestBytes = maxRequestBytes
+        self.budget = budget
+    }
+
+    /// A request of a few fields: 64 KiB frames.
+    public static let standard = RPCMethodLimits(maxRequestBytes: 64 * 1024)
+    /// A request that carries signed store data or many records: frames up to the server's maximum.
+    public static let large = RPCMethodLimits(maxRequestBytes: nil)
+}
+
 /// The methods a server offers, registered before it starts.
 public final class RPCRouter: @unchecked Sendable {  // written only before the server starts, then read-only
     struct Entry {
@@ -36,6 +55,7 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
         let handler: RPCHandler
         let index: Int
         let prefetch: RPCPrefetch?
+        let limits: RPCMethodLimits
     }
 
     private(set) var entries: [Entry] = []
@@ -49,10 +69,14 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
     public init() {}
 
     /// Registers a raw handler under a full method name, with the prefetch for batches of its
-    /// requests if it has one. Registering a name twice is a programming error.
-    public func register(_ method: String, _ handler: RPCHandler, prefetch: RPCPrefetch? = nil) {
+    /// requests if it has one. Registering a name twice is a programming error. A raw handler
+    /// decodes its own payload: it does so within `limits.budget` only if it asks
+    /// `DecodeBudget.$current` for it.
+    public func register(
+        _ method: String, _ handler: RPCHandler, limits: RPCMethodLimits = .standard, prefetch: RPCPrefetch? = nil
+    ) {
         precondition(!entries.contains { $0.name == method }, "method \(method) registered twice")
-        entries.append(Entry(name: method, handler: handler, index: entries.count, prefetch: prefetch))
+        entries.append(Entry(name: method, handler: handler, index: entries.count, prefetch: prefetch, limits: limits))
         nameBytes.append(contentsOf: method.utf8)
         nameEnds.append(nameBytes.count)
         prefetches = prefetches || prefetch != nil
@@ -60,39 +84,45 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
 
     /// Registers an in-memory method that runs on the event loop thread.
     public func inline<Request: ProtoMessage, Response: ProtoMessage>(
-        _ method: String, _ body: @escaping @Sendable (Request) throws -> Response
+        _ method: String, limits: RPCMethodLimits = .standard, _ body: @escaping @Sendable (Request) throws -> Response
     ) {
+        let budget = limits.budget
         register(
             method,
             .inline({ bytes, output in
-                output.append(contentsOf: try body(try Request(serialized: bytes)).serialized())
-            }))
+                output.append(contentsOf: try body(try Self.decode(bytes, within: budget)).serialized())
+            }), limits: limits)
     }
 
     /// Registers a method that runs as a task.
     public func unary<Request: ProtoMessage, Response: ProtoMessage>(
-        _ method: String, _ body: @escaping @Sendable (RPCRequestContext, Request) async throws -> Response
+        _ method: String, limits: RPCMethodLimits = .standard,
+        _ body: @escaping @Sendable (RPCRequestContext, Request) async throws -> Response
     ) {
+        let budget = limits.budget
         register(
             method,
-            .unary({ context, bytes in try await body(context, try Request(serialized: bytes)).serialized() }))
+            .unary({ context, bytes in
+                try await body(context, try Self.decode(bytes, within: budget)).serialized()
+            }), limits: limits)
     }
 
     /// Registers a method that starts on the event loop thread and answers through `respond`,
     /// once, from whichever thread finishes the work.
     public func deferred<Request: ProtoMessage, Response: ProtoMessage>(
-        _ method: String,
+        _ method: String, limits: RPCMethodLimits = .standard,
         _ body:
             @escaping @Sendable (
                 RPCRequestContext, Request, _ respond: @escaping @Sendable (Result<Response, any Error>) -> Void
             ) -> Void
     ) {
+        let budget = limits.budget
         register(
             method,
             .deferred({ context, bytes, responder in
                 let request: Request
                 do {
-                    request = try Request(serialized: bytes)
+                    request = try Self.decode(bytes, within: budget)
                 } catch {
                     return responder.fail(error)
                 }
@@ -102,19 +132,32 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
                     case .failure(let error): responder.fail(error)
                     }
                 }
-            }))
+            }), limits: limits)
     }
 
     /// Registers a server-streaming method.
     public func serverStream<Request: ProtoMessage, Response: ProtoMessage>(
-        _ method: String,
+        _ method: String, limits: RPCMethodLimits = .standard,
         _ body: @escaping @Sendable (RPCRequestContext, Request, ServerStreamSender<Response>) async throws -> Void
     ) {
+        let budget = limits.budget
         register(
             method,
             .serverStream({ context, bytes, writer in
-                try await body(context, try Request(serialized: bytes), ServerStreamSender(writer: writer))
-            }))
+                try await body(context, try Self.decode(bytes, within: budget), ServerStreamSender(writer: writer))
+            }), limits: limits)
+    }
+
+    /// A request decoded within `budget` (`DecodeBudget.standard` is what every decode gets).
+    static func decode<Request: ProtoMessage>(_ bytes: UnsafeRawBufferPointer, within budget: DecodeBudget) throws
+        -> Request
+    {
+        if budget == .standard { return try Request(serialized: bytes) }
+        return try DecodeBudget.$current.withValue(budget) { try Request(serialized: bytes) }
+    }
+
+    static func decode<Request: ProtoMessage>(_ bytes: [UInt8], within budget: DecodeBudget) throws -> Request {
+        try bytes.withUnsafeBytes { raw in try decode(raw, within: budget) }
     }
 
     /// Every registered method name.

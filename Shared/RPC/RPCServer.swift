@@ -18,6 +18,10 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
     let idleTimeout: UInt64
     let defaultTimeout: UInt64
     let maxTimeout: UInt64
+    let firstFrameTimeout: UInt64
+    /// Frames longer than this are admitted by their first bytes.
+    let smallestRequestLimit: Int
+    let registry: ConnectionRegistry
     private let draining = Atomic<Bool>(false)
     private let inFlight = Atomic<Int>(0)
     /// Connections per loop, each table touched only on its loop's thread.
@@ -33,7 +37,19 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
         idleTimeout = configuration.idleTimeout.nanosecondsClamped
         defaultTimeout = configuration.defaultTimeout.nanosecondsClamped
         maxTimeout = configuration.maxTimeout.nanosecondsClamped
+        firstFrameTimeout = configuration.firstFrameTimeout.nanosecondsClamped
+        registry = ConnectionRegistry(
+            maxConnections: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
+        let limits = router.entries.map { $0.limits.maxRequestBytes ?? configuration.maxFrameLength }
+        // Frames up to 64 KiB are read whole and refused call by call; a longer one is judged
+        // by its first bytes, before the rest is stored.
+        smallestRequestLimit = min(max(64 * 1024, limits.min() ?? 0), configuration.maxFrameLength)
         connections = (0..<loopCount).map { _ in LoopConnections() }
+    }
+
+    /// The longest request frame `entry`'s method accepts.
+    func requestLimit(of entry: RPCRouter.Entry) -> Int {
+        min(entry.limits.maxRequestBytes ?? configuration.maxFrameLength, configuration.maxFrameLength)
     }
 
     var isDraining: Bool { draining.load(ordering: .relaxed) }
@@ -44,6 +60,7 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
 
     func connectionClosed(_ connection: ServerConnection, reason: String) {
         connections[connection.loop.index].table[ObjectIdentifier(connection)] = nil
+        registry.remove(connection)
         metrics.connections.subtract(1, ordering: .relaxed)
         if reason.hasPrefix("TLS") { metrics.frameRejected(loop: connection.loop.index, reason: "tls") }
         logger?.debug("connection closed", ["peer": connection.peer, "reason": reason])
@@ -187,9 +204,17 @@ public final class RPCServer: Sendable {
                 }
                 return
             }
-            if core.isDraining || core.metrics.connections.load(ordering: .relaxed) >= core.configuration.maxConnections
-            {
+            if core.isDraining {
                 core.metrics.connectionsRefused.add(1, ordering: .relaxed)
+                close(client)
+                continue
+            }
+            let peerAddress = Socket.peerAddress(client)
+            let address = peerAddress?.host ?? "unknown"
+            let admission = core.registry.admission(from: address)
+            if case .refused(let reason) = admission {
+                core.metrics.connectionsRefused.add(1, ordering: .relaxed)
+                core.logger?.debug("connection refused", ["peer": address, "reason": reason])
                 close(client)
                 continue
             }
@@ -199,18 +224,25 @@ public final class RPCServer: Sendable {
             core.metrics.connectionsAccepted.add(1, ordering: .relaxed)
             Socket.setNoDelay(client)
             let loop = group.next()
+            let peer = peerAddress?.description ?? "unknown"
+            let session: TLSSession?
+            do {
+                session = try core.tls?.makeSession(fd: client, host: nil)
+            } catch {
+                core.logger?.error("cannot start TLS", ["error": "\(error)"])
+                close(client)
+                core.metrics.connections.subtract(1, ordering: .relaxed)
+                if case .admittedEvicting(let victim) = admission { core.registry.spared(victim) }
+                continue
+            }
+            // Registered here, on the accepting thread, so the next accept counts it.
+            let connection = ServerConnection(
+                core: core, loop: loop, fd: client, tls: session, peer: peer, address: address)
+            core.registry.add(connection)
+            if case .admittedEvicting(let victim) = admission {
+                victim.loop.execute { victim.evict() }
+            }
             loop.execute { [core] in
-                let peer = Socket.peerAddress(client)?.description ?? "unknown"
-                let session: TLSSession?
-                do {
-                    session = try core.tls?.makeSession(fd: client, host: nil)
-                } catch {
-                    core.logger?.error("cannot start TLS", ["error": "\(error)"])
-                    close(client)
-                    core.metrics.connections.subtract(1, ordering: .relaxed)
-                    return
-                }
-                let connection = ServerConnection(core: core, loop: loop, fd: client, tls: session, peer: peer)
                 core.connections[loop.index].table[ObjectIdentifier(connection)] = connection
                 connection.channel.start()
             }
@@ -218,7 +250,7 @@ public final class RPCServer: Sendable {
     }
 
     private func scheduleSweep(on loop: EventLoop) {
-        let interval = max(5_000_000, min(core.readTimeout, core.idleTimeout) / 4)
+        let interval = max(5_000_000, min(core.readTimeout, core.idleTimeout, core.firstFrameTimeout) / 4)
         loop.execute { [core] in
             func tick() {
                 let now = MonotonicClock.nanoseconds()

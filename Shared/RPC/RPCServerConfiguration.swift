@@ -16,7 +16,13 @@ public struct RPCServerConfiguration: Sendable {
     public var readTimeout: Duration = .seconds(10)
     /// A connection with no call in flight and no traffic for this long is closed.
     public var idleTimeout: Duration = .seconds(300)
+    /// A new connection must complete its first frame (and its TLS handshake) within this time.
+    public var firstFrameTimeout: Duration = .seconds(5)
+    /// At the cap, the connection that has sent no frame for longest (one that never sent any
+    /// first), among those with no call in flight, is closed to admit the new one.
     public var maxConnections: Int = 1024
+    /// Connections from one IP address at once; more are closed at accept.
+    public var maxConnectionsPerAddress: Int = 256
     public var maxCallsPerConnection: Int = 1024
     /// Applied when a request carries no timeout; also the longest a request may ask for.
     public var defaultTimeout: Duration = .seconds(30)

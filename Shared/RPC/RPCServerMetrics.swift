@@ -20,6 +20,7 @@ final class RPCServerMetrics: Sendable {
     let connections = Atomic<Int>(0)
     let connectionsAccepted = Atomic<Int>(0)
     let connectionsRefused = Atomic<Int>(0)
+    let connectionsEvicted = Atomic<Int>(0)
 
     init(methodNames: [String], loopCount: Int) {
         self.methodNames = methodNames + ["unknown"]
@@ -92,11 +93,17 @@ final class RPCServerMetrics: Sendable {
         text.sample("rpc_server_connections_accepted_total", [:], Double(connectionsAccepted.load(ordering: .relaxed)))
         text.family(
             "rpc_server_connections_refused_total", type: "counter",
-            help: "Connections refused at the connection limit.")
+            help: "Connections refused at accept (draining, the per-address limit, or the cap with none to close).")
         text.sample("rpc_server_connections_refused_total", [:], Double(connectionsRefused.load(ordering: .relaxed)))
         text.family(
+            "rpc_server_connections_evicted_total", type: "counter",
+            help: "Connections with no call in flight closed to admit a new one at the connection limit.")
+        text.sample("rpc_server_connections_evicted_total", [:], Double(connectionsEvicted.load(ordering: .relaxed)))
+        text.family(
             "rpc_server_frames_rejected_total", type: "counter",
-            help: "Frames or connections rejected, by reason (too_long, empty, malformed, read_timeout, tls).")
+            help:
+                "Frames or connections rejected, by reason (too_long, empty, refused, malformed, read_timeout, first_frame_timeout, tls)."
+        )
         for reason in rejected.keys.sorted() {
             text.sample("rpc_server_frames_rejected_total", ["reason": reason], Double(rejected[reason]!))
         }

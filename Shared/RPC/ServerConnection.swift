@@ -1,6 +1,8 @@
 import CShims
 import Foundation
 import Glibc
+import Observability
+import Synchronization
 import Wire
 
 /// One accepted connection: turns request frames into handler calls and replies into frames.
@@ -19,6 +21,14 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     let loop: EventLoop
     let channel: FramedChannel
     let peer: String
+    /// The client's IP address, for the per-address limit.
+    let address: String
+    /// When the connection was accepted (monotonic ns).
+    let openedAt: UInt64
+    /// When the last frame arrived (monotonic ns), 0 before the first: read by the acceptor
+    /// on another thread when it picks a connection to close.
+    private let lastFrame = Atomic<UInt64>(0)
+    private let handlersInFlight = Atomic<Int>(0)
     private var calls: [UInt64: ActiveCall] = [:]
     private var nextSerial: UInt64 = 0
     private var draining = false
@@ -36,15 +46,21 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     /// Payloads of one method gathered for its prefetch, reused from read to read.
     private var prefetchBatch: [UnsafeRawBufferPointer] = []
 
-    init(core: ServerCore, loop: EventLoop, fd: Int32, tls: TLSSession?, peer: String) {
+    init(core: ServerCore, loop: EventLoop, fd: Int32, tls: TLSSession?, peer: String, address: String) {
         self.core = core
         self.loop = loop
         self.peer = peer
+        self.address = address
+        openedAt = MonotonicClock.nanoseconds()
         channel = FramedChannel(
-            loop: loop, fd: fd, tls: tls, maxFrameLength: core.configuration.maxFrameLength, connecting: false)
+            loop: loop, fd: fd, tls: tls, maxFrameLength: core.configuration.maxFrameLength, connecting: false,
+            admitAbove: core.smallestRequestLimit)
         inlineAnswered = [UInt64](repeating: 0, count: core.metrics.methodNames.count)
         channel.delegate = self
     }
+
+    var lastFrameAt: UInt64 { lastFrame.load(ordering: .relaxed) }
+    var callsInFlight: Int { handlersInFlight.load(ordering: .relaxed) }
 
     // MARK: FramedChannelDelegate
 
@@ -109,12 +125,38 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     }
 
     func channel(_ channel: FramedChannel, received frame: UnsafeRawBufferPointer) {
+        lastFrame.store(channel.lastActivity, ordering: .relaxed)
+        let view: EnvelopeView
         do {
-            try Envelope.withDecoded(frame) { view in handle(view) }
+            view = try Envelope.scanned(frame)
         } catch {
             core.metrics.frameRejected(loop: loop.index, reason: "malformed")
-            channel.protocolViolation("\(error)")
+            return channel.protocolViolation("\(error)")
         }
+        handle(view, frameLength: frame.count)
+    }
+
+    /// A frame longer than every method's smallest limit, seen by its first bytes: refused
+    /// (before the rest is read) unless it names, up front, a method the caller may call
+    /// whose requests may be that long.
+    func channel(_ channel: FramedChannel, admit length: Int, prefix: UnsafeRawBufferPointer) -> String? {
+        guard let method = Envelope.leadingMethod(in: prefix) else {
+            return "a frame of \(length) bytes must name its method within its first \(prefix.count) bytes"
+        }
+        guard let index = core.router.index(of: method) else {
+            return "a frame of \(length) bytes for an unknown method"
+        }
+        let entry = core.router.entries[index]
+        if core.tls != nil
+            && !core.configuration.accessPolicy.allows(method: entry.name, identities: channel.peerIdentities)
+        {
+            return "\(channel.peerIdentities.first ?? "a peer without identity") may not call \(entry.name)"
+        }
+        let limit = core.requestLimit(of: entry)
+        guard length <= limit else {
+            return "a request of \(length) bytes for \(entry.name) exceeds its limit of \(limit) bytes"
+        }
+        return nil
     }
 
     /// Records the inline calls of the read just handled, timed to now from the read.
@@ -139,10 +181,10 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     // MARK: Frames
 
-    private func handle(_ view: EnvelopeView) {
+    private func handle(_ view: EnvelopeView, frameLength: Int) {
         switch view.kind {
         case .request:
-            startCall(view)
+            startCall(view, frameLength: frameLength)
         case .cancel:
             if let call = calls.removeValue(forKey: view.callID) {
                 abandon(call)
@@ -156,7 +198,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         }
     }
 
-    private func startCall(_ view: EnvelopeView) {
+    private func startCall(_ view: EnvelopeView, frameLength: Int) {
         // The read that brought the frame: one clock reading for every call it carried.
         let started = channel.lastActivity
         let callID = view.callID
@@ -173,15 +215,26 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 callID, unknown, started, .resourceExhausted,
                 "too many calls in flight on this connection (at most \(core.configuration.maxCallsPerConnection))")
         }
-        guard let methodIndex = core.router.index(of: view.method) else {
-            return reply(callID, unknown, started, .unimplemented, "unknown method \"\(view.methodName)\"")
-        }
+        // The access rule comes before the method is looked up: a caller learns nothing of
+        // the methods it may not call, not even whether they exist.
+        let found = core.router.index(of: view.method)
         if core.tls != nil {
-            let name = core.router.entries[methodIndex].name
+            let name = found.map { core.router.entries[$0].name } ?? String(view.methodName.prefix(200))
             if !core.configuration.accessPolicy.allows(method: name, identities: channel.peerIdentities) {
                 let who = channel.peerIdentities.first ?? "a peer without identity"
-                return reply(callID, methodIndex, started, .permissionDenied, "\(who) may not call \(name)")
+                return reply(callID, found ?? unknown, started, .permissionDenied, "\(who) may not call \(name)")
             }
+        }
+        guard let methodIndex = found else {
+            return reply(
+                callID, unknown, started, .unimplemented, "unknown method \"\(view.methodName.prefix(200))\"")
+        }
+        let requestLimit = core.requestLimit(of: core.router.entries[methodIndex])
+        if frameLength > requestLimit {
+            let name = core.router.entries[methodIndex].name
+            return reply(
+                callID, methodIndex, started, .resourceExhausted,
+                "a request of \(frameLength) bytes for \(name) exceeds its limit of \(requestLimit) bytes")
         }
         let requested = UInt64(view.timeoutMilliseconds) * 1_000_000
         let limit = min(requested == 0 ? core.defaultTimeout : requested, core.maxTimeout)
@@ -314,12 +367,14 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     private func handlerStarted() {
         runningHandlers += 1
+        handlersInFlight.store(runningHandlers, ordering: .relaxed)
         core.callStarted()
     }
 
     private func handlerEnded(_ callID: UInt64, _ serial: UInt64, _ result: Result<[UInt8], RPCError>, kind: FrameKind)
     {
         runningHandlers -= 1
+        handlersInFlight.store(runningHandlers, ordering: .relaxed)
         complete(callID, serial, result, kind: kind)
     }
 
@@ -440,10 +495,22 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         if draining && calls.isEmpty { channel.closeAfterFlush("the server is shutting down") }
     }
 
-    /// Applies the read deadline and the idle timeout.
+    /// Closes the connection to admit a newer one (at the connection cap), unless a call has
+    /// started on it since it was chosen.
+    func evict() {
+        guard channel.state != .closed else { return }
+        guard runningHandlers == 0 else { return core.registry.spared(self) }
+        core.metrics.connectionsEvicted.add(1, ordering: .relaxed)
+        channel.close("closed to admit a new connection at the connection limit")
+    }
+
+    /// Applies the first-frame deadline, the read deadline and the idle timeout.
     func sweep(now: UInt64) {
         guard channel.state != .closed else { return }
-        if let since = channel.partialSince, now - since > core.readTimeout {
+        if lastFrameAt == 0 && now - openedAt > core.firstFrameTimeout {
+            core.metrics.frameRejected(loop: loop.index, reason: "first_frame_timeout")
+            channel.close("no frame within the first-frame deadline")
+        } else if let since = channel.partialSince, now - since > core.readTimeout {
             core.metrics.frameRejected(loop: loop.index, reason: "read_timeout")
             let what = channel.state == .handshaking ? "TLS handshake" : "frame"
             channel.close("\(what) not completed within the read deadline")

@@ -1,5 +1,6 @@
 public import Config
 import Foundation
+public import HTTP
 public import RPC
 import Wire
 
@@ -7,6 +8,10 @@ import Wire
 public struct HostSettings: Sendable {
     public var rpcListen: HostPort
     public var httpListen: HostPort
+    /// Where `/healthz`, `/readyz` and `/metrics` are also served, on a listener of their own
+    /// that a flood of the main HTTP listener cannot starve; nil when turned off.
+    public var opsListen: HostPort?
+    public var http: HTTPLimits
     public var logLevel: String
     public var server: RPCServerConfiguration
     /// Client-side TLS for calls this service makes to others (same files as its server side).
@@ -17,6 +22,31 @@ public struct HostSettings: Sendable {
     public init(environment env: EnvironmentReader, defaultRPC: String, defaultHTTP: String) throws(ConfigError) {
         rpcListen = try env.address("RPC_LISTEN", default: defaultRPC)
         httpListen = try env.address("HTTP_LISTEN", default: defaultHTTP)
+        if env.raw("OPS_LISTEN") == "off" {
+            opsListen = nil
+        } else {
+            let derivedPort = httpListen.port == 0 ? 0 : httpListen.port + 1000
+            let derived = HostPort(host: httpListen.host, port: derivedPort <= 65535 ? derivedPort : 0).description
+            opsListen = try env.address("OPS_LISTEN", default: derived)
+        }
+        var http = HTTPLimits()
+        http.maxBodyBytes = try env.int("HTTP_MAX_BODY_BYTES", default: 1 << 20, range: 1024...(64 << 20))
+        http.maxConnections = try env.int("HTTP_MAX_CONNECTIONS", default: 1024, range: 1...100_000)
+        http.maxConnectionsPerAddress = try env.int(
+            "HTTP_MAX_CONNECTIONS_PER_ADDRESS", default: 64, range: 0...100_000)
+        http.headerTimeout = try env.duration(
+            "HTTP_HEADER_TIMEOUT", default: .seconds(10), range: .milliseconds(100)...(.seconds(600)))
+        http.requestTimeout = try env.duration(
+            "HTTP_REQUEST_TIMEOUT", default: .seconds(30), range: .milliseconds(100)...(.seconds(3600)))
+        guard http.requestTimeout >= http.headerTimeout else {
+            throw ConfigError(
+                variable: "HTTP_REQUEST_TIMEOUT", problem: "must not be shorter than HTTP_HEADER_TIMEOUT")
+        }
+        http.idleTimeoutSeconds = Int(
+            try env.duration("HTTP_IDLE_TIMEOUT", default: .seconds(10), range: .seconds(1)...(.seconds(3600)))
+                .components.seconds)
+        http.threads = try env.int("HTTP_THREADS", default: 4, range: 1...256)
+        self.http = http
         logLevel = try env.choice("LOG_LEVEL", default: "info", choices: ["debug", "info", "warning", "error"])
         var server = RPCServerConfiguration()
         server.host = rpcListen.host
@@ -29,6 +59,10 @@ public struct HostSettings: Sendable {
         server.idleTimeout = try env.duration(
             "RPC_IDLE_TIMEOUT", default: .seconds(300), range: .milliseconds(10)...(.seconds(86400)))
         server.maxConnections = try env.int("RPC_MAX_CONNECTIONS", default: 1024, range: 1...1_000_000)
+        server.maxConnectionsPerAddress = try env.int(
+            "RPC_MAX_CONNECTIONS_PER_ADDRESS", default: 256, range: 1...1_000_000)
+        server.firstFrameTimeout = try env.duration(
+            "RPC_FIRST_FRAME_TIMEOUT", default: .seconds(5), range: .milliseconds(10)...(.seconds(3600)))
         server.maxCallsPerConnection = try env.int("RPC_MAX_CALLS_PER_CONNECTION", default: 1024, range: 1...1_000_000)
         server.defaultTimeout = try env.duration(
             "RPC_DEFAULT_TIMEOUT", default: .seconds(30), range: .milliseconds(1)...(.seconds(3600)))

@@ -18,6 +18,8 @@ public final class ServiceHost: Sendable {
     public let router = RPCRouter()
     public let metrics = MetricsRegistry()
     public let http: HTTPServer
+    /// The operations listener (`OPS_LISTEN`): health, readiness and metrics only.
+    public let ops: HTTPServer?
     public let shutdownSignal: ShutdownSignal
     /// Resolves once every part has started.
     private let running = ShutdownSignal()
@@ -42,9 +44,21 @@ public final class ServiceHost: Sendable {
         self.version = version
         settings = try HostSettings(environment: environment, defaultRPC: defaultRPC, defaultHTTP: defaultHTTP)
         logger = Logger(service: name, minimumLevel: Logger.Level(name: settings.logLevel) ?? .info, sink: logSink)
-        http = HTTPServer(host: settings.httpListen.host, port: settings.httpListen.port, logger: logger)
+        http = HTTPServer(
+            host: settings.httpListen.host, port: settings.httpListen.port, limits: settings.http, logger: logger)
+        if let listen = settings.opsListen {
+            // Probes and scrapes only: small requests, a few connections, one thread.
+            let limits = HTTPLimits(
+                maxBodyBytes: 1024, maxConnections: 64, headerTimeout: .seconds(5), requestTimeout: .seconds(5),
+                threads: 1)
+            ops = HTTPServer(host: listen.host, port: listen.port, limits: limits, role: "ops", logger: logger)
+        } else {
+            ops = nil
+        }
         shutdownSignal = signal
-        router.inline(healthMethod) { [self] (_: HealthRequest) in health() }
+        router.inline(healthMethod, limits: RPCMethodLimits(maxRequestBytes: 1024)) { [self] (_: HealthRequest) in
+            health()
+        }
     }
 
     /// The release this build reports.
@@ -72,12 +86,15 @@ public final class ServiceHost: Sendable {
         let server = try RPCServer(configuration: settings.server, router: router, logger: logger)
         state.withLock { $0.server = server }
         metrics.addCollector { text in server.writeMetrics(into: &text) }
-        installHTTPRoutes(server: server)
+        metrics.addCollector { [http] text in http.writeMetrics(into: &text) }
+        installHTTPRoutes(on: http)
+        if let ops { installHTTPRoutes(on: ops) }
         let rpcPart = RPCServerPart(server: server)
-        let httpPart = HTTPServerPart(server: http)
+        let httpPart = HTTPServerPart(server: http, name: "http")
         let parts = state.withLock { $0.parts }
         let group = ServiceGroup(
-            services: [httpPart, rpcPart] + parts, signal: shutdownSignal,
+            services: (ops.map { [HTTPServerPart(server: $0, name: "ops")] } ?? []) + [httpPart, rpcPart] + parts,
+            signal: shutdownSignal,
             log: { [logger] message, fields in logger.info(message, fields) },
             onStarted: { [running] in running.trigger("running") })
         logger.info("starting", ["version": version])
@@ -95,7 +112,7 @@ public final class ServiceHost: Sendable {
             connections: UInt32(clamping: connections))
     }
 
-    private func installHTTPRoutes(server: RPCServer) {
+    private func installHTTPRoutes(on http: HTTPServer) {
         http.route("GET", "/healthz") { [name] _ in .text("ok \(name)\n") }
         http.route("GET", "/readyz") { [self] _ in
             let failing = notReady()
@@ -126,7 +143,7 @@ struct RPCServerPart: LifecycleService {
 /// The HTTP server as a lifecycle part.
 struct HTTPServerPart: LifecycleService {
     let server: HTTPServer
-    var name: String { "http" }
+    let name: String
     func start() async throws { try server.start() }
     func shutdown() async { server.stop() }
 }

@@ -65,7 +65,10 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `1.2.3.4:80` or `[::1]:80`.
-    public var description: String {
+    public var description: String { family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// The IP address alone: `1.2.3.4` or `::1`.
+    public var host: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         withUnsafeBytes(of: storage) { raw in
             if family == AF_INET6 {
@@ -76,8 +79,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
                 _ = inet_ntop(AF_INET, raw.baseAddress! + offset, &text, socklen_t(text.count))
             }
         }
-        let host = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+        return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     /// Lends the address and its length to `body`, which must not keep the pointer.

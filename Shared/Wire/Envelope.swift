@@ -40,6 +40,21 @@ public struct EnvelopeView {
         window = e.window
     }
 
+    init(
+        callID: UInt64, rawKind: UInt32, method: UnsafeBufferPointer<UInt8>, timeoutMilliseconds: UInt32,
+        payload: UnsafeRawBufferPointer, window: UInt32
+    ) {
+        self.callID = callID
+        self.rawKind = rawKind
+        kind = FrameKind(rawValue: rawKind)
+        self.method = method
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.payload = payload
+        statusCode = .ok
+        statusMessage = nil
+        self.window = window
+    }
+
     /// The method name as a String (allocates).
     public var methodName: String { String(decoding: method, as: UTF8.self) }
 
@@ -71,6 +86,80 @@ public enum Envelope {
             defer { subscriptions__rpc__v1__envelope__free_unpacked(message, allocator) }
             return try body(EnvelopeView(message))
         }
+    }
+
+    /// Reads the envelope of a frame a client sent by hand, in place: nothing is allocated and
+    /// no status is read (a request carries none). The fields must have their schema's wire
+    /// types; at most `maxUnknownFields` fields the schema does not know are skipped, more are
+    /// refused. Where protobuf-c would keep the last of a repeated field, so does this.
+    public static func scanned(_ frame: UnsafeRawBufferPointer, maxUnknownFields: Int = 16) throws(DecodeFailure)
+        -> EnvelopeView
+    {
+        var callID: UInt64 = 0
+        var rawKind: UInt32 = 0
+        var method: Range<Int> = 0..<0
+        var timeout: UInt32 = 0
+        var payload: Range<Int> = 0..<0
+        var window: UInt32 = 0
+        var unknown = 0
+        let wellFormed = try ProtoWireScanner.forEachField(in: frame) {
+            (number, varint, contents) throws(DecodeFailure) in
+            switch number {
+            case 1, 2, 4, 7:
+                guard let varint else { throw DecodeFailure(reason: "field \(number) is not a varint") }
+                switch number {
+                case 1: callID = varint
+                case 2: rawKind = UInt32(truncatingIfNeeded: varint)
+                case 4: timeout = UInt32(truncatingIfNeeded: varint)
+                default: window = UInt32(truncatingIfNeeded: varint)
+                }
+            case 3, 5, 6:
+                guard let contents else { throw DecodeFailure(reason: "field \(number) is not length-delimited") }
+                if number == 3 { method = contents }
+                if number == 5 { payload = contents }
+            default:
+                unknown += 1
+                guard unknown <= maxUnknownFields else {
+                    throw DecodeFailure(reason: "more than \(maxUnknownFields) fields this version does not know")
+                }
+            }
+        }
+        guard wellFormed else {
+            throw DecodeFailure(reason: ProtoWireScanner.firstProblem(in: frame) ?? "it is not protobuf")
+        }
+        let bytes = frame.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }
+        return EnvelopeView(
+            callID: callID, rawKind: rawKind,
+            method: UnsafeBufferPointer(start: bytes.map { $0 + method.lowerBound }, count: method.count),
+            timeoutMilliseconds: timeout,
+            payload: UnsafeRawBufferPointer(
+                start: frame.baseAddress.map { $0 + payload.lowerBound }, count: payload.count),
+            window: window)
+    }
+
+    /// The method name of an envelope whose first bytes are `prefix`, when it lies whole among
+    /// them (a client writes the fields in number order, so it comes within the first few dozen).
+    public static func leadingMethod(in prefix: UnsafeRawBufferPointer) -> UnsafeBufferPointer<UInt8>? {
+        var offset = 0
+        while offset < prefix.count {
+            guard let key = ProtoWireScanner.readVarint(prefix, &offset) else { return nil }
+            switch key & 7 {
+            case 0:
+                guard ProtoWireScanner.readVarint(prefix, &offset) != nil else { return nil }
+            case 2:
+                guard let length = ProtoWireScanner.readVarint(prefix, &offset),
+                    length <= UInt64(prefix.count - offset)
+                else { return nil }
+                if key >> 3 == 3 {
+                    let start = prefix.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset
+                    return UnsafeBufferPointer(start: start, count: Int(length))
+                }
+                offset += Int(length)
+            default:
+                return nil
+            }
+        }
+        return nil
     }
 
     /// Appends one whole frame (length prefix and envelope) to `output`.

@@ -9,19 +9,28 @@ public struct FrameDecoder: Sendable {
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         case frameTooLong(length: UInt32, maximum: Int)
         case emptyFrame
+        /// The owner's `admit` refused a frame above `admitAbove` by its first bytes.
+        case refused(String)
 
         public var description: String {
             switch self {
             case .frameTooLong(let length, let maximum):
                 "frame length \(length) exceeds the maximum of \(maximum) bytes"
             case .emptyFrame: "frame length 0: a frame carries one envelope and cannot be empty"
+            case .refused(let reason): reason
             }
         }
     }
 
     public let maxFrameLength: Int
+    /// Frames longer than this are shown to `decode`'s `admit` once their first
+    /// `admitPrefix` bytes (or all, when shorter) have arrived, before the rest is stored.
+    public var admitAbove = Int.max
+    public static let admitPrefix = 256
     /// Bytes of an incomplete frame carried over from earlier input.
     private var pending: [UInt8] = []
+    /// Whether the frame in `pending` has been admitted (or needs no admission).
+    private var pendingAdmitted = false
 
     public init(maxFrameLength: Int) {
         precondition(maxFrameLength > 0)
@@ -33,9 +42,13 @@ public struct FrameDecoder: Sendable {
 
     /// Feeds `input` and calls `onFrame` with the body of every frame it completes, in order.
     /// The body pointer is valid only during the call. Complete frames inside `input` are handed
-    /// out without copying. Stops at the first error; the decoder is then unusable.
+    /// out without copying. A frame longer than `admitAbove` is first shown to `admit` (its
+    /// length and its first bytes): a reason it returns refuses it. Stops at the first error;
+    /// the decoder is then unusable.
     public mutating func decode(
-        _ input: UnsafeRawBufferPointer, onFrame: (UnsafeRawBufferPointer) throws -> Void
+        _ input: UnsafeRawBufferPointer,
+        admit: (_ length: Int, _ prefix: UnsafeRawBufferPointer) -> String? = { _, _ in nil },
+        onFrame: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         var offset = 0
         if !pending.isEmpty {
@@ -48,6 +61,15 @@ public struct FrameDecoder: Sendable {
                 _ = try checkedLength(pending[0], pending[1], pending[2], pending[3])
             }
             let length = Int(try checkedLength(pending[0], pending[1], pending[2], pending[3]))
+            if !pendingAdmitted {
+                // Only the bytes the admission needs, until it has been given.
+                let needed = 4 + min(length, Self.admitPrefix) - pending.count
+                let take = min(max(0, needed), input.count - offset)
+                pending.append(contentsOf: input[offset..<(offset + take)])
+                offset += take
+                try admitPending(admit)
+                guard pendingAdmitted else { return }
+            }
             let missing = 4 + length - pending.count
             let take = min(missing, input.count - offset)
             pending.append(contentsOf: input[offset..<(offset + take)])
@@ -55,9 +77,16 @@ public struct FrameDecoder: Sendable {
             guard pending.count == 4 + length else { return }
             try pending.withUnsafeBytes { bytes in try onFrame(UnsafeRawBufferPointer(rebasing: bytes[4...])) }
             pending.removeAll(keepingCapacity: pending.capacity <= 64 * 1024)
+            pendingAdmitted = false
         }
         while let body = try Self.frameBody(in: input, at: offset, maxFrameLength: maxFrameLength) {
-            try onFrame(UnsafeRawBufferPointer(rebasing: input[body]))
+            let frame = UnsafeRawBufferPointer(rebasing: input[body])
+            if frame.count > admitAbove,
+                let reason = admit(frame.count, UnsafeRawBufferPointer(rebasing: frame.prefix(Self.admitPrefix)))
+            {
+                throw Failure.refused(reason)
+            }
+            try onFrame(frame)
             offset = body.upperBound
         }
         if offset < input.count {
@@ -66,7 +95,25 @@ public struct FrameDecoder: Sendable {
                 pending.reserveCapacity(input.count - offset)
             }
             pending.append(contentsOf: input[offset...])
+            try admitPending(admit)
         }
+    }
+
+    /// Admits the frame in `pending` once its header and enough of its body are in.
+    private mutating func admitPending(_ admit: (Int, UnsafeRawBufferPointer) -> String?) throws(Failure) {
+        guard !pendingAdmitted, pending.count >= 4 else { return }
+        let length = Int(try checkedLength(pending[0], pending[1], pending[2], pending[3]))
+        guard length > admitAbove else {
+            pendingAdmitted = true
+            return
+        }
+        let prefixLength = min(length, Self.admitPrefix)
+        guard pending.count >= 4 + prefixLength else { return }
+        let refusal = pending.withUnsafeBytes { bytes in
+            admit(length, UnsafeRawBufferPointer(rebasing: bytes[4..<(4 + prefixLength)]))
+        }
+        if let refusal { throw .refused(refusal) }
+        pendingAdmitted = true
     }
 
     private func checkedLength(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) throws(Failure) -> UInt32 {

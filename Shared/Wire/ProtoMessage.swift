@@ -27,7 +27,8 @@ extension ProtoMessage {
 /// Helpers for message types: unpack with protobuf-c, convert, free; pack a filled C struct.
 enum ProtobufC {
     /// Unpacks `bytes` as the message `descriptor` describes and hands the C struct to
-    /// `convert`; the unpacked message is freed when `convert` returns. Take `descriptor` from
+    /// `convert`; the unpacked message is freed when `convert` returns. The bytes are first
+    /// held to `DecodeBudget.current`. Take `descriptor` from
     /// a message the generated `__init` filled (`message.base.descriptor`): that is the C
     /// global's own address, where `withUnsafePointer(to:)` on the imported global may give a
     /// temporary copy that is gone when the closure returns.
@@ -35,7 +36,8 @@ enum ProtobufC {
         _ descriptor: UnsafePointer<ProtobufCMessageDescriptor>, _ name: String, _ bytes: UnsafeRawBufferPointer,
         _ convert: (UnsafePointer<ProtobufCMessage>) -> T
     ) throws(RPCError) -> T {
-        try UnpackArena.withAllocator { allocator throws(RPCError) in
+        try DecodeBudget.current.check(bytes, descriptor)
+        return try UnpackArena.withAllocator { allocator throws(RPCError) in
             guard
                 let message = protobuf_c_message_unpack(
                     descriptor, allocator, bytes.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))

@@ -47,27 +47,27 @@ public enum ProtoWireScanner {
     /// protobuf. For hints and for reading a reply's few fields by hand: protobuf-c decides what
     /// a message says.
     @discardableResult
-    public static func forEachField(
+    public static func forEachField<E: Error>(
         in bytes: UnsafeRawBufferPointer,
-        _ body: (_ number: UInt64, _ varint: UInt64?, _ contents: Range<Int>?) -> Void
-    ) -> Bool {
+        _ body: (_ number: UInt64, _ varint: UInt64?, _ contents: Range<Int>?) throws(E) -> Void
+    ) throws(E) -> Bool {
         var offset = 0
         while offset < bytes.count {
             guard let key = readVarint(bytes, &offset) else { return false }
             switch key & 7 {
             case 0:
                 guard let value = readVarint(bytes, &offset) else { return false }
-                body(key >> 3, value, nil)
+                try body(key >> 3, value, nil)
             case 1, 5:
                 let size = key & 7 == 1 ? 8 : 4
                 guard bytes.count - offset >= size else { return false }
                 offset += size
-                body(key >> 3, nil, nil)
+                try body(key >> 3, nil, nil)
             case 2:
                 guard let length = readVarint(bytes, &offset), length <= UInt64(bytes.count - offset) else {
                     return false
                 }
-                body(key >> 3, nil, offset..<(offset + Int(length)))
+                try body(key >> 3, nil, offset..<(offset + Int(length)))
                 offset += Int(length)
             default:
                 return false
@@ -89,7 +89,7 @@ public enum ProtoWireScanner {
         return UnsafeRawBufferPointer(rebasing: bytes[found])
     }
 
-    private static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
+    static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while offset < bytes.count && shift < 64 {

@@ -246,14 +246,29 @@ struct RPCServerTests {
         await test.server.shutdown()
     }
 
-    @Test("connections beyond the cap are closed at once")
-    func connectionCap() async throws {
+    @Test("at the cap, the connection silent longest is closed to admit the new one")
+    func connectionCapEvictsIdle() async throws {
         let test = try TestServer { $0.maxConnections = 1 }
         let first = try RawConnection(port: test.server.port)
         first.send(RawConnection.request(1, TestMethods.echo, payload: [1]))
         #expect(try await first.readReply()?.payload == [1])
         let second = try RawConnection(port: test.server.port)
+        #expect(await first.isClosedByPeer())
+        second.send(RawConnection.request(1, TestMethods.echo, payload: [2]))
+        #expect(try await second.readReply()?.payload == [2])
+        await test.server.shutdown()
+    }
+
+    @Test("at the cap with a call in flight on every connection, a new one is closed at once")
+    func connectionCapRefusesWhenBusy() async throws {
+        let test = try TestServer { $0.maxConnections = 1 }
+        let first = try RawConnection(port: test.server.port)
+        first.send(RawConnection.request(1, TestMethods.held, payload: [1]))
+        await test.gate.waitForArrivals(1)
+        let second = try RawConnection(port: test.server.port)
         #expect(await second.isClosedByPeer())
+        test.gate.open()
+        #expect(try await first.readReply()?.payload == [1])
         await test.server.shutdown()
     }
 

@@ -1,6 +1,7 @@
 import Config
 import Foundation
 import Glibc
+import Observability
 import RPC
 import Synchronization
 import Testing

@@ -18,8 +18,13 @@ enum EntitlementMethods {
             .inline({ bytes, output in
                 try checkPacked(bytes, into: &output, view: view, policy: policies?.policy, now: now)
             }),
+            // An account id, a capability and a time: a few hundred bytes.
+            limits: RPCMethodLimits(maxRequestBytes: 4096),
             prefetch: { payloads in view.prefetch(checks: payloads) })
-        router.inline("\(service)/CheckAccessBatch") { (request: CheckAccessBatchRequest) in
+        // The batch cap is held on the wire bytes, before protobuf-c builds a single check.
+        let batchLimits = RPCMethodLimits(
+            maxRequestBytes: 64 * 1024, budget: DecodeBudget(maxFields: 4 * maxBatch + 1, maxRepeated: maxBatch))
+        router.inline("\(service)/CheckAccessBatch", limits: batchLimits) { (request: CheckAccessBatchRequest) in
             guard request.checks.count <= maxBatch else {
                 throw RPCError(.invalidArgument, "at most \(maxBatch) checks per batch, got \(request.checks.count)")
             }

@@ -16,14 +16,16 @@ enum LedgerMethods {
         // Writes start on the event loop (decode and checks) and answer from the writer thread
         // once their batch is durable: no task between the socket and the storage writer.
         func write<Request: ProtoMessage, Response: ProtoMessage>(
-            _ method: String, _ prepare: @escaping @Sendable (Request) throws -> Ledger.WriteBody<Response>
+            _ method: String, limits: RPCMethodLimits = .standard,
+            _ prepare: @escaping @Sendable (Request) throws -> Ledger.WriteBody<Response>
         ) {
-            router.deferred("\(service)/\(method)") { (_, request: Request, respond) in
+            router.deferred("\(service)/\(method)", limits: limits) { (_, request: Request, respond) in
                 ledger.perform({ try prepare(request) }, completion: respond)
             }
         }
-        write("RecordNotification", ledger.recordNotificationWrite)
-        write("RecordVerifiedState", ledger.recordVerifiedStateWrite)
+        // These carry the store's signed data (a notification, a state with its periods).
+        write("RecordNotification", limits: .large, ledger.recordNotificationWrite)
+        write("RecordVerifiedState", limits: .large, ledger.recordVerifiedStateWrite)
         write("LinkAccount", ledger.linkAccountWrite)
         router.unary("\(service)/GetSubscription") { (_, request: GetSubscriptionRequest) in
             guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }

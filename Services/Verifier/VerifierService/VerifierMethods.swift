@@ -6,13 +6,13 @@ import Wire
 enum VerifierMethods {
     static func register(on router: RPCRouter, apple: AppleAdapter?, google: GoogleAdapter?) {
         let service = VerifierService.serviceName
-        router.unary("\(service)/VerifyApplePurchase") { (_, request: VerifyApplePurchaseRequest) in
+        router.unary("\(service)/VerifyApplePurchase", limits: .large) { (_, request: VerifyApplePurchaseRequest) in
             try await required(apple, "the App Store").verifyPurchase(request)
         }
         router.unary("\(service)/VerifyGooglePurchase") { (_, request: VerifyGooglePurchaseRequest) in
             try await required(google, "Google Play").verifyPurchase(request)
         }
-        router.unary("\(service)/RestorePurchases") { (_, request: RestorePurchasesRequest) in
+        router.unary("\(service)/RestorePurchases", limits: .large) { (_, request: RestorePurchasesRequest) in
             try await restore(request, apple: apple, google: google)
         }
         router.unary("\(service)/RefreshSubscription") { (_, request: RefreshSubscriptionRequest) in

@@ -49,15 +49,32 @@ int cshim_x509_first_ocsp_url(X509 *certificate, char *buffer, int capacity);
 /// Appends `name` to `names`, which takes ownership of it; returns the new count, or 0 on failure.
 int cshim_general_names_push(GENERAL_NAMES *names, GENERAL_NAME *name);
 
-/// libmicrohttpd's variadic MHD_start_daemon with the options the HTTP module uses.
-/// `addr` is the socket address to bind (IPv4 or IPv6). `pool_size` 0 means one polling thread.
-/// On success writes the port the daemon listens on to `bound_port` (variadic
+/// What cshim_mhd_start gives libmicrohttpd besides the address and the access handler.
+struct cshim_mhd_options {
+    MHD_RequestCompletedCallback completed;
+    void *completed_cls;
+    MHD_NotifyConnectionCallback connection_notify;
+    void *connection_cls;
+    unsigned int connection_limit;
+    unsigned int per_address_limit;
+    unsigned int idle_timeout_s;
+    /// Polling threads; 0 or 1 means the one internal polling thread.
+    unsigned int pool_size;
+    size_t memory_limit;
+};
+
+/// libmicrohttpd's variadic MHD_start_daemon with the options the HTTP module uses, and a
+/// percent-decoder that leaves "%00" encoded. `addr` is the socket address to bind (IPv4 or
+/// IPv6). On success writes the port the daemon listens on to `bound_port` (variadic
 /// MHD_get_daemon_info); on failure returns NULL and writes errno (0 if unknown) to `start_errno`.
 struct MHD_Daemon *cshim_mhd_start(unsigned int flags, const struct sockaddr *addr,
                                    MHD_AccessHandlerCallback handler, void *handler_cls,
-                                   MHD_RequestCompletedCallback completed, void *completed_cls,
-                                   unsigned int connection_limit, unsigned int connection_timeout_s,
-                                   unsigned int pool_size, size_t memory_limit,
+                                   const struct cshim_mhd_options *options,
                                    uint16_t *bound_port, int *start_errno);
+/// The socket of `connection` (variadic MHD_get_connection_info), or -1.
+int cshim_mhd_connection_fd(struct MHD_Connection *connection);
+/// The client's IP address as text (an IPv4-mapped IPv6 address as IPv4) into `buffer`;
+/// returns its length, 0 when unknown.
+int cshim_mhd_client_address(struct MHD_Connection *connection, char *buffer, int capacity);
 
 #endif

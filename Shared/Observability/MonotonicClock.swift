@@ -1,7 +1,4 @@
-import CShims
-import Foundation
 import Glibc
-import Wire
 
 /// Nanoseconds on CLOCK_MONOTONIC: the time base of deadlines, timers and latency figures.
 public enum MonotonicClock {
@@ -15,7 +12,7 @@ public enum MonotonicClock {
 
 extension Duration {
     /// The duration in whole nanoseconds, clamped to 0...UInt64.max.
-    var nanosecondsClamped: UInt64 {
+    public var nanosecondsClamped: UInt64 {
         let (seconds, attoseconds) = components
         if seconds < 0 { return 0 }
         let (product, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
@@ -25,7 +22,7 @@ extension Duration {
 
 extension UInt64 {
     /// `self + other`, or `UInt64.max` where that would overflow (deadlines far away).
-    func saturatingAdd(_ other: UInt64) -> UInt64 {
+    public func saturatingAdd(_ other: UInt64) -> UInt64 {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? .max : sum
     }

@@ -1,0 +1,2 @@
+// The monotonic clock is part of the RPC runtime's interface (deadlines, request contexts).
+@_exported public import enum Observability.MonotonicClock
