@@ -342,6 +342,36 @@ struct LedgerConformanceTests {
         }
     }
 
+    @Test(
+        "an inbox page ends before its entries pass the page's byte bound, and the pages cover every entry once",
+        arguments: engines)
+    func inboxPagesAreByteBounded(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            // Ten entries of 60 KiB each: 600 KiB would not fit a page of 256 KiB.
+            let payload = String(repeating: "x", count: 60 * 1024)
+            for index in 0..<10 {
+                _ = try await ledger.recordNotification(
+                    RecordNotificationRequest(
+                        entry: InboxEntry(
+                            store: .apple, environment: .production, notificationID: "big-\(index)",
+                            notificationType: "DID_RENEW", rawPayload: payload)))
+            }
+            var seen: [String] = []
+            var token: String?
+            var pages = 0
+            repeat {
+                let page = try await ledger.listInbox(ListInboxRequest(pageSize: 500, pageToken: token))
+                #expect(page.entries.count == 4 || (page.entries.count == 2 && page.nextPageToken == nil))
+                #expect(page.serialized().count < 256 * 1024 + 64 * 1024)
+                seen += page.entries.map(\.notificationID)
+                token = page.nextPageToken
+                pages += 1
+            } while token != nil && pages < 10
+            #expect(pages == 3)
+            #expect(seen.sorted() == (0..<10).map { "big-\($0)" }.sorted())
+        }
+    }
+
     @Test("subscriptions are listed by store, state and expiry window, a page at a time", arguments: engines)
     func listSubscriptions(engine: LedgerEngine) async throws {
         try await withLedger(engine) { ledger, _ in

@@ -36,7 +36,7 @@ struct AppleNotificationIngressTests {
         await harness.stop()
     }
 
-    @Test("a payload with a bad signature is answered 400, kept as rejected with its reason, and records no state")
+    @Test("a payload with a bad signature is answered 400, sampled in memory with its reason, and writes nothing")
     func badSignature() async throws {
         let harness = try await AppleAdapterHarness()
         let payload = try harness.notification(
@@ -47,8 +47,11 @@ struct AppleNotificationIngressTests {
         #expect(status == 400)
         #expect(body.contains("bad_signature"))
         let rejected = try await harness.ledger.listInbox(ListInboxRequest(status: .rejected))
-        #expect(rejected.entries.count == 1)
-        #expect(rejected.entries.first?.lastError?.hasPrefix("bad_signature: ") == true)
+        #expect(rejected.entries.isEmpty)
+        let samples = harness.adapter.ingress.recentSamples["apple/bad_signature"] ?? []
+        #expect(samples.count == 1)
+        #expect(samples.first?.clientAddress == "127.0.0.1")
+        #expect(samples.first?.payload == String(parts.joined(separator: ".").prefix(1024)))
         #expect(try await harness.ledger.subscription(Self.key) == nil)
         #expect(try await harness.ledger.listInbox(ListInboxRequest()).entries.isEmpty)
         #expect(harness.api.calls.isEmpty)

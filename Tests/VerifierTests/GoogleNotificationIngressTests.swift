@@ -166,14 +166,16 @@ struct GoogleNotificationIngressTests {
         await harness.stop()
     }
 
-    @Test("a notification for a package not served here is acknowledged and kept as rejected")
+    @Test("a notification for a package not served here is acknowledged, sampled in memory, and writes nothing")
     func otherPackage() async throws {
         let harness = try await PushHarness()
         let body = try harness.body(
             messageID: "m-pkg", harness.subscriptionNotification(4, token: "tok-y", package: "com.other.app"))
         #expect(try await harness.post(body, authorization: "Bearer " + (try harness.token())) == 204)
         let rejected = try await harness.base.ledger.listInbox(ListInboxRequest(status: .rejected, store: .google))
-        #expect(rejected.entries.map(\.notificationID) == ["m-pkg"])
+        #expect(rejected.entries.isEmpty)
+        let samples = harness.base.adapter.ingress.recentSamples["google/wrong_app"] ?? []
+        #expect(samples.map(\.message) == ["package com.other.app is not served here"])
         #expect(harness.base.api.calls.isEmpty)
         await harness.stop()
     }

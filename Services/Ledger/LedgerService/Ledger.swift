@@ -33,6 +33,10 @@ public struct Ledger: Sendable {
     static let maxEvents = 16
     static let maxPageSize: UInt32 = 500
     static let defaultPageSize: UInt32 = 100
+    /// A page ends early, with a next-page token, once its entries reach this many bytes, so a
+    /// reply always fits in a frame (the RPC maximum is 1 MiB by default): at least one entry
+    /// is always given.
+    static let maxPageBytes = 256 * 1024
     static let maxAccountRows = 1000
     static let maxCursorNameBytes = 128
     /// Periods per request, and in a subscription's state (the oldest beyond it stay in the
@@ -116,9 +120,15 @@ public struct Ledger: Sendable {
             sql += " ORDER BY received_ms, store, notification_id LIMIT $\(parameters.count)"
             let rows = try tx.query(sql, parameters)
             var entries: [InboxEntry] = []
-            for index in 0..<min(rows.count, Int(size)) { entries.append(try Self.inboxEntry(rows, index)) }
+            var bytes = 0
+            for index in 0..<min(rows.count, Int(size)) {
+                let entry = try Self.inboxEntry(rows, index)
+                bytes += entry.serialized().count
+                if !entries.isEmpty && bytes > Self.maxPageBytes { break }
+                entries.append(entry)
+            }
             var next: String?
-            if rows.count > Int(size), let last = entries.last {
+            if rows.count > entries.count, let last = entries.last {
                 next =
                     InboxCursor(
                         receivedMilliseconds: last.receivedTimeMilliseconds ?? 0,
@@ -154,11 +164,15 @@ public struct Ledger: Sendable {
             sql += " ORDER BY environment, store_id LIMIT $\(parameters.count)"
             let rows = try tx.query(sql, parameters)
             var subscriptions: [Subscription] = []
+            var bytes = 0
             for index in 0..<min(rows.count, Int(size)) {
-                subscriptions.append(try Self.decode(Subscription.self, rows.blob(index, "state")))
+                let stored = rows.blob(index, "state")
+                bytes += stored?.count ?? 0
+                if !subscriptions.isEmpty && bytes > Self.maxPageBytes { break }
+                subscriptions.append(try Self.decode(Subscription.self, stored))
             }
             var next: String?
-            if rows.count > Int(size), let last = subscriptions.last {
+            if rows.count > subscriptions.count, let last = subscriptions.last {
                 next =
                     SubscriptionCursor(environment: Int64(last.key.environment.rawValue), storeID: last.key.storeID)
                     .token
@@ -627,9 +641,15 @@ public struct Ledger: Sendable {
         let query = parameters
         return try await read { tx in
             let rows = try tx.query(sql, query)
-            let count = min(rows.count, Int(size))
-            let events = try (0..<count).map { try Self.decode(LifecycleEvent.self, rows.blob($0, "event")) }
-            let next = rows.count > Int(size) ? rows.int(count - 1, "id").map(String.init) : nil
+            var events: [LifecycleEvent] = []
+            var bytes = 0
+            for index in 0..<min(rows.count, Int(size)) {
+                let stored = rows.blob(index, "event")
+                bytes += stored?.count ?? 0
+                if !events.isEmpty && bytes > Self.maxPageBytes { break }
+                events.append(try Self.decode(LifecycleEvent.self, stored))
+            }
+            let next = rows.count > events.count ? rows.int(events.count - 1, "id").map(String.init) : nil
             return GetHistoryResponse(events: events, nextPageToken: next)
         }
     }

@@ -2,6 +2,7 @@ import AppStore
 public import Config
 import Foundation
 import GooglePlay
+import HTTP
 public import Lifecycle
 import Observability
 import RPC
@@ -25,10 +26,16 @@ public enum VerifierService {
             name: "verifier", healthMethod: healthMethod, defaultRPC: defaultRPCListen, defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
         let ledger = LedgerClient(rpc: try host.ledgerDependency(environment: environment))
+        let rate = try environment.int("NOTIFY_RATE_PER_ADDRESS", default: 100, range: 0...1_000_000)
+        let ingress = NotificationIngressGuard(
+            rate: rate == 0 ? nil : Double(rate),
+            burst: Double(try environment.int("NOTIFY_BURST_PER_ADDRESS", default: 200, range: 1...1_000_000)))
+        host.metrics.addCollector { text in ingress.writeMetrics(into: &text) }
+        host.ops?.route("GET", "/rejected") { _ in ingress.samplesResponse() }
         var apple: AppleAdapter?
         if try AppleSettings.isEnabled(environment) {
             let settings = try AppleSettings(environment: environment)
-            let adapter = try makeAppleAdapter(settings, ledger: ledger, host: host)
+            let adapter = try makeAppleAdapter(settings, ledger: ledger, host: host, ingress: ingress)
             adapter.installNotificationRoutes(on: host.http)
             host.add(AppleReconciler(adapter: adapter, interval: settings.reconcileInterval))
             host.logger.info(
@@ -42,7 +49,8 @@ public enum VerifierService {
         var google: GoogleAdapter?
         if try GoogleSettings.isEnabled(environment) {
             let settings = try GoogleSettings(environment: environment)
-            let (adapter, authenticator) = try makeGoogleAdapter(settings, ledger: ledger, host: host)
+            let (adapter, authenticator) = try makeGoogleAdapter(
+                settings, ledger: ledger, host: host, ingress: ingress)
             adapter.installNotificationRoute(on: host.http, authenticator: authenticator)
             host.add(GoogleReconciler(adapter: adapter, interval: settings.reconcileInterval))
             host.logger.info("google play adapter on", ["packages": settings.packages.sorted().joined(separator: ",")])
@@ -52,7 +60,9 @@ public enum VerifierService {
         return host
     }
 
-    static func makeGoogleAdapter(_ settings: GoogleSettings, ledger: LedgerClient, host: ServiceHost) throws
+    static func makeGoogleAdapter(
+        _ settings: GoogleSettings, ledger: LedgerClient, host: ServiceHost, ingress: NotificationIngressGuard
+    ) throws
         -> (GoogleAdapter, PubSubPushAuthenticator)
     {
         let account: GoogleServiceAccount
@@ -83,11 +93,14 @@ public enum VerifierService {
             configuration: .init(
                 audience: settings.pushAudience, serviceAccountEmail: settings.pushServiceAccount, keySource: keys))
         let adapter = GoogleAdapter(
-            catalog: settings.catalog, api: client, ledger: ledger, logger: host.logger, metrics: host.metrics)
+            catalog: settings.catalog, api: client, ledger: ledger, logger: host.logger, metrics: host.metrics,
+            ingress: ingress)
         return (adapter, authenticator)
     }
 
-    static func makeAppleAdapter(_ settings: AppleSettings, ledger: LedgerClient, host: ServiceHost) throws
+    static func makeAppleAdapter(
+        _ settings: AppleSettings, ledger: LedgerClient, host: ServiceHost, ingress: NotificationIngressGuard
+    ) throws
         -> AppleAdapter
     {
         var configuration: AppStoreServerAPIClient.Configuration
@@ -111,6 +124,6 @@ public enum VerifierService {
         return AppleAdapter(
             verifiers: try settings.verifiers(), api: client, ledger: ledger, tokenNamespace: settings.tokenNamespace,
             revocation: try settings.revocationChecker(),
-            logger: host.logger, metrics: host.metrics)
+            logger: host.logger, metrics: host.metrics, ingress: ingress)
     }
 }

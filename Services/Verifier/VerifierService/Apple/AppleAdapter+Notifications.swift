@@ -12,7 +12,8 @@ import Wire
 ///
 /// Verify → record in the ledger's inbox → answer 200 → process. A duplicate
 /// `notificationUUID` is answered 200 and changes nothing. Data that fails verification gets
-/// 400 and is recorded as rejected with its reason. When the ledger cannot record, the answer
+/// 400 and is counted and sampled by reason in memory (`NotificationIngressGuard`), never
+/// written to the ledger: anyone can post to this path. When the ledger cannot record, the answer
 /// is 503 and Apple delivers again. Processing asks the App Store Server API for the
 /// subscription's current state and records it with the notification's event; when the API
 /// fails, what the signed notification itself proves is recorded and the inbox entry is marked
@@ -23,16 +24,12 @@ extension AppleAdapter {
         "/apple/notifications/\(environment.rawValue.lowercased())"
     }
 
-    /// How long the ingress waits for the ledger before answering 503.
-    /// The most of a rejected payload kept for audit.
-    static let rejectedPayloadBytes = 4096
-
     /// Routes each served environment's notification path on `http`.
     public func installNotificationRoutes(on http: HTTPServer) {
         for environment in verifiers.keys {
-            http.route("POST", Self.notificationPath(environment)) { [self] request in
-                receiveNotification(request, environment: environment)
-            }
+            http.route(
+                "POST", Self.notificationPath(environment),
+                ingress.guarded { [self] request in receiveNotification(request, environment: environment) })
         }
     }
 
@@ -44,7 +41,9 @@ extension AppleAdapter {
         guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
             let signedPayload = object["signedPayload"] as? String
         else {
-            return Self.answer(400, "the body must be a JSON object with a signedPayload string")
+            let message = "the body must be a JSON object with a signedPayload string"
+            ingress.refused(store: "apple", reason: "malformed", message: message, payload: request.body, request: request)
+            return Self.answer(400, message)
         }
         let notification: AppleNotification
         do {
@@ -52,8 +51,10 @@ extension AppleAdapter {
         } catch {
             if error.code == .retryable { return Self.answer(503, "\(error.code): \(error.message)") }
             counters.rejected.increment()
-            recordRejection(signedPayload, error, environment: environment)
-            logger.warning("apple notification rejected", ["code": "\(error.code)", "reason": error.message])
+            ingress.refused(
+                store: "apple", reason: "\(error.code)", message: error.message, payload: signedPayload.utf8,
+                request: request)
+            logger.debug("apple notification rejected", ["code": "\(error.code)", "reason": error.message])
             return Self.answer(400, "\(error.code): \(error.message)")
         }
         if revocation != nil {
@@ -64,7 +65,9 @@ extension AppleAdapter {
             case nil: return Self.answer(503, "the OCSP check did not finish in time")
             case .failure(let error as AppleVerificationError) where error.code != .retryable:
                 counters.rejected.increment()
-                recordRejection(signedPayload, error, environment: environment)
+                ingress.refused(
+                    store: "apple", reason: "\(error.code)", message: error.message, payload: signedPayload.utf8,
+                    request: request)
                 return Self.answer(400, "\(error.code): \(error.message)")
             case .failure(let error): return Self.answer(503, "\(error)")
             case .success: break
@@ -101,26 +104,6 @@ extension AppleAdapter {
     static func answer(_ status: Int, _ message: String) -> HTTPResponse {
         let body = (try? JSONSerialization.data(withJSONObject: ["status": message], options: [.sortedKeys])) ?? Data()
         return HTTPResponse.json(String(decoding: body, as: UTF8.self), status: status)
-    }
-
-    /// Keeps a refused payload for audit: keyed by its hash (a resent copy is a duplicate), the
-    /// reason in `last_error`, only its first bytes.
-    private func recordRejection(
-        _ signedPayload: String, _ error: AppleVerificationError, environment: AppleEnvironment
-    ) {
-        let bytes = Array(signedPayload.utf8)
-        let entry = InboxEntry(
-            store: .apple, environment: environment.storeEnvironment,
-            notificationID: "rejected-" + Digest.sha256Hex(bytes).prefix(40), notificationType: "UNVERIFIED",
-            status: .rejected, lastError: "\(error.code): \(error.message)",
-            rawPayload: String(decoding: bytes.prefix(Self.rejectedPayloadBytes), as: UTF8.self))
-        let ledger = self.ledger
-        let outcome = BlockingCall.run(timeout: ledgerTimeout) {
-            try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
-        }
-        if case .failure(let failure)? = outcome {
-            logger.warning("rejected apple notification not recorded", ["error": "\(failure)"])
-        }
     }
 
     /// The inbox entry of a verified notification.

@@ -19,6 +19,8 @@ public final class AppleAdapter: Sendable {
     /// again).
     let ledgerTimeout: Duration
     let counters: Counters
+    /// The rate limit and the samples of refused deliveries, shared with the other store's ingress.
+    public let ingress: NotificationIngressGuard
 
     /// What the adapter counts, exported in `/metrics`.
     struct Counters: Sendable {
@@ -50,9 +52,11 @@ public final class AppleAdapter: Sendable {
         tokenNamespace: UUID = AppleSettings.defaultTokenNamespace, revocation: AppleRevocationChecker? = nil,
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
-        processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5)
+        processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5),
+        ingress: NotificationIngressGuard = NotificationIngressGuard(rate: nil, burst: 1)
     ) {
         self.ledgerTimeout = ledgerTimeout
+        self.ingress = ingress
         self.verifiers = verifiers
         self.api = api
         self.ledger = ledger

@@ -14,16 +14,17 @@ import Wire
 /// inbox by `messageId` — a duplicate is acknowledged with 204 and changes nothing — answered
 /// 204, and processed: the purchase's current state is fetched and recorded with the
 /// notification's event. When the ledger cannot record, the answer is 503 and Pub/Sub delivers
-/// again. A notification for a package this verifier does not serve is kept as rejected and
-/// acknowledged: delivering it again cannot change that.
+/// again. A notification for a package this verifier does not serve is acknowledged (delivering
+/// it again cannot change that) and, like every refused push, counted and sampled in memory
+/// (`NotificationIngressGuard`), never written to the ledger.
 extension GoogleAdapter {
     public static let notificationPath = "/google/rtdn"
 
     /// Routes the push path on `http`; pushes are checked by `authenticator`.
     public func installNotificationRoute(on http: HTTPServer, authenticator: PubSubPushAuthenticator) {
-        http.route("POST", Self.notificationPath) { [self] request in
-            receivePush(request, authenticator: authenticator)
-        }
+        http.route(
+            "POST", Self.notificationPath,
+            ingress.guarded { [self] request in receivePush(request, authenticator: authenticator) })
     }
 
     /// Handles one push (on an HTTP server thread; blocks for the checks and the ledger).
@@ -40,7 +41,9 @@ extension GoogleAdapter {
                 return Self.answer(503, "\(error)")
             }
             counters.unauthenticated.increment()
-            logger.warning("google push refused", ["reason": "\(error)"])
+            ingress.refused(
+                store: "google", reason: "unauthenticated", message: "\(error)", payload: request.body, request: request)
+            logger.debug("google push refused", ["reason": "\(error)"])
             return Self.answer(401, "\(error)")
         }
         let envelope: PubSubPushEnvelope
@@ -49,19 +52,22 @@ extension GoogleAdapter {
             envelope = try PubSubPushEnvelope(json: request.body)
             notification = try envelope.developerNotification()
         } catch {
+            ingress.refused(store: "google", reason: "malformed", message: "\(error)", payload: request.body, request: request)
             return Self.answer(400, "\(error)")
         }
-        var entry = InboxEntry(
+        guard catalog.packages.contains(notification.packageName) else {
+            ingress.refused(
+                store: "google", reason: "wrong_app",
+                message: "package \(notification.packageName.prefix(100)) is not served here", payload: envelope.data,
+                request: request)
+            return Self.answer(204, "")
+        }
+        let entry = InboxEntry(
             // A notification does not say whether the purchase is a test one: filed as production.
             store: .google, environment: .production, notificationID: envelope.messageID,
             notificationType: Self.typeName(notification.kind), signedTimeMilliseconds: notification.eventTimeMillis,
             key: Self.token(of: notification.kind).map { Self.key($0, test: false) },
             rawPayload: String(decoding: envelope.data, as: UTF8.self))
-        let served = catalog.packages.contains(notification.packageName)
-        if !served {
-            entry.status = .rejected
-            entry.lastError = "wrong_app: package \(notification.packageName.prefix(100)) is not served here"
-        }
         let ledger = self.ledger
         let recorded = entry
         guard
@@ -79,7 +85,6 @@ extension GoogleAdapter {
             counters.duplicates.increment()
             return Self.answer(204, "")
         case .success:
-            guard served else { return Self.answer(204, "") }
             counters.received.increment()
             let work = Self.work(notification.kind)
             let accepted = queue.submit { [self] in

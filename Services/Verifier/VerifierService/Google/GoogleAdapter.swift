@@ -28,6 +28,8 @@ public final class GoogleAdapter: Sendable {
     let logger: Logger
     let queue: BoundedWorkQueue
     let counters: Counters
+    /// The rate limit and the samples of refused deliveries, shared with the other store's ingress.
+    public let ingress: NotificationIngressGuard
     /// How long a push waits for its token check and for the ledger before it answers 503
     /// (Pub/Sub then delivers it again).
     let ledgerTimeout: Duration
@@ -66,9 +68,11 @@ public final class GoogleAdapter: Sendable {
         catalog: Catalog, api: any GooglePlayAPI, ledger: LedgerClient,
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
-        processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5)
+        processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5),
+        ingress: NotificationIngressGuard = NotificationIngressGuard(rate: nil, burst: 1)
     ) {
         self.ledgerTimeout = ledgerTimeout
+        self.ingress = ingress
         self.catalog = catalog
         self.api = api
         self.ledger = ledger
