@@ -81,10 +81,14 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
     }
 
     /// An entitlement service following this ledger; returns it with its RPC client and HTTP port.
-    func startEntitlement() async throws -> (process: ServiceProcess, client: RPCClient, http: Int) {
+    func startEntitlement(environment extra: [String: String] = [:]) async throws -> (
+        process: ServiceProcess, client: RPCClient, http: Int
+    ) {
         let process = try ServiceProcess(
             "entitlement",
-            environment: ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)", "ENTITLEMENT_POLICY_FILE": policyPath])
+            environment: ["LEDGER_ADDR": "127.0.0.1:\(ledgerPort)", "ENTITLEMENT_POLICY_FILE": policyPath].merging(
+                extra
+            ) { _, new in new })
         let client = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await process.rpcPort())])
         return (process, client, try await process.httpPort())
     }

@@ -97,6 +97,22 @@ struct TLSTests {
         }
     }
 
+    @Test("an unknown method is PERMISSION_DENIED to a caller its rules do not admit, UNIMPLEMENTED to one they do")
+    func unknownMethodAfterTheAccessRule() async throws {
+        try await withServer { (pki: PKI, server: TestServer) async throws in
+            await #expect(throws: RPCError(.permissionDenied, "reader may not call test.v1.Test/Nothing")) {
+                _ = try await call(server, pki.client(pki.trusted, "reader"), "test.v1.Test/Nothing", request: [])
+            }
+            // The verifier may call Test/Echo only: an unknown method of Test is still not its to probe.
+            await #expect(throws: RPCError(.permissionDenied, "verifier may not call test.v1.Test/Nothing")) {
+                _ = try await call(server, pki.client(pki.trusted, "verifier"), "test.v1.Test/Nothing", request: [])
+            }
+            await #expect(throws: RPCError(.unimplemented, "unknown method \"test.v1.Other/Health\"")) {
+                _ = try await call(server, pki.client(pki.trusted, "reader"), "test.v1.Other/Health", request: [])
+            }
+        }
+    }
+
     @Test("a client without a certificate is refused")
     func noCertificate() async throws {
         try await withServer { (pki: PKI, server: TestServer) async throws in

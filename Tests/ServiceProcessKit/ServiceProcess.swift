@@ -120,6 +120,26 @@ public final class ServiceProcess: Sendable {
         return port
     }
 
+    /// The port in the "ops server listening" line (the operations listener, `OPS_LISTEN`).
+    public func opsPort() async throws -> Int {
+        guard let line = await line(containing: "\"msg\":\"ops server listening\""),
+            let port = Self.field("port", in: line).flatMap({ Int($0) })
+        else { throw ServiceProcessError("\(name) never served its operations listener: \(log)") }
+        return port
+    }
+
+    /// The process id.
+    public var pid: Int32 { process.processIdentifier }
+
+    /// The resident memory of the process now (VmRSS), in bytes.
+    public var residentBytes: Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes * 1024
+    }
+
     /// The port in the "http server listening" line.
     public func httpPort() async throws -> Int {
         guard let line = await line(containing: "\"msg\":\"http server listening\""),
