@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 
 int cshim_epoll_add(int epfd, int fd, uint32_t events, uint64_t token) {
     struct epoll_event ev = {.events = events, .data.u64 = token};
@@ -170,4 +171,9 @@ int cshim_mhd_client_address(struct MHD_Connection *connection, char *buffer, in
         memmove(buffer, buffer + 7, strlen(buffer + 7) + 1);
     }
     return (int)strlen(buffer);
+}
+
+int cshim_socket_unread_bytes(int fd) {
+    int count = 0;
+    return ioctl(fd, FIONREAD, &count) == 0 ? count : -1;
 }

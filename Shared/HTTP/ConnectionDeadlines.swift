@@ -1,3 +1,4 @@
+import CShims
 import Dispatch
 import Glibc
 import Observability
@@ -8,7 +9,8 @@ import Synchronization
 ///
 /// Connections are known by their socket. libmicrohttpd tells the connection's opening and
 /// closing (the closing before it closes the socket), and the dispatcher each request's steps.
-/// A timer shuts down the socket of a connection past its deadline, under the same lock the
+/// A timer shuts down the socket of a connection past its deadline (unless bytes it sent wait
+/// unread, when every server thread is busy: that delay is not the client's), under the same lock the
 /// closing takes, so a socket number reused by a later connection is never touched; the
 /// connection's thread then sees the end of the stream and closes it.
 final class ConnectionDeadlines: @unchecked Sendable {  // the timer is touched only in init and deinit
@@ -91,6 +93,9 @@ final class ConnectionDeadlines: @unchecked Sendable {  // the timer is touched 
                 } else {
                     continue
                 }
+                // Bytes the client sent that no server thread has read yet: the delay is ours
+                // (every thread busy in a handler), not the client's. Looked at again next tick.
+                if cshim_socket_unread_bytes(fd) > 0 { continue }
                 // Cut once; the entry goes when libmicrohttpd reports the close.
                 table[fd] = Entry()
                 shutdown(fd, Int32(SHUT_RDWR))

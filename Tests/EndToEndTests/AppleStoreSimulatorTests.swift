@@ -44,11 +44,19 @@ struct AppleStoreSimulatorTests {
             }
             #expect(expired.reason == .expired)
 
-            let history: GetHistoryResponse = try await stack.entitlementStack.ledgerClient.call(
-                "\(EntitlementStack.ledgerService)/GetHistory",
-                GetHistoryRequest(
-                    key: SubscriptionKey(store: .apple, environment: .sandbox, storeID: original), pageSize: 100))
-            let types = history.events.compactMap(\.storeType)
+            // Pages end at their byte bound (each event keeps its signed payload): follow them.
+            var events: [LifecycleEvent] = []
+            var token: String?
+            repeat {
+                let page: GetHistoryResponse = try await stack.entitlementStack.ledgerClient.call(
+                    "\(EntitlementStack.ledgerService)/GetHistory",
+                    GetHistoryRequest(
+                        key: SubscriptionKey(store: .apple, environment: .sandbox, storeID: original), pageSize: 100,
+                        pageToken: token))
+                events += page.events
+                token = page.nextPageToken
+            } while token != nil
+            let types = events.compactMap(\.storeType)
             #expect(types.filter { $0 == "DID_RENEW" }.count == 12)
             #expect(
                 types.contains("SUBSCRIBED") && types.contains("DID_CHANGE_RENEWAL_STATUS") && types.contains("EXPIRED")

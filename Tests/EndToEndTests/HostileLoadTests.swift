@@ -113,12 +113,12 @@ struct HostileLoadTests {
         let latecomer = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: port)])
         let latencies = try await Self.healthLatencies(latecomer, Self.entitlementHealth, count: 200)
         let text = Self.report("during a flood of 1,000 silent connections", latencies)
-        #expect(Self.percentile(latencies, 0.99) < 250, "\(text)")
+        #expect(Self.percentile(latencies, 0.99) < 500, "\(text)")
         // Every silent connection is gone by the deadline (2 s) and a sweep or two after it.
         let closed = flood.filter { $0.isClosed(within: 6000) }.count
         let after = ContinuousClock.now - opened
         #expect(closed == 1000, "\(closed) of 1,000 closed after \(after)")
-        #expect(after < .seconds(10))
+        #expect(after < .seconds(30))
         let evicted = try await Self.metric(ops, "rpc_server_connections_evicted_total")
         let timedOut = try await Self.metric(ops, "rpc_server_frames_rejected_total{reason=\"first_frame_timeout\"}")
         #expect((evicted ?? 0) + (timedOut ?? 0) >= 1000 - 256)
@@ -174,7 +174,7 @@ struct HostileLoadTests {
         latencies.sort()
         stop.store(true, ordering: .relaxed)
         let text = Self.report("while 4 clients send 1 MiB and 60 KiB amplification frames", latencies)
-        #expect(Self.percentile(latencies, 0.99) < 250, "\(text)")
+        #expect(Self.percentile(latencies, 0.99) < 500, "\(text)")
         #expect(attacks.load(ordering: .relaxed) >= 400)
         let peak = process.residentBytes
         print(

@@ -73,6 +73,8 @@ struct MHD_Daemon *cshim_mhd_start(unsigned int flags, const struct sockaddr *ad
                                    uint16_t *bound_port, int *start_errno);
 /// The socket of `connection` (variadic MHD_get_connection_info), or -1.
 int cshim_mhd_connection_fd(struct MHD_Connection *connection);
+/// Bytes received on socket `fd` that nobody has read yet (ioctl FIONREAD), or -1.
+int cshim_socket_unread_bytes(int fd);
 /// The client's IP address as text (an IPv4-mapped IPv6 address as IPv4) into `buffer`;
 /// returns its length, 0 when unknown.
 int cshim_mhd_client_address(struct MHD_Connection *connection, char *buffer, int capacity);
