@@ -1,6 +1,6 @@
 # Entry points. Each installs what a fresh Debian machine lacks before it builds.
 SWIFT ?= swift
-.PHONY: deps build release run demo test test-containers check-generated bench-rpc bench-ledger bench-apple bench-entitlement format clean
+.PHONY: deps build release run demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement format clean
 
 deps:
 	@scripts/install-deps build
@@ -18,16 +18,22 @@ run: build
 check-generated: deps
 	scripts/check-generated
 
-# Every test: the generated-code check, the Swift test suites, then the container test.
+# Every test: the generated-code check, the Swift test suites, a short pass of every fuzz target
+# (scripts/fuzz --ci, under a minute once built), then the container test.
 test: check-generated
 	$(SWIFT) build --build-tests
 	scripts/run-tests
+	scripts/fuzz --ci
 	scripts/test-containers
 
 # The images built with no registry, the compose stack up on loopback with the store
 # simulator, one purchase per store, the verifier scaled to 2, and down (podman).
 test-containers: build
 	scripts/test-containers
+
+# Every libFuzzer target for FUZZ_SECONDS seconds each (default 60; `make fuzz FUZZ_SECONDS=600`).
+fuzz: deps
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) scripts/fuzz
 
 # RPC round trips through the real runtime beside redis-benchmark (not a test).
 bench-rpc: deps

@@ -146,6 +146,10 @@ let package = Package(
             path: "Tests/Benchmarks/entitlementbench", swiftSettings: swiftSettings),
 
         // Tests, and what several test targets share.
+        // libFuzzer targets (scripts/fuzz; built with -sanitize=fuzzer).
+        .executableTarget(
+            name: "fuzz", dependencies: ["Wire", "AppStore", "GooglePlay", "EntitlementService", "HTTP", "Crypto"],
+            path: "Tests/Fuzz", exclude: ["corpus", "AppleRootCA-G3.pem"], swiftSettings: swiftSettings),
         .target(
             name: "ServiceProcessKit", path: "Tests/ServiceProcessKit", swiftSettings: swiftSettings),
         .target(
