@@ -34,6 +34,16 @@ public final class AddressRateLimiter: Sendable {
     /// Requests refused so far.
     public var refusedCount: Int { refused.load(ordering: .relaxed) }
 
+    /// Whether `address` has a token at monotonic time `now`, without taking it.
+    public func hasToken(_ address: String, now: UInt64 = MonotonicClock.nanoseconds()) -> Bool {
+        state.withLock { state in
+            let bucket =
+                state.buckets[address]
+                ?? (state.buckets.count >= maxAddresses ? state.overflow : Bucket(tokens: burst, updated: now))
+            return refill(bucket, now).tokens >= 1
+        }
+    }
+
     /// Takes a token for `address`, at monotonic time `now`; false when its bucket is empty.
     public func allow(_ address: String, now: UInt64 = MonotonicClock.nanoseconds()) -> Bool {
         let allowed = state.withLock { state -> Bool in

@@ -139,6 +139,7 @@ struct HTTPLimitsTests {
         let start: UInt64 = 1_000_000_000
         #expect((0..<3).allSatisfy { _ in limiter.allow("1.1.1.1", now: start) })
         #expect(!limiter.allow("1.1.1.1", now: start))
+        #expect(!limiter.hasToken("1.1.1.1", now: start) && limiter.hasToken("9.9.9.9", now: start))
         #expect((0..<3).allSatisfy { _ in limiter.allow("2.2.2.2", now: start) })
         // 100 ms later, one token again (10 a second).
         #expect(limiter.allow("1.1.1.1", now: start + 100_000_000))

@@ -119,13 +119,9 @@ public struct Ledger: Sendable {
             parameters.append(.int(Int64(size) + 1))
             sql += " ORDER BY received_ms, store, notification_id LIMIT $\(parameters.count)"
             let rows = try tx.query(sql, parameters)
-            var entries: [InboxEntry] = []
-            var bytes = 0
-            for index in 0..<min(rows.count, Int(size)) {
+            let entries = try Self.page(min(rows.count, Int(size))) { index in
                 let entry = try Self.inboxEntry(rows, index)
-                bytes += entry.serialized().count
-                if !entries.isEmpty && bytes > Self.maxPageBytes { break }
-                entries.append(entry)
+                return (entry, entry.serialized().count)
             }
             var next: String?
             if rows.count > entries.count, let last = entries.last {
@@ -163,13 +159,9 @@ public struct Ledger: Sendable {
             parameters.append(.int(Int64(size) + 1))
             sql += " ORDER BY environment, store_id LIMIT $\(parameters.count)"
             let rows = try tx.query(sql, parameters)
-            var subscriptions: [Subscription] = []
-            var bytes = 0
-            for index in 0..<min(rows.count, Int(size)) {
+            let subscriptions = try Self.page(min(rows.count, Int(size))) { index in
                 let stored = rows.blob(index, "state")
-                bytes += stored?.count ?? 0
-                if !subscriptions.isEmpty && bytes > Self.maxPageBytes { break }
-                subscriptions.append(try Self.decode(Subscription.self, stored))
+                return (try Self.decode(Subscription.self, stored), stored?.count ?? 0)
             }
             var next: String?
             if rows.count > subscriptions.count, let last = subscriptions.last {
@@ -641,13 +633,9 @@ public struct Ledger: Sendable {
         let query = parameters
         return try await read { tx in
             let rows = try tx.query(sql, query)
-            var events: [LifecycleEvent] = []
-            var bytes = 0
-            for index in 0..<min(rows.count, Int(size)) {
+            let events = try Self.page(min(rows.count, Int(size))) { index in
                 let stored = rows.blob(index, "event")
-                bytes += stored?.count ?? 0
-                if !events.isEmpty && bytes > Self.maxPageBytes { break }
-                events.append(try Self.decode(LifecycleEvent.self, stored))
+                return (try Self.decode(LifecycleEvent.self, stored), stored?.count ?? 0)
             }
             let next = rows.count > events.count ? rows.int(events.count - 1, "id").map(String.init) : nil
             return GetHistoryResponse(events: events, nextPageToken: next)
@@ -1085,6 +1073,21 @@ public struct Ledger: Sendable {
 
     static func check(_ key: SubscriptionKey, _ field: String) throws {
         try check(key.storeID, "\(field).store_id", max: maxIDBytes)
+    }
+
+    /// The first of `count` rows, read by `row` (a value and its size in bytes), that fit in
+    /// `maxPageBytes`: at least one. A caller whose rows ran past the page's count continues
+    /// after the last one it got.
+    static func page<Value>(_ count: Int, _ row: (Int) throws -> (Value, Int)) throws -> [Value] {
+        var values: [Value] = []
+        var bytes = 0
+        for index in 0..<count {
+            let (value, size) = try row(index)
+            bytes += size
+            if !values.isEmpty && bytes > maxPageBytes { break }
+            values.append(value)
+        }
+        return values
     }
 
     static func pageSize(_ requested: UInt32) throws -> UInt32 {

@@ -4,9 +4,12 @@ public import Observability
 import Synchronization
 
 /// What the notification endpoints do before a delivery costs the ledger anything: a rate
-/// limit per client address (`NOTIFY_RATE_PER_ADDRESS`, `NOTIFY_BURST_PER_ADDRESS`), and, for
-/// what is refused, a count and a few of the latest samples per reason in memory instead of a
-/// ledger row each (anyone may post anything to these paths).
+/// limit per client address on refused deliveries (`NOTIFY_RATE_PER_ADDRESS`,
+/// `NOTIFY_BURST_PER_ADDRESS`), and, for what is refused, a count and a few of the latest
+/// samples per reason in memory instead of a ledger row each (anyone may post anything to these
+/// paths). Only refusals spend an address's tokens: a store delivering valid notifications at any
+/// rate is never answered 429 (Apple's first retry of a failed delivery comes an hour later),
+/// while an address whose deliveries keep failing is refused before they are checked.
 public final class NotificationIngressGuard: Sendable {
     /// One refused delivery as kept for an operator.
     public struct Sample: Sendable, Equatable {
@@ -25,6 +28,7 @@ public final class NotificationIngressGuard: Sendable {
     public static let samplePayloadBytes = 1024
 
     let limiter: AddressRateLimiter?
+    private let limited = Atomic<Int>(0)
     private let samples = Mutex<[String: [Sample]]>([:])
     private let counts = Mutex<[String: Int]>([:])
 
@@ -34,11 +38,14 @@ public final class NotificationIngressGuard: Sendable {
         limiter = rate.map { AddressRateLimiter(rate: $0, burst: max(1, burst)) }
     }
 
-    /// Wraps a notification handler: a client past its rate gets 429 and the handler is not called.
+    /// Wraps a notification handler: a client whose refused deliveries have spent its tokens
+    /// gets 429 and the handler is not called.
     public func guarded(_ handler: @escaping HTTPHandler) -> HTTPHandler {
         { [self] request in
-            if let limiter, !limiter.allow(request.clientAddress) {
-                var response = HTTPResponse.text("too many requests from this address; deliver again later\n", status: 429)
+            if let limiter, !limiter.hasToken(request.clientAddress) {
+                limited.add(1, ordering: .relaxed)
+                var response = HTTPResponse.text(
+                    "too many requests from this address; deliver again later\n", status: 429)
                 response.headers.append(("Retry-After", "1"))
                 return response
             }
@@ -52,6 +59,7 @@ public final class NotificationIngressGuard: Sendable {
         store: String, reason: String, message: String, payload: some Collection<UInt8>, request: HTTPRequest,
         now: Date = Date()
     ) {
+        _ = limiter?.allow(request.clientAddress)
         let key = "\(store)/\(reason)"
         let sample = Sample(
             receivedMilliseconds: Int64(now.timeIntervalSince1970 * 1000), store: store,
@@ -77,15 +85,17 @@ public final class NotificationIngressGuard: Sendable {
     public func writeMetrics(into text: inout MetricsText) {
         text.family(
             "verifier_notifications_refused_total", type: "counter",
-            help: "Notification deliveries refused before the ledger, by store and reason (samples at GET /rejected on OPS_LISTEN).")
+            help:
+                "Notification deliveries refused before the ledger, by store and reason (samples at GET /rejected on OPS_LISTEN)."
+        )
         for (key, count) in counts.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
             let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
             text.sample("verifier_notifications_refused_total", ["store": parts[0], "reason": parts[1]], Double(count))
         }
         text.family(
             "verifier_notifications_rate_limited_total", type: "counter",
-            help: "Notification deliveries answered 429 for their client address's rate.")
-        text.sample("verifier_notifications_rate_limited_total", [:], Double(limiter?.refusedCount ?? 0))
+            help: "Notification deliveries answered 429: their client address's refused deliveries passed its rate.")
+        text.sample("verifier_notifications_rate_limited_total", [:], Double(limited.load(ordering: .relaxed)))
     }
 
     /// `GET /rejected`: the kept samples as JSON, by reason.
