@@ -5,6 +5,7 @@ struct BenchOptions: BenchCommandOptions {
     var ledgerPath = ""
     var entitlementPath = ""
     var accounts = 1_000_000
+    var months = 12
     var requestsScale = 1.0
     var propagationSamples = 200
     var readyLimitSeconds = 600
@@ -12,15 +13,16 @@ struct BenchOptions: BenchCommandOptions {
     var showHelp = false
 
     static let helpText = """
-        usage: entitlementbench --ledger PATH --entitlement PATH [--accounts N] [--requests-scale X]
+        usage: entitlementbench --ledger PATH --entitlement PATH [--accounts N] [--months N] [--requests-scale X]
                                 [--propagation-samples N] [--ready-limit S] [--skip-redis]
 
         Measures the entitlement service with a view of N accounts, each owning one active
-        subscription that the policy maps to the capability `pro`, bought a year ago and renewed
-        monthly since (half App Store, half Google Play purchases). Each App Store one has its
-        12 transactions recorded as periods (a `periods` row each, with about 3 KB of raw
-        signed-transaction stand-in) and their merged access period in its state; the Play ones
-        carry no periods (the Play adapter records none).
+        subscription that the policy maps to the capability `pro`, bought a year ago (--months)
+        and renewed monthly since (half App Store, half Google Play purchases). Each paid month
+        is a period (a `periods` row each): an App Store transaction with about 3 KB of raw
+        signed-transaction stand-in, a Play order with a subscriptionsv2 answer of about 700
+        bytes; each state carries their merged access period. `--months 1` is a view of fresh
+        purchases, one period each.
 
         1. Memory and start. The ledger (SQLite, a fresh temporary directory) migrates an empty
            database; an entitlement service started on it gives the resident memory of an empty
@@ -46,6 +48,8 @@ struct BenchOptions: BenchCommandOptions {
           --entitlement PATH          the entitlement executable; required
           --accounts N                accounts in the view (default 1000000; 1…10000000; the
                                       ready-time target is judged only at 1000000 or more)
+          --months N                  paid months per subscription, the current one included
+                                      (default 12; 1…120)
           --requests-scale X          multiply every load request count by X (default 1; at most 10)
           --propagation-samples N     purchases timed for propagation (default 200; 1…100000)
           --ready-limit S             give up when the service is not ready after S seconds
@@ -65,6 +69,7 @@ struct BenchOptions: BenchCommandOptions {
             case "--ledger": ledgerPath = try rest.value(for: flag)
             case "--entitlement": entitlementPath = try rest.value(for: flag)
             case "--accounts": accounts = try rest.integer(for: flag, in: 1...10_000_000)
+            case "--months": months = try rest.integer(for: flag, in: 1...120)
             case "--requests-scale": requestsScale = try rest.number(for: flag, in: 0...10, excludingLower: true)
             case "--propagation-samples": propagationSamples = try rest.integer(for: flag, in: 1...100_000)
             case "--ready-limit": readyLimitSeconds = try rest.integer(for: flag, in: 1...7200)

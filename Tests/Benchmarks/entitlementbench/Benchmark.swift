@@ -33,7 +33,7 @@ struct Benchmark {
         let policyPath = try directory.write("policy.conf", PurchaseWorkload.policy)
         let databasePath = directory.file("ledger.sqlite")
         let ledgerSettings = ["LEDGER_STORE": "sqlite", "LEDGER_SQLITE_PATH": databasePath]
-        let workload = PurchaseWorkload()
+        let workload = PurchaseWorkload(months: options.months)
 
         // The ledger migrates the empty database; the view over it is the memory baseline.
         var ledger = try LedgerProcess(
@@ -114,7 +114,7 @@ struct Benchmark {
         BenchCommand.noteUncleanExit("entitlementbench", ledger.stop(), of: options.ledgerPath)
         if let first = errors.first { Self.note("\(errors.count) calls failed; the first: \(first)") }
         let report = Report(
-            accounts: options.accounts, seedSeconds: seed.seconds, seededPeriods: seed.periods,
+            accounts: options.accounts, seedSeconds: seed.seconds, seededPeriods: seed.periods, months: options.months,
             seededRawBytes: seed.rawBytes, readySeconds: entitlement.secondsToReady,
             startCPU: startCPU,
             emptyMemory: emptyMemory, loadedMemory: loadedMemory, rows: rows,

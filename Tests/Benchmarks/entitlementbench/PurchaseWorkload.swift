@@ -3,13 +3,13 @@ import Model
 import Wire
 
 /// What the benchmark's accounts own: one active subscription each to the `pro` capability,
-/// renewed monthly for a year, with the fields a verified state carries. Half are bought on the
-/// App Store (numeric originalTransactionId keys), each with its twelve transactions recorded as
-/// periods, raw signed data and all, and the state carrying their merged access period; half on
-/// Google Play (purchase tokens of the length Play issues), whose states carry no periods (the
-/// Play adapter records none).
+/// renewed monthly (a year by default), with the fields a verified state carries. Half are
+/// bought on the App Store (numeric originalTransactionId keys), each transaction recorded as a
+/// period with its raw signed data; half on Google Play (purchase tokens of the length Play
+/// issues), each order (`GPA.…`, then `…..0`, `…..1`) recorded as a period with a
+/// subscriptionsv2 answer as its raw data. Each state carries its merged access period.
 struct PurchaseWorkload {
-    /// A seeded subscription and the periods recorded for it, by start (none for Play).
+    /// A seeded subscription and the periods recorded for it, by start.
     struct Seeded {
         var subscription: Subscription
         var periods: [Period]
@@ -20,8 +20,6 @@ struct PurchaseWorkload {
     static let googleProduct = "pro_subscription"
     static let appleGroup = "21482730"
     static let bundle = "com.example.app"
-    /// Transactions in a seeded App Store subscription's year.
-    static let renewals = 12
     /// Transaction ids of one renewal step lie this far apart (more than the most accounts).
     private static let idStride = 10_000_000
     static let checkMethod = "subscriptions.entitlement.v1.Entitlement/CheckAccess"
@@ -47,25 +45,28 @@ struct PurchaseWorkload {
     let now: Int64
     /// Signs the seeded App Store transactions' stand-ins.
     let signer: SignedTransactionStandIn
+    /// Paid months (transactions or orders) of each seeded subscription, the current one included.
+    let months: Int
 
-    init(now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) {
+    init(months: Int = 12, now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) {
+        self.months = months
         self.now = now
         var random = FastRandom()
         signer = SignedTransactionStandIn(random: &random)
     }
 
     /// The subscription of seeded account number `index` (from 0), linked to `accountID`:
-    /// bought a year ago, renewed monthly since, active, its current month ending 1 to 29 days
-    /// from now. Even indexes are App Store purchases with their twelve transactions as periods
-    /// (the first one's id is the originalTransactionId, each renewal starts where the previous
-    /// period ends, so the state's access periods merge into one); odd ones Play purchases.
+    /// bought `months` months ago, renewed monthly since, active, its current month ending 1 to
+    /// 29 days from now, each paid month a period (each starts where the previous one ends, so
+    /// the state's access periods merge into one). Even indexes are App Store purchases (the
+    /// first transaction's id is the originalTransactionId); odd ones Play purchases.
     func seeded(index: Int, accountID: String, random: inout FastRandom) -> Seeded {
         // The current month started 1 day or more ago and ends 1 day or more from now.
         var month = Int(random.next() % 12)
         let expires = now + Self.day + Int64(random.next() % UInt64((Self.monthDays[month] - 2) * Self.day))
         var starts: [Int64] = []
         var start = expires
-        for _ in 0..<Self.renewals {
+        for _ in 0..<months {
             start -= Self.monthDays[month] * Self.day
             starts.append(start)
             month = (month + 11) % 12
@@ -73,10 +74,10 @@ struct PurchaseWorkload {
         starts.reverse()
         if index % 2 == 0 {
             // Apple's transaction ids: 16-digit numbers, the first the originalTransactionId.
-            let ids = (0..<Self.renewals).map { String(2_000_000_000_000_000 + $0 * Self.idStride + index) }
+            let ids = (0..<months).map { String(2_000_000_000_000_000 + $0 * Self.idStride + index) }
             let appAccountToken = random.uuidString()
             var periods: [Period] = []
-            periods.reserveCapacity(Self.renewals)
+            periods.reserveCapacity(months)
             for (renewal, periodStart) in starts.enumerated() {
                 let periodEnd = renewal + 1 < starts.count ? starts[renewal + 1] : expires
                 // A renewal is charged and signed up to a day before its period starts.
@@ -102,13 +103,57 @@ struct PurchaseWorkload {
             subscription.periods = Period.accessPeriods(periods, clipsAtNextStart: true)
             return Seeded(subscription: subscription, periods: periods)
         }
-        let subscription = google(
-            token: Self.purchaseToken(&random), accountID: accountID, purchased: starts[starts.count - 1],
-            expires: expires,
-            orderID: "GPA.\(3300 + index % 100)-\(1000 + index % 9000)-\(index % 10000)-\(10000 + index % 90000)"
-                + "..\(Self.renewals - 2)",
-            obfuscatedAccount: random.text(count: 32, from: Self.base64URL), originalPurchased: starts[0])
-        return Seeded(subscription: subscription, periods: [])
+        let token = Self.purchaseToken(&random)
+        let firstOrder = "GPA.\(3300 + index % 100)-\(1000 + index % 9000)-\(index % 10000)-\(10000 + index % 90000)"
+        let obfuscatedAccount = random.text(count: 32, from: Self.base64URL)
+        var periods: [Period] = []
+        periods.reserveCapacity(months)
+        for (renewal, periodStart) in starts.enumerated() {
+            let periodEnd = renewal + 1 < starts.count ? starts[renewal + 1] : expires
+            let order = renewal == 0 ? firstOrder : "\(firstOrder)..\(renewal - 1)"
+            periods.append(
+                Period(
+                    periodID: Period.googlePeriodID(orderID: order, productID: Self.googleProduct),
+                    productID: Self.googleProduct, basePlanID: "monthly", startMilliseconds: periodStart,
+                    endMilliseconds: periodEnd, signedTimeMilliseconds: periodStart + 900, productKind: .autoRenewable,
+                    raw: Self.subscriptionsV2(
+                        order: order, start: starts[0], expiry: periodEnd, obfuscatedAccount: obfuscatedAccount)))
+        }
+        var subscription = google(
+            token: token, accountID: accountID, purchased: starts[starts.count - 1], expires: expires,
+            orderID: months > 1 ? "\(firstOrder)..\(months - 2)" : firstOrder, obfuscatedAccount: obfuscatedAccount,
+            originalPurchased: starts[0])
+        subscription.periods = Period.googleAccessPeriods(periods)
+        return Seeded(subscription: subscription, periods: periods)
+    }
+
+    /// A subscriptionsv2 answer for one order of a seeded Play purchase (the fields and size of
+    /// a real one), kept as its period's raw data.
+    static func subscriptionsV2(order: String, start: Int64, expiry: Int64, obfuscatedAccount: String) -> String {
+        let startTime = Self.rfc3339(start)
+        let expiryTime = Self.rfc3339(expiry)
+        return """
+            {"kind":"androidpublisher#subscriptionPurchaseV2","startTime":"\(startTime)","regionCode":"US",\
+            "subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","latestOrderId":"\(order)",\
+            "acknowledgementState":"ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED",\
+            "externalAccountIdentifiers":{"obfuscatedExternalAccountId":"\(obfuscatedAccount)"},\
+            "lineItems":[{"productId":"\(googleProduct)","expiryTime":"\(expiryTime)",\
+            "autoRenewingPlan":{"autoRenewEnabled":true,"recurringPrice":{"currencyCode":"USD","units":"4",\
+            "nanos":990000000}},"offerDetails":{"basePlanId":"monthly","offerTags":["standard"]},\
+            "latestSuccessfulOrderId":"\(order)"}]}
+            """
+    }
+
+    /// `milliseconds` since 1970 as RFC 3339 UTC with milliseconds, as Play writes times.
+    static func rfc3339(_ milliseconds: Int64) -> String {
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let millis = milliseconds % 1000
+        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):"
+            + "\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
     }
 
     /// A Play purchase token: 24 lowercase letters, a dot, then 125 URL-safe base64 characters
