@@ -145,6 +145,9 @@ let package = Package(
             name: "entitlementbench", dependencies: ["Wire", "Model", "SQLite", "BenchSupport"],
             path: "Tests/Benchmarks/entitlementbench", swiftSettings: swiftSettings),
 
+        // The generator of Shared/Wire/Generated from proto/'s descriptor set (scripts/generate-proto).
+        .executableTarget(name: "wiregen", path: "scripts/wiregen", swiftSettings: swiftSettings),
+
         // Tests, and what several test targets share.
         // libFuzzer targets (scripts/fuzz; built with -sanitize=fuzzer).
         .executableTarget(

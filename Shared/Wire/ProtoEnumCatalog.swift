@@ -2,7 +2,7 @@ internal import CProto
 internal import CProtobufC
 
 /// The value names and numbers of the generated enum descriptors that the Swift enums of `Model`
-/// and `Wire` mirror, so tests in this package can check the hand-written numbers against
+/// mirror, so tests in this package can check the hand-written numbers against
 /// protoc-c's output.
 package enum ProtoEnumCatalog {
     /// Every value of the enum with the full protobuf name `name`
@@ -20,9 +20,6 @@ package enum ProtoEnumCatalog {
             subscriptions__common__v1__expiration_reason__descriptor,
             subscriptions__common__v1__event_kind__descriptor,
             subscriptions__common__v1__transfer_policy__descriptor,
-            subscriptions__ledger__v1__inbox_status__descriptor,
-            subscriptions__ledger__v1__link_outcome__descriptor,
-            subscriptions__ledger__v1__change_kind__descriptor,
         ]
         guard let descriptor = descriptors.first(where: { String(cString: $0.name) == name }) else { return nil }
         var values: [String: Int32] = [:]

@@ -94,7 +94,7 @@ struct OutputAndRunnerTests {
 
     @Test func callEncodesTheRequestAndPrintsPrettyOrCompactJSON() async throws {
         let answer = try DynamicMessage.encode(
-            json: #"{"allowed": true, "untilMs": "5", "reason": "REASON_GRANTED"}"#,
+            json: #"{"allowed": true, "untilMs": "5", "reason": "ACCESS_REASON_GRANTED"}"#,
             as: "subscriptions.entitlement.v1.CheckAccessResponse")
         let transport = FakeTransport(answers: [
             "subscriptions.entitlement.v1.Entitlement/CheckAccess": .success(answer)
@@ -102,10 +102,10 @@ struct OutputAndRunnerTests {
         #expect(
             try await run(
                 ["call", "CheckAccess", #"{"accountId": "a", "capability": "pro"}"#, "--addr", "h:1"], transport)
-                == ["{\n  \"allowed\": true,\n  \"untilMs\": \"5\",\n  \"reason\": \"REASON_GRANTED\"\n}"])
+                == ["{\n  \"allowed\": true,\n  \"untilMs\": \"5\",\n  \"reason\": \"ACCESS_REASON_GRANTED\"\n}"])
         #expect(
             try await run(["call", "Entitlement/CheckAccess", "-", "--json", "--addr", "h:1"], transport, input: "{}")
-                == [#"{"allowed":true,"untilMs":"5","reason":"REASON_GRANTED"}"#])
+                == [#"{"allowed":true,"untilMs":"5","reason":"ACCESS_REASON_GRANTED"}"#])
         #expect(
             transport.requests.withLock { $0 }
                 == [

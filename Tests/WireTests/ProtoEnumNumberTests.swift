@@ -33,13 +33,6 @@ struct ProtoEnumNumberTests {
         try check(StoreEnvironment.self, "subscriptions.common.v1.Environment", prefix: "ENVIRONMENT_")
     }
 
-    @Test("ledger.v1 enums")
-    func ledger() throws {
-        try check(InboxStatus.self, "subscriptions.ledger.v1.InboxStatus", prefix: "INBOX_STATUS_")
-        try check(LinkOutcome.self, "subscriptions.ledger.v1.LinkOutcome", prefix: "LINK_OUTCOME_")
-        try check(ChangeKind.self, "subscriptions.ledger.v1.ChangeKind", prefix: "CHANGE_KIND_")
-    }
-
     @Test("unknown numbers keep their number; known numbers never become .unknown")
     func unknownCases() {
         #expect(EventKind(rawValue: 29) == .unknown(29))

@@ -65,7 +65,8 @@ public enum OutputText {
             throw SubctlError(.dataLoss, error.message)
         }
         let uptime = max(response.uptimeMilliseconds, 0)
-        return "\(response.service) \(response.status.name) version \(response.version) "
+        return
+            "\(response.service) \((response.status?.description ?? "unspecified").uppercased()) version \(response.version) "
             + "uptime \(uptime / 1000).\(uptime % 1000 / 100)s connections \(response.connections) at \(address)"
     }
 

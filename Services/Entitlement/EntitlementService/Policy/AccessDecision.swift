@@ -13,26 +13,26 @@ public enum AccessDecision: Sendable, Hashable, CustomStringConvertible {
     /// No access, and why.
     case denied(Denial)
 
-    /// Why access is denied; the wire's `Reason` values other than `REASON_GRANTED`. Declared
+    /// Why access is denied; the wire's `AccessReason` values other than `ACCESS_REASON_GRANTED`. Declared
     /// in the order `union` ranks them, least informative first.
     public enum Denial: Int, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
-        /// The capability is not in the policy at all (`REASON_UNKNOWN_CAPABILITY`).
+        /// The capability is not in the policy at all (`ACCESS_REASON_UNKNOWN_CAPABILITY`).
         case unknownCapability
         /// Nothing grants the capability at that instant: no product that grants it, a
-        /// consumable, or a purchase made later (`REASON_NO_GRANT`).
+        /// consumable, or a purchase made later (`ACCESS_REASON_NO_GRANT`).
         case noGrant
-        /// What granted it has ended: the paid period or grace is over (`REASON_EXPIRED`).
+        /// What granted it has ended: the paid period or grace is over (`ACCESS_REASON_EXPIRED`).
         case expired
-        /// Refunded or revoked, from the revocation time on (`REASON_REVOKED`).
+        /// Refunded or revoked, from the revocation time on (`ACCESS_REASON_REVOKED`).
         case revoked
         /// A subscription is in a state the policy gives no access: billing retry, account hold,
-        /// paused, pending (`REASON_STATE_DENIES`). Ranked highest because that subscription is
+        /// paused, pending (`ACCESS_REASON_STATE_DENIES`). Ranked highest because that subscription is
         /// still alive and access can come back (the user can fix the payment or resume).
         case stateDenies
 
         public static func < (lhs: Denial, rhs: Denial) -> Bool { lhs.rawValue < rhs.rawValue }
 
-        /// The wire name without `REASON_`, lowercased: `no_grant`, `expired`, ….
+        /// The wire name without `ACCESS_REASON_`, lowercased: `no_grant`, `expired`, ….
         public var description: String {
             switch self {
             case .unknownCapability: "unknown_capability"

@@ -16,8 +16,8 @@ PROTOBUF_C__BEGIN_DECLS
 
 #include "subscriptions/common/v1/common.pb-c.h"
 
-typedef struct Subscriptions__Entitlement__V1__Grant Subscriptions__Entitlement__V1__Grant;
-typedef struct Subscriptions__Entitlement__V1__Renewal Subscriptions__Entitlement__V1__Renewal;
+typedef struct Subscriptions__Entitlement__V1__AccessGrant Subscriptions__Entitlement__V1__AccessGrant;
+typedef struct Subscriptions__Entitlement__V1__GrantRenewal Subscriptions__Entitlement__V1__GrantRenewal;
 typedef struct Subscriptions__Entitlement__V1__CheckAccessRequest Subscriptions__Entitlement__V1__CheckAccessRequest;
 typedef struct Subscriptions__Entitlement__V1__CheckAccessResponse Subscriptions__Entitlement__V1__CheckAccessResponse;
 typedef struct Subscriptions__Entitlement__V1__CheckAccessBatchRequest Subscriptions__Entitlement__V1__CheckAccessBatchRequest;
@@ -31,41 +31,41 @@ typedef struct Subscriptions__Entitlement__V1__ReloadPolicyResponse Subscription
 
 /* --- enums --- */
 
-typedef enum _Subscriptions__Entitlement__V1__Reason {
-  SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_UNSPECIFIED = 0,
+typedef enum _Subscriptions__Entitlement__V1__AccessReason {
+  SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_UNSPECIFIED = 0,
   /*
    * Allowed: a subscription or purchase grants the capability.
    */
-  SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_GRANTED = 1,
+  SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_GRANTED = 1,
   /*
    * Denied: the account has nothing that grants the capability.
    */
-  SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_NO_GRANT = 2,
+  SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_NO_GRANT = 2,
   /*
    * Denied: what granted it has ended (expired, lapsed grace).
    */
-  SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_EXPIRED = 3,
+  SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_EXPIRED = 3,
   /*
    * Denied: refunded or revoked.
    */
-  SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_REVOKED = 4,
+  SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_REVOKED = 4,
   /*
    * Denied: a state the policy gives no access (billing retry, hold, paused, pending).
    */
-  SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_STATE_DENIES = 5,
+  SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_STATE_DENIES = 5,
   /*
    * Denied: the capability is not in the policy at all.
    */
-  SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_UNKNOWN_CAPABILITY = 6
-    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__ENTITLEMENT__V1__REASON)
-} Subscriptions__Entitlement__V1__Reason;
+  SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_UNKNOWN_CAPABILITY = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON)
+} Subscriptions__Entitlement__V1__AccessReason;
 
 /* --- messages --- */
 
 /*
  * What a grant, or the nearest miss, rests on.
  */
-struct  Subscriptions__Entitlement__V1__Grant
+struct  Subscriptions__Entitlement__V1__AccessGrant
 {
   ProtobufCMessage base;
   Subscriptions__Common__V1__SubscriptionKey *key;
@@ -80,10 +80,10 @@ struct  Subscriptions__Entitlement__V1__Grant
    * The subscription's renewal details, the same for both stores; in ListEntitlements only
    * (CheckAccess answers stay small).
    */
-  Subscriptions__Entitlement__V1__Renewal *renewal;
+  Subscriptions__Entitlement__V1__GrantRenewal *renewal;
 };
-#define SUBSCRIPTIONS__ENTITLEMENT__V1__GRANT__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__grant__descriptor) \
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_GRANT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__access_grant__descriptor) \
     , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, 0, NULL }
 
 
@@ -91,7 +91,7 @@ struct  Subscriptions__Entitlement__V1__Grant
  * What a client shows about a subscription's renewal (the fields of the same names in
  * subscriptions.common.v1.Subscription).
  */
-struct  Subscriptions__Entitlement__V1__Renewal
+struct  Subscriptions__Entitlement__V1__GrantRenewal
 {
   ProtobufCMessage base;
   protobuf_c_boolean auto_renew;
@@ -118,8 +118,8 @@ struct  Subscriptions__Entitlement__V1__Renewal
   int32_t installments_committed;
   int32_t installments_remaining;
 };
-#define SUBSCRIPTIONS__ENTITLEMENT__V1__RENEWAL__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__renewal__descriptor) \
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__GRANT_RENEWAL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__grant_renewal__descriptor) \
     , 0, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0 }
 
 
@@ -146,13 +146,13 @@ struct  Subscriptions__Entitlement__V1__CheckAccessResponse
    * Access lasts until this instant unless something changes; 0 with allowed means no end.
    */
   int64_t until_ms;
-  Subscriptions__Entitlement__V1__Reason reason;
-  Subscriptions__Entitlement__V1__Grant *grant;
+  Subscriptions__Entitlement__V1__AccessReason reason;
+  Subscriptions__Entitlement__V1__AccessGrant *grant;
   char *detail;
 };
 #define SUBSCRIPTIONS__ENTITLEMENT__V1__CHECK_ACCESS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__check_access_response__descriptor) \
-    , 0, 0, SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_UNSPECIFIED, NULL, (char *)protobuf_c_empty_string }
+    , 0, 0, SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_UNSPECIFIED, NULL, (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Entitlement__V1__CheckAccessBatchRequest
@@ -203,7 +203,7 @@ struct  Subscriptions__Entitlement__V1__EntitlementEntry
    * Every subscription that grants it; at most 100.
    */
   size_t n_grants;
-  Subscriptions__Entitlement__V1__Grant **grants;
+  Subscriptions__Entitlement__V1__AccessGrant **grants;
 };
 #define SUBSCRIPTIONS__ENTITLEMENT__V1__ENTITLEMENT_ENTRY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__entitlement_entry__descriptor) \
@@ -245,43 +245,43 @@ struct  Subscriptions__Entitlement__V1__ReloadPolicyResponse
     , (char *)protobuf_c_empty_string, 0, 0 }
 
 
-/* Subscriptions__Entitlement__V1__Grant methods */
-void   subscriptions__entitlement__v1__grant__init
-                     (Subscriptions__Entitlement__V1__Grant         *message);
-size_t subscriptions__entitlement__v1__grant__get_packed_size
-                     (const Subscriptions__Entitlement__V1__Grant   *message);
-size_t subscriptions__entitlement__v1__grant__pack
-                     (const Subscriptions__Entitlement__V1__Grant   *message,
+/* Subscriptions__Entitlement__V1__AccessGrant methods */
+void   subscriptions__entitlement__v1__access_grant__init
+                     (Subscriptions__Entitlement__V1__AccessGrant         *message);
+size_t subscriptions__entitlement__v1__access_grant__get_packed_size
+                     (const Subscriptions__Entitlement__V1__AccessGrant   *message);
+size_t subscriptions__entitlement__v1__access_grant__pack
+                     (const Subscriptions__Entitlement__V1__AccessGrant   *message,
                       uint8_t             *out);
-size_t subscriptions__entitlement__v1__grant__pack_to_buffer
-                     (const Subscriptions__Entitlement__V1__Grant   *message,
+size_t subscriptions__entitlement__v1__access_grant__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__AccessGrant   *message,
                       ProtobufCBuffer     *buffer);
-Subscriptions__Entitlement__V1__Grant *
-       subscriptions__entitlement__v1__grant__unpack
+Subscriptions__Entitlement__V1__AccessGrant *
+       subscriptions__entitlement__v1__access_grant__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data);
-void   subscriptions__entitlement__v1__grant__free_unpacked
-                     (Subscriptions__Entitlement__V1__Grant *message,
+void   subscriptions__entitlement__v1__access_grant__free_unpacked
+                     (Subscriptions__Entitlement__V1__AccessGrant *message,
                       ProtobufCAllocator *allocator);
-/* Subscriptions__Entitlement__V1__Renewal methods */
-void   subscriptions__entitlement__v1__renewal__init
-                     (Subscriptions__Entitlement__V1__Renewal         *message);
-size_t subscriptions__entitlement__v1__renewal__get_packed_size
-                     (const Subscriptions__Entitlement__V1__Renewal   *message);
-size_t subscriptions__entitlement__v1__renewal__pack
-                     (const Subscriptions__Entitlement__V1__Renewal   *message,
+/* Subscriptions__Entitlement__V1__GrantRenewal methods */
+void   subscriptions__entitlement__v1__grant_renewal__init
+                     (Subscriptions__Entitlement__V1__GrantRenewal         *message);
+size_t subscriptions__entitlement__v1__grant_renewal__get_packed_size
+                     (const Subscriptions__Entitlement__V1__GrantRenewal   *message);
+size_t subscriptions__entitlement__v1__grant_renewal__pack
+                     (const Subscriptions__Entitlement__V1__GrantRenewal   *message,
                       uint8_t             *out);
-size_t subscriptions__entitlement__v1__renewal__pack_to_buffer
-                     (const Subscriptions__Entitlement__V1__Renewal   *message,
+size_t subscriptions__entitlement__v1__grant_renewal__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__GrantRenewal   *message,
                       ProtobufCBuffer     *buffer);
-Subscriptions__Entitlement__V1__Renewal *
-       subscriptions__entitlement__v1__renewal__unpack
+Subscriptions__Entitlement__V1__GrantRenewal *
+       subscriptions__entitlement__v1__grant_renewal__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data);
-void   subscriptions__entitlement__v1__renewal__free_unpacked
-                     (Subscriptions__Entitlement__V1__Renewal *message,
+void   subscriptions__entitlement__v1__grant_renewal__free_unpacked
+                     (Subscriptions__Entitlement__V1__GrantRenewal *message,
                       ProtobufCAllocator *allocator);
 /* Subscriptions__Entitlement__V1__CheckAccessRequest methods */
 void   subscriptions__entitlement__v1__check_access_request__init
@@ -456,11 +456,11 @@ void   subscriptions__entitlement__v1__reload_policy_response__free_unpacked
                       ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
-typedef void (*Subscriptions__Entitlement__V1__Grant_Closure)
-                 (const Subscriptions__Entitlement__V1__Grant *message,
+typedef void (*Subscriptions__Entitlement__V1__AccessGrant_Closure)
+                 (const Subscriptions__Entitlement__V1__AccessGrant *message,
                   void *closure_data);
-typedef void (*Subscriptions__Entitlement__V1__Renewal_Closure)
-                 (const Subscriptions__Entitlement__V1__Renewal *message,
+typedef void (*Subscriptions__Entitlement__V1__GrantRenewal_Closure)
+                 (const Subscriptions__Entitlement__V1__GrantRenewal *message,
                   void *closure_data);
 typedef void (*Subscriptions__Entitlement__V1__CheckAccessRequest_Closure)
                  (const Subscriptions__Entitlement__V1__CheckAccessRequest *message,
@@ -552,9 +552,9 @@ void subscriptions__entitlement__v1__entitlement__reload_policy(ProtobufCService
 
 /* --- descriptors --- */
 
-extern const ProtobufCEnumDescriptor    subscriptions__entitlement__v1__reason__descriptor;
-extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__grant__descriptor;
-extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__renewal__descriptor;
+extern const ProtobufCEnumDescriptor    subscriptions__entitlement__v1__access_reason__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__access_grant__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__grant_renewal__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__check_access_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__check_access_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__check_access_batch_request__descriptor;

@@ -507,7 +507,7 @@ struct  Subscriptions__Ledger__V1__Cursor
    * 0 for a cursor never advanced.
    */
   int64_t value;
-  int64_t updated_ms;
+  int64_t updated_time_ms;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__CURSOR__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__cursor__descriptor) \

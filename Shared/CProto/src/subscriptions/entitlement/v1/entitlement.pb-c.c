@@ -7,94 +7,94 @@
 #endif
 
 #include "subscriptions/entitlement/v1/entitlement.pb-c.h"
-void   subscriptions__entitlement__v1__grant__init
-                     (Subscriptions__Entitlement__V1__Grant         *message)
+void   subscriptions__entitlement__v1__access_grant__init
+                     (Subscriptions__Entitlement__V1__AccessGrant         *message)
 {
-  static const Subscriptions__Entitlement__V1__Grant init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__GRANT__INIT;
+  static const Subscriptions__Entitlement__V1__AccessGrant init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_GRANT__INIT;
   *message = init_value;
 }
-size_t subscriptions__entitlement__v1__grant__get_packed_size
-                     (const Subscriptions__Entitlement__V1__Grant *message)
+size_t subscriptions__entitlement__v1__access_grant__get_packed_size
+                     (const Subscriptions__Entitlement__V1__AccessGrant *message)
 {
-  assert(message->base.descriptor == &subscriptions__entitlement__v1__grant__descriptor);
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__access_grant__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t subscriptions__entitlement__v1__grant__pack
-                     (const Subscriptions__Entitlement__V1__Grant *message,
+size_t subscriptions__entitlement__v1__access_grant__pack
+                     (const Subscriptions__Entitlement__V1__AccessGrant *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &subscriptions__entitlement__v1__grant__descriptor);
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__access_grant__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t subscriptions__entitlement__v1__grant__pack_to_buffer
-                     (const Subscriptions__Entitlement__V1__Grant *message,
+size_t subscriptions__entitlement__v1__access_grant__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__AccessGrant *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &subscriptions__entitlement__v1__grant__descriptor);
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__access_grant__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-Subscriptions__Entitlement__V1__Grant *
-       subscriptions__entitlement__v1__grant__unpack
+Subscriptions__Entitlement__V1__AccessGrant *
+       subscriptions__entitlement__v1__access_grant__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (Subscriptions__Entitlement__V1__Grant *)
-     protobuf_c_message_unpack (&subscriptions__entitlement__v1__grant__descriptor,
+  return (Subscriptions__Entitlement__V1__AccessGrant *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__access_grant__descriptor,
                                 allocator, len, data);
 }
-void   subscriptions__entitlement__v1__grant__free_unpacked
-                     (Subscriptions__Entitlement__V1__Grant *message,
+void   subscriptions__entitlement__v1__access_grant__free_unpacked
+                     (Subscriptions__Entitlement__V1__AccessGrant *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &subscriptions__entitlement__v1__grant__descriptor);
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__access_grant__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   subscriptions__entitlement__v1__renewal__init
-                     (Subscriptions__Entitlement__V1__Renewal         *message)
+void   subscriptions__entitlement__v1__grant_renewal__init
+                     (Subscriptions__Entitlement__V1__GrantRenewal         *message)
 {
-  static const Subscriptions__Entitlement__V1__Renewal init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__RENEWAL__INIT;
+  static const Subscriptions__Entitlement__V1__GrantRenewal init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__GRANT_RENEWAL__INIT;
   *message = init_value;
 }
-size_t subscriptions__entitlement__v1__renewal__get_packed_size
-                     (const Subscriptions__Entitlement__V1__Renewal *message)
+size_t subscriptions__entitlement__v1__grant_renewal__get_packed_size
+                     (const Subscriptions__Entitlement__V1__GrantRenewal *message)
 {
-  assert(message->base.descriptor == &subscriptions__entitlement__v1__renewal__descriptor);
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__grant_renewal__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t subscriptions__entitlement__v1__renewal__pack
-                     (const Subscriptions__Entitlement__V1__Renewal *message,
+size_t subscriptions__entitlement__v1__grant_renewal__pack
+                     (const Subscriptions__Entitlement__V1__GrantRenewal *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &subscriptions__entitlement__v1__renewal__descriptor);
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__grant_renewal__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t subscriptions__entitlement__v1__renewal__pack_to_buffer
-                     (const Subscriptions__Entitlement__V1__Renewal *message,
+size_t subscriptions__entitlement__v1__grant_renewal__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__GrantRenewal *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &subscriptions__entitlement__v1__renewal__descriptor);
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__grant_renewal__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-Subscriptions__Entitlement__V1__Renewal *
-       subscriptions__entitlement__v1__renewal__unpack
+Subscriptions__Entitlement__V1__GrantRenewal *
+       subscriptions__entitlement__v1__grant_renewal__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (Subscriptions__Entitlement__V1__Renewal *)
-     protobuf_c_message_unpack (&subscriptions__entitlement__v1__renewal__descriptor,
+  return (Subscriptions__Entitlement__V1__GrantRenewal *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__grant_renewal__descriptor,
                                 allocator, len, data);
 }
-void   subscriptions__entitlement__v1__renewal__free_unpacked
-                     (Subscriptions__Entitlement__V1__Renewal *message,
+void   subscriptions__entitlement__v1__grant_renewal__free_unpacked
+                     (Subscriptions__Entitlement__V1__GrantRenewal *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &subscriptions__entitlement__v1__renewal__descriptor);
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__grant_renewal__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   subscriptions__entitlement__v1__check_access_request__init
@@ -502,7 +502,7 @@ void   subscriptions__entitlement__v1__reload_policy_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__entitlement__v1__reload_policy_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant__field_descriptors[6] =
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__access_grant__field_descriptors[6] =
 {
   {
     "key",
@@ -510,7 +510,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant__fie
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Grant, key),
+    offsetof(Subscriptions__Entitlement__V1__AccessGrant, key),
     &subscriptions__common__v1__subscription_key__descriptor,
     NULL,
     0,             /* flags */
@@ -522,7 +522,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant__fie
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Grant, product_id),
+    offsetof(Subscriptions__Entitlement__V1__AccessGrant, product_id),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
@@ -534,7 +534,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant__fie
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Grant, base_plan_id),
+    offsetof(Subscriptions__Entitlement__V1__AccessGrant, base_plan_id),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
@@ -546,7 +546,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant__fie
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_ENUM,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Grant, state),
+    offsetof(Subscriptions__Entitlement__V1__AccessGrant, state),
     &subscriptions__common__v1__subscription_state__descriptor,
     NULL,
     0,             /* flags */
@@ -558,7 +558,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant__fie
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Grant, until_ms),
+    offsetof(Subscriptions__Entitlement__V1__AccessGrant, until_ms),
     NULL,
     NULL,
     0,             /* flags */
@@ -570,14 +570,14 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant__fie
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Grant, renewal),
-    &subscriptions__entitlement__v1__renewal__descriptor,
+    offsetof(Subscriptions__Entitlement__V1__AccessGrant, renewal),
+    &subscriptions__entitlement__v1__grant_renewal__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned subscriptions__entitlement__v1__grant__field_indices_by_name[] = {
+static const unsigned subscriptions__entitlement__v1__access_grant__field_indices_by_name[] = {
   2,   /* field[2] = base_plan_id */
   0,   /* field[0] = key */
   1,   /* field[1] = product_id */
@@ -585,27 +585,27 @@ static const unsigned subscriptions__entitlement__v1__grant__field_indices_by_na
   3,   /* field[3] = state */
   4,   /* field[4] = until_ms */
 };
-static const ProtobufCIntRange subscriptions__entitlement__v1__grant__number_ranges[1 + 1] =
+static const ProtobufCIntRange subscriptions__entitlement__v1__access_grant__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 6 }
 };
-const ProtobufCMessageDescriptor subscriptions__entitlement__v1__grant__descriptor =
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__access_grant__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "subscriptions.entitlement.v1.Grant",
-  "Grant",
-  "Subscriptions__Entitlement__V1__Grant",
+  "subscriptions.entitlement.v1.AccessGrant",
+  "AccessGrant",
+  "Subscriptions__Entitlement__V1__AccessGrant",
   "subscriptions.entitlement.v1",
-  sizeof(Subscriptions__Entitlement__V1__Grant),
+  sizeof(Subscriptions__Entitlement__V1__AccessGrant),
   6,
-  subscriptions__entitlement__v1__grant__field_descriptors,
-  subscriptions__entitlement__v1__grant__field_indices_by_name,
-  1,  subscriptions__entitlement__v1__grant__number_ranges,
-  (ProtobufCMessageInit) subscriptions__entitlement__v1__grant__init,
+  subscriptions__entitlement__v1__access_grant__field_descriptors,
+  subscriptions__entitlement__v1__access_grant__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__access_grant__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__access_grant__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__field_descriptors[14] =
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__grant_renewal__field_descriptors[14] =
 {
   {
     "auto_renew",
@@ -613,7 +613,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_BOOL,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, auto_renew),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, auto_renew),
     NULL,
     NULL,
     0,             /* flags */
@@ -625,7 +625,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, auto_renew_product_id),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, auto_renew_product_id),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
@@ -637,7 +637,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_ENUM,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, expiration_reason),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, expiration_reason),
     &subscriptions__common__v1__expiration_reason__descriptor,
     NULL,
     0,             /* flags */
@@ -649,7 +649,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, grace_expires_time_ms),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, grace_expires_time_ms),
     NULL,
     NULL,
     0,             /* flags */
@@ -661,7 +661,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_BOOL,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, in_billing_retry),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, in_billing_retry),
     NULL,
     NULL,
     0,             /* flags */
@@ -673,7 +673,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, renewal_time_ms),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, renewal_time_ms),
     NULL,
     NULL,
     0,             /* flags */
@@ -685,7 +685,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, renewal_offer_id),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, renewal_offer_id),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
@@ -697,7 +697,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_ENUM,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, renewal_offer_type),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, renewal_offer_type),
     &subscriptions__common__v1__offer_type__descriptor,
     NULL,
     0,             /* flags */
@@ -709,7 +709,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_ENUM,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, offer_type),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, offer_type),
     &subscriptions__common__v1__offer_type__descriptor,
     NULL,
     0,             /* flags */
@@ -721,7 +721,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, storefront),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, storefront),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
@@ -733,7 +733,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, price_micros),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, price_micros),
     NULL,
     NULL,
     0,             /* flags */
@@ -745,7 +745,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, currency),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, currency),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
@@ -757,7 +757,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT32,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, installments_committed),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, installments_committed),
     NULL,
     NULL,
     0,             /* flags */
@@ -769,14 +769,14 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__renewal__f
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT32,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Entitlement__V1__Renewal, installments_remaining),
+    offsetof(Subscriptions__Entitlement__V1__GrantRenewal, installments_remaining),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned subscriptions__entitlement__v1__renewal__field_indices_by_name[] = {
+static const unsigned subscriptions__entitlement__v1__grant_renewal__field_indices_by_name[] = {
   0,   /* field[0] = auto_renew */
   1,   /* field[1] = auto_renew_product_id */
   11,   /* field[11] = currency */
@@ -792,24 +792,24 @@ static const unsigned subscriptions__entitlement__v1__renewal__field_indices_by_
   5,   /* field[5] = renewal_time_ms */
   9,   /* field[9] = storefront */
 };
-static const ProtobufCIntRange subscriptions__entitlement__v1__renewal__number_ranges[1 + 1] =
+static const ProtobufCIntRange subscriptions__entitlement__v1__grant_renewal__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 14 }
 };
-const ProtobufCMessageDescriptor subscriptions__entitlement__v1__renewal__descriptor =
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__grant_renewal__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "subscriptions.entitlement.v1.Renewal",
-  "Renewal",
-  "Subscriptions__Entitlement__V1__Renewal",
+  "subscriptions.entitlement.v1.GrantRenewal",
+  "GrantRenewal",
+  "Subscriptions__Entitlement__V1__GrantRenewal",
   "subscriptions.entitlement.v1",
-  sizeof(Subscriptions__Entitlement__V1__Renewal),
+  sizeof(Subscriptions__Entitlement__V1__GrantRenewal),
   14,
-  subscriptions__entitlement__v1__renewal__field_descriptors,
-  subscriptions__entitlement__v1__renewal__field_indices_by_name,
-  1,  subscriptions__entitlement__v1__renewal__number_ranges,
-  (ProtobufCMessageInit) subscriptions__entitlement__v1__renewal__init,
+  subscriptions__entitlement__v1__grant_renewal__field_descriptors,
+  subscriptions__entitlement__v1__grant_renewal__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__grant_renewal__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__grant_renewal__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__check_access_request__field_descriptors[3] =
@@ -909,7 +909,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__check_acce
     PROTOBUF_C_TYPE_ENUM,
     0,   /* quantifier_offset */
     offsetof(Subscriptions__Entitlement__V1__CheckAccessResponse, reason),
-    &subscriptions__entitlement__v1__reason__descriptor,
+    &subscriptions__entitlement__v1__access_reason__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -921,7 +921,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__check_acce
     PROTOBUF_C_TYPE_MESSAGE,
     0,   /* quantifier_offset */
     offsetof(Subscriptions__Entitlement__V1__CheckAccessResponse, grant),
-    &subscriptions__entitlement__v1__grant__descriptor,
+    &subscriptions__entitlement__v1__access_grant__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -1126,7 +1126,7 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__entitlemen
     PROTOBUF_C_TYPE_MESSAGE,
     offsetof(Subscriptions__Entitlement__V1__EntitlementEntry, n_grants),
     offsetof(Subscriptions__Entitlement__V1__EntitlementEntry, grants),
-    &subscriptions__entitlement__v1__grant__descriptor,
+    &subscriptions__entitlement__v1__access_grant__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -1277,42 +1277,42 @@ const ProtobufCMessageDescriptor subscriptions__entitlement__v1__reload_policy_r
   (ProtobufCMessageInit) subscriptions__entitlement__v1__reload_policy_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue subscriptions__entitlement__v1__reason__enum_values_by_number[7] =
+static const ProtobufCEnumValue subscriptions__entitlement__v1__access_reason__enum_values_by_number[7] =
 {
-  { "REASON_UNSPECIFIED", "SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_UNSPECIFIED", 0 },
-  { "REASON_GRANTED", "SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_GRANTED", 1 },
-  { "REASON_NO_GRANT", "SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_NO_GRANT", 2 },
-  { "REASON_EXPIRED", "SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_EXPIRED", 3 },
-  { "REASON_REVOKED", "SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_REVOKED", 4 },
-  { "REASON_STATE_DENIES", "SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_STATE_DENIES", 5 },
-  { "REASON_UNKNOWN_CAPABILITY", "SUBSCRIPTIONS__ENTITLEMENT__V1__REASON__REASON_UNKNOWN_CAPABILITY", 6 },
+  { "ACCESS_REASON_UNSPECIFIED", "SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_UNSPECIFIED", 0 },
+  { "ACCESS_REASON_GRANTED", "SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_GRANTED", 1 },
+  { "ACCESS_REASON_NO_GRANT", "SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_NO_GRANT", 2 },
+  { "ACCESS_REASON_EXPIRED", "SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_EXPIRED", 3 },
+  { "ACCESS_REASON_REVOKED", "SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_REVOKED", 4 },
+  { "ACCESS_REASON_STATE_DENIES", "SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_STATE_DENIES", 5 },
+  { "ACCESS_REASON_UNKNOWN_CAPABILITY", "SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_UNKNOWN_CAPABILITY", 6 },
 };
-static const ProtobufCIntRange subscriptions__entitlement__v1__reason__value_ranges[] = {
+static const ProtobufCIntRange subscriptions__entitlement__v1__access_reason__value_ranges[] = {
 {0, 0},{0, 7}
 };
-static const ProtobufCEnumValueIndex subscriptions__entitlement__v1__reason__enum_values_by_name[7] =
+static const ProtobufCEnumValueIndex subscriptions__entitlement__v1__access_reason__enum_values_by_name[7] =
 {
-  { "REASON_EXPIRED", 3 },
-  { "REASON_GRANTED", 1 },
-  { "REASON_NO_GRANT", 2 },
-  { "REASON_REVOKED", 4 },
-  { "REASON_STATE_DENIES", 5 },
-  { "REASON_UNKNOWN_CAPABILITY", 6 },
-  { "REASON_UNSPECIFIED", 0 },
+  { "ACCESS_REASON_EXPIRED", 3 },
+  { "ACCESS_REASON_GRANTED", 1 },
+  { "ACCESS_REASON_NO_GRANT", 2 },
+  { "ACCESS_REASON_REVOKED", 4 },
+  { "ACCESS_REASON_STATE_DENIES", 5 },
+  { "ACCESS_REASON_UNKNOWN_CAPABILITY", 6 },
+  { "ACCESS_REASON_UNSPECIFIED", 0 },
 };
-const ProtobufCEnumDescriptor subscriptions__entitlement__v1__reason__descriptor =
+const ProtobufCEnumDescriptor subscriptions__entitlement__v1__access_reason__descriptor =
 {
   PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
-  "subscriptions.entitlement.v1.Reason",
-  "Reason",
-  "Subscriptions__Entitlement__V1__Reason",
+  "subscriptions.entitlement.v1.AccessReason",
+  "AccessReason",
+  "Subscriptions__Entitlement__V1__AccessReason",
   "subscriptions.entitlement.v1",
   7,
-  subscriptions__entitlement__v1__reason__enum_values_by_number,
+  subscriptions__entitlement__v1__access_reason__enum_values_by_number,
   7,
-  subscriptions__entitlement__v1__reason__enum_values_by_name,
+  subscriptions__entitlement__v1__access_reason__enum_values_by_name,
   1,
-  subscriptions__entitlement__v1__reason__value_ranges,
+  subscriptions__entitlement__v1__access_reason__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCMethodDescriptor subscriptions__entitlement__v1__entitlement__method_descriptors[5] =

@@ -2972,12 +2972,12 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__cursor__field_d
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "updated_ms",
+    "updated_time_ms",
     3,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Subscriptions__Ledger__V1__Cursor, updated_ms),
+    offsetof(Subscriptions__Ledger__V1__Cursor, updated_time_ms),
     NULL,
     NULL,
     0,             /* flags */
@@ -2986,7 +2986,7 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__cursor__field_d
 };
 static const unsigned subscriptions__ledger__v1__cursor__field_indices_by_name[] = {
   0,   /* field[0] = name */
-  2,   /* field[2] = updated_ms */
+  2,   /* field[2] = updated_time_ms */
   1,   /* field[1] = value */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__cursor__number_ranges[1 + 1] =

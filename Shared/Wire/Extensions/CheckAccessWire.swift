@@ -100,8 +100,8 @@ public enum CheckAccessWire {
         key.store = .init(rawValue: ProtoField.number(grant.store))
         key.environment = .init(rawValue: ProtoField.number(grant.environment))
         if grant.storeID.pointee != 0 { key.store_id = UnsafeMutablePointer(mutating: grant.storeID) }
-        var cGrant = Subscriptions__Entitlement__V1__Grant()
-        subscriptions__entitlement__v1__grant__init(&cGrant)
+        var cGrant = Subscriptions__Entitlement__V1__AccessGrant()
+        subscriptions__entitlement__v1__access_grant__init(&cGrant)
         if grant.productID.pointee != 0 { cGrant.product_id = UnsafeMutablePointer(mutating: grant.productID) }
         if let plan = grant.basePlanID, plan.pointee != 0 { cGrant.base_plan_id = UnsafeMutablePointer(mutating: plan) }
         cGrant.state = .init(rawValue: ProtoField.number(grant.state))
