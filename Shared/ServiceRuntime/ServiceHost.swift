@@ -161,7 +161,7 @@ extension ServiceHost {
             throw ConfigError(variable: "TLS_CERT", problem: error.message)
         }
         let probe = DependencyProbe(
-            name: "ledger", client: client, healthMethod: "subscriptions.ledger.v1.Ledger/Health", logger: logger)
+            name: "ledger", client: client, healthMethod: LedgerRPC.health.name, logger: logger)
         add(probe)
         addReadinessCheck("ledger") { probe.isHealthy }
         return client

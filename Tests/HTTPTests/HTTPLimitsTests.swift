@@ -118,9 +118,20 @@ struct HTTPLimitsTests {
                 close(first)
                 close(second)
             }
-            // Both are accepted (a request line each makes sure the server has taken them).
+            // Both are accepted: each is answered a whole request and stays open (keep-alive), so
+            // the server holds two connections from this address before the third arrives.
             for fd in [first, second] {
-                _ = Array("GET /ok HTTP/1.1\r\n".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+                _ = Array("GET /ok HTTP/1.1\r\nHost: t\r\n\r\n".utf8).withUnsafeBytes {
+                    send(fd, $0.baseAddress, $0.count, 0)
+                }
+                var received: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 1024)
+                while !received.containsHeaderEnd {
+                    let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if count <= 0 { break }
+                    received += buffer[0..<count]
+                }
+                #expect(received.containsHeaderEnd, "a first connection was not answered")
             }
             var third: RawHTTPResponse?
             var refused = false
@@ -150,5 +161,12 @@ struct HTTPLimitsTests {
         #expect(limiter.refusedCount == 3)
         // Once refilled, an address is forgotten to make room.
         #expect(limiter.allow("4.4.4.4", now: start + 10_000_000_000))
+    }
+}
+
+extension [UInt8] {
+    /// Whether the bytes hold the blank line that ends an HTTP header.
+    fileprivate var containsHeaderEnd: Bool {
+        count >= 4 && (0...(count - 4)).contains { self[$0..<$0 + 4].elementsEqual([13, 10, 13, 10]) }
     }
 }

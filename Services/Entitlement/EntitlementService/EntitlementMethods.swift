@@ -12,9 +12,8 @@ enum EntitlementMethods {
     static func register(
         on router: RPCRouter, view: EntitlementView, policies: PolicyStore?, now: @escaping @Sendable () -> Int64
     ) {
-        let service = EntitlementService.serviceName
         router.register(
-            "\(service)/CheckAccess",
+            EntitlementRPC.checkAccess,
             .inline({ bytes, output in
                 try checkPacked(bytes, into: &output, view: view, policy: policies?.policy, now: now)
             }),
@@ -24,7 +23,7 @@ enum EntitlementMethods {
         // The batch cap is held on the wire bytes, before protobuf-c builds a single check.
         let batchLimits = RPCMethodLimits(
             maxRequestBytes: 64 * 1024, budget: DecodeBudget(maxFields: 4 * maxBatch + 1, maxRepeated: maxBatch))
-        router.inline("\(service)/CheckAccessBatch", limits: batchLimits) { (request: CheckAccessBatchRequest) in
+        router.inline(EntitlementRPC.checkAccessBatch, limits: batchLimits) { (request: CheckAccessBatchRequest) in
             guard request.checks.count <= maxBatch else {
                 throw RPCError(.invalidArgument, "at most \(maxBatch) checks per batch, got \(request.checks.count)")
             }
@@ -33,10 +32,10 @@ enum EntitlementMethods {
             return CheckAccessBatchResponse(
                 results: try request.checks.map { try check($0, view: view, policy: policy, now: at) })
         }
-        router.inline("\(service)/ListEntitlements") { (request: ListEntitlementsRequest) in
+        router.inline(EntitlementRPC.listEntitlements) { (request: ListEntitlementsRequest) in
             try list(request, view: view, policy: policies?.policy, now: now())
         }
-        router.unary("\(service)/ReloadPolicy") { (_, _: ReloadPolicyRequest) in
+        router.unary(EntitlementRPC.reloadPolicy) { (_, _: ReloadPolicyRequest) in
             guard let policies else {
                 throw RPCError(.failedPrecondition, "no policy file is configured (ENTITLEMENT_POLICY_FILE)")
             }

@@ -3,12 +3,13 @@ import Foundation
 public import Lifecycle
 import Observability
 public import ServiceRuntime
+import Wire
 
 /// The entitlement service: its RPC methods, its parts and its configuration defaults.
 public enum EntitlementService {
     /// The protobuf service name; methods are "\(serviceName)/Method".
-    public static let serviceName = "subscriptions.entitlement.v1.Entitlement"
-    public static let healthMethod = "\(serviceName)/Health"
+    public static let serviceName = EntitlementRPC.service
+    public static let healthMethod = EntitlementRPC.health.name
     public static let defaultRPCListen = "127.0.0.1:7003"
     public static let defaultHTTPListen = "127.0.0.1:8003"
 

@@ -12,51 +12,50 @@ enum LedgerMethods {
     static let snapshotPage = 500
 
     static func register(on router: RPCRouter, ledger: Ledger) {
-        let service = LedgerService.serviceName
         // Writes start on the event loop (decode and checks) and answer from the writer thread
         // once their batch is durable: no task between the socket and the storage writer.
-        func write<Request: ProtoMessage, Response: ProtoMessage>(
-            _ method: String, limits: RPCMethodLimits = .standard,
+        func write<Request, Response>(
+            _ method: UnaryMethod<Request, Response>, limits: RPCMethodLimits = .standard,
             _ prepare: @escaping @Sendable (Request) throws -> Ledger.WriteBody<Response>
         ) {
-            router.deferred("\(service)/\(method)", limits: limits) { (_, request: Request, respond) in
+            router.deferred(method, limits: limits) { (_, request: Request, respond) in
                 ledger.perform({ try prepare(request) }, completion: respond)
             }
         }
         // These carry the store's signed data (a notification, a state with its periods).
-        write("RecordNotification", limits: .large, ledger.recordNotificationWrite)
-        write("RecordVerifiedState", limits: .large, ledger.recordVerifiedStateWrite)
-        write("LinkAccount", ledger.linkAccountWrite)
-        router.unary("\(service)/GetSubscription") { (_, request: GetSubscriptionRequest) in
+        write(LedgerRPC.recordNotification, limits: .large, ledger.recordNotificationWrite)
+        write(LedgerRPC.recordVerifiedState, limits: .large, ledger.recordVerifiedStateWrite)
+        write(LedgerRPC.linkAccount, ledger.linkAccountWrite)
+        router.unary(LedgerRPC.getSubscription) { (_, request: GetSubscriptionRequest) in
             guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
             return try await ledger.subscriptionAndPeriods(key, stateOnly: request.stateOnly)
         }
-        router.unary("\(service)/GetAccount") { (_, request: GetAccountRequest) in
+        router.unary(LedgerRPC.getAccount) { (_, request: GetAccountRequest) in
             try await ledger.account(request.accountID)
         }
-        router.unary("\(service)/GetHistory") { (_, request: GetHistoryRequest) in
+        router.unary(LedgerRPC.getHistory) { (_, request: GetHistoryRequest) in
             try await ledger.history(request)
         }
-        router.unary("\(service)/ListInbox") { (_, request: ListInboxRequest) in
+        router.unary(LedgerRPC.listInbox) { (_, request: ListInboxRequest) in
             try await ledger.listInbox(request)
         }
-        write("MarkInbox", ledger.markInboxWrite)
-        write("ReplayInbox", ledger.replayInboxWrite)
-        router.unary("\(service)/ListSubscriptions") { (_, request: ListSubscriptionsRequest) in
+        write(LedgerRPC.markInbox, ledger.markInboxWrite)
+        write(LedgerRPC.replayInbox, ledger.replayInboxWrite)
+        router.unary(LedgerRPC.listSubscriptions) { (_, request: ListSubscriptionsRequest) in
             try await ledger.listSubscriptions(request)
         }
-        router.unary("\(service)/GetCursor") { (_, request: GetCursorRequest) in
+        router.unary(LedgerRPC.getCursor) { (_, request: GetCursorRequest) in
             try await ledger.cursor(request)
         }
-        write("AdvanceCursor", ledger.advanceCursorWrite)
-        router.unary("\(service)/GetFeedPosition") { (_, _: GetFeedPositionRequest) in
+        write(LedgerRPC.advanceCursor, ledger.advanceCursorWrite)
+        router.unary(LedgerRPC.getFeedPosition) { (_, _: GetFeedPositionRequest) in
             GetFeedPositionResponse(position: try await ledger.lastPosition())
         }
         // Page by page, the stored states sent as stored. The position is taken first: a page
         // may already hold a state newer than it, which the changes after it then bring again,
         // in order, so a reader that applies them ends exactly at the ledger's state.
         router.register(
-            "\(service)/Snapshot",
+            LedgerRPC.snapshot,
             .serverStream { _, bytes, writer in
                 _ = try SnapshotRequest(serialized: bytes)
                 let position = try await ledger.lastPosition()
@@ -73,7 +72,7 @@ enum LedgerMethods {
                 } while cursor != nil
                 try await writer.send(SnapshotChunk(complete: true, position: position).serialized())
             })
-        router.serverStream("\(service)/WatchChanges") {
+        router.serverStream(LedgerRPC.watchChanges) {
             (_, request: WatchChangesRequest, stream: ServerStreamSender<Change>) in
             var cursor = request.after
             let newest = try await ledger.lastPosition()

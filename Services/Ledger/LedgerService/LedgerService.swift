@@ -5,12 +5,13 @@ import Model
 import Observability
 import SQLite
 public import ServiceRuntime
+import Wire
 
 /// The ledger service: its RPC methods, its parts and its configuration defaults.
 public enum LedgerService {
     /// The protobuf service name; methods are "\(serviceName)/Method".
-    public static let serviceName = "subscriptions.ledger.v1.Ledger"
-    public static let healthMethod = "\(serviceName)/Health"
+    public static let serviceName = LedgerRPC.service
+    public static let healthMethod = LedgerRPC.health.name
     public static let defaultRPCListen = "127.0.0.1:7002"
     public static let defaultHTTPListen = "127.0.0.1:8002"
     public static let defaultSQLitePath = "ledger.sqlite"

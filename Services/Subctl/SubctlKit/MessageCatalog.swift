@@ -1,18 +1,16 @@
 internal import CProto
 internal import CProtobufC
+import Wire
 
 /// Every service method, message and enum of `proto/`, read from protoc-c's descriptors.
 public struct MessageCatalog: Sendable {
     /// The catalog of the descriptors compiled into this binary.
     public static let standard = MessageCatalog()
 
-    /// The methods whose response is a server stream. protoc-c's descriptors do not record
-    /// streaming, so it is listed here; a test checks it against the `stream` keywords of the
-    /// .proto files.
-    public static let serverStreamingMethods: Set<String> = [
-        "subscriptions.ledger.v1.Ledger/Snapshot",
-        "subscriptions.ledger.v1.Ledger/WatchChanges",
-    ]
+    /// The methods whose response is a server stream, from the generated method descriptors
+    /// (protoc-c's descriptors do not record streaming).
+    public static let serverStreamingMethods: Set<String> = Set(
+        (VerifierRPC.methods + LedgerRPC.methods + EntitlementRPC.methods).filter(\.isServerStreaming).map(\.name))
 
     /// Verifier, Ledger, Entitlement; each service's methods in .proto order.
     public let methods: [CatalogMethod]

@@ -5,7 +5,6 @@ public import Wire
 
 /// The ledger calls the verifier makes, typed, over the verifier's RPC client of the ledger.
 public struct LedgerClient: Sendable {
-    static let service = "subscriptions.ledger.v1.Ledger"
     let rpc: RPCClient
 
     public init(rpc: RPCClient) { self.rpc = rpc }
@@ -13,13 +12,13 @@ public struct LedgerClient: Sendable {
     public func recordNotification(_ request: RecordNotificationRequest) async throws(RPCError)
         -> RecordNotificationResponse
     {
-        try await rpc.call("\(Self.service)/RecordNotification", request)
+        try await rpc.call(LedgerRPC.recordNotification, request)
     }
 
     public func recordVerifiedState(_ request: RecordVerifiedStateRequest) async throws(RPCError)
         -> RecordVerifiedStateResponse
     {
-        try await rpc.call("\(Self.service)/RecordVerifiedState", request)
+        try await rpc.call(LedgerRPC.recordVerifiedState, request)
     }
 
     /// Records a state fetched from a store with its event, keyed by content: a retry that
@@ -48,15 +47,15 @@ public struct LedgerClient: Sendable {
     }
 
     public func linkAccount(_ request: LinkAccountRequest) async throws(RPCError) -> LinkAccountResponse {
-        try await rpc.call("\(Self.service)/LinkAccount", request)
+        try await rpc.call(LedgerRPC.linkAccount, request)
     }
 
     public func markInbox(_ request: MarkInboxRequest) async throws(RPCError) -> MarkInboxResponse {
-        try await rpc.call("\(Self.service)/MarkInbox", request)
+        try await rpc.call(LedgerRPC.markInbox, request)
     }
 
     public func listInbox(_ request: ListInboxRequest) async throws(RPCError) -> ListInboxResponse {
-        try await rpc.call("\(Self.service)/ListInbox", request)
+        try await rpc.call(LedgerRPC.listInbox, request)
     }
 
     /// The recorded subscription, or nil when the ledger has none (the state only).
@@ -74,7 +73,7 @@ public struct LedgerClient: Sendable {
 
     private func get(_ request: GetSubscriptionRequest) async throws(RPCError) -> GetSubscriptionResponse? {
         do {
-            let response: GetSubscriptionResponse = try await rpc.call("\(Self.service)/GetSubscription", request)
+            let response: GetSubscriptionResponse = try await rpc.call(LedgerRPC.getSubscription, request)
             return response
         } catch  where error.code == .notFound {
             return nil
@@ -84,19 +83,19 @@ public struct LedgerClient: Sendable {
     public func listSubscriptions(_ request: ListSubscriptionsRequest) async throws(RPCError)
         -> ListSubscriptionsResponse
     {
-        try await rpc.call("\(Self.service)/ListSubscriptions", request)
+        try await rpc.call(LedgerRPC.listSubscriptions, request)
     }
 
     public func cursor(_ name: String) async throws(RPCError) -> Cursor {
-        try await rpc.call("\(Self.service)/GetCursor", GetCursorRequest(name: name))
+        try await rpc.call(LedgerRPC.getCursor, GetCursorRequest(name: name))
     }
 
     public func advanceCursor(_ name: String, to value: Int64) async throws(RPCError) -> Cursor {
-        try await rpc.call("\(Self.service)/AdvanceCursor", AdvanceCursorRequest(name: name, value: value))
+        try await rpc.call(LedgerRPC.advanceCursor, AdvanceCursorRequest(name: name, value: value))
     }
 
     public func account(_ accountID: String) async throws(RPCError) -> GetAccountResponse {
-        try await rpc.call("\(Self.service)/GetAccount", GetAccountRequest(accountID: accountID))
+        try await rpc.call(LedgerRPC.getAccount, GetAccountRequest(accountID: accountID))
     }
 
     /// The subscriptions linked to `accountID` now; none for an account the ledger does not

@@ -5,17 +5,16 @@ import Wire
 /// The verifier's RPC methods, registered on a router.
 enum VerifierMethods {
     static func register(on router: RPCRouter, apple: AppleAdapter?, google: GoogleAdapter?) {
-        let service = VerifierService.serviceName
-        router.unary("\(service)/VerifyApplePurchase", limits: .large) { (_, request: VerifyApplePurchaseRequest) in
+        router.unary(VerifierRPC.verifyApplePurchase, limits: .large) { (_, request: VerifyApplePurchaseRequest) in
             try await required(apple, "the App Store").verifyPurchase(request)
         }
-        router.unary("\(service)/VerifyGooglePurchase") { (_, request: VerifyGooglePurchaseRequest) in
+        router.unary(VerifierRPC.verifyGooglePurchase) { (_, request: VerifyGooglePurchaseRequest) in
             try await required(google, "Google Play").verifyPurchase(request)
         }
-        router.unary("\(service)/RestorePurchases", limits: .large) { (_, request: RestorePurchasesRequest) in
+        router.unary(VerifierRPC.restorePurchases, limits: .large) { (_, request: RestorePurchasesRequest) in
             try await restore(request, apple: apple, google: google)
         }
-        router.unary("\(service)/RefreshSubscription") { (_, request: RefreshSubscriptionRequest) in
+        router.unary(VerifierRPC.refreshSubscription) { (_, request: RefreshSubscriptionRequest) in
             guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
             switch key.store {
             case .apple: return try await required(apple, "the App Store").refresh(key)

@@ -12,8 +12,8 @@ import Wire
 /// The verifier service: its RPC methods, its parts and its configuration defaults.
 public enum VerifierService {
     /// The protobuf service name; methods are "\(serviceName)/Method".
-    public static let serviceName = "subscriptions.verifier.v1.Verifier"
-    public static let healthMethod = "\(serviceName)/Health"
+    public static let serviceName = VerifierRPC.service
+    public static let healthMethod = VerifierRPC.health.name
     public static let defaultRPCListen = "127.0.0.1:7001"
     public static let defaultHTTPListen = "127.0.0.1:8001"
 

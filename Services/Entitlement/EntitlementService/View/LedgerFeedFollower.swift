@@ -12,7 +12,6 @@ import Wire
 /// restored backup, another database) it takes a new snapshot.
 public final class LedgerFeedFollower: LifecycleService {
     public let name = "ledger-feed"
-    static let ledger = "subscriptions.ledger.v1.Ledger"
 
     let view: EntitlementView
     let client: RPCClient
@@ -64,9 +63,9 @@ public final class LedgerFeedFollower: LifecycleService {
     /// Every second: how many positions the ledger is ahead of the view.
     func sampleLag() async {
         while !Task.isCancelled {
-            if let newest = try? await client.call(
-                "\(Self.ledger)/GetFeedPosition", GetFeedPositionRequest(), as: GetFeedPositionResponse.self
-            ).position, let current = view.position {
+            if let newest = try? await client.call(LedgerRPC.getFeedPosition, GetFeedPositionRequest()).position,
+                let current = view.position
+            {
                 lagPositions.set(Int(newest > current ? newest - current : 0))
             }
             try? await Task.sleep(for: .seconds(1))
@@ -101,7 +100,7 @@ public final class LedgerFeedFollower: LifecycleService {
     }
 
     func loadSnapshot() async throws {
-        let stream = client.serverStream("\(Self.ledger)/Snapshot", request: SnapshotRequest().serialized())
+        let stream = client.serverStream(LedgerRPC.snapshot, SnapshotRequest())
         var builder = EntitlementView.Builder()
         var count = 0
         for try await message in stream {
@@ -122,8 +121,7 @@ public final class LedgerFeedFollower: LifecycleService {
 
     func watch() async throws {
         guard let after = view.position else { return }
-        let stream = client.serverStream(
-            "\(Self.ledger)/WatchChanges", request: WatchChangesRequest(after: after).serialized())
+        let stream = client.serverStream(LedgerRPC.watchChanges, WatchChangesRequest(after: after))
         for try await message in stream {
             let change = try Change(serialized: message)
             if view.apply(
