@@ -233,7 +233,7 @@ struct ApplePeriodScenarioTests {
                 "apple/buy", ["productId": "com.example.pass.30d", "appAccountToken": account])
             let id = try #require(bought["transactionId"] as? String)
             let verified: VerifyPurchaseResponse = try await stack.verifierClient.call(
-                "subscriptions.verifier.v1.Verifier/VerifyApplePurchase",
+                VerifierRPC.verifyApplePurchase.name,
                 VerifyApplePurchaseRequest(
                     accountID: account, transactionID: id, environment: .sandbox, idempotencyKey: "pass-\(id)"))
             #expect(verified.subscription?.productKind == .nonRenewing)

@@ -18,7 +18,7 @@ struct EntitlementProcessTests {
             "2000000001", account: "alice", expires: Self.future, storeTime: Self.now)
         try await EntitlementStack.waitForPosition(position, http: http)
         let check: CheckAccessResponse = try await client.call(
-            "subscriptions.entitlement.v1.Entitlement/CheckAccess",
+            EntitlementRPC.checkAccess.name,
             CheckAccessRequest(accountID: "alice", capability: "pro"))
         #expect(check.allowed && check.untilMilliseconds == Self.future && check.grant?.key?.storeID == "2000000001")
         let moved = try await stack.link(

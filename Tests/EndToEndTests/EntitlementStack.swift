@@ -152,7 +152,7 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
                     CheckAccessRequest(accountID: $0, capability: "pro", atMilliseconds: at)
                 })
             let response: CheckAccessBatchResponse = try await client.call(
-                "subscriptions.entitlement.v1.Entitlement/CheckAccessBatch", batch)
+                EntitlementRPC.checkAccessBatch.name, batch)
             results += response.results
         }
         return results

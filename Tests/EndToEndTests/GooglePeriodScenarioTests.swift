@@ -16,7 +16,7 @@ struct GooglePeriodScenarioTests {
         -> CheckAccessResponse
     {
         try await stack.entitlementClient.call(
-            "subscriptions.entitlement.v1.Entitlement/CheckAccess",
+            EntitlementRPC.checkAccess.name,
             CheckAccessRequest(accountID: account, capability: capability, atMilliseconds: at))
     }
 
@@ -29,7 +29,7 @@ struct GooglePeriodScenarioTests {
         -> VerifyPurchaseResponse
     {
         try await stack.verifierClient.call(
-            "subscriptions.verifier.v1.Verifier/VerifyGooglePurchase",
+            VerifierRPC.verifyGooglePurchase.name,
             VerifyGooglePurchaseRequest(
                 accountID: account, packageName: "com.example.app", productID: product, purchaseToken: token,
                 idempotencyKey: "verify-\(token.prefix(40))"))
@@ -169,7 +169,7 @@ struct GooglePeriodScenarioTests {
             try await stack.control("google/api-faults", ["count": 1, "delayMs": 8000, "path": "subscriptionsv2"])
             let refreshing = Task { () throws -> RefreshSubscriptionResponse in
                 try await stack.verifierClient.call(
-                    "subscriptions.verifier.v1.Verifier/RefreshSubscription",
+                    VerifierRPC.refreshSubscription.name,
                     RefreshSubscriptionRequest(
                         key: SubscriptionKey(store: .google, environment: .production, storeID: token)))
             }
@@ -351,12 +351,12 @@ struct GooglePeriodScenarioTests {
             // grant shows its own line item's renewal.
             try await stack.control("google/cancel-add-on", ["purchaseToken": token, "productId": "storage_addon"])
             let _: RefreshSubscriptionResponse = try await stack.verifierClient.call(
-                "subscriptions.verifier.v1.Verifier/RefreshSubscription",
+                VerifierRPC.refreshSubscription.name,
                 RefreshSubscriptionRequest(
                     key: SubscriptionKey(store: .google, environment: .production, storeID: token)))
             try await stack.settle()
             let listed: ListEntitlementsResponse = try await stack.entitlementClient.call(
-                "subscriptions.entitlement.v1.Entitlement/ListEntitlements",
+                EntitlementRPC.listEntitlements.name,
                 ListEntitlementsRequest(accountID: account, atMilliseconds: try await stack.simNow()))
             let grants = Dictionary(
                 uniqueKeysWithValues: listed.entitlements.compactMap { entry in

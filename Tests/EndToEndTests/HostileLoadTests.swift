@@ -88,7 +88,7 @@ struct HostileLoadTests {
         return text
     }
 
-    static let entitlementHealth = "subscriptions.entitlement.v1.Entitlement/Health"
+    static let entitlementHealth = EntitlementRPC.health.name
 
     static func metric(_ port: Int, _ line: String) async throws -> Double? {
         let (_, text) = try await httpGet(port: port, path: "/metrics")
@@ -141,10 +141,10 @@ struct HostileLoadTests {
         let before = process.residentBytes
         // CheckAccessBatchRequest.checks (field 1) as 524,000 empty elements: 1 MiB.
         let batch = (0..<524_000 * 2).map { $0 % 2 == 0 ? UInt8(0x0a) : UInt8(0) }
-        let big = RawConnectionFrames.request(1, "subscriptions.entitlement.v1.Entitlement/CheckAccessBatch", batch)
+        let big = RawConnectionFrames.request(1, EntitlementRPC.checkAccessBatch.name, batch)
         // Just under 64 KiB (read whole): 30,000 empty checks, past the budget of 100.
         let mid = RawConnectionFrames.request(
-            2, "subscriptions.entitlement.v1.Entitlement/CheckAccessBatch", Array(batch.prefix(60_000)))
+            2, EntitlementRPC.checkAccessBatch.name, Array(batch.prefix(60_000)))
         let stop = Atomic<Bool>(false)
         let attacks = Atomic<Int>(0)
         let attackers = (0..<4).map { _ in

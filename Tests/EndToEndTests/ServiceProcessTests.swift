@@ -9,9 +9,9 @@ import Wire
 @Suite("Service executables", .timeLimit(.minutes(1)))
 struct ServiceProcessTests {
     static let services: [(name: String, health: String)] = [
-        ("ledger", "subscriptions.ledger.v1.Ledger/Health"),
-        ("verifier", "subscriptions.verifier.v1.Verifier/Health"),
-        ("entitlement", "subscriptions.entitlement.v1.Entitlement/Health"),
+        ("ledger", LedgerRPC.health.name),
+        ("verifier", VerifierRPC.health.name),
+        ("entitlement", EntitlementRPC.health.name),
     ]
 
     static func temporaryDirectory() throws -> URL {

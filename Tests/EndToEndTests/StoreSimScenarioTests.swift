@@ -89,7 +89,7 @@ struct StoreSimScenarioTests {
                 ["productId": "com.example.pro.monthly", "appAccountToken": account, "familyShared": true])
             let original = try #require(bought["originalTransactionId"] as? String)
             let verified: VerifyPurchaseResponse = try await stack.verifierClient.call(
-                "subscriptions.verifier.v1.Verifier/VerifyApplePurchase",
+                VerifierRPC.verifyApplePurchase.name,
                 VerifyApplePurchaseRequest(
                     accountID: account, transactionID: original, environment: .sandbox, idempotencyKey: "family"))
             #expect(verified.subscription?.ownership == .familyShared)
@@ -130,13 +130,13 @@ struct StoreSimScenarioTests {
                         idempotencyKey: key)
             }
             let _: RestorePurchasesResponse = try await stack.verifierClient.call(
-                "subscriptions.verifier.v1.Verifier/RestorePurchases", present(first, "first"))
+                VerifierRPC.restorePurchases.name, present(first, "first"))
             _ = try await stack.eventually(first, "the purchase") { $0.allowed }
             let outcome: Result<RestorePurchasesResponse, RPCError>
             do {
                 outcome = .success(
                     try await stack.verifierClient.call(
-                        "subscriptions.verifier.v1.Verifier/RestorePurchases", present(second, "restore-\(policy)")))
+                        VerifierRPC.restorePurchases.name, present(second, "restore-\(policy)")))
             } catch {
                 outcome = .failure(error)
             }
@@ -311,7 +311,7 @@ struct StoreSimScenarioTests {
                 "google/buy", ["productId": "pro_sub", "obfuscatedAccountId": account, "linkedPurchaseToken": token])
             let next = try #require(resigned["purchaseToken"] as? String)
             let _: VerifyPurchaseResponse = try await stack.verifierClient.call(
-                "subscriptions.verifier.v1.Verifier/VerifyGooglePurchase",
+                VerifierRPC.verifyGooglePurchase.name,
                 VerifyGooglePurchaseRequest(
                     accountID: account, packageName: "com.example.app", productID: "pro_sub", purchaseToken: next,
                     idempotencyKey: "resignup"))

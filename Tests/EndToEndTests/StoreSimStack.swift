@@ -192,7 +192,7 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
             "apple/buy", ["productId": "com.example.pro.monthly", "appAccountToken": account])
         let original = try #require(bought["originalTransactionId"] as? String)
         let verified: VerifyPurchaseResponse = try await verifierClient.call(
-            "subscriptions.verifier.v1.Verifier/VerifyApplePurchase",
+            VerifierRPC.verifyApplePurchase.name,
             VerifyApplePurchaseRequest(
                 accountID: account, transactionID: original, environment: .sandbox,
                 idempotencyKey: "buy-\(original)"))
@@ -205,7 +205,7 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         let bought = try await control("google/buy", ["productId": product, "obfuscatedAccountId": account])
         let token = try #require(bought["purchaseToken"] as? String)
         let verified: VerifyPurchaseResponse = try await verifierClient.call(
-            "subscriptions.verifier.v1.Verifier/VerifyGooglePurchase",
+            VerifierRPC.verifyGooglePurchase.name,
             VerifyGooglePurchaseRequest(
                 accountID: account, packageName: "com.example.app", productID: product, purchaseToken: token,
                 idempotencyKey: "buy-\(token.prefix(40))"))
@@ -249,7 +249,7 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
                     CheckAccessRequest(accountID: account, capability: capability, atMilliseconds: $0)
                 })
             let response: CheckAccessBatchResponse = try await entitlementClient.call(
-                "subscriptions.entitlement.v1.Entitlement/CheckAccessBatch", batch)
+                EntitlementRPC.checkAccessBatch.name, batch)
             answers += response.results
         }
         return answers
@@ -257,7 +257,7 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
 
     func check(_ account: String, at: Int64) async throws -> CheckAccessResponse {
         try await entitlementClient.call(
-            "subscriptions.entitlement.v1.Entitlement/CheckAccess",
+            EntitlementRPC.checkAccess.name,
             CheckAccessRequest(accountID: account, capability: "pro", atMilliseconds: at))
     }
 

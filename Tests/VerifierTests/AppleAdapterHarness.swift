@@ -143,7 +143,7 @@ final class AppleAdapterHarness: Sendable {
 
     func history(_ key: SubscriptionKey) async throws -> [LifecycleEvent] {
         let response: GetHistoryResponse = try await rpc.call(
-            "subscriptions.ledger.v1.Ledger/GetHistory", GetHistoryRequest(key: key))
+            LedgerRPC.getHistory.name, GetHistoryRequest(key: key))
         return response.events
     }
 }

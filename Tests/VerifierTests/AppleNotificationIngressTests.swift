@@ -128,7 +128,7 @@ struct AppleNotificationIngressTests {
         let events = try await harness.history(Self.key)
         #expect(events.contains { $0.kind == .refunded && $0.notificationID == "5a6b7c8d-0000-4000-8000-000000000001" })
         let cursor: Cursor = try await harness.rpc.call(
-            "subscriptions.ledger.v1.Ledger/GetCursor", GetCursorRequest(name: "apple-notification-history-sandbox"))
+            LedgerRPC.getCursor.name, GetCursorRequest(name: "apple-notification-history-sandbox"))
         #expect(cursor.value == harness.clock.milliseconds)
         // A second pass, a minute later, asks again from the watermark less the hour of overlap,
         // finds the same notification again and changes nothing.

@@ -100,7 +100,7 @@ struct GoogleAdapterTests {
         #expect(harness.api.calls == ["get tok-1.AO-J1Oz", "acknowledge tok-1.AO-J1Oz", "get tok-1.AO-J1Oz"])
         // The ledger had the purchase before Google heard of the acknowledgement.
         let history: GetHistoryResponse = try await harness.rpc.call(
-            "subscriptions.ledger.v1.Ledger/GetHistory", GetHistoryRequest(key: harness.key("tok-1.AO-J1Oz")))
+            LedgerRPC.getHistory.name, GetHistoryRequest(key: harness.key("tok-1.AO-J1Oz")))
         #expect(history.events.map(\.kind).reversed().prefix(3) == [.stateRefreshed, .accountLinked, .acknowledged])
         _ = try await harness.adapter.verifyPurchase(request)
         #expect(harness.api.calls.filter { $0.hasPrefix("acknowledge") }.count == 1)
@@ -253,7 +253,7 @@ struct GoogleAdapterTests {
         #expect(revoked.periods.map(\.revokedTimeMilliseconds) == [voidTime])
         #expect(revoked.periods.map(\.revocationReason) == ["VOIDED_PURCHASE"])
         let cursor: Cursor = try await harness.rpc.call(
-            "subscriptions.ledger.v1.Ledger/GetCursor", GetCursorRequest(name: "google-voided-\(Self.package)"))
+            LedgerRPC.getCursor.name, GetCursorRequest(name: "google-voided-\(Self.package)"))
         #expect(cursor.value == harness.clock.milliseconds)
         await harness.stop()
     }

@@ -109,7 +109,7 @@ struct GoogleNotificationIngressTests {
         await harness.base.adapter.processingIdle()
         #expect(harness.base.api.calls == ["get tok-rtdn"])
         let history: GetHistoryResponse = try await harness.base.rpc.call(
-            "subscriptions.ledger.v1.Ledger/GetHistory", GetHistoryRequest(key: harness.base.key("tok-rtdn")))
+            LedgerRPC.getHistory.name, GetHistoryRequest(key: harness.base.key("tok-rtdn")))
         #expect(history.events.map(\.kind) == [.renewed])
         #expect(history.events.first?.notificationID == "1234567890123456")
         let processed = try await harness.base.ledger.listInbox(ListInboxRequest(status: .processed, store: .google))

@@ -22,9 +22,9 @@ struct PurchaseWorkload {
     static let bundle = "com.example.app"
     /// Transaction ids of one renewal step lie this far apart (more than the most accounts).
     private static let idStride = 10_000_000
-    static let checkMethod = "subscriptions.entitlement.v1.Entitlement/CheckAccess"
-    static let recordMethod = "subscriptions.ledger.v1.Ledger/RecordVerifiedState"
-    static let linkMethod = "subscriptions.ledger.v1.Ledger/LinkAccount"
+    static let checkMethod = EntitlementRPC.checkAccess.name
+    static let recordMethod = LedgerRPC.recordVerifiedState.name
+    static let linkMethod = LedgerRPC.linkAccount.name
 
     /// The policy file: `pro` granted by one App Store and one Play product.
     static let policy = """

@@ -5,7 +5,7 @@ import Wire
 /// unique idempotency key and one event carrying a 500-byte raw payload; and the sizes of the
 /// rows the ledger stores for it, so the raw-engine runs insert rows of the same size.
 struct AppendWorkload: Sendable {
-    static let method = "subscriptions.ledger.v1.Ledger/RecordVerifiedState"
+    static let method = LedgerRPC.recordVerifiedState.name
     static let payloadBytes = 500
     /// A fixed store time (2024-01-01): every append is the first state of its subscription.
     static let storeTime: Int64 = 1_704_067_200_000

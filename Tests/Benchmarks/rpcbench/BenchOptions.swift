@@ -1,9 +1,10 @@
 import BenchSupport
+import Wire
 
 /// The command line of rpcbench.
 struct BenchOptions: BenchCommandOptions {
     var serverPath = ""
-    var method = "subscriptions.ledger.v1.Ledger/Health"
+    var method = LedgerRPC.health.name
     var requestsScale = 1.0
     var skipRedis = false
     var showHelp = false

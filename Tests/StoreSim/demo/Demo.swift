@@ -69,7 +69,7 @@ struct Demo {
         let alicesPurchase = try string(bought, "originalTransactionId")
         note("store", "App Store: Alice bought com.example.pro.monthly (original transaction \(alicesPurchase))")
         let _: VerifyPurchaseResponse = try await verifier.call(
-            "subscriptions.verifier.v1.Verifier/VerifyApplePurchase",
+            VerifierRPC.verifyApplePurchase.name,
             VerifyApplePurchaseRequest(
                 accountID: Self.alice, transactionID: alicesPurchase, environment: .sandbox, idempotencyKey: "alice-1"))
         note("app", "Alice's app sent the transaction to VerifyApplePurchase")
@@ -77,7 +77,7 @@ struct Demo {
         let bobsToken = try string(bobs, "purchaseToken")
         note("store", "Google Play: Bob bought pro_sub (token \(bobsToken.prefix(20))…)")
         let _: VerifyPurchaseResponse = try await verifier.call(
-            "subscriptions.verifier.v1.Verifier/VerifyGooglePurchase",
+            VerifierRPC.verifyGooglePurchase.name,
             VerifyGooglePurchaseRequest(
                 accountID: Self.bob, packageName: "com.example.app", productID: "pro_sub", purchaseToken: bobsToken,
                 idempotencyKey: "bob-1"))
@@ -125,7 +125,7 @@ struct Demo {
         try await advance("+31d")
         try await heading("Bob gets a new phone and restores his purchases there under a new account")
         let restored: RestorePurchasesResponse = try await verifier.call(
-            "subscriptions.verifier.v1.Verifier/RestorePurchases",
+            VerifierRPC.restorePurchases.name,
             RestorePurchasesRequest(
                 accountID: Self.bobsNewPhone,
                 googlePurchases: [
@@ -165,9 +165,9 @@ struct Demo {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let pending: ListInboxResponse = try await ledger.call(
-                "subscriptions.ledger.v1.Ledger/ListInbox", ListInboxRequest(status: .pending, pageSize: 10))
+                LedgerRPC.listInbox.name, ListInboxRequest(status: .pending, pageSize: 10))
             let position: GetFeedPositionResponse = try await ledger.call(
-                "subscriptions.ledger.v1.Ledger/GetFeedPosition", GetFeedPositionRequest())
+                LedgerRPC.getFeedPosition.name, GetFeedPositionRequest())
             if pending.entries.isEmpty, await entitlementPosition() >= position.position { return }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -191,7 +191,7 @@ struct Demo {
             }
             for capability in capabilities {
                 let answer: CheckAccessResponse = try await entitlement.call(
-                    "subscriptions.entitlement.v1.Entitlement/CheckAccess",
+                    EntitlementRPC.checkAccess.name,
                     CheckAccessRequest(accountID: account, capability: capability, atMilliseconds: now))
                 let why = [answer.grant?.productID, answer.grant?.state.map { "\($0)" }].compactMap { $0 }
                     .joined(separator: ", ")
@@ -209,15 +209,15 @@ struct Demo {
     func trail(of account: String) async throws -> [LifecycleEvent] {
         var events: [UInt64: LifecycleEvent] = [:]
         let own: GetHistoryResponse = try await ledger.call(
-            "subscriptions.ledger.v1.Ledger/GetHistory", GetHistoryRequest(accountID: account, pageSize: 500))
+            LedgerRPC.getHistory.name, GetHistoryRequest(accountID: account, pageSize: 500))
         for event in own.events { events[event.position ?? 0] = event }
         // An account the ledger does not know (yet) holds nothing.
         let found: GetAccountResponse? = try? await ledger.call(
-            "subscriptions.ledger.v1.Ledger/GetAccount", GetAccountRequest(accountID: account))
+            LedgerRPC.getAccount.name, GetAccountRequest(accountID: account))
         let held = found?.subscriptions ?? []
         for subscription in held {
             let history: GetHistoryResponse = try await ledger.call(
-                "subscriptions.ledger.v1.Ledger/GetHistory", GetHistoryRequest(key: subscription.key, pageSize: 500))
+                LedgerRPC.getHistory.name, GetHistoryRequest(key: subscription.key, pageSize: 500))
             for event in history.events { events[event.position ?? 0] = event }
         }
         return events.values.sorted { ($0.position ?? 0) < ($1.position ?? 0) }
