@@ -63,7 +63,6 @@ struct MessageDescriptor {
     var fields: [FieldDescriptor] = []
     var nestedCount = 0
     var nestedEnumCount = 0
-    var oneofCount = 0
 
     init(_ bytes: ArraySlice<UInt8>) throws(GeneratorError) {
         var reader = ProtoReader(bytes)
@@ -73,7 +72,6 @@ struct MessageDescriptor {
             case 2: fields.append(try FieldDescriptor(value.message))
             case 3: nestedCount += 1
             case 4: nestedEnumCount += 1
-            case 8: oneofCount += 1
             default: break
             }
         }

@@ -89,38 +89,26 @@ struct Emitter {
             "        default: self = .unknown(rawValue)",
             "        }",
             "    }",
-            "",
-            "    /// The wire number.",
-            "    public var rawValue: Int32 {",
-            "        switch self {",
         ]
-        for item in cases { out.append("        case .\(item.swift): \(item.number)") }
-        out += [
-            "        case .unknown(let number): number",
-            "        }",
-            "    }",
-            "",
-            "    /// The proto value name without `\(prefix)`, lowercased; `unknown(n)` otherwise.",
-            "    public var description: String {",
-            "        switch self {",
-        ]
-        for item in cases { out.append("        case .\(item.swift): \"\(item.text)\"") }
-        out += [
-            "        case .unknown(let number): \"unknown(\\(number))\"",
-            "        }",
-            "    }",
-            "",
-            "    /// The proto value name (`\(prefix)…`), as proto3 JSON writes it; `nil` for `unknown`.",
-            "    public var protoValueName: String? {",
-            "        switch self {",
-        ]
-        for item in cases { out.append("        case .\(item.swift): \"\(prefix)\(item.text.uppercased())\"") }
-        out += [
-            "        case .unknown: nil",
-            "        }",
-            "    }",
-            "}",
-        ]
+        switchProperty(
+            "The wire number.", "rawValue: Int32", cases.map { "case .\($0.swift): \($0.number)" },
+            unknown: "case .unknown(let number): number")
+        switchProperty(
+            "The proto value name without `\(prefix)`, lowercased; `unknown(n)` otherwise.", "description: String",
+            cases.map { "case .\($0.swift): \"\($0.text)\"" },
+            unknown: "case .unknown(let number): \"unknown(\\(number))\"")
+        switchProperty(
+            "The proto value name (`\(prefix)…`), as proto3 JSON writes it; `nil` for `unknown`.",
+            "protoValueName: String?", cases.map { "case .\($0.swift): \"\(prefix)\($0.text.uppercased())\"" },
+            unknown: "case .unknown: nil")
+        out.append("}")
+    }
+
+    /// A public computed property of an enum that switches over `self`.
+    private mutating func switchProperty(_ doc: String, _ declaration: String, _ cases: [String], unknown: String) {
+        out += ["", "    /// \(doc)", "    public var \(declaration) {", "        switch self {"]
+        out += (cases + [unknown]).map { "        \($0)" }
+        out += ["        }", "    }"]
     }
 
     // MARK: Messages
@@ -312,7 +300,7 @@ struct Emitter {
         out += [
             "",
             "    /// Every method of the service, in declaration order.",
-            "    public static let methods: [any RPCMethod] = [\(names.map { $0 }.joined(separator: ", "))]",
+            "    public static let methods: [any RPCMethod] = [\(names.joined(separator: ", "))]",
             "}",
         ]
     }

@@ -74,7 +74,3 @@ struct Comment {
     /// `///` lines at `indent`, or nothing.
     func doc(_ indent: String) -> [String] { lines.map { $0.isEmpty ? "\(indent)///" : "\(indent)/// \($0)" } }
 }
-
-extension Schema.TypeInfo {
-    var cType: String { Naming.cType(package: package, name: protoName.split(separator: ".").last.map(String.init)!) }
-}
