@@ -159,7 +159,8 @@ let package = Package(
             name: "TestSupport", dependencies: ["Crypto", "ServiceProcessKit"], path: "Tests/TestSupport",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "WireTests", dependencies: ["Wire", "Model"], path: "Tests/WireTests", swiftSettings: swiftSettings),
+            name: "WireTests", dependencies: ["Wire", "Model"], path: "Tests/WireTests", exclude: ["Golden"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], path: "Tests/CryptoTests",
             swiftSettings: swiftSettings),
