@@ -51,29 +51,18 @@ public enum ProtoWireScanner {
         in bytes: UnsafeRawBufferPointer,
         _ body: (_ number: UInt64, _ varint: UInt64?, _ contents: Range<Int>?) throws(E) -> Void
     ) throws(E) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            guard let key = readVarint(bytes, &offset) else { return false }
-            switch key & 7 {
-            case 0:
-                guard let value = readVarint(bytes, &offset) else { return false }
-                try body(key >> 3, value, nil)
-            case 1, 5:
-                let size = key & 7 == 1 ? 8 : 4
-                guard bytes.count - offset >= size else { return false }
-                offset += size
-                try body(key >> 3, nil, nil)
-            case 2:
-                guard let length = readVarint(bytes, &offset), length <= UInt64(bytes.count - offset) else {
-                    return false
-                }
-                try body(key >> 3, nil, offset..<(offset + Int(length)))
-                offset += Int(length)
-            default:
-                return false
+        var reader = ProtoWireReader(bytes)
+        while let field = reader.next() {
+            switch field.value {
+            case .varint(let value): try body(field.number, value, nil)
+            case .fixed: try body(field.number, nil, nil)
+            case .bytes(let contents):
+                let start =
+                    contents.baseAddress.map { UnsafeRawPointer($0) - UnsafeRawPointer(bytes.baseAddress!) } ?? 0
+                try body(field.number, nil, start..<(start + contents.count))
             }
         }
-        return true
+        return !reader.isMalformed
     }
 
     /// The contents of the last occurrence of length-delimited field `number` in `bytes` (the one
@@ -89,6 +78,7 @@ public enum ProtoWireScanner {
         return UnsafeRawBufferPointer(rebasing: bytes[found])
     }
 
+    @inlinable
     static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -99,6 +89,58 @@ public enum ProtoWireScanner {
             if byte & 0x80 == 0 { return result }
             shift += 7
         }
+        return nil
+    }
+}
+
+/// The fields of a serialized message one at a time, read in place: for the paths that read a
+/// few fields of many messages (the entitlement view's snapshot), where unpacking each whole
+/// message would cost more than the use. `next` stops, setting `isMalformed`, at the first
+/// thing that is not well-formed protobuf.
+public struct ProtoWireReader {
+    /// A field's value as the wire has it.
+    public enum Value {
+        case varint(UInt64)
+        /// A fixed-width value (wire types 1 and 5), skipped.
+        case fixed
+        case bytes(UnsafeRawBufferPointer)
+    }
+
+    @usableFromInline let bytes: UnsafeRawBufferPointer
+    @usableFromInline var offset = 0
+    public private(set) var isMalformed = false
+
+    @inlinable
+    public init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// The next field (its number and value), or nil after the last one or at malformed bytes.
+    @inlinable
+    public mutating func next() -> (number: UInt64, value: Value)? {
+        guard offset < bytes.count, !isMalformed else { return nil }
+        guard let key = ProtoWireScanner.readVarint(bytes, &offset), key >> 3 != 0 else { return malformed() }
+        switch key & 7 {
+        case 0:
+            guard let value = ProtoWireScanner.readVarint(bytes, &offset) else { return malformed() }
+            return (key >> 3, .varint(value))
+        case 1, 5:
+            let size = key & 7 == 1 ? 8 : 4
+            guard bytes.count - offset >= size else { return malformed() }
+            offset += size
+            return (key >> 3, .fixed)
+        case 2:
+            guard let length = ProtoWireScanner.readVarint(bytes, &offset), length <= UInt64(bytes.count - offset)
+            else { return malformed() }
+            let start = offset
+            offset += Int(length)
+            return (key >> 3, .bytes(UnsafeRawBufferPointer(rebasing: bytes[start..<offset])))
+        default:
+            return malformed()
+        }
+    }
+
+    @usableFromInline
+    mutating func malformed() -> (number: UInt64, value: Value)? {
+        isMalformed = true
         return nil
     }
 }

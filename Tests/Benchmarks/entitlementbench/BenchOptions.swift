@@ -27,7 +27,8 @@ struct BenchOptions: BenchCommandOptions {
         1. Memory and start. The ledger (SQLite, a fresh temporary directory) migrates an empty
            database; an entitlement service started on it gives the resident memory of an empty
            view. The benchmark then inserts the N accounts into that database directly (one
-           transaction), starts the ledger on it again and a fresh entitlement service, and
+           transaction, flushed to disk before the clock starts, as a settled database is),
+           starts the ledger on it again and a fresh entitlement service, and
            times it from the spawn to the first 200 from /readyz (polled every 10 ms). Resident
            memory (VmRSS) 1 s after ready, minus the empty view's, divided by N is the memory
            per account (target: at most 300 bytes).

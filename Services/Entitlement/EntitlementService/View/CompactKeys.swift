@@ -77,28 +77,34 @@ enum AccountKey: Hashable, Sendable {
 }
 
 /// A subscription key as the view looks it up: a store id of digits (Apple's transaction ids)
-/// as a number, anything else (Google's purchase tokens) as its text.
-struct StoreKey: Hashable, Sendable {
-    enum ID: Hashable, Sendable {
-        case number(UInt64)
-        case text(String)
-    }
-
+/// as a number, anything else (Google's purchase tokens) as its text (UTF-8, valid while the
+/// bytes it was made from are).
+struct StoreKey {
     let store: Store
     let environment: StoreEnvironment
-    let id: ID
+    /// The id as a number, when it is 1 to 19 digits without a leading 0 that fit 64 bits.
+    let number: UInt64?
+    let text: UnsafeBufferPointer<UInt8>
 
-    init(_ key: SubscriptionKey) {
-        store = key.store
-        environment = key.environment
-        let utf8 = key.storeID.utf8
-        if (1...19).contains(utf8.count), utf8.first != UInt8(ascii: "0"),
-            utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let number = UInt64(key.storeID)
-        {
-            id = .number(number)
-        } else {
-            id = .text(key.storeID)
+    init(_ store: Store, _ environment: StoreEnvironment, _ id: UnsafeBufferPointer<UInt8>) {
+        self.store = store
+        self.environment = environment
+        text = id
+        number = Self.number(id)
+    }
+
+    private static func number(_ id: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        guard (1...19).contains(id.count), id[0] != UInt8(ascii: "0") else { return nil }
+        var value: UInt64 = 0
+        for byte in id {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            // 19 digits may pass 2^64 - 1.
+            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            value = sum
         }
+        return value
     }
 
     /// Store, environment and whether the id is a text, as `Holding.keyBits` has them.
@@ -106,7 +112,7 @@ struct StoreKey: Hashable, Sendable {
         var bits =
             UInt8(truncatingIfNeeded: store.rawValue) & 0x3 | (UInt8(truncatingIfNeeded: environment.rawValue) & 0x3)
             << 2
-        if case .text = id { bits |= Holding.textID }
+        if number == nil { bits |= Holding.textID }
         return bits
     }
 }

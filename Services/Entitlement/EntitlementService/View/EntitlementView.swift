@@ -53,6 +53,52 @@ public final class EntitlementView: Sendable {
         public mutating func add(_ subscriptions: [Subscription]) {
             for subscription in subscriptions { tables.put(subscription) }
         }
+
+        /// What a serialized `SnapshotChunk` held besides its subscriptions.
+        struct ChunkSummary: Sendable, Equatable {
+            var subscriptions = 0
+            var complete = false
+            var position: UInt64 = 0
+        }
+
+        /// Adds the subscriptions of a serialized `SnapshotChunk`, read in place
+        /// (`WireSubscription`); its links are the ledger's, not the view's, and are skipped.
+        /// Throws `RPCError` for bytes that do not read as a chunk, having added the
+        /// subscriptions before the fault (the snapshot is then abandoned).
+        mutating func add(chunk bytes: UnsafeRawBufferPointer, budget: DecodeBudget = .current) throws(RPCError)
+            -> ChunkSummary
+        {
+            var summary = ChunkSummary()
+            var unknown = 0
+            var reader = ProtoWireReader(bytes)
+            while let field = reader.next() {
+                switch (field.number, field.value) {
+                case (1, .bytes(let subscription)):
+                    summary.subscriptions += 1
+                    guard summary.subscriptions <= budget.maxRepeated else {
+                        throw RPCError(
+                            .resourceExhausted, "SnapshotChunk.subscriptions: more than \(budget.maxRepeated) elements")
+                    }
+                    tables.put(try WireSubscription(subscription, maxRepeated: budget.maxRepeated))
+                case (2, .bytes): break
+                case (3, .varint(let value)): summary.complete = value != 0
+                case (4, .varint(let value)): summary.position = value
+                case (1...4, _):
+                    throw RPCError(.invalidArgument, "SnapshotChunk field \(field.number) has the wrong wire type")
+                default:
+                    unknown += 1
+                    guard unknown <= budget.maxUnknownFields else {
+                        throw RPCError(
+                            .resourceExhausted,
+                            "SnapshotChunk: more than \(budget.maxUnknownFields) fields this schema does not know")
+                    }
+                }
+            }
+            guard !reader.isMalformed else {
+                throw RPCError(.invalidArgument, "a SnapshotChunk is not well-formed protobuf")
+            }
+            return summary
+        }
     }
 
     /// Puts a finished snapshot, taken at `position`, in force.
@@ -220,7 +266,8 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     var holdingIndex = SlotTable()
     var texts = TextArena()
     var products: [EntitlementView.Product] = []
-    var productIndex: [EntitlementView.Product: UInt32] = [:]
+    /// `products` by store, product id and base plan.
+    var productSlots = SlotTable()
     /// Each product's ids in the text arena, to lend as C strings.
     var productNames: [(productID: UInt64, basePlanID: UInt64?)] = []
     /// Each product's capabilities under the policy of `generation`.
@@ -236,6 +283,8 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     /// on, due at the period's end), so they take no memory of their own.
     var renewalProfiles: [RenewalProfile] = []
     var renewalProfileIndex: [RenewalProfile: UInt32] = [:]
+    /// The profile the last subscription written took (index + 1; 0 for none).
+    var lastRenewalProfile: UInt32 = 0
     /// Subscriptions held by an account, and accounts holding at least one.
     var held = 0
     var accountsHolding = 0
@@ -251,7 +300,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         swap(&holdingIndex, &other.holdingIndex)
         swap(&texts, &other.texts)
         swap(&products, &other.products)
-        swap(&productIndex, &other.productIndex)
+        swap(&productSlots, &other.productSlots)
         swap(&productNames, &other.productNames)
         swap(&capabilities, &other.capabilities)
         swap(&durations, &other.durations)
@@ -259,6 +308,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         swap(&nonRenewingProducts, &other.nonRenewingProducts)
         swap(&renewalProfiles, &other.renewalProfiles)
         swap(&renewalProfileIndex, &other.renewalProfileIndex)
+        swap(&lastRenewalProfile, &other.lastRenewalProfile)
         swap(&held, &other.held)
         swap(&accountsHolding, &other.accountsHolding)
         swap(&position, &other.position)
@@ -475,27 +525,37 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
 
     /// Records `subscription` as the ledger has it now: its facts, and the account holding it.
     func put(_ subscription: Subscription) {
-        let key = StoreKey(subscription.key)
-        let owner = subscription.accountID.map { accountIndex(for: AccountKey($0)) }
+        let bytes = subscription.serialized()
+        bytes.withUnsafeBytes { raw in
+            // A value's own encoding reads back: its key has a known store, its texts are UTF-8.
+            do { put(try WireSubscription(raw, maxRepeated: .max)) } catch {
+                preconditionFailure("a Subscription's encoding did not read back: \(error)")
+            }
+        }
+    }
+
+    /// Records a subscription read from its wire form: its facts, and the account holding it.
+    func put(_ subscription: WireSubscription) {
+        let key = StoreKey(subscription.store, subscription.environment, subscription.storeID)
+        let owner = subscription.accountID.map { accountIndex(utf8: $0) }
         var keyBits = key.keyBits
-        if subscription.replacedByStoreID != nil { keyBits |= Holding.replaced }
-        let kind = subscription.productKind?.rawValue ?? 0
+        if subscription.isReplaced { keyBits |= Holding.replaced }
+        let kind = subscription.productKind
+        let store = subscription.store
         var holding = Holding(
-            id: 0, purchase: subscription.purchaseTimeMilliseconds ?? 0,
-            expires: subscription.expiresTimeMilliseconds ?? 0,
-            grace: subscription.graceExpiresTimeMilliseconds ?? 0, revoked: subscription.revokedTimeMilliseconds ?? 0,
-            product: intern(subscription.key.store, subscription.productID, subscription.basePlanID), owner: 0,
-            next: 0, keyBits: keyBits, kind: (0...254).contains(kind) ? UInt8(kind) : 255,
+            id: 0, purchase: subscription.purchase, expires: subscription.expires, grace: subscription.grace,
+            revoked: subscription.revoked, product: intern(store, subscription.productID, subscription.basePlanID),
+            owner: 0, next: 0, keyBits: keyBits, kind: (0...254).contains(kind) ? UInt8(kind) : 255,
             state: UInt8(truncatingIfNeeded: subscription.state?.rawValue ?? 0))
-        if let last = subscription.periods.last {
+        if let last = subscription.lastPeriod {
             holding.keyBits |= Holding.periodic
-            holding.purchase = last.startMilliseconds
-            holding.expires = last.endMilliseconds ?? 0
-            holding.revoked = last.revokedTimeMilliseconds ?? 0
-            holding.product = intern(subscription.key.store, last.productID, last.basePlanID)
+            holding.purchase = last.start
+            holding.expires = last.end
+            holding.revoked = last.revoked
+            holding.product = intern(store, last.productID, last.basePlanID)
         }
         // Only an undated one needs the policy's duration (a Google prepaid plan has its end).
-        if subscription.productKind == .nonRenewing, subscription.periods.last?.endMilliseconds == nil {
+        if kind == ProductKind.nonRenewing.rawValue, subscription.lastPeriod.map({ $0.end == 0 }) ?? true {
             nonRenewingProducts.insert(holding.product)
         }
         let index: Int
@@ -510,10 +570,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             holdings[index] = holding
         } else {
             guard owner != nil else { return }  // nobody holds it: nothing to keep
-            switch key.id {
-            case .number(let number): holding.id = number
-            case .text(let text): holding.id = withUTF8Bytes(text) { texts.store($0) }
-            }
+            holding.id = key.number ?? texts.store(key.text)
             holding.earlier = writePeriods(subscription, reusing: 0)
             holding.renewal = internRenewal(subscription, expires: holding.expires)
             index = holdings.append(holding)
@@ -531,24 +588,20 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     /// The index of the subscription with `key`, if the view has seen it.
     private func holdingIndex(of key: StoreKey) -> Int? {
         let bits = key.keyBits
-        switch key.id {
-        case .number(let number):
+        if let number = key.number {
             var probe = holdingIndex.probe(ViewHash.words(UInt64(bits), number))
             while let index = holdingIndex.next(&probe) {
                 let holding = holdings[index]
                 if holding.keyBits & Holding.keyMask == bits && holding.id == number { return index }
             }
             return nil
-        case .text(let text):
-            return withUTF8Bytes(text) { bytes in
-                var probe = holdingIndex.probe(ViewHash.bytes(bytes, tag: UInt64(bits)))
-                while let index = holdingIndex.next(&probe) {
-                    let holding = holdings[index]
-                    if holding.keyBits & Holding.keyMask == bits && texts.equals(holding.id, bytes) { return index }
-                }
-                return nil
-            }
         }
+        var probe = holdingIndex.probe(ViewHash.bytes(key.text, tag: UInt64(bits)))
+        while let index = holdingIndex.next(&probe) {
+            let holding = holdings[index]
+            if holding.keyBits & Holding.keyMask == bits && texts.equals(holding.id, key.text) { return index }
+        }
+        return nil
     }
 
     private static func hash(of holding: Holding, texts: borrowing TextArena) -> UInt64 {
@@ -562,14 +615,15 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             ? texts.withText(account.high) { ViewHash.bytes($0, tag: 1) } : ViewHash.words(account.high, account.low)
     }
 
-    /// The account with `key`, added when it is new.
-    private func accountIndex(for key: AccountKey) -> Int {
-        if let found = account(key) { return found }
+    /// The account whose id is `id` (UTF-8), added when it is new.
+    private func accountIndex(utf8 id: UnsafeBufferPointer<UInt8>) -> Int {
         let record: AccountRecord
-        switch key {
-        case .uuid(let high, let low): record = AccountRecord(high: high, low: low, first: 0, isText: false)
-        case .text(let text):
-            record = AccountRecord(high: withUTF8Bytes(text) { texts.store($0) }, low: 0, first: 0, isText: true)
+        if let (high, low) = AccountKey.lowercaseUUID(id) {
+            if let found = account(high: high, low: low) { return found }
+            record = AccountRecord(high: high, low: low, first: 0, isText: false)
+        } else {
+            if let found = account(text: id) { return found }
+            record = AccountRecord(high: texts.store(id), low: 0, first: 0, isText: true)
         }
         let index = accounts.append(record)
         accountIndex.insert(index, hash: Self.hash(of: record, texts: texts)) {
@@ -615,17 +669,19 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     /// Writes the periods before the subscription's last one as a chain of period records, over
     /// the records of the chain starting at `reusing` as far as it goes (a longer chain appends
     /// the rest; the tail of a shorter one is left unused), and returns its first index + 1.
-    private func writePeriods(_ subscription: Subscription, reusing first: UInt32) -> UInt32 {
-        let earlier = subscription.periods.dropLast()
-        guard !earlier.isEmpty else { return 0 }
+    private func writePeriods(_ subscription: WireSubscription, reusing first: UInt32) -> UInt32 {
+        let earlierCount = subscription.periodCount - 1
+        guard earlierCount > 0 else { return 0 }
         var head: UInt32 = 0
         var previous: UInt32 = 0
         var reuse = first
-        for period in earlier {
+        var written = 0
+        subscription.forEachPeriod { period in
+            guard written < earlierCount else { return }
+            written += 1
             let record = PeriodRecord(
-                start: period.startMilliseconds, end: period.endMilliseconds ?? 0,
-                revoked: period.revokedTimeMilliseconds ?? 0,
-                product: intern(subscription.key.store, period.productID, period.basePlanID), next: 0)
+                start: period.start, end: period.end, revoked: period.revoked,
+                product: intern(subscription.store, period.productID, period.basePlanID), next: 0)
             let slot: UInt32
             if reuse != 0 {
                 slot = reuse
@@ -643,18 +699,30 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     /// The index + 1 of the subscription's renewal details among the interned profiles (added
     /// when new); 0 when it has none. `expires` is what the holding keeps as its end: a renewal
     /// due then is kept as "at the end", so it does not make the profile its own.
-    private func internRenewal(_ subscription: Subscription, expires: Int64) -> UInt32 {
-        var renewal = GrantRenewal(subscription)
-        // The grace end is the holding's own.
-        renewal.graceExpiresTimeMilliseconds = nil
-        guard renewal != GrantRenewal() || !subscription.renewalOffProducts.isEmpty else { return 0 }
+    private func internRenewal(_ subscription: WireSubscription, expires: Int64) -> UInt32 {
+        var renewal = subscription.renewal
+        guard renewal != GrantRenewal() || subscription.renewalOffProductCount > 0 else { return 0 }
         let atEnd = renewal.renewalTimeMilliseconds != nil && renewal.renewalTimeMilliseconds == Holding.time(expires)
         if atEnd { renewal.renewalTimeMilliseconds = nil }
-        let profile = RenewalProfile(renewal: renewal, dueAtEnd: atEnd, offProducts: subscription.renewalOffProducts)
-        if let index = renewalProfileIndex[profile] { return index + 1 }
-        let index = UInt32(renewalProfiles.count)
-        renewalProfiles.append(profile)
-        renewalProfileIndex[profile] = index
+        var offProducts: [String] = []
+        if subscription.renewalOffProductCount > 0 {
+            offProducts.reserveCapacity(subscription.renewalOffProductCount)
+            subscription.forEachRenewalOffProduct { offProducts.append($0) }
+        }
+        let profile = RenewalProfile(renewal: renewal, dueAtEnd: atEnd, offProducts: offProducts)
+        // Consecutive subscriptions mostly share their details: compare before hashing.
+        if lastRenewalProfile != 0, renewalProfiles[Int(lastRenewalProfile) - 1] == profile {
+            return lastRenewalProfile
+        }
+        let index: UInt32
+        if let found = renewalProfileIndex[profile] {
+            index = found
+        } else {
+            index = UInt32(renewalProfiles.count)
+            renewalProfiles.append(profile)
+            renewalProfileIndex[profile] = index
+        }
+        lastRenewalProfile = index + 1
         return index + 1
     }
 
@@ -673,13 +741,40 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         return renewal
     }
 
-    private func intern(_ store: Store, _ productID: String, _ basePlanID: String?) -> UInt32 {
-        let product = EntitlementView.Product(store: store, productID: productID, basePlanID: basePlanID)
-        if let index = productIndex[product] { return index }
-        let index = UInt32(products.count)
+    /// The index of the product (store, product id, base plan; UTF-8), added when new.
+    private func intern(
+        _ store: Store, _ productID: UnsafeBufferPointer<UInt8>, _ basePlanID: UnsafeBufferPointer<UInt8>?
+    ) -> UInt32 {
+        var probe = productSlots.probe(Self.productHash(store, productID, basePlanID))
+        while let index = productSlots.next(&probe) {
+            let names = productNames[index]
+            guard products[index].store == store, texts.equals(names.productID, productID) else { continue }
+            switch (names.basePlanID, basePlanID) {
+            case (nil, nil): return UInt32(index)
+            case (let stored?, let plan?) where texts.equals(stored, plan): return UInt32(index)
+            default: continue
+            }
+        }
+        let product = EntitlementView.Product(
+            store: store, productID: WireSubscription.string(productID),
+            basePlanID: basePlanID.map(WireSubscription.string))
+        let index = products.count
         products.append(product)
-        productIndex[product] = index
-        productNames.append((texts.store(product.productID), product.basePlanID.map { texts.store($0) }))
-        return index
+        productNames.append((texts.store(productID), basePlanID.map { texts.store($0) }))
+        productSlots.insert(index, hash: Self.productHash(store, productID, basePlanID)) { entry in
+            let names = productNames[entry]
+            return texts.withText(names.productID) { id in
+                guard let plan = names.basePlanID else { return Self.productHash(products[entry].store, id, nil) }
+                return texts.withText(plan) { Self.productHash(products[entry].store, id, $0) }
+            }
+        }
+        return UInt32(index)
+    }
+
+    private static func productHash(
+        _ store: Store, _ productID: UnsafeBufferPointer<UInt8>, _ basePlanID: UnsafeBufferPointer<UInt8>?
+    ) -> UInt64 {
+        let id = ViewHash.bytes(productID, tag: 2 | UInt64(UInt32(bitPattern: store.rawValue)) << 8)
+        return ViewHash.words(id, basePlanID.map { ViewHash.bytes($0, tag: 3) } ?? 0)
     }
 }

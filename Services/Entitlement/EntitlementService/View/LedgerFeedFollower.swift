@@ -104,9 +104,8 @@ public final class LedgerFeedFollower: LifecycleService {
         var builder = EntitlementView.Builder()
         var count = 0
         for try await message in stream {
-            let chunk = try SnapshotChunk(serialized: message)
-            builder.add(chunk.subscriptions)
-            count += chunk.subscriptions.count
+            let chunk = try message.withUnsafeBytes { bytes throws(RPCError) in try builder.add(chunk: bytes) }
+            count += chunk.subscriptions
             if chunk.complete {
                 view.install(builder, position: chunk.position)
                 position.set(Int(chunk.position))
