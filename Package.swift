@@ -108,7 +108,7 @@ let package = Package(
         .target(
             name: "SubctlKit",
             dependencies: [
-                "Wire", "CProto", "CProtobufC", "RPC", "Config", "Observability", "Model", "AppStore", "Crypto",
+                "Wire", "RPC", "Config", "Observability", "Model", "AppStore", "Crypto",
             ],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(

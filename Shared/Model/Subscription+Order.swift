@@ -62,8 +62,10 @@ extension Subscription {
         hash.add(currency)
         // Fields added later count only when present, so earlier states hash as they did.
         for product in renewalOffProducts { hash.add(product) }
-        if let installmentsCommitted { hash.add(installmentsCommitted) }
-        if let installmentsRemaining { hash.add(installmentsRemaining) }
+        if let installmentsCommitted {
+            hash.add(installmentsCommitted)
+            hash.add(installmentsRemaining)
+        }
         return hash.value
     }
 }

@@ -79,10 +79,10 @@ public struct Subscription: Sendable, Hashable {
     /// Google: line items (add-ons) whose renewal is off, by product id; `autoRenew` is the base
     /// plan's.
     public var renewalOffProducts: [String]
-    /// Google installment plan: payments committed to in the current commitment, and how many
-    /// remain; `nil` for no installment plan.
+    /// Google installment plan: payments committed to in the current commitment (`nil` for no
+    /// installment plan), and how many of them remain (0 once the last is paid).
     public var installmentsCommitted: Int32?
-    public var installmentsRemaining: Int32?
+    public var installmentsRemaining: Int32
 
     /// A subscription state; every field but `key` defaults to absent, false or empty.
     public init(
@@ -98,7 +98,7 @@ public struct Subscription: Sendable, Hashable {
         offerType: OfferType? = nil, renewalOfferID: String? = nil, renewalOfferType: OfferType? = nil,
         expirationReason: ExpirationReason? = nil, inBillingRetry: Bool = false, renewalTimeMilliseconds: Int64? = nil,
         storefront: String? = nil, priceMicros: Int64? = nil, currency: String? = nil,
-        renewalOffProducts: [String] = [], installmentsCommitted: Int32? = nil, installmentsRemaining: Int32? = nil
+        renewalOffProducts: [String] = [], installmentsCommitted: Int32? = nil, installmentsRemaining: Int32 = 0
     ) {
         self.key = key
         self.accountID = accountID

@@ -21,6 +21,22 @@ enum Naming {
         return keywords.contains(result) ? "`\(result)`" : result
     }
 
+    /// `store_id` → `storeId`: protoc's proto3 JSON name (each `_` dropped, the letter after it
+    /// upper case).
+    static func lowerCamel(_ snake: String) -> String {
+        var result = ""
+        var upperNext = false
+        for character in snake {
+            if character == "_" {
+                upperNext = true
+            } else {
+                result += upperNext ? character.uppercased() : String(character)
+                upperNext = false
+            }
+        }
+        return result
+    }
+
     /// `accessReason` → `AccessReason`: a method's lowerCamel name in a namespace.
     static func lowerFirst(_ name: String) -> String {
         let result = name.prefix(1).lowercased() + name.dropFirst()

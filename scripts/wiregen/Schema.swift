@@ -7,6 +7,10 @@ struct Schema {
         var isEnum: Bool
         /// Written by hand (in Model or in Wire): the generator only refers to it.
         var handWritten: Bool
+        /// Generated into `Model` (an enum the services' domain code uses), not `Wire`.
+        var inModel: Bool
+        /// A closed enum: no `unknown` case, an unknown number is refused.
+        var closed: Bool
     }
 
     var files: [FileDescriptor]
@@ -27,13 +31,18 @@ struct Schema {
     private mutating func add(_ file: FileDescriptor, _ name: String, isEnum: Bool, comment: String?)
         throws(GeneratorError)
     {
-        let directive = Comment(comment).handWritten
+        let comment = Comment(comment)
         let full = ".\(file.package).\(name)"
         guard types[full] == nil else { throw GeneratorError("\(full) is declared twice") }
+        if comment.handWritten != nil && comment.model != nil {
+            throw GeneratorError("\(full): @swift-hand and @swift-model exclude each other")
+        }
+        if !isEnum && comment.closed { throw GeneratorError("\(full): @swift-closed is for enums") }
+        let named = comment.handWritten ?? comment.model
         types[full] = TypeInfo(
             package: file.package, protoName: "\(file.package).\(name)",
-            swiftName: directive.flatMap { $0.isEmpty ? nil : $0 } ?? name, isEnum: isEnum,
-            handWritten: directive != nil)
+            swiftName: named.flatMap { $0.isEmpty ? nil : $0 } ?? name, isEnum: isEnum,
+            handWritten: comment.handWritten != nil, inModel: comment.model != nil, closed: comment.closed)
     }
 
     func type(_ fullName: String, for field: String) throws(GeneratorError) -> TypeInfo {
@@ -42,15 +51,26 @@ struct Schema {
     }
 }
 
-/// A `.proto` comment: the text that becomes `///` documentation, and the generator's directive.
+/// A `.proto` comment: the text that becomes `///` documentation, and the generator's directives.
 ///
-/// A line `@swift-hand` says the Swift type is written by hand (a `Model` type with its
-/// conversion in `Wire`, or the envelope's hot path); `@swift-hand Name` also names it when the
-/// Swift name differs from the proto name.
+/// - `@swift-hand [Name]`: the Swift type is written by hand (a `Model` type with its
+///   conversion in `Wire`, or the envelope's hot path), named `Name` when that differs from the
+///   proto name.
+/// - `@swift-model [Name]`: a type of `Model` (the domain code's types). An enum is generated
+///   into `Model`; a message is written there by hand (its fields as the generator names them,
+///   its memberwise init in field order) and its protobuf conversion generated into `Wire`.
+/// - `@swift-required` (on a message or enum field): the field must be present, a non-optional
+///   Swift property; decoding refuses a message without it.
+/// - `@swift-closed`: the enum is closed: no `unknown` case, and decoding refuses a number this
+///   version does not know.
 struct Comment {
     var lines: [String] = []
     /// The Swift name of a hand-written type, when the comment has the directive.
     var handWritten: String?
+    /// The Swift name of an enum generated into `Model`, when the comment has the directive.
+    var model: String?
+    var closed = false
+    var required = false
 
     init(_ text: String?) {
         guard let text else { return }
@@ -60,12 +80,27 @@ struct Comment {
             while line.last == " " { line = line.dropLast() }
             return String(line)
         }
+        var hand: String?
+        var model: String?
+        var closed = false
+        var required = false
         lines.removeAll { line in
-            guard line.hasPrefix("@swift-hand") else { return false }
+            guard line.hasPrefix("@swift-") else { return false }
             let words = line.split(separator: " ")
-            handWritten = words.count > 1 ? String(words[1]) : ""
+            let name = words.count > 1 ? String(words[1]) : ""
+            switch words[0] {
+            case "@swift-hand": hand = name
+            case "@swift-model": model = name
+            case "@swift-closed": closed = true
+            case "@swift-required": required = true
+            default: return false  // not a directive: documentation
+            }
             return true
         }
+        handWritten = hand
+        self.model = model
+        self.closed = closed
+        self.required = required
         while lines.first == "" { lines.removeFirst() }
         while lines.last == "" { lines.removeLast() }
         self.lines = lines

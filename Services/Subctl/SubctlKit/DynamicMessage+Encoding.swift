@@ -1,125 +1,93 @@
-internal import CProto
-internal import CProtobufC
 import Foundation
+import Wire
 
-/// JSON → C message. Every pointer stored into a message is malloc'd (strdup, calloc, malloc)
-/// and owned by that message, so one `protobuf_c_message_free_unpacked(root, nil)` frees it
-/// all, also when a later field throws. Empty singular strings and bytes are not stored: the
-/// generated init's defaults (`protobuf_c_empty_string`, NULL) stay, which free_unpacked skips.
+/// JSON → protobuf bytes, written field by field as the schema describes them.
 extension DynamicMessage {
-    /// Sets the fields of the freshly initialized `message` from a JSON object.
-    static func fill(_ message: UnsafeMutablePointer<ProtobufCMessage>, from object: [String: Any]) throws(SubctlError)
-    {
-        let descriptor = message.pointee.descriptor!
-        let messageName = String(cString: descriptor.pointee.name)
-        let fields = DescriptorRegistry.fields(of: descriptor)
-        let base = UnsafeMutableRawPointer(message)
-        var given: [UInt32: String] = [:]
+    /// The bytes of `message` with the fields of a JSON object.
+    static func encode(_ object: [String: Any], as message: ProtoSchema.Message) throws(SubctlError) -> [UInt8] {
+        var given: [Int: (key: String, value: Any)] = [:]
         for key in object.keys.sorted() {
-            guard
-                let field = fields.first(where: {
-                    let name = String(cString: $0.name)
-                    return name == key || DescriptorRegistry.jsonName(name) == key
-                })
-            else {
-                throw SubctlError(.invalidArgument, "\(messageName) has no field \"\(key)\"")
+            guard let field = message.fields.first(where: { $0.name == key || $0.jsonName == key }) else {
+                throw SubctlError(.invalidArgument, "\(message.fullName) has no field \"\(key)\"")
             }
-            let path = "\(messageName).\(String(cString: field.name))"
-            if let earlier = given[field.id] {
-                throw SubctlError(.invalidArgument, "\(path) is given twice, as \"\(earlier)\" and \"\(key)\"")
+            if let earlier = given[field.number] {
+                throw SubctlError(
+                    .invalidArgument,
+                    "\(message.fullName).\(field.name) is given twice, as \"\(earlier.key)\" and \"\(key)\"")
             }
-            given[field.id] = key
-            let value = object[key]!
-            if value is NSNull { continue }
-            let member = base + Int(field.offset)
-            if field.label == PROTOBUF_C_LABEL_REPEATED {
+            given[field.number] = (key, object[key]!)
+        }
+        var out = WireWriter()
+        for field in message.fields {
+            guard let value = given[field.number]?.value, !(value is NSNull) else { continue }
+            let path = "\(message.fullName).\(field.name)"
+            if field.isRepeated {
                 guard let array = value as? [Any] else { throw mismatch(path, "an array", value) }
-                guard !array.isEmpty else { continue }
-                let size = elementSize(field.type)
-                guard let elements = calloc(array.count, size) else { fatalError("out of memory") }
-                // Counted in full at once: the zeroed elements not yet set free as NULL.
-                member.storeBytes(of: elements, as: UnsafeMutableRawPointer.self)
-                (base + Int(field.quantifier_offset)).storeBytes(of: array.count, as: Int.self)
-                for (index, element) in array.enumerated() {
-                    _ = try store(element, field, at: elements + index * size, path: "\(path)[\(index)]", element: true)
+                if field.isPackable {
+                    // proto3 packs repeated numbers, as protoc-c's code does.
+                    guard !array.isEmpty else { continue }
+                    var packed = WireWriter()
+                    for (index, element) in array.enumerated() {
+                        try write(element, field, into: &packed, path: "\(path)[\(index)]", number: nil)
+                    }
+                    out.lengthDelimited(field.number, packed.bytes)
+                } else {
+                    for (index, element) in array.enumerated() {
+                        try write(element, field, into: &out, path: "\(path)[\(index)]", number: field.number)
+                    }
                 }
             } else {
-                let stored = try store(value, field, at: member, path: path, element: false)
-                if stored && field.flags & PROTOBUF_C_FIELD_FLAG_ONEOF.rawValue != 0 {
-                    (base + Int(field.quantifier_offset)).storeBytes(of: field.id, as: UInt32.self)
-                } else if stored && field.label == PROTOBUF_C_LABEL_OPTIONAL {
-                    (base + Int(field.quantifier_offset)).storeBytes(of: 1, as: Int32.self)
-                }
+                try write(value, field, into: &out, path: path, number: field.number, omitDefault: true)
             }
         }
+        return out.bytes
     }
 
-    /// Writes one value of `field` at `member`; false when it left the default in place (an
-    /// empty singular string or bytes).
-    private static func store(
-        _ value: Any, _ field: ProtobufCFieldDescriptor, at member: UnsafeMutableRawPointer, path: String, element: Bool
-    ) throws(SubctlError) -> Bool {
+    /// Writes one value of `field`, tagged with `number` (untagged inside a packed run); a
+    /// singular field's zero value is not written (`omitDefault`).
+    private static func write(
+        _ value: Any, _ field: ProtoSchema.Field, into out: inout WireWriter, path: String, number: Int?,
+        omitDefault: Bool = false
+    ) throws(SubctlError) {
+        func varint(_ raw: UInt64) {
+            guard !(omitDefault && raw == 0) else { return }
+            if let number { out.key(number, wireType: 0) }
+            out.varint(raw)
+        }
         switch field.type {
-        case PROTOBUF_C_TYPE_INT32, PROTOBUF_C_TYPE_SINT32, PROTOBUF_C_TYPE_SFIXED32:
-            member.storeBytes(of: try integer(value, Int32.self, field, path), as: Int32.self)
-        case PROTOBUF_C_TYPE_UINT32, PROTOBUF_C_TYPE_FIXED32:
-            member.storeBytes(of: try integer(value, UInt32.self, field, path), as: UInt32.self)
-        case PROTOBUF_C_TYPE_INT64, PROTOBUF_C_TYPE_SINT64, PROTOBUF_C_TYPE_SFIXED64:
-            member.storeBytes(of: try integer(value, Int64.self, field, path), as: Int64.self)
-        case PROTOBUF_C_TYPE_UINT64, PROTOBUF_C_TYPE_FIXED64:
-            member.storeBytes(of: try integer(value, UInt64.self, field, path), as: UInt64.self)
-        case PROTOBUF_C_TYPE_FLOAT:
-            let number = try floatingPoint(value, field, path)
-            guard !number.isFinite || abs(number) <= Double(Float.greatestFiniteMagnitude) else {
-                throw SubctlError(.invalidArgument, "\(path): \(number) is out of range for float")
-            }
-            member.storeBytes(of: Float(number), as: Float.self)
-        case PROTOBUF_C_TYPE_DOUBLE:
-            member.storeBytes(of: try floatingPoint(value, field, path), as: Double.self)
-        case PROTOBUF_C_TYPE_BOOL:
-            guard let number = value as? NSNumber, isBoolean(number) else {
-                throw mismatch(path, "true or false", value)
-            }
-            member.storeBytes(of: number.boolValue ? 1 : 0, as: Int32.self)  // protobuf_c_boolean is an int
-        case PROTOBUF_C_TYPE_ENUM:
-            member.storeBytes(of: try enumNumber(value, field, path), as: Int32.self)
-        case PROTOBUF_C_TYPE_STRING:
+        case .int32: varint(UInt64(bitPattern: Int64(try integer(value, Int32.self, "int32", path))))
+        case .int64: varint(UInt64(bitPattern: try integer(value, Int64.self, "int64", path)))
+        case .uint32: varint(UInt64(try integer(value, UInt32.self, "uint32", path)))
+        case .uint64: varint(try integer(value, UInt64.self, "uint64", path))
+        case .bool:
+            guard let flag = value as? NSNumber, isBoolean(flag) else { throw mismatch(path, "true or false", value) }
+            varint(flag.boolValue ? 1 : 0)
+        case .enumeration(let name):
+            varint(UInt64(bitPattern: Int64(try enumNumber(value, name, path))))
+        case .string:
             guard let text = value as? String else { throw mismatch(path, "a string", value) }
             guard !text.utf8.contains(0) else {
                 throw SubctlError(.invalidArgument, "\(path): a string cannot contain U+0000")
             }
-            guard element || !text.isEmpty else { return false }
-            member.storeBytes(of: strdup(text)!, as: UnsafeMutablePointer<CChar>.self)
-        case PROTOBUF_C_TYPE_BYTES:
+            guard !(omitDefault && text.isEmpty) else { return }
+            out.lengthDelimited(number!, Array(text.utf8))
+        case .bytes:
             guard let text = value as? String, let data = base64Data(text) else {
                 throw mismatch(path, "base64 text", value)
             }
-            guard element || !data.isEmpty else { return false }
-            guard let copy = malloc(max(data.count, 1)) else { fatalError("out of memory") }
-            data.copyBytes(to: copy.assumingMemoryBound(to: UInt8.self), count: data.count)
-            member.storeBytes(
-                of: ProtobufCBinaryData(len: data.count, data: copy.assumingMemoryBound(to: UInt8.self)),
-                as: ProtobufCBinaryData.self)
-        case PROTOBUF_C_TYPE_MESSAGE:
-            let descriptor = field.descriptor.assumingMemoryBound(to: ProtobufCMessageDescriptor.self)
-            guard let object = value as? [String: Any] else {
-                throw mismatch(path, "an object (\(String(cString: descriptor.pointee.name)))", value)
-            }
-            let message = newMessage(descriptor)
-            // Owned by the parent from here on, before any field of it can throw.
-            member.storeBytes(of: message, as: UnsafeMutablePointer<ProtobufCMessage>.self)
-            try fill(message, from: object)
-        default:
-            throw SubctlError(.invalidArgument, "\(path): protobuf type \(field.type.rawValue) is not supported")
+            guard !(omitDefault && data.isEmpty) else { return }
+            out.lengthDelimited(number!, [UInt8](data))
+        case .message(let name):
+            guard let object = value as? [String: Any] else { throw mismatch(path, "an object (\(name))", value) }
+            // A sub-message given, even empty, is sent: its presence is what it says.
+            out.lengthDelimited(number!, try encode(object, as: try message(named: name)))
         }
-        return true
     }
 
     /// An integer from a JSON number or a decimal string, within `T`'s range.
     private static func integer<T: FixedWidthInteger>(
-        _ value: Any, _ type: T.Type, _ field: ProtobufCFieldDescriptor, _ path: String
+        _ value: Any, _ type: T.Type, _ typeName: String, _ path: String
     ) throws(SubctlError) -> T {
-        let typeName = DescriptorRegistry.typeName(of: field)
         let text: String
         if let string = value as? String {
             text = string
@@ -148,38 +116,19 @@ extension DynamicMessage {
         throw mismatch(path, "an integer (\(typeName))", value)
     }
 
-    /// A number, or one of the strings `NaN`, `Infinity`, `-Infinity` or a decimal number.
-    private static func floatingPoint(
-        _ value: Any, _ field: ProtobufCFieldDescriptor, _ path: String
-    ) throws(SubctlError) -> Double {
-        if let number = value as? NSNumber, !isBoolean(number) { return number.doubleValue }
-        if let text = value as? String {
-            switch text {
-            case "NaN": return .nan
-            case "Infinity": return .infinity
-            case "-Infinity": return -.infinity
-            default: if let number = Double(text), number.isFinite { return number }
-            }
-        }
-        throw mismatch(path, "a number (\(DescriptorRegistry.typeName(of: field)))", value)
-    }
-
     /// An enum value by name, or any int32 number (proto3 enums are open).
-    private static func enumNumber(
-        _ value: Any, _ field: ProtobufCFieldDescriptor, _ path: String
-    ) throws(SubctlError) -> Int32 {
-        let descriptor = field.descriptor.assumingMemoryBound(to: ProtobufCEnumDescriptor.self)
-        let enumName = String(cString: descriptor.pointee.name)
+    private static func enumNumber(_ value: Any, _ enumName: String, _ path: String) throws(SubctlError) -> Int32 {
+        let values = ProtoSchema.enums[enumName]?.values ?? []
         if let name = value as? String {
-            guard let known = protobuf_c_enum_descriptor_get_value_by_name(descriptor, name) else {
+            guard let known = values.first(where: { $0.name == name }) else {
                 throw SubctlError(.invalidArgument, "\(path): \"\(name)\" is not a value of \(enumName)")
             }
-            return known.pointee.value
+            return known.number
         }
         guard let number = value as? NSNumber, !isBoolean(number) else {
             throw mismatch(path, "a value name or number of \(enumName)", value)
         }
-        return try integer(number, Int32.self, field, path)
+        return try integer(number, Int32.self, enumName, path)
     }
 
     /// Standard or URL-safe base64, with or without padding.
@@ -206,5 +155,37 @@ extension DynamicMessage {
         case is NSNull: "null"
         default: "\(type(of: value))"
         }
+    }
+}
+
+extension ProtoSchema.Field {
+    /// A repeated field of numbers, booleans or enums: proto3 packs it.
+    var isPackable: Bool {
+        switch type {
+        case .string, .bytes, .message: false
+        default: true
+        }
+    }
+}
+
+/// Protobuf wire format, appended.
+struct WireWriter {
+    var bytes: [UInt8] = []
+
+    mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    mutating func key(_ number: Int, wireType: UInt64) { varint(UInt64(number) << 3 | wireType) }
+
+    mutating func lengthDelimited(_ number: Int, _ contents: [UInt8]) {
+        key(number, wireType: 2)
+        varint(UInt64(contents.count))
+        bytes += contents
     }
 }

@@ -1,48 +1,58 @@
-internal import CProto
-internal import CProtobufC
 import Foundation
 import Observability
+import Wire
 
-/// Writes an unpacked protobuf-c message as proto3 JSON: JSON names, fields in field-number
+/// Writes protobuf bytes as proto3 JSON by their schema: JSON names, fields in field-number
 /// order, defaults left out, 64-bit integers as strings, enums by name, bytes as base64.
 /// Indents by two spaces when `pretty`, else writes one line.
+///
+/// Read as protobuf reads: the last value of a singular field counts, the occurrences of a
+/// sub-message merge, a repeated number may come packed or not, unknown fields are skipped.
 struct JSONLayout {
     let pretty: Bool
 
-    /// The JSON object of `message`, laid out for nesting level `depth`.
-    func message(_ message: UnsafePointer<ProtobufCMessage>, depth: Int) -> String {
-        let base = UnsafeRawPointer(message)
+    /// The JSON object of `bytes` read as `message`, laid out for nesting level `depth`; nil when
+    /// the bytes are not such a message (malformed, or a field of the wrong wire type).
+    func message(_ bytes: UnsafeRawBufferPointer, _ message: ProtoSchema.Message, depth: Int) -> String? {
+        // Each field's occurrences, in order.
+        var values: [Int: [ProtoWireReader.Value]] = [:]
+        var reader = ProtoWireReader(bytes)
+        while let field = reader.next() {
+            values[Int(field.number), default: []].append(field.value)
+        }
+        guard !reader.isMalformed else { return nil }
         var members: [(String, String)] = []
-        for field in DescriptorRegistry.fields(of: message.pointee.descriptor) {
-            if field.flags & PROTOBUF_C_FIELD_FLAG_ONEOF.rawValue != 0,
-                base.load(fromByteOffset: Int(field.quantifier_offset), as: UInt32.self) != field.id
-            {
+        for field in message.fields {
+            guard let occurrences = values[field.number] else { continue }
+            if field.isRepeated {
+                var items: [String] = []
+                for occurrence in occurrences {
+                    if field.isPackable, case .bytes(let run) = occurrence {
+                        guard let numbers = Self.varints(run) else { return nil }
+                        for number in numbers {
+                            guard let item = scalar(number, field) else { return nil }
+                            items.append(item)
+                        }
+                        continue
+                    }
+                    guard let item = value([occurrence], field, depth: depth + 2) else { return nil }
+                    items.append(item)
+                }
+                if !items.isEmpty { members.append((field.jsonName, enclose(items, "[", "]", depth: depth + 1))) }
                 continue
             }
-            let key = DescriptorRegistry.jsonName(String(cString: field.name))
-            let member = base + Int(field.offset)
-            switch field.label {
-            case PROTOBUF_C_LABEL_REPEATED:
-                let count = base.load(fromByteOffset: Int(field.quantifier_offset), as: Int.self)
-                guard count > 0, let elements = member.load(as: UnsafeRawPointer?.self) else { continue }
-                let size = DynamicMessage.elementSize(field.type)
-                let items = (0..<count).map { value(at: elements + $0 * size, field, depth: depth + 2) }
-                members.append((key, array(items, depth: depth + 1)))
-            case PROTOBUF_C_LABEL_OPTIONAL
-            where field.type != PROTOBUF_C_TYPE_MESSAGE && field.type != PROTOBUF_C_TYPE_STRING:
-                guard base.load(fromByteOffset: Int(field.quantifier_offset), as: Int32.self) != 0 else { continue }
-                members.append((key, value(at: member, field, depth: depth + 1)))
-            default:
-                guard !isDefault(member, field) else { continue }
-                members.append((key, value(at: member, field, depth: depth + 1)))
-            }
+            let isMessage: Bool
+            if case .message = field.type { isMessage = true } else { isMessage = false }
+            // A message's occurrences merge; a scalar's last one stands, left out when it is the
+            // default (zero, false, empty).
+            let last = occurrences.last!
+            guard let item = value(isMessage ? occurrences : [last], field, depth: depth + 1) else { return nil }
+            if isMessage || !Self.isDefault(last) { members.append((field.jsonName, item)) }
         }
         guard !members.isEmpty else { return "{}" }
         let entries = members.map { "\(Self.quote($0.0)):\(pretty ? " " : "")\($0.1)" }
         return enclose(entries, "{", "}", depth: depth)
     }
-
-    private func array(_ items: [String], depth: Int) -> String { enclose(items, "[", "]", depth: depth) }
 
     private func enclose(_ entries: [String], _ open: String, _ close: String, depth: Int) -> String {
         guard pretty else { return open + entries.joined(separator: ",") + close }
@@ -51,59 +61,73 @@ struct JSONLayout {
         return open + "\n" + entries.map { inner + $0 }.joined(separator: ",\n") + "\n" + outer + close
     }
 
-    /// True for proto3's defaults, which JSON leaves out: zero, false, empty, absent.
-    private func isDefault(_ member: UnsafeRawPointer, _ field: ProtobufCFieldDescriptor) -> Bool {
-        switch field.type {
-        case PROTOBUF_C_TYPE_FLOAT: member.load(as: Float.self) == 0
-        case PROTOBUF_C_TYPE_DOUBLE: member.load(as: Double.self) == 0
-        case PROTOBUF_C_TYPE_STRING: member.load(as: UnsafePointer<CChar>?.self).map { $0.pointee == 0 } ?? true
-        case PROTOBUF_C_TYPE_BYTES: member.load(as: ProtobufCBinaryData.self).len == 0
-        case PROTOBUF_C_TYPE_MESSAGE: member.load(as: UnsafeRawPointer?.self) == nil
-        default:
-            DynamicMessage.elementSize(field.type) == 8
-                ? member.load(as: UInt64.self) == 0 : member.load(as: UInt32.self) == 0
+    /// proto3's defaults, which JSON leaves out: zero, false, empty.
+    private static func isDefault(_ value: ProtoWireReader.Value) -> Bool {
+        switch value {
+        case .varint(let number): number == 0
+        case .bytes(let contents): contents.isEmpty
+        case .fixed: false
         }
     }
 
-    /// One value of `field` stored at `member`.
-    private func value(at member: UnsafeRawPointer, _ field: ProtobufCFieldDescriptor, depth: Int) -> String {
+    /// The varints of a packed run; nil when one is cut short.
+    private static func varints(_ run: UnsafeRawBufferPointer) -> [UInt64]? {
+        var numbers: [UInt64] = []
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        for byte in run {
+            guard shift < 64 else { return nil }
+            value |= UInt64(byte & 0x7F) << shift
+            shift += 7
+            if byte & 0x80 == 0 {
+                numbers.append(value)
+                value = 0
+                shift = 0
+            }
+        }
+        return shift == 0 ? numbers : nil
+    }
+
+    /// The JSON of a field's value from its occurrences (one, or a message's to merge); nil for
+    /// a wire type the field cannot have.
+    private func value(_ occurrences: [ProtoWireReader.Value], _ field: ProtoSchema.Field, depth: Int) -> String? {
         switch field.type {
-        case PROTOBUF_C_TYPE_INT32, PROTOBUF_C_TYPE_SINT32, PROTOBUF_C_TYPE_SFIXED32:
-            return String(member.load(as: Int32.self))
-        case PROTOBUF_C_TYPE_UINT32, PROTOBUF_C_TYPE_FIXED32:
-            return String(member.load(as: UInt32.self))
-        case PROTOBUF_C_TYPE_INT64, PROTOBUF_C_TYPE_SINT64, PROTOBUF_C_TYPE_SFIXED64:
-            return "\"\(member.load(as: Int64.self))\""
-        case PROTOBUF_C_TYPE_UINT64, PROTOBUF_C_TYPE_FIXED64:
-            return "\"\(member.load(as: UInt64.self))\""
-        case PROTOBUF_C_TYPE_FLOAT:
-            return Self.number(member.load(as: Float.self))
-        case PROTOBUF_C_TYPE_DOUBLE:
-            return Self.number(member.load(as: Double.self))
-        case PROTOBUF_C_TYPE_BOOL:
-            return member.load(as: Int32.self) != 0 ? "true" : "false"
-        case PROTOBUF_C_TYPE_ENUM:
-            let number = member.load(as: Int32.self)
-            let descriptor = field.descriptor.assumingMemoryBound(to: ProtobufCEnumDescriptor.self)
-            guard let known = protobuf_c_enum_descriptor_get_value(descriptor, number) else { return String(number) }
-            return Self.quote(String(cString: known.pointee.name))
-        case PROTOBUF_C_TYPE_STRING:
-            return Self.quote(member.load(as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? "")
-        case PROTOBUF_C_TYPE_BYTES:
-            let bytes = member.load(as: ProtobufCBinaryData.self)
-            return "\"\(Data(UnsafeRawBufferPointer(start: bytes.data, count: bytes.len)).base64EncodedString())\""
-        case PROTOBUF_C_TYPE_MESSAGE:
-            guard let message = member.load(as: UnsafePointer<ProtobufCMessage>?.self) else { return "{}" }
-            return self.message(message, depth: depth)
+        case .message(let name):
+            var merged: [UInt8] = []
+            for occurrence in occurrences {
+                guard case .bytes(let contents) = occurrence else { return nil }
+                merged += contents
+            }
+            guard let schema = ProtoSchema.messages[name] else { return nil }
+            return merged.withUnsafeBytes { message($0, schema, depth: depth) }
+        case .string:
+            guard case .bytes(let contents) = occurrences[0] else { return nil }
+            return Self.quote(String(decoding: contents, as: UTF8.self))
+        case .bytes:
+            guard case .bytes(let contents) = occurrences[0] else { return nil }
+            return "\"\(Data(contents).base64EncodedString())\""
         default:
-            return "null"
+            guard case .varint(let number) = occurrences[0] else { return nil }
+            return scalar(number, field)
         }
     }
 
-    private static func number<F: BinaryFloatingPoint & LosslessStringConvertible>(_ value: F) -> String {
-        if value.isNaN { return "\"NaN\"" }
-        if value.isInfinite { return value < 0 ? "\"-Infinity\"" : "\"Infinity\"" }
-        return value.description
+    /// A varint of a number, boolean or enum field as JSON.
+    private func scalar(_ number: UInt64, _ field: ProtoSchema.Field) -> String? {
+        switch field.type {
+        case .int32: return String(Int32(truncatingIfNeeded: number))
+        case .uint32: return String(UInt32(truncatingIfNeeded: number))
+        case .int64: return "\"\(Int64(bitPattern: number))\""
+        case .uint64: return "\"\(number)\""
+        case .bool: return number != 0 ? "true" : "false"
+        case .enumeration(let name):
+            let value = Int32(truncatingIfNeeded: number)
+            guard let known = ProtoSchema.enums[name]?.values.first(where: { $0.number == value }) else {
+                return String(value)
+            }
+            return Self.quote(known.name)
+        default: return nil
+        }
     }
 
     /// `text` as a JSON string literal.

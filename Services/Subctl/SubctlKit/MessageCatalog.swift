@@ -1,16 +1,14 @@
-internal import CProto
-internal import CProtobufC
 import Wire
 
-/// Every service method, message and enum of `proto/`, read from protoc-c's descriptors.
+/// Every service method, message and enum of `proto/`, from the schema table wiregen generates
+/// (`ProtoSchema`).
 public struct MessageCatalog: Sendable {
-    /// The catalog of the descriptors compiled into this binary.
+    /// The catalog of the schema compiled into this binary.
     public static let standard = MessageCatalog()
 
-    /// The methods whose response is a server stream, from the generated method descriptors
-    /// (protoc-c's descriptors do not record streaming).
+    /// The methods whose response is a server stream.
     public static let serverStreamingMethods: Set<String> = Set(
-        (VerifierRPC.methods + LedgerRPC.methods + EntitlementRPC.methods).filter(\.isServerStreaming).map(\.name))
+        standard.methods.filter(\.isServerStreaming).map(\.fullName))
 
     /// Verifier, Ledger, Entitlement; each service's methods in .proto order.
     public let methods: [CatalogMethod]
@@ -20,45 +18,41 @@ public struct MessageCatalog: Sendable {
     public let enums: [CatalogEnum]
 
     private init() {
-        (methods, messages, enums) = DescriptorRegistry.withDescriptors { tables in
-            let methods = tables.services.flatMap { service in
-                let serviceFullName = String(cString: service.name)
-                return UnsafeBufferPointer(start: service.methods, count: Int(service.n_methods)).map { method in
-                    let name = String(cString: method.name)
-                    return CatalogMethod(
-                        serviceFullName: serviceFullName, serviceName: String(cString: service.short_name),
-                        name: name, inputType: String(cString: method.input.pointee.name),
-                        outputType: String(cString: method.output.pointee.name),
-                        isServerStreaming: Self.serverStreamingMethods.contains("\(serviceFullName)/\(name)"))
-                }
-            }
-            let messages = tables.messages.map { fullName, descriptor in
-                CatalogMessage(
-                    fullName: fullName,
-                    fields: DescriptorRegistry.fields(of: descriptor).map { field in
-                        let name = String(cString: field.name)
-                        let kind: CatalogMessage.Field.Kind =
-                            switch field.type {
-                            case PROTOBUF_C_TYPE_MESSAGE: .message
-                            case PROTOBUF_C_TYPE_ENUM: .enumeration
-                            default: .scalar
-                            }
-                        return CatalogMessage.Field(
-                            name: name, jsonName: DescriptorRegistry.jsonName(name), number: Int(field.id),
-                            typeName: DescriptorRegistry.typeName(of: field), kind: kind,
-                            isRepeated: field.label == PROTOBUF_C_LABEL_REPEATED)
-                    })
-            }
-            let enums = tables.enums.map { fullName, descriptor in
-                CatalogEnum(
-                    fullName: fullName,
-                    values: UnsafeBufferPointer(
-                        start: descriptor.pointee.values, count: Int(descriptor.pointee.n_values)
-                    )
-                    .map { CatalogEnum.Value(name: String(cString: $0.name), number: Int($0.value)) })
-            }
-            return (methods, messages.sorted { $0.fullName < $1.fullName }, enums.sorted { $0.fullName < $1.fullName })
+        // The order a purchase passes through them.
+        let order = ["Verifier", "Ledger", "Entitlement"]
+        let services = ProtoSchema.services.sorted {
+            (order.firstIndex(of: $0.name) ?? order.count) < (order.firstIndex(of: $1.name) ?? order.count)
         }
+        methods = services.flatMap { service in
+            service.methods.map { method in
+                CatalogMethod(
+                    serviceFullName: service.fullName, serviceName: service.name, name: method.name,
+                    inputType: method.input, outputType: method.output, isServerStreaming: method.isServerStreaming)
+            }
+        }
+        messages = ProtoSchema.messages.values.map { message in
+            CatalogMessage(
+                fullName: message.fullName,
+                fields: message.fields.map { field in
+                    let (typeName, kind): (String, CatalogMessage.Field.Kind) =
+                        switch field.type {
+                        case .message(let name): (name, .message)
+                        case .enumeration(let name): (name, .enumeration)
+                        default: ("\(field.type)", .scalar)
+                        }
+                    return CatalogMessage.Field(
+                        name: field.name, jsonName: field.jsonName, number: field.number, typeName: typeName,
+                        kind: kind,
+                        isRepeated: field.isRepeated)
+                })
+        }
+        .sorted { $0.fullName < $1.fullName }
+        enums = ProtoSchema.enums.values.map { enumeration in
+            CatalogEnum(
+                fullName: enumeration.fullName,
+                values: enumeration.values.map { CatalogEnum.Value(name: $0.name, number: Int($0.number)) })
+        }
+        .sorted { $0.fullName < $1.fullName }
     }
 
     /// The methods `name` can mean: `package.Service/Method`, `Service/Method` or `Method`

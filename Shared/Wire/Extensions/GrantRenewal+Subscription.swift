@@ -12,6 +12,6 @@ extension GrantRenewal {
             offerType: subscription.offerType, storefront: subscription.storefront,
             priceMicros: subscription.priceMicros, currency: subscription.currency,
             installmentsCommitted: subscription.installmentsCommitted,
-            installmentsRemaining: subscription.installmentsRemaining)
+            installmentsRemaining: subscription.installmentsCommitted == nil ? nil : subscription.installmentsRemaining)
     }
 }

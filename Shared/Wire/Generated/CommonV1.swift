@@ -3,6 +3,7 @@
 // swift-format-ignore-file
 
 internal import CProto
+public import Model
 
 /// `subscriptions.common.v1.ServingStatus`.
 ///
@@ -57,6 +58,290 @@ public enum ServingStatus: Sendable, Hashable, CaseIterable, RawRepresentable, C
         case .draining: "SERVING_STATUS_DRAINING"
         case .unknown: nil
         }
+    }
+}
+
+/// `subscriptions.common.v1.Period`: `Period` of Model, converted by its field numbers and names here.
+extension Period: ProtoMessage {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.common.v1.Period"
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// The serialized form.
+    public func serialized() -> [UInt8] { packed() }
+}
+
+extension Period: CMessageConvertible {
+    typealias CMessage = Subscriptions__Common__V1__Period
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__common__v1__period__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            periodID: ProtoField.string(m.period_id, "period_id"),
+            productID: ProtoField.string(m.product_id, "product_id"),
+            basePlanID: ProtoField.optionalString(m.base_plan_id, "base_plan_id"),
+            startMilliseconds: m.start_ms,
+            endMilliseconds: ProtoField.nonZero(m.end_ms),
+            offerType: ProtoField.enumValue(m.offer_type.rawValue, "offer_type"),
+            revokedTimeMilliseconds: ProtoField.nonZero(m.revoked_time_ms),
+            revocationReason: ProtoField.optionalString(m.revocation_reason, "revocation_reason"),
+            signedTimeMilliseconds: ProtoField.nonZero(m.signed_time_ms),
+            productKind: ProtoField.enumValue(m.product_kind.rawValue, "product_kind"),
+            raw: ProtoField.optionalString(m.raw, "raw"),
+            stoppedTimeMilliseconds: ProtoField.nonZero(m.stopped_time_ms))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.period_id, periodID)
+        arena.set(&c.product_id, productID)
+        arena.set(&c.base_plan_id, basePlanID)
+        c.start_ms = startMilliseconds
+        c.end_ms = endMilliseconds ?? 0
+        c.offer_type = .init(rawValue: ProtoField.number(offerType))
+        c.revoked_time_ms = revokedTimeMilliseconds ?? 0
+        arena.set(&c.revocation_reason, revocationReason)
+        c.signed_time_ms = signedTimeMilliseconds ?? 0
+        c.product_kind = .init(rawValue: ProtoField.number(productKind))
+        arena.set(&c.raw, raw)
+        c.stopped_time_ms = stoppedTimeMilliseconds ?? 0
+    }
+}
+
+/// `subscriptions.common.v1.SubscriptionKey`: `SubscriptionKey` of Model, converted by its field numbers and names here.
+extension SubscriptionKey: ProtoMessage {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.common.v1.SubscriptionKey"
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// The serialized form.
+    public func serialized() -> [UInt8] { packed() }
+}
+
+extension SubscriptionKey: CMessageConvertible {
+    typealias CMessage = Subscriptions__Common__V1__SubscriptionKey
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__common__v1__subscription_key__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            store: ProtoField.requiredEnum(m.store.rawValue, "store"),
+            environment: ProtoField.requiredEnum(m.environment.rawValue, "environment"),
+            storeID: ProtoField.string(m.store_id, "store_id"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.store = .init(rawValue: ProtoField.number(store))
+        c.environment = .init(rawValue: ProtoField.number(environment))
+        arena.set(&c.store_id, storeID)
+    }
+}
+
+/// `subscriptions.common.v1.Subscription`: `Subscription` of Model, converted by its field numbers and names here.
+extension Subscription: ProtoMessage {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.common.v1.Subscription"
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// The serialized form.
+    public func serialized() -> [UInt8] { packed() }
+}
+
+extension Subscription: CMessageConvertible {
+    typealias CMessage = Subscriptions__Common__V1__Subscription
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__common__v1__subscription__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            key: ProtoField.requiredMessage(m.key, "key"),
+            accountID: ProtoField.optionalString(m.account_id, "account_id"),
+            productID: ProtoField.string(m.product_id, "product_id"),
+            basePlanID: ProtoField.optionalString(m.base_plan_id, "base_plan_id"),
+            offerID: ProtoField.optionalString(m.offer_id, "offer_id"),
+            productKind: ProtoField.enumValue(m.product_kind.rawValue, "product_kind"),
+            state: ProtoField.enumValue(m.state.rawValue, "state"),
+            ownership: ProtoField.enumValue(m.ownership.rawValue, "ownership"),
+            purchaseTimeMilliseconds: ProtoField.nonZero(m.purchase_time_ms),
+            originalPurchaseTimeMilliseconds: ProtoField.nonZero(m.original_purchase_time_ms),
+            expiresTimeMilliseconds: ProtoField.nonZero(m.expires_time_ms),
+            graceExpiresTimeMilliseconds: ProtoField.nonZero(m.grace_expires_time_ms),
+            revokedTimeMilliseconds: ProtoField.nonZero(m.revoked_time_ms),
+            revocationReason: ProtoField.optionalString(m.revocation_reason, "revocation_reason"),
+            autoRenew: m.auto_renew != 0,
+            autoRenewProductID: ProtoField.optionalString(m.auto_renew_product_id, "auto_renew_product_id"),
+            acknowledged: m.acknowledged != 0,
+            storeTimeMilliseconds: ProtoField.nonZero(m.store_time_ms),
+            verifiedTimeMilliseconds: ProtoField.nonZero(m.verified_time_ms),
+            replacesStoreID: ProtoField.optionalString(m.replaces_store_id, "replaces_store_id"),
+            replacedByStoreID: ProtoField.optionalString(m.replaced_by_store_id, "replaced_by_store_id"),
+            storeAccountRef: ProtoField.optionalString(m.store_account_ref, "store_account_ref"),
+            bundleOrPackage: ProtoField.string(m.bundle_or_package, "bundle_or_package"),
+            latestOrderID: ProtoField.optionalString(m.latest_order_id, "latest_order_id"),
+            periods: ProtoField.messages(m.periods, count: m.n_periods, "periods"),
+            offerType: ProtoField.enumValue(m.offer_type.rawValue, "offer_type"),
+            renewalOfferID: ProtoField.optionalString(m.renewal_offer_id, "renewal_offer_id"),
+            renewalOfferType: ProtoField.enumValue(m.renewal_offer_type.rawValue, "renewal_offer_type"),
+            expirationReason: ProtoField.enumValue(m.expiration_reason.rawValue, "expiration_reason"),
+            inBillingRetry: m.in_billing_retry != 0,
+            renewalTimeMilliseconds: ProtoField.nonZero(m.renewal_time_ms),
+            storefront: ProtoField.optionalString(m.storefront, "storefront"),
+            priceMicros: ProtoField.nonZero(m.price_micros),
+            currency: ProtoField.optionalString(m.currency, "currency"),
+            renewalOffProducts: ProtoField.strings(m.renewal_off_products, count: m.n_renewal_off_products, "renewal_off_products"),
+            installmentsCommitted: ProtoField.nonZero(m.installments_committed),
+            installmentsRemaining: m.installments_remaining)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.key = key.cMessage(in: arena)
+        arena.set(&c.account_id, accountID)
+        arena.set(&c.product_id, productID)
+        arena.set(&c.base_plan_id, basePlanID)
+        arena.set(&c.offer_id, offerID)
+        c.product_kind = .init(rawValue: ProtoField.number(productKind))
+        c.state = .init(rawValue: ProtoField.number(state))
+        c.ownership = .init(rawValue: ProtoField.number(ownership))
+        c.purchase_time_ms = purchaseTimeMilliseconds ?? 0
+        c.original_purchase_time_ms = originalPurchaseTimeMilliseconds ?? 0
+        c.expires_time_ms = expiresTimeMilliseconds ?? 0
+        c.grace_expires_time_ms = graceExpiresTimeMilliseconds ?? 0
+        c.revoked_time_ms = revokedTimeMilliseconds ?? 0
+        arena.set(&c.revocation_reason, revocationReason)
+        c.auto_renew = autoRenew ? 1 : 0
+        arena.set(&c.auto_renew_product_id, autoRenewProductID)
+        c.acknowledged = acknowledged ? 1 : 0
+        c.store_time_ms = storeTimeMilliseconds ?? 0
+        c.verified_time_ms = verifiedTimeMilliseconds ?? 0
+        arena.set(&c.replaces_store_id, replacesStoreID)
+        arena.set(&c.replaced_by_store_id, replacedByStoreID)
+        arena.set(&c.store_account_ref, storeAccountRef)
+        arena.set(&c.bundle_or_package, bundleOrPackage)
+        arena.set(&c.latest_order_id, latestOrderID)
+        c.n_periods = periods.count
+        c.periods = arena.messages(periods)
+        c.offer_type = .init(rawValue: ProtoField.number(offerType))
+        arena.set(&c.renewal_offer_id, renewalOfferID)
+        c.renewal_offer_type = .init(rawValue: ProtoField.number(renewalOfferType))
+        c.expiration_reason = .init(rawValue: ProtoField.number(expirationReason))
+        c.in_billing_retry = inBillingRetry ? 1 : 0
+        c.renewal_time_ms = renewalTimeMilliseconds ?? 0
+        arena.set(&c.storefront, storefront)
+        c.price_micros = priceMicros ?? 0
+        arena.set(&c.currency, currency)
+        c.n_renewal_off_products = renewalOffProducts.count
+        c.renewal_off_products = arena.strings(renewalOffProducts)
+        c.installments_committed = installmentsCommitted ?? 0
+        c.installments_remaining = installmentsRemaining
+    }
+}
+
+/// `subscriptions.common.v1.LifecycleEvent`: `LifecycleEvent` of Model, converted by its field numbers and names here.
+extension LifecycleEvent: ProtoMessage {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.common.v1.LifecycleEvent"
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// The serialized form.
+    public func serialized() -> [UInt8] { packed() }
+}
+
+extension LifecycleEvent: CMessageConvertible {
+    typealias CMessage = Subscriptions__Common__V1__LifecycleEvent
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__common__v1__lifecycle_event__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            position: ProtoField.nonZero(m.position),
+            key: ProtoField.requiredMessage(m.key, "key"),
+            kind: ProtoField.enumValue(m.kind.rawValue, "kind"),
+            storeTimeMilliseconds: ProtoField.nonZero(m.store_time_ms),
+            verifiedTimeMilliseconds: ProtoField.nonZero(m.verified_time_ms),
+            accountID: ProtoField.optionalString(m.account_id, "account_id"),
+            otherAccountID: ProtoField.optionalString(m.other_account_id, "other_account_id"),
+            storeType: ProtoField.optionalString(m.store_type, "store_type"),
+            storeSubtype: ProtoField.optionalString(m.store_subtype, "store_subtype"),
+            notificationID: ProtoField.optionalString(m.notification_id, "notification_id"),
+            state: ProtoField.enumValue(m.state.rawValue, "state"),
+            rawPayload: ProtoField.optionalString(m.raw_payload, "raw_payload"),
+            detail: ProtoField.optionalString(m.detail, "detail"),
+            rawTransaction: ProtoField.optionalString(m.raw_transaction, "raw_transaction"),
+            rawRenewalInfo: ProtoField.optionalString(m.raw_renewal_info, "raw_renewal_info"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.position = position ?? 0
+        c.key = key.cMessage(in: arena)
+        c.kind = .init(rawValue: ProtoField.number(kind))
+        c.store_time_ms = storeTimeMilliseconds ?? 0
+        c.verified_time_ms = verifiedTimeMilliseconds ?? 0
+        arena.set(&c.account_id, accountID)
+        arena.set(&c.other_account_id, otherAccountID)
+        arena.set(&c.store_type, storeType)
+        arena.set(&c.store_subtype, storeSubtype)
+        arena.set(&c.notification_id, notificationID)
+        c.state = .init(rawValue: ProtoField.number(state))
+        arena.set(&c.raw_payload, rawPayload)
+        arena.set(&c.detail, detail)
+        arena.set(&c.raw_transaction, rawTransaction)
+        arena.set(&c.raw_renewal_info, rawRenewalInfo)
+    }
+}
+
+/// `subscriptions.common.v1.AccountLink`: `AccountLink` of Model, converted by its field numbers and names here.
+extension AccountLink: ProtoMessage {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.common.v1.AccountLink"
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// The serialized form.
+    public func serialized() -> [UInt8] { packed() }
+}
+
+extension AccountLink: CMessageConvertible {
+    typealias CMessage = Subscriptions__Common__V1__AccountLink
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__common__v1__account_link__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            accountID: ProtoField.string(m.account_id, "account_id"),
+            key: ProtoField.requiredMessage(m.key, "key"),
+            storeAccountRef: ProtoField.optionalString(m.store_account_ref, "store_account_ref"),
+            linkedTimeMilliseconds: ProtoField.nonZero(m.linked_time_ms))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.account_id, accountID)
+        c.key = key.cMessage(in: arena)
+        arena.set(&c.store_account_ref, storeAccountRef)
+        c.linked_time_ms = linkedTimeMilliseconds ?? 0
     }
 }
 

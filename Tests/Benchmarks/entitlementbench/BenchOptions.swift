@@ -31,7 +31,10 @@ struct BenchOptions: BenchCommandOptions {
            starts the ledger on it again and a fresh entitlement service, and
            times it from the spawn to the first 200 from /readyz (polled every 10 ms). Resident
            memory (VmRSS) 1 s after ready, minus the empty view's, divided by N is the memory
-           per account (target: at most 300 bytes).
+           per account (target: at most 300 bytes). A second service is then started beside the
+           first and timed the same way: a deploy or a scale-out, with the ledger running and what
+           the first start read from disk in its page cache (at a year of renewals the database
+           is larger than this machine's memory, so the first start reads the states from disk).
         2. CheckAccess through the RPC runtime from a single-threaded epoll load generator, for
            random seeded accounts (every answer checked to be allowed), at 1 and 50 connections,
            unpipelined and 16 deep; beside redis-benchmark -t get with the same clients,

@@ -55,16 +55,8 @@ struct Benchmark {
 
         ledger = try LedgerProcess(executable: options.ledgerPath, settings: ledgerSettings, directory: directory.path)
         defer { ledger.stop() }
-        let ledgerCPUBefore = ProcessCPU.seconds(pid: ledger.child.pid)
-        let entitlement = try startEntitlement(ledger: ledger, policyPath: policyPath, directory: directory)
+        let (entitlement, startCPU) = try timedStart(ledger: ledger, policyPath: policyPath, directory: directory)
         defer { entitlement.stop() }
-        // Where the start went: the ledger's CPU building and sending the snapshot, the service's
-        // receiving and loading it.
-        let startCPU = StartCPU(
-            ledgerSeconds: ProcessCPU.seconds(pid: ledger.child.pid).flatMap { after in
-                ledgerCPUBefore.map { after - $0 }
-            },
-            entitlementSeconds: ProcessCPU.seconds(pid: entitlement.child.pid))
         let viewAccounts = try entitlement.viewAccounts()
         let loadedMemory = try residentAfterSettling(entitlement)
         Self.note(
@@ -75,6 +67,14 @@ struct Benchmark {
         guard viewAccounts == options.accounts else {
             throw BenchError("the view holds \(viewAccounts) accounts, not the \(options.accounts) seeded")
         }
+        // A second instance beside the first, as a deploy or a scale-out starts one: the ledger
+        // is running, and the tables the first start read from disk are in its page cache.
+        let (second, secondCPU) = try timedStart(ledger: ledger, policyPath: policyPath, directory: directory)
+        Self.note(
+            "second instance: ready in \(ReportText.fixed(second.secondsToReady, 3)) s; CPU s until ready: ledger "
+                + "\(secondCPU.ledgerSeconds.map { ReportText.fixed($0, 2) } ?? "?"), entitlement "
+                + "\(secondCPU.entitlementSeconds.map { ReportText.fixed($0, 2) } ?? "?")")
+        BenchCommand.noteUncleanExit("entitlementbench", second.stop(), of: options.entitlementPath)
 
         let redis = options.skipRedis ? nil : try RedisServer()
         defer { redis?.stop() }
@@ -116,7 +116,7 @@ struct Benchmark {
         let report = Report(
             accounts: options.accounts, seedSeconds: seed.seconds, seededPeriods: seed.periods, months: options.months,
             seededRawBytes: seed.rawBytes, readySeconds: entitlement.secondsToReady,
-            startCPU: startCPU,
+            startCPU: startCPU, secondReadySeconds: second.secondsToReady, secondStartCPU: secondCPU,
             emptyMemory: emptyMemory, loadedMemory: loadedMemory, rows: rows,
             propagationSamples: options.propagationSamples,
             propagationP50Milliseconds: propagation.latencies.milliseconds(percentile: 0.50),
@@ -125,6 +125,21 @@ struct Benchmark {
         print(report.table)
         print(report.json)
         return errors.count
+    }
+
+    /// Starts an entitlement service and says where its start went: the ledger's CPU building and
+    /// sending the snapshot, the service's receiving and loading it.
+    private func timedStart(ledger: LedgerProcess, policyPath: String, directory: TemporaryDirectory)
+        throws(BenchError) -> (EntitlementProcess, StartCPU)
+    {
+        let ledgerCPUBefore = ProcessCPU.seconds(pid: ledger.child.pid)
+        let entitlement = try startEntitlement(ledger: ledger, policyPath: policyPath, directory: directory)
+        let cpu = StartCPU(
+            ledgerSeconds: ProcessCPU.seconds(pid: ledger.child.pid).flatMap { after in
+                ledgerCPUBefore.map { after - $0 }
+            },
+            entitlementSeconds: ProcessCPU.seconds(pid: entitlement.child.pid))
+        return (entitlement, cpu)
     }
 
     private func startEntitlement(ledger: LedgerProcess, policyPath: String, directory: TemporaryDirectory)

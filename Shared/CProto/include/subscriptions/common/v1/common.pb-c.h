@@ -26,12 +26,18 @@ typedef struct Subscriptions__Common__V1__HealthResponse Subscriptions__Common__
 
 /* --- enums --- */
 
+/*
+ * A store that sells subscriptions.
+ */
 typedef enum _Subscriptions__Common__V1__Store {
   SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED = 0,
   SUBSCRIPTIONS__COMMON__V1__STORE__STORE_APPLE = 1,
   SUBSCRIPTIONS__COMMON__V1__STORE__STORE_GOOGLE = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__STORE)
 } Subscriptions__Common__V1__Store;
+/*
+ * Where a purchase was made.
+ */
 typedef enum _Subscriptions__Common__V1__Environment {
   SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED = 0,
   SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_PRODUCTION = 1,
@@ -42,7 +48,7 @@ typedef enum _Subscriptions__Common__V1__Environment {
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT)
 } Subscriptions__Common__V1__Environment;
 /*
- * The normalized lifecycle state of one subscription or purchase.
+ * The normalized lifecycle state of one subscription or purchase, the same for both stores.
  */
 typedef enum _Subscriptions__Common__V1__SubscriptionState {
   SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED = 0,
@@ -60,6 +66,9 @@ typedef enum _Subscriptions__Common__V1__SubscriptionState {
   SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_PENDING = 9
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE)
 } Subscriptions__Common__V1__SubscriptionState;
+/*
+ * What kind of product a purchase is.
+ */
 typedef enum _Subscriptions__Common__V1__ProductKind {
   SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED = 0,
   SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_AUTO_RENEWABLE = 1,
@@ -68,9 +77,15 @@ typedef enum _Subscriptions__Common__V1__ProductKind {
   SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_CONSUMABLE = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND)
 } Subscriptions__Common__V1__ProductKind;
+/*
+ * Who holds a purchase: the buyer, or a family member it is shared with.
+ */
 typedef enum _Subscriptions__Common__V1__Ownership {
   SUBSCRIPTIONS__COMMON__V1__OWNERSHIP__OWNERSHIP_UNSPECIFIED = 0,
   SUBSCRIPTIONS__COMMON__V1__OWNERSHIP__OWNERSHIP_PURCHASED = 1,
+  /*
+   * Apple Family Sharing: access lasts as long as the owner's, until a REVOKE.
+   */
   SUBSCRIPTIONS__COMMON__V1__OWNERSHIP__OWNERSHIP_FAMILY_SHARED = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__OWNERSHIP)
 } Subscriptions__Common__V1__Ownership;
@@ -120,8 +135,17 @@ typedef enum _Subscriptions__Common__V1__TransferPolicy {
    * the ledger's configured default
    */
   SUBSCRIPTIONS__COMMON__V1__TRANSFER_POLICY__TRANSFER_POLICY_UNSPECIFIED = 0,
+  /*
+   * The subscription moves to the claiming account.
+   */
   SUBSCRIPTIONS__COMMON__V1__TRANSFER_POLICY__TRANSFER_POLICY_TRANSFER = 1,
+  /*
+   * The subscription stays with the account that holds it.
+   */
   SUBSCRIPTIONS__COMMON__V1__TRANSFER_POLICY__TRANSFER_POLICY_KEEP = 2,
+  /*
+   * The claim is refused.
+   */
   SUBSCRIPTIONS__COMMON__V1__TRANSFER_POLICY__TRANSFER_POLICY_REFUSE = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__TRANSFER_POLICY)
 } Subscriptions__Common__V1__TransferPolicy;
@@ -349,8 +373,8 @@ struct  Subscriptions__Common__V1__Subscription
   size_t n_renewal_off_products;
   char **renewal_off_products;
   /*
-   * Google installment plan: the payments committed to in the current commitment, and how many
-   * of them remain (0: not an installment plan).
+   * Google installment plan: the payments committed to in the current commitment (absent: not an
+   * installment plan), and how many of them remain (0 is a count: the last one is paid).
    */
   int32_t installments_committed;
   int32_t installments_remaining;

@@ -1,4 +1,5 @@
 public import Foundation
+import Crypto
 
 /// A small PKI written to a folder for tests and local development: a P-256 root CA and, per
 /// identity, a P-256 key and a certificate the CA signed.
