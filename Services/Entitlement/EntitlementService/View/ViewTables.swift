@@ -1,313 +1,541 @@
-import CShims
-import Glibc
+import Model
+import Wire
 
-/// Storage for the view that stays close to what it holds at millions of entries: records in
-/// fixed-size chunks (growth never copies a table nor leaves half of one unused), texts packed
-/// into a byte arena, and hash indexes of 8-byte slots.
-///
-/// The memory is managed by hand, in blocks of 2 MiB aligned to 2 MiB that the kernel is asked
-/// to back with transparent huge pages: a lookup touches a few random places in hundreds of
-/// megabytes, and with 4 KiB pages each would also miss the TLB. The types are noncopyable and
-/// free their blocks when they go; reading them involves no reference counting.
-
-/// Blocks for the view's tables.
-enum ViewMemory {
-    static let blockBytes = 2 << 20
-
-    /// `byteCount` bytes (rounded up to whole blocks) aligned to a block, advised for huge
-    /// pages; contents undefined. Free with `free`.
-    static func allocate(_ byteCount: Int) -> UnsafeMutableRawPointer {
-        let rounded = (max(byteCount, 1) + blockBytes - 1) / blockBytes * blockBytes
-        var memory: UnsafeMutableRawPointer?
-        precondition(posix_memalign(&memory, blockBytes, rounded) == 0, "the view is out of memory")
-        _ = madvise(memory, rounded, MADV_HUGEPAGE)
-        return memory!
-    }
+/// Renewal details as many subscriptions share them: all but the grace end (the holding's), and
+/// the renewal date left out when it is the period's end (`dueAtEnd`).
+struct RenewalProfile: Hashable, Sendable {
+    var renewal: GrantRenewal
+    var dueAtEnd: Bool
+    /// Line items (Google add-ons) whose renewal is off, by product id.
+    var offProducts: [String] = []
 }
 
-/// A growable buffer of plain values in memory of its own (small tables of chunk addresses).
-struct PlainBuffer<Element: BitwiseCopyable>: ~Copyable {
-    private(set) var base: UnsafeMutablePointer<Element>
-    private(set) var count = 0
-    private var capacity: Int
-
-    init(capacity: Int = 16) {
-        self.capacity = capacity
-        base = .allocate(capacity: capacity)
+/// The view's tables. Accounts and subscriptions, once seen, keep their records (an account
+/// that loses its last subscription, a subscription that loses its account, hold nothing): the
+/// view only grows until the next snapshot replaces it.
+final class ViewTables: @unchecked Sendable {  // used under its view's lock, or by one builder
+    /// A product as the policy names it.
+    struct Product: Hashable, Sendable {
+        let store: Store
+        let productID: String
+        let basePlanID: String?
     }
 
-    deinit { base.deallocate() }
-
-    mutating func append(_ element: Element) {
-        if count == capacity {
-            let grown = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
-            grown.initialize(from: base, count: count)
-            base.deallocate()
-            base = grown
-            capacity *= 2
-        }
-        base[count] = element
-        count += 1
-    }
-
-    subscript(index: Int) -> Element { base[index] }
-}
-
-/// A growable array kept in 2 MiB chunks (as many elements as fit in one).
-struct ChunkedArray<Element: BitwiseCopyable>: ~Copyable {
-    static var chunkSize: Int { ViewMemory.blockBytes / MemoryLayout<Element>.stride }
-
-    private var chunks = PlainBuffer<UnsafeMutablePointer<Element>>()
-    private(set) var count = 0
+    var accounts = ChunkedArray<AccountRecord>()
+    var accountIndex = SlotTable()
+    var holdings = ChunkedArray<Holding>()
+    var holdingIndex = SlotTable()
+    var texts = TextArena()
+    var products: [ViewTables.Product] = []
+    /// `products` by store, product id and base plan.
+    var productSlots = SlotTable()
+    /// Each product's ids in the text arena, to lend as C strings.
+    var productNames: [(productID: UInt64, basePlanID: UInt64?)] = []
+    /// Each product's capabilities under the policy of `generation`.
+    var capabilities: (generation: UInt64, sets: [CapabilitySet]) = (0, [])
+    /// Each product's duration (milliseconds) under the same policy, for non-renewing periods.
+    var durations: [Int64?] = []
+    /// The periods of subscriptions before their last one (`Holding.earlier`).
+    var periodRecords = ChunkedArray<PeriodRecord>()
+    /// Products the view saw non-renewing purchases of, by index.
+    var nonRenewingProducts = Set<UInt32>()
+    /// Subscriptions' renewal details, each distinct one kept once (`Holding.renewal`): most
+    /// subscriptions share theirs with many others (a product's price in a storefront, renewal
+    /// on, due at the period's end), so they take no memory of their own.
+    var renewalProfiles: [RenewalProfile] = []
+    var renewalProfileIndex: [RenewalProfile: UInt32] = [:]
+    /// The profile the last subscription written took (index + 1; 0 for none).
+    var lastRenewalProfile: UInt32 = 0
+    /// Subscriptions held by an account, and accounts holding at least one.
+    var held = 0
+    var accountsHolding = 0
+    var position: UInt64?
 
     init() {}
 
-    deinit {
-        for index in 0..<chunks.count { free(chunks[index]) }
+    /// Swaps every table with `other`'s.
+    func exchange(with other: ViewTables) {
+        swap(&accounts, &other.accounts)
+        swap(&accountIndex, &other.accountIndex)
+        swap(&holdings, &other.holdings)
+        swap(&holdingIndex, &other.holdingIndex)
+        swap(&texts, &other.texts)
+        swap(&products, &other.products)
+        swap(&productSlots, &other.productSlots)
+        swap(&productNames, &other.productNames)
+        swap(&capabilities, &other.capabilities)
+        swap(&durations, &other.durations)
+        swap(&periodRecords, &other.periodRecords)
+        swap(&nonRenewingProducts, &other.nonRenewingProducts)
+        swap(&renewalProfiles, &other.renewalProfiles)
+        swap(&renewalProfileIndex, &other.renewalProfileIndex)
+        swap(&lastRenewalProfile, &other.lastRenewalProfile)
+        swap(&held, &other.held)
+        swap(&accountsHolding, &other.accountsHolding)
+        swap(&position, &other.position)
     }
 
-    /// Appends `element` and returns its index.
-    @discardableResult
-    mutating func append(_ element: Element) -> Int {
-        if count == chunks.count * Self.chunkSize {
-            chunks.append(
-                ViewMemory.allocate(ViewMemory.blockBytes).bindMemory(to: Element.self, capacity: Self.chunkSize))
-        }
-        chunks[count / Self.chunkSize][count % Self.chunkSize] = element
-        count += 1
-        return count - 1
-    }
+    // MARK: Reading
 
-    /// Element `index`, which must be below `count`.
-    subscript(index: Int) -> Element {
-        get { chunks[index / Self.chunkSize][index % Self.chunkSize] }
-        set { chunks[index / Self.chunkSize][index % Self.chunkSize] = newValue }
-    }
-
-    /// Starts loading element `index` (an index below `count`) into cache: every line it spans.
-    func prefetch(_ index: Int) {
-        let element = UnsafeRawPointer(chunks[index / Self.chunkSize] + index % Self.chunkSize)
-        cshim_prefetch(element)
-        cshim_prefetch(element + MemoryLayout<Element>.size - 1)
-    }
-}
-
-/// Texts stored one after another, each behind its length (a varint) and followed by a NUL (so
-/// that it can be lent as a C string), in 2 MiB chunks (a longer text gets a chunk of its own).
-/// A text's reference is its chunk and offset; texts are never removed.
-struct TextArena: ~Copyable {
-    private var chunks = PlainBuffer<UnsafeMutablePointer<UInt8>>()
-    /// Bytes used and available in the last chunk.
-    private var used = 0
-    private var capacity = 0
-
-    init() {}
-
-    deinit {
-        for index in 0..<chunks.count { free(chunks[index]) }
-    }
-
-    /// Stores `text` and returns its reference.
-    mutating func store(_ text: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var headerCount = 1
-        while text.count >> (7 * headerCount) > 0 { headerCount += 1 }
-        let needed = headerCount + text.count + 1
-        if chunks.count == 0 || capacity - used < needed {
-            // Each chunk keeps `prefetchSlack` bytes unused at its end, so that a prefetch of a
-            // text's first bytes never points past the chunk.
-            let size = max(ViewMemory.blockBytes, needed + Self.prefetchSlack)
-            chunks.append(ViewMemory.allocate(size).bindMemory(to: UInt8.self, capacity: size))
-            used = 0
-            capacity = size - Self.prefetchSlack
-        }
-        let chunk = chunks[chunks.count - 1]
-        let offset = used
-        var length = text.count
-        repeat {
-            chunk[used] = UInt8(length & 0x7F) | (length > 0x7F ? 0x80 : 0)
-            used += 1
-            length >>= 7
-        } while length > 0
-        if let source = text.baseAddress { (chunk + used).initialize(from: source, count: text.count) }
-        used += text.count
-        chunk[used] = 0
-        used += 1
-        return UInt64(chunks.count - 1) << 32 | UInt64(offset)
-    }
-
-    /// Runs `body` on the bytes of the text at `reference` (one `store` returned).
-    func withText<T>(_ reference: UInt64, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
-        var at = chunks[Int(reference >> 32)] + Int(reference & 0xFFFF_FFFF)
-        var length = 0
-        var shift = 0
-        while true {
-            let byte = at.pointee
-            at += 1
-            length |= Int(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { break }
-            shift += 7
-        }
-        return body(UnsafeBufferPointer(start: at, count: length))
-    }
-
-    /// Runs `body` on the text at `reference` as a NUL-terminated C string.
-    func withCString<T>(_ reference: UInt64, _ body: (UnsafePointer<CChar>) -> T) -> T {
-        withText(reference) { bytes in
-            body(UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self))
+    /// The index of the account with `key`, if the view has seen it.
+    func account(_ key: AccountKey) -> Int? {
+        switch key {
+        case .uuid(let high, let low): account(high: high, low: low)
+        case .text(let text): withUTF8Bytes(text) { account(text: $0) }
         }
     }
 
-    private static let prefetchSlack = 256
-
-    /// Starts loading into cache the first `byteCount` bytes (at most 192) of the text at
-    /// `reference` and its length.
-    func prefetch(_ reference: UInt64, byteCount: Int) {
-        precondition(byteCount <= 192, "a text prefetch stays within the chunk's slack")
-        let start = UnsafeRawPointer(chunks[Int(reference >> 32)] + Int(reference & 0xFFFF_FFFF))
-        var offset = 0
-        repeat {
-            cshim_prefetch(start + offset)
-            offset += 64
-        } while offset < byteCount + 3
+    /// The hash an account id (UTF-8) is indexed under.
+    static func accountHash(utf8 id: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        if let (high, low) = AccountKey.lowercaseUUID(id) { return ViewHash.words(high, low) }
+        return ViewHash.bytes(id, tag: 1)
     }
 
-    mutating func store(_ text: String) -> UInt64 {
-        withUTF8Bytes(text) { store($0) }
+    /// The account whose id is the lowercase UUID of these halves.
+    func account(high: UInt64, low: UInt64) -> Int? {
+        var probe = accountIndex.probe(ViewHash.words(high, low))
+        while let index = accountIndex.next(&probe) {
+            let record = accounts[index]
+            if !record.isText && record.high == high && record.low == low { return index }
+        }
+        return nil
     }
 
-    func string(_ reference: UInt64) -> String {
-        withText(reference) { String(decoding: $0, as: UTF8.self) }
+    /// The account whose id is `text` (UTF-8) when that is not a lowercase UUID.
+    func account(text: UnsafeBufferPointer<UInt8>) -> Int? {
+        var probe = accountIndex.probe(ViewHash.bytes(text, tag: 1))
+        while let index = accountIndex.next(&probe) {
+            let record = accounts[index]
+            if record.isText && texts.equals(record.high, text) { return index }
+        }
+        return nil
     }
 
-    func equals(_ reference: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        withText(reference) { stored in
-            stored.count == bytes.count
-                && (bytes.isEmpty || memcmp(stored.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+    /// The index of the account's first subscription, if it holds any; `holdings[index].next`
+    /// leads to the others (index + 1, 0 after the last).
+    func firstHolding(of account: Int) -> Int? {
+        let first = accounts[account].first
+        return first == 0 ? nil : Int(first) - 1
+    }
+
+    /// Whether product `product` grants `capability` under the policy the capabilities were
+    /// worked out for.
+    func grants(_ product: UInt32, _ capability: CapabilityID) -> Bool {
+        capabilities.sets[Int(product)].contains(capability)
+    }
+
+    /// What holding `holding` means for `capability` at `at` under `rules`, or nil when none of
+    /// its products grants the capability. A subscription with periods is judged by them
+    /// (`AccessRules.decision(periods:…)`), one without by its state (`decision(for:at:)`).
+    func decision(_ holding: Holding, _ capability: CapabilityID, rules: AccessRules, at: Int64) -> AccessDecision? {
+        guard holding.isPeriodic else {
+            guard grants(holding.product, capability) else { return nil }
+            return rules.decision(for: holding.facts, at: at)
+        }
+        // Play moves `expiryTime` to the end of grace: a Google period already holds its grace,
+        // and the state's grace end (read at some moment) adds nothing to it.
+        let grace = holding.store == .google ? nil : Holding.time(holding.grace)
+        let lastPeriod = interval(
+            start: holding.purchase, end: holding.expires, revoked: holding.revoked, product: holding.product,
+            kind: holding.kind, capability)
+        var granting = lastPeriod.grants
+        guard holding.earlier != 0 else {
+            guard granting else { return nil }
+            return rules.decision(
+                periods: CollectionOfOne(lastPeriod), kind: holding.facts.productKind,
+                state: holding.subscriptionState, grace: grace, at: at)
+        }
+        // A Google purchase's line items (a base plan and its add-ons) run side by side: each
+        // capability is judged by the periods of the products that grant it.
+        let sideBySide = holding.store == .google
+        var periods: [AccessInterval] = []
+        var next = holding.earlier
+        while next != 0 {
+            let record = periodRecords[Int(next) - 1]
+            let period = interval(
+                start: record.start, end: record.end, revoked: record.revoked, product: record.product,
+                kind: holding.kind, capability)
+            granting = granting || period.grants
+            if period.grants || !sideBySide { periods.append(period) }
+            next = record.next
+        }
+        guard granting else { return nil }
+        if lastPeriod.grants || !sideBySide { periods.append(lastPeriod) }
+        return rules.decision(
+            periods: periods, kind: holding.facts.productKind, state: holding.subscriptionState,
+            grace: grace, at: at)
+    }
+
+    /// A period as the rule reads it: a non-renewing one without an end lasts the policy's
+    /// duration for its product, and grants nothing without one.
+    private func interval(
+        start: Int64, end: Int64, revoked: Int64, product: UInt32, kind: UInt8, _ capability: CapabilityID
+    ) -> AccessInterval {
+        var grants = grants(product, capability)
+        var end = Holding.time(end)
+        if end == nil, kind == UInt8(ProductKind.nonRenewing.rawValue) {
+            if let duration = durations[Int(product)] { end = start + duration } else { grants = false }
+        }
+        return AccessInterval(start: start, end: end, revoked: Holding.time(revoked), grants: grants)
+    }
+
+    /// The product a grant of `capability` by `holding` names: its last period's product when
+    /// that grants it, else that of the latest earlier period that does (an add-on, or the
+    /// product before a change).
+    func grantingProduct(_ holding: Holding, _ capability: CapabilityID) -> UInt32 {
+        guard holding.isPeriodic, !grants(holding.product, capability) else { return holding.product }
+        var found = holding.product
+        var next = holding.earlier
+        while next != 0 {
+            let record = periodRecords[Int(next) - 1]
+            if grants(record.product, capability) { found = record.product }
+            next = record.next
+        }
+        return found
+    }
+
+    /// The capabilities any of the holding's periods' products grants.
+    func capabilities(of holding: Holding) -> CapabilitySet {
+        var set = capabilities.sets[Int(holding.product)]
+        var next = holding.isPeriodic ? holding.earlier : 0
+        while next != 0 {
+            let record = periodRecords[Int(next) - 1]
+            set = set.union(capabilities.sets[Int(record.product)])
+            next = record.next
+        }
+        return set
+    }
+
+    /// Calls `body` with each subscription the account holds, oldest first.
+    func forEachHolding(of account: Int, _ body: (Holding) -> Void) {
+        var next = accounts[account].first
+        while next != 0 {
+            let holding = holdings[Int(next) - 1]
+            body(holding)
+            next = holding.next
         }
     }
-}
 
-/// An open-addressing hash index (linear probing, at most half full) from a key's hash to an
-/// entry index in some other table, in 8 bytes a slot: the entry's index and 32 more bits of its
-/// hash, so that a lookup passes over other keys' entries without reading them. Entries are
-/// never removed. The table does not keep keys: lookups are told how to compare an entry,
-/// growth how to hash one.
-struct SlotTable: ~Copyable {
-    /// Entry index + 1 in the low half (0 is an empty slot), the hash's high half above. A power
-    /// of two of them.
-    private var slots: UnsafeMutablePointer<UInt64>
-    private var slotCount = 16
-    private(set) var count = 0
-
-    init() {
-        slots = Self.emptySlots(16)
-    }
-
-    deinit { free(slots) }
-
-    private static func emptySlots(_ count: Int) -> UnsafeMutablePointer<UInt64> {
-        let bytes = count * MemoryLayout<UInt64>.stride
-        // Small tables stay off the 2 MiB blocks.
-        let memory = bytes < ViewMemory.blockBytes ? malloc(bytes)! : ViewMemory.allocate(bytes)
-        memset(memory, 0, bytes)
-        return memory.bindMemory(to: UInt64.self, capacity: count)
-    }
-
-    private static func tag(_ hash: UInt64) -> UInt64 { hash & 0xFFFF_FFFF_0000_0000 }
-
-    /// Where a lookup of one hash stands: the next slot to look at, and the tag to match.
-    struct Probe {
-        fileprivate var slot: Int
-        fileprivate let tag: UInt64
-    }
-
-    /// A lookup of the entries inserted with `hash`; call `next` until it answers nil. A loop
-    /// rather than a closure, so that callers compare entries without capturing their tables.
-    func probe(_ hash: UInt64) -> Probe {
-        Probe(slot: Int(truncatingIfNeeded: hash) & (slotCount - 1), tag: Self.tag(hash))
-    }
-
-    /// The next candidate entry of the probe, or nil when there are no more. Candidates are the
-    /// entries whose hash has the same high half: the caller compares keys.
-    func next(_ probe: inout Probe) -> Int? {
-        while true {
-            let slot = slots[probe.slot]
-            guard slot != 0 else { return nil }
-            probe.slot = (probe.slot + 1) & (slotCount - 1)
-            if Self.tag(slot) == probe.tag { return Int(slot & 0xFFFF_FFFF) - 1 }
-        }
-    }
-
-    /// Starts loading into cache the slot a lookup of `hash` reads first.
-    func prefetch(_ hash: UInt64) {
-        cshim_prefetch(slots + (Int(truncatingIfNeeded: hash) & (slotCount - 1)))
-    }
-
-    /// The first candidate a lookup of `hash` would compare, if any.
-    func first(_ hash: UInt64) -> Int? {
-        var probe = probe(hash)
-        return next(&probe)
-    }
-
-    /// Indexes entry `index` under `hash`; `hashOf` gives the hash of any entry already in (to
-    /// grow the table).
-    mutating func insert(_ index: Int, hash: UInt64, hashOf: (Int) -> UInt64) {
-        precondition(index < Int(UInt32.max), "the view holds at most 4 billion entries of a kind")
-        if (count + 1) * 2 > slotCount {
-            let old = slots
-            let oldCount = slotCount
-            slotCount *= 2
-            slots = Self.emptySlots(slotCount)
-            for slot in 0..<oldCount where old[slot] != 0 {
-                let entry = Int(old[slot] & 0xFFFF_FFFF) - 1
-                place(entry, hash: hashOf(entry))
+    /// Runs `body` with the holding's store id, product id and base plan id (nil for none) as
+    /// C strings that live as long as the call.
+    func withGrantCStrings<T>(
+        _ holding: Holding, product: UInt32? = nil,
+        _ body: (
+            _ storeID: UnsafePointer<CChar>, _ productID: UnsafePointer<CChar>, _ basePlanID: UnsafePointer<CChar>?
+        )
+            -> T
+    ) -> T {
+        let names = productNames[Int(product ?? holding.product)]
+        return texts.withCString(names.productID) { productID in
+            func withPlan(_ storeID: UnsafePointer<CChar>) -> T {
+                guard let plan = names.basePlanID else { return body(storeID, productID, nil) }
+                return texts.withCString(plan) { body(storeID, productID, $0) }
             }
-            free(old)
+            if holding.hasTextID { return texts.withCString(holding.id) { withPlan($0) } }
+            return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 24) { buffer in
+                // The decimal digits of the number, NUL-terminated.
+                var number = holding.id
+                var digits = 0
+                repeat {
+                    buffer[22 - digits] = CChar(UInt8(ascii: "0") + UInt8(number % 10))
+                    number /= 10
+                    digits += 1
+                } while number > 0
+                buffer[23] = 0
+                return withPlan(buffer.baseAddress! + 23 - digits)
+            }
         }
-        place(index, hash: hash)
-        count += 1
     }
 
-    private mutating func place(_ index: Int, hash: UInt64) {
-        let mask = slotCount - 1
-        var slot = Int(truncatingIfNeeded: hash) & mask
-        while slots[slot] != 0 { slot = (slot + 1) & mask }
-        slots[slot] = Self.tag(hash) | UInt64(index + 1)
-    }
-}
-
-/// Hashes for the view's indexes, seeded per process so that nobody can choose ids that collide.
-enum ViewHash {
-    static let seed = UInt64.random(in: 0...UInt64.max)
-
-    static func mix(_ value: UInt64) -> UInt64 {
-        var x = value
-        x ^= x >> 33
-        x = x &* 0xff51_afd7_ed55_8ccd
-        x ^= x >> 33
-        x = x &* 0xc4ce_b9fe_1a85_ec53
-        x ^= x >> 33
-        return x
+    func subscriptionKey(of holding: Holding) -> SubscriptionKey {
+        SubscriptionKey(
+            store: holding.store, environment: holding.environment,
+            storeID: holding.hasTextID ? texts.string(holding.id) : String(holding.id))
     }
 
-    static func words(_ first: UInt64, _ second: UInt64) -> UInt64 {
-        mix(mix(first ^ seed) &+ second)
-    }
-
-    static func bytes(_ bytes: UnsafeBufferPointer<UInt8>, tag: UInt64) -> UInt64 {
-        var hash = mix(seed ^ tag ^ UInt64(bytes.count) << 32)
-        var index = 0
-        while index + 8 <= bytes.count {
-            hash = mix(hash ^ UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
-            index += 8
+    func subscription(_ holding: Holding, account: String) -> Subscription {
+        let product = products[Int(holding.product)]
+        let facts = holding.facts
+        var periods: [Period] = []
+        if holding.isPeriodic {
+            func period(_ start: Int64, _ end: Int64, _ revoked: Int64, _ productIndex: UInt32) -> Period {
+                let named = products[Int(productIndex)]
+                return Period(
+                    periodID: "", productID: named.productID, basePlanID: named.basePlanID, startMilliseconds: start,
+                    endMilliseconds: Holding.time(end), revokedTimeMilliseconds: Holding.time(revoked),
+                    productKind: facts.productKind)
+            }
+            var next = holding.earlier
+            while next != 0 {
+                let record = periodRecords[Int(next) - 1]
+                periods.append(period(record.start, record.end, record.revoked, record.product))
+                next = record.next
+            }
+            periods.append(period(holding.purchase, holding.expires, holding.revoked, holding.product))
         }
-        var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while index < bytes.count {
-            tail |= UInt64(bytes[index]) << shift
-            shift += 8
-            index += 1
+        return Subscription(
+            key: subscriptionKey(of: holding), accountID: account, productID: product.productID,
+            basePlanID: product.basePlanID, productKind: facts.productKind, state: facts.state,
+            purchaseTimeMilliseconds: facts.purchase, expiresTimeMilliseconds: facts.expires,
+            graceExpiresTimeMilliseconds: facts.grace, revokedTimeMilliseconds: facts.revoked,
+            // The successor's id is not kept, only that there is one.
+            replacedByStoreID: facts.replaced ? "(replaced)" : nil, periods: periods)
+    }
+
+    // MARK: Writing
+
+    /// Records `subscription` as the ledger has it now: its facts, and the account holding it.
+    func put(_ subscription: Subscription) {
+        let bytes = subscription.serialized()
+        bytes.withUnsafeBytes { raw in
+            // A value's own encoding reads back: its key has a known store, its texts are UTF-8.
+            do { put(try WireSubscription(raw, maxRepeated: .max)) } catch {
+                preconditionFailure("a Subscription's encoding did not read back: \(error)")
+            }
         }
-        return mix(hash ^ tail)
+    }
+
+    /// Records a subscription read from its wire form: its facts, and the account holding it.
+    func put(_ subscription: WireSubscription) {
+        let key = StoreKey(subscription.store, subscription.environment, subscription.storeID)
+        let owner = subscription.accountID.map { accountIndex(utf8: $0) }
+        var keyBits = key.keyBits
+        if subscription.isReplaced { keyBits |= Holding.replaced }
+        let kind = subscription.productKind
+        let store = subscription.store
+        var holding = Holding(
+            id: 0, purchase: subscription.purchase, expires: subscription.expires, grace: subscription.grace,
+            revoked: subscription.revoked, product: intern(store, subscription.productID, subscription.basePlanID),
+            owner: 0, next: 0, keyBits: keyBits, kind: (0...254).contains(kind) ? UInt8(kind) : 255,
+            state: UInt8(truncatingIfNeeded: subscription.state?.rawValue ?? 0))
+        if let last = subscription.lastPeriod {
+            holding.keyBits |= Holding.periodic
+            holding.purchase = last.start
+            holding.expires = last.end
+            holding.revoked = last.revoked
+            holding.product = intern(store, last.productID, last.basePlanID)
+        }
+        // Only an undated one needs the policy's duration (a Google prepaid plan has its end).
+        if kind == ProductKind.nonRenewing.rawValue, subscription.lastPeriod.map({ $0.end == 0 }) ?? true {
+            nonRenewingProducts.insert(holding.product)
+        }
+        let index: Int
+        if let found = holdingIndex(of: key) {
+            index = found
+            let previous = holdings[index]
+            holding.id = previous.id
+            holding.owner = previous.owner
+            holding.next = previous.next
+            holding.earlier = writePeriods(subscription, reusing: previous.earlier)
+            holding.renewal = internRenewal(subscription, expires: holding.expires)
+            holdings[index] = holding
+        } else {
+            guard owner != nil else { return }  // nobody holds it: nothing to keep
+            holding.id = key.number ?? texts.store(key.text)
+            holding.earlier = writePeriods(subscription, reusing: 0)
+            holding.renewal = internRenewal(subscription, expires: holding.expires)
+            index = holdings.append(holding)
+            holdingIndex.insert(index, hash: Self.hash(of: holdings[index], texts: texts)) {
+                Self.hash(of: holdings[$0], texts: texts)
+            }
+        }
+        let previousOwner = holdings[index].owner
+        let newOwner = owner.map { UInt32($0 + 1) } ?? 0
+        guard previousOwner != newOwner else { return }
+        if previousOwner != 0 { unlink(index, from: Int(previousOwner) - 1) }
+        if let owner { link(index, to: owner) }
+    }
+
+    /// The index of the subscription with `key`, if the view has seen it.
+    private func holdingIndex(of key: StoreKey) -> Int? {
+        let bits = key.keyBits
+        if let number = key.number {
+            var probe = holdingIndex.probe(ViewHash.words(UInt64(bits), number))
+            while let index = holdingIndex.next(&probe) {
+                let holding = holdings[index]
+                if holding.keyBits & Holding.keyMask == bits && holding.id == number { return index }
+            }
+            return nil
+        }
+        var probe = holdingIndex.probe(ViewHash.bytes(key.text, tag: UInt64(bits)))
+        while let index = holdingIndex.next(&probe) {
+            let holding = holdings[index]
+            if holding.keyBits & Holding.keyMask == bits && texts.equals(holding.id, key.text) { return index }
+        }
+        return nil
+    }
+
+    private static func hash(of holding: Holding, texts: borrowing TextArena) -> UInt64 {
+        let bits = UInt64(holding.keyBits & Holding.keyMask)
+        return holding.hasTextID
+            ? texts.withText(holding.id) { ViewHash.bytes($0, tag: bits) } : ViewHash.words(bits, holding.id)
+    }
+
+    private static func hash(of account: AccountRecord, texts: borrowing TextArena) -> UInt64 {
+        account.isText
+            ? texts.withText(account.high) { ViewHash.bytes($0, tag: 1) } : ViewHash.words(account.high, account.low)
+    }
+
+    /// The account whose id is `id` (UTF-8), added when it is new.
+    private func accountIndex(utf8 id: UnsafeBufferPointer<UInt8>) -> Int {
+        let record: AccountRecord
+        if let (high, low) = AccountKey.lowercaseUUID(id) {
+            if let found = account(high: high, low: low) { return found }
+            record = AccountRecord(high: high, low: low, first: 0, isText: false)
+        } else {
+            if let found = account(text: id) { return found }
+            record = AccountRecord(high: texts.store(id), low: 0, first: 0, isText: true)
+        }
+        let index = accounts.append(record)
+        accountIndex.insert(index, hash: Self.hash(of: record, texts: texts)) {
+            Self.hash(of: accounts[$0], texts: texts)
+        }
+        return index
+    }
+
+    /// Appends holding `index` to the account's list.
+    private func link(_ index: Int, to account: Int) {
+        holdings[index].owner = UInt32(account + 1)
+        holdings[index].next = 0
+        held += 1
+        var last = accounts[account].first
+        if last == 0 {
+            accounts[account].first = UInt32(index + 1)
+            accountsHolding += 1
+            return
+        }
+        while holdings[Int(last) - 1].next != 0 { last = holdings[Int(last) - 1].next }
+        holdings[Int(last) - 1].next = UInt32(index + 1)
+    }
+
+    /// Takes holding `index` out of the account's list.
+    private func unlink(_ index: Int, from account: Int) {
+        let entry = UInt32(index + 1)
+        let following = holdings[index].next
+        if accounts[account].first == entry {
+            accounts[account].first = following
+            if following == 0 { accountsHolding -= 1 }
+        } else {
+            var previous = accounts[account].first
+            while previous != 0, holdings[Int(previous) - 1].next != entry {
+                previous = holdings[Int(previous) - 1].next
+            }
+            if previous != 0 { holdings[Int(previous) - 1].next = following }
+        }
+        holdings[index].owner = 0
+        holdings[index].next = 0
+        held -= 1
+    }
+
+    /// Writes the periods before the subscription's last one as a chain of period records, over
+    /// the records of the chain starting at `reusing` as far as it goes (a longer chain appends
+    /// the rest; the tail of a shorter one is left unused), and returns its first index + 1.
+    private func writePeriods(_ subscription: WireSubscription, reusing first: UInt32) -> UInt32 {
+        let earlierCount = subscription.periodCount - 1
+        guard earlierCount > 0 else { return 0 }
+        var head: UInt32 = 0
+        var previous: UInt32 = 0
+        var reuse = first
+        var written = 0
+        subscription.forEachPeriod { period in
+            guard written < earlierCount else { return }
+            written += 1
+            let record = PeriodRecord(
+                start: period.start, end: period.end, revoked: period.revoked,
+                product: intern(subscription.store, period.productID, period.basePlanID), next: 0)
+            let slot: UInt32
+            if reuse != 0 {
+                slot = reuse
+                reuse = periodRecords[Int(reuse) - 1].next
+                periodRecords[Int(slot) - 1] = record
+            } else {
+                slot = UInt32(periodRecords.append(record) + 1)
+            }
+            if previous == 0 { head = slot } else { periodRecords[Int(previous) - 1].next = slot }
+            previous = slot
+        }
+        return head
+    }
+
+    /// The index + 1 of the subscription's renewal details among the interned profiles (added
+    /// when new); 0 when it has none. `expires` is what the holding keeps as its end: a renewal
+    /// due then is kept as "at the end", so it does not make the profile its own.
+    private func internRenewal(_ subscription: WireSubscription, expires: Int64) -> UInt32 {
+        var renewal = subscription.renewal
+        guard renewal != GrantRenewal() || subscription.renewalOffProductCount > 0 else { return 0 }
+        let atEnd = renewal.renewalTimeMilliseconds != nil && renewal.renewalTimeMilliseconds == Holding.time(expires)
+        if atEnd { renewal.renewalTimeMilliseconds = nil }
+        var offProducts: [String] = []
+        if subscription.renewalOffProductCount > 0 {
+            offProducts.reserveCapacity(subscription.renewalOffProductCount)
+            subscription.forEachRenewalOffProduct { offProducts.append($0) }
+        }
+        let profile = RenewalProfile(renewal: renewal, dueAtEnd: atEnd, offProducts: offProducts)
+        // Consecutive subscriptions mostly share their details: compare before hashing.
+        if lastRenewalProfile != 0, renewalProfiles[Int(lastRenewalProfile) - 1] == profile {
+            return lastRenewalProfile
+        }
+        let index: UInt32
+        if let found = renewalProfileIndex[profile] {
+            index = found
+        } else {
+            index = UInt32(renewalProfiles.count)
+            renewalProfiles.append(profile)
+            renewalProfileIndex[profile] = index
+        }
+        lastRenewalProfile = index + 1
+        return index + 1
+    }
+
+    /// The holding's renewal details as `ListEntitlements` shows them for a grant of `product`
+    /// (an add-on whose renewal is off shows that); nil for none.
+    func renewal(of holding: Holding, product: UInt32? = nil) -> GrantRenewal? {
+        guard holding.renewal != 0 else { return nil }
+        let profile = renewalProfiles[Int(holding.renewal) - 1]
+        var renewal = profile.renewal
+        if profile.dueAtEnd { renewal.renewalTimeMilliseconds = Holding.time(holding.expires) }
+        renewal.graceExpiresTimeMilliseconds = Holding.time(holding.grace)
+        if let product, profile.offProducts.contains(products[Int(product)].productID) {
+            renewal.autoRenew = false
+            renewal.renewalTimeMilliseconds = nil
+        }
+        return renewal
+    }
+
+    /// The index of the product (store, product id, base plan; UTF-8), added when new.
+    private func intern(
+        _ store: Store, _ productID: UnsafeBufferPointer<UInt8>, _ basePlanID: UnsafeBufferPointer<UInt8>?
+    ) -> UInt32 {
+        var probe = productSlots.probe(Self.productHash(store, productID, basePlanID))
+        while let index = productSlots.next(&probe) {
+            let names = productNames[index]
+            guard products[index].store == store, texts.equals(names.productID, productID) else { continue }
+            switch (names.basePlanID, basePlanID) {
+            case (nil, nil): return UInt32(index)
+            case (let stored?, let plan?) where texts.equals(stored, plan): return UInt32(index)
+            default: continue
+            }
+        }
+        let product = ViewTables.Product(
+            store: store, productID: WireSubscription.string(productID),
+            basePlanID: basePlanID.map(WireSubscription.string))
+        let index = products.count
+        products.append(product)
+        productNames.append((texts.store(productID), basePlanID.map { texts.store($0) }))
+        productSlots.insert(index, hash: Self.productHash(store, productID, basePlanID)) { entry in
+            let names = productNames[entry]
+            return texts.withText(names.productID) { id in
+                guard let plan = names.basePlanID else { return Self.productHash(products[entry].store, id, nil) }
+                return texts.withText(plan) { Self.productHash(products[entry].store, id, $0) }
+            }
+        }
+        return UInt32(index)
+    }
+
+    private static func productHash(
+        _ store: Store, _ productID: UnsafeBufferPointer<UInt8>, _ basePlanID: UnsafeBufferPointer<UInt8>?
+    ) -> UInt64 {
+        let id = ViewHash.bytes(productID, tag: 2 | UInt64(UInt32(bitPattern: store.rawValue)) << 8)
+        return ViewHash.words(id, basePlanID.map { ViewHash.bytes($0, tag: 3) } ?? 0)
     }
 }

@@ -1,0 +1,313 @@
+import CShims
+import Glibc
+
+/// Storage for the view that stays close to what it holds at millions of entries: records in
+/// fixed-size chunks (growth never copies a table nor leaves half of one unused), texts packed
+/// into a byte arena, and hash indexes of 8-byte slots.
+///
+/// The memory is managed by hand, in blocks of 2 MiB aligned to 2 MiB that the kernel is asked
+/// to back with transparent huge pages: a lookup touches a few random places in hundreds of
+/// megabytes, and with 4 KiB pages each would also miss the TLB. The types are noncopyable and
+/// free their blocks when they go; reading them involves no reference counting.
+
+/// Blocks for the view's tables.
+enum ViewMemory {
+    static let blockBytes = 2 << 20
+
+    /// `byteCount` bytes (rounded up to whole blocks) aligned to a block, advised for huge
+    /// pages; contents undefined. Free with `free`.
+    static func allocate(_ byteCount: Int) -> UnsafeMutableRawPointer {
+        let rounded = (max(byteCount, 1) + blockBytes - 1) / blockBytes * blockBytes
+        var memory: UnsafeMutableRawPointer?
+        precondition(posix_memalign(&memory, blockBytes, rounded) == 0, "the view is out of memory")
+        _ = madvise(memory, rounded, MADV_HUGEPAGE)
+        return memory!
+    }
+}
+
+/// A growable buffer of plain values in memory of its own (small tables of chunk addresses).
+struct PlainBuffer<Element: BitwiseCopyable>: ~Copyable {
+    private(set) var base: UnsafeMutablePointer<Element>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 16) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    mutating func append(_ element: Element) {
+        if count == capacity {
+            let grown = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+            grown.initialize(from: base, count: count)
+            base.deallocate()
+            base = grown
+            capacity *= 2
+        }
+        base[count] = element
+        count += 1
+    }
+
+    subscript(index: Int) -> Element { base[index] }
+}
+
+/// A growable array kept in 2 MiB chunks (as many elements as fit in one).
+struct ChunkedArray<Element: BitwiseCopyable>: ~Copyable {
+    static var chunkSize: Int { ViewMemory.blockBytes / MemoryLayout<Element>.stride }
+
+    private var chunks = PlainBuffer<UnsafeMutablePointer<Element>>()
+    private(set) var count = 0
+
+    init() {}
+
+    deinit {
+        for index in 0..<chunks.count { free(chunks[index]) }
+    }
+
+    /// Appends `element` and returns its index.
+    @discardableResult
+    mutating func append(_ element: Element) -> Int {
+        if count == chunks.count * Self.chunkSize {
+            chunks.append(
+                ViewMemory.allocate(ViewMemory.blockBytes).bindMemory(to: Element.self, capacity: Self.chunkSize))
+        }
+        chunks[count / Self.chunkSize][count % Self.chunkSize] = element
+        count += 1
+        return count - 1
+    }
+
+    /// Element `index`, which must be below `count`.
+    subscript(index: Int) -> Element {
+        get { chunks[index / Self.chunkSize][index % Self.chunkSize] }
+        set { chunks[index / Self.chunkSize][index % Self.chunkSize] = newValue }
+    }
+
+    /// Starts loading element `index` (an index below `count`) into cache: every line it spans.
+    func prefetch(_ index: Int) {
+        let element = UnsafeRawPointer(chunks[index / Self.chunkSize] + index % Self.chunkSize)
+        cshim_prefetch(element)
+        cshim_prefetch(element + MemoryLayout<Element>.size - 1)
+    }
+}
+
+/// Texts stored one after another, each behind its length (a varint) and followed by a NUL (so
+/// that it can be lent as a C string), in 2 MiB chunks (a longer text gets a chunk of its own).
+/// A text's reference is its chunk and offset; texts are never removed.
+struct TextArena: ~Copyable {
+    private var chunks = PlainBuffer<UnsafeMutablePointer<UInt8>>()
+    /// Bytes used and available in the last chunk.
+    private var used = 0
+    private var capacity = 0
+
+    init() {}
+
+    deinit {
+        for index in 0..<chunks.count { free(chunks[index]) }
+    }
+
+    /// Stores `text` and returns its reference.
+    mutating func store(_ text: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var headerCount = 1
+        while text.count >> (7 * headerCount) > 0 { headerCount += 1 }
+        let needed = headerCount + text.count + 1
+        if chunks.count == 0 || capacity - used < needed {
+            // Each chunk keeps `prefetchSlack` bytes unused at its end, so that a prefetch of a
+            // text's first bytes never points past the chunk.
+            let size = max(ViewMemory.blockBytes, needed + Self.prefetchSlack)
+            chunks.append(ViewMemory.allocate(size).bindMemory(to: UInt8.self, capacity: size))
+            used = 0
+            capacity = size - Self.prefetchSlack
+        }
+        let chunk = chunks[chunks.count - 1]
+        let offset = used
+        var length = text.count
+        repeat {
+            chunk[used] = UInt8(length & 0x7F) | (length > 0x7F ? 0x80 : 0)
+            used += 1
+            length >>= 7
+        } while length > 0
+        if let source = text.baseAddress { (chunk + used).initialize(from: source, count: text.count) }
+        used += text.count
+        chunk[used] = 0
+        used += 1
+        return UInt64(chunks.count - 1) << 32 | UInt64(offset)
+    }
+
+    /// Runs `body` on the bytes of the text at `reference` (one `store` returned).
+    func withText<T>(_ reference: UInt64, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        var at = chunks[Int(reference >> 32)] + Int(reference & 0xFFFF_FFFF)
+        var length = 0
+        var shift = 0
+        while true {
+            let byte = at.pointee
+            at += 1
+            length |= Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { break }
+            shift += 7
+        }
+        return body(UnsafeBufferPointer(start: at, count: length))
+    }
+
+    /// Runs `body` on the text at `reference` as a NUL-terminated C string.
+    func withCString<T>(_ reference: UInt64, _ body: (UnsafePointer<CChar>) -> T) -> T {
+        withText(reference) { bytes in
+            body(UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self))
+        }
+    }
+
+    private static let prefetchSlack = 256
+
+    /// Starts loading into cache the first `byteCount` bytes (at most 192) of the text at
+    /// `reference` and its length.
+    func prefetch(_ reference: UInt64, byteCount: Int) {
+        precondition(byteCount <= 192, "a text prefetch stays within the chunk's slack")
+        let start = UnsafeRawPointer(chunks[Int(reference >> 32)] + Int(reference & 0xFFFF_FFFF))
+        var offset = 0
+        repeat {
+            cshim_prefetch(start + offset)
+            offset += 64
+        } while offset < byteCount + 3
+    }
+
+    mutating func store(_ text: String) -> UInt64 {
+        withUTF8Bytes(text) { store($0) }
+    }
+
+    func string(_ reference: UInt64) -> String {
+        withText(reference) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func equals(_ reference: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        withText(reference) { stored in
+            stored.count == bytes.count
+                && (bytes.isEmpty || memcmp(stored.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+        }
+    }
+}
+
+/// An open-addressing hash index (linear probing, at most half full) from a key's hash to an
+/// entry index in some other table, in 8 bytes a slot: the entry's index and 32 more bits of its
+/// hash, so that a lookup passes over other keys' entries without reading them. Entries are
+/// never removed. The table does not keep keys: lookups are told how to compare an entry,
+/// growth how to hash one.
+struct SlotTable: ~Copyable {
+    /// Entry index + 1 in the low half (0 is an empty slot), the hash's high half above. A power
+    /// of two of them.
+    private var slots: UnsafeMutablePointer<UInt64>
+    private var slotCount = 16
+    private(set) var count = 0
+
+    init() {
+        slots = Self.emptySlots(16)
+    }
+
+    deinit { free(slots) }
+
+    private static func emptySlots(_ count: Int) -> UnsafeMutablePointer<UInt64> {
+        let bytes = count * MemoryLayout<UInt64>.stride
+        // Small tables stay off the 2 MiB blocks.
+        let memory = bytes < ViewMemory.blockBytes ? malloc(bytes)! : ViewMemory.allocate(bytes)
+        memset(memory, 0, bytes)
+        return memory.bindMemory(to: UInt64.self, capacity: count)
+    }
+
+    private static func tag(_ hash: UInt64) -> UInt64 { hash & 0xFFFF_FFFF_0000_0000 }
+
+    /// Where a lookup of one hash stands: the next slot to look at, and the tag to match.
+    struct Probe {
+        fileprivate var slot: Int
+        fileprivate let tag: UInt64
+    }
+
+    /// A lookup of the entries inserted with `hash`; call `next` until it answers nil. A loop
+    /// rather than a closure, so that callers compare entries without capturing their tables.
+    func probe(_ hash: UInt64) -> Probe {
+        Probe(slot: Int(truncatingIfNeeded: hash) & (slotCount - 1), tag: Self.tag(hash))
+    }
+
+    /// The next candidate entry of the probe, or nil when there are no more. Candidates are the
+    /// entries whose hash has the same high half: the caller compares keys.
+    func next(_ probe: inout Probe) -> Int? {
+        while true {
+            let slot = slots[probe.slot]
+            guard slot != 0 else { return nil }
+            probe.slot = (probe.slot + 1) & (slotCount - 1)
+            if Self.tag(slot) == probe.tag { return Int(slot & 0xFFFF_FFFF) - 1 }
+        }
+    }
+
+    /// Starts loading into cache the slot a lookup of `hash` reads first.
+    func prefetch(_ hash: UInt64) {
+        cshim_prefetch(slots + (Int(truncatingIfNeeded: hash) & (slotCount - 1)))
+    }
+
+    /// The first candidate a lookup of `hash` would compare, if any.
+    func first(_ hash: UInt64) -> Int? {
+        var probe = probe(hash)
+        return next(&probe)
+    }
+
+    /// Indexes entry `index` under `hash`; `hashOf` gives the hash of any entry already in (to
+    /// grow the table).
+    mutating func insert(_ index: Int, hash: UInt64, hashOf: (Int) -> UInt64) {
+        precondition(index < Int(UInt32.max), "the view holds at most 4 billion entries of a kind")
+        if (count + 1) * 2 > slotCount {
+            let old = slots
+            let oldCount = slotCount
+            slotCount *= 2
+            slots = Self.emptySlots(slotCount)
+            for slot in 0..<oldCount where old[slot] != 0 {
+                let entry = Int(old[slot] & 0xFFFF_FFFF) - 1
+                place(entry, hash: hashOf(entry))
+            }
+            free(old)
+        }
+        place(index, hash: hash)
+        count += 1
+    }
+
+    private mutating func place(_ index: Int, hash: UInt64) {
+        let mask = slotCount - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while slots[slot] != 0 { slot = (slot + 1) & mask }
+        slots[slot] = Self.tag(hash) | UInt64(index + 1)
+    }
+}
+
+/// Hashes for the view's indexes, seeded per process so that nobody can choose ids that collide.
+enum ViewHash {
+    static let seed = UInt64.random(in: 0...UInt64.max)
+
+    static func mix(_ value: UInt64) -> UInt64 {
+        var x = value
+        x ^= x >> 33
+        x = x &* 0xff51_afd7_ed55_8ccd
+        x ^= x >> 33
+        x = x &* 0xc4ce_b9fe_1a85_ec53
+        x ^= x >> 33
+        return x
+    }
+
+    static func words(_ first: UInt64, _ second: UInt64) -> UInt64 {
+        mix(mix(first ^ seed) &+ second)
+    }
+
+    static func bytes(_ bytes: UnsafeBufferPointer<UInt8>, tag: UInt64) -> UInt64 {
+        var hash = mix(seed ^ tag ^ UInt64(bytes.count) << 32)
+        var index = 0
+        while index + 8 <= bytes.count {
+            hash = mix(hash ^ UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
+            index += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < bytes.count {
+            tail |= UInt64(bytes[index]) << shift
+            shift += 8
+            index += 1
+        }
+        return mix(hash ^ tail)
+    }
+}
