@@ -70,6 +70,7 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
     /// are logged and reported as INTERNAL without their text, which may hold internals.
     func rpcError(from error: any Error, method: String) -> RPCError {
         if let error = error as? RPCError { return error }
+        if let error = error as? any RPCErrorConvertible { return error.rpcError }
         if error is CancellationError { return RPCError(.cancelled, "the call was cancelled") }
         logger?.error("handler failed", ["method": method, "error": "\(error)"])
         return RPCError(.internalError, "internal error")

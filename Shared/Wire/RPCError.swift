@@ -17,3 +17,9 @@ public struct RPCError: Error, Sendable, CustomStringConvertible, Equatable {
         lhs.code == rhs.code && lhs.message == rhs.message
     }
 }
+
+/// An error of domain code that knows the status it stands for. Domain code throws its own
+/// errors; the RPC layer answers a call that failed with one with `rpcError`.
+public protocol RPCErrorConvertible: Error {
+    var rpcError: RPCError { get }
+}

@@ -225,6 +225,39 @@ struct WireSubscriptionTests {
         #expect(periods?.message == "Subscription.periods: more than 2 elements")
     }
 
+    @Test("a key given twice: the last one stands whole, as protobuf-c reads it")
+    func keyTwice() throws {
+        func key(_ build: (inout Bytes) -> Void) -> [UInt8] {
+            var key = Bytes()
+            build(&key)
+            return key.bytes
+        }
+        var message = Bytes()
+        message.field(
+            1,
+            bytes: key {
+                $0.field(1, varint: 1)
+                $0.field(2, varint: 2)
+                $0.field(3, bytes: Array("a".utf8))
+            })
+        message.field(
+            1,
+            bytes: key {
+                $0.field(1, varint: 2)
+                $0.field(2, varint: 1)
+                $0.field(3, bytes: Array("b".utf8))
+            })
+        let read = try Self.read(message.bytes)
+        #expect(read.store == .google && read.environment == .production && read.storeID == "b")
+        #expect(
+            try Subscription(serialized: message.bytes).key
+                == SubscriptionKey(store: .google, environment: .production, storeID: "b"))
+        // A last key without a store is refused by both, whatever came before it.
+        message.field(1, bytes: key { $0.field(3, bytes: Array("c".utf8)) })
+        #expect(Self.refusal { $0.bytes = message.bytes }?.message == "Subscription.key.store is unspecified")
+        #expect(throws: RPCError.self) { try Subscription(serialized: message.bytes) }
+    }
+
     @Test("fields this version does not know are skipped, whatever their wire type")
     func unknownFields() throws {
         var message = Bytes()

@@ -12,6 +12,7 @@ import Wire
 enum FuzzTargets {
     static let all: [String: @Sendable (UnsafeRawBufferPointer) -> Void] = [
         "frame": frame, "messages": messages, "apple": apple, "google": google, "policy": policy, "http": http,
+        "snapshot": snapshot,
     ]
 
     /// The target `FUZZ_TARGET` names; stops the run with the list when it names none.
@@ -88,6 +89,24 @@ enum FuzzTargets {
         ) {
             try decode(payload)
         }
+    }
+
+    // MARK: Snapshot chunks
+
+    /// The entitlement view's in-place reading of a snapshot chunk (`WireSubscription`); when
+    /// protobuf-c's decode accepts the same bytes, the view loaded from its subscriptions must
+    /// hold the same accounts and subscriptions.
+    static func snapshot(_ input: UnsafeRawBufferPointer) {
+        var builder = EntitlementView.Builder()
+        guard let summary = try? builder.add(serializedChunk: input) else { return }
+        guard let chunk = try? SnapshotChunk(serialized: input) else { return }
+        precondition(summary.subscriptions == chunk.subscriptions.count, "the two reads count different subscriptions")
+        precondition(summary.complete == chunk.complete && summary.position == chunk.position)
+        let inPlace = EntitlementView()
+        inPlace.install(builder, position: 1)
+        let decoded = EntitlementView()
+        decoded.load(chunk.subscriptions, position: 1)
+        precondition(inPlace.counts == decoded.counts, "the two reads load different views")
     }
 
     // MARK: Store payloads

@@ -57,13 +57,16 @@ struct DiskFullTests {
             }
         }
         let error = try #require(failure, "the 400 KiB disk never filled")
-        #expect(error as? RPCError == RPCError(.resourceExhausted, "the ledger's disk is full; nothing was recorded"))
+        #expect(
+            error as? LedgerError == LedgerError.resourceExhausted("the ledger's disk is full; nothing was recorded"))
         #expect(!acknowledged.isEmpty)
         // Every acknowledged write is there; the failed one is not.
         for key in acknowledged { _ = try await ledger.subscription(key) }
         let failedKey = SubscriptionKey(
             store: .google, environment: .production, storeID: "token-\(acknowledged.count)")
-        await #expect(throws: RPCError.self) { _ = try await ledger.subscription(failedKey) }
+        await #expect(throws: LedgerError.notFound("no subscription \(failedKey)")) {
+            _ = try await ledger.subscription(failedKey)
+        }
         // Room again: the same database takes writes.
         #expect(try Self.run(["mount", "-o", "remount,size=16m", mountPoint.path]) == 0)
         let retried = try await ledger.recordVerifiedState(

@@ -117,8 +117,8 @@ struct LedgerConformanceTests {
             #expect(again.position == first.position)
             #expect(again.subscription == first.subscription)
             await #expect(
-                throws: RPCError(
-                    .failedPrecondition, "idempotency key \"same-key\" was already used with a different request")
+                throws: LedgerError.failedPrecondition(
+                    "idempotency key \"same-key\" was already used with a different request")
             ) {
                 _ = try await ledger.recordVerifiedState(
                     Self.record("same-key", Self.state(key, .expired, storeTime: 2_000)))
@@ -132,42 +132,42 @@ struct LedgerConformanceTests {
     func badInput(engine: LedgerEngine) async throws {
         try await withLedger(engine) { ledger, _ in
             let key = SubscriptionKey.apple("2000000444")
-            await #expect(throws: RPCError(.invalidArgument, "idempotency_key is missing")) {
+            await #expect(throws: LedgerError.invalidArgument("idempotency_key is missing")) {
                 _ = try await ledger.recordVerifiedState(Self.record("", Self.state(key, .active, storeTime: 1)))
             }
-            await #expect(throws: RPCError(.invalidArgument, "subscription.key.store_id is missing")) {
+            await #expect(throws: LedgerError.invalidArgument("subscription.key.store_id is missing")) {
                 _ = try await ledger.recordVerifiedState(
                     Self.record("x", Self.state(.apple(""), .active, storeTime: 1)))
             }
             var big = Self.record("y", Self.state(key, .active, storeTime: 1))
             big.events[0].rawPayload = String(repeating: "a", count: 64 * 1024 + 1)
             await #expect(
-                throws: RPCError(.invalidArgument, "events[0].raw_payload is 65537 bytes; at most 65536 are allowed")
+                throws: LedgerError.invalidArgument("events[0].raw_payload is 65537 bytes; at most 65536 are allowed")
             ) {
                 _ = try await ledger.recordVerifiedState(big)
             }
             await #expect(
-                throws: RPCError(
-                    .invalidArgument, "subscription.store_time_ms is missing: states are ordered by the store's time")
+                throws: LedgerError.invalidArgument(
+                    "subscription.store_time_ms is missing: states are ordered by the store's time")
             ) {
                 _ = try await ledger.recordVerifiedState(Self.record("t", Self.state(key, .active, storeTime: 0)))
             }
             var lineage = Self.state(key, .active, storeTime: 1)
             lineage.replacesStoreID = String(repeating: "t", count: 257)
             await #expect(
-                throws: RPCError(
-                    .invalidArgument, "subscription.replaces_store_id is 257 bytes; at most 256 are allowed")
+                throws: LedgerError.invalidArgument(
+                    "subscription.replaces_store_id is 257 bytes; at most 256 are allowed")
             ) {
                 _ = try await ledger.recordVerifiedState(Self.record("r", lineage))
             }
-            await #expect(throws: RPCError(.invalidArgument, "entry.store is missing")) {
+            await #expect(throws: LedgerError.invalidArgument("entry.store is missing")) {
                 _ = try await ledger.recordNotification(
                     RecordNotificationRequest(entry: InboxEntry(notificationID: "n", notificationType: "TEST")))
             }
-            await #expect(throws: RPCError(.notFound, "no subscription apple/sandbox/2000000444")) {
+            await #expect(throws: LedgerError.notFound("no subscription apple/sandbox/2000000444")) {
                 _ = try await ledger.subscription(key)
             }
-            await #expect(throws: RPCError(.notFound, "no account \"nobody\" in the ledger")) {
+            await #expect(throws: LedgerError.notFound("no account \"nobody\" in the ledger")) {
                 _ = try await ledger.account("nobody")
             }
             let changes = try await ledger.changes(after: 0, limit: 10)
@@ -292,7 +292,7 @@ struct LedgerConformanceTests {
             let page2 = try await ledger.listInbox(ListInboxRequest(pageSize: 1, pageToken: page1.nextPageToken))
             #expect(page2.entries.map(\.notificationID) == ["n3"])
             #expect(page2.nextPageToken == nil)
-            await #expect(throws: RPCError(.notFound, "no inbox entry google/missing")) {
+            await #expect(throws: LedgerError.notFound("no inbox entry google/missing")) {
                 _ = try await ledger.replayInbox(ReplayInboxRequest(store: .google, notificationID: "missing"))
             }
         }
@@ -315,8 +315,8 @@ struct LedgerConformanceTests {
             #expect(rejected.entries.map(\.notificationID) == ["rejected-5e5e"])
             #expect(rejected.entries.first?.lastError == "bad_signature: the ES256 signature does not verify")
             await #expect(
-                throws: RPCError(
-                    .failedPrecondition, "notification rejected-5e5e was rejected; it is kept for audit only")
+                throws: LedgerError.failedPrecondition(
+                    "notification rejected-5e5e was rejected; it is kept for audit only")
             ) {
                 _ = try await ledger.replayInbox(ReplayInboxRequest(store: .apple, notificationID: "rejected-5e5e"))
             }
@@ -331,7 +331,7 @@ struct LedgerConformanceTests {
             let still = try await ledger.listInbox(ListInboxRequest(status: .rejected))
             #expect(still.entries.map(\.notificationID) == ["rejected-5e5e"] && still.entries.first?.attempts == 0)
             await #expect(
-                throws: RPCError(.invalidArgument, "entry.last_error (the reason for the rejection) is missing")
+                throws: LedgerError.invalidArgument("entry.last_error (the reason for the rejection) is missing")
             ) {
                 _ = try await ledger.recordNotification(
                     RecordNotificationRequest(
@@ -409,7 +409,7 @@ struct LedgerConformanceTests {
             } while token != nil
             #expect(pages == [["a1", "a2", "a3", "e1"], ["g1", "r1"]])
             #expect(try await ids(ListSubscriptionsRequest(store: .google)) == ["tok"])
-            await #expect(throws: RPCError(.invalidArgument, "store is missing")) {
+            await #expect(throws: LedgerError.invalidArgument("store is missing")) {
                 _ = try await ledger.listSubscriptions(ListSubscriptionsRequest())
             }
         }
@@ -428,7 +428,7 @@ struct LedgerConformanceTests {
             let later = try await ledger.advanceCursor(AdvanceCursorRequest(name: "apple-history", value: 900))
             #expect(later.value == 900 && later.updatedTimeMilliseconds! > moved!)
             #expect(try await ledger.cursor(GetCursorRequest(name: "apple-history")) == later)
-            await #expect(throws: RPCError(.invalidArgument, "name is missing")) {
+            await #expect(throws: LedgerError.invalidArgument("name is missing")) {
                 _ = try await ledger.advanceCursor(AdvanceCursorRequest(name: "", value: 1))
             }
         }

@@ -140,13 +140,13 @@ struct LedgerPeriodTests {
                 ([noID], "periods[0].period_id is missing"),
                 (Array(repeating: Self.month(0), count: 257), "at most 256 periods per request, got 257"),
             ] {
-                let error = await #expect(throws: RPCError.self) {
+                await #expect(throws: LedgerError.invalidArgument(message)) {
                     try await ledger.recordVerifiedState(Self.request("x", state, periods))
                 }
-                #expect(error?.code == .invalidArgument)
-                #expect(error?.message == message)
             }
-            await #expect(throws: RPCError.self) { try await ledger.subscription(Self.key) }
+            await #expect(throws: LedgerError.notFound("no subscription \(Self.key)")) {
+                try await ledger.subscription(Self.key)
+            }
         }
     }
 }

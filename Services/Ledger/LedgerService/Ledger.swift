@@ -57,8 +57,8 @@ public struct Ledger: Sendable {
 
     /// `recordNotification` checked and ready for the writer (which runs the returned body).
     func recordNotificationWrite(_ request: RecordNotificationRequest) throws -> WriteBody<RecordNotificationResponse> {
-        guard var entry = request.entry else { throw RPCError(.invalidArgument, "entry is missing") }
-        guard let store = entry.store else { throw RPCError(.invalidArgument, "entry.store is missing") }
+        guard var entry = request.entry else { throw LedgerError.invalidArgument("entry is missing") }
+        guard let store = entry.store else { throw LedgerError.invalidArgument("entry.store is missing") }
         try Self.check(entry.notificationID, "entry.notification_id", max: Self.maxIDBytes)
         try Self.check(entry.notificationType, "entry.notification_type", max: Self.maxIDBytes)
         try Self.checkOptional(entry.rawPayload, "entry.raw_payload", max: Self.maxPayloadBytes)
@@ -138,7 +138,7 @@ public struct Ledger: Sendable {
 
     /// Lists one store's subscriptions by state and expiry window, ordered by key.
     public func listSubscriptions(_ request: ListSubscriptionsRequest) async throws -> ListSubscriptionsResponse {
-        guard let store = request.store else { throw RPCError(.invalidArgument, "store is missing") }
+        guard let store = request.store else { throw LedgerError.invalidArgument("store is missing") }
         let size = try Self.pageSize(request.pageSize)
         let after = try request.pageToken.map(SubscriptionCursor.init(token:))
         return try await read { tx in
@@ -211,10 +211,10 @@ public struct Ledger: Sendable {
 
     /// `markInbox` checked and ready for the writer (which runs the returned body).
     func markInboxWrite(_ request: MarkInboxRequest) throws -> WriteBody<MarkInboxResponse> {
-        guard let store = request.store else { throw RPCError(.invalidArgument, "store is missing") }
+        guard let store = request.store else { throw LedgerError.invalidArgument("store is missing") }
         try Self.check(request.notificationID, "notification_id", max: Self.maxIDBytes)
         guard let status = request.status, status == .processed || status == .failed else {
-            throw RPCError(.invalidArgument, "status must be INBOX_STATUS_PROCESSED or INBOX_STATUS_FAILED")
+            throw LedgerError.invalidArgument("status must be INBOX_STATUS_PROCESSED or INBOX_STATUS_FAILED")
         }
         if status == .failed { try Self.check(request.error ?? "", "error", max: Self.maxErrorBytes) }
         return updateInbox(store: store, notificationID: request.notificationID) { entry in
@@ -231,7 +231,7 @@ public struct Ledger: Sendable {
 
     /// `replayInbox` checked and ready for the writer (which runs the returned body).
     func replayInboxWrite(_ request: ReplayInboxRequest) throws -> WriteBody<MarkInboxResponse> {
-        guard let store = request.store else { throw RPCError(.invalidArgument, "store is missing") }
+        guard let store = request.store else { throw LedgerError.invalidArgument("store is missing") }
         try Self.check(request.notificationID, "notification_id", max: Self.maxIDBytes)
         return updateInbox(store: store, notificationID: request.notificationID) { entry in
             entry.status = .pending
@@ -244,8 +244,8 @@ public struct Ledger: Sendable {
         { tx in
             var entry = try Self.inboxEntry(tx, store: store, notificationID: notificationID)
             guard entry.status != .rejected else {
-                throw RPCError(
-                    .failedPrecondition, "notification \(notificationID) was rejected; it is kept for audit only")
+                throw LedgerError.failedPrecondition(
+                    "notification \(notificationID) was rejected; it is kept for audit only")
             }
             change(&entry)
             try Self.saveInbox(tx, entry, store: store)
@@ -267,13 +267,13 @@ public struct Ledger: Sendable {
         RecordVerifiedStateResponse
     > {
         try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
-        guard var incoming = request.subscription else { throw RPCError(.invalidArgument, "subscription is missing") }
+        guard var incoming = request.subscription else { throw LedgerError.invalidArgument("subscription is missing") }
         try Self.check(incoming.key, "subscription.key")
         try Self.check(incoming.productID, "subscription.product_id", max: Self.maxIDBytes)
-        guard incoming.state != nil else { throw RPCError(.invalidArgument, "subscription.state is missing") }
+        guard incoming.state != nil else { throw LedgerError.invalidArgument("subscription.state is missing") }
         guard (incoming.storeTimeMilliseconds ?? 0) > 0 else {
-            throw RPCError(
-                .invalidArgument, "subscription.store_time_ms is missing: states are ordered by the store's time")
+            throw LedgerError.invalidArgument(
+                "subscription.store_time_ms is missing: states are ordered by the store's time")
         }
         for (value, field) in [
             (incoming.replacesStoreID, "replaces_store_id"), (incoming.replacedByStoreID, "replaced_by_store_id"),
@@ -293,8 +293,7 @@ public struct Ledger: Sendable {
             try Self.checkOptional(value ?? "", "subscription.\(field)", max: Self.maxIDBytes)
         }
         guard incoming.renewalOffProducts.count <= 50 else {
-            throw RPCError(
-                .invalidArgument,
+            throw LedgerError.invalidArgument(
                 "subscription.renewal_off_products has \(incoming.renewalOffProducts.count) entries; at most 50")
         }
         for (index, product) in incoming.renewalOffProducts.enumerated() {
@@ -304,18 +303,18 @@ public struct Ledger: Sendable {
             (incoming.installmentsCommitted, "installments_committed"),
             (incoming.installmentsRemaining, "installments_remaining"),
         ] where (value ?? 0) < 0 {
-            throw RPCError(.invalidArgument, "subscription.\(field) is negative")
+            throw LedgerError.invalidArgument("subscription.\(field) is negative")
         }
         // Periods come from the request, never from the state it carries.
         incoming.periods = []
         try Self.check(request.periods)
         guard request.events.count <= Self.maxEvents else {
-            throw RPCError(
-                .invalidArgument, "at most \(Self.maxEvents) events per request, got \(request.events.count)")
+            throw LedgerError.invalidArgument(
+                "at most \(Self.maxEvents) events per request, got \(request.events.count)")
         }
         for (index, event) in request.events.enumerated() {
             guard event.key == incoming.key else {
-                throw RPCError(.invalidArgument, "events[\(index)].key differs from subscription.key")
+                throw LedgerError.invalidArgument("events[\(index)].key differs from subscription.key")
             }
             try Self.checkOptional(event.rawPayload ?? "", "events[\(index)].raw_payload", max: Self.maxPayloadBytes)
             for (value, field) in [
@@ -475,13 +474,13 @@ public struct Ledger: Sendable {
     /// `linkAccount` checked and ready for the writer (which runs the returned body).
     func linkAccountWrite(_ request: LinkAccountRequest) throws -> WriteBody<LinkAccountResponse> {
         try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
-        guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
+        guard let key = request.key else { throw LedgerError.invalidArgument("key is missing") }
         try Self.check(key, "key")
         try Self.check(request.accountID, "account_id", max: Self.maxIDBytes)
         try Self.checkOptional(request.storeAccountRef ?? "", "store_account_ref", max: Self.maxIDBytes)
         let policy = request.policy ?? defaultTransferPolicy
         if case .unknown(let number) = policy {
-            throw RPCError(.invalidArgument, "policy \(number) is not a transfer policy")
+            throw LedgerError.invalidArgument("policy \(number) is not a transfer policy")
         }
         let hash = Digest.sha256Hex(request.serialized())
         let at = now()
@@ -560,7 +559,7 @@ public struct Ledger: Sendable {
     public func subscription(_ key: SubscriptionKey) async throws -> Subscription {
         try Self.check(key, "key")
         let found = try await read { tx in try Self.subscriptionRow(tx, key) }
-        guard let found else { throw RPCError(.notFound, "no subscription \(key)") }
+        guard let found else { throw LedgerError.notFound("no subscription \(key)") }
         return found
     }
 
@@ -578,7 +577,7 @@ public struct Ledger: Sendable {
                 )
             }
         }
-        guard let found else { throw RPCError(.notFound, "no subscription \(key)") }
+        guard let found else { throw LedgerError.notFound("no subscription \(key)") }
         return found
     }
 
@@ -599,7 +598,7 @@ public struct Ledger: Sendable {
             return GetAccountResponse(accountID: accountID, subscriptions: subscriptions, links: links)
         }
         guard !found.subscriptions.isEmpty || !found.links.isEmpty else {
-            throw RPCError(.notFound, "no account \"\(accountID.prefix(Self.maxIDBytes))\" in the ledger")
+            throw LedgerError.notFound("no account \"\(accountID.prefix(Self.maxIDBytes))\" in the ledger")
         }
         return found
     }
@@ -619,11 +618,11 @@ public struct Ledger: Sendable {
             filter = "store = $1 AND environment = $2 AND store_id = $3"
             parameters = Self.keyParameters(key)
         default:
-            throw RPCError(.invalidArgument, "exactly one of account_id and key must be set")
+            throw LedgerError.invalidArgument("exactly one of account_id and key must be set")
         }
         if let token = request.pageToken {
             guard let before = Int64(token), before > 0 else {
-                throw RPCError(.invalidArgument, "page_token \"\(token.prefix(40))\" is not one this ledger issued")
+                throw LedgerError.invalidArgument("page_token \"\(token.prefix(40))\" is not one this ledger issued")
             }
             parameters.append(.int(before))
             filter += " AND id < $\(parameters.count)"
@@ -743,7 +742,7 @@ public struct Ledger: Sendable {
     ) {
         database.write(body) { [changeSignal] result in
             if case .success = result { changeSignal.notify() }
-            guard case .failure(let error) = result, !(error is RPCError) else { return completion(result) }
+            guard case .failure(let error) = result, !(error is LedgerError) else { return completion(result) }
             switch database.classify(error) {
             case .retry? where attempt < 3: write(body, attempt: attempt + 1, completion: completion)
             case .status(let status)?: completion(.failure(status))
@@ -755,7 +754,7 @@ public struct Ledger: Sendable {
     private func read<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
         do {
             return try await database.read(body)
-        } catch let error as RPCError {
+        } catch let error as LedgerError {
             throw error
         } catch {
             if case .status(let status)? = database.classify(error) { throw status }
@@ -915,7 +914,7 @@ public struct Ledger: Sendable {
 
     static func check(_ periods: [Period]) throws {
         guard periods.count <= maxPeriods else {
-            throw RPCError(.invalidArgument, "at most \(maxPeriods) periods per request, got \(periods.count)")
+            throw LedgerError.invalidArgument("at most \(maxPeriods) periods per request, got \(periods.count)")
         }
         for (index, period) in periods.enumerated() {
             let field = "periods[\(index)]"
@@ -926,11 +925,10 @@ public struct Ledger: Sendable {
             }
             try checkOptional(period.raw ?? "", "\(field).raw", max: maxPayloadBytes)
             guard period.startMilliseconds > 0 else {
-                throw RPCError(.invalidArgument, "\(field).start_ms is missing: a period starts somewhere")
+                throw LedgerError.invalidArgument("\(field).start_ms is missing: a period starts somewhere")
             }
             if let end = period.endMilliseconds, end < period.startMilliseconds {
-                throw RPCError(
-                    .invalidArgument,
+                throw LedgerError.invalidArgument(
                     "\(field).end_ms \(end) is before its start_ms \(period.startMilliseconds)")
             }
         }
@@ -997,7 +995,7 @@ public struct Ledger: Sendable {
             "SELECT status, attempts, last_error, entry FROM inbox WHERE store = $1 AND notification_id = $2",
             [.int(Int64(store.rawValue)), .text(notificationID)])
         guard !rows.isEmpty else {
-            throw RPCError(.notFound, "no inbox entry \(store)/\(notificationID.prefix(Self.maxIDBytes))")
+            throw LedgerError.notFound("no inbox entry \(store)/\(notificationID.prefix(Self.maxIDBytes))")
         }
         return try inboxEntry(rows, 0)
     }
@@ -1036,7 +1034,7 @@ public struct Ledger: Sendable {
         _ key: String, _ storedHash: String, _ hash: String, _ response: [UInt8]?, as: Response.Type
     ) throws -> Response {
         guard storedHash == hash else {
-            throw RPCError(.failedPrecondition, "idempotency key \"\(key)\" was already used with a different request")
+            throw LedgerError.failedPrecondition("idempotency key \"\(key)\" was already used with a different request")
         }
         return try decode(Response.self, response)
     }
@@ -1061,13 +1059,13 @@ public struct Ledger: Sendable {
     // MARK: Validation
 
     static func check(_ value: String, _ field: String, max: Int) throws {
-        guard !value.isEmpty else { throw RPCError(.invalidArgument, "\(field) is missing") }
+        guard !value.isEmpty else { throw LedgerError.invalidArgument("\(field) is missing") }
         try checkOptional(value, field, max: max)
     }
 
     static func checkOptional(_ value: String, _ field: String, max: Int) throws {
         guard value.utf8.count <= max else {
-            throw RPCError(.invalidArgument, "\(field) is \(value.utf8.count) bytes; at most \(max) are allowed")
+            throw LedgerError.invalidArgument("\(field) is \(value.utf8.count) bytes; at most \(max) are allowed")
         }
     }
 
@@ -1093,7 +1091,7 @@ public struct Ledger: Sendable {
     static func pageSize(_ requested: UInt32) throws -> UInt32 {
         if requested == 0 { return defaultPageSize }
         guard requested <= maxPageSize else {
-            throw RPCError(.invalidArgument, "page_size \(requested) is above the maximum of \(maxPageSize)")
+            throw LedgerError.invalidArgument("page_size \(requested) is above the maximum of \(maxPageSize)")
         }
         return requested
     }
@@ -1114,7 +1112,7 @@ struct InboxCursor {
     init(token: String) throws {
         let parts = token.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, let received = Int64(parts[0]), let store = Int64(parts[1]) else {
-            throw RPCError(.invalidArgument, "page_token \"\(token.prefix(40))\" is not one this ledger issued")
+            throw LedgerError.invalidArgument("page_token \"\(token.prefix(40))\" is not one this ledger issued")
         }
         receivedMilliseconds = received
         self.store = store
@@ -1137,7 +1135,7 @@ struct SubscriptionCursor {
     init(token: String) throws {
         let parts = token.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, let environment = Int64(parts[0]) else {
-            throw RPCError(.invalidArgument, "page_token \"\(token.prefix(40))\" is not one this ledger issued")
+            throw LedgerError.invalidArgument("page_token \"\(token.prefix(40))\" is not one this ledger issued")
         }
         self.environment = environment
         storeID = String(parts[1])

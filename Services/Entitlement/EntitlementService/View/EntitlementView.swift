@@ -47,6 +47,15 @@ public final class EntitlementView: Sendable {
             for subscription in subscriptions { tables.put(subscription) }
         }
 
+        /// `add(chunk:)` within the decode budget in force: how many subscriptions the chunk
+        /// held, whether it is the last, and the position it carries. Throws `RPCError`.
+        public mutating func add(serializedChunk bytes: UnsafeRawBufferPointer) throws -> (
+            subscriptions: Int, complete: Bool, position: UInt64
+        ) {
+            let summary = try add(chunk: bytes)
+            return (summary.subscriptions, summary.complete, summary.position)
+        }
+
         /// What a serialized `SnapshotChunk` held besides its subscriptions.
         struct ChunkSummary: Sendable, Equatable {
             var subscriptions = 0

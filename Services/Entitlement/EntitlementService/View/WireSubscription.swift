@@ -56,6 +56,7 @@ struct WireSubscription {
         while let field = reader.next() {
             switch (field.number, field.value) {
             case (1, .bytes(let key)):
+                // Given twice, the last one stands whole, as protobuf-c reads it.
                 try readKey(key)
                 hasKey = true
             case (2, .bytes(let text)): accountID = try Self.optionalText(text, "account_id")

@@ -79,7 +79,7 @@ public protocol LedgerDatabase: Sendable {
 /// How the ledger answers an engine error.
 public enum StorageFailure: Sendable {
     case retry
-    case status(RPCError)
+    case status(LedgerError)
 }
 
 extension LedgerDatabase {

@@ -116,10 +116,10 @@ public final class PostgresLedgerDatabase: LedgerDatabase {
         guard let error = error as? PostgresError else { return nil }
         if error.isUniqueViolation || error.isSerializationFailure { return .retry }
         if error.sqlState == "53100" {
-            return .status(RPCError(.resourceExhausted, "the ledger's disk is full; nothing was recorded"))
+            return .status(LedgerError.resourceExhausted("the ledger's disk is full; nothing was recorded"))
         }
         if error.isConnectionFailure || error.code == .connection {
-            return .status(RPCError(.unavailable, "the ledger's database is unreachable; try again"))
+            return .status(LedgerError.unavailable("the ledger's database is unreachable; try again"))
         }
         return nil
     }

@@ -64,11 +64,11 @@ public final class SQLiteLedgerDatabase: LedgerDatabase {
     public func classify(_ error: any Error) -> StorageFailure? {
         guard let error = error as? SQLiteError else { return nil }
         if error.isDiskFull {
-            return .status(RPCError(.resourceExhausted, "the ledger's disk is full; nothing was recorded"))
+            return .status(LedgerError.resourceExhausted("the ledger's disk is full; nothing was recorded"))
         }
         // SQLITE_BUSY or SQLITE_LOCKED: another process holds the file longer than the busy timeout.
         if error.code & 0xff == 5 || error.code & 0xff == 6 {
-            return .status(RPCError(.unavailable, "the ledger's database is busy; try again"))
+            return .status(LedgerError.unavailable("the ledger's database is busy; try again"))
         }
         return nil
     }
