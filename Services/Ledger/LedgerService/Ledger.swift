@@ -373,17 +373,8 @@ public struct Ledger: Sendable {
                 inherited = try Self.linkedAccount(tx, replacedKey)
             }
             let account = linked ?? current?.accountID ?? inherited
-            var next = subscription
-            next.accountID = account
-            // Lineage is the ledger's knowledge, not the store's: a newer state of a replaced
-            // purchase still names what replaced it.
-            next.replacedByStoreID = next.replacedByStoreID ?? current?.replacedByStoreID
-            // The total order of states (`Subscription.replaces`). A partial state (one
-            // notification's own transaction, the API away) stands only where the ledger has
-            // none, or has that same transaction's.
-            let wins = current.map { Subscription.replaces(next, $0) } ?? true
-            let applied =
-                request.partial ? (current == nil || (wins && current?.latestOrderID == next.latestOrderID)) : wins
+            let next = StateMerge.candidate(subscription, current: current, account: account)
+            let applied = StateMerge.applies(next, over: current, partial: request.partial)
             var recordedPeriods = try Self.recordPeriods(tx, key, request.periods)
             var replacedCut: [Period]?
             if applied, key.store == .google, let replacedKey, let periods = recordedPeriods {
@@ -393,21 +384,10 @@ public struct Ledger: Sendable {
                 (recordedPeriods, replacedCut) = try Self.replacement(
                     tx, key, periods, replacing: replacedKey, deferred: deferred)
             }
-            let periodsChanged = recordedPeriods != nil
             let position = try Self.nextPosition(tx)
-            var state = applied ? next : current!
-            state.periods =
-                recordedPeriods.map { Self.accessPeriods($0, of: key) } ?? current?.periods ?? []
-            // Play reads a revoked subscription as expired: a revocation of its last period
-            // stays in its state whichever read stands.
-            if key.store == .google, state.state == .expired, let revoked = state.periods.last?.revokedTimeMilliseconds
-            {
-                state.state = .revoked
-                state.revokedTimeMilliseconds = revoked
-            }
-            // An acknowledgement is a fact that never goes back, whichever state stands.
-            let acknowledges = !state.acknowledged && (subscription.acknowledged || current?.acknowledged == true)
-            if acknowledges { state.acknowledged = true }
+            let (state, saves) = StateMerge.result(
+                next: next, current: current, applied: applied,
+                accessPeriods: recordedPeriods.map { Self.accessPeriods($0, of: key) })
             var events: [LifecycleEvent] = []
             for var event in request.events {
                 event.position = position
@@ -416,7 +396,7 @@ public struct Ledger: Sendable {
                 if event.state == nil { event.state = subscription.state }
                 events.append(event)
             }
-            if applied || periodsChanged || acknowledges { try Self.saveSubscription(tx, state, position: position) }
+            if saves { try Self.saveSubscription(tx, state, position: position) }
             for event in events { try Self.insertEvent(tx, event) }
             // A link taken over from the replaced purchase travels in the same change.
             let inheritedLink = inherited.map {
