@@ -1,0 +1,209 @@
+import Model
+public import Wire
+
+/// The inbox: notifications recorded as received, listed, marked and replayed; and the named cursors.
+extension Ledger {
+    /// Puts a notification in the inbox; a known (store, notification id) answers
+    /// `duplicate = true` with the entry as first recorded and changes nothing.
+    public func recordNotification(_ request: RecordNotificationRequest) async throws -> RecordNotificationResponse {
+        try await write(try recordNotificationWrite(request))
+    }
+
+    /// `recordNotification` checked and ready for the writer (which runs the returned body).
+    func recordNotificationWrite(_ request: RecordNotificationRequest) throws -> WriteBody<RecordNotificationResponse> {
+        guard var entry = request.entry else { throw LedgerError.invalidArgument("entry is missing") }
+        guard let store = entry.store else { throw LedgerError.invalidArgument("entry.store is missing") }
+        try Self.check(entry.notificationID, "entry.notification_id", max: Self.maxIDBytes)
+        try Self.check(entry.notificationType, "entry.notification_type", max: Self.maxIDBytes)
+        try Self.checkOptional(entry.rawPayload, "entry.raw_payload", max: Self.maxPayloadBytes)
+        try Self.checkOptional(entry.subtype ?? "", "entry.subtype", max: Self.maxIDBytes)
+        if let key = entry.key { try Self.check(key, "entry.key") }
+        if entry.status == .rejected {
+            try Self.check(
+                entry.lastError ?? "", "entry.last_error (the reason for the rejection)", max: Self.maxErrorBytes)
+        } else {
+            entry.status = .pending
+            entry.lastError = nil
+        }
+        entry.attempts = 0
+        entry.receivedTimeMilliseconds = entry.receivedTimeMilliseconds ?? now()
+        let recorded = entry
+        return { tx in
+            let inserted = try tx.query(
+                """
+                INSERT INTO inbox (store, notification_id, status, attempts, last_error, received_ms, entry)
+                VALUES ($1, $2, $3, 0, $4, $5, $6) ON CONFLICT (store, notification_id) DO NOTHING
+                """,
+                [
+                    .int(Int64(store.rawValue)), .text(recorded.notificationID),
+                    .int(Int64((recorded.status ?? .pending).rawValue)), .text(recorded.lastError),
+                    .int(recorded.receivedTimeMilliseconds ?? 0), .blob(recorded.serialized()),
+                ])
+            if inserted.affected == 1 { return RecordNotificationResponse(duplicate: false, entry: recorded) }
+            let existing = try Self.inboxEntry(tx, store: store, notificationID: recorded.notificationID)
+            return RecordNotificationResponse(duplicate: true, entry: existing)
+        }
+    }
+
+    /// Lists inbox entries, oldest first; without a status, the pending and failed ones.
+    public func listInbox(_ request: ListInboxRequest) async throws -> ListInboxResponse {
+        let size = try Self.pageSize(request.pageSize)
+        let statuses: [InboxStatus] = request.status.map { [$0] } ?? [.pending, .failed]
+        let after = try request.pageToken.map(InboxCursor.init(token:))
+        return try await read { tx in
+            var sql =
+                "SELECT received_ms, store, notification_id, status, attempts, last_error, entry FROM inbox WHERE status IN ("
+            var parameters: [SQLValue] = []
+            for status in statuses {
+                parameters.append(.int(Int64(status.rawValue)))
+                sql += (parameters.count > 1 ? ", " : "") + "$\(parameters.count)"
+            }
+            sql += ")"
+            if let store = request.store {
+                parameters.append(.int(Int64(store.rawValue)))
+                sql += " AND store = $\(parameters.count)"
+            }
+            if let after {
+                parameters += [.int(after.receivedMilliseconds), .int(after.store), .text(after.notificationID)]
+                let n = parameters.count
+                sql +=
+                    " AND (received_ms > $\(n - 2) OR (received_ms = $\(n - 2) AND (store > $\(n - 1)"
+                    + " OR (store = $\(n - 1) AND notification_id > $\(n)))))"
+            }
+            parameters.append(.int(Int64(size) + 1))
+            sql += " ORDER BY received_ms, store, notification_id LIMIT $\(parameters.count)"
+            let rows = try tx.query(sql, parameters)
+            let entries = try Self.page(min(rows.count, Int(size))) { index in
+                let entry = try Self.inboxEntry(rows, index)
+                return (entry, entry.serialized().count)
+            }
+            var next: String?
+            if rows.count > entries.count, let last = entries.last {
+                next =
+                    InboxCursor(
+                        receivedMilliseconds: last.receivedTimeMilliseconds ?? 0,
+                        store: Int64(last.store?.rawValue ?? 0),
+                        notificationID: last.notificationID
+                    ).token
+            }
+            return ListInboxResponse(entries: entries, nextPageToken: next)
+        }
+    }
+
+    /// Lists one store's subscriptions by state and expiry window, ordered by key.
+    public func listSubscriptions(_ request: ListSubscriptionsRequest) async throws -> ListSubscriptionsResponse {
+        guard let store = request.store else { throw LedgerError.invalidArgument("store is missing") }
+        let size = try Self.pageSize(request.pageSize)
+        let after = try request.pageToken.map(SubscriptionCursor.init(token:))
+        return try await read { tx in
+            var sql = "SELECT state FROM subscriptions WHERE store = $1"
+            var parameters: [SQLValue] = [.int(Int64(store.rawValue))]
+            func add(_ condition: String, _ value: SQLValue) {
+                parameters.append(value)
+                sql += " AND \(condition) $\(parameters.count)"
+            }
+            if let state = request.state { add("state_code =", .int(Int64(state.rawValue))) }
+            if let from = request.expiresAfterMilliseconds { add("expires_ms >=", .int(from)) }
+            if let until = request.expiresBeforeMilliseconds { add("expires_ms <", .int(until)) }
+            if let after {
+                parameters += [.int(after.environment), .text(after.storeID)]
+                let n = parameters.count
+                sql += " AND (environment > $\(n - 1) OR (environment = $\(n - 1) AND store_id > $\(n)))"
+            }
+            parameters.append(.int(Int64(size) + 1))
+            sql += " ORDER BY environment, store_id LIMIT $\(parameters.count)"
+            let rows = try tx.query(sql, parameters)
+            let subscriptions = try Self.page(min(rows.count, Int(size))) { index in
+                let stored = rows.blob(index, "state")
+                return (try Self.decode(Subscription.self, stored), stored?.count ?? 0)
+            }
+            var next: String?
+            if rows.count > subscriptions.count, let last = subscriptions.last {
+                next =
+                    SubscriptionCursor(environment: Int64(last.key.environment.rawValue), storeID: last.key.storeID)
+                    .token
+            }
+            return ListSubscriptionsResponse(subscriptions: subscriptions, nextPageToken: next)
+        }
+    }
+
+    /// A cursor as stored (value 0 when never advanced).
+    public func cursor(_ request: GetCursorRequest) async throws -> Cursor {
+        try Self.check(request.name, "name", max: Self.maxCursorNameBytes)
+        return try await read { tx in try Self.cursorRow(tx, request.name) }
+    }
+
+    /// Advances a cursor to `value`; a lower value leaves it where it is.
+    public func advanceCursor(_ request: AdvanceCursorRequest) async throws -> Cursor {
+        try await write(try advanceCursorWrite(request))
+    }
+
+    func advanceCursorWrite(_ request: AdvanceCursorRequest) throws -> WriteBody<Cursor> {
+        try Self.check(request.name, "name", max: Self.maxCursorNameBytes)
+        let at = now()
+        return { tx in
+            try tx.query(
+                """
+                INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_ms = excluded.updated_ms
+                WHERE cursors.value < excluded.value
+                """, [.text(request.name), .int(request.value), .int(at)])
+            return try Self.cursorRow(tx, request.name)
+        }
+    }
+
+    static func cursorRow(_ tx: any LedgerTransaction, _ name: String) throws -> Cursor {
+        let rows = try tx.query("SELECT value, updated_ms FROM cursors WHERE name = $1", [.text(name)])
+        guard !rows.isEmpty else { return Cursor(name: name) }
+        return Cursor(name: name, value: rows.int(0, "value") ?? 0, updatedTimeMilliseconds: rows.int(0, "updated_ms"))
+    }
+
+    /// Marks an entry processed or failed (with the reason); counts the attempt.
+    public func markInbox(_ request: MarkInboxRequest) async throws -> MarkInboxResponse {
+        try await write(try markInboxWrite(request))
+    }
+
+    /// `markInbox` checked and ready for the writer (which runs the returned body).
+    func markInboxWrite(_ request: MarkInboxRequest) throws -> WriteBody<MarkInboxResponse> {
+        guard let store = request.store else { throw LedgerError.invalidArgument("store is missing") }
+        try Self.check(request.notificationID, "notification_id", max: Self.maxIDBytes)
+        guard let status = request.status, status == .processed || status == .failed else {
+            throw LedgerError.invalidArgument("status must be INBOX_STATUS_PROCESSED or INBOX_STATUS_FAILED")
+        }
+        if status == .failed { try Self.check(request.error ?? "", "error", max: Self.maxErrorBytes) }
+        return updateInbox(store: store, notificationID: request.notificationID) { entry in
+            entry.status = status
+            entry.attempts += 1
+            entry.lastError = status == .failed ? request.error : nil
+        }
+    }
+
+    /// Puts an entry back to pending so it is processed again.
+    public func replayInbox(_ request: ReplayInboxRequest) async throws -> MarkInboxResponse {
+        try await write(try replayInboxWrite(request))
+    }
+
+    /// `replayInbox` checked and ready for the writer (which runs the returned body).
+    func replayInboxWrite(_ request: ReplayInboxRequest) throws -> WriteBody<MarkInboxResponse> {
+        guard let store = request.store else { throw LedgerError.invalidArgument("store is missing") }
+        try Self.check(request.notificationID, "notification_id", max: Self.maxIDBytes)
+        return updateInbox(store: store, notificationID: request.notificationID) { entry in
+            entry.status = .pending
+        }
+    }
+
+    func updateInbox(
+        store: Store, notificationID: String, _ change: @escaping @Sendable (inout InboxEntry) -> Void
+    ) -> WriteBody<MarkInboxResponse> {
+        { tx in
+            var entry = try Self.inboxEntry(tx, store: store, notificationID: notificationID)
+            guard entry.status != .rejected else {
+                throw LedgerError.failedPrecondition(
+                    "notification \(notificationID) was rejected; it is kept for audit only")
+            }
+            change(&entry)
+            try Self.saveInbox(tx, entry, store: store)
+            return MarkInboxResponse(entry: entry)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Crypto
+import Model
+public import Wire
+
+/// Account links under the transfer policy.
+extension Ledger {
+    /// Links a subscription to an account. A claim by a second account follows the request's
+    /// policy (or the configured default): transfer it, keep it with the first account, or
+    /// refuse; every such claim is recorded as an event naming both accounts.
+    public func linkAccount(_ request: LinkAccountRequest) async throws -> LinkAccountResponse {
+        try await write(try linkAccountWrite(request))
+    }
+
+    /// `linkAccount` checked and ready for the writer (which runs the returned body).
+    func linkAccountWrite(_ request: LinkAccountRequest) throws -> WriteBody<LinkAccountResponse> {
+        try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
+        guard let key = request.key else { throw LedgerError.invalidArgument("key is missing") }
+        try Self.check(key, "key")
+        try Self.check(request.accountID, "account_id", max: Self.maxIDBytes)
+        try Self.checkOptional(request.storeAccountRef ?? "", "store_account_ref", max: Self.maxIDBytes)
+        let policy = request.policy ?? defaultTransferPolicy
+        if case .unknown(let number) = policy {
+            throw LedgerError.invalidArgument("policy \(number) is not a transfer policy")
+        }
+        let hash = Digest.sha256Hex(request.serialized())
+        let at = now()
+        let chosen = policy
+        return { tx in
+            if let replay = try Self.replay(tx, request.idempotencyKey, hash, as: LinkAccountResponse.self) {
+                return replay
+            }
+            let previous = try Self.linkedAccount(tx, key)
+            var subscription = try Self.subscriptionRow(tx, key)
+            let outcome: LinkOutcome
+            var event = LifecycleEvent(
+                key: key, kind: .accountLinked, storeTimeMilliseconds: at, verifiedTimeMilliseconds: at,
+                accountID: request.accountID, otherAccountID: previous, state: subscription?.state)
+            var moves = false
+            switch (previous, chosen) {
+            case (nil, _):
+                outcome = .linked
+                moves = true
+            case (request.accountID?, _):
+                outcome = .alreadyLinked
+            case (_, .keep):
+                outcome = .kept
+                event.kind = .other
+                event.detail = "claim by \(request.accountID) declined: the subscription stays with \(previous!)"
+            case (_, .refuse):
+                outcome = .refused
+                event.kind = .other
+                event.detail = "claim by \(request.accountID) refused: the subscription belongs to \(previous!)"
+            default:
+                outcome = .transferred
+                event.kind = .accountTransferred
+                moves = true
+            }
+            if outcome == .alreadyLinked {
+                let response = LinkAccountResponse(
+                    outcome: outcome, previousAccountID: nil, subscription: subscription,
+                    position: UInt64(try Self.lastPosition(tx)))
+                try Self.remember(tx, request.idempotencyKey, hash, response, at: at)
+                return response
+            }
+            let position = try Self.nextPosition(tx)
+            event.position = position
+            let link = AccountLink(
+                accountID: moves ? request.accountID : previous!, key: key, storeAccountRef: request.storeAccountRef,
+                linkedTimeMilliseconds: at)
+            if moves {
+                try tx.query(
+                    """
+                    INSERT INTO links (store, environment, store_id, account_id, store_account_ref, linked_ms)
+                    VALUES ($1, $2, $3, $4, $5, $6)
+                    ON CONFLICT (store, environment, store_id) DO UPDATE SET account_id = $4, store_account_ref = $5, linked_ms = $6
+                    """,
+                    Self.keyParameters(key) + [.text(request.accountID), .text(request.storeAccountRef), .int(at)])
+                if var moved = subscription {
+                    moved.accountID = request.accountID
+                    try Self.saveSubscription(tx, moved, position: position)
+                    subscription = moved
+                }
+            }
+            try Self.insertEvent(tx, event)
+            try Self.appendChange(
+                tx,
+                Change(
+                    position: position, committedTimeMilliseconds: at, kind: .link, subscription: subscription,
+                    link: link, events: [event]))
+            let response = LinkAccountResponse(
+                outcome: outcome, previousAccountID: previous, subscription: subscription, position: position)
+            try Self.remember(tx, request.idempotencyKey, hash, response, at: at)
+            return response
+        }
+    }
+}

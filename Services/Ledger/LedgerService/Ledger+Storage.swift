@@ -1,0 +1,55 @@
+import Model
+import Wire
+
+/// Storage access: checked writes with retries, reads, engine errors turned into `LedgerError`.
+extension Ledger {
+    /// The transaction body of a checked write.
+    typealias WriteBody<T> = @Sendable (any LedgerTransaction) throws -> T
+
+    /// Checks a write (`prepare` throws what is wrong with the request) and runs it; `completion`
+    /// runs once, on the writer thread when the write got that far.
+    func perform<T: Sendable>(
+        _ prepare: () throws -> WriteBody<T>, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let body: WriteBody<T>
+        do {
+            body = try prepare()
+        } catch {
+            return completion(.failure(error))
+        }
+        write(body, attempt: 0, completion: completion)
+    }
+
+    func write<T: Sendable>(_ body: @escaping WriteBody<T>) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            write(body, attempt: 0) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// A write, retried when it lost a race with a concurrent writer (it then finds what the
+    /// other wrote, such as the idempotency key), with engine errors turned into statuses.
+    func write<T: Sendable>(
+        _ body: @escaping WriteBody<T>, attempt: Int, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        database.write(body) { [changeSignal] result in
+            if case .success = result { changeSignal.notify() }
+            guard case .failure(let error) = result, !(error is LedgerError) else { return completion(result) }
+            switch database.classify(error) {
+            case .retry? where attempt < 3: write(body, attempt: attempt + 1, completion: completion)
+            case .status(let status)?: completion(.failure(status))
+            default: completion(result)
+            }
+        }
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any LedgerTransaction) throws -> T) async throws -> T {
+        do {
+            return try await database.read(body)
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            if case .status(let status)? = database.classify(error) { throw status }
+            throw error
+        }
+    }
+}

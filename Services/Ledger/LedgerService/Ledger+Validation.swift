@@ -1,0 +1,43 @@
+import Model
+import Wire
+
+/// The checks every request passes before anything is written.
+extension Ledger {
+    static func check(_ value: String, _ field: String, max: Int) throws {
+        guard !value.isEmpty else { throw LedgerError.invalidArgument("\(field) is missing") }
+        try checkOptional(value, field, max: max)
+    }
+
+    static func checkOptional(_ value: String, _ field: String, max: Int) throws {
+        guard value.utf8.count <= max else {
+            throw LedgerError.invalidArgument("\(field) is \(value.utf8.count) bytes; at most \(max) are allowed")
+        }
+    }
+
+    static func check(_ key: SubscriptionKey, _ field: String) throws {
+        try check(key.storeID, "\(field).store_id", max: maxIDBytes)
+    }
+
+    /// The first of `count` rows, read by `row` (a value and its size in bytes), that fit in
+    /// `maxPageBytes`: at least one. A caller whose rows ran past the page's count continues
+    /// after the last one it got.
+    static func page<Value>(_ count: Int, _ row: (Int) throws -> (Value, Int)) throws -> [Value] {
+        var values: [Value] = []
+        var bytes = 0
+        for index in 0..<count {
+            let (value, size) = try row(index)
+            bytes += size
+            if !values.isEmpty && bytes > maxPageBytes { break }
+            values.append(value)
+        }
+        return values
+    }
+
+    static func pageSize(_ requested: UInt32) throws -> UInt32 {
+        if requested == 0 { return defaultPageSize }
+        guard requested <= maxPageSize else {
+            throw LedgerError.invalidArgument("page_size \(requested) is above the maximum of \(maxPageSize)")
+        }
+        return requested
+    }
+}
