@@ -54,7 +54,7 @@ let package = Package(
 
         // Swift modules shared by the services.
         shared("Observability", []),
-        shared("Config", []),
+        shared("Config", ["Sockets"]),
         shared("Model", []),
         shared("Wire", ["CProto", "CProtobufC", "Model"], hotPath: true),
         shared("Crypto", ["COpenSSL", "CShims"]),
@@ -65,7 +65,7 @@ let package = Package(
         shared("Lifecycle", ["Observability"]),
         shared("SQLite", ["CSQLite"]),
         shared("PostgreSQL", ["CLibPQ"]),
-        shared("ServiceRuntime", ["RPC", "Wire", "HTTP", "Config", "Observability", "Lifecycle"]),
+        shared("ServiceRuntime", ["RPC", "Wire", "HTTP", "Config", "Observability", "Lifecycle", "Sockets"]),
 
         // Services: business rules in a library, a main.swift that only wires it up.
         // The verifier's store adapters are libraries of their own (subctl uses them too).
@@ -108,7 +108,7 @@ let package = Package(
         .target(
             name: "SubctlKit",
             dependencies: [
-                "Wire", "RPC", "Config", "Observability", "Model", "AppStore", "Crypto",
+                "Wire", "RPC", "Config", "Observability", "Model", "AppStore", "Crypto", "Sockets",
             ],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(
@@ -117,13 +117,14 @@ let package = Package(
         // The store simulator (a development and test tool): App Store and Google Play with a
         // clock of their own, for the end-to-end tests and the demo.
         .target(
-            name: "StoreSimKit", dependencies: ["AppStore", "Config", "Crypto", "HTTP", "HTTPClient", "Observability"],
+            name: "StoreSimKit",
+            dependencies: ["AppStore", "Config", "Crypto", "HTTP", "HTTPClient", "Observability", "Sockets"],
             path: "Tests/StoreSim/StoreSimKit", swiftSettings: swiftSettings),
         .executableTarget(
             name: "storesim", dependencies: ["StoreSimKit"],
             path: "Tests/StoreSim/storesim", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "demo", dependencies: ["RPC", "Wire", "Model", "Config", "ServiceProcessKit"],
+            name: "demo", dependencies: ["RPC", "Wire", "Model", "Config", "Sockets", "ServiceProcessKit"],
             path: "Tests/StoreSim/demo",
             swiftSettings: swiftSettings),
 
@@ -176,7 +177,7 @@ let package = Package(
             path: "Tests/HTTPClientTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "ServiceRuntimeTests",
-            dependencies: ["ServiceRuntime", "RPC", "Wire", "Config", "Lifecycle", "Observability"],
+            dependencies: ["ServiceRuntime", "RPC", "Wire", "Config", "Lifecycle", "Observability", "Sockets"],
             path: "Tests/ServiceRuntimeTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "LedgerTests",
@@ -185,13 +186,15 @@ let package = Package(
         .testTarget(
             name: "SQLiteTests", dependencies: ["SQLite"], path: "Tests/SQLiteTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests", swiftSettings: swiftSettings),
+            name: "ConfigTests", dependencies: ["Config", "Sockets"], path: "Tests/ConfigTests",
+            swiftSettings: swiftSettings),
         .testTarget(
-            name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model", "AppStore", "Crypto"],
+            name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model", "AppStore", "Crypto", "Sockets"],
             path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["RPC", "Wire", "Config", "Crypto", "Model", "TestSupport"],
+            name: "EndToEndTests",
+            dependencies: ["RPC", "Wire", "Config", "Crypto", "Model", "Sockets", "TestSupport"],
             path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(
@@ -210,12 +213,12 @@ let package = Package(
             name: "VerifierTests",
             dependencies: [
                 "VerifierService", "AppStore", "GooglePlay", "Crypto", "Model", "Wire", "RPC", "Config", "HTTP",
-                "Observability", "TestSupport",
+                "Observability", "Sockets", "TestSupport",
             ],
             path: "Tests/VerifierTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "LedgerProcessTests",
-            dependencies: ["RPC", "Wire", "Model", "Config", "SQLite", "PostgreSQL", "TestSupport"],
+            dependencies: ["RPC", "Wire", "Model", "Config", "SQLite", "PostgreSQL", "Sockets", "TestSupport"],
             path: "Tests/LedgerProcessTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "StoreSimTests",

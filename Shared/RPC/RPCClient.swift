@@ -2,7 +2,7 @@ public import Config
 import Dispatch
 import Glibc
 public import Observability
-import Sockets
+public import Sockets
 import Synchronization
 public import Wire
 

@@ -2,6 +2,7 @@ public import Config
 import Foundation
 public import HTTP
 public import RPC
+public import Sockets
 import Wire
 
 /// The settings every service reads from its environment (see the README's table).

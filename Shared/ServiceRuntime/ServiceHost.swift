@@ -4,6 +4,7 @@ public import HTTP
 public import Lifecycle
 public import Observability
 public import RPC
+import Sockets
 import Synchronization
 import Wire
 

@@ -1,4 +1,5 @@
 import Config
+import Sockets
 import Testing
 
 @Suite("Configuration")

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Model
 import RPC
+import Sockets
 import TestSupport
 import Testing
 import Wire

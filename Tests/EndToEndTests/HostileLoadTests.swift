@@ -2,6 +2,7 @@ import Config
 import Foundation
 import Glibc
 import RPC
+import Sockets
 import Synchronization
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@ import Config
 import Crypto
 import Foundation
 import RPC
+import Sockets
 import TestSupport
 import Testing
 import Wire

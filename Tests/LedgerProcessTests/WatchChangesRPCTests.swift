@@ -2,6 +2,7 @@ import Config
 import Foundation
 import Model
 import RPC
+import Sockets
 import TestSupport
 import Testing
 import Wire

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Observability
 import RPC
+import Sockets
 import Synchronization
 import Testing
 import Wire

@@ -5,6 +5,7 @@ import Lifecycle
 import Observability
 import RPC
 import ServiceRuntime
+import Sockets
 import Synchronization
 import Testing
 import Wire

@@ -1,5 +1,6 @@
 import Config
 import Model
+import Sockets
 import SubctlKit
 import Testing
 import Wire

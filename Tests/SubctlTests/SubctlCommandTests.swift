@@ -1,4 +1,5 @@
 import Config
+import Sockets
 import SubctlKit
 import Testing
 import Wire

@@ -6,6 +6,7 @@ import HTTP
 import Model
 import Observability
 import RPC
+import Sockets
 import Synchronization
 import TestSupport
 import VerifierService

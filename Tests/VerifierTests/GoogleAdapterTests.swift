@@ -5,6 +5,7 @@ import GooglePlay
 import Model
 import Observability
 import RPC
+import Sockets
 import TestSupport
 import Testing
 import Wire

@@ -1,4 +1,5 @@
-public import Config
+import Config
+public import Sockets
 
 /// How `health`, `call` and the ledger commands reach a service and print its answer.
 public struct CallOptions: Sendable, Equatable {

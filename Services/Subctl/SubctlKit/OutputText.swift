@@ -1,4 +1,5 @@
-public import Config
+import Config
+public import Sockets
 import Wire
 
 /// The text subctl prints, made from catalog entries and answers; no I/O.

@@ -1,4 +1,5 @@
 import Config
+import Sockets
 
 /// One parsed `subctl` command line. Parsing does no I/O: `-` as the request stays a request
 /// to read standard input, and TLS, JWS and trust anchor files are not opened.

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import HTTP
 import Observability
+import Sockets
 
 /// `storesim` from its environment: generates the App Store signing chain and an App Store
 /// Connect API key, writes what the services need to trust it into `STORESIM_DIR`, serves the

@@ -3,6 +3,7 @@ import Foundation
 import Model
 import RPC
 import ServiceProcessKit
+import Sockets
 import Wire
 
 #if canImport(FoundationNetworking)

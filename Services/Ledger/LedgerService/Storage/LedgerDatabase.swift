@@ -1,4 +1,4 @@
-public import Wire
+import Wire
 
 /// The SQL dialect an engine speaks; statements are written once with `$1…$n` placeholders
 /// and the few differences (DDL, position allocation) are chosen by dialect.
