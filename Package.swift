@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "VerifierService",
             dependencies: [
-                "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "HTTP", "Crypto",
+                "HTTPClient", "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "HTTP", "Crypto",
                 "AppStore", "GooglePlay",
             ],
             path: "Services/Verifier/VerifierService", swiftSettings: swiftSettings),
@@ -202,17 +202,17 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["AppStore", "Crypto", "Model", "HTTP", "Observability", "TestSupport"],
+            dependencies: ["HTTPClient", "AppStore", "Crypto", "Model", "HTTP", "Observability", "TestSupport"],
             path: "Tests/AppStoreTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "GooglePlayTests",
-            dependencies: ["GooglePlay", "Crypto", "Model", "HTTP", "Observability", "TestSupport"],
+            dependencies: ["HTTPClient", "GooglePlay", "Crypto", "Model", "HTTP", "Observability", "TestSupport"],
             path: "Tests/GooglePlayTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "VerifierTests",
             dependencies: [
-                "VerifierService", "AppStore", "GooglePlay", "Crypto", "Model", "Wire", "RPC", "Config", "HTTP",
+                "HTTPClient", "VerifierService", "AppStore", "GooglePlay", "Crypto", "Model", "Wire", "RPC", "Config", "HTTP",
                 "Observability", "Sockets", "TestSupport",
             ],
             path: "Tests/VerifierTests", swiftSettings: swiftSettings),
@@ -222,7 +222,9 @@ let package = Package(
             path: "Tests/LedgerProcessTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "StoreSimTests",
-            dependencies: ["StoreSimKit", "AppStore", "GooglePlay", "Crypto", "HTTP", "Observability", "TestSupport"],
+            dependencies: [
+                "HTTPClient", "StoreSimKit", "AppStore", "GooglePlay", "Crypto", "HTTP", "Observability", "TestSupport",
+            ],
             path: "Tests/StoreSimTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "EntitlementTests", dependencies: ["EntitlementService", "Model", "TestSupport"],

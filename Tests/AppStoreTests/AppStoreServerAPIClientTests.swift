@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTP
+import HTTPClient
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GooglePlay
 import HTTP
+import HTTPClient
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import AppStore
 import Crypto
 import Foundation
 import HTTP
+import HTTPClient
 import Observability
 import StoreSimKit
 import Testing

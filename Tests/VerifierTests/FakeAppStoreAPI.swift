@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import HTTPClient
 import Synchronization
 
 /// An in-memory App Store for the adapter: subscriptions it signs fresh on every call with a

@@ -1,5 +1,6 @@
 import Foundation
 import GooglePlay
+import HTTPClient
 import Synchronization
 
 /// An in-memory Google Play: purchases by token, acknowledgement and consumption that can be

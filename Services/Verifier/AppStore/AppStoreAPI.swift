@@ -1,4 +1,5 @@
 public import Foundation
+public import HTTPClient
 
 /// The App Store Server API calls the verifier makes. `AppStoreServerAPIClient` implements it
 /// over HTTPS; tests and the ingress pipeline may use any other implementation.
@@ -73,36 +74,10 @@ public struct AppleNotificationHistoryItem: Sendable, Hashable, Decodable {
 
 /// Why an App Store Server API call failed. Never contains the bearer token or a signed payload.
 public struct AppStoreAPIError: Error, Sendable, Equatable, CustomStringConvertible {
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Known: String, Sendable {
-            case notFound, wrongEnvironment, unauthorized, rateLimited, server, network, invalidRequest,
-                invalidResponse, configuration
-        }
-        private let known: Known
-        private init(_ known: Known) { self.known = known }
-
-        /// 404: the transaction (or notification) is not known to Apple in that environment.
-        public static let notFound = Code(.notFound)
-        /// Apple error 4040010: the transaction id is not found in this environment (it may belong
-        /// to the other one).
-        public static let wrongEnvironment = Code(.wrongEnvironment)
-        /// 401: the JWT was refused.
-        public static let unauthorized = Code(.unauthorized)
-        /// 429 after every retry.
-        public static let rateLimited = Code(.rateLimited)
-        /// 5xx after every retry.
-        public static let server = Code(.server)
-        /// No answer: connection refused, timeout, TLS failure.
-        public static let network = Code(.network)
-        /// Another 4xx: Apple refused the request itself.
-        public static let invalidRequest = Code(.invalidRequest)
-        /// An answer that is not what the API documents.
-        public static let invalidResponse = Code(.invalidResponse)
-        /// The key, ids or URLs configured cannot be used.
-        public static let configuration = Code(.configuration)
-
-        public var description: String { known.rawValue }
-    }
+    /// The codes both store API clients share (`StoreAPIErrorCode`); `wrongEnvironment` is the
+    /// App Store's error 4040010 (the transaction id is not found in this environment: it may
+    /// belong to the other one).
+    public typealias Code = StoreAPIErrorCode
 
     public let code: Code
     /// Apple's `errorCode` from the body, when it sent one (such as 4040010).
@@ -119,7 +94,7 @@ public struct AppStoreAPIError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// Whether trying again later may succeed (rate limits, server errors, network failures).
-    public var isRetryable: Bool { code == .rateLimited || code == .server || code == .network }
+    public var isRetryable: Bool { code.isRetryable }
 
     public var description: String {
         var text = "App Store Server API: \(code)"

@@ -245,25 +245,16 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
             throw AppStoreAPIError(.invalidRequest, "\(call.summary) does not make a URL")
         }
         let context = "\(call.summary) in \(environment.rawValue)"
-        var attempt = 1
-        while true {
-            request.setValue("Bearer " + (try tokens.token()), forHTTPHeaderField: "Authorization")
-            let outcome = Self.verdict(await transport.perform(request), context: context, now: configuration.now())
-            switch outcome {
-            case .success(let body):
-                return body
-            case .failure(let error):
-                throw error
-            case .retry(let error, let retryAfter):
-                guard retry.allowsRetry(after: attempt) else { throw error }
-                let delay = retry.delay(afterAttempt: attempt, retryAfter: retryAfter, jitter: .random(in: 0...1))
-                do {
-                    try await configuration.sleep(delay)
-                } catch {
-                    throw AppStoreAPIError(.network, "\(context): cancelled while waiting to retry")
-                }
-                attempt += 1
+        return try await retry.run(
+            sleep: configuration.sleep,
+            interrupted: AppStoreAPIError(.network, "\(context): cancelled while waiting to retry")
+        ) { _ in
+            do throws(AppStoreAPIError) {
+                request.setValue("Bearer " + (try tokens.token()), forHTTPHeaderField: "Authorization")
+            } catch {
+                return .failure(error)
             }
+            return Self.verdict(await transport.perform(request), context: context, now: configuration.now())
         }
     }
 
@@ -280,29 +271,15 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
 
     // MARK: Answers
 
-    /// What to do with one attempt's outcome.
-    enum Verdict: Sendable {
-        /// A 2xx answer with this body.
-        case success(Data)
-        /// A failure that is final.
-        case failure(AppStoreAPIError)
-        /// A failure that may pass on a later attempt, after `retryAfter` when the server said so.
-        case retry(AppStoreAPIError, retryAfter: Duration?)
-    }
-
     /// Classifies one attempt's outcome; `context` (method, path, environment) heads messages.
     static func verdict(
         _ outcome: Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>, context: String, now: Date
-    ) -> Verdict {
+    ) -> StoreAPIAttempt<AppStoreAPIError> {
         let response: HTTPClientTransport.Response
         switch outcome {
         case .success(let answer): response = answer
-        case .failure(.network(let cause)):
-            return .retry(AppStoreAPIError(.network, "\(context): \(cause)"), retryAfter: nil)
-        case .failure(.cancelled):
-            return .failure(AppStoreAPIError(.network, "\(context): cancelled"))
-        case .failure(.tooLarge(let limit)):
-            return .failure(AppStoreAPIError(.invalidResponse, "\(context): the answer is longer than \(limit) bytes"))
+        case .failure(let failure):
+            return .transportFailure(failure, context: context) { AppStoreAPIError($0, $1) }
         }
         let status = response.status
         if (200...299).contains(status) { return .success(response.body) }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPClient
 import Synchronization
 
 /// Signs the bearer JWT the App Store Server API asks for (ES256 with the App Store Connect

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPClient
 
 /// The JWT a service account presents to the token endpoint (RFC 7523): header `alg` RS256,
 /// `typ` JWT, `kid` the key id; claims `iss` the client email, `scope`, `aud` the account's

@@ -220,83 +220,50 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         else {
             throw GooglePlayAPIError(.invalidRequest, "\(call.summary) does not make a URL")
         }
-        var attempt = 1
         var notFoundAttempt = 1
         var renewedAccessToken = false
-        while true {
-            var accessToken: String?
-            let verdict: Verdict
+        return try await retry.run(
+            sleep: configuration.sleep,
+            interrupted: GooglePlayAPIError(.network, "\(call.summary): cancelled while waiting to retry")
+        ) { _ in
+            let token: String
             do throws(GooglePlayAPIError) {
-                let token = try await tokenSource.accessToken()
-                accessToken = token
-                request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
-                verdict = Self.verdict(
-                    await transport.perform(request), summary: call.summary, now: configuration.now())
-            } catch  where error.isRetryable {
+                token = try await tokenSource.accessToken()
+            } catch {
                 // The token endpoint is down or busy: wait and retry as for the API itself.
-                verdict = .retry(error, retryAfter: nil)
+                return error.isRetryable ? .retry(error, retryAfter: nil) : .failure(error)
             }
-            switch verdict {
-            case .success(let body):
-                return body
-            case .failure(let error):
-                throw error
-            case .unauthorized(let error):
-                guard !renewedAccessToken, let accessToken else { throw error }
+            request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            let verdict = Self.verdict(
+                await transport.perform(request), summary: call.summary, now: configuration.now())
+            guard case .failure(let error) = verdict else { return verdict }
+            switch error.httpStatus {
+            case 401 where !renewedAccessToken:
+                // The access token was refused: a new one may pass, once.
                 renewedAccessToken = true
-                tokenSource.invalidate(ifCurrent: accessToken)
-            case .notFound(let error):
-                guard retryingNotFound, notFoundAttempt < configuration.notFoundAttempts else { throw error }
-                try await pause(configuration.notFoundRetryDelay, call: call)
+                tokenSource.invalidate(ifCurrent: token)
+                return .again(after: nil)
+            case 404 where retryingNotFound && notFoundAttempt < configuration.notFoundAttempts:
+                // A brand-new purchase token may be unknown for a moment.
                 notFoundAttempt += 1
-            case .retry(let error, let retryAfter):
-                guard retry.allowsRetry(after: attempt) else { throw error }
-                try await pause(
-                    retry.delay(afterAttempt: attempt, retryAfter: retryAfter, jitter: .random(in: 0...1)), call: call)
-                attempt += 1
+                return .again(after: configuration.notFoundRetryDelay)
+            default:
+                return verdict
             }
-        }
-    }
-
-    /// Waits `delay` with the configured sleeper; a sleeper that throws ends the call.
-    private func pause(_ delay: Duration, call: HTTPCall) async throws(GooglePlayAPIError) {
-        do {
-            try await configuration.sleep(delay)
-        } catch {
-            throw GooglePlayAPIError(.network, "\(call.summary): cancelled while waiting to retry")
         }
     }
 
     // MARK: Answers
 
-    /// What to do with one attempt's outcome.
-    enum Verdict: Sendable {
-        /// A 2xx answer with this body.
-        case success(Data)
-        /// A failure that is final.
-        case failure(GooglePlayAPIError)
-        /// 401: the access token was refused; a new one may pass.
-        case unauthorized(GooglePlayAPIError)
-        /// 404: unknown, or not known yet.
-        case notFound(GooglePlayAPIError)
-        /// A failure that may pass on a later attempt, after `retryAfter` when the server said so.
-        case retry(GooglePlayAPIError, retryAfter: Duration?)
-    }
-
     /// Classifies one attempt's outcome; `summary` (the API method and package) heads messages.
     static func verdict(
         _ outcome: Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>, summary: String, now: Date
-    ) -> Verdict {
+    ) -> StoreAPIAttempt<GooglePlayAPIError> {
         let response: HTTPClientTransport.Response
         switch outcome {
         case .success(let answer): response = answer
-        case .failure(.network(let cause)):
-            return .retry(GooglePlayAPIError(.network, "\(summary): \(cause)"), retryAfter: nil)
-        case .failure(.cancelled):
-            return .failure(GooglePlayAPIError(.network, "\(summary): cancelled"))
-        case .failure(.tooLarge(let limit)):
-            return .failure(
-                GooglePlayAPIError(.invalidResponse, "\(summary): the answer is longer than \(limit) bytes"))
+        case .failure(let failure):
+            return .transportFailure(failure, context: summary) { GooglePlayAPIError($0, $1) }
         }
         let status = response.status
         if (200...299).contains(status) { return .success(response.body) }
@@ -308,9 +275,9 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         }
         let retryAfter = response.headers["retry-after"].flatMap { RetryPolicy.retryAfter($0, now: now) }
         switch status {
-        case 401: return .unauthorized(error(.unauthorized))
+        case 401: return .failure(error(.unauthorized))
         case 403: return .failure(error(.unauthorized))
-        case 404: return .notFound(error(.notFound))
+        case 404: return .failure(error(.notFound))
         case 410: return .failure(error(.gone))
         case 429: return .retry(error(.rateLimited), retryAfter: retryAfter)
         case 500...599: return .retry(error(.server), retryAfter: retryAfter)

@@ -2,6 +2,7 @@ public import AppStore
 import Crypto
 import Foundation
 public import HTTP
+import HTTPClient
 import Model
 import Observability
 import RPC
@@ -42,7 +43,8 @@ extension AppleAdapter {
             let signedPayload = object["signedPayload"] as? String
         else {
             let message = "the body must be a JSON object with a signedPayload string"
-            ingress.refused(store: "apple", reason: "malformed", message: message, payload: request.body, request: request)
+            ingress.refused(
+                store: "apple", reason: "malformed", message: message, payload: request.body, request: request)
             return Self.answer(400, message)
         }
         let notification: AppleNotification

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import HTTPClient
 public import Model
 import RPC
 public import Wire

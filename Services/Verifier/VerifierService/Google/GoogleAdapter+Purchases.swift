@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GooglePlay
+import HTTPClient
 public import Model
 import Observability
 import RPC
