@@ -1,44 +1,13 @@
-/// Walks protobuf wire format without a schema to say where and why bytes stop being a valid
-/// message. Used only after protobuf-c has refused a payload, to turn "does not parse" into a
-/// reason a caller can act on.
+/// Protobuf wire format read without a schema: where and why bytes stop being a valid message
+/// (after protobuf-c has refused a payload, to turn "does not parse" into a reason a caller can
+/// act on), and a few fields of a message found by hand.
 public enum ProtoWireScanner {
     /// The first structural problem in `bytes`, or nil when the framing looks valid (the
     /// refusal then came from a field's contents, such as a string that is not UTF-8).
     public static func firstProblem(in bytes: UnsafeRawBufferPointer) -> String? {
-        var offset = 0
-        while offset < bytes.count {
-            let fieldStart = offset
-            guard let key = readVarint(bytes, &offset) else {
-                return "truncated field key at byte \(fieldStart)"
-            }
-            let fieldNumber = key >> 3
-            let wireType = key & 7
-            if fieldNumber == 0 { return "field number 0 at byte \(fieldStart)" }
-            switch wireType {
-            case 0:
-                guard readVarint(bytes, &offset) != nil else {
-                    return "truncated varint of field \(fieldNumber) at byte \(fieldStart)"
-                }
-            case 1, 5:
-                let size = wireType == 1 ? 8 : 4
-                guard bytes.count - offset >= size else {
-                    return "truncated fixed-width field \(fieldNumber) at byte \(fieldStart)"
-                }
-                offset += size
-            case 2:
-                guard let length = readVarint(bytes, &offset) else {
-                    return "truncated length of field \(fieldNumber) at byte \(fieldStart)"
-                }
-                guard length <= UInt64(bytes.count - offset) else {
-                    return
-                        "field \(fieldNumber) at byte \(fieldStart) declares \(length) bytes but \(bytes.count - offset) remain"
-                }
-                offset += Int(length)
-            default:
-                return "unsupported wire type \(wireType) for field \(fieldNumber) at byte \(fieldStart)"
-            }
-        }
-        return nil
+        var reader = ProtoWireReader(bytes)
+        while reader.next() != nil {}
+        return reader.problem
     }
 
     /// Calls `body` with each field of `bytes` in order: its number, its value when it is a
@@ -108,7 +77,9 @@ public struct ProtoWireReader {
 
     @usableFromInline let bytes: UnsafeRawBufferPointer
     @usableFromInline var offset = 0
-    public private(set) var isMalformed = false
+    /// What stopped the reading and where, once it stopped at malformed bytes.
+    public private(set) var problem: String?
+    public var isMalformed: Bool { problem != nil }
 
     @inlinable
     public init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
@@ -116,31 +87,45 @@ public struct ProtoWireReader {
     /// The next field (its number and value), or nil after the last one or at malformed bytes.
     @inlinable
     public mutating func next() -> (number: UInt64, value: Value)? {
-        guard offset < bytes.count, !isMalformed else { return nil }
-        guard let key = ProtoWireScanner.readVarint(bytes, &offset), key >> 3 != 0 else { return malformed() }
+        guard offset < bytes.count, problem == nil else { return nil }
+        let start = offset
+        guard let key = ProtoWireScanner.readVarint(bytes, &offset) else {
+            return malformed("truncated field key at byte \(start)")
+        }
+        let number = key >> 3
+        guard number != 0 else { return malformed("field number 0 at byte \(start)") }
         switch key & 7 {
         case 0:
-            guard let value = ProtoWireScanner.readVarint(bytes, &offset) else { return malformed() }
-            return (key >> 3, .varint(value))
+            guard let value = ProtoWireScanner.readVarint(bytes, &offset) else {
+                return malformed("truncated varint of field \(number) at byte \(start)")
+            }
+            return (number, .varint(value))
         case 1, 5:
             let size = key & 7 == 1 ? 8 : 4
-            guard bytes.count - offset >= size else { return malformed() }
+            guard bytes.count - offset >= size else {
+                return malformed("truncated fixed-width field \(number) at byte \(start)")
+            }
             offset += size
-            return (key >> 3, .fixed)
+            return (number, .fixed)
         case 2:
-            guard let length = ProtoWireScanner.readVarint(bytes, &offset), length <= UInt64(bytes.count - offset)
-            else { return malformed() }
-            let start = offset
+            guard let length = ProtoWireScanner.readVarint(bytes, &offset) else {
+                return malformed("truncated length of field \(number) at byte \(start)")
+            }
+            let remaining = bytes.count - offset
+            guard length <= UInt64(remaining) else {
+                return malformed("field \(number) at byte \(start) declares \(length) bytes but \(remaining) remain")
+            }
+            let contents = offset
             offset += Int(length)
-            return (key >> 3, .bytes(UnsafeRawBufferPointer(rebasing: bytes[start..<offset])))
+            return (number, .bytes(UnsafeRawBufferPointer(rebasing: bytes[contents..<offset])))
         default:
-            return malformed()
+            return malformed("unsupported wire type \(key & 7) for field \(number) at byte \(start)")
         }
     }
 
     @usableFromInline
-    mutating func malformed() -> (number: UInt64, value: Value)? {
-        isMalformed = true
+    mutating func malformed(_ reason: @autoclosure () -> String) -> (number: UInt64, value: Value)? {
+        problem = reason()
         return nil
     }
 }
