@@ -68,12 +68,7 @@ public final class ServiceProcess: Sendable {
         }
         process.terminationHandler = { [output] process in
             let status = process.terminationStatus
-            let waiting = output.exit.withLock { state -> [CheckedContinuation<Int32, Never>] in
-                state.status = status
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiting { waiter.resume(returning: status) }
+            output.exit.withLock { $0 = status }
         }
         try process.run()
         thread.start()
@@ -161,22 +156,43 @@ public final class ServiceProcess: Sendable {
     public func stop() {
         guard process.isRunning else { return }
         process.terminate()
-        process.waitUntilExit()
+        // Not `waitUntilExit`: it waits on the termination handler, which may never run (see
+        // `waitForExit`).
+        while output.exit.withLock({ $0 }) == nil && Self.zombieStatus(process.processIdentifier) == nil
+            && process.isRunning
+        {
+            usleep(10_000)
+        }
     }
 
     /// Sends SIGKILL: the process ends at once, without draining or closing its database.
     public func kill() { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
 
-    /// Waits for the process to end and returns its exit status.
+    /// Waits for the process to end and returns its exit status (the signal's number when a
+    /// signal ended it, as `Process.terminationStatus` gives it).
+    ///
+    /// Foundation's termination handler can miss a child that ends while another one is being
+    /// launched (seen as a zombie that is never reaped, and a wait that never ends), so the end is
+    /// also read from the kernel: a zombie's `/proc/<pid>/stat` holds its wait status. Reading it
+    /// reaps nothing, and whichever comes first answers.
     public func waitForExit() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let status = output.exit.withLock { state -> Int32? in
-                if let status = state.status { return status }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let status { continuation.resume(returning: status) }
+        while true {
+            if let status = output.exit.withLock({ $0 }) { return status }
+            if let status = Self.zombieStatus(process.processIdentifier) { return status }
+            // A poll of the kernel's record, not a wait for the test's own state.
+            try? await Task.sleep(for: .milliseconds(10))
         }
+    }
+
+    /// The exit status of `pid` when it has ended and not been reaped yet; nil while it runs.
+    static func zombieStatus(_ pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // After "pid (comm)": state is the 3rd field, exit_code (the wait status) the 52nd.
+        let fields = stat[stat.index(after: close)...].split(whereSeparator: \.isWhitespace)
+        guard fields.count >= 50, fields[0] == "Z", let raw = Int32(fields[49]) else { return nil }
+        return raw & 0x7F != 0 ? raw & 0x7F : (raw >> 8) & 0xFF
     }
 
     deinit { if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) } }
@@ -192,5 +208,6 @@ public struct ServiceProcessError: Error, CustomStringConvertible {
 final class ProcessOutput: Sendable {
     let lines = Mutex<[String]>([])
     let waiters = Mutex<[(String, CheckedContinuation<String?, Never>)]>([])
-    let exit = Mutex<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
+    /// The exit status, once the termination handler has run.
+    let exit = Mutex<Int32?>(nil)
 }
