@@ -14,8 +14,10 @@ struct HostileConnectionTests {
         let talker = try RawConnection(port: test.server.port)
         talker.send(RawConnection.request(1, TestMethods.echo, payload: [1]))
         #expect(try await talker.readReply()?.payload == [1])
-        let silent = try RawConnection(port: test.server.port)
+        // Read before connecting: the server may accept (and start its deadline) before the
+        // connect call returns here.
         let opened = ContinuousClock.now
+        let silent = try RawConnection(port: test.server.port)
         #expect(await silent.isClosedByPeer())
         let waited = ContinuousClock.now - opened
         #expect(waited >= .milliseconds(300) && waited < .seconds(4), "closed after \(waited)")
