@@ -129,3 +129,38 @@ public struct ProtoWireReader {
         return nil
     }
 }
+
+/// Protobuf wire format written field by field: for the paths that write messages known only by
+/// their schema (subctl's JSON requests) or pieces of one (a snapshot chunk's stored states).
+public struct ProtoWireWriter {
+    public private(set) var bytes: [UInt8] = []
+
+    public init() {}
+
+    public mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    public mutating func key(_ number: Int, wireType: UInt64) { varint(UInt64(number) << 3 | wireType) }
+
+    /// A varint field.
+    public mutating func field(_ number: Int, varint value: UInt64) {
+        key(number, wireType: 0)
+        varint(value)
+    }
+
+    /// A length-delimited field.
+    public mutating func field(_ number: Int, bytes contents: [UInt8]) {
+        key(number, wireType: 2)
+        varint(UInt64(contents.count))
+        bytes += contents
+    }
+
+    /// Appends bytes as they are (already encoded fields).
+    public mutating func append(raw: [UInt8]) { bytes += raw }
+}

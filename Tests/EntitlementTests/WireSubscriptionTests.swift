@@ -105,26 +105,7 @@ struct WireSubscriptionTests {
     }
 
     /// Bytes of a message built field by field.
-    struct Bytes {
-        var bytes: [UInt8] = []
-        mutating func varint(_ value: UInt64) {
-            var v = value
-            while v >= 0x80 {
-                bytes.append(UInt8(v & 0x7F) | 0x80)
-                v >>= 7
-            }
-            bytes.append(UInt8(v))
-        }
-        mutating func field(_ number: UInt64, varint value: UInt64) {
-            varint(number << 3)
-            varint(value)
-        }
-        mutating func field(_ number: UInt64, bytes value: [UInt8]) {
-            varint(number << 3 | 2)
-            varint(UInt64(value.count))
-            bytes += value
-        }
-    }
+    typealias Bytes = ProtoWireWriter
 
     static let keyBytes = key.serialized()
 
@@ -200,7 +181,7 @@ struct WireSubscriptionTests {
                 "a Subscription is not well-formed protobuf", .invalidArgument,
                 {
                     $0.field(1, bytes: Self.keyBytes)
-                    $0.bytes += [0x1A, 0x05, 0x61]  // product_id declares 5 bytes, 1 follows
+                    $0.append(raw: [0x1A, 0x05, 0x61])  // product_id declares 5 bytes, 1 follows
                 }
             ),
             (
@@ -254,7 +235,7 @@ struct WireSubscriptionTests {
                 == SubscriptionKey(store: .google, environment: .production, storeID: "b"))
         // A last key without a store is refused by both, whatever came before it.
         message.field(1, bytes: key { $0.field(3, bytes: Array("c".utf8)) })
-        #expect(Self.refusal { $0.bytes = message.bytes }?.message == "Subscription.key.store is unspecified")
+        #expect(Self.refusal { $0.append(raw: message.bytes) }?.message == "Subscription.key.store is unspecified")
         #expect(throws: RPCError.self) { try Subscription(serialized: message.bytes) }
     }
 
@@ -286,6 +267,11 @@ struct WireSubscriptionTests {
         decoded.load(chunk.subscriptions, position: 77)
         #expect(inPlace.counts == decoded.counts)
         #expect(inPlace.counts == (accounts: 2, subscriptions: 2))
+        // What each view holds for each account, field by field, not only how many.
+        for account in [Self.full.accountID!, "user-42"] {
+            #expect(inPlace.subscriptions(of: account) == decoded.subscriptions(of: account), "\(account)")
+            #expect(!inPlace.subscriptions(of: account).isEmpty)
+        }
         #expect(inPlace.position == 77)
         #expect(inPlace.renewalProfileCount == decoded.renewalProfileCount)
     }

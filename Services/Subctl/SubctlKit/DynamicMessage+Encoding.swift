@@ -17,7 +17,7 @@ extension DynamicMessage {
             }
             given[field.number] = (key, object[key]!)
         }
-        var out = WireWriter()
+        var out = ProtoWireWriter()
         for field in message.fields {
             guard let value = given[field.number]?.value, !(value is NSNull) else { continue }
             let path = "\(message.fullName).\(field.name)"
@@ -26,11 +26,11 @@ extension DynamicMessage {
                 if field.isPackable {
                     // proto3 packs repeated numbers, as protoc-c's code does.
                     guard !array.isEmpty else { continue }
-                    var packed = WireWriter()
+                    var packed = ProtoWireWriter()
                     for (index, element) in array.enumerated() {
                         try write(element, field, into: &packed, path: "\(path)[\(index)]", number: nil)
                     }
-                    out.lengthDelimited(field.number, packed.bytes)
+                    out.field(field.number, bytes: packed.bytes)
                 } else {
                     for (index, element) in array.enumerated() {
                         try write(element, field, into: &out, path: "\(path)[\(index)]", number: field.number)
@@ -46,7 +46,7 @@ extension DynamicMessage {
     /// Writes one value of `field`, tagged with `number` (untagged inside a packed run); a
     /// singular field's zero value is not written (`omitDefault`).
     private static func write(
-        _ value: Any, _ field: ProtoSchema.Field, into out: inout WireWriter, path: String, number: Int?,
+        _ value: Any, _ field: ProtoSchema.Field, into out: inout ProtoWireWriter, path: String, number: Int?,
         omitDefault: Bool = false
     ) throws(SubctlError) {
         func varint(_ raw: UInt64) {
@@ -70,17 +70,17 @@ extension DynamicMessage {
                 throw SubctlError(.invalidArgument, "\(path): a string cannot contain U+0000")
             }
             guard !(omitDefault && text.isEmpty) else { return }
-            out.lengthDelimited(number!, Array(text.utf8))
+            out.field(number!, bytes: Array(text.utf8))
         case .bytes:
             guard let text = value as? String, let data = base64Data(text) else {
                 throw mismatch(path, "base64 text", value)
             }
             guard !(omitDefault && data.isEmpty) else { return }
-            out.lengthDelimited(number!, [UInt8](data))
+            out.field(number!, bytes: [UInt8](data))
         case .message(let name):
             guard let object = value as? [String: Any] else { throw mismatch(path, "an object (\(name))", value) }
             // A sub-message given, even empty, is sent: its presence is what it says.
-            out.lengthDelimited(number!, try encode(object, as: try message(named: name)))
+            out.field(number!, bytes: try encode(object, as: try message(named: name)))
         }
     }
 
@@ -165,27 +165,5 @@ extension ProtoSchema.Field {
         case .string, .bytes, .message: false
         default: true
         }
-    }
-}
-
-/// Protobuf wire format, appended.
-struct WireWriter {
-    var bytes: [UInt8] = []
-
-    mutating func varint(_ value: UInt64) {
-        var rest = value
-        while rest >= 0x80 {
-            bytes.append(UInt8(rest & 0x7F) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(rest))
-    }
-
-    mutating func key(_ number: Int, wireType: UInt64) { varint(UInt64(number) << 3 | wireType) }
-
-    mutating func lengthDelimited(_ number: Int, _ contents: [UInt8]) {
-        key(number, wireType: 2)
-        varint(UInt64(contents.count))
-        bytes += contents
     }
 }
