@@ -26,7 +26,7 @@ public final class RPCResponder: Sendable {
 
     deinit {
         if !answered.load(ordering: .acquiring) {
-            deliver(.failure(RPCError(.internalError, "the method ended without an answer")))
+            deliver(.failure(RPCError(.internal, "the method ended without an answer")))
         }
     }
 }

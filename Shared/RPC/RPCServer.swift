@@ -73,7 +73,7 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
         if let error = error as? any RPCErrorConvertible { return error.rpcError }
         if error is CancellationError { return RPCError(.cancelled, "the call was cancelled") }
         logger?.error("handler failed", ["method": method, "error": "\(error)"])
-        return RPCError(.internalError, "internal error")
+        return RPCError(.internal, "internal error")
     }
 }
 

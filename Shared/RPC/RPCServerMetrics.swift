@@ -37,7 +37,7 @@ final class RPCServerMetrics: Sendable {
 
     func record(loop: Int, method: Int, code: StatusCode, nanoseconds: UInt64) {
         loops[loop].mutex.withLock { stats in
-            let slot = code.rawValue >= 0 && code.rawValue < 17 ? code.rawValue : 2
+            let slot = code.rawValue >= 0 && code.rawValue < 17 ? Int(code.rawValue) : 2
             stats.calls[method][slot] += 1
             stats.latency[method].record(nanoseconds: nanoseconds)
         }
@@ -47,7 +47,7 @@ final class RPCServerMetrics: Sendable {
     func recordSuccesses(loop: Int, counts: [UInt64], nanoseconds: UInt64) {
         loops[loop].mutex.withLock { stats in
             for (method, count) in counts.enumerated() where count > 0 {
-                stats.calls[method][StatusCode.ok.rawValue] += count
+                stats.calls[method][Int(StatusCode.ok.rawValue)] += count
                 stats.latency[method].record(nanoseconds: nanoseconds, times: count)
             }
         }
@@ -75,7 +75,7 @@ final class RPCServerMetrics: Sendable {
         for m in 0..<methodNames.count {
             for c in 0..<17 where calls[m][c] > 0 {
                 text.sample(
-                    "rpc_server_calls_total", ["method": methodNames[m], "code": StatusCode(rawValue: c).name],
+                    "rpc_server_calls_total", ["method": methodNames[m], "code": StatusCode(rawValue: Int32(c)).name],
                     Double(calls[m][c]))
             }
         }

@@ -84,18 +84,15 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         while let body = try? FrameDecoder.frameBody(in: bytes, at: offset, maxFrameLength: maximum) {
             offset = body.upperBound
             let frame = UnsafeRawBufferPointer(rebasing: bytes[body])
-            var method: Range<Int>?
-            var payload: Range<Int>?
-            guard
-                ProtoWireScanner.forEachField(
-                    in: frame,
-                    { number, _, contents in
-                        if number == 3 { method = contents ?? method }
-                        if number == 5 { payload = contents ?? payload }
-                    }),
-                let method,
-                let index = core.router.index(
-                    of: UnsafeRawBufferPointer(rebasing: frame[method]).assumingMemoryBound(to: UInt8.self))
+            var method: UnsafeRawBufferPointer?
+            var payload: UnsafeRawBufferPointer?
+            var reader = ProtoWireReader(frame)
+            while let (number, value) = reader.next() {
+                if number == 3 { method = value.contents ?? method }
+                if number == 5 { payload = value.contents ?? payload }
+            }
+            guard !reader.isMalformed, let method,
+                let index = core.router.index(of: method.assumingMemoryBound(to: UInt8.self))
             else { continue }
             if index != batchMethod || prefetchBatch.count == 64 {
                 runPrefetch(batchPrefetch)
@@ -103,7 +100,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 batchMethod = index
             }
             guard batchPrefetch != nil else { continue }
-            prefetchBatch.append(UnsafeRawBufferPointer(rebasing: frame[payload ?? 0..<0]))
+            prefetchBatch.append(payload ?? UnsafeRawBufferPointer(start: nil, count: 0))
         }
         runPrefetch(batchPrefetch)
     }

@@ -16,31 +16,31 @@ final class TLSContext: @unchecked Sendable {  // SSL_CTX is immutable after set
         self.role = role
         self.configuration = configuration
         guard let context = SSL_CTX_new(role == .server ? TLS_server_method() : TLS_client_method()) else {
-            throw RPCError(.internalError, "SSL_CTX_new: \(TLSContext.drainErrors())")
+            throw RPCError(.internal, "SSL_CTX_new: \(TLSContext.drainErrors())")
         }
         self.context = context
         guard cshim_ssl_ctx_set_min_tls13(context) == 1 else {
-            throw RPCError(.internalError, "cannot require TLS 1.3: \(TLSContext.drainErrors())")
+            throw RPCError(.internal, "cannot require TLS 1.3: \(TLSContext.drainErrors())")
         }
         _ = cshim_ssl_ctx_set_mode(
             context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
         if let certificatePath = configuration.certificatePath, let keyPath = configuration.keyPath {
             guard SSL_CTX_use_certificate_chain_file(context, certificatePath) == 1 else {
                 throw RPCError(
-                    .internalError, "cannot load TLS certificate \(certificatePath): \(TLSContext.drainErrors())")
+                    .internal, "cannot load TLS certificate \(certificatePath): \(TLSContext.drainErrors())")
             }
             guard SSL_CTX_use_PrivateKey_file(context, keyPath, SSL_FILETYPE_PEM) == 1 else {
                 // The key's contents never reach the message.
-                throw RPCError(.internalError, "cannot load TLS key \(keyPath): \(TLSContext.drainErrors())")
+                throw RPCError(.internal, "cannot load TLS key \(keyPath): \(TLSContext.drainErrors())")
             }
             guard SSL_CTX_check_private_key(context) == 1 else {
-                throw RPCError(.internalError, "TLS key \(keyPath) does not match the certificate")
+                throw RPCError(.internal, "TLS key \(keyPath) does not match the certificate")
             }
         } else if role == .server {
-            throw RPCError(.internalError, "a TLS server needs a certificate and a key")
+            throw RPCError(.internal, "a TLS server needs a certificate and a key")
         }
         guard SSL_CTX_load_verify_locations(context, configuration.caPath, nil) == 1 else {
-            throw RPCError(.internalError, "cannot load TLS CA \(configuration.caPath): \(TLSContext.drainErrors())")
+            throw RPCError(.internal, "cannot load TLS CA \(configuration.caPath): \(TLSContext.drainErrors())")
         }
         let mode = role == .server ? SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT : SSL_VERIFY_PEER
         SSL_CTX_set_verify(context, mode, nil)
@@ -51,7 +51,7 @@ final class TLSContext: @unchecked Sendable {  // SSL_CTX is immutable after set
     /// A new session for one connection on `fd`. For clients, `host` is checked against the
     /// server certificate's names (DNS name or IP address).
     func makeSession(fd: Int32, host: String?) throws(RPCError) -> TLSSession {
-        guard let ssl = SSL_new(context) else { throw RPCError(.internalError, "SSL_new: \(TLSContext.drainErrors())") }
+        guard let ssl = SSL_new(context) else { throw RPCError(.internal, "SSL_new: \(TLSContext.drainErrors())") }
         SSL_set_fd(ssl, fd)
         if role == .server {
             SSL_set_accept_state(ssl)

@@ -30,9 +30,9 @@ extension CMessageConvertible {
     /// The serialized form: fills the struct in a scoped arena, packs it, frees the arena.
     func packed() -> [UInt8] {
         CArena.scoped { arena in
-            cMessage(in: arena).withMemoryRebound(to: ProtobufCMessage.self, capacity: 1) {
-                ProtobufC.pack(UnsafePointer($0))
-            }
+            var output: [UInt8] = []
+            ProtobufC.pack(&cMessage(in: arena).pointee, onto: &output)
+            return output
         }
     }
 

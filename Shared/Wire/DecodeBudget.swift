@@ -54,8 +54,9 @@ public struct DecodeBudget: Sendable, Equatable {
             // Elements per repeated field of this message, by field number (few distinct ones).
             var repeated: [(number: UInt32, count: Int)] = []
             // Bytes that are not well-formed end the walk: protobuf-c refuses them with its reason.
-            try ProtoWireScanner.forEachField(in: bytes) { (key, _, contents) throws(RPCError) in
-                guard key <= UInt64(UInt32.max) else { return }
+            var reader = ProtoWireReader(bytes)
+            while let (key, value) = reader.next() {
+                guard key <= UInt64(UInt32.max) else { continue }
                 let number = UInt32(key)
                 guard let field = protobuf_c_message_descriptor_get_field(descriptor, number) else {
                     unknown += 1
@@ -64,47 +65,43 @@ public struct DecodeBudget: Sendable, Equatable {
                             .resourceExhausted,
                             "\(name): more than \(budget.maxUnknownFields) fields this schema does not know")
                     }
-                    return
+                    continue
                 }
                 var elements = 1
                 let isMessage = field.pointee.type == PROTOBUF_C_TYPE_MESSAGE
                 let isRepeated = field.pointee.label == PROTOBUF_C_LABEL_REPEATED
-                if isRepeated, !isMessage, let contents, Self.packable(field.pointee.type) {
-                    // A packed run: at most one element per varint end (or per fixed width).
-                    elements = Self.packedCount(UnsafeRawBufferPointer(rebasing: bytes[contents]), field.pointee.type)
+                if isRepeated, let contents = value.contents,
+                    let packed = Self.packedCount(contents, field.pointee.type)
+                {
+                    elements = packed
                 }
                 fields += elements
                 if fields > budget.maxFields {
                     throw RPCError(.resourceExhausted, "\(name): more than \(budget.maxFields) fields in all")
                 }
                 if isRepeated {
-                    if let index = repeated.firstIndex(where: { $0.number == number }) {
-                        repeated[index].count += elements
-                    } else {
-                        repeated.append((number, elements))
-                    }
-                    let count = repeated.first { $0.number == number }!.count
-                    if count > budget.maxRepeated {
+                    let index = repeated.firstIndex { $0.number == number } ?? repeated.endIndex
+                    if index == repeated.endIndex { repeated.append((number, 0)) }
+                    repeated[index].count += elements
+                    if repeated[index].count > budget.maxRepeated {
                         let fieldName = String(cString: field.pointee.name)
                         throw RPCError(
                             .resourceExhausted,
                             "\(name).\(fieldName): more than \(budget.maxRepeated) elements")
                     }
                 }
-                if isMessage, let contents, let sub = field.pointee.descriptor {
+                if isMessage, let contents = value.contents, let sub = field.pointee.descriptor {
                     try message(
-                        UnsafeRawBufferPointer(rebasing: bytes[contents]),
-                        sub.assumingMemoryBound(to: ProtobufCMessageDescriptor.self), depth: depth + 1)
+                        contents, sub.assumingMemoryBound(to: ProtobufCMessageDescriptor.self), depth: depth + 1)
                 }
             }
         }
 
-        private static func packable(_ type: ProtobufCType) -> Bool {
-            type != PROTOBUF_C_TYPE_STRING && type != PROTOBUF_C_TYPE_BYTES && type != PROTOBUF_C_TYPE_MESSAGE
-        }
-
-        private static func packedCount(_ bytes: UnsafeRawBufferPointer, _ type: ProtobufCType) -> Int {
+        /// The elements of a packed run of scalars of `type` (at most one per varint end, or per
+        /// fixed width); nil for a type that is not packed (strings, bytes, messages).
+        private static func packedCount(_ bytes: UnsafeRawBufferPointer, _ type: ProtobufCType) -> Int? {
             switch type {
+            case PROTOBUF_C_TYPE_STRING, PROTOBUF_C_TYPE_BYTES, PROTOBUF_C_TYPE_MESSAGE: return nil
             case PROTOBUF_C_TYPE_FIXED64, PROTOBUF_C_TYPE_SFIXED64, PROTOBUF_C_TYPE_DOUBLE:
                 return max(1, bytes.count / 8)
             case PROTOBUF_C_TYPE_FIXED32, PROTOBUF_C_TYPE_SFIXED32, PROTOBUF_C_TYPE_FLOAT:

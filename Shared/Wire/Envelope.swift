@@ -13,45 +13,34 @@ public struct EnvelopeView {
     public let method: UnsafeBufferPointer<UInt8>
     public let timeoutMilliseconds: UInt32
     public let payload: UnsafeRawBufferPointer
-    public let statusCode: StatusCode
-    public let statusMessage: UnsafePointer<CChar>?
+    public private(set) var statusCode = StatusCode.ok
+    public private(set) var statusMessage: UnsafePointer<CChar>?
     public let window: UInt32
 
     init(_ c: UnsafePointer<Subscriptions__Rpc__V1__Envelope>) {
         let e = c.pointee
-        callID = e.call_id
-        rawKind = e.kind.rawValue
-        kind = FrameKind(rawValue: e.kind.rawValue)
-        if let m = e.method {
-            method = UnsafeBufferPointer(
-                start: UnsafeRawPointer(m).assumingMemoryBound(to: UInt8.self), count: strlen(m))
-        } else {
-            method = UnsafeBufferPointer(start: nil, count: 0)
-        }
-        timeoutMilliseconds = e.timeout_ms
-        payload = UnsafeRawBufferPointer(start: e.payload.data, count: e.payload.len)
+        let method = e.method.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) }
+        self.init(
+            callID: e.call_id, rawKind: e.kind.rawValue, method: method ?? UnsafeRawBufferPointer(start: nil, count: 0),
+            timeoutMilliseconds: e.timeout_ms,
+            payload: UnsafeRawBufferPointer(start: e.payload.data, count: e.payload.len),
+            window: e.window)
         if let status = e.status {
-            statusCode = StatusCode(rawValue: Int(status.pointee.code.rawValue))
+            statusCode = StatusCode(rawValue: Int32(bitPattern: status.pointee.code.rawValue))
             statusMessage = UnsafePointer(status.pointee.message)
-        } else {
-            statusCode = .ok
-            statusMessage = nil
         }
-        window = e.window
     }
 
     init(
-        callID: UInt64, rawKind: UInt32, method: UnsafeBufferPointer<UInt8>, timeoutMilliseconds: UInt32,
+        callID: UInt64, rawKind: UInt32, method: UnsafeRawBufferPointer, timeoutMilliseconds: UInt32,
         payload: UnsafeRawBufferPointer, window: UInt32
     ) {
         self.callID = callID
         self.rawKind = rawKind
-        kind = FrameKind(rawValue: rawKind)
-        self.method = method
+        kind = FrameKind(rawValue: Int32(bitPattern: rawKind))
+        self.method = method.assumingMemoryBound(to: UInt8.self)
         self.timeoutMilliseconds = timeoutMilliseconds
         self.payload = payload
-        statusCode = .ok
-        statusMessage = nil
         self.window = window
     }
 
@@ -80,7 +69,7 @@ public enum Envelope {
                     allocator, frame.count, frame.baseAddress?.assumingMemoryBound(to: UInt8.self))
             else {
                 throw DecodeFailure(
-                    reason: ProtoWireScanner.firstProblem(in: frame) ?? "protobuf-c could not unpack it")
+                    reason: ProtoWireReader.firstProblem(in: frame) ?? "protobuf-c could not unpack it")
             }
             // The unpacked message owns copies of every field; freed after `body` returns.
             defer { subscriptions__rpc__v1__envelope__free_unpacked(message, allocator) }
@@ -97,26 +86,23 @@ public enum Envelope {
     {
         var callID: UInt64 = 0
         var rawKind: UInt32 = 0
-        var method: Range<Int> = 0..<0
         var timeout: UInt32 = 0
-        var payload: Range<Int> = 0..<0
         var window: UInt32 = 0
+        var method = UnsafeRawBufferPointer(start: nil, count: 0)
+        var payload = method
         var unknown = 0
-        let wellFormed = try ProtoWireScanner.forEachField(in: frame) {
-            (number, varint, contents) throws(DecodeFailure) in
-            switch number {
-            case 1, 2, 4, 7:
-                guard let varint else { throw DecodeFailure(reason: "field \(number) is not a varint") }
-                switch number {
-                case 1: callID = varint
-                case 2: rawKind = UInt32(truncatingIfNeeded: varint)
-                case 4: timeout = UInt32(truncatingIfNeeded: varint)
-                default: window = UInt32(truncatingIfNeeded: varint)
-                }
-            case 3, 5, 6:
-                guard let contents else { throw DecodeFailure(reason: "field \(number) is not length-delimited") }
-                if number == 3 { method = contents }
-                if number == 5 { payload = contents }
+        var reader = ProtoWireReader(frame)
+        while let (number, value) = reader.next() {
+            switch (number, value) {
+            case (1, .varint(let varint)): callID = varint
+            case (2, .varint(let varint)): rawKind = UInt32(truncatingIfNeeded: varint)
+            case (4, .varint(let varint)): timeout = UInt32(truncatingIfNeeded: varint)
+            case (7, .varint(let varint)): window = UInt32(truncatingIfNeeded: varint)
+            case (3, .bytes(let contents)): method = contents
+            case (5, .bytes(let contents)): payload = contents
+            case (6, .bytes): break
+            case (1, _), (2, _), (4, _), (7, _): throw DecodeFailure(reason: "field \(number) is not a varint")
+            case (3...6, _): throw DecodeFailure(reason: "field \(number) is not length-delimited")
             default:
                 unknown += 1
                 guard unknown <= maxUnknownFields else {
@@ -124,40 +110,18 @@ public enum Envelope {
                 }
             }
         }
-        guard wellFormed else {
-            throw DecodeFailure(reason: ProtoWireScanner.firstProblem(in: frame) ?? "it is not protobuf")
-        }
-        let bytes = frame.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }
+        if let problem = reader.problem { throw DecodeFailure(reason: problem) }
         return EnvelopeView(
-            callID: callID, rawKind: rawKind,
-            method: UnsafeBufferPointer(start: bytes.map { $0 + method.lowerBound }, count: method.count),
-            timeoutMilliseconds: timeout,
-            payload: UnsafeRawBufferPointer(
-                start: frame.baseAddress.map { $0 + payload.lowerBound }, count: payload.count),
+            callID: callID, rawKind: rawKind, method: method, timeoutMilliseconds: timeout, payload: payload,
             window: window)
     }
 
     /// The method name of an envelope whose first bytes are `prefix`, when it lies whole among
     /// them (a client writes the fields in number order, so it comes within the first few dozen).
     public static func leadingMethod(in prefix: UnsafeRawBufferPointer) -> UnsafeBufferPointer<UInt8>? {
-        var offset = 0
-        while offset < prefix.count {
-            guard let key = ProtoWireScanner.readVarint(prefix, &offset) else { return nil }
-            switch key & 7 {
-            case 0:
-                guard ProtoWireScanner.readVarint(prefix, &offset) != nil else { return nil }
-            case 2:
-                guard let length = ProtoWireScanner.readVarint(prefix, &offset),
-                    length <= UInt64(prefix.count - offset)
-                else { return nil }
-                if key >> 3 == 3 {
-                    let start = prefix.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset
-                    return UnsafeBufferPointer(start: start, count: Int(length))
-                }
-                offset += Int(length)
-            default:
-                return nil
-            }
+        var reader = ProtoWireReader(prefix)
+        while let (number, value) = reader.next() {
+            if number == 3, let method = value.contents { return method.assumingMemoryBound(to: UInt8.self) }
         }
         return nil
     }
@@ -172,41 +136,24 @@ public enum Envelope {
         var envelope = Subscriptions__Rpc__V1__Envelope()
         subscriptions__rpc__v1__envelope__init(&envelope)
         envelope.call_id = callID
-        envelope.kind = Subscriptions__Rpc__V1__FrameKind(rawValue: kind.rawValue)
+        envelope.kind = Subscriptions__Rpc__V1__FrameKind(rawValue: UInt32(bitPattern: kind.rawValue))
         envelope.timeout_ms = timeoutMilliseconds
         envelope.window = window
         envelope.payload.len = payload.count
         envelope.payload.data = UnsafeMutablePointer(mutating: payload.baseAddress?.assumingMemoryBound(to: UInt8.self))
         if let method { envelope.method = UnsafeMutablePointer(mutating: method) }
         if status == .ok {
-            pack(&envelope, into: &output)
+            ProtobufC.pack(&envelope, onto: &output, framed: true)
         } else {
             statusMessage.withCString { text in
                 var cStatus = Subscriptions__Rpc__V1__Status()
                 subscriptions__rpc__v1__status__init(&cStatus)
-                cStatus.code = Subscriptions__Rpc__V1__StatusCode(rawValue: UInt32(truncatingIfNeeded: status.rawValue))
+                cStatus.code = Subscriptions__Rpc__V1__StatusCode(rawValue: UInt32(bitPattern: status.rawValue))
                 cStatus.message = UnsafeMutablePointer(mutating: text)
                 withUnsafeMutablePointer(to: &cStatus) { statusPointer in
                     envelope.status = statusPointer
-                    pack(&envelope, into: &output)
+                    ProtobufC.pack(&envelope, onto: &output, framed: true)
                 }
-            }
-        }
-    }
-
-    private static func pack(_ envelope: inout Subscriptions__Rpc__V1__Envelope, into output: inout [UInt8]) {
-        withUnsafePointer(to: &envelope) { pointer in
-            let size = subscriptions__rpc__v1__envelope__get_packed_size(pointer)
-            let start = output.count
-            output.appendZeros(4 + size)
-            output.withUnsafeMutableBufferPointer { buffer in
-                let base = buffer.baseAddress! + start
-                base[0] = UInt8(truncatingIfNeeded: size >> 24)
-                base[1] = UInt8(truncatingIfNeeded: size >> 16)
-                base[2] = UInt8(truncatingIfNeeded: size >> 8)
-                base[3] = UInt8(truncatingIfNeeded: size)
-                // Packs into the bytes just reserved; protobuf-c writes exactly `size` bytes.
-                _ = subscriptions__rpc__v1__envelope__pack(pointer, base + 4)
             }
         }
     }

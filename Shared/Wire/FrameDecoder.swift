@@ -58,9 +58,11 @@ public struct FrameDecoder: Sendable {
                 pending.append(contentsOf: input[0..<take])
                 offset = take
                 guard pending.count == 4 else { return }
-                _ = try checkedLength(pending[0], pending[1], pending[2], pending[3])
+                _ = try Self.checkedLength(
+                    pending[0], pending[1], pending[2], pending[3], maxFrameLength: maxFrameLength)
             }
-            let length = Int(try checkedLength(pending[0], pending[1], pending[2], pending[3]))
+            let length = Int(
+                try Self.checkedLength(pending[0], pending[1], pending[2], pending[3], maxFrameLength: maxFrameLength))
             if !pendingAdmitted {
                 // Only the bytes the admission needs, until it has been given.
                 let needed = 4 + min(length, Self.admitPrefix) - pending.count
@@ -102,7 +104,8 @@ public struct FrameDecoder: Sendable {
     /// Admits the frame in `pending` once its header and enough of its body are in.
     private mutating func admitPending(_ admit: (Int, UnsafeRawBufferPointer) -> String?) throws(Failure) {
         guard !pendingAdmitted, pending.count >= 4 else { return }
-        let length = Int(try checkedLength(pending[0], pending[1], pending[2], pending[3]))
+        let length = Int(
+            try Self.checkedLength(pending[0], pending[1], pending[2], pending[3], maxFrameLength: maxFrameLength))
         guard length > admitAbove else {
             pendingAdmitted = true
             return
@@ -114,10 +117,6 @@ public struct FrameDecoder: Sendable {
         }
         if let refusal { throw .refused(refusal) }
         pendingAdmitted = true
-    }
-
-    private func checkedLength(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) throws(Failure) -> UInt32 {
-        try Self.checkedLength(b0, b1, b2, b3, maxFrameLength: maxFrameLength)
     }
 
     private static func checkedLength(

@@ -16,7 +16,7 @@ extension ProtoMessage {
     /// Decodes from an array.
     public init(serialized bytes: [UInt8]) throws(RPCError) {
         // Copy out of the closure so the typed throw survives.
-        var result: Result<Self, RPCError> = .failure(RPCError(.internalError, "unreachable"))
+        var result: Result<Self, RPCError> = .failure(RPCError(.internal, "unreachable"))
         bytes.withUnsafeBytes { raw in
             result = Result { () throws(RPCError) -> Self in try Self(serialized: raw) }
         }
@@ -42,7 +42,7 @@ enum ProtobufC {
                 let message = protobuf_c_message_unpack(
                     descriptor, allocator, bytes.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
             else {
-                let reason = ProtoWireScanner.firstProblem(in: bytes) ?? "a field has a value of the wrong type"
+                let reason = ProtoWireReader.firstProblem(in: bytes) ?? "a field has a value of the wrong type"
                 throw RPCError(.invalidArgument, "payload is not a valid \(name): \(reason)")
             }
             defer { protobuf_c_message_free_unpacked(message, allocator) }
@@ -50,21 +50,17 @@ enum ProtobufC {
         }
     }
 
-    /// Packs a filled C message onto the end of `output`.
-    static func pack(_ message: UnsafePointer<ProtobufCMessage>, onto output: inout [UInt8]) {
-        let size = protobuf_c_message_get_packed_size(message)
-        let start = output.count
-        output.appendZeros(size)
-        output.withUnsafeMutableBufferPointer { buffer in
-            _ = protobuf_c_message_pack(message, buffer.baseAddress! + start)
-        }
-    }
-
-    /// Packs a filled C message into a new array.
-    static func pack(_ message: UnsafePointer<ProtobufCMessage>) -> [UInt8] {
-        let size = protobuf_c_message_get_packed_size(message)
-        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            count = protobuf_c_message_pack(message, buffer.baseAddress!)
+    /// Packs a filled protobuf-c struct (whose first member is its `ProtobufCMessage` base) onto
+    /// the end of `output`, after its length as 4 big-endian bytes when `framed` (a whole frame).
+    static func pack<CMessage>(_ message: inout CMessage, onto output: inout [UInt8], framed: Bool = false) {
+        withUnsafePointer(to: &message) { pointer in
+            pointer.withMemoryRebound(to: ProtobufCMessage.self, capacity: 1) { message in
+                let size = protobuf_c_message_get_packed_size(message)
+                if framed { withUnsafeBytes(of: UInt32(truncatingIfNeeded: size).bigEndian) { output += $0 } }
+                let start = output.count
+                output.appendZeros(size)
+                output.withUnsafeMutableBufferPointer { _ = protobuf_c_message_pack(message, $0.baseAddress! + start) }
+            }
         }
     }
 }

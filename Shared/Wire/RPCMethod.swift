@@ -1,23 +1,20 @@
 /// One method of a service, as the generated `…RPC` namespaces declare it: its full name and
 /// its request and response types, so that a wrong name or a mismatched pair does not compile.
 public protocol RPCMethod: Sendable {
+    /// The request message type.
+    associatedtype Request: ProtoMessage
+    /// The response message type (of each stream message, for a stream).
+    associatedtype Response: ProtoMessage
     /// `package.Service/Method`, e.g. `subscriptions.ledger.v1.Ledger/GetHistory`.
     var name: String { get }
     /// Whether the server answers with a stream of responses.
     var isServerStreaming: Bool { get }
-    /// The request message type.
-    var requestType: any ProtoMessage.Type { get }
-    /// The response message type (of each stream message, for a stream).
-    var responseType: any ProtoMessage.Type { get }
 }
 
 /// A method with one request and one response.
 public struct UnaryMethod<Request: ProtoMessage, Response: ProtoMessage>: RPCMethod {
     public let name: String
     public var isServerStreaming: Bool { false }
-    public var requestType: any ProtoMessage.Type { Request.self }
-    public var responseType: any ProtoMessage.Type { Response.self }
-
     public init(_ name: String) { self.name = name }
 }
 
@@ -25,8 +22,5 @@ public struct UnaryMethod<Request: ProtoMessage, Response: ProtoMessage>: RPCMet
 public struct ServerStreamMethod<Request: ProtoMessage, Response: ProtoMessage>: RPCMethod {
     public let name: String
     public var isServerStreaming: Bool { true }
-    public var requestType: any ProtoMessage.Type { Request.self }
-    public var responseType: any ProtoMessage.Type { Response.self }
-
     public init(_ name: String) { self.name = name }
 }

@@ -256,7 +256,7 @@ struct EntitlementViewTests {
                 } catch let error as RPCError {
                     throw error
                 } catch {
-                    throw RPCError(.internalError, "\(error)")
+                    throw RPCError(.internal, "\(error)")
                 }
             }
         }
@@ -268,7 +268,7 @@ struct EntitlementViewTests {
                 } catch let error as RPCError {
                     throw error
                 } catch {
-                    throw RPCError(.internalError, "\(error)")
+                    throw RPCError(.internal, "\(error)")
                 }
             }
             #expect(answers(request.serialized()) == swift, "\(request)")

@@ -37,7 +37,7 @@ struct DeferredHandlerTests {
                 .deferred { _, _, responder in
                     responder.succeed([1])
                     responder.succeed([2])
-                    responder.fail(RPCError(.internalError, "too late"))
+                    responder.fail(RPCError(.internal, "too late"))
                 })
             router.register(never, .deferred { _, _, responder in parking.held.add(responder) })
         })
@@ -74,7 +74,7 @@ struct DeferredHandlerTests {
         #expect(
             reply
                 == Reply(
-                    callID: 7, kind: .response, code: .internalError, message: "the method ended without an answer",
+                    callID: 7, kind: .response, code: .internal, message: "the method ended without an answer",
                     payload: []))
         await test.server.shutdown()
     }

@@ -65,6 +65,7 @@ public final class ServiceProcess: Sendable {
                 return list.map(\.1)
             }
             for continuation in left { continuation.resume(returning: nil) }
+            output.logEnded.withLock { $0 = true }
         }
         process.terminationHandler = { [output] process in
             let status = process.terminationStatus
@@ -175,11 +176,14 @@ public final class ServiceProcess: Sendable {
     /// launched (seen as a zombie that is never reaped, and a wait that never ends), so the end is
     /// also read from the kernel: a zombie's `/proc/<pid>/stat` holds its wait status. Reading it
     /// reaps nothing, and whichever comes first answers.
+    /// It returns once the process's stderr has been read to its end too, so `log` then holds
+    /// every line the process wrote.
     public func waitForExit() async -> Int32 {
+        var status: Int32?
         while true {
-            if let status = output.exit.withLock({ $0 }) { return status }
-            if let status = Self.zombieStatus(process.processIdentifier) { return status }
-            // A poll of the kernel's record, not a wait for the test's own state.
+            status = status ?? output.exit.withLock({ $0 }) ?? Self.zombieStatus(process.processIdentifier)
+            if let status, output.logEnded.withLock({ $0 }) { return status }
+            // A poll of the kernel's record and of the pipe's end, not a wait for the test's own state.
             try? await Task.sleep(for: .milliseconds(10))
         }
     }
@@ -210,4 +214,6 @@ final class ProcessOutput: Sendable {
     let waiters = Mutex<[(String, CheckedContinuation<String?, Never>)]>([])
     /// The exit status, once the termination handler has run.
     let exit = Mutex<Int32?>(nil)
+    /// Whether the reader has seen the end of stderr (every line is in `lines`).
+    let logEnded = Mutex(false)
 }

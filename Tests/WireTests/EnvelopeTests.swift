@@ -147,7 +147,7 @@ struct EnvelopeTests {
     func statusCodes() {
         #expect(StatusCode.allKnown.map(\.rawValue) == Array(0...16))
         #expect(StatusCode.deadlineExceeded.name == "DEADLINE_EXCEEDED")
-        #expect(StatusCode.internalError.name == "INTERNAL")
+        #expect(StatusCode.internal.name == "INTERNAL")
         #expect(StatusCode(rawValue: 99).name == "CODE_99")
     }
 }

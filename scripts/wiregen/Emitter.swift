@@ -68,6 +68,9 @@ struct Emitter {
     private mutating func emitEnum(_ enumeration: EnumDescriptor, path: [Int]) throws(GeneratorError) {
         let full = "\(file.package).\(enumeration.name)"
         let prefix = Naming.screamingSnake(enumeration.name) + "_"
+        if let first = enumeration.values.first, first.number == 0, !first.name.hasPrefix(prefix) {
+            return try emitCodes(enumeration, path: path)
+        }
         guard let first = enumeration.values.first, first.number == 0, first.name == prefix + "UNSPECIFIED" else {
             throw GeneratorError("\(full): the first value must be \(prefix)UNSPECIFIED = 0")
         }
@@ -146,6 +149,48 @@ struct Emitter {
             "protoValueName: String?", cases.map { "case .\($0.swift): \"\(prefix)\($0.text.uppercased())\"" },
             unknown: "case .unknown: nil")
         out.append("}")
+    }
+
+    /// An enum in gRPC's style, its values unprefixed and 0 a value like any other (`OK`): a
+    /// struct over the number, so that a code this version does not know is kept and passed on.
+    private mutating func emitCodes(_ enumeration: EnumDescriptor, path: [Int]) throws(GeneratorError) {
+        let full = "\(file.package).\(enumeration.name)"
+        let name = try schema.type(".\(full)", for: full).swiftName
+        out +=
+            ["", "/// `\(full)`.", "///"] + Comment(file.comments[path]).doc("") + [
+                "///",
+                "/// Every number is a value: those below are the ones this version knows, and another is kept as it is.",
+                "public struct \(name): Hashable, Sendable, CustomStringConvertible {",
+                "    /// The number carried on the wire.",
+                "    public let rawValue: Int32",
+                "",
+                "    public init(rawValue: Int32) { self.rawValue = rawValue }",
+                "",
+            ]
+        for (index, value) in enumeration.values.enumerated() {
+            guard value.name.allSatisfy({ $0.isUppercase || $0.isNumber || $0 == "_" }) else {
+                throw GeneratorError("\(full).\(value.name): values are SCREAMING_SNAKE")
+            }
+            out += Comment(file.comments[path + [2, index]]).doc("    ")
+            out.append("    public static let \(Naming.swiftProperty(value.name)) = \(name)(rawValue: \(value.number))")
+        }
+        // After a dot a keyword needs no backticks.
+        let all = enumeration.values.map { "." + Naming.swiftProperty($0.name).filter { $0 != "`" } }
+            .joined(separator: ", ")
+        out += [
+            "",
+            "    /// Every value this version knows, in wire order.",
+            "    public static let allKnown: [\(name)] = [\(all)]",
+            "",
+            "    /// The proto value name (`\(enumeration.values[0].name)`, …); `CODE_<n>` for a number this version does not know.",
+            "    public var name: String {",
+            "        switch rawValue {",
+        ]
+        out += enumeration.values.map { "        case \($0.number): \"\($0.name)\"" }
+        out += [
+            "        default: \"CODE_\\(rawValue)\"", "        }", "    }", "",
+            "    public var description: String { name }", "}",
+        ]
     }
 
     /// A public computed property of an enum that switches over `self`.

@@ -42,7 +42,7 @@ public enum DynamicMessage {
         let layout = JSONLayout(pretty: pretty)
         let written = bytes.withUnsafeBytes { layout.message($0, message, depth: 0) }
         guard let json = written else {
-            let reason = bytes.withUnsafeBytes { ProtoWireScanner.firstProblem(in: $0) }
+            let reason = bytes.withUnsafeBytes { ProtoWireReader.firstProblem(in: $0) }
             throw SubctlError(
                 .dataLoss,
                 "the answer is not a valid \(messageFullName): \(reason ?? "a field has a value of the wrong type")")

@@ -94,7 +94,7 @@ public enum CheckAccessWire {
         response.until_ms = untilMilliseconds ?? 0
         response.reason = .init(rawValue: ProtoField.number(reason))
         if let detail, detail.pointee != 0 { response.detail = UnsafeMutablePointer(mutating: detail) }
-        guard let grant else { return pack(&response, onto: &output) }
+        guard let grant else { return ProtobufC.pack(&response, onto: &output) }
         var key = Subscriptions__Common__V1__SubscriptionKey()
         subscriptions__common__v1__subscription_key__init(&key)
         key.store = .init(rawValue: ProtoField.number(grant.store))
@@ -110,16 +110,8 @@ public enum CheckAccessWire {
             cGrant.key = key
             withUnsafeMutablePointer(to: &cGrant) { cGrant in
                 response.grant = cGrant
-                pack(&response, onto: &output)
+                ProtobufC.pack(&response, onto: &output)
             }
-        }
-    }
-
-    private static func pack(
-        _ response: inout Subscriptions__Entitlement__V1__CheckAccessResponse, onto output: inout [UInt8]
-    ) {
-        withUnsafePointer(to: &response) { pointer in
-            pointer.withMemoryRebound(to: ProtobufCMessage.self, capacity: 1) { ProtobufC.pack($0, onto: &output) }
         }
     }
 }

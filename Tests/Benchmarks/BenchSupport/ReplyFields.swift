@@ -9,23 +9,20 @@ struct ReplyFields {
     private(set) var kind: UInt64 = 0
     private(set) var hasStatus = false
     /// The payload's bytes within the frame (empty when the envelope carries none).
-    private(set) var payload: Range<Int> = 0..<0
+    private(set) var payload = UnsafeRawBufferPointer(start: nil, count: 0)
 
     /// Nil when `frame` is not well-formed protobuf.
     init?(_ frame: UnsafeRawBufferPointer) {
-        var fields = ReplyFields()
-        let wellFormed = ProtoWireScanner.forEachField(in: frame) { number, varint, contents in
+        var reader = ProtoWireReader(frame)
+        while let (number, value) = reader.next() {
             switch number {
-            case 1: fields.callID = varint ?? fields.callID
-            case 2: fields.kind = varint ?? fields.kind
-            case 5: fields.payload = contents ?? fields.payload
-            case 6: fields.hasStatus = fields.hasStatus || contents != nil
+            case 1: callID = value.varint ?? callID
+            case 2: kind = value.varint ?? kind
+            case 5: payload = value.contents ?? payload
+            case 6: hasStatus = hasStatus || value.contents != nil
             default: break
             }
         }
-        guard wellFormed else { return nil }
-        self = fields
+        if reader.isMalformed { return nil }
     }
-
-    private init() {}
 }

@@ -53,9 +53,10 @@ final class AnswerCheck {
     /// The `allowed` field (false when absent); nil when the bytes are not well-formed.
     static func allowed(_ bytes: UnsafeRawBufferPointer) -> Bool? {
         var allowed = false
-        let wellFormed = ProtoWireScanner.forEachField(in: bytes) { number, varint, _ in
-            if number == 1, let varint { allowed = varint != 0 }
+        var reader = ProtoWireReader(bytes)
+        while let (number, value) = reader.next() {
+            if number == 1, let varint = value.varint { allowed = varint != 0 }
         }
-        return wellFormed ? allowed : nil
+        return reader.isMalformed ? nil : allowed
     }
 }

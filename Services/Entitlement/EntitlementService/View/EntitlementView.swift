@@ -183,7 +183,7 @@ public final class EntitlementView: Sendable {
                     for i in 0..<count {
                         entries[i] = -1
                         // CheckAccessRequest.account_id is field 1.
-                        guard let id = ProtoWireScanner.lastLengthDelimited(1, in: payloads[i]),
+                        guard let id = ProtoWireReader.lastLengthDelimited(1, in: payloads[i]),
                             (1...256).contains(id.count)
                         else { continue }
                         hashes[i] = ViewTables.accountHash(utf8: id.assumingMemoryBound(to: UInt8.self))

@@ -248,14 +248,14 @@ extension AppleAdapter {
         if let error = error as? AppleVerificationError {
             return RPCError(.unavailable, "the App Store answered with data that does not verify: \(error)")
         }
-        guard let error = error as? AppStoreAPIError else { return RPCError(.internalError, "\(error)") }
+        guard let error = error as? AppStoreAPIError else { return RPCError(.internal, "\(error)") }
         switch error.code {
         case .notFound: return RPCError(.notFound, "the App Store does not know this transaction (\(error.message))")
         case .wrongEnvironment:
             return RPCError(.failedPrecondition, "the transaction belongs to the other App Store environment")
         case .rateLimited, .server, .network: return RPCError(.unavailable, "\(error)")
         case .invalidRequest: return RPCError(.invalidArgument, "\(error)")
-        default: return RPCError(.internalError, "\(error)")
+        default: return RPCError(.internal, "\(error)")
         }
     }
 

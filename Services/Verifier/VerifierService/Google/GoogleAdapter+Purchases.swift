@@ -305,12 +305,12 @@ extension GoogleAdapter {
     /// A Play Developer API failure as the caller's status.
     static func status(_ error: any Error) -> RPCError {
         if let error = error as? RPCError { return error }
-        guard let error = error as? GooglePlayAPIError else { return RPCError(.internalError, "\(error)") }
+        guard let error = error as? GooglePlayAPIError else { return RPCError(.internal, "\(error)") }
         switch error.code {
         case .notFound, .gone: return RPCError(.notFound, "Google does not know this purchase token (\(error.message))")
         case .rateLimited, .server, .network: return RPCError(.unavailable, "\(error)")
         case .invalidRequest: return RPCError(.invalidArgument, "\(error)")
-        default: return RPCError(.internalError, "\(error)")
+        default: return RPCError(.internal, "\(error)")
         }
     }
 }

@@ -1,10 +1,10 @@
 import Testing
 import Wire
 
-@Suite("Proto wire scanner")
-struct ProtoWireScannerTests {
+@Suite("Proto wire reader")
+struct ProtoWireReaderTests {
     static func field(_ bytes: [UInt8], _ number: UInt64) -> [UInt8]? {
-        bytes.withUnsafeBytes { raw in ProtoWireScanner.lastLengthDelimited(number, in: raw).map { [UInt8]($0) } }
+        bytes.withUnsafeBytes { raw in ProtoWireReader.lastLengthDelimited(number, in: raw).map { [UInt8]($0) } }
     }
 
     @Test("a length-delimited field is found past fields of every wire type, and the last occurrence wins")
@@ -33,20 +33,25 @@ struct ProtoWireScannerTests {
             [0x08, 0x96, 0x01]  // field 1, varint 150
             + [0x11] + [UInt8](repeating: 7, count: 8)  // field 2, fixed64
             + [0x22, 0x02, 0x61, 0x62]  // field 4, "ab"
-        var seen: [String] = []
-        let wellFormed = message.withUnsafeBytes { raw in
-            ProtoWireScanner.forEachField(in: raw) { number, varint, contents in
-                seen.append("\(number) \(varint.map(String.init) ?? "-") \(contents.map { "\($0)" } ?? "-")")
+        func walk(_ bytes: [UInt8]) -> (seen: [String], problem: String?) {
+            bytes.withUnsafeBytes { raw in
+                var reader = ProtoWireReader(raw)
+                var seen: [String] = []
+                while let (number, value) = reader.next() {
+                    let contents = value.contents.map {
+                        "\(UnsafeRawPointer($0.baseAddress!) - raw.baseAddress!)+\($0.count)"
+                    }
+                    seen.append("\(number) \(value.varint.map(String.init) ?? "-") \(contents ?? "-")")
+                }
+                return (seen, reader.problem)
             }
         }
-        #expect(wellFormed)
-        #expect(seen == ["1 150 -", "2 - -", "4 - 14..<16"])
-        seen = []
-        let truncated = (message + [0x2A, 0x05, 0x01]).withUnsafeBytes { raw in
-            ProtoWireScanner.forEachField(in: raw) { number, _, _ in seen.append("\(number)") }
-        }
-        #expect(!truncated)
-        #expect(seen == ["1", "2", "4"])
+        let whole = walk(message)
+        #expect(whole.seen == ["1 150 -", "2 - -", "4 - 14+2"])
+        #expect(whole.problem == nil)
+        let truncated = walk(message + [0x2A, 0x05, 0x01])
+        #expect(truncated.seen == ["1 150 -", "2 - -", "4 - 14+2"])
+        #expect(truncated.problem == "field 5 at byte 16 declares 5 bytes but 1 remain")
     }
 
     @Test(
