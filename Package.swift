@@ -65,7 +65,9 @@ let package = Package(
         shared("Lifecycle", ["Observability"]),
         shared("SQLite", ["CSQLite"]),
         shared("PostgreSQL", ["CLibPQ"]),
-        shared("ServiceRuntime", ["RPC", "Wire", "HTTP", "Config", "Observability", "Lifecycle", "Sockets"]),
+        shared("ProtoJSON", ["Wire", "Observability"]),
+        shared("Connect", ["RPC", "Wire", "HTTP", "ProtoJSON", "Crypto", "Observability"]),
+        shared("ServiceRuntime", ["RPC", "Wire", "HTTP", "Connect", "Config", "Observability", "Lifecycle", "Sockets"]),
 
         // Services: business rules in a library, a main.swift that only wires it up.
         // The verifier's store adapters are libraries of their own (subctl uses them too).
@@ -108,7 +110,7 @@ let package = Package(
         .target(
             name: "SubctlKit",
             dependencies: [
-                "Wire", "RPC", "Config", "Observability", "Model", "AppStore", "Crypto", "Sockets",
+                "Wire", "ProtoJSON", "RPC", "Config", "Observability", "Model", "AppStore", "Crypto", "Sockets",
             ],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(
@@ -189,12 +191,20 @@ let package = Package(
             name: "ConfigTests", dependencies: ["Config", "Sockets"], path: "Tests/ConfigTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SubctlTests", dependencies: ["SubctlKit", "Wire", "Model", "AppStore", "Crypto", "Sockets"],
+            name: "ConnectTests", dependencies: ["Connect", "RPC", "Wire", "HTTP", "HTTPClient", "Crypto", "Observability"],
+            path: "Tests/ConnectTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ProtoJSONTests", dependencies: ["ProtoJSON", "Wire", "Model"], path: "Tests/ProtoJSONTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SubctlTests", dependencies: ["SubctlKit", "ProtoJSON", "Wire", "Model", "AppStore", "Crypto", "Sockets"],
             path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RPC", "Wire", "Config", "Crypto", "Model", "Sockets", "TestSupport"],
+            dependencies: [
+                "RPC", "Wire", "Connect", "ProtoJSON", "Config", "Crypto", "Model", "Sockets", "TestSupport",
+            ],
             path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),
         .testTarget(

@@ -81,7 +81,7 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
 /// length-prefixed protobuf envelopes, many calls in flight per connection answered in any
 /// order, deadlines, limits, optional mutual TLS, and a graceful drain.
 public final class RPCServer: Sendable {
-    private let core: ServerCore
+    let core: ServerCore
     private let group: EventLoopGroup
     private let listener: Mutex<(fd: Int32, token: UInt64)?> = Mutex(nil)
     private let boundPort = Atomic<Int>(0)

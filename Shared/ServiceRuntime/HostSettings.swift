@@ -15,6 +15,8 @@ public struct HostSettings: Sendable {
     public var http: HTTPLimits
     public var logLevel: String
     public var server: RPCServerConfiguration
+    /// The API keys file for HTTP callers (`API_KEYS_FILE`); nil when HTTP callers present none.
+    public var apiKeysFile: String?
     /// Client-side TLS for calls this service makes to others (same files as its server side).
     public var clientTLS: TLSConfiguration? { server.tls }
 
@@ -70,6 +72,7 @@ public struct HostSettings: Sendable {
         server.maxTimeout = max(server.defaultTimeout, .seconds(300))
         server.shutdownGracePeriod = try env.duration(
             "SHUTDOWN_GRACE", default: .seconds(10), range: .zero...(.seconds(600)))
+        apiKeysFile = try env.readableFile("API_KEYS_FILE")
         let cert = try env.readableFile("TLS_CERT")
         let key = try env.readableFile("TLS_KEY")
         let ca = try env.readableFile("TLS_CA")

@@ -1,4 +1,5 @@
 public import Config
+public import Connect
 import Foundation
 public import HTTP
 public import Lifecycle
@@ -21,6 +22,8 @@ public final class ServiceHost: Sendable {
     public let http: HTTPServer
     /// The operations listener (`OPS_LISTEN`): health, readiness and metrics only.
     public let ops: HTTPServer?
+    /// The API keys HTTP callers present, when `API_KEYS_FILE` is set (reloaded on SIGHUP).
+    public let apiKeys: APIKeyStore?
     public let shutdownSignal: ShutdownSignal
     /// Resolves once every part has started.
     private let running = ShutdownSignal()
@@ -30,6 +33,7 @@ public final class ServiceHost: Sendable {
     private struct State {
         var readiness: [(String, @Sendable () -> Bool)] = []
         var parts: [any LifecycleService] = []
+        var hangupActions: [@Sendable () -> Void] = []
         var server: RPCServer?
         var draining = false
     }
@@ -56,7 +60,21 @@ public final class ServiceHost: Sendable {
         } else {
             ops = nil
         }
+        do throws(APIKeyStore.FileError) {
+            apiKeys = try settings.apiKeysFile.map { path throws(APIKeyStore.FileError) in try APIKeyStore(path: path) }
+        } catch {
+            throw ConfigError(variable: "API_KEYS_FILE", problem: error.description)
+        }
         shutdownSignal = signal
+        if let apiKeys {
+            onHangup { [logger] in
+                do throws(APIKeyStore.FileError) {
+                    logger.info("api keys reloaded", ["keys": "\(try apiKeys.reload())"])
+                } catch {
+                    logger.error("api keys reload refused; the keys in force stay", ["error": error.description])
+                }
+            }
+        }
         router.inline(healthMethod, limits: RPCMethodLimits(maxRequestBytes: 1024)) { [self] (_: HealthRequest) in
             health()
         }
@@ -68,6 +86,11 @@ public final class ServiceHost: Sendable {
     /// Adds a check `/readyz` runs; the service is ready when every check passes.
     public func addReadinessCheck(_ name: String, _ check: @escaping @Sendable () -> Bool) {
         state.withLock { $0.readiness.append((name, check)) }
+    }
+
+    /// Runs `action` on every SIGHUP once the service runs, after the actions added before it.
+    public func onHangup(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.hangupActions.append(action) }
     }
 
     /// Adds a part started after the servers and stopped before them.
@@ -90,17 +113,39 @@ public final class ServiceHost: Sendable {
         metrics.addCollector { [http] text in http.writeMetrics(into: &text) }
         installHTTPRoutes(on: http)
         if let ops { installHTTPRoutes(on: ops) }
+        // Every unary method over HTTP too (Connect), for callers that do not speak the framing.
+        // Without keys, HTTP callers are unauthenticated: let them in from this machine only, so
+        // that a listener open to the stores (the verifier's) does not open the methods too.
+        let identify: @Sendable (HTTPRequest) -> Result<[String]?, RPCError> =
+            if let apiKeys {
+                { apiKeys.identify($0) }
+            } else {
+                { request in
+                    Self.isLoopback(request.clientAddress)
+                        ? .success(nil)
+                        : .failure(
+                            RPCError(
+                                .unauthenticated, "calls over HTTP from another host need an API key (API_KEYS_FILE)"))
+                }
+            }
+        ConnectGateway(server: server, identify: identify).install(on: http)
         let rpcPart = RPCServerPart(server: server)
         let httpPart = HTTPServerPart(server: http, name: "http")
-        let parts = state.withLock { $0.parts }
+        let (parts, hangupActions) = state.withLock { ($0.parts, $0.hangupActions) }
         let group = ServiceGroup(
-            services: (ops.map { [HTTPServerPart(server: $0, name: "ops")] } ?? []) + [httpPart, rpcPart] + parts,
+            services: (ops.map { [HTTPServerPart(server: $0, name: "ops")] } ?? []) + [httpPart, rpcPart] + parts
+                + (hangupActions.isEmpty ? [] : [HangupReloader(actions: hangupActions)]),
             signal: shutdownSignal,
             log: { [logger] message, fields in logger.info(message, fields) },
             onStarted: { [running] in running.trigger("running") })
         logger.info("starting", ["version": version])
         try await group.run()
         logger.info("stopped")
+    }
+
+    /// Whether `address` (an IP literal as the HTTP server gives it) is this machine's.
+    static func isLoopback(_ address: String) -> Bool {
+        address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
     }
 
     private func health() -> HealthResponse {

@@ -30,9 +30,11 @@ extension CMessageConvertible {
     /// The serialized form: fills the struct in a scoped arena, packs it, frees the arena.
     func packed() -> [UInt8] {
         CArena.scoped { arena in
-            var output: [UInt8] = []
-            ProtobufC.pack(&cMessage(in: arena).pointee, onto: &output)
-            return output
+            cMessage(in: arena).withMemoryRebound(to: ProtobufCMessage.self, capacity: 1) { message in
+                [UInt8](unsafeUninitializedCapacity: protobuf_c_message_get_packed_size(message)) {
+                    $1 = protobuf_c_message_pack(message, $0.baseAddress!)
+                }
+            }
         }
     }
 

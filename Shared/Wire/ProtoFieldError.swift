@@ -12,12 +12,9 @@ struct ProtoFieldError: Error, CustomStringConvertible {
         self.problem = problem
     }
 
-    /// The same error seen from the message that holds `field`.
-    func nested(in field: String) -> ProtoFieldError { ProtoFieldError("\(field).\(path)", problem) }
-
-    /// The same error seen from the message whose repeated `field` holds it at `index`.
-    func nested(in field: String, index: Int) -> ProtoFieldError {
-        ProtoFieldError("\(field)[\(index)].\(path)", problem)
+    /// The same error seen from the message that holds `field` (at `index`, when repeated).
+    func nested(in field: String, index: Int? = nil) -> ProtoFieldError {
+        ProtoFieldError("\(field)\(index.map { "[\($0)]" } ?? "").\(path)", problem)
     }
 
     var description: String { "\(path) \(problem)" }

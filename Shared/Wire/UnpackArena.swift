@@ -1,21 +1,58 @@
 internal import CProtobufC
 import Glibc
 
-/// Memory protobuf-c unpacks into: a 64 KiB block per thread handed out by bumping an offset,
-/// and given back whole when the unpack that took it is done, so that decoding a frame and its
-/// request costs no `malloc` or `free` per field. An allocation that does not fit in the block
-/// falls back to `malloc`, and its `free` goes to `free`. Unpacks nest (a request decoded while
-/// its envelope is in use): each gives back only what it took.
+/// Memory protobuf-c unpacks into and packs from: a 64 KiB block per thread handed out by
+/// bumping an offset, and given back whole when the scope that took it ends, so that decoding a
+/// frame or encoding a message costs no `malloc` or `free` per field. Scopes nest (a request
+/// decoded while its envelope is in use): each gives back only what it took.
+///
+/// What does not fit in the block: protobuf-c's allocations go to `malloc` (and its `free` to
+/// `free`); a pack's (`CArena`) are carved out of 64 KiB spill chunks (or a chunk of their own
+/// when larger), freed when the scope ends.
 enum UnpackArena {
     /// One thread's block, with the allocator protobuf-c is handed (which points back at it).
-    private struct Block {
+    struct Block {
         var allocator: ProtobufCAllocator
         var base: UnsafeMutableRawPointer
         var capacity: Int
         var used: Int
+        /// Spill chunks of packs, newest last, and the free bytes at the end of the newest.
+        var spills: [UnsafeMutableRawPointer] = []
+        var spillCursor: UnsafeMutableRawPointer?
+        var spillLeft = 0
+
+        /// `byteCount` bytes aligned to `alignment` (a power of two, at most 16) for a pack.
+        mutating func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
+            if let memory = bump(byteCount, alignment: alignment) { return memory }
+            if let cursor = spillCursor {
+                let misalignment = (alignment - (Int(bitPattern: cursor) & (alignment - 1))) & (alignment - 1)
+                if misalignment + byteCount <= spillLeft {
+                    spillCursor = cursor + misalignment + byteCount
+                    spillLeft -= misalignment + byteCount
+                    return cursor + misalignment
+                }
+            }
+            // malloc aligns to 16.
+            let size = max(byteCount, UnpackArena.blockBytes)
+            let chunk = malloc(size)!
+            spills.append(chunk)
+            if size == UnpackArena.blockBytes {
+                spillCursor = chunk + byteCount
+                spillLeft = size - byteCount
+            }
+            return chunk
+        }
+
+        /// `byteCount` bytes of the block itself aligned to `alignment`, nil when they do not fit.
+        mutating func bump(_ byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer? {
+            let start = (used + alignment - 1) & ~(alignment - 1)
+            guard byteCount <= capacity - start else { return nil }
+            used = start + byteCount
+            return base + start
+        }
     }
 
-    private static let blockBytes = 64 * 1024
+    static let blockBytes = 64 * 1024
     /// Where the allocator sits in a block (worked out once: a key path's offset is not free).
     private static let allocatorOffset = MemoryLayout<Block>.offset(of: \Block.allocator)!
 
@@ -26,6 +63,7 @@ enum UnpackArena {
                 guard let block else { return }
                 let typed = block.assumingMemoryBound(to: Block.self)
                 typed.pointee.base.deallocate()
+                typed.deinitialize(count: 1)
                 typed.deallocate()
             } == 0, "pthread_key_create failed")
         return key
@@ -39,13 +77,7 @@ enum UnpackArena {
             to: Block(
                 allocator: ProtobufCAllocator(
                     alloc: { data, size in
-                        let block = data!.assumingMemoryBound(to: Block.self)
-                        let rounded = (size + 15) & ~15
-                        if rounded <= block.pointee.capacity - block.pointee.used {
-                            defer { block.pointee.used += rounded }
-                            return block.pointee.base + block.pointee.used
-                        }
-                        return malloc(size)
+                        data!.assumingMemoryBound(to: Block.self).pointee.bump(size, alignment: 16) ?? malloc(size)
                     },
                     free: { data, pointer in
                         guard let pointer else { return }
@@ -61,15 +93,58 @@ enum UnpackArena {
         return block
     }
 
-    /// Runs `body` with the calling thread's allocator; what protobuf-c took from the block
-    /// during `body` is given back after it.
+    /// Runs `body` with the calling thread's block; what was taken from it (and the spill chunks
+    /// made) during `body` is given back after it.
+    static func withBlock<T, E: Error>(_ body: (UnsafeMutablePointer<Block>) throws(E) -> T) throws(E) -> T {
+        let block = block()
+        let (used, spills, cursor, left) = (
+            block.pointee.used, block.pointee.spills.count, block.pointee.spillCursor, block.pointee.spillLeft
+        )
+        defer {
+            for chunk in block.pointee.spills[spills...] { free(chunk) }
+            block.pointee.spills.removeSubrange(spills...)
+            (block.pointee.used, block.pointee.spillCursor, block.pointee.spillLeft) = (used, cursor, left)
+        }
+        return try body(block)
+    }
+
+    /// Runs `body` with the calling thread's allocator (see `withBlock`).
     static func withAllocator<T, E: Error>(
         _ body: (UnsafeMutablePointer<ProtobufCAllocator>) throws(E) -> T
     ) throws(E) -> T {
-        let block = block()
-        let mark = block.pointee.used
-        defer { block.pointee.used = mark }
-        let allocator = UnsafeMutableRawPointer(block) + allocatorOffset
-        return try body(allocator.assumingMemoryBound(to: ProtobufCAllocator.self))
+        try withBlock { (block) throws(E) -> T in
+            let allocator = UnsafeMutableRawPointer(block) + allocatorOffset
+            return try body(allocator.assumingMemoryBound(to: ProtobufCAllocator.self))
+        }
+    }
+}
+
+/// The C strings, sub-structs and pointer arrays handed to a protobuf-c struct while it is
+/// packed: uninitialized memory of the thread's `UnpackArena` block, valid until the
+/// `CArena.scoped` call that made the arena returns.
+struct CArena {
+    private let block: UnsafeMutablePointer<UnpackArena.Block>
+
+    /// Calls `body` with an arena whose memory is given back when `body` returns.
+    static func scoped<R>(_ body: (CArena) -> R) -> R {
+        UnpackArena.withBlock { body(CArena(block: $0)) }
+    }
+
+    /// Uninitialized, correctly aligned memory for `count` values of `type`. Only for C types
+    /// that need no deinitialization.
+    func allocate<T>(_ type: T.Type, count: Int = 1) -> UnsafeMutablePointer<T> {
+        block.pointee.allocate(byteCount: MemoryLayout<T>.stride * count, alignment: MemoryLayout<T>.alignment)
+            .bindMemory(to: type, capacity: count)
+    }
+
+    /// A NUL-terminated copy of `text`.
+    func string(_ text: String) -> UnsafeMutablePointer<CChar> {
+        var text = text
+        return text.withUTF8 { utf8 in
+            let copy = block.pointee.allocate(byteCount: utf8.count + 1, alignment: 1)
+            if let source = utf8.baseAddress { copy.copyMemory(from: source, byteCount: utf8.count) }
+            copy.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
+            return copy.bindMemory(to: CChar.self, capacity: utf8.count + 1)
+        }
     }
 }

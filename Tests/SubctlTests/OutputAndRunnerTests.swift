@@ -1,4 +1,5 @@
 import Config
+import ProtoJSON
 import Sockets
 import SubctlKit
 import Synchronization
@@ -94,7 +95,7 @@ struct OutputAndRunnerTests {
     }
 
     @Test func callEncodesTheRequestAndPrintsPrettyOrCompactJSON() async throws {
-        let answer = try DynamicMessage.encode(
+        let answer = try ProtoJSON.encode(
             json: #"{"allowed": true, "untilMs": "5", "reason": "ACCESS_REASON_GRANTED"}"#,
             as: "subscriptions.entitlement.v1.CheckAccessResponse")
         let transport = FakeTransport(answers: [
@@ -110,7 +111,7 @@ struct OutputAndRunnerTests {
         #expect(
             transport.requests.withLock { $0 }
                 == [
-                    try DynamicMessage.encode(
+                    try ProtoJSON.encode(
                         json: #"{"account_id": "a", "capability": "pro"}"#,
                         as: "subscriptions.entitlement.v1.CheckAccessRequest"),
                     [],
@@ -119,7 +120,7 @@ struct OutputAndRunnerTests {
 
     @Test func streamsPrintEachMessageThenTheEndStatus() async throws {
         let change = { (position: Int) in
-            try DynamicMessage.encode(json: #"{"position": \#(position)}"#, as: "subscriptions.ledger.v1.Change")
+            try ProtoJSON.encode(json: #"{"position": \#(position)}"#, as: "subscriptions.ledger.v1.Change")
         }
         let transport = FakeTransport(streams: [
             "subscriptions.ledger.v1.Ledger/WatchChanges": (
@@ -138,7 +139,7 @@ struct OutputAndRunnerTests {
         #expect(
             transport.requests.withLock { $0 }
                 == [
-                    try DynamicMessage.encode(
+                    try ProtoJSON.encode(
                         json: #"{"after": "10"}"#, as: "subscriptions.ledger.v1.WatchChangesRequest")
                 ])
     }

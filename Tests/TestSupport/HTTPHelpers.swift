@@ -18,3 +18,29 @@ public func httpPost(port: Int, path: String, body: String) async throws -> (Int
     let (data, status) = try await loopbackExchange(request)
     return (status, String(decoding: data, as: UTF8.self))
 }
+
+/// What a Connect call over HTTP answered: the status, the `Content-Type` and the body.
+public struct ConnectAnswer: Sendable {
+    public let status: Int
+    public let contentType: String?
+    public let body: [UInt8]
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// POSTs `body` to 127.0.0.1:`port`/`method` (a Connect unary call) with `Content-Type`
+/// `contentType` and `headers`, on a connection of its own.
+public func connectCall(
+    port: Int, method: String, body: [UInt8], contentType: String = "application/json", headers: [String: String] = [:]
+) async throws -> ConnectAnswer {
+    var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)/\(method)")))
+    request.httpMethod = "POST"
+    request.httpBody = Data(body)
+    request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+    request.setValue("close", forHTTPHeaderField: "Connection")
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    let http = response as? HTTPURLResponse
+    return ConnectAnswer(
+        status: http?.statusCode ?? 0, contentType: http?.value(forHTTPHeaderField: "Content-Type"), body: [UInt8](data)
+    )
+}

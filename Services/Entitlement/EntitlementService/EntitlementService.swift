@@ -31,7 +31,21 @@ public enum EntitlementService {
                 host.logger.info(
                     "policy loaded",
                     ["version": store.policy.version, "capabilities": "\(store.policy.capabilityCount)"])
-                host.add(PolicyReloader(policies: store, logger: host.logger, view: view))
+                let logger = host.logger
+                host.onHangup {
+                    do {
+                        let policy = try store.reload()
+                        logger.info(
+                            "policy reloaded",
+                            [
+                                "version": policy.version, "capabilities": "\(policy.capabilityCount)",
+                                "products": "\(policy.productCount)",
+                            ])
+                        view.warnAboutUndatedNonRenewingProducts(policy: policy, logger: logger)
+                    } catch {
+                        logger.error("policy reload refused; the old policy stays in force", ["error": "\(error)"])
+                    }
+                }
                 policies = store
             } catch {
                 throw ConfigError(variable: "ENTITLEMENT_POLICY_FILE", problem: "\(error)")

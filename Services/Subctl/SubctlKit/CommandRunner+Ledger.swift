@@ -56,7 +56,7 @@ extension CommandRunner {
         _ answer: (response: Response, bytes: [UInt8]), _ options: CallOptions, lines: (Response) -> [String]
     ) throws(SubctlError) {
         if options.json {
-            write(try DynamicMessage.decodeToJSON(answer.bytes, as: Response.protoName, pretty: false))
+            write(try JSONMessages.decodeToJSON(answer.bytes, as: Response.protoName, pretty: false))
         } else {
             lines(answer.response).forEach(write)
         }

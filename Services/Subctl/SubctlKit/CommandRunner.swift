@@ -46,7 +46,7 @@ public struct CommandRunner {
                 case .json(let text): text
                 case .standardInput: standardInput()
                 }
-            let request = try DynamicMessage.encode(json: json, as: method.inputType)
+            let request = try JSONMessages.encode(json: json, as: method.inputType)
             if method.isServerStreaming {
                 try await transport.serverStream(method.fullName, request: request, timeout: options.timeout) {
                     message throws(SubctlError) in

@@ -58,7 +58,7 @@ public enum OutputText {
     /// `ledger SERVING version 0.1.0 uptime 12.3s connections 4 at 127.0.0.1:7002`, or with
     /// `json` the compact JSON of the HealthResponse. Throws `dataLoss` for undecodable bytes.
     public static func health(_ bytes: [UInt8], address: HostPort, json: Bool) throws(SubctlError) -> String {
-        if json { return try DynamicMessage.decodeToJSON(bytes, as: HealthResponse.protoName, pretty: false) }
+        if json { return try JSONMessages.decodeToJSON(bytes, as: HealthResponse.protoName, pretty: false) }
         let response: HealthResponse
         do {
             response = try HealthResponse(serialized: bytes)
@@ -73,7 +73,7 @@ public enum OutputText {
 
     /// An answer of `method` (one stream message for a stream): indented JSON, or one line with `json`.
     public static func response(_ bytes: [UInt8], of method: CatalogMethod, json: Bool) throws(SubctlError) -> String {
-        try DynamicMessage.decodeToJSON(bytes, as: method.outputType, pretty: !json)
+        try JSONMessages.decodeToJSON(bytes, as: method.outputType, pretty: !json)
     }
 
     /// `error: CODE: message`, for standard error.

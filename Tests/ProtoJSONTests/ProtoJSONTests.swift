@@ -1,14 +1,14 @@
 import Foundation
 import Model
-import SubctlKit
+import ProtoJSON
 import Testing
 import Wire
 
-@Suite("DynamicMessage: proto3 JSON ⇄ protobuf bytes through protoc-c descriptors")
-struct DynamicMessageTests {
+@Suite("ProtoJSON: proto3 JSON ⇄ protobuf bytes by the generated schema table")
+struct ProtoJSONTests {
     /// Encodes `json` and decodes the bytes again, compactly.
     private func roundTrip(_ json: String, as name: String) throws -> String {
-        try DynamicMessage.decodeToJSON(try DynamicMessage.encode(json: json, as: name), as: name, pretty: false)
+        try ProtoJSON.decodeToJSON(try ProtoJSON.encode(json: json, as: name), as: name, pretty: false)
     }
 
     @Test func nestedMessageWithRepeatedEventsRoundTrips() throws {
@@ -36,7 +36,7 @@ struct DynamicMessageTests {
             LifecycleEvent(
                 key: key, kind: .renewed, rawPayload: "n.n.n", rawTransaction: "t.t.t", rawRenewalInfo: "r.r.r")
         ])
-        let json = try DynamicMessage.decodeToJSON(
+        let json = try ProtoJSON.decodeToJSON(
             response.serialized(), as: "subscriptions.ledger.v1.GetHistoryResponse", pretty: false)
         #expect(
             json
@@ -46,11 +46,11 @@ struct DynamicMessageTests {
     }
 
     @Test func prettyOutputIndentsByTwoSpaces() throws {
-        let bytes = try DynamicMessage.encode(
+        let bytes = try ProtoJSON.encode(
             json: #"{"subscriptions": [{"key": {"storeId": "a"}}, {"productId": "p"}], "accountId": "x"}"#,
             as: "subscriptions.ledger.v1.GetAccountResponse")
         #expect(
-            try DynamicMessage.decodeToJSON(bytes, as: "subscriptions.ledger.v1.GetAccountResponse", pretty: true)
+            try ProtoJSON.decodeToJSON(bytes, as: "subscriptions.ledger.v1.GetAccountResponse", pretty: true)
                 == """
                 {
                   "accountId": "x",
@@ -98,19 +98,19 @@ struct DynamicMessageTests {
     @Test func bytesAreBase64BothWaysAndMatchTheGeneratedEnvelopeCode() throws {
         let payload: [UInt8] = [0, 1, 2, 250, 251, 255]
         let json = #"{"callId": "5", "kind": "FRAME_KIND_REQUEST", "method": "m", "payload": "AAEC+vv/", "window": 3}"#
-        let bytes = try DynamicMessage.encode(json: json, as: "subscriptions.rpc.v1.Envelope")
+        let bytes = try ProtoJSON.encode(json: json, as: "subscriptions.rpc.v1.Envelope")
         var frame: [UInt8] = []
         payload.withUnsafeBytes { raw in
             Envelope.appendFrame(to: &frame, callID: 5, kind: .request, method: "m", payload: raw, window: 3)
         }
         #expect(bytes == Array(frame[4...]))
         #expect(
-            try DynamicMessage.decodeToJSON(bytes, as: "subscriptions.rpc.v1.Envelope", pretty: false)
+            try ProtoJSON.decodeToJSON(bytes, as: "subscriptions.rpc.v1.Envelope", pretty: false)
                 == #"{"callId":"5","kind":"FRAME_KIND_REQUEST","method":"m","payload":"AAEC+vv/","window":3}"#)
         // URL-safe and unpadded base64 are accepted too.
         #expect(
-            try DynamicMessage.encode(json: #"{"payload": "AAEC-vv_"}"#, as: "subscriptions.rpc.v1.Envelope")
-                == DynamicMessage.encode(json: #"{"payload": "AAEC+vv/"}"#, as: "subscriptions.rpc.v1.Envelope"))
+            try ProtoJSON.encode(json: #"{"payload": "AAEC-vv_"}"#, as: "subscriptions.rpc.v1.Envelope")
+                == ProtoJSON.encode(json: #"{"payload": "AAEC+vv/"}"#, as: "subscriptions.rpc.v1.Envelope"))
     }
 
     @Test func healthResponseBytesEqualWireGeneratedCode() throws {
@@ -122,27 +122,27 @@ struct DynamicMessageTests {
             status: .serving, service: "ledger", version: "0.1.0", uptimeMilliseconds: 12345,
             serverTimeMilliseconds: 1_700_000_000_000, connections: 4
         ).serialized()
-        #expect(try DynamicMessage.encode(json: json, as: "subscriptions.common.v1.HealthResponse") == expected)
+        #expect(try ProtoJSON.encode(json: json, as: "subscriptions.common.v1.HealthResponse") == expected)
         // Empty strings and zeros are left out exactly as the generated code leaves them out.
         let sparse = HealthResponse(
             status: .draining, service: "", version: "", uptimeMilliseconds: 0, serverTimeMilliseconds: 0,
             connections: 0)
         #expect(
-            try DynamicMessage.encode(
+            try ProtoJSON.encode(
                 json: #"{"status": 3, "service": "", "version": "", "uptimeMs": 0}"#,
                 as: "subscriptions.common.v1.HealthResponse") == sparse.serialized())
         #expect(
-            try DynamicMessage.decodeToJSON(expected, as: "subscriptions.common.v1.HealthResponse", pretty: false)
+            try ProtoJSON.decodeToJSON(expected, as: "subscriptions.common.v1.HealthResponse", pretty: false)
                 == #"{"status":"SERVING_STATUS_SERVING","service":"ledger","version":"0.1.0","uptimeMs":"12345","#
                 + #""serverTimeMs":"1700000000000","connections":4}"#)
     }
 
     @Test func emptyObjectEncodesToNoBytesAndNullMeansDefault() throws {
-        #expect(try DynamicMessage.encode(json: "{}", as: "subscriptions.ledger.v1.SnapshotRequest") == [])
+        #expect(try ProtoJSON.encode(json: "{}", as: "subscriptions.ledger.v1.SnapshotRequest") == [])
         #expect(
-            try DynamicMessage.encode(json: #"{"key": null}"#, as: "subscriptions.ledger.v1.GetSubscriptionRequest")
+            try ProtoJSON.encode(json: #"{"key": null}"#, as: "subscriptions.ledger.v1.GetSubscriptionRequest")
                 == [])
-        #expect(try DynamicMessage.decodeToJSON([], as: "subscriptions.ledger.v1.SnapshotChunk", pretty: true) == "{}")
+        #expect(try ProtoJSON.decodeToJSON([], as: "subscriptions.ledger.v1.SnapshotChunk", pretty: true) == "{}")
     }
 
     @Test func stringsAreEscapedInOutput() throws {
@@ -220,13 +220,13 @@ struct DynamicMessageTests {
         ("{}", "subscriptions.ledger.v1.Nope", "NOT_FOUND: no message subscriptions.ledger.v1.Nope"),
     ])
     func encodingErrorsNameTheFieldAndTheProblem(json: String, message: String, expected: String) {
-        let error = #expect(throws: SubctlError.self) { try DynamicMessage.encode(json: json, as: message) }
+        let error = #expect(throws: RPCError.self) { try ProtoJSON.encode(json: json, as: message) }
         #expect(error?.description == expected)
     }
 
     @Test func undecodableBytesAreDataLoss() {
-        let error = #expect(throws: SubctlError.self) {
-            try DynamicMessage.decodeToJSON(
+        let error = #expect(throws: RPCError.self) {
+            try ProtoJSON.decodeToJSON(
                 [0x0a, 0x05, 0x01], as: "subscriptions.ledger.v1.GetAccountRequest", pretty: false)
         }
         #expect(

@@ -2,16 +2,16 @@ import Foundation
 import Wire
 
 /// JSON → protobuf bytes, written field by field as the schema describes them.
-extension DynamicMessage {
+extension ProtoJSON {
     /// The bytes of `message` with the fields of a JSON object.
-    static func encode(_ object: [String: Any], as message: ProtoSchema.Message) throws(SubctlError) -> [UInt8] {
+    static func encode(_ object: [String: Any], as message: ProtoSchema.Message) throws(RPCError) -> [UInt8] {
         var given: [Int: (key: String, value: Any)] = [:]
         for key in object.keys.sorted() {
             guard let field = message.fields.first(where: { $0.name == key || $0.jsonName == key }) else {
-                throw SubctlError(.invalidArgument, "\(message.fullName) has no field \"\(key)\"")
+                throw RPCError(.invalidArgument, "\(message.fullName) has no field \"\(key)\"")
             }
             if let earlier = given[field.number] {
-                throw SubctlError(
+                throw RPCError(
                     .invalidArgument,
                     "\(message.fullName).\(field.name) is given twice, as \"\(earlier.key)\" and \"\(key)\"")
             }
@@ -48,7 +48,7 @@ extension DynamicMessage {
     private static func write(
         _ value: Any, _ field: ProtoSchema.Field, into out: inout ProtoWireWriter, path: String, number: Int?,
         omitDefault: Bool = false
-    ) throws(SubctlError) {
+    ) throws(RPCError) {
         func varint(_ raw: UInt64) {
             guard !(omitDefault && raw == 0) else { return }
             if let number { out.key(number, wireType: 0) }
@@ -67,7 +67,7 @@ extension DynamicMessage {
         case .string:
             guard let text = value as? String else { throw mismatch(path, "a string", value) }
             guard !text.utf8.contains(0) else {
-                throw SubctlError(.invalidArgument, "\(path): a string cannot contain U+0000")
+                throw RPCError(.invalidArgument, "\(path): a string cannot contain U+0000")
             }
             guard !(omitDefault && text.isEmpty) else { return }
             out.field(number!, bytes: Array(text.utf8))
@@ -87,7 +87,7 @@ extension DynamicMessage {
     /// An integer from a JSON number or a decimal string, within `T`'s range.
     private static func integer<T: FixedWidthInteger>(
         _ value: Any, _ type: T.Type, _ typeName: String, _ path: String
-    ) throws(SubctlError) -> T {
+    ) throws(RPCError) -> T {
         let text: String
         if let string = value as? String {
             text = string
@@ -99,7 +99,7 @@ extension DynamicMessage {
                     throw mismatch(path, "an integer (\(typeName))", value)
                 }
                 guard let exact = T(exactly: double) else {
-                    throw SubctlError(
+                    throw RPCError(
                         .invalidArgument, "\(path): \(number.stringValue) is out of range for \(typeName)")
                 }
                 return exact
@@ -111,17 +111,17 @@ extension DynamicMessage {
         if let result = T(text) { return result }
         let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
         if !digits.isEmpty && digits.allSatisfy(\.isASCII) && digits.allSatisfy(\.isNumber) {
-            throw SubctlError(.invalidArgument, "\(path): \(text) is out of range for \(typeName)")
+            throw RPCError(.invalidArgument, "\(path): \(text) is out of range for \(typeName)")
         }
         throw mismatch(path, "an integer (\(typeName))", value)
     }
 
     /// An enum value by name, or any int32 number (proto3 enums are open).
-    private static func enumNumber(_ value: Any, _ enumName: String, _ path: String) throws(SubctlError) -> Int32 {
+    private static func enumNumber(_ value: Any, _ enumName: String, _ path: String) throws(RPCError) -> Int32 {
         let values = ProtoSchema.enums[enumName]?.values ?? []
         if let name = value as? String {
             guard let known = values.first(where: { $0.name == name }) else {
-                throw SubctlError(.invalidArgument, "\(path): \"\(name)\" is not a value of \(enumName)")
+                throw RPCError(.invalidArgument, "\(path): \"\(name)\" is not a value of \(enumName)")
             }
             return known.number
         }
@@ -141,8 +141,8 @@ extension DynamicMessage {
     /// JSONSerialization gives booleans as NSNumber of ObjC type `c`; it uses `c` for nothing else.
     private static func isBoolean(_ number: NSNumber) -> Bool { String(cString: number.objCType) == "c" }
 
-    private static func mismatch(_ path: String, _ expected: String, _ value: Any) -> SubctlError {
-        SubctlError(.invalidArgument, "\(path): expected \(expected), got \(describe(value))")
+    private static func mismatch(_ path: String, _ expected: String, _ value: Any) -> RPCError {
+        RPCError(.invalidArgument, "\(path): expected \(expected), got \(describe(value))")
     }
 
     /// A short rendering of a JSON value for an error message.

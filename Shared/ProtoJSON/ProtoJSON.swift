@@ -1,5 +1,5 @@
 import Foundation
-import Wire
+public import Wire
 
 /// Converts between proto3 JSON and protobuf bytes for any message of `proto/`, driven by the
 /// schema table wiregen generates (`ProtoSchema`) instead of per-message code.
@@ -9,25 +9,30 @@ import Wire
 /// (numbers accepted, unknown numbers printed as numbers); bytes as base64; default values
 /// left out of the output, in field-number order. The bytes are what protoc-c's code writes for
 /// the same message: fields in number order, zero values (without presence) not sent.
-public enum DynamicMessage {
+public enum ProtoJSON {
     /// The protobuf bytes of the message `messageFullName` (e.g.
     /// `subscriptions.ledger.v1.GetSubscriptionRequest`) that the JSON object `json` describes.
     ///
     /// Throws `invalidArgument` naming the message and field for invalid JSON, an unknown
     /// field, a value of the wrong type, a number out of range or an unknown enum name;
     /// `notFound` when there is no such message.
-    public static func encode(json: String, as messageFullName: String) throws(SubctlError) -> [UInt8] {
+    public static func encode(json: [UInt8], as messageFullName: String) throws(RPCError) -> [UInt8] {
         let parsed: Any
         do {
-            parsed = try JSONSerialization.jsonObject(with: Data(json.utf8))
+            parsed = try JSONSerialization.jsonObject(with: Data(json))
         } catch {
             let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            throw SubctlError(.invalidArgument, "the request is not valid JSON: \(reason)")
+            throw RPCError(.invalidArgument, "the request is not valid JSON: \(reason)")
         }
         guard let object = parsed as? [String: Any] else {
-            throw SubctlError(.invalidArgument, "the request must be a JSON object (\(messageFullName))")
+            throw RPCError(.invalidArgument, "the request must be a JSON object (\(messageFullName))")
         }
         return try encode(object, as: try message(named: messageFullName))
+    }
+
+    /// `encode(json:as:)` for JSON text.
+    public static func encode(json: String, as messageFullName: String) throws(RPCError) -> [UInt8] {
+        try encode(json: Array(json.utf8), as: messageFullName)
     }
 
     /// The proto3 JSON of `bytes`, decoded as the message `messageFullName`: indented by two
@@ -35,7 +40,7 @@ public enum DynamicMessage {
     ///
     /// Throws `dataLoss` saying why when the bytes are not such a message, `notFound` when
     /// there is no such message.
-    public static func decodeToJSON(_ bytes: [UInt8], as messageFullName: String, pretty: Bool) throws(SubctlError)
+    public static func decodeToJSON(_ bytes: [UInt8], as messageFullName: String, pretty: Bool) throws(RPCError)
         -> String
     {
         let message = try message(named: messageFullName)
@@ -43,7 +48,7 @@ public enum DynamicMessage {
         let written = bytes.withUnsafeBytes { layout.message($0, message, depth: 0) }
         guard let json = written else {
             let reason = bytes.withUnsafeBytes { ProtoWireReader.firstProblem(in: $0) }
-            throw SubctlError(
+            throw RPCError(
                 .dataLoss,
                 "the answer is not a valid \(messageFullName): \(reason ?? "a field has a value of the wrong type")")
         }
@@ -51,9 +56,9 @@ public enum DynamicMessage {
     }
 
     /// The schema of the message `fullName`; throws `notFound` when `proto/` has none.
-    static func message(named fullName: String) throws(SubctlError) -> ProtoSchema.Message {
+    static func message(named fullName: String) throws(RPCError) -> ProtoSchema.Message {
         guard let message = ProtoSchema.messages[fullName] else {
-            throw SubctlError(.notFound, "no message \(fullName)")
+            throw RPCError(.notFound, "no message \(fullName)")
         }
         return message
     }

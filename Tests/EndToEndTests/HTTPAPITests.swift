@@ -1,0 +1,112 @@
+import Connect
+import Crypto
+import Foundation
+import Glibc
+import ProtoJSON
+import RPC
+import TestSupport
+import Testing
+import Wire
+
+@Suite("The services' methods over HTTP (Connect)", .serialized)
+struct HTTPAPITests {
+    @Test("every unary method of the three services answers over HTTP as over the RPC, in JSON and in protobuf")
+    func everyMethodBothEncodings() async throws {
+        let stack = try await StoreSimStack()
+        let services: [(String, Int, RPCClient)] = [
+            ("subscriptions.verifier.v1.Verifier", try await stack.verifier.httpPort(), stack.verifierClient),
+            (
+                "subscriptions.ledger.v1.Ledger", try await stack.entitlementStack.ledger.httpPort(),
+                stack.entitlementStack.ledgerClient
+            ),
+            ("subscriptions.entitlement.v1.Entitlement", stack.entitlementHTTP, stack.entitlementClient),
+        ]
+        var compared = 0
+        for (serviceName, port, client) in services {
+            let service = try #require(ProtoSchema.services.first { $0.fullName == serviceName })
+            for method in service.methods where !method.isServerStreaming {
+                let name = "\(serviceName)/\(method.name)"
+                // The empty request: refused by most methods, answered by the reads.
+                let overRPC: Result<[UInt8], RPCError>
+                do throws(RPCError) {
+                    overRPC = .success(try await client.unary(name, request: []))
+                } catch {
+                    overRPC = .failure(error)
+                }
+                let proto = try await connectCall(port: port, method: name, body: [], contentType: "application/proto")
+                let json = try await connectCall(port: port, method: name, body: Array("{}".utf8))
+                switch overRPC {
+                case .success(let bytes):
+                    #expect(proto.status == 200 && json.status == 200, "\(name)")
+                    #expect(proto.contentType == "application/proto" && json.contentType == "application/json")
+                    // Health carries the clock and the uptime; the others are the same bytes.
+                    if method.name != "Health" {
+                        #expect(proto.body == bytes, "\(name)")
+                        #expect(
+                            json.text == (try ProtoJSON.decodeToJSON(bytes, as: method.output, pretty: false)),
+                            "\(name)")
+                    } else {
+                        #expect(json.text.contains(#""status":"SERVING_STATUS_SERVING""#), "\(json.text)")
+                    }
+                case .failure(let error):
+                    for answer in [proto, json] {
+                        #expect(answer.status == error.code.connectHTTPStatus, "\(name): \(answer.text)")
+                        #expect(answer.contentType == "application/json")
+                        let fields = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: String]
+                        #expect(fields == ["code": error.code.connectName, "message": error.message], "\(name)")
+                    }
+                }
+                compared += 1
+            }
+        }
+        // Every unary method of the three services was called.
+        #expect(compared == ProtoSchema.services.flatMap(\.methods).filter { !$0.isServerStreaming }.count)
+        await stack.stop()
+    }
+
+    @Test("API keys on a real service: missing and wrong keys are 401, SIGHUP revokes a key and reloads the policy too")
+    func apiKeysAndReload() async throws {
+        let stack = try await EntitlementStack()
+        let keys = stack.directory.appendingPathComponent("api-keys").path
+        func write(_ pairs: [(String, String)]) throws {
+            let text = pairs.map { "\($0.0) \(Digest.sha256Hex(Array($0.1.utf8)))" }.joined(separator: "\n")
+            try text.write(toFile: keys, atomically: true, encoding: .utf8)
+        }
+        try write([("billing", "key-one"), ("crm", "key-two")])
+        let (entitlement, _, http) = try await stack.startEntitlement(environment: ["API_KEYS_FILE": keys])
+        let method = EntitlementRPC.checkAccess.name
+        let body = Array(#"{"accountId": "alice", "capability": "pro"}"#.utf8)
+        let missing = try await connectCall(port: http, method: method, body: body)
+        #expect(missing.status == 401)
+        #expect(
+            missing.text == #"{"code":"unauthenticated","message":"an API key is required: Authorization: Bearer KEY"}"#
+        )
+        let wrong = try await connectCall(
+            port: http, method: method, body: body, headers: ["Authorization": "Bearer nope"])
+        #expect(wrong.status == 401)
+        let allowed = try await connectCall(
+            port: http, method: method, body: body, headers: ["Authorization": "Bearer key-two"])
+        #expect(allowed.status == 200)
+        #expect(allowed.text == #"{"reason":"ACCESS_REASON_NO_GRANT","detail":"nothing the account has grants pro"}"#)
+        // Revoke crm's key and change the policy; one SIGHUP reloads both.
+        try write([("billing", "key-one")])
+        try (EntitlementStack.policy + "\ncapability extra\n  apple com.example.extra\n").write(
+            toFile: stack.policyPath, atomically: true, encoding: .utf8)
+        kill(entitlement.pid, SIGHUP)
+        let reloaded = try await entitlement.line(containing: "api keys reloaded", within: 10)
+        #expect(ServiceProcess.field("keys", in: reloaded) == "1")
+        _ = try await entitlement.line(containing: "policy reloaded", within: 10)
+        let revoked = try await connectCall(
+            port: http, method: method, body: body, headers: ["Authorization": "Bearer key-two"])
+        #expect(revoked.status == 401)
+        #expect(revoked.text == #"{"code":"unauthenticated","message":"the API key is not valid"}"#)
+        let kept = try await connectCall(
+            port: http, method: method, body: body, headers: ["Authorization": "Bearer key-one"])
+        #expect(kept.status == 200)
+        // No key reaches the log.
+        #expect(!entitlement.log.joined().contains("key-one") && !entitlement.log.joined().contains("key-two"))
+        entitlement.terminate()
+        _ = await entitlement.waitForExit()
+        await stack.stop()
+    }
+}
