@@ -22,6 +22,7 @@ check-generated: deps
 # (scripts/fuzz --ci, under a minute once built), then the container test.
 test: check-generated
 	$(SWIFT) build --build-tests
+	scripts/python-env >/dev/null
 	scripts/run-tests
 	scripts/fuzz --ci
 	scripts/test-containers

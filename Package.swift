@@ -45,6 +45,7 @@ let package = Package(
         system("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         system("CLibPQ", pkgConfig: "libpq", apt: "libpq-dev"),
         system("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
+        system("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         // Small C functions for what Swift cannot import (macros, variadics, epoll).
         .target(name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD"], path: "Shared/CShims"),
         // protoc-c output for proto/ (generated, do not edit; scripts/generate-proto).
@@ -66,7 +67,7 @@ let package = Package(
         shared("SQLite", ["CSQLite"]),
         shared("PostgreSQL", ["CLibPQ"]),
         shared("ProtoJSON", ["Wire", "Observability"]),
-        shared("Connect", ["RPC", "Wire", "HTTP", "ProtoJSON", "Crypto", "Observability"]),
+        shared("Connect", ["RPC", "Wire", "HTTP", "ProtoJSON", "Crypto", "Observability", "CZlib"]),
         shared("ServiceRuntime", ["RPC", "Wire", "HTTP", "Connect", "Config", "Observability", "Lifecycle", "Sockets"]),
 
         // Services: business rules in a library, a main.swift that only wires it up.
@@ -149,7 +150,8 @@ let package = Package(
             path: "Tests/Benchmarks/entitlementbench", swiftSettings: swiftSettings),
 
         // The generator of Shared/Wire/Generated from proto/'s descriptor set (scripts/generate-proto).
-        .executableTarget(name: "wiregen", path: "scripts/wiregen", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "wiregen", dependencies: ["Observability"], path: "scripts/wiregen", swiftSettings: swiftSettings),
 
         // Tests, and what several test targets share.
         // libFuzzer targets (scripts/fuzz; built with -sanitize=fuzzer).
@@ -191,7 +193,8 @@ let package = Package(
             name: "ConfigTests", dependencies: ["Config", "Sockets"], path: "Tests/ConfigTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ConnectTests", dependencies: ["Connect", "RPC", "Wire", "HTTP", "HTTPClient", "Crypto", "Observability"],
+            name: "ConnectTests",
+            dependencies: ["Connect", "RPC", "Wire", "HTTP", "HTTPClient", "Crypto", "Observability", "TestSupport"],
             path: "Tests/ConnectTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "ProtoJSONTests", dependencies: ["ProtoJSON", "Wire", "Model"], path: "Tests/ProtoJSONTests",

@@ -13,9 +13,9 @@ public import Wire
 /// protocol. An error is Connect's JSON error body with Connect's HTTP status for its code.
 ///
 /// Headers: `Connect-Timeout-Ms` (1 to 10 digits) is the call's timeout, as the framed
-/// protocol's `timeout_ms`; `Connect-Protocol-Version` must be `1` when sent; a body is taken
-/// only uncompressed (`Content-Encoding` absent or `identity`). Server streams and Connect's
-/// `GET` form are not offered here: they are the framed protocol's.
+/// protocol's `timeout_ms`; `Connect-Protocol-Version` must be `1` when sent; a body may be gzip
+/// (`Content-Encoding: gzip`, inflated up to `maxBodyBytes`); answers are sent uncompressed.
+/// Server streams and Connect's `GET` form are not offered here: they are the framed protocol's.
 public struct ConnectGateway: Sendable {
     /// One method as the gateway serves it: its full name and its messages' full names.
     struct Route: Sendable {
@@ -25,6 +25,8 @@ public struct ConnectGateway: Sendable {
     }
 
     private let server: RPCServer
+    /// The most a gzip body may inflate to (the HTTP listener's body limit).
+    private let maxBodyBytes: Int
     private let identify: @Sendable (HTTPRequest) -> Result<[String]?, RPCError>
 
     /// A gateway to `server`'s unary methods. `identify` names the caller of a request (the
@@ -32,10 +34,11 @@ public struct ConnectGateway: Sendable {
     /// callers) or refuses it (UNAUTHENTICATED for a missing or wrong key); the server's access
     /// policy then decides.
     public init(
-        server: RPCServer,
+        server: RPCServer, maxBodyBytes: Int = 1 << 20,
         identify: @escaping @Sendable (HTTPRequest) -> Result<[String]?, RPCError> = { _ in .success(nil) }
     ) {
         self.server = server
+        self.maxBodyBytes = maxBodyBytes
         self.identify = identify
     }
 
@@ -50,10 +53,16 @@ public struct ConnectGateway: Sendable {
         }
     }
 
-    /// Routes `POST /<method>` on `http` for every unary method.
+    /// Routes `POST /<method>` on `http` for every unary method, and `GET /openapi.json` to the
+    /// service's OpenAPI description (generated from `proto/`, as `proto/openapi/` holds it).
     public func install(on http: HTTPServer) {
+        let routes = self.routes
         for route in routes {
             http.route("POST", "/\(route.method)") { [self] request in handle(request, route) }
+        }
+        let services = Set(routes.map { $0.method.split(separator: "/")[0] })
+        if services.count == 1, let document = OpenAPIDocuments.byService[String(services.first!)] {
+            http.route("GET", "/openapi.json") { _ in .json(document) }
         }
     }
 
@@ -78,7 +87,7 @@ public struct ConnectGateway: Sendable {
         case .failure(let error):
             var response = Self.error(error)
             if error.code == .unimplemented, request.headers["content-encoding"] != nil {
-                response.headers.append(("Accept-Encoding", "identity"))
+                response.headers.append(("Accept-Encoding", "gzip, identity"))
             }
             return response
         }
@@ -90,11 +99,16 @@ public struct ConnectGateway: Sendable {
                 RPCError(
                     .invalidArgument, "Connect-Protocol-Version \"\(version.prefix(20))\" is not supported: send 1"))
         }
-        if let encoding = request.headers["content-encoding"], encoding.lowercased() != "identity" {
+        var body = request.body
+        switch request.headers["content-encoding"]?.lowercased() {
+        case nil, "identity": break
+        case "gzip":
+            do { body = try Gzip.inflate(body, limit: maxBodyBytes) } catch { return .failure(error) }
+        case let encoding?:
             return .failure(
                 RPCError(
                     .unimplemented,
-                    "Content-Encoding \"\(encoding.prefix(40))\" is not supported: send the body uncompressed"))
+                    "Content-Encoding \"\(encoding.prefix(40))\" is not supported: send gzip or identity"))
         }
         var timeout: UInt64 = 0
         if let text = request.headers["connect-timeout-ms"] {
@@ -113,10 +127,10 @@ public struct ConnectGateway: Sendable {
         }
         let payload: [UInt8]
         switch codec {
-        case .proto: payload = request.body
+        case .proto: payload = body
         case .json:
             do {
-                payload = request.body.isEmpty ? [] : try ProtoJSON.encode(json: request.body, as: route.input)
+                payload = body.isEmpty ? [] : try ProtoJSON.encode(json: body, as: route.input)
             } catch {
                 return .failure(error)
             }

@@ -90,7 +90,7 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
         register(
             method,
             .inline({ bytes, output in
-                output.append(contentsOf: try body(try Self.decode(bytes, within: budget)).serialized())
+                try body(try Self.decode(bytes, within: budget)).serialize(appendingTo: &output)
             }), limits: limits)
     }
 

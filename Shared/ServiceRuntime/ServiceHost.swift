@@ -128,7 +128,7 @@ public final class ServiceHost: Sendable {
                                 .unauthenticated, "calls over HTTP from another host need an API key (API_KEYS_FILE)"))
                 }
             }
-        ConnectGateway(server: server, identify: identify).install(on: http)
+        ConnectGateway(server: server, maxBodyBytes: settings.http.maxBodyBytes, identify: identify).install(on: http)
         let rpcPart = RPCServerPart(server: server)
         let httpPart = HTTPServerPart(server: http, name: "http")
         let (parts, hangupActions) = state.withLock { ($0.parts, $0.hangupActions) }

@@ -27,15 +27,9 @@ extension CMessageConvertible {
         return message
     }
 
-    /// The serialized form: fills the struct in a scoped arena, packs it, frees the arena.
-    func packed() -> [UInt8] {
-        CArena.scoped { arena in
-            cMessage(in: arena).withMemoryRebound(to: ProtobufCMessage.self, capacity: 1) { message in
-                [UInt8](unsafeUninitializedCapacity: protobuf_c_message_get_packed_size(message)) {
-                    $1 = protobuf_c_message_pack(message, $0.baseAddress!)
-                }
-            }
-        }
+    /// Appends the serialized form to `output`: fills the struct in a scoped arena and packs it.
+    func pack(appendingTo output: inout [UInt8]) {
+        CArena.scoped { arena in ProtobufC.pack(&cMessage(in: arena).pointee, onto: &output) }
     }
 
     /// Decodes serialized bytes. Throws `RPCError(.invalidArgument)` naming `protoName` when

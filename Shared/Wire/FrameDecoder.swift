@@ -58,8 +58,6 @@ public struct FrameDecoder: Sendable {
                 pending.append(contentsOf: input[0..<take])
                 offset = take
                 guard pending.count == 4 else { return }
-                _ = try Self.checkedLength(
-                    pending[0], pending[1], pending[2], pending[3], maxFrameLength: maxFrameLength)
             }
             let length = Int(
                 try Self.checkedLength(pending[0], pending[1], pending[2], pending[3], maxFrameLength: maxFrameLength))

@@ -8,19 +8,21 @@ public protocol ProtoMessage: Sendable {
     static var protoName: String { get }
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming what is wrong.
     init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError)
-    /// The serialized form.
-    func serialized() -> [UInt8]
+    /// Appends the serialized form to `output` (a reply buffer, say).
+    func serialize(appendingTo output: inout [UInt8])
 }
 
 extension ProtoMessage {
+    /// The serialized form.
+    public func serialized() -> [UInt8] {
+        var bytes: [UInt8] = []
+        serialize(appendingTo: &bytes)
+        return bytes
+    }
+
     /// Decodes from an array.
     public init(serialized bytes: [UInt8]) throws(RPCError) {
-        // Copy out of the closure so the typed throw survives.
-        var result: Result<Self, RPCError> = .failure(RPCError(.internal, "unreachable"))
-        bytes.withUnsafeBytes { raw in
-            result = Result { () throws(RPCError) -> Self in try Self(serialized: raw) }
-        }
-        self = try result.get()
+        self = try bytes.span.bytes.withUnsafeBytes { (raw) throws(RPCError) in try Self(serialized: raw) }
     }
 }
 
@@ -56,6 +58,7 @@ enum ProtobufC {
         withUnsafePointer(to: &message) { pointer in
             pointer.withMemoryRebound(to: ProtobufCMessage.self, capacity: 1) { message in
                 let size = protobuf_c_message_get_packed_size(message)
+                if output.isEmpty { output.reserveCapacity(size + 4) }
                 if framed { withUnsafeBytes(of: UInt32(truncatingIfNeeded: size).bigEndian) { output += $0 } }
                 let start = output.count
                 output.appendZeros(size)

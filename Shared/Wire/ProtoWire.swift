@@ -89,7 +89,7 @@ public struct ProtoWireReader {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func readVarint() -> UInt64? {
         var result: UInt64 = 0
         var shift: UInt64 = 0

@@ -101,9 +101,12 @@ enum UnpackArena {
             block.pointee.used, block.pointee.spills.count, block.pointee.spillCursor, block.pointee.spillLeft
         )
         defer {
-            for chunk in block.pointee.spills[spills...] { free(chunk) }
-            block.pointee.spills.removeSubrange(spills...)
-            (block.pointee.used, block.pointee.spillCursor, block.pointee.spillLeft) = (used, cursor, left)
+            block.pointee.used = used
+            if block.pointee.spills.count != spills {
+                for chunk in block.pointee.spills[spills...] { free(chunk) }
+                block.pointee.spills.removeSubrange(spills...)
+            }
+            (block.pointee.spillCursor, block.pointee.spillLeft) = (cursor, left)
         }
         return try body(block)
     }

@@ -5,6 +5,7 @@ import HTTP
 import HTTPClient
 import Observability
 import RPC
+import TestSupport
 import Testing
 import Wire
 
@@ -23,7 +24,8 @@ final class GatewayFixture: Sendable {
         identify: @escaping @Sendable (HTTPRequest) -> Result<[String]?, RPCError> = { _ in .success(nil) }
     ) throws {
         let router = RPCRouter()
-        router.inline(EntitlementRPC.checkAccess, limits: RPCMethodLimits(maxRequestBytes: 64)) { (request: CheckAccessRequest) throws -> CheckAccessResponse in
+        router.inline(EntitlementRPC.checkAccess, limits: RPCMethodLimits(maxRequestBytes: 64)) {
+            (request: CheckAccessRequest) throws -> CheckAccessResponse in
             if request.accountID.hasPrefix("code-"), let number = Int32(request.accountID.dropFirst(5)) {
                 throw RPCError(StatusCode(rawValue: number), "asked for code \(number)")
             }
@@ -37,9 +39,10 @@ final class GatewayFixture: Sendable {
             ])
         }
         router.deferred(EntitlementRPC.checkAccessBatch) { _, request, respond in
-            DispatchQueue.global().async {
+            // A thread of its own, like a storage writer's (not a pool other tests may be blocking).
+            Thread {
                 respond(.success(CheckAccessBatchResponse(results: request.checks.map { _ in CheckAccessResponse() })))
-            }
+            }.start()
         }
         router.unary(EntitlementRPC.reloadPolicy) { _, _ in
             try await Task.sleep(for: .seconds(3600))
@@ -59,7 +62,10 @@ final class GatewayFixture: Sendable {
         request.httpMethod = "POST"
         request.httpBody = Data(body)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        return try await client.perform(request).get()
+        switch await client.perform(request) {
+        case .success(let response): return response
+        case .failure(let failure): throw GatewayFixtureError(description: "POST /\(method): \(failure)")
+        }
     }
 
     func postJSON(_ method: String, _ json: String, headers: [String: String] = [:]) async throws
@@ -69,6 +75,10 @@ final class GatewayFixture: Sendable {
     }
 
     deinit { http.stop() }
+}
+
+struct GatewayFixtureError: Error, CustomStringConvertible {
+    let description: String
 }
 
 extension HTTPClientTransport.Response {
@@ -157,8 +167,12 @@ struct ConnectGatewayTests {
                 #"{"code":"invalid_argument","message":"Connect-Timeout-Ms must be 1 to 10 digits, got \"-5\""}"#
             ),
             (
-                ["Content-Encoding": "gzip"], "{}", 501,
-                #"{"code":"unimplemented","message":"Content-Encoding \"gzip\" is not supported: send the body uncompressed"}"#
+                ["Content-Encoding": "br"], "{}", 501,
+                #"{"code":"unimplemented","message":"Content-Encoding \"br\" is not supported: send gzip or identity"}"#
+            ),
+            (
+                ["Content-Encoding": "gzip"], "{}", 400,
+                #"{"code":"invalid_argument","message":"the body is not valid gzip: zlib error -3"}"#
             ),
             (
                 [:], #"{"accountId": 5}"#, 400,
@@ -178,8 +192,8 @@ struct ConnectGatewayTests {
             #expect(answer.status == item.status, "\(item.headers) \(item.body)")
             #expect(answer.text == item.text)
         }
-        let gzip = try await fixture.postJSON(method, "{}", headers: ["Content-Encoding": "gzip"])
-        #expect(gzip.headers["accept-encoding"] == "identity")
+        let brotli = try await fixture.postJSON(method, "{}", headers: ["Content-Encoding": "br"])
+        #expect(brotli.headers["accept-encoding"] == "gzip, identity")
         let bytes = try await fixture.post(method, [0x0A, 0x05, 0x61], headers: ["Content-Type": "application/proto"])
         #expect(bytes.status == 400)
         #expect(
@@ -189,6 +203,42 @@ struct ConnectGatewayTests {
         // A server stream has no Connect route here, and neither has a method the server lacks.
         #expect(try await fixture.postJSON("subscriptions.ledger.v1.Ledger/WatchChanges", "{}").status == 404)
         #expect(try await fixture.postJSON("subscriptions.entitlement.v1.Entitlement/Health", "{}").status == 404)
+        await fixture.server.shutdown()
+    }
+
+    /// `bytes` compressed by the gzip command.
+    static func gzip(_ bytes: [UInt8]) async throws -> [UInt8] {
+        [UInt8](try await runCommand(URL(fileURLWithPath: "/bin/gzip"), ["-c"], input: Data(bytes)).outputBytes)
+    }
+
+    @Test("a gzip body is inflated, within the listener's body limit")
+    func gzipBodies() async throws {
+        let fixture = try GatewayFixture()
+        let method = EntitlementRPC.checkAccess.name
+        let json = try await fixture.post(
+            method, try await Self.gzip(Array(#"{"accountId": "a"}"#.utf8)),
+            headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
+        #expect(json.status == 200)
+        #expect(json.text == #"{"allowed":true,"untilMs":"5","reason":"ACCESS_REASON_GRANTED"}"#)
+        let proto = try await fixture.post(
+            method, try await Self.gzip(CheckAccessRequest(accountID: "a", capability: "").serialized()),
+            headers: ["Content-Type": "application/proto", "Content-Encoding": "gzip"])
+        #expect(
+            [UInt8](proto.body)
+                == CheckAccessResponse(allowed: true, untilMilliseconds: 5, reason: .granted).serialized())
+        // 2 MiB of spaces in about 2 KiB: refused once it passes 1 MiB, not inflated whole.
+        let bomb = try await Self.gzip(Array("{".utf8) + [UInt8](repeating: 0x20, count: 2 << 20) + Array("}".utf8))
+        #expect(bomb.count < 4096)
+        let refused = try await fixture.post(
+            method, bomb, headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
+        #expect(refused.status == 429)
+        #expect(
+            refused.text
+                == #"{"code":"resource_exhausted","message":"the gzip body inflates to more than 1048576 bytes"}"#)
+        let truncated = try await fixture.post(
+            method, Array(try await Self.gzip(Array("{}".utf8)).dropLast(4)),
+            headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
+        #expect(truncated.text == #"{"code":"invalid_argument","message":"the body is not valid gzip: it ends early"}"#)
         await fixture.server.shutdown()
     }
 

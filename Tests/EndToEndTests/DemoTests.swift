@@ -11,17 +11,11 @@ struct DemoTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let process = Process()
-        process.executableURL = ServiceProcess.binDirectory.appendingPathComponent("demo")
-        process.currentDirectoryURL = directory
-        process.environment = ["PATH": "/usr/bin:/bin"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        let result = try await runCommand(
+            ServiceProcess.binDirectory.appendingPathComponent("demo"), [], directory: directory,
+            environment: ["PATH": "/usr/bin:/bin"])
+        let text = result.output + result.errors
+        #expect(result.status == 0, "\(text)")
         for line in [
             "Alice pro: allowed until 2026-02-01 00:00 UTC — com.example.pro.monthly, active",
             "Alice pro: allowed until 2026-03-17 00:00 UTC — com.example.pro.monthly, grace_period",

@@ -59,6 +59,17 @@ struct HTTPAPITests {
                 compared += 1
             }
         }
+        // Each service serves its OpenAPI description: the committed file, valid by a validator.
+        for (serviceName, port, _) in services {
+            let file = Self.root.appendingPathComponent("proto/openapi/\(serviceName).json")
+            let (status, served) = try await httpGet(port: port, path: "/openapi.json")
+            #expect(status == 200)
+            #expect(served == (try String(contentsOf: file, encoding: .utf8)), "\(serviceName)")
+            let validator = Self.root.appendingPathComponent(".build/python/bin/openapi-spec-validator")
+            try #require(FileManager.default.isExecutableFile(atPath: validator.path), "run scripts/python-env")
+            let checked = try await runCommand(validator, [file.path])
+            #expect(checked.status == 0 && checked.output.contains(": OK"), "\(checked.output)\(checked.errors)")
+        }
         // Every unary method of the three services was called.
         #expect(compared == ProtoSchema.services.flatMap(\.methods).filter { !$0.isServerStreaming }.count)
         await stack.stop()
@@ -105,6 +116,69 @@ struct HTTPAPITests {
         #expect(kept.status == 200)
         // No key reaches the log.
         #expect(!entitlement.log.joined().contains("key-one") && !entitlement.log.joined().contains("key-two"))
+        entitlement.terminate()
+        _ = await entitlement.waitForExit()
+        await stack.stop()
+    }
+
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// Runs `Tests/Python/connect_calls.py` with the environment `scripts/python-env` makes,
+    /// against `port`; returns one parsed answer per call.
+    static func python(port: Int, calls: [[String: Any]]) async throws -> [[String: Any]] {
+        let python = root.appendingPathComponent(".build/python/bin/python3")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: python.path),
+            "no \(python.path): run scripts/python-env (make test does)")
+        let result = try await runCommand(
+            python, [root.appendingPathComponent("Tests/Python/connect_calls.py").path, "http://127.0.0.1:\(port)"],
+            input: try JSONSerialization.data(withJSONObject: calls))
+        try #require(result.status == 0, "connect_calls.py failed: \(result.errors)")
+        return try result.output.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+    }
+
+    @Test(
+        "Python's connectrpc client (PyPI) calls the services in JSON and in protobuf, gzip-compressed, and reads their errors"
+    )
+    func pythonClient() async throws {
+        let stack = try await EntitlementStack()
+        let (entitlement, client, http) = try await stack.startEntitlement()
+        let future: Int64 = 4_100_000_000_000
+        let position = try await stack.purchase(
+            "2000000077", account: "alice", expires: future, storeTime: 1_790_000_000_000)
+        try await EntitlementStack.waitForPosition(position, http: http)
+        let request = CheckAccessRequest(accountID: "alice", capability: "pro")
+        let overRPC = try await client.unary(EntitlementRPC.checkAccess.name, request: request.serialized())
+        let answers = try await Self.python(
+            port: http,
+            calls: [
+                [
+                    "method": EntitlementRPC.checkAccess.name, "codec": "json",
+                    "request": ["accountId": "alice", "capability": "pro"],
+                ],
+                [
+                    "method": EntitlementRPC.checkAccess.name, "codec": "proto",
+                    "request": request.serialized().map { String(format: "%02x", $0) }.joined(),
+                ],
+                [
+                    "method": EntitlementRPC.checkAccess.name, "codec": "json",
+                    "request": ["accountId": "x", "capability": 5],
+                ],
+            ])
+        #expect(answers.count == 3)
+        let expectedJSON = try JSONSerialization.jsonObject(
+            with: Data(try ProtoJSON.decodeToJSON(overRPC, as: CheckAccessResponse.protoName, pretty: false).utf8))
+        #expect((answers[0]["ok"] as? NSDictionary) == (expectedJSON as? NSDictionary))
+        #expect((answers[0]["ok"] as? [String: Any])?["allowed"] as? Bool == true)
+        #expect(answers[1]["ok"] as? String == overRPC.map { String(format: "%02x", $0) }.joined())
+        let refusal = answers[2]["error"] as? [String: String]
+        #expect(refusal?["code"] == "invalid_argument")
+        #expect(
+            refusal?["message"]
+                == "subscriptions.entitlement.v1.CheckAccessRequest.capability: expected a string, got 5")
         entitlement.terminate()
         _ = await entitlement.waitForExit()
         await stack.stop()

@@ -69,8 +69,8 @@ extension Period: ProtoMessage {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension Period: CMessageConvertible {
@@ -121,8 +121,8 @@ extension SubscriptionKey: ProtoMessage {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension SubscriptionKey: CMessageConvertible {
@@ -155,8 +155,8 @@ extension Subscription: ProtoMessage {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension Subscription: CMessageConvertible {
@@ -259,8 +259,8 @@ extension LifecycleEvent: ProtoMessage {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension LifecycleEvent: CMessageConvertible {
@@ -317,8 +317,8 @@ extension AccountLink: ProtoMessage {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension AccountLink: CMessageConvertible {
@@ -356,8 +356,8 @@ public struct HealthRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension HealthRequest: CMessageConvertible {
@@ -410,8 +410,8 @@ public struct HealthResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension HealthResponse: CMessageConvertible {

@@ -124,8 +124,8 @@ public struct AccessGrant: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension AccessGrant: CMessageConvertible {
@@ -231,8 +231,8 @@ public struct GrantRenewal: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GrantRenewal: CMessageConvertible {
@@ -305,8 +305,8 @@ public struct CheckAccessRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension CheckAccessRequest: CMessageConvertible {
@@ -365,8 +365,8 @@ public struct CheckAccessResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension CheckAccessResponse: CMessageConvertible {
@@ -413,8 +413,8 @@ public struct CheckAccessBatchRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension CheckAccessBatchRequest: CMessageConvertible {
@@ -454,8 +454,8 @@ public struct CheckAccessBatchResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension CheckAccessBatchResponse: CMessageConvertible {
@@ -498,8 +498,8 @@ public struct ListEntitlementsRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension ListEntitlementsRequest: CMessageConvertible {
@@ -548,8 +548,8 @@ public struct EntitlementEntry: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension EntitlementEntry: CMessageConvertible {
@@ -592,8 +592,8 @@ public struct ListEntitlementsResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension ListEntitlementsResponse: CMessageConvertible {
@@ -626,8 +626,8 @@ public struct ReloadPolicyRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension ReloadPolicyRequest: CMessageConvertible {
@@ -668,8 +668,8 @@ public struct ReloadPolicyResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension ReloadPolicyResponse: CMessageConvertible {

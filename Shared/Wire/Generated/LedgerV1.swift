@@ -254,8 +254,8 @@ public struct InboxEntry: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension InboxEntry: CMessageConvertible {
@@ -317,8 +317,8 @@ public struct RecordNotificationRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension RecordNotificationRequest: CMessageConvertible {
@@ -360,8 +360,8 @@ public struct RecordNotificationResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension RecordNotificationResponse: CMessageConvertible {
@@ -429,8 +429,8 @@ public struct RecordVerifiedStateRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension RecordVerifiedStateRequest: CMessageConvertible {
@@ -495,8 +495,8 @@ public struct RecordVerifiedStateResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension RecordVerifiedStateResponse: CMessageConvertible {
@@ -557,8 +557,8 @@ public struct LinkAccountRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension LinkAccountRequest: CMessageConvertible {
@@ -617,8 +617,8 @@ public struct LinkAccountResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension LinkAccountResponse: CMessageConvertible {
@@ -668,8 +668,8 @@ public struct GetSubscriptionRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GetSubscriptionRequest: CMessageConvertible {
@@ -715,8 +715,8 @@ public struct GetSubscriptionResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GetSubscriptionResponse: CMessageConvertible {
@@ -757,8 +757,8 @@ public struct GetAccountRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GetAccountRequest: CMessageConvertible {
@@ -805,8 +805,8 @@ public struct GetAccountResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GetAccountResponse: CMessageConvertible {
@@ -865,8 +865,8 @@ public struct GetHistoryRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GetHistoryRequest: CMessageConvertible {
@@ -915,8 +915,8 @@ public struct GetHistoryResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GetHistoryResponse: CMessageConvertible {
@@ -971,8 +971,8 @@ public struct ListInboxRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension ListInboxRequest: CMessageConvertible {
@@ -1020,8 +1020,8 @@ public struct ListInboxResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension ListInboxResponse: CMessageConvertible {
@@ -1076,8 +1076,8 @@ public struct MarkInboxRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension MarkInboxRequest: CMessageConvertible {
@@ -1121,8 +1121,8 @@ public struct MarkInboxResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension MarkInboxResponse: CMessageConvertible {
@@ -1164,8 +1164,8 @@ public struct ReplayInboxRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension ReplayInboxRequest: CMessageConvertible {
@@ -1199,8 +1199,8 @@ public struct SnapshotRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension SnapshotRequest: CMessageConvertible {
@@ -1246,8 +1246,8 @@ public struct SnapshotChunk: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension SnapshotChunk: CMessageConvertible {
@@ -1294,8 +1294,8 @@ public struct WatchChangesRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension WatchChangesRequest: CMessageConvertible {
@@ -1356,8 +1356,8 @@ public struct Change: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension Change: CMessageConvertible {
@@ -1430,8 +1430,8 @@ public struct ListSubscriptionsRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension ListSubscriptionsRequest: CMessageConvertible {
@@ -1483,8 +1483,8 @@ public struct ListSubscriptionsResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension ListSubscriptionsResponse: CMessageConvertible {
@@ -1535,8 +1535,8 @@ public struct Cursor: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension Cursor: CMessageConvertible {
@@ -1578,8 +1578,8 @@ public struct GetCursorRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GetCursorRequest: CMessageConvertible {
@@ -1621,8 +1621,8 @@ public struct AdvanceCursorRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension AdvanceCursorRequest: CMessageConvertible {
@@ -1656,8 +1656,8 @@ public struct GetFeedPositionRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GetFeedPositionRequest: CMessageConvertible {
@@ -1689,8 +1689,8 @@ public struct GetFeedPositionResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GetFeedPositionResponse: CMessageConvertible {

@@ -43,8 +43,8 @@ public struct VerifyApplePurchaseRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension VerifyApplePurchaseRequest: CMessageConvertible {
@@ -107,8 +107,8 @@ public struct VerifyGooglePurchaseRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension VerifyGooglePurchaseRequest: CMessageConvertible {
@@ -164,8 +164,8 @@ public struct VerifyPurchaseResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension VerifyPurchaseResponse: CMessageConvertible {
@@ -225,8 +225,8 @@ public struct RestorePurchasesRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension RestorePurchasesRequest: CMessageConvertible {
@@ -283,8 +283,8 @@ public struct GooglePurchaseRef: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension GooglePurchaseRef: CMessageConvertible {
@@ -327,8 +327,8 @@ public struct RestorePurchasesResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension RestorePurchasesResponse: CMessageConvertible {
@@ -367,8 +367,8 @@ public struct RefreshSubscriptionRequest: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension RefreshSubscriptionRequest: CMessageConvertible {
@@ -411,8 +411,8 @@ public struct RefreshSubscriptionResponse: ProtoMessage, Hashable {
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
 
-    /// The serialized form.
-    public func serialized() -> [UInt8] { packed() }
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
 }
 
 extension RefreshSubscriptionResponse: CMessageConvertible {
