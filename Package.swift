@@ -47,7 +47,9 @@ let package = Package(
         system("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
         system("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         // Small C functions for what Swift cannot import (macros, variadics, epoll).
-        .target(name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD"], path: "Shared/CShims"),
+        .target(
+            name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD"], path: "Shared/CShims",
+            linkerSettings: [.linkedLibrary("gnutls")]),
         // protoc-c output for proto/ (generated, do not edit; scripts/generate-proto).
         .target(
             name: "CProto", dependencies: ["CProtobufC"], path: "Shared/CProto", exclude: ["README.md"],

@@ -1,5 +1,7 @@
 #include "CShims.h"
 #include <openssl/x509v3.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <errno.h>
 #include <string.h>
 #include <ctype.h>
@@ -122,12 +124,19 @@ static struct MHD_Daemon *cshim_mhd_start_daemon(unsigned int flags, const struc
     MHD_OPTION_CONNECTION_TIMEOUT, options->idle_timeout_s, \
     MHD_OPTION_CONNECTION_MEMORY_LIMIT, options->memory_limit, \
     MHD_OPTION_UNESCAPE_CALLBACK, cshim_mhd_unescape, NULL
-    if (options->pool_size > 1) {
-        return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls, CSHIM_MHD_COMMON_OPTIONS,
-                                MHD_OPTION_THREAD_POOL_SIZE, options->pool_size, MHD_OPTION_END);
+    /* A pool of one is the internal polling thread itself; MHD_OPTION_END after a pool size of 0
+       or TLS options of NULL ends the list there, so each variant names only what it uses. */
+    unsigned int pool = options->pool_size > 1 ? options->pool_size : 0;
+    if (options->tls_key != NULL) {
+        return MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handler, handler_cls, CSHIM_MHD_COMMON_OPTIONS,
+                                MHD_OPTION_HTTPS_MEM_KEY, options->tls_key,
+                                MHD_OPTION_HTTPS_MEM_CERT, options->tls_certificate,
+                                MHD_OPTION_HTTPS_MEM_TRUST, options->tls_trust,
+                                MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-ALL:+VERS-TLS1.3",
+                                pool > 0 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, pool, MHD_OPTION_END);
     }
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls, CSHIM_MHD_COMMON_OPTIONS,
-                            MHD_OPTION_END);
+                            pool > 0 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, pool, MHD_OPTION_END);
 #undef CSHIM_MHD_COMMON_OPTIONS
 }
 
@@ -144,6 +153,23 @@ struct MHD_Daemon *cshim_mhd_start(unsigned int flags, const struct sockaddr *ad
         if (info != NULL) *bound_port = info->port;
     }
     return daemon;
+}
+
+int cshim_mhd_peer_certificate(struct MHD_Connection *connection, const unsigned char **der, unsigned int *length) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (info == NULL || info->tls_session == NULL) return 0;
+    gnutls_session_t session = (gnutls_session_t)info->tls_session;
+    unsigned int count = 0;
+    const gnutls_datum_t *chain = gnutls_certificate_get_peers(session, &count);
+    if (chain == NULL || count == 0) return 0;
+    /* The chain, the trusted CA and the validity dates, as gnutls checks them against the
+       daemon's MHD_OPTION_HTTPS_MEM_TRUST. */
+    unsigned int status = 0;
+    if (gnutls_certificate_verify_peers2(session, &status) != GNUTLS_E_SUCCESS || status != 0) return -1;
+    *der = chain[0].data;
+    *length = chain[0].size;
+    return 1;
 }
 
 int cshim_mhd_connection_fd(struct MHD_Connection *connection) {

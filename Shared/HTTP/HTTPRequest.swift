@@ -12,11 +12,23 @@ public struct HTTPRequest: Sendable {
     public let body: [UInt8]
     /// The client's IP address as text (`""` when unknown).
     public let clientAddress: String
+    /// On HTTPS, the certificate the client presented.
+    public let clientCertificate: ClientCertificate
+
+    /// What a client presented on HTTPS.
+    public enum ClientCertificate: Sendable, Equatable {
+        /// None (or the connection is plaintext).
+        case none
+        /// A certificate (DER) that chains to the server's trusted CA and is valid now.
+        case verified([UInt8])
+        /// A certificate that does not chain to the trusted CA or is not valid now.
+        case refused
+    }
 
     /// A request with the given parts; `headers` names should already be lowercased.
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-        body: [UInt8] = [], clientAddress: String = ""
+        body: [UInt8] = [], clientAddress: String = "", clientCertificate: ClientCertificate = .none
     ) {
         self.method = method
         self.path = path
@@ -24,5 +36,6 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.clientAddress = clientAddress
+        self.clientCertificate = clientCertificate
     }
 }

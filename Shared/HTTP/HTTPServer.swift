@@ -21,13 +21,16 @@ public final class HTTPServer: Sendable {
     private let requestedPort: Int
     private let limits: HTTPLimits
     private let role: String
+    private let tls: HTTPServerTLS?
     private let dispatcher: RequestDispatcher
     private let state = Mutex(State())
 
     /// A server that will listen on `host` (an IPv4 or IPv6 literal, or a name; empty for all
-    /// interfaces) and `port` (0 for any free port) once started, within `limits`. `role` names
-    /// it in its log lines (`"\(role) server listening"`).
-    public init(host: String, port: Int, limits: HTTPLimits, role: String = "http", logger: Logger) {
+    /// interfaces) and `port` (0 for any free port) once started, within `limits`, over HTTPS
+    /// when `tls` is given. `role` names it in its log lines (`"\(role) server listening"`).
+    public init(
+        host: String, port: Int, limits: HTTPLimits, role: String = "http", tls: HTTPServerTLS? = nil, logger: Logger
+    ) {
         precondition(limits.maxBodyBytes >= 0, "maxBodyBytes must not be negative")
         precondition((1...Int(UInt32.max)).contains(limits.maxConnections), "maxConnections must be positive")
         precondition(
@@ -41,6 +44,7 @@ public final class HTTPServer: Sendable {
         self.requestedPort = port
         self.limits = limits
         self.role = role
+        self.tls = tls
         self.dispatcher = RequestDispatcher(limits: limits, logger: logger)
     }
 
@@ -95,10 +99,12 @@ public final class HTTPServer: Sendable {
             var firstError: HTTPServerError?
             for address in addresses {
                 do throws(HTTPServerError) {
-                    let daemon = try MHDDaemon(address: address, dispatcher: dispatcher, limits: limits)
+                    let daemon = try MHDDaemon(address: address, dispatcher: dispatcher, limits: limits, tls: tls)
                     state.daemon = daemon
                     state.port = daemon.port
-                    dispatcher.logger.info("\(role) server listening", ["host": host, "port": String(daemon.port)])
+                    dispatcher.logger.info(
+                        "\(role) server listening",
+                        ["host": host, "port": String(daemon.port), "tls": tls == nil ? "off" : "on"])
                     return
                 } catch {
                     firstError = firstError ?? error

@@ -7,6 +7,7 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible, Equatab
             case invalidAddress = "invalid address"
             case cannotListen = "cannot listen"
             case alreadyStarted = "already started"
+            case badTLSFile = "bad TLS file"
         }
 
         private let value: Value
@@ -17,6 +18,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible, Equatab
         public static let cannotListen = Code(value: .cannotListen)
         /// `start()` was called on a server that is running.
         public static let alreadyStarted = Code(value: .alreadyStarted)
+        /// A TLS key, certificate or CA file cannot be read.
+        public static let badTLSFile = Code(value: .badTLSFile)
 
         public var description: String { value.rawValue }
     }

@@ -45,7 +45,8 @@ enum MHDCallbacks {
         let response = dispatcher.finish(pending) {
             HTTPRequest(
                 method: String(cString: method), path: String(cString: url), query: connection.query(),
-                headers: connection.headers(), body: pending.body, clientAddress: connection.clientAddress)
+                headers: connection.headers(), body: pending.body, clientAddress: connection.clientAddress,
+                clientCertificate: connection.clientCertificate)
         }
         return connection.queue(response, logger: dispatcher.logger)
     }

@@ -11,6 +11,17 @@ struct MHDConnection {
     /// The connection's socket (-1 if libmicrohttpd does not say).
     var socket: Int32 { cshim_mhd_connection_fd(pointer) }
 
+    /// The certificate the client presented on HTTPS.
+    var clientCertificate: HTTPRequest.ClientCertificate {
+        var der: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        switch cshim_mhd_peer_certificate(pointer, &der, &length) {
+        case 1: return .verified([UInt8](UnsafeBufferPointer(start: der, count: Int(length))))
+        case -1: return .refused
+        default: return .none
+        }
+    }
+
     /// The client's IP address as text, `""` when unknown.
     var clientAddress: String {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in

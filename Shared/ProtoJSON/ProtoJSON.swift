@@ -17,6 +17,11 @@ public enum ProtoJSON {
     /// field, a value of the wrong type, a number out of range or an unknown enum name;
     /// `notFound` when there is no such message.
     public static func encode(json: [UInt8], as messageFullName: String) throws(RPCError) -> [UInt8] {
+        // Checked before parsing: JSONSerialization recurses once per level, and a body of
+        // nothing but `[` must not cost a thread's stack.
+        guard !nests(json, deeperThan: maxDepth) else {
+            throw RPCError(.invalidArgument, "the request nests arrays and objects deeper than \(maxDepth) levels")
+        }
         let parsed: Any
         do {
             parsed = try JSONSerialization.jsonObject(with: Data(json))
@@ -28,6 +33,39 @@ public enum ProtoJSON {
             throw RPCError(.invalidArgument, "the request must be a JSON object (\(messageFullName))")
         }
         return try encode(object, as: try message(named: messageFullName))
+    }
+
+    /// The deepest nesting of arrays and objects a request may have (the schema's messages nest
+    /// a few levels).
+    public static let maxDepth = 32
+
+    /// Whether `json` opens more than `limit` arrays and objects inside one another (outside
+    /// strings); a scan that stops at the first level past the limit.
+    static func nests(_ json: [UInt8], deeperThan limit: Int) -> Bool {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for byte in json {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > limit { return true }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return false
     }
 
     /// `encode(json:as:)` for JSON text.

@@ -17,6 +17,8 @@ public struct HostSettings: Sendable {
     public var server: RPCServerConfiguration
     /// The API keys file for HTTP callers (`API_KEYS_FILE`); nil when HTTP callers present none.
     public var apiKeysFile: String?
+    /// Whether `HTTP_LISTEN` is HTTPS with the TLS files (`HTTP_TLS`, on by default with them).
+    public var httpTLS: Bool
     /// Client-side TLS for calls this service makes to others (same files as its server side).
     public var clientTLS: TLSConfiguration? { server.tls }
 
@@ -102,5 +104,9 @@ public struct HostSettings: Sendable {
             )
         }
         self.server = server
+        httpTLS = try env.choice("HTTP_TLS", default: "on", choices: ["on", "off"]) == "on" && server.tls != nil
+        if env.raw("HTTP_TLS") == "on" && server.tls == nil {
+            throw ConfigError(variable: "HTTP_TLS", problem: "needs TLS_CERT, TLS_KEY and TLS_CA")
+        }
     }
 }

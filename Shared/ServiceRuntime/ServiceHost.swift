@@ -49,8 +49,21 @@ public final class ServiceHost: Sendable {
         self.version = version
         settings = try HostSettings(environment: environment, defaultRPC: defaultRPC, defaultHTTP: defaultHTTP)
         logger = Logger(service: name, minimumLevel: Logger.Level(name: settings.logLevel) ?? .info, sink: logSink)
+        // With TLS the HTTP listener is HTTPS with the same certificate, and a client may show
+        // one signed by the same CA (its names are then its identity, as on the RPC listener).
+        var httpTLS: HTTPServerTLS?
+        if settings.httpTLS, let tls = settings.server.tls, let certificate = tls.certificatePath,
+            let key = tls.keyPath
+        {
+            do throws(HTTPServerError) {
+                httpTLS = try HTTPServerTLS(keyPath: key, certificatePath: certificate, trustPath: tls.caPath)
+            } catch {
+                throw ConfigError(variable: "TLS_CERT", problem: error.message)
+            }
+        }
         http = HTTPServer(
-            host: settings.httpListen.host, port: settings.httpListen.port, limits: settings.http, logger: logger)
+            host: settings.httpListen.host, port: settings.httpListen.port, limits: settings.http, tls: httpTLS,
+            logger: logger)
         if let listen = settings.opsListen {
             // Probes and scrapes only: small requests, a few connections, one thread.
             let limits = HTTPLimits(
@@ -114,20 +127,24 @@ public final class ServiceHost: Sendable {
         installHTTPRoutes(on: http)
         if let ops { installHTTPRoutes(on: ops) }
         // Every unary method over HTTP too (Connect), for callers that do not speak the framing.
-        // Without keys, HTTP callers are unauthenticated: let them in from this machine only, so
-        // that a listener open to the stores (the verifier's) does not open the methods too.
-        let identify: @Sendable (HTTPRequest) -> Result<[String]?, RPCError> =
-            if let apiKeys {
-                { apiKeys.identify($0) }
-            } else {
-                { request in
-                    Self.isLoopback(request.clientAddress)
-                        ? .success(nil)
-                        : .failure(
-                            RPCError(
-                                .unauthenticated, "calls over HTTP from another host need an API key (API_KEYS_FILE)"))
-                }
+        // A verified client certificate names the caller; then an API key; without keys, callers
+        // are let in from this machine only, so that a listener open to the stores (the
+        // verifier's) does not open the methods too.
+        let apiKeys = self.apiKeys
+        let identify: @Sendable (HTTPRequest) -> Result<[String]?, RPCError> = { request in
+            switch request.clientCertificate {
+            case .verified(let der): return .success(PeerIdentity.names(ofDER: der))
+            case .refused:
+                return .failure(
+                    RPCError(.unauthenticated, "the client certificate does not chain to TLS_CA or is not valid now"))
+            case .none: break
             }
+            if let apiKeys { return apiKeys.identify(request) }
+            return Self.isLoopback(request.clientAddress)
+                ? .success(nil)
+                : .failure(
+                    RPCError(.unauthenticated, "calls over HTTP from another host need an API key (API_KEYS_FILE)"))
+        }
         ConnectGateway(server: server, maxBodyBytes: settings.http.maxBodyBytes, identify: identify).install(on: http)
         let rpcPart = RPCServerPart(server: server)
         let httpPart = HTTPServerPart(server: http, name: "http")

@@ -192,6 +192,13 @@ struct ConnectGatewayTests {
             #expect(answer.status == item.status, "\(item.headers) \(item.body)")
             #expect(answer.text == item.text)
         }
+        // A body of nothing but nesting costs a scan, not a thread's stack.
+        let deep = try await fixture.postJSON(method, #"{"accountId": "# + String(repeating: "[", count: 200_000))
+        #expect(deep.status == 400)
+        #expect(
+            deep.text
+                == #"{"code":"invalid_argument","message":"the request nests arrays and objects deeper than 32 levels"}"#
+        )
         let brotli = try await fixture.postJSON(method, "{}", headers: ["Content-Encoding": "br"])
         #expect(brotli.headers["accept-encoding"] == "gzip, identity")
         let bytes = try await fixture.post(method, [0x0A, 0x05, 0x61], headers: ["Content-Type": "application/proto"])

@@ -183,4 +183,76 @@ struct HTTPAPITests {
         _ = await entitlement.waitForExit()
         await stack.stop()
     }
+
+    @Test(
+        "with TLS the HTTP listener is HTTPS (TLS 1.3): a client certificate's names go through RPC_ALLOW, a missing, expired or foreign one is 401"
+    )
+    func httpsWithClientCertificates() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("https-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let now = Date()
+        let year = now.addingTimeInterval(365 * 86400)
+        let pki = try TestPKI.write(
+            to: folder + "/trusted", caName: "Test CA",
+            identities: [
+                ("ledger", now.addingTimeInterval(-60), year), ("billing", now.addingTimeInterval(-60), year),
+                ("expired", now.addingTimeInterval(-30 * 86400), now.addingTimeInterval(-86400)),
+            ])
+        let stranger = try TestPKI.write(
+            to: folder + "/stranger", caName: "Stranger CA",
+            identities: [("billing", now.addingTimeInterval(-60), year)])
+        let server = try #require(pki["ledger"])
+        let ledger = try ServiceProcess(
+            "ledger",
+            environment: [
+                "TLS_CERT": server.certificatePath, "TLS_KEY": server.keyPath, "TLS_CA": pki.caCertificatePath,
+                "RPC_ALLOW": "Ledger/GetFeedPosition=billing; */Health=*",
+            ], directory: URL(fileURLWithPath: folder))
+        let port = try await ledger.httpPort()
+        let listening = try await ledger.line(containing: "\"http server listening\"", within: 10)
+        #expect(ServiceProcess.field("tls", in: listening) == "on")
+        /// curl's status code and body for `method`, with `client`'s certificate when given.
+        func call(_ method: String, as client: TestPKIFiles.Identity?, extra: [String] = []) async throws -> (
+            Int, String
+        ) {
+            var arguments = [
+                "-s", "-o", "-", "-w", "\\n%{http_code}", "--cacert", pki.caCertificatePath,
+                "-H", "Content-Type: application/json", "-d", "{}",
+                "https://127.0.0.1:\(port)/subscriptions.ledger.v1.Ledger/\(method)",
+            ]
+            if let client { arguments += ["--cert", client.certificatePath, "--key", client.keyPath] }
+            let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/curl"), arguments + extra)
+            let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+            // No HTTP answer (a failed handshake) is status 0 and curl's exit status, negated.
+            let status = Int(lines.last ?? "") ?? 0
+            return (status == 0 ? -Int(result.status) : status, lines.dropLast().joined(separator: "\n"))
+        }
+        let billing = try #require(pki["billing"])
+        let allowed = try await call("GetFeedPosition", as: billing)
+        #expect(allowed.0 == 200, "\(allowed)")
+        let denied = try await call("ListInbox", as: billing)
+        #expect(denied.0 == 403)
+        #expect(
+            denied.1
+                == #"{"code":"permission_denied","message":"billing may not call subscriptions.ledger.v1.Ledger/ListInbox"}"#
+        )
+        let anonymous = try await call("GetFeedPosition", as: nil)
+        #expect(anonymous.0 == 401)
+        #expect(
+            anonymous.1
+                == #"{"code":"unauthenticated","message":"this server requires a client certificate or an API key"}"#)
+        for refused in [try #require(pki["expired"]), try #require(stranger["billing"])] {
+            let answer = try await call("GetFeedPosition", as: refused)
+            #expect(answer.0 == 401, "\(refused.certificatePath)")
+            #expect(
+                answer.1
+                    == #"{"code":"unauthenticated","message":"the client certificate does not chain to TLS_CA or is not valid now"}"#
+            )
+        }
+        // TLS 1.2 is not offered: the handshake fails (curl's exit status 35).
+        let old = try await call("GetFeedPosition", as: billing, extra: ["--tls-max", "1.2"])
+        #expect(old.0 == -35)
+        ledger.terminate()
+        _ = await ledger.waitForExit()
+    }
 }

@@ -61,6 +61,11 @@ struct cshim_mhd_options {
     /// Polling threads; 0 or 1 means the one internal polling thread.
     unsigned int pool_size;
     size_t memory_limit;
+    /// HTTPS: the PEM key, certificate chain and CA that client certificates are checked
+    /// against (NUL-terminated), all NULL for plaintext; TLS 1.3 only.
+    const char *tls_key;
+    const char *tls_certificate;
+    const char *tls_trust;
 };
 
 /// libmicrohttpd's variadic MHD_start_daemon with the options the HTTP module uses, and a
@@ -71,6 +76,10 @@ struct MHD_Daemon *cshim_mhd_start(unsigned int flags, const struct sockaddr *ad
                                    MHD_AccessHandlerCallback handler, void *handler_cls,
                                    const struct cshim_mhd_options *options,
                                    uint16_t *bound_port, int *start_errno);
+/// The client certificate of a TLS `connection` as DER (valid while the connection is): 1 when
+/// the client sent one that chains to the daemon's trusted CA and is valid now (`der`, `length`
+/// set), 0 when it sent none or the connection is not TLS, -1 when it sent one that fails.
+int cshim_mhd_peer_certificate(struct MHD_Connection *connection, const unsigned char **der, unsigned int *length);
 /// The socket of `connection` (variadic MHD_get_connection_info), or -1.
 int cshim_mhd_connection_fd(struct MHD_Connection *connection);
 /// Bytes received on socket `fd` that nobody has read yet (ioctl FIONREAD), or -1.

@@ -104,6 +104,12 @@ struct Benchmark {
             rows.append(row)
         }
         redis?.stop()
+        // The same calls over HTTP, as a backend without our framing makes them.
+        let http = try HTTPCheckAccess(port: entitlement.httpPort, accounts: seed.sample).run(
+            seconds: max(2, Int((5 * options.requestsScale).rounded())), directory: directory)
+        Self.note(
+            "CheckAccess over HTTP (JSON, keep-alive, \(HTTPCheckAccess.connections) connections): "
+                + "\(Int(http.callsPerSecond))/s, p99 \(ReportText.fixed(http.p99Milliseconds, 3)) ms")
 
         let probe = PropagationProbe(
             ledgerPort: ledger.port, entitlementPort: entitlement.port, workload: workload, runID: "eb\(getpid())")
@@ -117,14 +123,14 @@ struct Benchmark {
             accounts: options.accounts, seedSeconds: seed.seconds, seededPeriods: seed.periods, months: options.months,
             seededRawBytes: seed.rawBytes, readySeconds: entitlement.secondsToReady,
             startCPU: startCPU, secondReadySeconds: second.secondsToReady, secondStartCPU: secondCPU,
-            emptyMemory: emptyMemory, loadedMemory: loadedMemory, rows: rows,
+            emptyMemory: emptyMemory, loadedMemory: loadedMemory, rows: rows, http: http,
             propagationSamples: options.propagationSamples,
             propagationP50Milliseconds: propagation.latencies.milliseconds(percentile: 0.50),
             propagationP99Milliseconds: propagation.latencies.milliseconds(percentile: 0.99),
-            propagationMaxMilliseconds: propagation.maxMilliseconds, errors: errors.count)
+            propagationMaxMilliseconds: propagation.maxMilliseconds, errors: errors.count + http.failed)
         print(report.table)
         print(report.json)
-        return errors.count
+        return errors.count + http.failed
     }
 
     /// Starts an entitlement service and says where its start went: the ledger's CPU building and

@@ -54,6 +54,8 @@ struct Report {
     let emptyMemory: ProcessMemory.Resident
     let loadedMemory: ProcessMemory.Resident
     let rows: [LoadRow]
+    /// CheckAccess over HTTP with `HTTPCheckAccess.connections` connections.
+    let http: HTTPCheckAccess.Outcome
     let propagationSamples: Int
     let propagationP50Milliseconds: Double
     let propagationP99Milliseconds: Double
@@ -103,6 +105,20 @@ struct Report {
                 redis.map { ReportText.fixed($0.p99Milliseconds, 3) } ?? "-", "", "", "",
             ])
         }
+        let binary = rows.first { $0.clients == HTTPCheckAccess.connections && $0.pipeline == 1 }
+        lines.append([
+            "CheckAccess/s over HTTP (JSON, keep-alive) vs binary RPC, \(HTTPCheckAccess.connections) clients",
+            ReportText.grouped(http.callsPerSecond), binary.map { ReportText.grouped($0.callsPerSecond) } ?? "-",
+            httpRatio.map { ReportText.fixed($0, 2) } ?? "-", "", "",
+        ])
+        lines.append([
+            "  p50 ms", ReportText.fixed(http.p50Milliseconds, 3),
+            binary.map { ReportText.fixed($0.p50Milliseconds, 3) } ?? "-", "", "", "",
+        ])
+        lines.append([
+            "  p99 ms", ReportText.fixed(http.p99Milliseconds, 3),
+            binary.map { ReportText.fixed($0.p99Milliseconds, 3) } ?? "-", "", "", "",
+        ])
         lines.append([
             "resident bytes per account, \(months) paid months each (\(ReportText.grouped(Double(accounts))) "
                 + "accounts)",
@@ -156,6 +172,13 @@ struct Report {
         }.joined(separator: "\n")
     }
 
+    /// HTTP calls/s ÷ binary calls/s at the same connection count, unpipelined.
+    var httpRatio: Double? {
+        rows.first { $0.clients == HTTPCheckAccess.connections && $0.pipeline == 1 }.map {
+            $0.callsPerSecond > 0 ? (http.callsPerSecond / $0.callsPerSecond * 100).rounded() / 100 : 0
+        }
+    }
+
     /// One JSON object with every figure, ratio and a boolean per target; keys in a fixed order.
     var json: String {
         func number(_ value: Double?, _ decimals: Int) -> String {
@@ -184,6 +207,10 @@ struct Report {
             ("seeded_periods", "\(seededPeriods)"),
             ("seeded_raw_bytes_per_period", ReportText.fixed(rawBytesPerPeriod, 0)),
             ("results", "[\(results.joined(separator: ","))]"),
+            ("http_calls_per_s", ReportText.fixed(http.callsPerSecond, 0)),
+            ("http_p50_ms", ReportText.fixed(http.p50Milliseconds, 3)),
+            ("http_p99_ms", ReportText.fixed(http.p99Milliseconds, 3)),
+            ("http_failed", "\(http.failed)"), ("http_vs_binary_ratio", number(httpRatio, 2)),
             ("unpipelined_meet_target", "\(unpipelinedMeetTarget)"),
             ("pipelined_meet_target", "\(pipelinedMeetTarget)"),
             ("rss_empty_bytes", "\(emptyMemory.bytes)"), ("rss_loaded_bytes", "\(loadedMemory.bytes)"),
