@@ -96,14 +96,8 @@ struct Report {
                 row.ratio.map { ReportText.fixed($0, 2) } ?? "-", "≥ \(row.targetRatio)×",
                 row.ratio == nil ? "not measured" : Self.verdict(row.meetsTarget),
             ])
-            lines.append([
-                "  p50 ms", ReportText.fixed(row.p50Milliseconds, 3),
-                redis.map { ReportText.fixed($0.p50Milliseconds, 3) } ?? "-", "", "", "",
-            ])
-            lines.append([
-                "  p99 ms", ReportText.fixed(row.p99Milliseconds, 3),
-                redis.map { ReportText.fixed($0.p99Milliseconds, 3) } ?? "-", "", "", "",
-            ])
+            lines += Self.latencyLines(
+                (row.p50Milliseconds, row.p99Milliseconds), redis.map { ($0.p50Milliseconds, $0.p99Milliseconds) })
         }
         let binary = rows.first { $0.clients == HTTPCheckAccess.connections && $0.pipeline == 1 }
         lines.append([
@@ -111,14 +105,8 @@ struct Report {
             ReportText.grouped(http.callsPerSecond), binary.map { ReportText.grouped($0.callsPerSecond) } ?? "-",
             httpRatio.map { ReportText.fixed($0, 2) } ?? "-", "", "",
         ])
-        lines.append([
-            "  p50 ms", ReportText.fixed(http.p50Milliseconds, 3),
-            binary.map { ReportText.fixed($0.p50Milliseconds, 3) } ?? "-", "", "", "",
-        ])
-        lines.append([
-            "  p99 ms", ReportText.fixed(http.p99Milliseconds, 3),
-            binary.map { ReportText.fixed($0.p99Milliseconds, 3) } ?? "-", "", "", "",
-        ])
+        lines += Self.latencyLines(
+            (http.p50Milliseconds, http.p99Milliseconds), binary.map { ($0.p50Milliseconds, $0.p99Milliseconds) })
         lines.append([
             "resident bytes per account, \(months) paid months each (\(ReportText.grouped(Double(accounts))) "
                 + "accounts)",
@@ -170,6 +158,14 @@ struct Report {
         return zip(lines, rest).map { cells, tail in
             cells[0] + String(repeating: " ", count: width - cells[0].count) + "  " + tail
         }.joined(separator: "\n")
+    }
+
+    /// The p50 and p99 lines under a throughput line: ours and the reference's.
+    private static func latencyLines(_ ours: (Double, Double), _ reference: (Double, Double)?) -> [[String]] {
+        [
+            ["  p50 ms", ReportText.fixed(ours.0, 3), reference.map { ReportText.fixed($0.0, 3) } ?? "-", "", "", ""],
+            ["  p99 ms", ReportText.fixed(ours.1, 3), reference.map { ReportText.fixed($0.1, 3) } ?? "-", "", "", ""],
+        ]
     }
 
     /// HTTP calls/s ÷ binary calls/s at the same connection count, unpipelined.
