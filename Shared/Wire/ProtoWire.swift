@@ -116,6 +116,8 @@ public struct ProtoWireWriter {
     public private(set) var bytes: [UInt8] = []
 
     public init() {}
+    /// A writer with room for `capacity` bytes before it grows.
+    public init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
     public mutating func varint(_ value: UInt64) {
         var rest = value

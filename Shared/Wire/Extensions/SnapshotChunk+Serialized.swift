@@ -4,7 +4,7 @@ extension SnapshotChunk {
     /// message's fields may come in any order. Lets the ledger stream stored states without
     /// decoding and encoding them again.
     public static func subscriptionsField(_ serialized: [[UInt8]]) -> [UInt8] {
-        var out = ProtoWireWriter()
+        var out = ProtoWireWriter(capacity: serialized.reduce(0) { $0 + $1.count + 6 })
         for message in serialized { out.field(1, bytes: message) }
         return out.bytes
     }
