@@ -62,30 +62,22 @@ extension ServerCore {
         _ index: Int?, _ method: String, _ payload: [UInt8], _ timeoutMilliseconds: UInt64, _ caller: RPCCaller,
         started: UInt64
     ) -> Result<[UInt8], RPCError> {
-        if isDraining { return .failure(RPCError(.unavailable, "the server is shutting down")) }
+        if isDraining { return .failure(RPCError(.unavailable, Self.shuttingDown)) }
         // As on a connection, the access rule comes before the method is looked up.
         if let identities = caller.identities {
-            guard let who = identities.first else {
-                return .failure(RPCError(.unauthenticated, "the caller has no identity"))
-            }
-            guard configuration.accessPolicy.allows(method: method, identities: identities) else {
-                return .failure(RPCError(.permissionDenied, "\(who) may not call \(method)"))
+            guard !identities.isEmpty else { return .failure(RPCError(.unauthenticated, "the caller has no identity")) }
+            if let refusal = refusal(method: method, identities: identities) {
+                return .failure(RPCError(.permissionDenied, refusal))
             }
         } else if tls != nil {
             return .failure(RPCError(.unauthenticated, "this server requires a client certificate or an API key"))
         }
-        guard let index else { return .failure(RPCError(.unimplemented, "unknown method \"\(method.prefix(200))\"")) }
+        guard let index else { return .failure(RPCError(.unimplemented, Self.unknownMethod(method))) }
         let entry = router.entries[index]
-        let limit = requestLimit(of: entry)
-        guard payload.count <= limit else {
-            return .failure(
-                RPCError(
-                    .resourceExhausted,
-                    "a request of \(payload.count) bytes for \(method) exceeds its limit of \(limit) bytes"))
+        if let tooLarge = oversized(payload.count, for: entry) {
+            return .failure(RPCError(.resourceExhausted, tooLarge))
         }
-        let requested = timeoutMilliseconds.multipliedReportingOverflow(by: 1_000_000)
-        let budget = min(
-            timeoutMilliseconds == 0 ? defaultTimeout : requested.overflow ? .max : requested.partialValue, maxTimeout)
+        let budget = callTime(timeoutMilliseconds: timeoutMilliseconds)
         let deadline = started.saturatingAdd(budget)
         let context = RPCRequestContext(
             method: method, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer)
@@ -103,16 +95,7 @@ extension ServerCore {
                 return .failure(rpcError(from: error, method: method))
             }
         case .unary(let handler):
-            task = Task {
-                do {
-                    let response = try await RPCRequestContext.$currentDeadline.withValue(deadline) {
-                        try await handler(context, payload)
-                    }
-                    answer.set(.success(response))
-                } catch {
-                    answer.set(.failure(self.rpcError(from: error, method: method)))
-                }
-            }
+            task = Task { answer.set(await self.runUnary(handler, context, payload)) }
         case .deferred(let handler):
             payload.withUnsafeBytes { bytes in
                 handler(
@@ -125,7 +108,7 @@ extension ServerCore {
         }
         guard let result = answer.wait(until: deadline) else {
             task?.cancel()
-            return .failure(RPCError(.deadlineExceeded, "deadline of \(budget / 1_000_000) ms exceeded"))
+            return .failure(RPCError(.deadlineExceeded, Self.deadlineExceeded(budget)))
         }
         return result
     }

@@ -66,6 +66,50 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
         logger?.debug("connection closed", ["peer": connection.peer, "reason": reason])
     }
 
+    // MARK: What every transport's calls are held to (framed connections, the HTTP gateway)
+
+    static let shuttingDown = "the server is shutting down"
+
+    /// Why `identities` may not call `method` under the access policy; nil when they may.
+    func refusal(method: String, identities: [String]) -> String? {
+        configuration.accessPolicy.allows(method: method, identities: identities)
+            ? nil : "\(identities.first ?? "a peer without identity") may not call \(method)"
+    }
+
+    /// Why a request of `bytes` bytes for `entry` is too large; nil within its limit.
+    func oversized(_ bytes: Int, for entry: RPCRouter.Entry) -> String? {
+        let limit = requestLimit(of: entry)
+        return bytes <= limit
+            ? nil : "a request of \(bytes) bytes for \(entry.name) exceeds its limit of \(limit) bytes"
+    }
+
+    static func unknownMethod(_ name: String) -> String { "unknown method \"\(name.prefix(200))\"" }
+
+    /// The time a call that asked for `timeoutMilliseconds` (0: none) is given, in nanoseconds:
+    /// the server's default for none, at most its maximum.
+    func callTime(timeoutMilliseconds: UInt64) -> UInt64 {
+        let (requested, overflow) = timeoutMilliseconds.multipliedReportingOverflow(by: 1_000_000)
+        return min(timeoutMilliseconds == 0 ? defaultTimeout : overflow ? .max : requested, maxTimeout)
+    }
+
+    static func deadlineExceeded(_ callTime: UInt64) -> String { "deadline of \(callTime / 1_000_000) ms exceeded" }
+
+    /// Runs a unary handler as a call's task would: the deadline is the task's (for the calls it
+    /// makes), and what it throws is mapped to a status.
+    func runUnary(
+        _ handler: @Sendable (RPCRequestContext, [UInt8]) async throws -> [UInt8], _ context: RPCRequestContext,
+        _ payload: [UInt8]
+    ) async -> Result<[UInt8], RPCError> {
+        do {
+            return .success(
+                try await RPCRequestContext.$currentDeadline.withValue(context.deadline) {
+                    try await handler(context, payload)
+                })
+        } catch {
+            return .failure(rpcError(from: error, method: context.method))
+        }
+    }
+
     /// Maps what a handler threw to the status a caller sees. Errors that are not `RPCError`
     /// are logged and reported as INTERNAL without their text, which may hold internals.
     func rpcError(from error: any Error, method: String) -> RPCError {

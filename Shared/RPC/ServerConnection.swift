@@ -144,16 +144,10 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             return "a frame of \(length) bytes for an unknown method"
         }
         let entry = core.router.entries[index]
-        if core.tls != nil
-            && !core.configuration.accessPolicy.allows(method: entry.name, identities: channel.peerIdentities)
-        {
-            return "\(channel.peerIdentities.first ?? "a peer without identity") may not call \(entry.name)"
+        if core.tls != nil, let refusal = core.refusal(method: entry.name, identities: channel.peerIdentities) {
+            return refusal
         }
-        let limit = core.requestLimit(of: entry)
-        guard length <= limit else {
-            return "a request of \(length) bytes for \(entry.name) exceeds its limit of \(limit) bytes"
-        }
-        return nil
+        return core.oversized(length, for: entry)
     }
 
     /// Records the inline calls of the read just handled, timed to now from the read.
@@ -205,7 +199,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         }
         let unknown = core.metrics.unknownMethodIndex
         if draining || core.isDraining {
-            return reply(callID, unknown, started, .unavailable, "the server is shutting down")
+            return reply(callID, unknown, started, .unavailable, ServerCore.shuttingDown)
         }
         guard max(calls.count, runningHandlers) < core.configuration.maxCallsPerConnection else {
             return reply(
@@ -217,24 +211,18 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         let found = core.router.index(of: view.method)
         if core.tls != nil {
             let name = found.map { core.router.entries[$0].name } ?? String(view.methodName.prefix(200))
-            if !core.configuration.accessPolicy.allows(method: name, identities: channel.peerIdentities) {
-                let who = channel.peerIdentities.first ?? "a peer without identity"
-                return reply(callID, found ?? unknown, started, .permissionDenied, "\(who) may not call \(name)")
+            if let refusal = core.refusal(method: name, identities: channel.peerIdentities) {
+                return reply(callID, found ?? unknown, started, .permissionDenied, refusal)
             }
         }
         guard let methodIndex = found else {
-            return reply(
-                callID, unknown, started, .unimplemented, "unknown method \"\(view.methodName.prefix(200))\"")
+            return reply(callID, unknown, started, .unimplemented, ServerCore.unknownMethod(view.methodName))
         }
-        let requestLimit = core.requestLimit(of: core.router.entries[methodIndex])
-        if frameLength > requestLimit {
-            let name = core.router.entries[methodIndex].name
-            return reply(
-                callID, methodIndex, started, .resourceExhausted,
-                "a request of \(frameLength) bytes for \(name) exceeds its limit of \(requestLimit) bytes")
+        if let tooLarge = core.oversized(frameLength, for: core.router.entries[methodIndex]) {
+            return reply(callID, methodIndex, started, .resourceExhausted, tooLarge)
         }
-        let requested = UInt64(view.timeoutMilliseconds) * 1_000_000
-        let limit = min(requested == 0 ? core.defaultTimeout : requested, core.maxTimeout)
+        let hasTimeout = view.timeoutMilliseconds != 0
+        let limit = core.callTime(timeoutMilliseconds: UInt64(view.timeoutMilliseconds))
         let deadline = started.saturatingAdd(limit)
         // Built only for the handlers that take one (an inline call does without).
         func makeContext() -> RPCRequestContext {
@@ -253,18 +241,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             let serial = track(callID, methodIndex, started: started, deadline: deadline, limit: limit)
             let finish = finisher(callID, serial)
             let core = self.core
-            calls[callID]!.task = Task {
-                let result: Result<[UInt8], RPCError>
-                do {
-                    result = .success(
-                        try await RPCRequestContext.$currentDeadline.withValue(deadline) {
-                            try await handler(context, payload)
-                        })
-                } catch {
-                    result = .failure(core.rpcError(from: error, method: context.method))
-                }
-                finish(result)
-            }
+            calls[callID]!.task = Task { finish(await core.runUnary(handler, context, payload)) }
 
         case .deferred(let handler):
             let context = makeContext()
@@ -282,8 +259,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             let serial = nextCallSerial()
             // A stream runs until it ends unless the caller set a timeout.
             let timer =
-                requested == 0
-                ? nil : loop.schedule(at: deadline) { [weak self] in self?.expire(callID, serial, limit) }
+                hasTimeout
+                ? loop.schedule(at: deadline) { [weak self] in self?.expire(callID, serial, limit) } : nil
             let loop = self.loop
             let window = view.window == 0 ? 16 : min(view.window, 4096)
             // The writer holds the connection until the call ends and releases the writer.
@@ -294,7 +271,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 serial: serial, methodIndex: methodIndex, started: started, timer: timer, task: nil, stream: writer)
             handlerStarted()
             let core = self.core
-            let streamDeadline: UInt64? = requested == 0 ? nil : deadline
+            let streamDeadline: UInt64? = hasTimeout ? deadline : nil
             calls[callID]!.task = Task {
                 let result: Result<[UInt8], RPCError>
                 do {
@@ -427,7 +404,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         let kind: FrameKind = call.stream == nil ? .response : .streamEnd
         Envelope.appendFrame(
             to: &channel.output, callID: callID, kind: kind, status: .deadlineExceeded,
-            statusMessage: "deadline of \(limit / 1_000_000) ms exceeded")
+            statusMessage: ServerCore.deadlineExceeded(limit))
         record(call, .deadlineExceeded)
         channel.scheduleFlush()
         drainIfIdle()
@@ -481,7 +458,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             abandon(call)
             Envelope.appendFrame(
                 to: &channel.output, callID: callID, kind: .streamEnd, status: .unavailable,
-                statusMessage: "the server is shutting down")
+                statusMessage: ServerCore.shuttingDown)
             record(call, .unavailable)
             channel.scheduleFlush()
         }

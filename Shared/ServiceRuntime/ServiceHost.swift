@@ -160,10 +160,9 @@ public final class ServiceHost: Sendable {
         logger.info("stopped")
     }
 
-    /// Whether `address` (an IP literal as the HTTP server gives it) is this machine's.
-    static func isLoopback(_ address: String) -> Bool {
-        address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
-    }
+    /// Whether `address` (an IP literal as the HTTP server gives it, IPv4-mapped ones as IPv4)
+    /// is this machine's.
+    static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") || address == "::1" }
 
     private func health() -> HealthResponse {
         let draining = shutdownSignal.isTriggered

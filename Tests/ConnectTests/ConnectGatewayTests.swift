@@ -15,6 +15,8 @@ final class GatewayFixture: Sendable {
     let server: RPCServer
     let http: HTTPServer
     let client = HTTPClientTransport(requestTimeout: 10, maxResponseBytes: 1 << 20)
+    /// One element each time `ReloadPolicy`'s task is cancelled.
+    let cancellations: AsyncStream<Void>
 
     /// `CheckAccess` (inline): account `a` is allowed until 5; `code-N` fails with status N.
     /// `ListEntitlements` (a task) and `CheckAccessBatch` (deferred) answer at once;
@@ -44,8 +46,15 @@ final class GatewayFixture: Sendable {
                 respond(.success(CheckAccessBatchResponse(results: request.checks.map { _ in CheckAccessResponse() })))
             }.start()
         }
+        let (cancellations, cancelled) = AsyncStream.makeStream(of: Void.self)
+        self.cancellations = cancellations
         router.unary(EntitlementRPC.reloadPolicy) { _, _ in
-            try await Task.sleep(for: .seconds(3600))
+            do {
+                try await Task.sleep(for: .seconds(3600))
+            } catch {
+                cancelled.yield()
+                throw error
+            }
             return ReloadPolicyResponse()
         }
         server = try RPCServer(configuration: configuration, router: router)
@@ -249,13 +258,18 @@ struct ConnectGatewayTests {
         await fixture.server.shutdown()
     }
 
-    @Test("Connect-Timeout-Ms is the call's deadline: a call past it is deadline_exceeded and cancelled")
+    @Test(
+        "Connect-Timeout-Ms is the call's deadline: a call past it is deadline_exceeded and cancelled",
+        .timeLimit(.minutes(1)))
     func timeout() async throws {
         let fixture = try GatewayFixture()
         let answer = try await fixture.postJSON(
             EntitlementRPC.reloadPolicy.name, "{}", headers: ["Connect-Timeout-Ms": "50"])
         #expect(answer.status == 504)
         #expect(answer.text == #"{"code":"deadline_exceeded","message":"deadline of 50 ms exceeded"}"#)
+        // The handler's task was cancelled, not left running.
+        var cancelled = fixture.cancellations.makeAsyncIterator()
+        #expect(await cancelled.next() != nil)
         await fixture.server.shutdown()
     }
 
