@@ -196,7 +196,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ConnectTests",
-            dependencies: ["Connect", "RPC", "Wire", "HTTP", "HTTPClient", "Crypto", "Observability", "TestSupport"],
+            dependencies: ["Connect", "RPC", "Wire", "HTTP", "Crypto", "Observability", "TestSupport"],
             path: "Tests/ConnectTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "ProtoJSONTests", dependencies: ["ProtoJSON", "Wire", "Model"], path: "Tests/ProtoJSONTests",

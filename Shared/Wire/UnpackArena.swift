@@ -16,35 +16,32 @@ enum UnpackArena {
         var base: UnsafeMutableRawPointer
         var capacity: Int
         var used: Int
-        /// Spill chunks of packs, newest last, and the free bytes at the end of the newest.
+        /// Spill chunks of packs, newest last, and the newest one's base and bytes used.
         var spills: [UnsafeMutableRawPointer] = []
-        var spillCursor: UnsafeMutableRawPointer?
-        var spillLeft = 0
+        var spill: (base: UnsafeMutableRawPointer, used: Int)?
 
         /// `byteCount` bytes aligned to `alignment` (a power of two, at most 16) for a pack.
         mutating func allocate(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
-            if let memory = bump(byteCount, alignment: alignment) { return memory }
-            if let cursor = spillCursor {
-                let misalignment = (alignment - (Int(bitPattern: cursor) & (alignment - 1))) & (alignment - 1)
-                if misalignment + byteCount <= spillLeft {
-                    spillCursor = cursor + misalignment + byteCount
-                    spillLeft -= misalignment + byteCount
-                    return cursor + misalignment
-                }
+            if let memory = Self.bump(base, capacity, &used, byteCount, alignment) { return memory }
+            if var current = spill,
+                let memory = Self.bump(current.base, UnpackArena.blockBytes, &current.used, byteCount, alignment)
+            {
+                spill = current
+                return memory
             }
             // malloc aligns to 16.
             let size = max(byteCount, UnpackArena.blockBytes)
             let chunk = malloc(size)!
             spills.append(chunk)
-            if size == UnpackArena.blockBytes {
-                spillCursor = chunk + byteCount
-                spillLeft = size - byteCount
-            }
+            if size == UnpackArena.blockBytes { spill = (chunk, byteCount) }
             return chunk
         }
 
-        /// `byteCount` bytes of the block itself aligned to `alignment`, nil when they do not fit.
-        mutating func bump(_ byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer? {
+        /// `byteCount` bytes of the region at `base` aligned to `alignment` (`base` is 16-aligned),
+        /// nil when they do not fit in its `capacity`.
+        static func bump(
+            _ base: UnsafeMutableRawPointer, _ capacity: Int, _ used: inout Int, _ byteCount: Int, _ alignment: Int
+        ) -> UnsafeMutableRawPointer? {
             let start = (used + alignment - 1) & ~(alignment - 1)
             guard byteCount <= capacity - start else { return nil }
             used = start + byteCount
@@ -77,7 +74,9 @@ enum UnpackArena {
             to: Block(
                 allocator: ProtobufCAllocator(
                     alloc: { data, size in
-                        data!.assumingMemoryBound(to: Block.self).pointee.bump(size, alignment: 16) ?? malloc(size)
+                        let block = data!.assumingMemoryBound(to: Block.self)
+                        return Block.bump(block.pointee.base, block.pointee.capacity, &block.pointee.used, size, 16)
+                            ?? malloc(size)
                     },
                     free: { data, pointer in
                         guard let pointer else { return }
@@ -97,16 +96,14 @@ enum UnpackArena {
     /// made) during `body` is given back after it.
     static func withBlock<T, E: Error>(_ body: (UnsafeMutablePointer<Block>) throws(E) -> T) throws(E) -> T {
         let block = block()
-        let (used, spills, cursor, left) = (
-            block.pointee.used, block.pointee.spills.count, block.pointee.spillCursor, block.pointee.spillLeft
-        )
+        let (used, spills, spill) = (block.pointee.used, block.pointee.spills.count, block.pointee.spill)
         defer {
             block.pointee.used = used
             if block.pointee.spills.count != spills {
                 for chunk in block.pointee.spills[spills...] { free(chunk) }
                 block.pointee.spills.removeSubrange(spills...)
             }
-            (block.pointee.spillCursor, block.pointee.spillLeft) = (cursor, left)
+            block.pointee.spill = spill
         }
         return try body(block)
     }

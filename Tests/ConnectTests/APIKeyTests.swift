@@ -2,8 +2,8 @@ import Connect
 import Crypto
 import Foundation
 import HTTP
-import HTTPClient
 import RPC
+import TestSupport
 import Testing
 import Wire
 

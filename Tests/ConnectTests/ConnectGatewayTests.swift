@@ -2,7 +2,6 @@ import Connect
 import Foundation
 import FoundationNetworking
 import HTTP
-import HTTPClient
 import Observability
 import RPC
 import TestSupport
@@ -10,11 +9,10 @@ import Testing
 import Wire
 
 /// An RPC server with entitlement methods of every handler kind, its HTTP listener with the
-/// Connect gateway, and a real HTTP client (URLSession).
+/// Connect gateway; calls go through a real HTTP client (URLSession, `connectCall`).
 final class GatewayFixture: Sendable {
     let server: RPCServer
     let http: HTTPServer
-    let client = HTTPClientTransport(requestTimeout: 10, maxResponseBytes: 1 << 20)
     /// One element each time `ReloadPolicy`'s task is cancelled.
     let cancellations: AsyncStream<Void>
 
@@ -64,34 +62,19 @@ final class GatewayFixture: Sendable {
         try http.start()
     }
 
-    /// POSTs `body` to the method's path with `headers`.
-    func post(_ method: String, _ body: [UInt8], headers: [String: String]) async throws -> HTTPClientTransport.Response
-    {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(http.port)/\(method)")!)
-        request.httpMethod = "POST"
-        request.httpBody = Data(body)
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        switch await client.perform(request) {
-        case .success(let response): return response
-        case .failure(let failure): throw GatewayFixtureError(description: "POST /\(method): \(failure)")
-        }
+    /// POSTs `body` to the method's path with `headers` (`Content-Type` among them).
+    func post(_ method: String, _ body: [UInt8], headers: [String: String]) async throws -> ConnectAnswer {
+        var headers = headers
+        let contentType = headers.removeValue(forKey: "Content-Type") ?? ""
+        return try await connectCall(
+            port: http.port, method: method, body: body, contentType: contentType, headers: headers)
     }
 
-    func postJSON(_ method: String, _ json: String, headers: [String: String] = [:]) async throws
-        -> HTTPClientTransport.Response
-    {
+    func postJSON(_ method: String, _ json: String, headers: [String: String] = [:]) async throws -> ConnectAnswer {
         try await post(method, Array(json.utf8), headers: ["Content-Type": "application/json"].merging(headers) { $1 })
     }
 
     deinit { http.stop() }
-}
-
-struct GatewayFixtureError: Error, CustomStringConvertible {
-    let description: String
-}
-
-extension HTTPClientTransport.Response {
-    var text: String { String(decoding: body, as: UTF8.self) }
 }
 
 @Suite("Connect unary calls over HTTP")

@@ -19,11 +19,12 @@ public func httpPost(port: Int, path: String, body: String) async throws -> (Int
     return (status, String(decoding: data, as: UTF8.self))
 }
 
-/// What a Connect call over HTTP answered: the status, the `Content-Type` and the body.
+/// What a Connect call over HTTP answered: the status, the headers (lowercased names) and the body.
 public struct ConnectAnswer: Sendable {
     public let status: Int
-    public let contentType: String?
+    public let headers: [String: String]
     public let body: [UInt8]
+    public var contentType: String? { headers["content-type"] }
     public var text: String { String(decoding: body, as: UTF8.self) }
 }
 
@@ -40,7 +41,9 @@ public func connectCall(
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     let (data, response) = try await URLSession.shared.data(for: request)
     let http = response as? HTTPURLResponse
-    return ConnectAnswer(
-        status: http?.statusCode ?? 0, contentType: http?.value(forHTTPHeaderField: "Content-Type"), body: [UInt8](data)
-    )
+    var headers: [String: String] = [:]
+    for (name, value) in http?.allHeaderFields ?? [:] {
+        if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+    }
+    return ConnectAnswer(status: http?.statusCode ?? 0, headers: headers, body: [UInt8](data))
 }
