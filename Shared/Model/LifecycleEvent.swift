@@ -34,6 +34,8 @@ public struct LifecycleEvent: Sendable, Hashable {
     public var rawTransaction: String?
     /// Apple `signedRenewalInfo`, when there is one, for audit.
     public var rawRenewalInfo: String?
+    /// Who asked for it (a grant, a merge, a deletion): the caller's identity or address.
+    public var actor: String?
 
     /// An event; every field but `key` and `kind` defaults to absent.
     public init(
@@ -41,7 +43,7 @@ public struct LifecycleEvent: Sendable, Hashable {
         verifiedTimeMilliseconds: Int64? = nil, accountID: String? = nil, otherAccountID: String? = nil,
         storeType: String? = nil, storeSubtype: String? = nil, notificationID: String? = nil,
         state: SubscriptionState? = nil, rawPayload: String? = nil, detail: String? = nil,
-        rawTransaction: String? = nil, rawRenewalInfo: String? = nil
+        rawTransaction: String? = nil, rawRenewalInfo: String? = nil, actor: String? = nil
     ) {
         self.position = position
         self.key = key
@@ -58,5 +60,6 @@ public struct LifecycleEvent: Sendable, Hashable {
         self.detail = detail
         self.rawTransaction = rawTransaction
         self.rawRenewalInfo = rawRenewalInfo
+        self.actor = actor
     }
 }

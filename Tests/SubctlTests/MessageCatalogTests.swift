@@ -63,7 +63,7 @@ struct MessageCatalogTests {
                 serverStreaming: $0.isServerStreaming)
         }
         #expect(Set(catalogued) == Set(declared))
-        #expect(catalog.methods.count == 26)
+        #expect(catalog.methods.count == 32)
         #expect(Set(catalog.messages.map(\.fullName)) == messages)
     }
 
@@ -126,7 +126,7 @@ struct MessageCatalogTests {
             ])
         #expect(
             catalog.enums(matching: "subscriptions.common.v1.Store").first?.values.map(\.name) == [
-                "STORE_UNSPECIFIED", "STORE_APPLE", "STORE_GOOGLE",
+                "STORE_UNSPECIFIED", "STORE_APPLE", "STORE_GOOGLE", "STORE_PROMOTIONAL",
             ])
     }
 }

@@ -67,13 +67,13 @@ struct FieldRulesTests {
         #expect(throws: RPCError(.invalidArgument, "\(request): key.environment is unspecified")) {
             try GetSubscriptionRequest(serialized: [0x0a, 0x02, 0x08, 0x01])
         }
-        // ListInboxRequest.store = 3
+        // ListInboxRequest.store = 4
         #expect(
             throws: RPCError(
                 .invalidArgument,
-                "payload is not a valid subscriptions.ledger.v1.ListInboxRequest: store has unknown value 3")
+                "payload is not a valid subscriptions.ledger.v1.ListInboxRequest: store has unknown value 4")
         ) {
-            try ListInboxRequest(serialized: [0x10, 0x03])
+            try ListInboxRequest(serialized: [0x10, 0x04])
         }
         // A valid first event, then a second whose state is 42: the path names the element.
         let first = GetHistoryResponse(events: [LedgerFixtures.event(1)]).serialized()

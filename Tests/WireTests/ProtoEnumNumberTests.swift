@@ -7,7 +7,7 @@ import Testing
 struct ProtoEnumNumberTests {
     @Test("closed enums know only their numbers; every value names its proto value")
     func closed() {
-        #expect(Store(rawValue: 3) == nil && Store(rawValue: 0) == nil && Store(rawValue: 2) == .google)
+        #expect(Store(rawValue: 4) == nil && Store(rawValue: 0) == nil && Store(rawValue: 2) == .google)
         #expect(StoreEnvironment.sandbox.protoValueName == "ENVIRONMENT_SANDBOX")
         #expect(SubscriptionState.allCases.map(\.rawValue) == Array(1...9))
         #expect(SubscriptionState.gracePeriod.description == "grace_period")
@@ -23,6 +23,6 @@ struct ProtoEnumNumberTests {
         #expect(ProductKind(rawValue: -2)?.description == "unknown(-2)")
         #expect(TransferPolicy(rawValue: 3) == .refuse)
         #expect(Ownership.allCases.map(\.rawValue) == [1, 2])
-        #expect(EventKind.allCases.map(\.rawValue) == Array(1...28))
+        #expect(EventKind.allCases.map(\.rawValue) == Array(1...32))
     }
 }

@@ -35,6 +35,7 @@ enum EntitlementMethods {
         router.inline(EntitlementRPC.listEntitlements) { (request: ListEntitlementsRequest) in
             try list(request, view: view, policy: policies?.policy, now: now())
         }
+        registerSubscriberView(on: router, view: view, policies: policies, now: now)
         router.unary(EntitlementRPC.reloadPolicy) { (_, _: ReloadPolicyRequest) in
             guard let policies else {
                 throw RPCError(.failedPrecondition, "no policy file is configured (ENTITLEMENT_POLICY_FILE)")

@@ -68,13 +68,7 @@ extension Ledger {
                 accountID: moves ? request.accountID : previous!, key: key, storeAccountRef: request.storeAccountRef,
                 linkedTimeMilliseconds: at)
             if moves {
-                try tx.query(
-                    """
-                    INSERT INTO links (store, environment, store_id, account_id, store_account_ref, linked_ms)
-                    VALUES ($1, $2, $3, $4, $5, $6)
-                    ON CONFLICT (store, environment, store_id) DO UPDATE SET account_id = $4, store_account_ref = $5, linked_ms = $6
-                    """,
-                    Self.keyParameters(key) + [.text(request.accountID), .text(request.storeAccountRef), .int(at)])
+                try Self.saveLink(tx, link)
                 if var moved = subscription {
                     moved.accountID = request.accountID
                     try Self.saveSubscription(tx, moved, position: position)

@@ -273,6 +273,10 @@ extension Ledger {
     static func replayed<Response: ProtoMessage>(
         _ key: String, _ storedHash: String, _ hash: String, _ response: [UInt8]?, as: Response.Type
     ) throws -> Response {
+        if storedHash.hasPrefix(deletedRecordPrefix) {
+            throw LedgerError.failedPrecondition(
+                "idempotency key \"\(key)\" was used for a request about an account deleted since: it is not run again")
+        }
         guard storedHash == hash else {
             throw LedgerError.failedPrecondition("idempotency key \"\(key)\" was already used with a different request")
         }

@@ -11,6 +11,11 @@ enum LedgerMethods {
     /// Subscriptions or links per snapshot chunk (the proto's limit is 500).
     static let snapshotPage = 500
 
+    /// Who made a call: its certificate or API key identities, or its address without one.
+    static func actor(_ context: RPCRequestContext) -> String {
+        context.peerIdentities.isEmpty ? "address \(context.peer)" : context.peerIdentities.joined(separator: ",")
+    }
+
     static func register(on router: RPCRouter, ledger: Ledger) {
         // Writes start on the event loop (decode and checks) and answer from the writer thread
         // once their batch is durable: no task between the socket and the storage writer.
@@ -22,6 +27,20 @@ enum LedgerMethods {
                 ledger.perform({ try prepare(request) }, completion: respond)
             }
         }
+        // Writes a caller asks for in its own name (a grant, a merge, a deletion): the audit
+        // trail records who.
+        func audited<Request, Response>(
+            _ method: UnaryMethod<Request, Response>,
+            _ prepare: @escaping @Sendable (Request, String) throws -> Ledger.WriteBody<Response>
+        ) {
+            router.deferred(method) { (context, request: Request, respond) in
+                ledger.perform({ try prepare(request, actor(context)) }, completion: respond)
+            }
+        }
+        audited(LedgerRPC.grantEntitlement, ledger.grantEntitlementWrite)
+        audited(LedgerRPC.revokeGrant, ledger.revokeGrantWrite)
+        audited(LedgerRPC.mergeAccounts, ledger.mergeAccountsWrite)
+        audited(LedgerRPC.deleteAccount, ledger.deleteAccountWrite)
         // These carry the store's signed data (a notification, a state with its periods).
         write(LedgerRPC.recordNotification, limits: .large, ledger.recordNotificationWrite)
         write(LedgerRPC.recordVerifiedState, limits: .large, ledger.recordVerifiedStateWrite)

@@ -19,6 +19,8 @@ enum VerifierMethods {
             switch key.store {
             case .apple: return try await required(apple, "the App Store").refresh(key)
             case .google: return try await required(google, "Google Play").refresh(key)
+            case .promotional:
+                throw RPCError(.invalidArgument, "a promotional grant has no store to refresh it from")
             }
         }
     }

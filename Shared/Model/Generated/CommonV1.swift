@@ -11,12 +11,16 @@
 public enum Store: Int32, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case apple = 1
     case google = 2
+    /// A grant this backend made itself (GrantEntitlement): no store sold it. Its product id is
+    /// the capability it grants; its store id the grant's id.
+    case promotional = 3
 
     /// The proto value name without `STORE_`, lowercased.
     public var description: String {
         switch self {
         case .apple: "apple"
         case .google: "google"
+        case .promotional: "promotional"
         }
     }
 
@@ -25,6 +29,7 @@ public enum Store: Int32, Sendable, Hashable, CaseIterable, CustomStringConverti
         switch self {
         case .apple: "STORE_APPLE"
         case .google: "STORE_GOOGLE"
+        case .promotional: "STORE_PROMOTIONAL"
         }
     }
 }
@@ -259,11 +264,19 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
     /// A store event this version does not map; store_type and store_subtype say what it was.
     case other
     case stateRefreshed
+    /// A promotional grant was made or revoked (GrantEntitlement, RevokeGrant).
+    case grantCreated
+    case grantRevoked
+    /// An account's subscriptions moved to another (MergeAccounts): account_id is the one they
+    /// moved into, other_account_id the one merged away.
+    case accountMerged
+    /// An account was deleted (DeleteAccount); the event names no account.
+    case accountDeleted
     /// A non-zero wire number this version does not know. Never holds a known number.
     case unknown(Int32)
 
     /// Every value this version knows, in wire order (no `unknown`).
-    public static let allCases: [EventKind] = [.purchased, .renewed, .renewalDisabled, .renewalEnabled, .productChangeScheduled, .productChanged, .billingFailed, .gracePeriodStarted, .billingRecovered, .accountHold, .paused, .pauseScheduled, .resumed, .expired, .refunded, .refundDeclined, .refundReversed, .revoked, .renewalExtended, .priceChange, .acknowledged, .accountLinked, .accountTransferred, .pendingCancelled, .consumptionRequest, .test, .other, .stateRefreshed]
+    public static let allCases: [EventKind] = [.purchased, .renewed, .renewalDisabled, .renewalEnabled, .productChangeScheduled, .productChanged, .billingFailed, .gracePeriodStarted, .billingRecovered, .accountHold, .paused, .pauseScheduled, .resumed, .expired, .refunded, .refundDeclined, .refundReversed, .revoked, .renewalExtended, .priceChange, .acknowledged, .accountLinked, .accountTransferred, .pendingCancelled, .consumptionRequest, .test, .other, .stateRefreshed, .grantCreated, .grantRevoked, .accountMerged, .accountDeleted]
 
     /// The value with wire number `rawValue`; `nil` only for 0 (unspecified).
     public init?(rawValue: Int32) {
@@ -297,6 +310,10 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
         case 26: self = .test
         case 27: self = .other
         case 28: self = .stateRefreshed
+        case 29: self = .grantCreated
+        case 30: self = .grantRevoked
+        case 31: self = .accountMerged
+        case 32: self = .accountDeleted
         default: self = .unknown(rawValue)
         }
     }
@@ -332,6 +349,10 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
         case .test: 26
         case .other: 27
         case .stateRefreshed: 28
+        case .grantCreated: 29
+        case .grantRevoked: 30
+        case .accountMerged: 31
+        case .accountDeleted: 32
         case .unknown(let number): number
         }
     }
@@ -367,6 +388,10 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
         case .test: "test"
         case .other: "other"
         case .stateRefreshed: "state_refreshed"
+        case .grantCreated: "grant_created"
+        case .grantRevoked: "grant_revoked"
+        case .accountMerged: "account_merged"
+        case .accountDeleted: "account_deleted"
         case .unknown(let number): "unknown(\(number))"
         }
     }
@@ -402,6 +427,10 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
         case .test: "EVENT_KIND_TEST"
         case .other: "EVENT_KIND_OTHER"
         case .stateRefreshed: "EVENT_KIND_STATE_REFRESHED"
+        case .grantCreated: "EVENT_KIND_GRANT_CREATED"
+        case .grantRevoked: "EVENT_KIND_GRANT_REVOKED"
+        case .accountMerged: "EVENT_KIND_ACCOUNT_MERGED"
+        case .accountDeleted: "EVENT_KIND_ACCOUNT_DELETED"
         case .unknown: nil
         }
     }

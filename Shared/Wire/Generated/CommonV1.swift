@@ -287,7 +287,8 @@ extension LifecycleEvent: CMessageConvertible {
             rawPayload: ProtoField.optionalString(m.raw_payload, "raw_payload"),
             detail: ProtoField.optionalString(m.detail, "detail"),
             rawTransaction: ProtoField.optionalString(m.raw_transaction, "raw_transaction"),
-            rawRenewalInfo: ProtoField.optionalString(m.raw_renewal_info, "raw_renewal_info"))
+            rawRenewalInfo: ProtoField.optionalString(m.raw_renewal_info, "raw_renewal_info"),
+            actor: ProtoField.optionalString(m.actor, "actor"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -306,6 +307,7 @@ extension LifecycleEvent: CMessageConvertible {
         arena.set(&c.detail, detail)
         arena.set(&c.raw_transaction, rawTransaction)
         arena.set(&c.raw_renewal_info, rawRenewalInfo)
+        arena.set(&c.actor, actor)
     }
 }
 

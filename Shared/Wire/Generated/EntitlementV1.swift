@@ -615,6 +615,250 @@ extension ListEntitlementsResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.entitlement.v1.GetActiveSubscriptionsRequest`.
+public struct GetActiveSubscriptionsRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.entitlement.v1.GetActiveSubscriptionsRequest"
+
+    public var accountID: String
+
+    /// Only these products (at most 100); empty: all.
+    public var productIDs: [String]
+
+    /// The instant to answer for; 0 means now.
+    public var atMilliseconds: Int64?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        accountID: String = "",
+        productIDs: [String] = [],
+        atMilliseconds: Int64? = nil
+    ) {
+        self.accountID = accountID
+        self.productIDs = productIDs
+        self.atMilliseconds = atMilliseconds
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetActiveSubscriptionsRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__entitlement__v1__get_active_subscriptions_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            accountID: ProtoField.string(m.account_id, "account_id"),
+            productIDs: ProtoField.strings(m.product_ids, count: m.n_product_ids, "product_ids"),
+            atMilliseconds: ProtoField.nonZero(m.at_ms))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.account_id, accountID)
+        c.n_product_ids = productIDs.count
+        c.product_ids = arena.strings(productIDs)
+        c.at_ms = atMilliseconds ?? 0
+    }
+}
+
+/// `subscriptions.entitlement.v1.ActiveSubscription`.
+///
+/// One subscription, purchase or promotional grant the account holds that has not ended: it gives
+/// access now, or is in a state the store keeps alive without access (billing retry, account
+/// hold, paused, pending).
+public struct ActiveSubscription: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.entitlement.v1.ActiveSubscription"
+
+    /// Its store id is Apple's originalTransactionId (transactionId for a one-time purchase), the
+    /// Google purchase token, or the grant's id.
+    public var key: SubscriptionKey?
+
+    /// The current product (for a grant, the capability) and plan (Google base plan; Apple's
+    /// subscription group).
+    public var productID: String
+
+    public var basePlanID: String?
+
+    public var productKind: ProductKind?
+
+    public var state: SubscriptionState?
+
+    /// It gives access at the instant asked for, until `access_until_ms` (absent: no end).
+    public var isActive: Bool
+
+    public var accessUntilMilliseconds: Int64?
+
+    /// The end of the current paid period.
+    public var expirationMilliseconds: Int64?
+
+    public var renewal: GrantRenewal?
+
+    public var ownership: Ownership?
+
+    /// Where the customer manages it: the App Store's subscriptions page, or Play's for this
+    /// product and app; empty for a grant or a one-time purchase.
+    public var managementURL: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        key: SubscriptionKey? = nil,
+        productID: String = "",
+        basePlanID: String? = nil,
+        productKind: ProductKind? = nil,
+        state: SubscriptionState? = nil,
+        isActive: Bool = false,
+        accessUntilMilliseconds: Int64? = nil,
+        expirationMilliseconds: Int64? = nil,
+        renewal: GrantRenewal? = nil,
+        ownership: Ownership? = nil,
+        managementURL: String = ""
+    ) {
+        self.key = key
+        self.productID = productID
+        self.basePlanID = basePlanID
+        self.productKind = productKind
+        self.state = state
+        self.isActive = isActive
+        self.accessUntilMilliseconds = accessUntilMilliseconds
+        self.expirationMilliseconds = expirationMilliseconds
+        self.renewal = renewal
+        self.ownership = ownership
+        self.managementURL = managementURL
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension ActiveSubscription: CMessageConvertible {
+    typealias CMessage = Subscriptions__Entitlement__V1__ActiveSubscription
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__entitlement__v1__active_subscription__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            key: ProtoField.message(m.key, "key"),
+            productID: ProtoField.string(m.product_id, "product_id"),
+            basePlanID: ProtoField.optionalString(m.base_plan_id, "base_plan_id"),
+            productKind: ProtoField.enumValue(m.product_kind.rawValue, "product_kind"),
+            state: ProtoField.enumValue(m.state.rawValue, "state"),
+            isActive: m.is_active != 0,
+            accessUntilMilliseconds: ProtoField.nonZero(m.access_until_ms),
+            expirationMilliseconds: ProtoField.nonZero(m.expiration_ms),
+            renewal: ProtoField.message(m.renewal, "renewal"),
+            ownership: ProtoField.enumValue(m.ownership.rawValue, "ownership"),
+            managementURL: ProtoField.string(m.management_url, "management_url"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.key = key?.cMessage(in: arena)
+        arena.set(&c.product_id, productID)
+        arena.set(&c.base_plan_id, basePlanID)
+        c.product_kind = .init(rawValue: ProtoField.number(productKind))
+        c.state = .init(rawValue: ProtoField.number(state))
+        c.is_active = isActive ? 1 : 0
+        c.access_until_ms = accessUntilMilliseconds ?? 0
+        c.expiration_ms = expirationMilliseconds ?? 0
+        c.renewal = renewal?.cMessage(in: arena)
+        c.ownership = .init(rawValue: ProtoField.number(ownership))
+        arena.set(&c.management_url, managementURL)
+    }
+}
+
+/// `subscriptions.entitlement.v1.GetActiveSubscriptionsResponse`.
+public struct GetActiveSubscriptionsResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.entitlement.v1.GetActiveSubscriptionsResponse"
+
+    public var subscriptions: [ActiveSubscription]
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        subscriptions: [ActiveSubscription] = []
+    ) {
+        self.subscriptions = subscriptions
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetActiveSubscriptionsResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__entitlement__v1__get_active_subscriptions_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            subscriptions: ProtoField.messages(m.subscriptions, count: m.n_subscriptions, "subscriptions"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.n_subscriptions = subscriptions.count
+        c.subscriptions = arena.messages(subscriptions)
+    }
+}
+
+/// `subscriptions.entitlement.v1.HasActiveSubscriptionsResponse`.
+public struct HasActiveSubscriptionsResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.entitlement.v1.HasActiveSubscriptionsResponse"
+
+    public var hasActive: Bool
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        hasActive: Bool = false
+    ) {
+        self.hasActive = hasActive
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension HasActiveSubscriptionsResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__entitlement__v1__has_active_subscriptions_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        self.init(
+            hasActive: m.has_active != 0)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.has_active = hasActive ? 1 : 0
+    }
+}
+
 /// `subscriptions.entitlement.v1.ReloadPolicyRequest`.
 public struct ReloadPolicyRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -707,9 +951,15 @@ public enum EntitlementRPC {
 
     public static let listEntitlements = UnaryMethod<ListEntitlementsRequest, ListEntitlementsResponse>("subscriptions.entitlement.v1.Entitlement/ListEntitlements")
 
+    /// The account's current subscriptions and purchases, each store's details in one shape.
+    public static let getActiveSubscriptions = UnaryMethod<GetActiveSubscriptionsRequest, GetActiveSubscriptionsResponse>("subscriptions.entitlement.v1.Entitlement/GetActiveSubscriptions")
+
+    /// Whether any of them gives access now.
+    public static let hasActiveSubscriptions = UnaryMethod<GetActiveSubscriptionsRequest, HasActiveSubscriptionsResponse>("subscriptions.entitlement.v1.Entitlement/HasActiveSubscriptions")
+
     /// Reloads the product policy file; a bad file leaves the old policy in force.
     public static let reloadPolicy = UnaryMethod<ReloadPolicyRequest, ReloadPolicyResponse>("subscriptions.entitlement.v1.Entitlement/ReloadPolicy")
 
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, checkAccess, checkAccessBatch, listEntitlements, reloadPolicy]
+    public static let methods: [any RPCMethod] = [health, checkAccess, checkAccessBatch, listEntitlements, getActiveSubscriptions, hasActiveSubscriptions, reloadPolicy]
 }

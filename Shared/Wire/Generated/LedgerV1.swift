@@ -142,11 +142,13 @@ public enum ChangeKind: Sendable, Hashable, CaseIterable, RawRepresentable, Cust
     case subscription
     case link
     case unlink
+    /// An event about an account (a merge, a deletion); no subscription changed.
+    case account
     /// A non-zero wire number this version does not know. Never holds a known number.
     case unknown(Int32)
 
     /// Every value this version knows, in wire order (no `unknown`).
-    public static let allCases: [ChangeKind] = [.subscription, .link, .unlink]
+    public static let allCases: [ChangeKind] = [.subscription, .link, .unlink, .account]
 
     /// The value with wire number `rawValue`; `nil` only for 0 (unspecified).
     public init?(rawValue: Int32) {
@@ -155,6 +157,7 @@ public enum ChangeKind: Sendable, Hashable, CaseIterable, RawRepresentable, Cust
         case 1: self = .subscription
         case 2: self = .link
         case 3: self = .unlink
+        case 4: self = .account
         default: self = .unknown(rawValue)
         }
     }
@@ -165,6 +168,7 @@ public enum ChangeKind: Sendable, Hashable, CaseIterable, RawRepresentable, Cust
         case .subscription: 1
         case .link: 2
         case .unlink: 3
+        case .account: 4
         case .unknown(let number): number
         }
     }
@@ -175,6 +179,7 @@ public enum ChangeKind: Sendable, Hashable, CaseIterable, RawRepresentable, Cust
         case .subscription: "subscription"
         case .link: "link"
         case .unlink: "unlink"
+        case .account: "account"
         case .unknown(let number): "unknown(\(number))"
         }
     }
@@ -185,6 +190,7 @@ public enum ChangeKind: Sendable, Hashable, CaseIterable, RawRepresentable, Cust
         case .subscription: "CHANGE_KIND_SUBSCRIPTION"
         case .link: "CHANGE_KIND_LINK"
         case .unlink: "CHANGE_KIND_UNLINK"
+        case .account: "CHANGE_KIND_ACCOUNT"
         case .unknown: nil
         }
     }
@@ -641,6 +647,423 @@ extension LinkAccountResponse: CMessageConvertible {
         c.outcome = .init(rawValue: ProtoField.number(outcome))
         arena.set(&c.previous_account_id, previousAccountID)
         c.subscription = subscription?.cMessage(in: arena)
+        c.position = position
+    }
+}
+
+/// `subscriptions.ledger.v1.GrantEntitlementRequest`.
+public struct GrantEntitlementRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.GrantEntitlementRequest"
+
+    /// 1..128 bytes; the same key again answers the first grant (replayed = true).
+    public var idempotencyKey: String
+
+    public var accountID: String
+
+    /// The capability granted, as the entitlement policy names it (1..64 bytes).
+    public var capability: String
+
+    /// The grant's end: at most one of until_ms (an instant after now) and duration_ms (from now);
+    /// neither: no end, until revoked.
+    public var untilMilliseconds: Int64?
+
+    public var durationMilliseconds: Int64?
+
+    /// Why (support case, campaign); in the audit trail. At most 1 KiB.
+    public var reason: String?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        idempotencyKey: String = "",
+        accountID: String = "",
+        capability: String = "",
+        untilMilliseconds: Int64? = nil,
+        durationMilliseconds: Int64? = nil,
+        reason: String? = nil
+    ) {
+        self.idempotencyKey = idempotencyKey
+        self.accountID = accountID
+        self.capability = capability
+        self.untilMilliseconds = untilMilliseconds
+        self.durationMilliseconds = durationMilliseconds
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GrantEntitlementRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__GrantEntitlementRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__grant_entitlement_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            idempotencyKey: ProtoField.string(m.idempotency_key, "idempotency_key"),
+            accountID: ProtoField.string(m.account_id, "account_id"),
+            capability: ProtoField.string(m.capability, "capability"),
+            untilMilliseconds: ProtoField.nonZero(m.until_ms),
+            durationMilliseconds: ProtoField.nonZero(m.duration_ms),
+            reason: ProtoField.optionalString(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.idempotency_key, idempotencyKey)
+        arena.set(&c.account_id, accountID)
+        arena.set(&c.capability, capability)
+        c.until_ms = untilMilliseconds ?? 0
+        c.duration_ms = durationMilliseconds ?? 0
+        arena.set(&c.reason, reason)
+    }
+}
+
+/// `subscriptions.ledger.v1.GrantEntitlementResponse`.
+public struct GrantEntitlementResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.GrantEntitlementResponse"
+
+    /// The grant as the ledger keeps it: key.store_id is its id, product_id its capability,
+    /// purchase_time_ms its start and expires_time_ms its end (absent: none).
+    public var grant: Subscription?
+
+    public var replayed: Bool
+
+    public var position: UInt64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        grant: Subscription? = nil,
+        replayed: Bool = false,
+        position: UInt64 = 0
+    ) {
+        self.grant = grant
+        self.replayed = replayed
+        self.position = position
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GrantEntitlementResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__GrantEntitlementResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__grant_entitlement_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            grant: ProtoField.message(m.grant, "grant"),
+            replayed: m.replayed != 0,
+            position: m.position)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.grant = grant?.cMessage(in: arena)
+        c.replayed = replayed ? 1 : 0
+        c.position = position
+    }
+}
+
+/// `subscriptions.ledger.v1.RevokeGrantRequest`.
+public struct RevokeGrantRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.RevokeGrantRequest"
+
+    /// GrantEntitlementResponse.grant.key.store_id.
+    public var grantID: String
+
+    /// At most 1 KiB.
+    public var reason: String?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        grantID: String = "",
+        reason: String? = nil
+    ) {
+        self.grantID = grantID
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension RevokeGrantRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__RevokeGrantRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__revoke_grant_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            grantID: ProtoField.string(m.grant_id, "grant_id"),
+            reason: ProtoField.optionalString(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.grant_id, grantID)
+        arena.set(&c.reason, reason)
+    }
+}
+
+/// `subscriptions.ledger.v1.RevokeGrantResponse`.
+public struct RevokeGrantResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.RevokeGrantResponse"
+
+    public var grant: Subscription?
+
+    /// False when the grant was revoked already.
+    public var revoked: Bool
+
+    public var position: UInt64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        grant: Subscription? = nil,
+        revoked: Bool = false,
+        position: UInt64 = 0
+    ) {
+        self.grant = grant
+        self.revoked = revoked
+        self.position = position
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension RevokeGrantResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__RevokeGrantResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__revoke_grant_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            grant: ProtoField.message(m.grant, "grant"),
+            revoked: m.revoked != 0,
+            position: m.position)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.grant = grant?.cMessage(in: arena)
+        c.revoked = revoked ? 1 : 0
+        c.position = position
+    }
+}
+
+/// `subscriptions.ledger.v1.MergeAccountsRequest`.
+public struct MergeAccountsRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.MergeAccountsRequest"
+
+    /// 1..128 bytes.
+    public var idempotencyKey: String
+
+    /// The account that goes away (an anonymous one) and the one that keeps everything.
+    public var fromAccountID: String
+
+    public var intoAccountID: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        idempotencyKey: String = "",
+        fromAccountID: String = "",
+        intoAccountID: String = ""
+    ) {
+        self.idempotencyKey = idempotencyKey
+        self.fromAccountID = fromAccountID
+        self.intoAccountID = intoAccountID
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension MergeAccountsRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__MergeAccountsRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__merge_accounts_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            idempotencyKey: ProtoField.string(m.idempotency_key, "idempotency_key"),
+            fromAccountID: ProtoField.string(m.from_account_id, "from_account_id"),
+            intoAccountID: ProtoField.string(m.into_account_id, "into_account_id"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.idempotency_key, idempotencyKey)
+        arena.set(&c.from_account_id, fromAccountID)
+        arena.set(&c.into_account_id, intoAccountID)
+    }
+}
+
+/// `subscriptions.ledger.v1.MergeAccountsResponse`.
+public struct MergeAccountsResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.MergeAccountsResponse"
+
+    /// The subscriptions and grants that moved, with their new owner.
+    public var moved: [SubscriptionKey]
+
+    public var position: UInt64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        moved: [SubscriptionKey] = [],
+        position: UInt64 = 0
+    ) {
+        self.moved = moved
+        self.position = position
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension MergeAccountsResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__MergeAccountsResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__merge_accounts_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            moved: ProtoField.messages(m.moved, count: m.n_moved, "moved"),
+            position: m.position)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.n_moved = moved.count
+        c.moved = arena.messages(moved)
+        c.position = position
+    }
+}
+
+/// `subscriptions.ledger.v1.DeleteAccountRequest`.
+public struct DeleteAccountRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.DeleteAccountRequest"
+
+    public var accountID: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        accountID: String = ""
+    ) {
+        self.accountID = accountID
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension DeleteAccountRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__DeleteAccountRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__delete_account_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            accountID: ProtoField.string(m.account_id, "account_id"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.account_id, accountID)
+    }
+}
+
+/// `subscriptions.ledger.v1.DeleteAccountResponse`.
+public struct DeleteAccountResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.DeleteAccountResponse"
+
+    /// Subscriptions and grants unlinked, and history, feed and raw entries rewritten.
+    public var unlinked: UInt32
+
+    public var redacted: UInt32
+
+    public var position: UInt64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        unlinked: UInt32 = 0,
+        redacted: UInt32 = 0,
+        position: UInt64 = 0
+    ) {
+        self.unlinked = unlinked
+        self.redacted = redacted
+        self.position = position
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension DeleteAccountResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__DeleteAccountResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__delete_account_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        self.init(
+            unlinked: m.unlinked,
+            redacted: m.redacted,
+            position: m.position)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.unlinked = unlinked
+        c.redacted = redacted
         c.position = position
     }
 }
@@ -1753,6 +2176,23 @@ public enum LedgerRPC {
     /// The newest change-feed position (for readers to measure how far behind they are).
     public static let getFeedPosition = UnaryMethod<GetFeedPositionRequest, GetFeedPositionResponse>("subscriptions.ledger.v1.Ledger/GetFeedPosition")
 
+    /// A promotional grant of a capability to an account, with or without an end: recorded like
+    /// a store's subscription (store PROMOTIONAL), idempotently by key.
+    public static let grantEntitlement = UnaryMethod<GrantEntitlementRequest, GrantEntitlementResponse>("subscriptions.ledger.v1.Ledger/GrantEntitlement")
+
+    /// Ends a grant now; revoking a revoked grant changes nothing.
+    public static let revokeGrant = UnaryMethod<RevokeGrantRequest, RevokeGrantResponse>("subscriptions.ledger.v1.Ledger/RevokeGrant")
+
+    /// Moves every subscription and grant of one account to another (an anonymous account signs
+    /// in), recorded as one ACCOUNT_MERGED event naming both.
+    public static let mergeAccounts = UnaryMethod<MergeAccountsRequest, MergeAccountsResponse>("subscriptions.ledger.v1.Ledger/MergeAccounts")
+
+    /// A privacy deletion: unlinks everything the account holds, removes its id and the store's
+    /// account references from current rows, the history, the change feed and the raw store data,
+    /// and records that a deletion happened (without the id). The store's financial facts stay,
+    /// under their store ids.
+    public static let deleteAccount = UnaryMethod<DeleteAccountRequest, DeleteAccountResponse>("subscriptions.ledger.v1.Ledger/DeleteAccount")
+
     /// Server stream: the current state of every subscription and link, then one SnapshotChunk
     /// with `complete` set and the change-feed position the snapshot reflects.
     public static let snapshot = ServerStreamMethod<SnapshotRequest, SnapshotChunk>("subscriptions.ledger.v1.Ledger/Snapshot")
@@ -1762,5 +2202,5 @@ public enum LedgerRPC {
     public static let watchChanges = ServerStreamMethod<WatchChangesRequest, Change>("subscriptions.ledger.v1.Ledger/WatchChanges")
 
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, snapshot, watchChanges]
+    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, snapshot, watchChanges]
 }

@@ -319,6 +319,160 @@ public enum OpenAPIDocuments {
         }
       }
     },
+    "/subscriptions.entitlement.v1.Entitlement/GetActiveSubscriptions": {
+      "post": {
+        "operationId": "Entitlement.GetActiveSubscriptions",
+        "tags": [
+          "Entitlement"
+        ],
+        "description": "The account's current subscriptions and purchases, each store's details in one shape.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.entitlement.v1.GetActiveSubscriptionsRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.entitlement.v1.GetActiveSubscriptionsResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.entitlement.v1.Entitlement/HasActiveSubscriptions": {
+      "post": {
+        "operationId": "Entitlement.HasActiveSubscriptions",
+        "tags": [
+          "Entitlement"
+        ],
+        "description": "Whether any of them gives access now.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.entitlement.v1.GetActiveSubscriptionsRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.entitlement.v1.HasActiveSubscriptionsResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/subscriptions.entitlement.v1.Entitlement/ReloadPolicy": {
       "post": {
         "operationId": "Entitlement.ReloadPolicy",
@@ -465,6 +619,26 @@ public enum OpenAPIDocuments {
           "OFFER_TYPE_WIN_BACK"
         ]
       },
+      "subscriptions.common.v1.Ownership": {
+        "type": "string",
+        "description": "Who holds a purchase: the buyer, or a family member it is shared with.\n\n- `OWNERSHIP_UNSPECIFIED` (0)\n- `OWNERSHIP_PURCHASED` (1)\n- `OWNERSHIP_FAMILY_SHARED` (2): Apple Family Sharing: access lasts as long as the owner's, until a REVOKE.",
+        "enum": [
+          "OWNERSHIP_UNSPECIFIED",
+          "OWNERSHIP_PURCHASED",
+          "OWNERSHIP_FAMILY_SHARED"
+        ]
+      },
+      "subscriptions.common.v1.ProductKind": {
+        "type": "string",
+        "description": "What kind of product a purchase is.\n\n- `PRODUCT_KIND_UNSPECIFIED` (0)\n- `PRODUCT_KIND_AUTO_RENEWABLE` (1)\n- `PRODUCT_KIND_NON_RENEWING` (2)\n- `PRODUCT_KIND_NON_CONSUMABLE` (3)\n- `PRODUCT_KIND_CONSUMABLE` (4)",
+        "enum": [
+          "PRODUCT_KIND_UNSPECIFIED",
+          "PRODUCT_KIND_AUTO_RENEWABLE",
+          "PRODUCT_KIND_NON_RENEWING",
+          "PRODUCT_KIND_NON_CONSUMABLE",
+          "PRODUCT_KIND_CONSUMABLE"
+        ]
+      },
       "subscriptions.common.v1.ServingStatus": {
         "type": "string",
         "description": "- `SERVING_STATUS_UNSPECIFIED` (0)\n- `SERVING_STATUS_SERVING` (1)\n- `SERVING_STATUS_NOT_SERVING` (2)\n- `SERVING_STATUS_DRAINING` (3)",
@@ -477,11 +651,12 @@ public enum OpenAPIDocuments {
       },
       "subscriptions.common.v1.Store": {
         "type": "string",
-        "description": "A store that sells subscriptions.\n\n- `STORE_UNSPECIFIED` (0)\n- `STORE_APPLE` (1)\n- `STORE_GOOGLE` (2)",
+        "description": "A store that sells subscriptions.\n\n- `STORE_UNSPECIFIED` (0)\n- `STORE_APPLE` (1)\n- `STORE_GOOGLE` (2)\n- `STORE_PROMOTIONAL` (3): A grant this backend made itself (GrantEntitlement): no store sold it. Its product id is the capability it grants; its store id the grant's id.",
         "enum": [
           "STORE_UNSPECIFIED",
           "STORE_APPLE",
-          "STORE_GOOGLE"
+          "STORE_GOOGLE",
+          "STORE_PROMOTIONAL"
         ]
       },
       "subscriptions.common.v1.SubscriptionKey": {
@@ -559,6 +734,58 @@ public enum OpenAPIDocuments {
           "ACCESS_REASON_STATE_DENIES",
           "ACCESS_REASON_UNKNOWN_CAPABILITY"
         ]
+      },
+      "subscriptions.entitlement.v1.ActiveSubscription": {
+        "type": "object",
+        "description": "One subscription, purchase or promotional grant the account holds that has not ended: it gives\naccess now, or is in a state the store keeps alive without access (billing retry, account\nhold, paused, pending).",
+        "properties": {
+          "key": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionKey"
+              }
+            ],
+            "description": "Its store id is Apple's originalTransactionId (transactionId for a one-time purchase), the\nGoogle purchase token, or the grant's id."
+          },
+          "productId": {
+            "type": "string",
+            "description": "The current product (for a grant, the capability) and plan (Google base plan; Apple's\nsubscription group)."
+          },
+          "basePlanId": {
+            "type": "string"
+          },
+          "productKind": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.ProductKind"
+          },
+          "state": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionState"
+          },
+          "isActive": {
+            "type": "boolean",
+            "description": "It gives access at the instant asked for, until `access_until_ms` (absent: no end)."
+          },
+          "accessUntilMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          },
+          "expirationMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The end of the current paid period."
+          },
+          "renewal": {
+            "$ref": "#/components/schemas/subscriptions.entitlement.v1.GrantRenewal"
+          },
+          "ownership": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.Ownership"
+          },
+          "managementUrl": {
+            "type": "string",
+            "description": "Where the customer manages it: the App Store's subscriptions page, or Play's for this\nproduct and app; empty for a grant or a one-time purchase."
+          }
+        }
       },
       "subscriptions.entitlement.v1.CheckAccessBatchRequest": {
         "type": "object",
@@ -644,6 +871,38 @@ public enum OpenAPIDocuments {
           }
         }
       },
+      "subscriptions.entitlement.v1.GetActiveSubscriptionsRequest": {
+        "type": "object",
+        "properties": {
+          "accountId": {
+            "type": "string"
+          },
+          "productIds": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Only these products (at most 100); empty: all."
+          },
+          "atMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The instant to answer for; 0 means now."
+          }
+        }
+      },
+      "subscriptions.entitlement.v1.GetActiveSubscriptionsResponse": {
+        "type": "object",
+        "properties": {
+          "subscriptions": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.entitlement.v1.ActiveSubscription"
+            }
+          }
+        }
+      },
       "subscriptions.entitlement.v1.GrantRenewal": {
         "type": "object",
         "description": "What a client shows about a subscription's renewal (the fields of the same names in\nsubscriptions.common.v1.Subscription).",
@@ -704,6 +963,14 @@ public enum OpenAPIDocuments {
           "installmentsRemaining": {
             "type": "integer",
             "format": "int32"
+          }
+        }
+      },
+      "subscriptions.entitlement.v1.HasActiveSubscriptionsResponse": {
+        "type": "object",
+        "properties": {
+          "hasActive": {
+            "type": "boolean"
           }
         }
       },
@@ -1884,6 +2151,314 @@ public enum OpenAPIDocuments {
           }
         }
       }
+    },
+    "/subscriptions.ledger.v1.Ledger/GrantEntitlement": {
+      "post": {
+        "operationId": "Ledger.GrantEntitlement",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "A promotional grant of a capability to an account, with or without an end: recorded like\na store's subscription (store PROMOTIONAL), idempotently by key.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.GrantEntitlementRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.GrantEntitlementResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.ledger.v1.Ledger/RevokeGrant": {
+      "post": {
+        "operationId": "Ledger.RevokeGrant",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "Ends a grant now; revoking a revoked grant changes nothing.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.RevokeGrantRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.RevokeGrantResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.ledger.v1.Ledger/MergeAccounts": {
+      "post": {
+        "operationId": "Ledger.MergeAccounts",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "Moves every subscription and grant of one account to another (an anonymous account signs\nin), recorded as one ACCOUNT_MERGED event naming both.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.MergeAccountsRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.MergeAccountsResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.ledger.v1.Ledger/DeleteAccount": {
+      "post": {
+        "operationId": "Ledger.DeleteAccount",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "A privacy deletion: unlinks everything the account holds, removes its id and the store's\naccount references from current rows, the history, the change feed and the raw store data,\nand records that a deletion happened (without the id). The store's financial facts stay,\nunder their store ids.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.DeleteAccountRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.DeleteAccountResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -1919,7 +2494,7 @@ public enum OpenAPIDocuments {
       },
       "subscriptions.common.v1.EventKind": {
         "type": "string",
-        "description": "Normalized lifecycle events; the store's own type and subtype travel beside them.\n\n- `EVENT_KIND_UNSPECIFIED` (0)\n- `EVENT_KIND_PURCHASED` (1)\n- `EVENT_KIND_RENEWED` (2)\n- `EVENT_KIND_RENEWAL_DISABLED` (3)\n- `EVENT_KIND_RENEWAL_ENABLED` (4)\n- `EVENT_KIND_PRODUCT_CHANGE_SCHEDULED` (5)\n- `EVENT_KIND_PRODUCT_CHANGED` (6)\n- `EVENT_KIND_BILLING_FAILED` (7)\n- `EVENT_KIND_GRACE_PERIOD_STARTED` (8)\n- `EVENT_KIND_BILLING_RECOVERED` (9)\n- `EVENT_KIND_ACCOUNT_HOLD` (10)\n- `EVENT_KIND_PAUSED` (11)\n- `EVENT_KIND_PAUSE_SCHEDULED` (12)\n- `EVENT_KIND_RESUMED` (13)\n- `EVENT_KIND_EXPIRED` (14)\n- `EVENT_KIND_REFUNDED` (15)\n- `EVENT_KIND_REFUND_DECLINED` (16)\n- `EVENT_KIND_REFUND_REVERSED` (17)\n- `EVENT_KIND_REVOKED` (18)\n- `EVENT_KIND_RENEWAL_EXTENDED` (19)\n- `EVENT_KIND_PRICE_CHANGE` (20)\n- `EVENT_KIND_ACKNOWLEDGED` (21)\n- `EVENT_KIND_ACCOUNT_LINKED` (22)\n- `EVENT_KIND_ACCOUNT_TRANSFERRED` (23)\n- `EVENT_KIND_PENDING_CANCELLED` (24)\n- `EVENT_KIND_CONSUMPTION_REQUEST` (25)\n- `EVENT_KIND_TEST` (26)\n- `EVENT_KIND_OTHER` (27): A store event this version does not map; store_type and store_subtype say what it was.\n- `EVENT_KIND_STATE_REFRESHED` (28)",
+        "description": "Normalized lifecycle events; the store's own type and subtype travel beside them.\n\n- `EVENT_KIND_UNSPECIFIED` (0)\n- `EVENT_KIND_PURCHASED` (1)\n- `EVENT_KIND_RENEWED` (2)\n- `EVENT_KIND_RENEWAL_DISABLED` (3)\n- `EVENT_KIND_RENEWAL_ENABLED` (4)\n- `EVENT_KIND_PRODUCT_CHANGE_SCHEDULED` (5)\n- `EVENT_KIND_PRODUCT_CHANGED` (6)\n- `EVENT_KIND_BILLING_FAILED` (7)\n- `EVENT_KIND_GRACE_PERIOD_STARTED` (8)\n- `EVENT_KIND_BILLING_RECOVERED` (9)\n- `EVENT_KIND_ACCOUNT_HOLD` (10)\n- `EVENT_KIND_PAUSED` (11)\n- `EVENT_KIND_PAUSE_SCHEDULED` (12)\n- `EVENT_KIND_RESUMED` (13)\n- `EVENT_KIND_EXPIRED` (14)\n- `EVENT_KIND_REFUNDED` (15)\n- `EVENT_KIND_REFUND_DECLINED` (16)\n- `EVENT_KIND_REFUND_REVERSED` (17)\n- `EVENT_KIND_REVOKED` (18)\n- `EVENT_KIND_RENEWAL_EXTENDED` (19)\n- `EVENT_KIND_PRICE_CHANGE` (20)\n- `EVENT_KIND_ACKNOWLEDGED` (21)\n- `EVENT_KIND_ACCOUNT_LINKED` (22)\n- `EVENT_KIND_ACCOUNT_TRANSFERRED` (23)\n- `EVENT_KIND_PENDING_CANCELLED` (24)\n- `EVENT_KIND_CONSUMPTION_REQUEST` (25)\n- `EVENT_KIND_TEST` (26)\n- `EVENT_KIND_OTHER` (27): A store event this version does not map; store_type and store_subtype say what it was.\n- `EVENT_KIND_STATE_REFRESHED` (28)\n- `EVENT_KIND_GRANT_CREATED` (29): A promotional grant was made or revoked (GrantEntitlement, RevokeGrant).\n- `EVENT_KIND_GRANT_REVOKED` (30)\n- `EVENT_KIND_ACCOUNT_MERGED` (31): An account's subscriptions moved to another (MergeAccounts): account_id is the one they moved into, other_account_id the one merged away.\n- `EVENT_KIND_ACCOUNT_DELETED` (32): An account was deleted (DeleteAccount); the event names no account.",
         "enum": [
           "EVENT_KIND_UNSPECIFIED",
           "EVENT_KIND_PURCHASED",
@@ -1949,7 +2524,11 @@ public enum OpenAPIDocuments {
           "EVENT_KIND_CONSUMPTION_REQUEST",
           "EVENT_KIND_TEST",
           "EVENT_KIND_OTHER",
-          "EVENT_KIND_STATE_REFRESHED"
+          "EVENT_KIND_STATE_REFRESHED",
+          "EVENT_KIND_GRANT_CREATED",
+          "EVENT_KIND_GRANT_REVOKED",
+          "EVENT_KIND_ACCOUNT_MERGED",
+          "EVENT_KIND_ACCOUNT_DELETED"
         ]
       },
       "subscriptions.common.v1.ExpirationReason": {
@@ -1999,7 +2578,7 @@ public enum OpenAPIDocuments {
       },
       "subscriptions.common.v1.LifecycleEvent": {
         "type": "object",
-        "description": "One normalized entry of a subscription's audit trail.",
+        "description": "One normalized entry of a subscription's audit trail. An event about an account rather than\na subscription (ACCOUNT_MERGED, ACCOUNT_DELETED) carries the key of none: store PROMOTIONAL,\nenvironment PRODUCTION and an empty store_id.",
         "properties": {
           "position": {
             "type": "string",
@@ -2060,6 +2639,10 @@ public enum OpenAPIDocuments {
           "rawRenewalInfo": {
             "type": "string",
             "description": "Apple's signedRenewalInfo, when there is one; at most 64 KiB."
+          },
+          "actor": {
+            "type": "string",
+            "description": "Who asked for it, for the operations a caller makes (a grant, a merge, a deletion): the\ncaller's certificate or API key identity, or its address when it has none."
           }
         }
       },
@@ -2167,11 +2750,12 @@ public enum OpenAPIDocuments {
       },
       "subscriptions.common.v1.Store": {
         "type": "string",
-        "description": "A store that sells subscriptions.\n\n- `STORE_UNSPECIFIED` (0)\n- `STORE_APPLE` (1)\n- `STORE_GOOGLE` (2)",
+        "description": "A store that sells subscriptions.\n\n- `STORE_UNSPECIFIED` (0)\n- `STORE_APPLE` (1)\n- `STORE_GOOGLE` (2)\n- `STORE_PROMOTIONAL` (3): A grant this backend made itself (GrantEntitlement): no store sold it. Its product id is the capability it grants; its store id the grant's id.",
         "enum": [
           "STORE_UNSPECIFIED",
           "STORE_APPLE",
-          "STORE_GOOGLE"
+          "STORE_GOOGLE",
+          "STORE_PROMOTIONAL"
         ]
       },
       "subscriptions.common.v1.Subscription": {
@@ -2420,6 +3004,33 @@ public enum OpenAPIDocuments {
           }
         }
       },
+      "subscriptions.ledger.v1.DeleteAccountRequest": {
+        "type": "object",
+        "properties": {
+          "accountId": {
+            "type": "string"
+          }
+        }
+      },
+      "subscriptions.ledger.v1.DeleteAccountResponse": {
+        "type": "object",
+        "properties": {
+          "unlinked": {
+            "type": "integer",
+            "format": "uint32",
+            "description": "Subscriptions and grants unlinked, and history, feed and raw entries rewritten."
+          },
+          "redacted": {
+            "type": "integer",
+            "format": "uint32"
+          },
+          "position": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$"
+          }
+        }
+      },
       "subscriptions.ledger.v1.GetAccountRequest": {
         "type": "object",
         "properties": {
@@ -2531,6 +3142,58 @@ public enum OpenAPIDocuments {
               "$ref": "#/components/schemas/subscriptions.common.v1.Period"
             },
             "description": "The latest 100 periods the ledger holds for it, as recorded (with the raw signed data),\nby start."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.GrantEntitlementRequest": {
+        "type": "object",
+        "properties": {
+          "idempotencyKey": {
+            "type": "string",
+            "description": "1..128 bytes; the same key again answers the first grant (replayed = true)."
+          },
+          "accountId": {
+            "type": "string"
+          },
+          "capability": {
+            "type": "string",
+            "description": "The capability granted, as the entitlement policy names it (1..64 bytes)."
+          },
+          "untilMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The grant's end: at most one of until_ms (an instant after now) and duration_ms (from now);\nneither: no end, until revoked."
+          },
+          "durationMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          },
+          "reason": {
+            "type": "string",
+            "description": "Why (support case, campaign); in the audit trail. At most 1 KiB."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.GrantEntitlementResponse": {
+        "type": "object",
+        "properties": {
+          "grant": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
+              }
+            ],
+            "description": "The grant as the ledger keeps it: key.store_id is its id, product_id its capability,\npurchase_time_ms its start and expires_time_ms its end (absent: none)."
+          },
+          "replayed": {
+            "type": "boolean"
+          },
+          "position": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$"
           }
         }
       },
@@ -2770,6 +3433,39 @@ public enum OpenAPIDocuments {
           }
         }
       },
+      "subscriptions.ledger.v1.MergeAccountsRequest": {
+        "type": "object",
+        "properties": {
+          "idempotencyKey": {
+            "type": "string",
+            "description": "1..128 bytes."
+          },
+          "fromAccountId": {
+            "type": "string",
+            "description": "The account that goes away (an anonymous one) and the one that keeps everything."
+          },
+          "intoAccountId": {
+            "type": "string"
+          }
+        }
+      },
+      "subscriptions.ledger.v1.MergeAccountsResponse": {
+        "type": "object",
+        "properties": {
+          "moved": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionKey"
+            },
+            "description": "The subscriptions and grants that moved, with their new owner."
+          },
+          "position": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$"
+          }
+        }
+      },
       "subscriptions.ledger.v1.RecordNotificationRequest": {
         "type": "object",
         "properties": {
@@ -2862,6 +3558,36 @@ public enum OpenAPIDocuments {
           },
           "notificationId": {
             "type": "string"
+          }
+        }
+      },
+      "subscriptions.ledger.v1.RevokeGrantRequest": {
+        "type": "object",
+        "properties": {
+          "grantId": {
+            "type": "string",
+            "description": "GrantEntitlementResponse.grant.key.store_id."
+          },
+          "reason": {
+            "type": "string",
+            "description": "At most 1 KiB."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.RevokeGrantResponse": {
+        "type": "object",
+        "properties": {
+          "grant": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
+          },
+          "revoked": {
+            "type": "boolean",
+            "description": "False when the grant was revoked already."
+          },
+          "position": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$"
           }
         }
       },
@@ -3470,11 +4196,12 @@ public enum OpenAPIDocuments {
       },
       "subscriptions.common.v1.Store": {
         "type": "string",
-        "description": "A store that sells subscriptions.\n\n- `STORE_UNSPECIFIED` (0)\n- `STORE_APPLE` (1)\n- `STORE_GOOGLE` (2)",
+        "description": "A store that sells subscriptions.\n\n- `STORE_UNSPECIFIED` (0)\n- `STORE_APPLE` (1)\n- `STORE_GOOGLE` (2)\n- `STORE_PROMOTIONAL` (3): A grant this backend made itself (GrantEntitlement): no store sold it. Its product id is the capability it grants; its store id the grant's id.",
         "enum": [
           "STORE_UNSPECIFIED",
           "STORE_APPLE",
-          "STORE_GOOGLE"
+          "STORE_GOOGLE",
+          "STORE_PROMOTIONAL"
         ]
       },
       "subscriptions.common.v1.Subscription": {

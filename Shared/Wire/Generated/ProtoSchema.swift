@@ -142,6 +142,7 @@ public enum ProtoSchema {
             Field(13, "detail", "detail", .string, optional: true),
             Field(14, "raw_transaction", "rawTransaction", .string, optional: true),
             Field(15, "raw_renewal_info", "rawRenewalInfo", .string, optional: true),
+            Field(16, "actor", "actor", .string, optional: true),
         ]),
         "subscriptions.common.v1.AccountLink": Message(fullName: "subscriptions.common.v1.AccountLink", fields: [
             Field(1, "account_id", "accountId", .string),
@@ -213,6 +214,30 @@ public enum ProtoSchema {
         "subscriptions.entitlement.v1.ListEntitlementsResponse": Message(fullName: "subscriptions.entitlement.v1.ListEntitlementsResponse", fields: [
             Field(1, "entitlements", "entitlements", .message("subscriptions.entitlement.v1.EntitlementEntry"), repeated: true),
         ]),
+        "subscriptions.entitlement.v1.GetActiveSubscriptionsRequest": Message(fullName: "subscriptions.entitlement.v1.GetActiveSubscriptionsRequest", fields: [
+            Field(1, "account_id", "accountId", .string),
+            Field(2, "product_ids", "productIds", .string, repeated: true),
+            Field(3, "at_ms", "atMs", .int64, optional: true),
+        ]),
+        "subscriptions.entitlement.v1.ActiveSubscription": Message(fullName: "subscriptions.entitlement.v1.ActiveSubscription", fields: [
+            Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
+            Field(2, "product_id", "productId", .string),
+            Field(3, "base_plan_id", "basePlanId", .string, optional: true),
+            Field(4, "product_kind", "productKind", .enumeration("subscriptions.common.v1.ProductKind")),
+            Field(5, "state", "state", .enumeration("subscriptions.common.v1.SubscriptionState")),
+            Field(6, "is_active", "isActive", .bool),
+            Field(7, "access_until_ms", "accessUntilMs", .int64, optional: true),
+            Field(8, "expiration_ms", "expirationMs", .int64, optional: true),
+            Field(9, "renewal", "renewal", .message("subscriptions.entitlement.v1.GrantRenewal")),
+            Field(10, "ownership", "ownership", .enumeration("subscriptions.common.v1.Ownership")),
+            Field(11, "management_url", "managementUrl", .string),
+        ]),
+        "subscriptions.entitlement.v1.GetActiveSubscriptionsResponse": Message(fullName: "subscriptions.entitlement.v1.GetActiveSubscriptionsResponse", fields: [
+            Field(1, "subscriptions", "subscriptions", .message("subscriptions.entitlement.v1.ActiveSubscription"), repeated: true),
+        ]),
+        "subscriptions.entitlement.v1.HasActiveSubscriptionsResponse": Message(fullName: "subscriptions.entitlement.v1.HasActiveSubscriptionsResponse", fields: [
+            Field(1, "has_active", "hasActive", .bool),
+        ]),
         "subscriptions.entitlement.v1.ReloadPolicyRequest": Message(fullName: "subscriptions.entitlement.v1.ReloadPolicyRequest", fields: [
         ]),
         "subscriptions.entitlement.v1.ReloadPolicyResponse": Message(fullName: "subscriptions.entitlement.v1.ReloadPolicyResponse", fields: [
@@ -267,6 +292,45 @@ public enum ProtoSchema {
             Field(2, "previous_account_id", "previousAccountId", .string, optional: true),
             Field(3, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
             Field(4, "position", "position", .uint64),
+        ]),
+        "subscriptions.ledger.v1.GrantEntitlementRequest": Message(fullName: "subscriptions.ledger.v1.GrantEntitlementRequest", fields: [
+            Field(1, "idempotency_key", "idempotencyKey", .string),
+            Field(2, "account_id", "accountId", .string),
+            Field(3, "capability", "capability", .string),
+            Field(4, "until_ms", "untilMs", .int64, optional: true),
+            Field(5, "duration_ms", "durationMs", .int64, optional: true),
+            Field(6, "reason", "reason", .string, optional: true),
+        ]),
+        "subscriptions.ledger.v1.GrantEntitlementResponse": Message(fullName: "subscriptions.ledger.v1.GrantEntitlementResponse", fields: [
+            Field(1, "grant", "grant", .message("subscriptions.common.v1.Subscription")),
+            Field(2, "replayed", "replayed", .bool),
+            Field(3, "position", "position", .uint64),
+        ]),
+        "subscriptions.ledger.v1.RevokeGrantRequest": Message(fullName: "subscriptions.ledger.v1.RevokeGrantRequest", fields: [
+            Field(1, "grant_id", "grantId", .string),
+            Field(2, "reason", "reason", .string, optional: true),
+        ]),
+        "subscriptions.ledger.v1.RevokeGrantResponse": Message(fullName: "subscriptions.ledger.v1.RevokeGrantResponse", fields: [
+            Field(1, "grant", "grant", .message("subscriptions.common.v1.Subscription")),
+            Field(2, "revoked", "revoked", .bool),
+            Field(3, "position", "position", .uint64),
+        ]),
+        "subscriptions.ledger.v1.MergeAccountsRequest": Message(fullName: "subscriptions.ledger.v1.MergeAccountsRequest", fields: [
+            Field(1, "idempotency_key", "idempotencyKey", .string),
+            Field(2, "from_account_id", "fromAccountId", .string),
+            Field(3, "into_account_id", "intoAccountId", .string),
+        ]),
+        "subscriptions.ledger.v1.MergeAccountsResponse": Message(fullName: "subscriptions.ledger.v1.MergeAccountsResponse", fields: [
+            Field(1, "moved", "moved", .message("subscriptions.common.v1.SubscriptionKey"), repeated: true),
+            Field(2, "position", "position", .uint64),
+        ]),
+        "subscriptions.ledger.v1.DeleteAccountRequest": Message(fullName: "subscriptions.ledger.v1.DeleteAccountRequest", fields: [
+            Field(1, "account_id", "accountId", .string),
+        ]),
+        "subscriptions.ledger.v1.DeleteAccountResponse": Message(fullName: "subscriptions.ledger.v1.DeleteAccountResponse", fields: [
+            Field(1, "unlinked", "unlinked", .uint32),
+            Field(2, "redacted", "redacted", .uint32),
+            Field(3, "position", "position", .uint64),
         ]),
         "subscriptions.ledger.v1.GetSubscriptionRequest": Message(fullName: "subscriptions.ledger.v1.GetSubscriptionRequest", fields: [
             Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
@@ -423,12 +487,12 @@ public enum ProtoSchema {
 
     /// Every enum, by full name.
     public static let enums: [String: Enum] = [
-        "subscriptions.common.v1.Store": Enum(fullName: "subscriptions.common.v1.Store", values: [("STORE_UNSPECIFIED", 0), ("STORE_APPLE", 1), ("STORE_GOOGLE", 2)]),
+        "subscriptions.common.v1.Store": Enum(fullName: "subscriptions.common.v1.Store", values: [("STORE_UNSPECIFIED", 0), ("STORE_APPLE", 1), ("STORE_GOOGLE", 2), ("STORE_PROMOTIONAL", 3)]),
         "subscriptions.common.v1.Environment": Enum(fullName: "subscriptions.common.v1.Environment", values: [("ENVIRONMENT_UNSPECIFIED", 0), ("ENVIRONMENT_PRODUCTION", 1), ("ENVIRONMENT_SANDBOX", 2)]),
         "subscriptions.common.v1.SubscriptionState": Enum(fullName: "subscriptions.common.v1.SubscriptionState", values: [("SUBSCRIPTION_STATE_UNSPECIFIED", 0), ("SUBSCRIPTION_STATE_ACTIVE", 1), ("SUBSCRIPTION_STATE_CANCELLED", 2), ("SUBSCRIPTION_STATE_GRACE_PERIOD", 3), ("SUBSCRIPTION_STATE_BILLING_RETRY", 4), ("SUBSCRIPTION_STATE_ACCOUNT_HOLD", 5), ("SUBSCRIPTION_STATE_PAUSED", 6), ("SUBSCRIPTION_STATE_EXPIRED", 7), ("SUBSCRIPTION_STATE_REVOKED", 8), ("SUBSCRIPTION_STATE_PENDING", 9)]),
         "subscriptions.common.v1.ProductKind": Enum(fullName: "subscriptions.common.v1.ProductKind", values: [("PRODUCT_KIND_UNSPECIFIED", 0), ("PRODUCT_KIND_AUTO_RENEWABLE", 1), ("PRODUCT_KIND_NON_RENEWING", 2), ("PRODUCT_KIND_NON_CONSUMABLE", 3), ("PRODUCT_KIND_CONSUMABLE", 4)]),
         "subscriptions.common.v1.Ownership": Enum(fullName: "subscriptions.common.v1.Ownership", values: [("OWNERSHIP_UNSPECIFIED", 0), ("OWNERSHIP_PURCHASED", 1), ("OWNERSHIP_FAMILY_SHARED", 2)]),
-        "subscriptions.common.v1.EventKind": Enum(fullName: "subscriptions.common.v1.EventKind", values: [("EVENT_KIND_UNSPECIFIED", 0), ("EVENT_KIND_PURCHASED", 1), ("EVENT_KIND_RENEWED", 2), ("EVENT_KIND_RENEWAL_DISABLED", 3), ("EVENT_KIND_RENEWAL_ENABLED", 4), ("EVENT_KIND_PRODUCT_CHANGE_SCHEDULED", 5), ("EVENT_KIND_PRODUCT_CHANGED", 6), ("EVENT_KIND_BILLING_FAILED", 7), ("EVENT_KIND_GRACE_PERIOD_STARTED", 8), ("EVENT_KIND_BILLING_RECOVERED", 9), ("EVENT_KIND_ACCOUNT_HOLD", 10), ("EVENT_KIND_PAUSED", 11), ("EVENT_KIND_PAUSE_SCHEDULED", 12), ("EVENT_KIND_RESUMED", 13), ("EVENT_KIND_EXPIRED", 14), ("EVENT_KIND_REFUNDED", 15), ("EVENT_KIND_REFUND_DECLINED", 16), ("EVENT_KIND_REFUND_REVERSED", 17), ("EVENT_KIND_REVOKED", 18), ("EVENT_KIND_RENEWAL_EXTENDED", 19), ("EVENT_KIND_PRICE_CHANGE", 20), ("EVENT_KIND_ACKNOWLEDGED", 21), ("EVENT_KIND_ACCOUNT_LINKED", 22), ("EVENT_KIND_ACCOUNT_TRANSFERRED", 23), ("EVENT_KIND_PENDING_CANCELLED", 24), ("EVENT_KIND_CONSUMPTION_REQUEST", 25), ("EVENT_KIND_TEST", 26), ("EVENT_KIND_OTHER", 27), ("EVENT_KIND_STATE_REFRESHED", 28)]),
+        "subscriptions.common.v1.EventKind": Enum(fullName: "subscriptions.common.v1.EventKind", values: [("EVENT_KIND_UNSPECIFIED", 0), ("EVENT_KIND_PURCHASED", 1), ("EVENT_KIND_RENEWED", 2), ("EVENT_KIND_RENEWAL_DISABLED", 3), ("EVENT_KIND_RENEWAL_ENABLED", 4), ("EVENT_KIND_PRODUCT_CHANGE_SCHEDULED", 5), ("EVENT_KIND_PRODUCT_CHANGED", 6), ("EVENT_KIND_BILLING_FAILED", 7), ("EVENT_KIND_GRACE_PERIOD_STARTED", 8), ("EVENT_KIND_BILLING_RECOVERED", 9), ("EVENT_KIND_ACCOUNT_HOLD", 10), ("EVENT_KIND_PAUSED", 11), ("EVENT_KIND_PAUSE_SCHEDULED", 12), ("EVENT_KIND_RESUMED", 13), ("EVENT_KIND_EXPIRED", 14), ("EVENT_KIND_REFUNDED", 15), ("EVENT_KIND_REFUND_DECLINED", 16), ("EVENT_KIND_REFUND_REVERSED", 17), ("EVENT_KIND_REVOKED", 18), ("EVENT_KIND_RENEWAL_EXTENDED", 19), ("EVENT_KIND_PRICE_CHANGE", 20), ("EVENT_KIND_ACKNOWLEDGED", 21), ("EVENT_KIND_ACCOUNT_LINKED", 22), ("EVENT_KIND_ACCOUNT_TRANSFERRED", 23), ("EVENT_KIND_PENDING_CANCELLED", 24), ("EVENT_KIND_CONSUMPTION_REQUEST", 25), ("EVENT_KIND_TEST", 26), ("EVENT_KIND_OTHER", 27), ("EVENT_KIND_STATE_REFRESHED", 28), ("EVENT_KIND_GRANT_CREATED", 29), ("EVENT_KIND_GRANT_REVOKED", 30), ("EVENT_KIND_ACCOUNT_MERGED", 31), ("EVENT_KIND_ACCOUNT_DELETED", 32)]),
         "subscriptions.common.v1.TransferPolicy": Enum(fullName: "subscriptions.common.v1.TransferPolicy", values: [("TRANSFER_POLICY_UNSPECIFIED", 0), ("TRANSFER_POLICY_TRANSFER", 1), ("TRANSFER_POLICY_KEEP", 2), ("TRANSFER_POLICY_REFUSE", 3)]),
         "subscriptions.common.v1.OfferType": Enum(fullName: "subscriptions.common.v1.OfferType", values: [("OFFER_TYPE_UNSPECIFIED", 0), ("OFFER_TYPE_FREE_TRIAL", 1), ("OFFER_TYPE_INTRODUCTORY", 2), ("OFFER_TYPE_PROMOTIONAL", 3), ("OFFER_TYPE_OFFER_CODE", 4), ("OFFER_TYPE_WIN_BACK", 5)]),
         "subscriptions.common.v1.ExpirationReason": Enum(fullName: "subscriptions.common.v1.ExpirationReason", values: [("EXPIRATION_REASON_UNSPECIFIED", 0), ("EXPIRATION_REASON_CANCELLED", 1), ("EXPIRATION_REASON_BILLING_ERROR", 2), ("EXPIRATION_REASON_PRICE_INCREASE", 3), ("EXPIRATION_REASON_PRODUCT_UNAVAILABLE", 4), ("EXPIRATION_REASON_OTHER", 5)]),
@@ -436,7 +500,7 @@ public enum ProtoSchema {
         "subscriptions.entitlement.v1.AccessReason": Enum(fullName: "subscriptions.entitlement.v1.AccessReason", values: [("ACCESS_REASON_UNSPECIFIED", 0), ("ACCESS_REASON_GRANTED", 1), ("ACCESS_REASON_NO_GRANT", 2), ("ACCESS_REASON_EXPIRED", 3), ("ACCESS_REASON_REVOKED", 4), ("ACCESS_REASON_STATE_DENIES", 5), ("ACCESS_REASON_UNKNOWN_CAPABILITY", 6)]),
         "subscriptions.ledger.v1.InboxStatus": Enum(fullName: "subscriptions.ledger.v1.InboxStatus", values: [("INBOX_STATUS_UNSPECIFIED", 0), ("INBOX_STATUS_PENDING", 1), ("INBOX_STATUS_PROCESSED", 2), ("INBOX_STATUS_FAILED", 3), ("INBOX_STATUS_REJECTED", 4)]),
         "subscriptions.ledger.v1.LinkOutcome": Enum(fullName: "subscriptions.ledger.v1.LinkOutcome", values: [("LINK_OUTCOME_UNSPECIFIED", 0), ("LINK_OUTCOME_LINKED", 1), ("LINK_OUTCOME_ALREADY_LINKED", 2), ("LINK_OUTCOME_TRANSFERRED", 3), ("LINK_OUTCOME_KEPT", 4), ("LINK_OUTCOME_REFUSED", 5)]),
-        "subscriptions.ledger.v1.ChangeKind": Enum(fullName: "subscriptions.ledger.v1.ChangeKind", values: [("CHANGE_KIND_UNSPECIFIED", 0), ("CHANGE_KIND_SUBSCRIPTION", 1), ("CHANGE_KIND_LINK", 2), ("CHANGE_KIND_UNLINK", 3)]),
+        "subscriptions.ledger.v1.ChangeKind": Enum(fullName: "subscriptions.ledger.v1.ChangeKind", values: [("CHANGE_KIND_UNSPECIFIED", 0), ("CHANGE_KIND_SUBSCRIPTION", 1), ("CHANGE_KIND_LINK", 2), ("CHANGE_KIND_UNLINK", 3), ("CHANGE_KIND_ACCOUNT", 4)]),
         "subscriptions.rpc.v1.StatusCode": Enum(fullName: "subscriptions.rpc.v1.StatusCode", values: [("OK", 0), ("CANCELLED", 1), ("UNKNOWN", 2), ("INVALID_ARGUMENT", 3), ("DEADLINE_EXCEEDED", 4), ("NOT_FOUND", 5), ("ALREADY_EXISTS", 6), ("PERMISSION_DENIED", 7), ("RESOURCE_EXHAUSTED", 8), ("FAILED_PRECONDITION", 9), ("ABORTED", 10), ("OUT_OF_RANGE", 11), ("UNIMPLEMENTED", 12), ("INTERNAL", 13), ("UNAVAILABLE", 14), ("DATA_LOSS", 15), ("UNAUTHENTICATED", 16)]),
         "subscriptions.rpc.v1.FrameKind": Enum(fullName: "subscriptions.rpc.v1.FrameKind", values: [("FRAME_KIND_UNSPECIFIED", 0), ("FRAME_KIND_REQUEST", 1), ("FRAME_KIND_RESPONSE", 2), ("FRAME_KIND_STREAM_MESSAGE", 3), ("FRAME_KIND_STREAM_END", 4), ("FRAME_KIND_CANCEL", 5), ("FRAME_KIND_WINDOW_UPDATE", 6)]),
     ]
@@ -448,6 +512,8 @@ public enum ProtoSchema {
             Method(name: "CheckAccess", input: "subscriptions.entitlement.v1.CheckAccessRequest", output: "subscriptions.entitlement.v1.CheckAccessResponse", isServerStreaming: false),
             Method(name: "CheckAccessBatch", input: "subscriptions.entitlement.v1.CheckAccessBatchRequest", output: "subscriptions.entitlement.v1.CheckAccessBatchResponse", isServerStreaming: false),
             Method(name: "ListEntitlements", input: "subscriptions.entitlement.v1.ListEntitlementsRequest", output: "subscriptions.entitlement.v1.ListEntitlementsResponse", isServerStreaming: false),
+            Method(name: "GetActiveSubscriptions", input: "subscriptions.entitlement.v1.GetActiveSubscriptionsRequest", output: "subscriptions.entitlement.v1.GetActiveSubscriptionsResponse", isServerStreaming: false),
+            Method(name: "HasActiveSubscriptions", input: "subscriptions.entitlement.v1.GetActiveSubscriptionsRequest", output: "subscriptions.entitlement.v1.HasActiveSubscriptionsResponse", isServerStreaming: false),
             Method(name: "ReloadPolicy", input: "subscriptions.entitlement.v1.ReloadPolicyRequest", output: "subscriptions.entitlement.v1.ReloadPolicyResponse", isServerStreaming: false),
         ]),
         Service(fullName: "subscriptions.ledger.v1.Ledger", name: "Ledger", methods: [
@@ -465,6 +531,10 @@ public enum ProtoSchema {
             Method(name: "GetCursor", input: "subscriptions.ledger.v1.GetCursorRequest", output: "subscriptions.ledger.v1.Cursor", isServerStreaming: false),
             Method(name: "AdvanceCursor", input: "subscriptions.ledger.v1.AdvanceCursorRequest", output: "subscriptions.ledger.v1.Cursor", isServerStreaming: false),
             Method(name: "GetFeedPosition", input: "subscriptions.ledger.v1.GetFeedPositionRequest", output: "subscriptions.ledger.v1.GetFeedPositionResponse", isServerStreaming: false),
+            Method(name: "GrantEntitlement", input: "subscriptions.ledger.v1.GrantEntitlementRequest", output: "subscriptions.ledger.v1.GrantEntitlementResponse", isServerStreaming: false),
+            Method(name: "RevokeGrant", input: "subscriptions.ledger.v1.RevokeGrantRequest", output: "subscriptions.ledger.v1.RevokeGrantResponse", isServerStreaming: false),
+            Method(name: "MergeAccounts", input: "subscriptions.ledger.v1.MergeAccountsRequest", output: "subscriptions.ledger.v1.MergeAccountsResponse", isServerStreaming: false),
+            Method(name: "DeleteAccount", input: "subscriptions.ledger.v1.DeleteAccountRequest", output: "subscriptions.ledger.v1.DeleteAccountResponse", isServerStreaming: false),
             Method(name: "Snapshot", input: "subscriptions.ledger.v1.SnapshotRequest", output: "subscriptions.ledger.v1.SnapshotChunk", isServerStreaming: true),
             Method(name: "WatchChanges", input: "subscriptions.ledger.v1.WatchChangesRequest", output: "subscriptions.ledger.v1.Change", isServerStreaming: true),
         ]),

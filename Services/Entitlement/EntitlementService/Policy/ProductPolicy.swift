@@ -185,6 +185,7 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
                 case (.apple, _): apple[product.productID, default: []].append(id)
                 case (.google, nil): googleAny[product.productID, default: []].append(id)
                 case (.google, let plan?): googlePlans[product.productID, default: [:]][plan, default: []].append(id)
+                case (.promotional, _): break  // a policy file names store products only
                 }
             }
         }
@@ -253,9 +254,12 @@ public struct ProductPolicy: Sendable, Hashable, CustomStringConvertible {
     /// The capabilities a product grants: for Apple by product id (the base plan, which holds
     /// Apple's subscription group, is not looked at); for Google the product's entries without a
     /// base plan, and with `basePlanID` also that base plan's. Empty for a product the policy
-    /// does not name. Allocates nothing.
+    /// does not name. A promotional grant's product id is the capability it grants (none when the
+    /// policy has no such capability). Allocates nothing for a store product.
     public func capabilities(store: Store, productID: String, basePlanID: String?) -> CapabilitySet {
         switch store {
+        case .promotional:
+            return storage.ids[productID].map { CapabilitySet([$0]) } ?? .empty
         case .apple:
             return storage.apple[productID] ?? .empty
         case .google:

@@ -24,7 +24,8 @@ struct Holding: BitwiseCopyable, Sendable {
     var earlier: UInt32 = 0
     /// Its renewal details' index + 1 in the view's interned renewal profiles; 0 for none.
     var renewal: UInt32 = 0
-    /// Store (bits 0-1), environment (bits 2-3), `textID` and `replaced`.
+    /// Store (bits 0-1), environment (bits 2-3), `textID`, `replaced`, `periodic` and
+    /// `familyShared`.
     var keyBits: UInt8
     /// `ProductKind.rawValue`, 0 for none (255 stands for any kind above 254).
     var kind: UInt8
@@ -35,12 +36,15 @@ struct Holding: BitwiseCopyable, Sendable {
     static let replaced: UInt8 = 1 << 5
     /// Judged by its periods (`AccessRules.decision(periods:…)`), not by its state alone.
     static let periodic: UInt8 = 1 << 6
+    /// Apple Family Sharing: held by a family member of the buyer.
+    static let familyShared: UInt8 = 1 << 7
     /// The bits that are part of the key (store, environment, text or number).
     static let keyMask: UInt8 = 0x1F
 
     var isReplaced: Bool { keyBits & Self.replaced != 0 }
     var isPeriodic: Bool { keyBits & Self.periodic != 0 }
     var hasTextID: Bool { keyBits & Self.textID != 0 }
+    var isFamilyShared: Bool { keyBits & Self.familyShared != 0 }
     var store: Store { Store(rawValue: Int32(keyBits & 0x3)) ?? .apple }
     var environment: StoreEnvironment { StoreEnvironment(rawValue: Int32(keyBits >> 2 & 0x3)) ?? .production }
     var subscriptionState: SubscriptionState? { state == 0 ? nil : SubscriptionState(rawValue: Int32(state)) }
@@ -65,6 +69,8 @@ struct AccountRecord: BitwiseCopyable, Sendable {
     /// The first holding's index + 1; 0 for none.
     var first: UInt32
     var isText: Bool
+    /// The account lost its last subscription: its id is erased and no lookup finds it.
+    var isForgotten = false
 }
 
 /// A period of a subscription before its last one, in 32 bytes.

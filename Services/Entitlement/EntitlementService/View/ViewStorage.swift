@@ -94,7 +94,7 @@ struct ChunkedArray<Element: BitwiseCopyable>: ~Copyable {
 
 /// Texts stored one after another, each behind its length (a varint) and followed by a NUL (so
 /// that it can be lent as a C string), in 2 MiB chunks (a longer text gets a chunk of its own).
-/// A text's reference is its chunk and offset; texts are never removed.
+/// A text's reference is its chunk and offset; texts are never removed (`erase` zeroes one).
 struct TextArena: ~Copyable {
     private var chunks = PlainBuffer<UnsafeMutablePointer<UInt8>>()
     /// Bytes used and available in the last chunk.
@@ -169,6 +169,16 @@ struct TextArena: ~Copyable {
             cshim_prefetch(start + offset)
             offset += 64
         } while offset < byteCount + 3
+    }
+
+    /// Overwrites the text at `reference` with zeros (its length stays): what the view forgets
+    /// is not left in its memory.
+    mutating func erase(_ reference: UInt64) {
+        withText(reference) { bytes in
+            if let start = bytes.baseAddress {
+                UnsafeMutablePointer(mutating: start).update(repeating: 0, count: bytes.count)
+            }
+        }
     }
 
     mutating func store(_ text: String) -> UInt64 {

@@ -8,6 +8,8 @@ struct RenewalProfile: Hashable, Sendable {
     var dueAtEnd: Bool
     /// Line items (Google add-ons) whose renewal is off, by product id.
     var offProducts: [String] = []
+    /// The app's bundle id or package name (Play's subscription page names it).
+    var bundleOrPackage: String?
 }
 
 /// The view's tables. Accounts and subscriptions, once seen, keep their records (an account
@@ -96,7 +98,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         var probe = accountIndex.probe(ViewHash.words(high, low))
         while let index = accountIndex.next(&probe) {
             let record = accounts[index]
-            if !record.isText && record.high == high && record.low == low { return index }
+            if !record.isText && !record.isForgotten && record.high == high && record.low == low { return index }
         }
         return nil
     }
@@ -106,7 +108,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         var probe = accountIndex.probe(ViewHash.bytes(text, tag: 1))
         while let index = accountIndex.next(&probe) {
             let record = accounts[index]
-            if record.isText && texts.equals(record.high, text) { return index }
+            if record.isText && !record.isForgotten && texts.equals(record.high, text) { return index }
         }
         return nil
     }
@@ -119,15 +121,17 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     }
 
     /// Whether product `product` grants `capability` under the policy the capabilities were
-    /// worked out for.
-    func grants(_ product: UInt32, _ capability: CapabilityID) -> Bool {
-        capabilities.sets[Int(product)].contains(capability)
+    /// worked out for; any product does for nil (the subscription's own access, whatever it
+    /// grants).
+    func grants(_ product: UInt32, _ capability: CapabilityID?) -> Bool {
+        guard let capability else { return true }
+        return capabilities.sets[Int(product)].contains(capability)
     }
 
-    /// What holding `holding` means for `capability` at `at` under `rules`, or nil when none of
-    /// its products grants the capability. A subscription with periods is judged by them
+    /// What holding `holding` means for `capability` (nil: for the access it gives at all) at
+    /// `at` under `rules`, or nil when none of its products grants the capability. A subscription with periods is judged by them
     /// (`AccessRules.decision(periods:…)`), one without by its state (`decision(for:at:)`).
-    func decision(_ holding: Holding, _ capability: CapabilityID, rules: AccessRules, at: Int64) -> AccessDecision? {
+    func decision(_ holding: Holding, _ capability: CapabilityID?, rules: AccessRules, at: Int64) -> AccessDecision? {
         guard holding.isPeriodic else {
             guard grants(holding.product, capability) else { return nil }
             return rules.decision(for: holding.facts, at: at)
@@ -169,7 +173,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     /// A period as the rule reads it: a non-renewing one without an end lasts the policy's
     /// duration for its product, and grants nothing without one.
     private func interval(
-        start: Int64, end: Int64, revoked: Int64, product: UInt32, kind: UInt8, _ capability: CapabilityID
+        start: Int64, end: Int64, revoked: Int64, product: UInt32, kind: UInt8, _ capability: CapabilityID?
     ) -> AccessInterval {
         var grants = grants(product, capability)
         var end = Holding.time(end)
@@ -301,6 +305,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         let owner = subscription.accountID.map { accountIndex(utf8: $0) }
         var keyBits = key.keyBits
         if subscription.isReplaced { keyBits |= Holding.replaced }
+        if subscription.isFamilyShared { keyBits |= Holding.familyShared }
         let kind = subscription.productKind
         let store = subscription.store
         var holding = Holding(
@@ -316,7 +321,10 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             holding.product = intern(store, last.productID, last.basePlanID)
         }
         // Only an undated one needs the policy's duration (a Google prepaid plan has its end).
-        if kind == ProductKind.nonRenewing.rawValue, subscription.lastPeriod.map({ $0.end == 0 }) ?? true {
+        // A grant's end is its own.
+        if kind == ProductKind.nonRenewing.rawValue, store != .promotional,
+            subscription.lastPeriod.map({ $0.end == 0 }) ?? true
+        {
             nonRenewingProducts.insert(holding.product)
         }
         let index: Int
@@ -414,7 +422,10 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         let following = holdings[index].next
         if accounts[account].first == entry {
             accounts[account].first = following
-            if following == 0 { accountsHolding -= 1 }
+            if following == 0 {
+                accountsHolding -= 1
+                forget(account)
+            }
         } else {
             var previous = accounts[account].first
             while previous != 0, holdings[Int(previous) - 1].next != entry {
@@ -425,6 +436,17 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         holdings[index].owner = 0
         holdings[index].next = 0
         held -= 1
+    }
+
+    /// Erases the id of an account that holds nothing any more (a transfer took its last
+    /// subscription, or a deletion unlinked everything): no lookup finds it, and its id is not
+    /// left in memory. Linked again, it gets a record of its own.
+    private func forget(_ account: Int) {
+        var record = accounts[account]
+        if record.isText { texts.erase(record.high) } else { record.low = 0 }
+        if !record.isText { record.high = 0 }
+        record.isForgotten = true
+        accounts[account] = record
     }
 
     /// Writes the periods before the subscription's last one as a chain of period records, over
@@ -462,7 +484,8 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     /// due then is kept as "at the end", so it does not make the profile its own.
     private func internRenewal(_ subscription: WireSubscription, expires: Int64) -> UInt32 {
         var renewal = subscription.renewal
-        guard renewal != GrantRenewal() || subscription.renewalOffProductCount > 0 else { return 0 }
+        let bundle = subscription.bundleOrPackage.flatMap { $0.isEmpty ? nil : WireSubscription.string($0) }
+        guard renewal != GrantRenewal() || subscription.renewalOffProductCount > 0 || bundle != nil else { return 0 }
         let atEnd = renewal.renewalTimeMilliseconds != nil && renewal.renewalTimeMilliseconds == Holding.time(expires)
         if atEnd { renewal.renewalTimeMilliseconds = nil }
         var offProducts: [String] = []
@@ -470,7 +493,8 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             offProducts.reserveCapacity(subscription.renewalOffProductCount)
             subscription.forEachRenewalOffProduct { offProducts.append($0) }
         }
-        let profile = RenewalProfile(renewal: renewal, dueAtEnd: atEnd, offProducts: offProducts)
+        let profile = RenewalProfile(
+            renewal: renewal, dueAtEnd: atEnd, offProducts: offProducts, bundleOrPackage: bundle)
         // Consecutive subscriptions mostly share their details: compare before hashing.
         if lastRenewalProfile != 0, renewalProfiles[Int(lastRenewalProfile) - 1] == profile {
             return lastRenewalProfile
@@ -492,6 +516,8 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     func renewal(of holding: Holding, product: UInt32? = nil) -> GrantRenewal? {
         guard holding.renewal != 0 else { return nil }
         let profile = renewalProfiles[Int(holding.renewal) - 1]
+        // A profile kept for the app's id alone holds no renewal details.
+        guard profile.renewal != GrantRenewal() || !profile.offProducts.isEmpty else { return nil }
         var renewal = profile.renewal
         if profile.dueAtEnd { renewal.renewalTimeMilliseconds = Holding.time(holding.expires) }
         renewal.graceExpiresTimeMilliseconds = Holding.time(holding.grace)
@@ -500,6 +526,11 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             renewal.renewalTimeMilliseconds = nil
         }
         return renewal
+    }
+
+    /// The app's bundle id or package name the holding's store data named, if any.
+    func bundleOrPackage(of holding: Holding) -> String? {
+        holding.renewal == 0 ? nil : renewalProfiles[Int(holding.renewal) - 1].bundleOrPackage
     }
 
     /// The index of the product (store, product id, base plan; UTF-8), added when new.

@@ -37,6 +37,10 @@ struct WireSubscription {
     var grace: Int64 = 0
     var revoked: Int64 = 0
     var isReplaced = false
+    /// Apple Family Sharing: a family member's, not the buyer's.
+    var isFamilyShared = false
+    /// The app's bundle id or package name, when given.
+    var bundleOrPackage: Text?
     var periodCount = 0
     var lastPeriod: WirePeriod?
     var renewal = GrantRenewal()
@@ -64,6 +68,7 @@ struct WireSubscription {
             case (4, .bytes(let text)): basePlanID = try Self.optionalText(text, "base_plan_id")
             case (6, .varint(let value)): productKind = Int32(truncatingIfNeeded: value)
             case (7, .varint(let value)): state = try Self.enumValue(value, "state")
+            case (8, .varint(let value)): isFamilyShared = value == UInt64(Ownership.familyShared.rawValue)
             case (9, .varint(let value)): purchase = Int64(bitPattern: value)
             case (11, .varint(let value)): expires = Int64(bitPattern: value)
             case (12, .varint(let value)): grace = Int64(bitPattern: value)
@@ -72,6 +77,7 @@ struct WireSubscription {
             case (16, .bytes(let text)):
                 renewal.autoRenewProductID = try Self.optionalText(text, "auto_renew_product_id").map(Self.string)
             case (21, .bytes(let text)): isReplaced = try Self.optionalText(text, "replaced_by_store_id") != nil
+            case (23, .bytes(let text)): bundleOrPackage = try Self.optionalText(text, "bundle_or_package")
             case (25, .bytes(let period)):
                 periodCount += 1
                 guard periodCount <= maxRepeated else { throw Self.tooMany("periods", maxRepeated) }

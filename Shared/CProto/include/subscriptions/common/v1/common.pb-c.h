@@ -32,7 +32,12 @@ typedef struct Subscriptions__Common__V1__HealthResponse Subscriptions__Common__
 typedef enum _Subscriptions__Common__V1__Store {
   SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED = 0,
   SUBSCRIPTIONS__COMMON__V1__STORE__STORE_APPLE = 1,
-  SUBSCRIPTIONS__COMMON__V1__STORE__STORE_GOOGLE = 2
+  SUBSCRIPTIONS__COMMON__V1__STORE__STORE_GOOGLE = 2,
+  /*
+   * A grant this backend made itself (GrantEntitlement): no store sold it. Its product id is
+   * the capability it grants; its store id the grant's id.
+   */
+  SUBSCRIPTIONS__COMMON__V1__STORE__STORE_PROMOTIONAL = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__STORE)
 } Subscriptions__Common__V1__Store;
 /*
@@ -124,7 +129,21 @@ typedef enum _Subscriptions__Common__V1__EventKind {
    * A store event this version does not map; store_type and store_subtype say what it was.
    */
   SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_OTHER = 27,
-  SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_STATE_REFRESHED = 28
+  SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_STATE_REFRESHED = 28,
+  /*
+   * A promotional grant was made or revoked (GrantEntitlement, RevokeGrant).
+   */
+  SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_GRANT_CREATED = 29,
+  SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_GRANT_REVOKED = 30,
+  /*
+   * An account's subscriptions moved to another (MergeAccounts): account_id is the one they
+   * moved into, other_account_id the one merged away.
+   */
+  SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_ACCOUNT_MERGED = 31,
+  /*
+   * An account was deleted (DeleteAccount); the event names no account.
+   */
+  SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_ACCOUNT_DELETED = 32
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__EVENT_KIND)
 } Subscriptions__Common__V1__EventKind;
 /*
@@ -385,7 +404,9 @@ struct  Subscriptions__Common__V1__Subscription
 
 
 /*
- * One normalized entry of a subscription's audit trail.
+ * One normalized entry of a subscription's audit trail. An event about an account rather than
+ * a subscription (ACCOUNT_MERGED, ACCOUNT_DELETED) carries the key of none: store PROMOTIONAL,
+ * environment PRODUCTION and an empty store_id.
  */
 struct  Subscriptions__Common__V1__LifecycleEvent
 {
@@ -433,10 +454,15 @@ struct  Subscriptions__Common__V1__LifecycleEvent
    * Apple's signedRenewalInfo, when there is one; at most 64 KiB.
    */
   char *raw_renewal_info;
+  /*
+   * Who asked for it, for the operations a caller makes (a grant, a merge, a deletion): the
+   * caller's certificate or API key identity, or its address when it has none.
+   */
+  char *actor;
 };
 #define SUBSCRIPTIONS__COMMON__V1__LIFECYCLE_EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__lifecycle_event__descriptor) \
-    , 0, NULL, SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , 0, NULL, SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*

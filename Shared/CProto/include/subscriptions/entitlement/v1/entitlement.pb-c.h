@@ -25,6 +25,10 @@ typedef struct Subscriptions__Entitlement__V1__CheckAccessBatchResponse Subscrip
 typedef struct Subscriptions__Entitlement__V1__ListEntitlementsRequest Subscriptions__Entitlement__V1__ListEntitlementsRequest;
 typedef struct Subscriptions__Entitlement__V1__EntitlementEntry Subscriptions__Entitlement__V1__EntitlementEntry;
 typedef struct Subscriptions__Entitlement__V1__ListEntitlementsResponse Subscriptions__Entitlement__V1__ListEntitlementsResponse;
+typedef struct Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest;
+typedef struct Subscriptions__Entitlement__V1__ActiveSubscription Subscriptions__Entitlement__V1__ActiveSubscription;
+typedef struct Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse;
+typedef struct Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse;
 typedef struct Subscriptions__Entitlement__V1__ReloadPolicyRequest Subscriptions__Entitlement__V1__ReloadPolicyRequest;
 typedef struct Subscriptions__Entitlement__V1__ReloadPolicyResponse Subscriptions__Entitlement__V1__ReloadPolicyResponse;
 
@@ -219,6 +223,89 @@ struct  Subscriptions__Entitlement__V1__ListEntitlementsResponse
 #define SUBSCRIPTIONS__ENTITLEMENT__V1__LIST_ENTITLEMENTS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__list_entitlements_response__descriptor) \
     , 0,NULL }
+
+
+struct  Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest
+{
+  ProtobufCMessage base;
+  char *account_id;
+  /*
+   * Only these products (at most 100); empty: all.
+   */
+  size_t n_product_ids;
+  char **product_ids;
+  /*
+   * The instant to answer for; 0 means now.
+   */
+  int64_t at_ms;
+};
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__GET_ACTIVE_SUBSCRIPTIONS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0,NULL, 0 }
+
+
+/*
+ * One subscription, purchase or promotional grant the account holds that has not ended: it gives
+ * access now, or is in a state the store keeps alive without access (billing retry, account
+ * hold, paused, pending).
+ */
+struct  Subscriptions__Entitlement__V1__ActiveSubscription
+{
+  ProtobufCMessage base;
+  /*
+   * Its store id is Apple's originalTransactionId (transactionId for a one-time purchase), the
+   * Google purchase token, or the grant's id.
+   */
+  Subscriptions__Common__V1__SubscriptionKey *key;
+  /*
+   * The current product (for a grant, the capability) and plan (Google base plan; Apple's
+   * subscription group).
+   */
+  char *product_id;
+  char *base_plan_id;
+  Subscriptions__Common__V1__ProductKind product_kind;
+  Subscriptions__Common__V1__SubscriptionState state;
+  /*
+   * It gives access at the instant asked for, until `access_until_ms` (absent: no end).
+   */
+  protobuf_c_boolean is_active;
+  int64_t access_until_ms;
+  /*
+   * The end of the current paid period.
+   */
+  int64_t expiration_ms;
+  Subscriptions__Entitlement__V1__GrantRenewal *renewal;
+  Subscriptions__Common__V1__Ownership ownership;
+  /*
+   * Where the customer manages it: the App Store's subscriptions page, or Play's for this
+   * product and app; empty for a grant or a one-time purchase.
+   */
+  char *management_url;
+};
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__ACTIVE_SUBSCRIPTION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__active_subscription__descriptor) \
+    , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, 0, 0, 0, NULL, SUBSCRIPTIONS__COMMON__V1__OWNERSHIP__OWNERSHIP_UNSPECIFIED, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse
+{
+  ProtobufCMessage base;
+  size_t n_subscriptions;
+  Subscriptions__Entitlement__V1__ActiveSubscription **subscriptions;
+};
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__GET_ACTIVE_SUBSCRIPTIONS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__get_active_subscriptions_response__descriptor) \
+    , 0,NULL }
+
+
+struct  Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse
+{
+  ProtobufCMessage base;
+  protobuf_c_boolean has_active;
+};
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__HAS_ACTIVE_SUBSCRIPTIONS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor) \
+    , 0 }
 
 
 struct  Subscriptions__Entitlement__V1__ReloadPolicyRequest
@@ -416,6 +503,82 @@ Subscriptions__Entitlement__V1__ListEntitlementsResponse *
 void   subscriptions__entitlement__v1__list_entitlements_response__free_unpacked
                      (Subscriptions__Entitlement__V1__ListEntitlementsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest methods */
+void   subscriptions__entitlement__v1__get_active_subscriptions_request__init
+                     (Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest         *message);
+size_t subscriptions__entitlement__v1__get_active_subscriptions_request__get_packed_size
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest   *message);
+size_t subscriptions__entitlement__v1__get_active_subscriptions_request__pack
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__entitlement__v1__get_active_subscriptions_request__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *
+       subscriptions__entitlement__v1__get_active_subscriptions_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__entitlement__v1__get_active_subscriptions_request__free_unpacked
+                     (Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Entitlement__V1__ActiveSubscription methods */
+void   subscriptions__entitlement__v1__active_subscription__init
+                     (Subscriptions__Entitlement__V1__ActiveSubscription         *message);
+size_t subscriptions__entitlement__v1__active_subscription__get_packed_size
+                     (const Subscriptions__Entitlement__V1__ActiveSubscription   *message);
+size_t subscriptions__entitlement__v1__active_subscription__pack
+                     (const Subscriptions__Entitlement__V1__ActiveSubscription   *message,
+                      uint8_t             *out);
+size_t subscriptions__entitlement__v1__active_subscription__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__ActiveSubscription   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Entitlement__V1__ActiveSubscription *
+       subscriptions__entitlement__v1__active_subscription__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__entitlement__v1__active_subscription__free_unpacked
+                     (Subscriptions__Entitlement__V1__ActiveSubscription *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse methods */
+void   subscriptions__entitlement__v1__get_active_subscriptions_response__init
+                     (Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse         *message);
+size_t subscriptions__entitlement__v1__get_active_subscriptions_response__get_packed_size
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse   *message);
+size_t subscriptions__entitlement__v1__get_active_subscriptions_response__pack
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__entitlement__v1__get_active_subscriptions_response__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse *
+       subscriptions__entitlement__v1__get_active_subscriptions_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__entitlement__v1__get_active_subscriptions_response__free_unpacked
+                     (Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse methods */
+void   subscriptions__entitlement__v1__has_active_subscriptions_response__init
+                     (Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse         *message);
+size_t subscriptions__entitlement__v1__has_active_subscriptions_response__get_packed_size
+                     (const Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse   *message);
+size_t subscriptions__entitlement__v1__has_active_subscriptions_response__pack
+                     (const Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__entitlement__v1__has_active_subscriptions_response__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse *
+       subscriptions__entitlement__v1__has_active_subscriptions_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__entitlement__v1__has_active_subscriptions_response__free_unpacked
+                     (Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Subscriptions__Entitlement__V1__ReloadPolicyRequest methods */
 void   subscriptions__entitlement__v1__reload_policy_request__init
                      (Subscriptions__Entitlement__V1__ReloadPolicyRequest         *message);
@@ -483,6 +646,18 @@ typedef void (*Subscriptions__Entitlement__V1__EntitlementEntry_Closure)
 typedef void (*Subscriptions__Entitlement__V1__ListEntitlementsResponse_Closure)
                  (const Subscriptions__Entitlement__V1__ListEntitlementsResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest_Closure)
+                 (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Entitlement__V1__ActiveSubscription_Closure)
+                 (const Subscriptions__Entitlement__V1__ActiveSubscription *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse_Closure)
+                 (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse_Closure)
+                 (const Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse *message,
+                  void *closure_data);
 typedef void (*Subscriptions__Entitlement__V1__ReloadPolicyRequest_Closure)
                  (const Subscriptions__Entitlement__V1__ReloadPolicyRequest *message,
                   void *closure_data);
@@ -512,6 +687,14 @@ struct Subscriptions__Entitlement__V1__Entitlement_Service
                             const Subscriptions__Entitlement__V1__ListEntitlementsRequest *input,
                             Subscriptions__Entitlement__V1__ListEntitlementsResponse_Closure closure,
                             void *closure_data);
+  void (*get_active_subscriptions)(Subscriptions__Entitlement__V1__Entitlement_Service *service,
+                                   const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *input,
+                                   Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse_Closure closure,
+                                   void *closure_data);
+  void (*has_active_subscriptions)(Subscriptions__Entitlement__V1__Entitlement_Service *service,
+                                   const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *input,
+                                   Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse_Closure closure,
+                                   void *closure_data);
   void (*reload_policy)(Subscriptions__Entitlement__V1__Entitlement_Service *service,
                         const Subscriptions__Entitlement__V1__ReloadPolicyRequest *input,
                         Subscriptions__Entitlement__V1__ReloadPolicyResponse_Closure closure,
@@ -528,6 +711,8 @@ void subscriptions__entitlement__v1__entitlement__init (Subscriptions__Entitleme
       function_prefix__ ## check_access,\
       function_prefix__ ## check_access_batch,\
       function_prefix__ ## list_entitlements,\
+      function_prefix__ ## get_active_subscriptions,\
+      function_prefix__ ## has_active_subscriptions,\
       function_prefix__ ## reload_policy  }
 void subscriptions__entitlement__v1__entitlement__health(ProtobufCService *service,
                                                          const Subscriptions__Common__V1__HealthRequest *input,
@@ -545,6 +730,14 @@ void subscriptions__entitlement__v1__entitlement__list_entitlements(ProtobufCSer
                                                                     const Subscriptions__Entitlement__V1__ListEntitlementsRequest *input,
                                                                     Subscriptions__Entitlement__V1__ListEntitlementsResponse_Closure closure,
                                                                     void *closure_data);
+void subscriptions__entitlement__v1__entitlement__get_active_subscriptions(ProtobufCService *service,
+                                                                           const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *input,
+                                                                           Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse_Closure closure,
+                                                                           void *closure_data);
+void subscriptions__entitlement__v1__entitlement__has_active_subscriptions(ProtobufCService *service,
+                                                                           const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *input,
+                                                                           Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse_Closure closure,
+                                                                           void *closure_data);
 void subscriptions__entitlement__v1__entitlement__reload_policy(ProtobufCService *service,
                                                                 const Subscriptions__Entitlement__V1__ReloadPolicyRequest *input,
                                                                 Subscriptions__Entitlement__V1__ReloadPolicyResponse_Closure closure,
@@ -562,6 +755,10 @@ extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__check_ac
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__list_entitlements_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__entitlement_entry__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__list_entitlements_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__active_subscription__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_active_subscriptions_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__reload_policy_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__reload_policy_response__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__entitlement__v1__entitlement__descriptor;

@@ -23,6 +23,14 @@ typedef struct Subscriptions__Ledger__V1__RecordVerifiedStateRequest Subscriptio
 typedef struct Subscriptions__Ledger__V1__RecordVerifiedStateResponse Subscriptions__Ledger__V1__RecordVerifiedStateResponse;
 typedef struct Subscriptions__Ledger__V1__LinkAccountRequest Subscriptions__Ledger__V1__LinkAccountRequest;
 typedef struct Subscriptions__Ledger__V1__LinkAccountResponse Subscriptions__Ledger__V1__LinkAccountResponse;
+typedef struct Subscriptions__Ledger__V1__GrantEntitlementRequest Subscriptions__Ledger__V1__GrantEntitlementRequest;
+typedef struct Subscriptions__Ledger__V1__GrantEntitlementResponse Subscriptions__Ledger__V1__GrantEntitlementResponse;
+typedef struct Subscriptions__Ledger__V1__RevokeGrantRequest Subscriptions__Ledger__V1__RevokeGrantRequest;
+typedef struct Subscriptions__Ledger__V1__RevokeGrantResponse Subscriptions__Ledger__V1__RevokeGrantResponse;
+typedef struct Subscriptions__Ledger__V1__MergeAccountsRequest Subscriptions__Ledger__V1__MergeAccountsRequest;
+typedef struct Subscriptions__Ledger__V1__MergeAccountsResponse Subscriptions__Ledger__V1__MergeAccountsResponse;
+typedef struct Subscriptions__Ledger__V1__DeleteAccountRequest Subscriptions__Ledger__V1__DeleteAccountRequest;
+typedef struct Subscriptions__Ledger__V1__DeleteAccountResponse Subscriptions__Ledger__V1__DeleteAccountResponse;
 typedef struct Subscriptions__Ledger__V1__GetSubscriptionRequest Subscriptions__Ledger__V1__GetSubscriptionRequest;
 typedef struct Subscriptions__Ledger__V1__GetSubscriptionResponse Subscriptions__Ledger__V1__GetSubscriptionResponse;
 typedef struct Subscriptions__Ledger__V1__GetAccountRequest Subscriptions__Ledger__V1__GetAccountRequest;
@@ -74,7 +82,11 @@ typedef enum _Subscriptions__Ledger__V1__ChangeKind {
   SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_UNSPECIFIED = 0,
   SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_SUBSCRIPTION = 1,
   SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_LINK = 2,
-  SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_UNLINK = 3
+  SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_UNLINK = 3,
+  /*
+   * An event about an account (a merge, a deletion); no subscription changed.
+   */
+  SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_ACCOUNT = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND)
 } Subscriptions__Ledger__V1__ChangeKind;
 
@@ -223,6 +235,140 @@ struct  Subscriptions__Ledger__V1__LinkAccountResponse
 #define SUBSCRIPTIONS__LEDGER__V1__LINK_ACCOUNT_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__link_account_response__descriptor) \
     , SUBSCRIPTIONS__LEDGER__V1__LINK_OUTCOME__LINK_OUTCOME_UNSPECIFIED, (char *)protobuf_c_empty_string, NULL, 0 }
+
+
+struct  Subscriptions__Ledger__V1__GrantEntitlementRequest
+{
+  ProtobufCMessage base;
+  /*
+   * 1..128 bytes; the same key again answers the first grant (replayed = true).
+   */
+  char *idempotency_key;
+  char *account_id;
+  /*
+   * The capability granted, as the entitlement policy names it (1..64 bytes).
+   */
+  char *capability;
+  /*
+   * The grant's end: at most one of until_ms (an instant after now) and duration_ms (from now);
+   * neither: no end, until revoked.
+   */
+  int64_t until_ms;
+  int64_t duration_ms;
+  /*
+   * Why (support case, campaign); in the audit trail. At most 1 KiB.
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__GRANT_ENTITLEMENT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__grant_entitlement_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__GrantEntitlementResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The grant as the ledger keeps it: key.store_id is its id, product_id its capability,
+   * purchase_time_ms its start and expires_time_ms its end (absent: none).
+   */
+  Subscriptions__Common__V1__Subscription *grant;
+  protobuf_c_boolean replayed;
+  uint64_t position;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__GRANT_ENTITLEMENT_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__grant_entitlement_response__descriptor) \
+    , NULL, 0, 0 }
+
+
+struct  Subscriptions__Ledger__V1__RevokeGrantRequest
+{
+  ProtobufCMessage base;
+  /*
+   * GrantEntitlementResponse.grant.key.store_id.
+   */
+  char *grant_id;
+  /*
+   * At most 1 KiB.
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__REVOKE_GRANT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__revoke_grant_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__RevokeGrantResponse
+{
+  ProtobufCMessage base;
+  Subscriptions__Common__V1__Subscription *grant;
+  /*
+   * False when the grant was revoked already.
+   */
+  protobuf_c_boolean revoked;
+  uint64_t position;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__REVOKE_GRANT_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__revoke_grant_response__descriptor) \
+    , NULL, 0, 0 }
+
+
+struct  Subscriptions__Ledger__V1__MergeAccountsRequest
+{
+  ProtobufCMessage base;
+  /*
+   * 1..128 bytes.
+   */
+  char *idempotency_key;
+  /*
+   * The account that goes away (an anonymous one) and the one that keeps everything.
+   */
+  char *from_account_id;
+  char *into_account_id;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__MERGE_ACCOUNTS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__merge_accounts_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__MergeAccountsResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The subscriptions and grants that moved, with their new owner.
+   */
+  size_t n_moved;
+  Subscriptions__Common__V1__SubscriptionKey **moved;
+  uint64_t position;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__MERGE_ACCOUNTS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__merge_accounts_response__descriptor) \
+    , 0,NULL, 0 }
+
+
+struct  Subscriptions__Ledger__V1__DeleteAccountRequest
+{
+  ProtobufCMessage base;
+  char *account_id;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__DELETE_ACCOUNT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__delete_account_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__DeleteAccountResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Subscriptions and grants unlinked, and history, feed and raw entries rewritten.
+   */
+  uint32_t unlinked;
+  uint32_t redacted;
+  uint64_t position;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__DELETE_ACCOUNT_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__delete_account_response__descriptor) \
+    , 0, 0, 0 }
 
 
 struct  Subscriptions__Ledger__V1__GetSubscriptionRequest
@@ -687,6 +833,158 @@ Subscriptions__Ledger__V1__LinkAccountResponse *
 void   subscriptions__ledger__v1__link_account_response__free_unpacked
                      (Subscriptions__Ledger__V1__LinkAccountResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__GrantEntitlementRequest methods */
+void   subscriptions__ledger__v1__grant_entitlement_request__init
+                     (Subscriptions__Ledger__V1__GrantEntitlementRequest         *message);
+size_t subscriptions__ledger__v1__grant_entitlement_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__GrantEntitlementRequest   *message);
+size_t subscriptions__ledger__v1__grant_entitlement_request__pack
+                     (const Subscriptions__Ledger__V1__GrantEntitlementRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__grant_entitlement_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GrantEntitlementRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__GrantEntitlementRequest *
+       subscriptions__ledger__v1__grant_entitlement_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__grant_entitlement_request__free_unpacked
+                     (Subscriptions__Ledger__V1__GrantEntitlementRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__GrantEntitlementResponse methods */
+void   subscriptions__ledger__v1__grant_entitlement_response__init
+                     (Subscriptions__Ledger__V1__GrantEntitlementResponse         *message);
+size_t subscriptions__ledger__v1__grant_entitlement_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__GrantEntitlementResponse   *message);
+size_t subscriptions__ledger__v1__grant_entitlement_response__pack
+                     (const Subscriptions__Ledger__V1__GrantEntitlementResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__grant_entitlement_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GrantEntitlementResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__GrantEntitlementResponse *
+       subscriptions__ledger__v1__grant_entitlement_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__grant_entitlement_response__free_unpacked
+                     (Subscriptions__Ledger__V1__GrantEntitlementResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__RevokeGrantRequest methods */
+void   subscriptions__ledger__v1__revoke_grant_request__init
+                     (Subscriptions__Ledger__V1__RevokeGrantRequest         *message);
+size_t subscriptions__ledger__v1__revoke_grant_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__RevokeGrantRequest   *message);
+size_t subscriptions__ledger__v1__revoke_grant_request__pack
+                     (const Subscriptions__Ledger__V1__RevokeGrantRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__revoke_grant_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__RevokeGrantRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__RevokeGrantRequest *
+       subscriptions__ledger__v1__revoke_grant_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__revoke_grant_request__free_unpacked
+                     (Subscriptions__Ledger__V1__RevokeGrantRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__RevokeGrantResponse methods */
+void   subscriptions__ledger__v1__revoke_grant_response__init
+                     (Subscriptions__Ledger__V1__RevokeGrantResponse         *message);
+size_t subscriptions__ledger__v1__revoke_grant_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__RevokeGrantResponse   *message);
+size_t subscriptions__ledger__v1__revoke_grant_response__pack
+                     (const Subscriptions__Ledger__V1__RevokeGrantResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__revoke_grant_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__RevokeGrantResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__RevokeGrantResponse *
+       subscriptions__ledger__v1__revoke_grant_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__revoke_grant_response__free_unpacked
+                     (Subscriptions__Ledger__V1__RevokeGrantResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__MergeAccountsRequest methods */
+void   subscriptions__ledger__v1__merge_accounts_request__init
+                     (Subscriptions__Ledger__V1__MergeAccountsRequest         *message);
+size_t subscriptions__ledger__v1__merge_accounts_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__MergeAccountsRequest   *message);
+size_t subscriptions__ledger__v1__merge_accounts_request__pack
+                     (const Subscriptions__Ledger__V1__MergeAccountsRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__merge_accounts_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__MergeAccountsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__MergeAccountsRequest *
+       subscriptions__ledger__v1__merge_accounts_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__merge_accounts_request__free_unpacked
+                     (Subscriptions__Ledger__V1__MergeAccountsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__MergeAccountsResponse methods */
+void   subscriptions__ledger__v1__merge_accounts_response__init
+                     (Subscriptions__Ledger__V1__MergeAccountsResponse         *message);
+size_t subscriptions__ledger__v1__merge_accounts_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__MergeAccountsResponse   *message);
+size_t subscriptions__ledger__v1__merge_accounts_response__pack
+                     (const Subscriptions__Ledger__V1__MergeAccountsResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__merge_accounts_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__MergeAccountsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__MergeAccountsResponse *
+       subscriptions__ledger__v1__merge_accounts_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__merge_accounts_response__free_unpacked
+                     (Subscriptions__Ledger__V1__MergeAccountsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__DeleteAccountRequest methods */
+void   subscriptions__ledger__v1__delete_account_request__init
+                     (Subscriptions__Ledger__V1__DeleteAccountRequest         *message);
+size_t subscriptions__ledger__v1__delete_account_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__DeleteAccountRequest   *message);
+size_t subscriptions__ledger__v1__delete_account_request__pack
+                     (const Subscriptions__Ledger__V1__DeleteAccountRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__delete_account_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__DeleteAccountRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__DeleteAccountRequest *
+       subscriptions__ledger__v1__delete_account_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__delete_account_request__free_unpacked
+                     (Subscriptions__Ledger__V1__DeleteAccountRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__DeleteAccountResponse methods */
+void   subscriptions__ledger__v1__delete_account_response__init
+                     (Subscriptions__Ledger__V1__DeleteAccountResponse         *message);
+size_t subscriptions__ledger__v1__delete_account_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__DeleteAccountResponse   *message);
+size_t subscriptions__ledger__v1__delete_account_response__pack
+                     (const Subscriptions__Ledger__V1__DeleteAccountResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__delete_account_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__DeleteAccountResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__DeleteAccountResponse *
+       subscriptions__ledger__v1__delete_account_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__delete_account_response__free_unpacked
+                     (Subscriptions__Ledger__V1__DeleteAccountResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Subscriptions__Ledger__V1__GetSubscriptionRequest methods */
 void   subscriptions__ledger__v1__get_subscription_request__init
                      (Subscriptions__Ledger__V1__GetSubscriptionRequest         *message);
@@ -1128,6 +1426,30 @@ typedef void (*Subscriptions__Ledger__V1__LinkAccountRequest_Closure)
 typedef void (*Subscriptions__Ledger__V1__LinkAccountResponse_Closure)
                  (const Subscriptions__Ledger__V1__LinkAccountResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__GrantEntitlementRequest_Closure)
+                 (const Subscriptions__Ledger__V1__GrantEntitlementRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__GrantEntitlementResponse_Closure)
+                 (const Subscriptions__Ledger__V1__GrantEntitlementResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__RevokeGrantRequest_Closure)
+                 (const Subscriptions__Ledger__V1__RevokeGrantRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__RevokeGrantResponse_Closure)
+                 (const Subscriptions__Ledger__V1__RevokeGrantResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__MergeAccountsRequest_Closure)
+                 (const Subscriptions__Ledger__V1__MergeAccountsRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__MergeAccountsResponse_Closure)
+                 (const Subscriptions__Ledger__V1__MergeAccountsResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__DeleteAccountRequest_Closure)
+                 (const Subscriptions__Ledger__V1__DeleteAccountRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__DeleteAccountResponse_Closure)
+                 (const Subscriptions__Ledger__V1__DeleteAccountResponse *message,
+                  void *closure_data);
 typedef void (*Subscriptions__Ledger__V1__GetSubscriptionRequest_Closure)
                  (const Subscriptions__Ledger__V1__GetSubscriptionRequest *message,
                   void *closure_data);
@@ -1257,6 +1579,22 @@ struct Subscriptions__Ledger__V1__Ledger_Service
                             const Subscriptions__Ledger__V1__GetFeedPositionRequest *input,
                             Subscriptions__Ledger__V1__GetFeedPositionResponse_Closure closure,
                             void *closure_data);
+  void (*grant_entitlement)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                            const Subscriptions__Ledger__V1__GrantEntitlementRequest *input,
+                            Subscriptions__Ledger__V1__GrantEntitlementResponse_Closure closure,
+                            void *closure_data);
+  void (*revoke_grant)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                       const Subscriptions__Ledger__V1__RevokeGrantRequest *input,
+                       Subscriptions__Ledger__V1__RevokeGrantResponse_Closure closure,
+                       void *closure_data);
+  void (*merge_accounts)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                         const Subscriptions__Ledger__V1__MergeAccountsRequest *input,
+                         Subscriptions__Ledger__V1__MergeAccountsResponse_Closure closure,
+                         void *closure_data);
+  void (*delete_account)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                         const Subscriptions__Ledger__V1__DeleteAccountRequest *input,
+                         Subscriptions__Ledger__V1__DeleteAccountResponse_Closure closure,
+                         void *closure_data);
   void (*snapshot)(Subscriptions__Ledger__V1__Ledger_Service *service,
                    const Subscriptions__Ledger__V1__SnapshotRequest *input,
                    Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
@@ -1287,6 +1625,10 @@ void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_
       function_prefix__ ## get_cursor,\
       function_prefix__ ## advance_cursor,\
       function_prefix__ ## get_feed_position,\
+      function_prefix__ ## grant_entitlement,\
+      function_prefix__ ## revoke_grant,\
+      function_prefix__ ## merge_accounts,\
+      function_prefix__ ## delete_account,\
       function_prefix__ ## snapshot,\
       function_prefix__ ## watch_changes  }
 void subscriptions__ledger__v1__ledger__health(ProtobufCService *service,
@@ -1345,6 +1687,22 @@ void subscriptions__ledger__v1__ledger__get_feed_position(ProtobufCService *serv
                                                           const Subscriptions__Ledger__V1__GetFeedPositionRequest *input,
                                                           Subscriptions__Ledger__V1__GetFeedPositionResponse_Closure closure,
                                                           void *closure_data);
+void subscriptions__ledger__v1__ledger__grant_entitlement(ProtobufCService *service,
+                                                          const Subscriptions__Ledger__V1__GrantEntitlementRequest *input,
+                                                          Subscriptions__Ledger__V1__GrantEntitlementResponse_Closure closure,
+                                                          void *closure_data);
+void subscriptions__ledger__v1__ledger__revoke_grant(ProtobufCService *service,
+                                                     const Subscriptions__Ledger__V1__RevokeGrantRequest *input,
+                                                     Subscriptions__Ledger__V1__RevokeGrantResponse_Closure closure,
+                                                     void *closure_data);
+void subscriptions__ledger__v1__ledger__merge_accounts(ProtobufCService *service,
+                                                       const Subscriptions__Ledger__V1__MergeAccountsRequest *input,
+                                                       Subscriptions__Ledger__V1__MergeAccountsResponse_Closure closure,
+                                                       void *closure_data);
+void subscriptions__ledger__v1__ledger__delete_account(ProtobufCService *service,
+                                                       const Subscriptions__Ledger__V1__DeleteAccountRequest *input,
+                                                       Subscriptions__Ledger__V1__DeleteAccountResponse_Closure closure,
+                                                       void *closure_data);
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
                                                  Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
@@ -1366,6 +1724,14 @@ extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_verifi
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_verified_state_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__link_account_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__link_account_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__grant_entitlement_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__grant_entitlement_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__revoke_grant_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__revoke_grant_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__merge_accounts_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__merge_accounts_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__delete_account_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__delete_account_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_account_request__descriptor;

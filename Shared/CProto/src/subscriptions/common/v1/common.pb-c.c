@@ -1073,7 +1073,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__subscription__descri
   (ProtobufCMessageInit) subscriptions__common__v1__subscription__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event__field_descriptors[15] =
+static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event__field_descriptors[16] =
 {
   {
     "position",
@@ -1255,9 +1255,22 @@ static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "actor",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__LifecycleEvent, actor),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__common__v1__lifecycle_event__field_indices_by_name[] = {
   5,   /* field[5] = account_id */
+  15,   /* field[15] = actor */
   12,   /* field[12] = detail */
   1,   /* field[1] = key */
   2,   /* field[2] = kind */
@@ -1276,7 +1289,7 @@ static const unsigned subscriptions__common__v1__lifecycle_event__field_indices_
 static const ProtobufCIntRange subscriptions__common__v1__lifecycle_event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 15 }
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor subscriptions__common__v1__lifecycle_event__descriptor =
 {
@@ -1286,7 +1299,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__lifecycle_event__des
   "Subscriptions__Common__V1__LifecycleEvent",
   "subscriptions.common.v1",
   sizeof(Subscriptions__Common__V1__LifecycleEvent),
-  15,
+  16,
   subscriptions__common__v1__lifecycle_event__field_descriptors,
   subscriptions__common__v1__lifecycle_event__field_indices_by_name,
   1,  subscriptions__common__v1__lifecycle_event__number_ranges,
@@ -1491,19 +1504,21 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__health_response__des
   (ProtobufCMessageInit) subscriptions__common__v1__health_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue subscriptions__common__v1__store__enum_values_by_number[3] =
+static const ProtobufCEnumValue subscriptions__common__v1__store__enum_values_by_number[4] =
 {
   { "STORE_UNSPECIFIED", "SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED", 0 },
   { "STORE_APPLE", "SUBSCRIPTIONS__COMMON__V1__STORE__STORE_APPLE", 1 },
   { "STORE_GOOGLE", "SUBSCRIPTIONS__COMMON__V1__STORE__STORE_GOOGLE", 2 },
+  { "STORE_PROMOTIONAL", "SUBSCRIPTIONS__COMMON__V1__STORE__STORE_PROMOTIONAL", 3 },
 };
 static const ProtobufCIntRange subscriptions__common__v1__store__value_ranges[] = {
-{0, 0},{0, 3}
+{0, 0},{0, 4}
 };
-static const ProtobufCEnumValueIndex subscriptions__common__v1__store__enum_values_by_name[3] =
+static const ProtobufCEnumValueIndex subscriptions__common__v1__store__enum_values_by_name[4] =
 {
   { "STORE_APPLE", 1 },
   { "STORE_GOOGLE", 2 },
+  { "STORE_PROMOTIONAL", 3 },
   { "STORE_UNSPECIFIED", 0 },
 };
 const ProtobufCEnumDescriptor subscriptions__common__v1__store__descriptor =
@@ -1513,9 +1528,9 @@ const ProtobufCEnumDescriptor subscriptions__common__v1__store__descriptor =
   "Store",
   "Subscriptions__Common__V1__Store",
   "subscriptions.common.v1",
-  3,
+  4,
   subscriptions__common__v1__store__enum_values_by_number,
-  3,
+  4,
   subscriptions__common__v1__store__enum_values_by_name,
   1,
   subscriptions__common__v1__store__value_ranges,
@@ -1659,7 +1674,7 @@ const ProtobufCEnumDescriptor subscriptions__common__v1__ownership__descriptor =
   subscriptions__common__v1__ownership__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue subscriptions__common__v1__event_kind__enum_values_by_number[29] =
+static const ProtobufCEnumValue subscriptions__common__v1__event_kind__enum_values_by_number[33] =
 {
   { "EVENT_KIND_UNSPECIFIED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED", 0 },
   { "EVENT_KIND_PURCHASED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_PURCHASED", 1 },
@@ -1690,14 +1705,20 @@ static const ProtobufCEnumValue subscriptions__common__v1__event_kind__enum_valu
   { "EVENT_KIND_TEST", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_TEST", 26 },
   { "EVENT_KIND_OTHER", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_OTHER", 27 },
   { "EVENT_KIND_STATE_REFRESHED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_STATE_REFRESHED", 28 },
+  { "EVENT_KIND_GRANT_CREATED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_GRANT_CREATED", 29 },
+  { "EVENT_KIND_GRANT_REVOKED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_GRANT_REVOKED", 30 },
+  { "EVENT_KIND_ACCOUNT_MERGED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_ACCOUNT_MERGED", 31 },
+  { "EVENT_KIND_ACCOUNT_DELETED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_ACCOUNT_DELETED", 32 },
 };
 static const ProtobufCIntRange subscriptions__common__v1__event_kind__value_ranges[] = {
-{0, 0},{0, 29}
+{0, 0},{0, 33}
 };
-static const ProtobufCEnumValueIndex subscriptions__common__v1__event_kind__enum_values_by_name[29] =
+static const ProtobufCEnumValueIndex subscriptions__common__v1__event_kind__enum_values_by_name[33] =
 {
+  { "EVENT_KIND_ACCOUNT_DELETED", 32 },
   { "EVENT_KIND_ACCOUNT_HOLD", 10 },
   { "EVENT_KIND_ACCOUNT_LINKED", 22 },
+  { "EVENT_KIND_ACCOUNT_MERGED", 31 },
   { "EVENT_KIND_ACCOUNT_TRANSFERRED", 23 },
   { "EVENT_KIND_ACKNOWLEDGED", 21 },
   { "EVENT_KIND_BILLING_FAILED", 7 },
@@ -1705,6 +1726,8 @@ static const ProtobufCEnumValueIndex subscriptions__common__v1__event_kind__enum
   { "EVENT_KIND_CONSUMPTION_REQUEST", 25 },
   { "EVENT_KIND_EXPIRED", 14 },
   { "EVENT_KIND_GRACE_PERIOD_STARTED", 8 },
+  { "EVENT_KIND_GRANT_CREATED", 29 },
+  { "EVENT_KIND_GRANT_REVOKED", 30 },
   { "EVENT_KIND_OTHER", 27 },
   { "EVENT_KIND_PAUSED", 11 },
   { "EVENT_KIND_PAUSE_SCHEDULED", 12 },
@@ -1733,9 +1756,9 @@ const ProtobufCEnumDescriptor subscriptions__common__v1__event_kind__descriptor 
   "EventKind",
   "Subscriptions__Common__V1__EventKind",
   "subscriptions.common.v1",
-  29,
+  33,
   subscriptions__common__v1__event_kind__enum_values_by_number,
-  29,
+  33,
   subscriptions__common__v1__event_kind__enum_values_by_name,
   1,
   subscriptions__common__v1__event_kind__value_ranges,

@@ -412,6 +412,186 @@ void   subscriptions__entitlement__v1__list_entitlements_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__entitlement__v1__list_entitlements_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__entitlement__v1__get_active_subscriptions_request__init
+                     (Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest         *message)
+{
+  static const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__GET_ACTIVE_SUBSCRIPTIONS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__entitlement__v1__get_active_subscriptions_request__get_packed_size
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__entitlement__v1__get_active_subscriptions_request__pack
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__entitlement__v1__get_active_subscriptions_request__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *
+       subscriptions__entitlement__v1__get_active_subscriptions_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__entitlement__v1__get_active_subscriptions_request__free_unpacked
+                     (Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__entitlement__v1__active_subscription__init
+                     (Subscriptions__Entitlement__V1__ActiveSubscription         *message)
+{
+  static const Subscriptions__Entitlement__V1__ActiveSubscription init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__ACTIVE_SUBSCRIPTION__INIT;
+  *message = init_value;
+}
+size_t subscriptions__entitlement__v1__active_subscription__get_packed_size
+                     (const Subscriptions__Entitlement__V1__ActiveSubscription *message)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__active_subscription__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__entitlement__v1__active_subscription__pack
+                     (const Subscriptions__Entitlement__V1__ActiveSubscription *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__active_subscription__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__entitlement__v1__active_subscription__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__ActiveSubscription *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__active_subscription__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Entitlement__V1__ActiveSubscription *
+       subscriptions__entitlement__v1__active_subscription__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Entitlement__V1__ActiveSubscription *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__active_subscription__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__entitlement__v1__active_subscription__free_unpacked
+                     (Subscriptions__Entitlement__V1__ActiveSubscription *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__active_subscription__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__entitlement__v1__get_active_subscriptions_response__init
+                     (Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse         *message)
+{
+  static const Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__GET_ACTIVE_SUBSCRIPTIONS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__entitlement__v1__get_active_subscriptions_response__get_packed_size
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_active_subscriptions_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__entitlement__v1__get_active_subscriptions_response__pack
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_active_subscriptions_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__entitlement__v1__get_active_subscriptions_response__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_active_subscriptions_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse *
+       subscriptions__entitlement__v1__get_active_subscriptions_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__get_active_subscriptions_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__entitlement__v1__get_active_subscriptions_response__free_unpacked
+                     (Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_active_subscriptions_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__entitlement__v1__has_active_subscriptions_response__init
+                     (Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse         *message)
+{
+  static const Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__HAS_ACTIVE_SUBSCRIPTIONS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__entitlement__v1__has_active_subscriptions_response__get_packed_size
+                     (const Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__entitlement__v1__has_active_subscriptions_response__pack
+                     (const Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__entitlement__v1__has_active_subscriptions_response__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse *
+       subscriptions__entitlement__v1__has_active_subscriptions_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__entitlement__v1__has_active_subscriptions_response__free_unpacked
+                     (Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   subscriptions__entitlement__v1__reload_policy_request__init
                      (Subscriptions__Entitlement__V1__ReloadPolicyRequest         *message)
 {
@@ -1195,6 +1375,314 @@ const ProtobufCMessageDescriptor subscriptions__entitlement__v1__list_entitlemen
   (ProtobufCMessageInit) subscriptions__entitlement__v1__list_entitlements_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__get_active_subscriptions_request__field_descriptors[3] =
+{
+  {
+    "account_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest, account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "product_ids",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest, n_product_ids),
+    offsetof(Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest, product_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "at_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest, at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__entitlement__v1__get_active_subscriptions_request__field_indices_by_name[] = {
+  0,   /* field[0] = account_id */
+  2,   /* field[2] = at_ms */
+  1,   /* field[1] = product_ids */
+};
+static const ProtobufCIntRange subscriptions__entitlement__v1__get_active_subscriptions_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.entitlement.v1.GetActiveSubscriptionsRequest",
+  "GetActiveSubscriptionsRequest",
+  "Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest",
+  "subscriptions.entitlement.v1",
+  sizeof(Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest),
+  3,
+  subscriptions__entitlement__v1__get_active_subscriptions_request__field_descriptors,
+  subscriptions__entitlement__v1__get_active_subscriptions_request__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__get_active_subscriptions_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__get_active_subscriptions_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__active_subscription__field_descriptors[11] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, key),
+    &subscriptions__common__v1__subscription_key__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "product_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, product_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "base_plan_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, base_plan_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "product_kind",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, product_kind),
+    &subscriptions__common__v1__product_kind__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "state",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, state),
+    &subscriptions__common__v1__subscription_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "is_active",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, is_active),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "access_until_ms",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, access_until_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expiration_ms",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, expiration_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "renewal",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, renewal),
+    &subscriptions__entitlement__v1__grant_renewal__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ownership",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, ownership),
+    &subscriptions__common__v1__ownership__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "management_url",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__ActiveSubscription, management_url),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__entitlement__v1__active_subscription__field_indices_by_name[] = {
+  6,   /* field[6] = access_until_ms */
+  2,   /* field[2] = base_plan_id */
+  7,   /* field[7] = expiration_ms */
+  5,   /* field[5] = is_active */
+  0,   /* field[0] = key */
+  10,   /* field[10] = management_url */
+  9,   /* field[9] = ownership */
+  1,   /* field[1] = product_id */
+  3,   /* field[3] = product_kind */
+  8,   /* field[8] = renewal */
+  4,   /* field[4] = state */
+};
+static const ProtobufCIntRange subscriptions__entitlement__v1__active_subscription__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 11 }
+};
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__active_subscription__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.entitlement.v1.ActiveSubscription",
+  "ActiveSubscription",
+  "Subscriptions__Entitlement__V1__ActiveSubscription",
+  "subscriptions.entitlement.v1",
+  sizeof(Subscriptions__Entitlement__V1__ActiveSubscription),
+  11,
+  subscriptions__entitlement__v1__active_subscription__field_descriptors,
+  subscriptions__entitlement__v1__active_subscription__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__active_subscription__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__active_subscription__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__get_active_subscriptions_response__field_descriptors[1] =
+{
+  {
+    "subscriptions",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse, n_subscriptions),
+    offsetof(Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse, subscriptions),
+    &subscriptions__entitlement__v1__active_subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__entitlement__v1__get_active_subscriptions_response__field_indices_by_name[] = {
+  0,   /* field[0] = subscriptions */
+};
+static const ProtobufCIntRange subscriptions__entitlement__v1__get_active_subscriptions_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_active_subscriptions_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.entitlement.v1.GetActiveSubscriptionsResponse",
+  "GetActiveSubscriptionsResponse",
+  "Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse",
+  "subscriptions.entitlement.v1",
+  sizeof(Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse),
+  1,
+  subscriptions__entitlement__v1__get_active_subscriptions_response__field_descriptors,
+  subscriptions__entitlement__v1__get_active_subscriptions_response__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__get_active_subscriptions_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__get_active_subscriptions_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__has_active_subscriptions_response__field_descriptors[1] =
+{
+  {
+    "has_active",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse, has_active),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__entitlement__v1__has_active_subscriptions_response__field_indices_by_name[] = {
+  0,   /* field[0] = has_active */
+};
+static const ProtobufCIntRange subscriptions__entitlement__v1__has_active_subscriptions_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.entitlement.v1.HasActiveSubscriptionsResponse",
+  "HasActiveSubscriptionsResponse",
+  "Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse",
+  "subscriptions.entitlement.v1",
+  sizeof(Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse),
+  1,
+  subscriptions__entitlement__v1__has_active_subscriptions_response__field_descriptors,
+  subscriptions__entitlement__v1__has_active_subscriptions_response__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__has_active_subscriptions_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__has_active_subscriptions_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 #define subscriptions__entitlement__v1__reload_policy_request__field_descriptors NULL
 #define subscriptions__entitlement__v1__reload_policy_request__field_indices_by_name NULL
 #define subscriptions__entitlement__v1__reload_policy_request__number_ranges NULL
@@ -1315,20 +1803,24 @@ const ProtobufCEnumDescriptor subscriptions__entitlement__v1__access_reason__des
   subscriptions__entitlement__v1__access_reason__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__entitlement__v1__entitlement__method_descriptors[5] =
+static const ProtobufCMethodDescriptor subscriptions__entitlement__v1__entitlement__method_descriptors[7] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "CheckAccess", &subscriptions__entitlement__v1__check_access_request__descriptor, &subscriptions__entitlement__v1__check_access_response__descriptor },
   { "CheckAccessBatch", &subscriptions__entitlement__v1__check_access_batch_request__descriptor, &subscriptions__entitlement__v1__check_access_batch_response__descriptor },
   { "ListEntitlements", &subscriptions__entitlement__v1__list_entitlements_request__descriptor, &subscriptions__entitlement__v1__list_entitlements_response__descriptor },
+  { "GetActiveSubscriptions", &subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor, &subscriptions__entitlement__v1__get_active_subscriptions_response__descriptor },
+  { "HasActiveSubscriptions", &subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor, &subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor },
   { "ReloadPolicy", &subscriptions__entitlement__v1__reload_policy_request__descriptor, &subscriptions__entitlement__v1__reload_policy_response__descriptor },
 };
 const unsigned subscriptions__entitlement__v1__entitlement__method_indices_by_name[] = {
   1,        /* CheckAccess */
   2,        /* CheckAccessBatch */
+  4,        /* GetActiveSubscriptions */
+  5,        /* HasActiveSubscriptions */
   0,        /* Health */
   3,        /* ListEntitlements */
-  4         /* ReloadPolicy */
+  6         /* ReloadPolicy */
 };
 const ProtobufCServiceDescriptor subscriptions__entitlement__v1__entitlement__descriptor =
 {
@@ -1337,7 +1829,7 @@ const ProtobufCServiceDescriptor subscriptions__entitlement__v1__entitlement__de
   "Entitlement",
   "Subscriptions__Entitlement__V1__Entitlement",
   "subscriptions.entitlement.v1",
-  5,
+  7,
   subscriptions__entitlement__v1__entitlement__method_descriptors,
   subscriptions__entitlement__v1__entitlement__method_indices_by_name
 };
@@ -1373,13 +1865,29 @@ void subscriptions__entitlement__v1__entitlement__list_entitlements(ProtobufCSer
   assert(service->descriptor == &subscriptions__entitlement__v1__entitlement__descriptor);
   service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void subscriptions__entitlement__v1__entitlement__get_active_subscriptions(ProtobufCService *service,
+                                                                           const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *input,
+                                                                           Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse_Closure closure,
+                                                                           void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__entitlement__v1__entitlement__descriptor);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__entitlement__v1__entitlement__has_active_subscriptions(ProtobufCService *service,
+                                                                           const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *input,
+                                                                           Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse_Closure closure,
+                                                                           void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__entitlement__v1__entitlement__descriptor);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void subscriptions__entitlement__v1__entitlement__reload_policy(ProtobufCService *service,
                                                                 const Subscriptions__Entitlement__V1__ReloadPolicyRequest *input,
                                                                 Subscriptions__Entitlement__V1__ReloadPolicyResponse_Closure closure,
                                                                 void *closure_data)
 {
   assert(service->descriptor == &subscriptions__entitlement__v1__entitlement__descriptor);
-  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__entitlement__v1__entitlement__init (Subscriptions__Entitlement__V1__Entitlement_Service *service,
                                                         Subscriptions__Entitlement__V1__Entitlement_ServiceDestroy destroy)

@@ -322,6 +322,366 @@ void   subscriptions__ledger__v1__link_account_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__ledger__v1__link_account_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__ledger__v1__grant_entitlement_request__init
+                     (Subscriptions__Ledger__V1__GrantEntitlementRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__GrantEntitlementRequest init_value = SUBSCRIPTIONS__LEDGER__V1__GRANT_ENTITLEMENT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__grant_entitlement_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__GrantEntitlementRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__grant_entitlement_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__grant_entitlement_request__pack
+                     (const Subscriptions__Ledger__V1__GrantEntitlementRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__grant_entitlement_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__grant_entitlement_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GrantEntitlementRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__grant_entitlement_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__GrantEntitlementRequest *
+       subscriptions__ledger__v1__grant_entitlement_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__GrantEntitlementRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__grant_entitlement_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__grant_entitlement_request__free_unpacked
+                     (Subscriptions__Ledger__V1__GrantEntitlementRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__grant_entitlement_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__grant_entitlement_response__init
+                     (Subscriptions__Ledger__V1__GrantEntitlementResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__GrantEntitlementResponse init_value = SUBSCRIPTIONS__LEDGER__V1__GRANT_ENTITLEMENT_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__grant_entitlement_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__GrantEntitlementResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__grant_entitlement_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__grant_entitlement_response__pack
+                     (const Subscriptions__Ledger__V1__GrantEntitlementResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__grant_entitlement_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__grant_entitlement_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GrantEntitlementResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__grant_entitlement_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__GrantEntitlementResponse *
+       subscriptions__ledger__v1__grant_entitlement_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__GrantEntitlementResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__grant_entitlement_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__grant_entitlement_response__free_unpacked
+                     (Subscriptions__Ledger__V1__GrantEntitlementResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__grant_entitlement_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__revoke_grant_request__init
+                     (Subscriptions__Ledger__V1__RevokeGrantRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__RevokeGrantRequest init_value = SUBSCRIPTIONS__LEDGER__V1__REVOKE_GRANT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__revoke_grant_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__RevokeGrantRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__revoke_grant_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__revoke_grant_request__pack
+                     (const Subscriptions__Ledger__V1__RevokeGrantRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__revoke_grant_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__revoke_grant_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__RevokeGrantRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__revoke_grant_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__RevokeGrantRequest *
+       subscriptions__ledger__v1__revoke_grant_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__RevokeGrantRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__revoke_grant_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__revoke_grant_request__free_unpacked
+                     (Subscriptions__Ledger__V1__RevokeGrantRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__revoke_grant_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__revoke_grant_response__init
+                     (Subscriptions__Ledger__V1__RevokeGrantResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__RevokeGrantResponse init_value = SUBSCRIPTIONS__LEDGER__V1__REVOKE_GRANT_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__revoke_grant_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__RevokeGrantResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__revoke_grant_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__revoke_grant_response__pack
+                     (const Subscriptions__Ledger__V1__RevokeGrantResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__revoke_grant_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__revoke_grant_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__RevokeGrantResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__revoke_grant_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__RevokeGrantResponse *
+       subscriptions__ledger__v1__revoke_grant_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__RevokeGrantResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__revoke_grant_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__revoke_grant_response__free_unpacked
+                     (Subscriptions__Ledger__V1__RevokeGrantResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__revoke_grant_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__merge_accounts_request__init
+                     (Subscriptions__Ledger__V1__MergeAccountsRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__MergeAccountsRequest init_value = SUBSCRIPTIONS__LEDGER__V1__MERGE_ACCOUNTS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__merge_accounts_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__MergeAccountsRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__merge_accounts_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__merge_accounts_request__pack
+                     (const Subscriptions__Ledger__V1__MergeAccountsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__merge_accounts_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__merge_accounts_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__MergeAccountsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__merge_accounts_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__MergeAccountsRequest *
+       subscriptions__ledger__v1__merge_accounts_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__MergeAccountsRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__merge_accounts_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__merge_accounts_request__free_unpacked
+                     (Subscriptions__Ledger__V1__MergeAccountsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__merge_accounts_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__merge_accounts_response__init
+                     (Subscriptions__Ledger__V1__MergeAccountsResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__MergeAccountsResponse init_value = SUBSCRIPTIONS__LEDGER__V1__MERGE_ACCOUNTS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__merge_accounts_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__MergeAccountsResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__merge_accounts_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__merge_accounts_response__pack
+                     (const Subscriptions__Ledger__V1__MergeAccountsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__merge_accounts_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__merge_accounts_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__MergeAccountsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__merge_accounts_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__MergeAccountsResponse *
+       subscriptions__ledger__v1__merge_accounts_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__MergeAccountsResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__merge_accounts_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__merge_accounts_response__free_unpacked
+                     (Subscriptions__Ledger__V1__MergeAccountsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__merge_accounts_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__delete_account_request__init
+                     (Subscriptions__Ledger__V1__DeleteAccountRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__DeleteAccountRequest init_value = SUBSCRIPTIONS__LEDGER__V1__DELETE_ACCOUNT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__delete_account_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__DeleteAccountRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delete_account_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__delete_account_request__pack
+                     (const Subscriptions__Ledger__V1__DeleteAccountRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delete_account_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__delete_account_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__DeleteAccountRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delete_account_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__DeleteAccountRequest *
+       subscriptions__ledger__v1__delete_account_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__DeleteAccountRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__delete_account_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__delete_account_request__free_unpacked
+                     (Subscriptions__Ledger__V1__DeleteAccountRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delete_account_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__delete_account_response__init
+                     (Subscriptions__Ledger__V1__DeleteAccountResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__DeleteAccountResponse init_value = SUBSCRIPTIONS__LEDGER__V1__DELETE_ACCOUNT_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__delete_account_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__DeleteAccountResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delete_account_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__delete_account_response__pack
+                     (const Subscriptions__Ledger__V1__DeleteAccountResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delete_account_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__delete_account_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__DeleteAccountResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delete_account_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__DeleteAccountResponse *
+       subscriptions__ledger__v1__delete_account_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__DeleteAccountResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__delete_account_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__delete_account_response__free_unpacked
+                     (Subscriptions__Ledger__V1__DeleteAccountResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delete_account_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   subscriptions__ledger__v1__get_subscription_request__init
                      (Subscriptions__Ledger__V1__GetSubscriptionRequest         *message)
 {
@@ -1929,6 +2289,505 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__link_account_respons
   (ProtobufCMessageInit) subscriptions__ledger__v1__link_account_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__grant_entitlement_request__field_descriptors[6] =
+{
+  {
+    "idempotency_key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GrantEntitlementRequest, idempotency_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "account_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GrantEntitlementRequest, account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "capability",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GrantEntitlementRequest, capability),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "until_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GrantEntitlementRequest, until_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "duration_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GrantEntitlementRequest, duration_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GrantEntitlementRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__grant_entitlement_request__field_indices_by_name[] = {
+  1,   /* field[1] = account_id */
+  2,   /* field[2] = capability */
+  4,   /* field[4] = duration_ms */
+  0,   /* field[0] = idempotency_key */
+  5,   /* field[5] = reason */
+  3,   /* field[3] = until_ms */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__grant_entitlement_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__grant_entitlement_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.GrantEntitlementRequest",
+  "GrantEntitlementRequest",
+  "Subscriptions__Ledger__V1__GrantEntitlementRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__GrantEntitlementRequest),
+  6,
+  subscriptions__ledger__v1__grant_entitlement_request__field_descriptors,
+  subscriptions__ledger__v1__grant_entitlement_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__grant_entitlement_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__grant_entitlement_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__grant_entitlement_response__field_descriptors[3] =
+{
+  {
+    "grant",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GrantEntitlementResponse, grant),
+    &subscriptions__common__v1__subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replayed",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GrantEntitlementResponse, replayed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "position",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GrantEntitlementResponse, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__grant_entitlement_response__field_indices_by_name[] = {
+  0,   /* field[0] = grant */
+  2,   /* field[2] = position */
+  1,   /* field[1] = replayed */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__grant_entitlement_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__grant_entitlement_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.GrantEntitlementResponse",
+  "GrantEntitlementResponse",
+  "Subscriptions__Ledger__V1__GrantEntitlementResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__GrantEntitlementResponse),
+  3,
+  subscriptions__ledger__v1__grant_entitlement_response__field_descriptors,
+  subscriptions__ledger__v1__grant_entitlement_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__grant_entitlement_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__grant_entitlement_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__revoke_grant_request__field_descriptors[2] =
+{
+  {
+    "grant_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RevokeGrantRequest, grant_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RevokeGrantRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__revoke_grant_request__field_indices_by_name[] = {
+  0,   /* field[0] = grant_id */
+  1,   /* field[1] = reason */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__revoke_grant_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__revoke_grant_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.RevokeGrantRequest",
+  "RevokeGrantRequest",
+  "Subscriptions__Ledger__V1__RevokeGrantRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__RevokeGrantRequest),
+  2,
+  subscriptions__ledger__v1__revoke_grant_request__field_descriptors,
+  subscriptions__ledger__v1__revoke_grant_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__revoke_grant_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__revoke_grant_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__revoke_grant_response__field_descriptors[3] =
+{
+  {
+    "grant",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RevokeGrantResponse, grant),
+    &subscriptions__common__v1__subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "revoked",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RevokeGrantResponse, revoked),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "position",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RevokeGrantResponse, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__revoke_grant_response__field_indices_by_name[] = {
+  0,   /* field[0] = grant */
+  2,   /* field[2] = position */
+  1,   /* field[1] = revoked */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__revoke_grant_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__revoke_grant_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.RevokeGrantResponse",
+  "RevokeGrantResponse",
+  "Subscriptions__Ledger__V1__RevokeGrantResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__RevokeGrantResponse),
+  3,
+  subscriptions__ledger__v1__revoke_grant_response__field_descriptors,
+  subscriptions__ledger__v1__revoke_grant_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__revoke_grant_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__revoke_grant_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__merge_accounts_request__field_descriptors[3] =
+{
+  {
+    "idempotency_key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__MergeAccountsRequest, idempotency_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from_account_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__MergeAccountsRequest, from_account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "into_account_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__MergeAccountsRequest, into_account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__merge_accounts_request__field_indices_by_name[] = {
+  1,   /* field[1] = from_account_id */
+  0,   /* field[0] = idempotency_key */
+  2,   /* field[2] = into_account_id */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__merge_accounts_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__merge_accounts_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.MergeAccountsRequest",
+  "MergeAccountsRequest",
+  "Subscriptions__Ledger__V1__MergeAccountsRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__MergeAccountsRequest),
+  3,
+  subscriptions__ledger__v1__merge_accounts_request__field_descriptors,
+  subscriptions__ledger__v1__merge_accounts_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__merge_accounts_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__merge_accounts_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__merge_accounts_response__field_descriptors[2] =
+{
+  {
+    "moved",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__MergeAccountsResponse, n_moved),
+    offsetof(Subscriptions__Ledger__V1__MergeAccountsResponse, moved),
+    &subscriptions__common__v1__subscription_key__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "position",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__MergeAccountsResponse, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__merge_accounts_response__field_indices_by_name[] = {
+  0,   /* field[0] = moved */
+  1,   /* field[1] = position */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__merge_accounts_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__merge_accounts_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.MergeAccountsResponse",
+  "MergeAccountsResponse",
+  "Subscriptions__Ledger__V1__MergeAccountsResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__MergeAccountsResponse),
+  2,
+  subscriptions__ledger__v1__merge_accounts_response__field_descriptors,
+  subscriptions__ledger__v1__merge_accounts_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__merge_accounts_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__merge_accounts_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__delete_account_request__field_descriptors[1] =
+{
+  {
+    "account_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeleteAccountRequest, account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__delete_account_request__field_indices_by_name[] = {
+  0,   /* field[0] = account_id */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__delete_account_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__delete_account_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.DeleteAccountRequest",
+  "DeleteAccountRequest",
+  "Subscriptions__Ledger__V1__DeleteAccountRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__DeleteAccountRequest),
+  1,
+  subscriptions__ledger__v1__delete_account_request__field_descriptors,
+  subscriptions__ledger__v1__delete_account_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__delete_account_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__delete_account_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__delete_account_response__field_descriptors[3] =
+{
+  {
+    "unlinked",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeleteAccountResponse, unlinked),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "redacted",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeleteAccountResponse, redacted),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "position",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeleteAccountResponse, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__delete_account_response__field_indices_by_name[] = {
+  2,   /* field[2] = position */
+  1,   /* field[1] = redacted */
+  0,   /* field[0] = unlinked */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__delete_account_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__delete_account_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.DeleteAccountResponse",
+  "DeleteAccountResponse",
+  "Subscriptions__Ledger__V1__DeleteAccountResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__DeleteAccountResponse),
+  3,
+  subscriptions__ledger__v1__delete_account_response__field_descriptors,
+  subscriptions__ledger__v1__delete_account_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__delete_account_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__delete_account_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_subscription_request__field_descriptors[2] =
 {
   {
@@ -3224,18 +4083,20 @@ const ProtobufCEnumDescriptor subscriptions__ledger__v1__link_outcome__descripto
   subscriptions__ledger__v1__link_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue subscriptions__ledger__v1__change_kind__enum_values_by_number[4] =
+static const ProtobufCEnumValue subscriptions__ledger__v1__change_kind__enum_values_by_number[5] =
 {
   { "CHANGE_KIND_UNSPECIFIED", "SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_UNSPECIFIED", 0 },
   { "CHANGE_KIND_SUBSCRIPTION", "SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_SUBSCRIPTION", 1 },
   { "CHANGE_KIND_LINK", "SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_LINK", 2 },
   { "CHANGE_KIND_UNLINK", "SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_UNLINK", 3 },
+  { "CHANGE_KIND_ACCOUNT", "SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_ACCOUNT", 4 },
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__change_kind__value_ranges[] = {
-{0, 0},{0, 4}
+{0, 0},{0, 5}
 };
-static const ProtobufCEnumValueIndex subscriptions__ledger__v1__change_kind__enum_values_by_name[4] =
+static const ProtobufCEnumValueIndex subscriptions__ledger__v1__change_kind__enum_values_by_name[5] =
 {
+  { "CHANGE_KIND_ACCOUNT", 4 },
   { "CHANGE_KIND_LINK", 2 },
   { "CHANGE_KIND_SUBSCRIPTION", 1 },
   { "CHANGE_KIND_UNLINK", 3 },
@@ -3248,15 +4109,15 @@ const ProtobufCEnumDescriptor subscriptions__ledger__v1__change_kind__descriptor
   "ChangeKind",
   "Subscriptions__Ledger__V1__ChangeKind",
   "subscriptions.ledger.v1",
-  4,
+  5,
   subscriptions__ledger__v1__change_kind__enum_values_by_number,
-  4,
+  5,
   subscriptions__ledger__v1__change_kind__enum_values_by_name,
   1,
   subscriptions__ledger__v1__change_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[16] =
+static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[20] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "RecordNotification", &subscriptions__ledger__v1__record_notification_request__descriptor, &subscriptions__ledger__v1__record_notification_response__descriptor },
@@ -3272,26 +4133,34 @@ static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method
   { "GetCursor", &subscriptions__ledger__v1__get_cursor_request__descriptor, &subscriptions__ledger__v1__cursor__descriptor },
   { "AdvanceCursor", &subscriptions__ledger__v1__advance_cursor_request__descriptor, &subscriptions__ledger__v1__cursor__descriptor },
   { "GetFeedPosition", &subscriptions__ledger__v1__get_feed_position_request__descriptor, &subscriptions__ledger__v1__get_feed_position_response__descriptor },
+  { "GrantEntitlement", &subscriptions__ledger__v1__grant_entitlement_request__descriptor, &subscriptions__ledger__v1__grant_entitlement_response__descriptor },
+  { "RevokeGrant", &subscriptions__ledger__v1__revoke_grant_request__descriptor, &subscriptions__ledger__v1__revoke_grant_response__descriptor },
+  { "MergeAccounts", &subscriptions__ledger__v1__merge_accounts_request__descriptor, &subscriptions__ledger__v1__merge_accounts_response__descriptor },
+  { "DeleteAccount", &subscriptions__ledger__v1__delete_account_request__descriptor, &subscriptions__ledger__v1__delete_account_response__descriptor },
   { "Snapshot", &subscriptions__ledger__v1__snapshot_request__descriptor, &subscriptions__ledger__v1__snapshot_chunk__descriptor },
   { "WatchChanges", &subscriptions__ledger__v1__watch_changes_request__descriptor, &subscriptions__ledger__v1__change__descriptor },
 };
 const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
   12,        /* AdvanceCursor */
+  17,        /* DeleteAccount */
   5,        /* GetAccount */
   11,        /* GetCursor */
   13,        /* GetFeedPosition */
   6,        /* GetHistory */
   4,        /* GetSubscription */
+  14,        /* GrantEntitlement */
   0,        /* Health */
   3,        /* LinkAccount */
   7,        /* ListInbox */
   10,        /* ListSubscriptions */
   8,        /* MarkInbox */
+  16,        /* MergeAccounts */
   1,        /* RecordNotification */
   2,        /* RecordVerifiedState */
   9,        /* ReplayInbox */
-  14,        /* Snapshot */
-  15         /* WatchChanges */
+  15,        /* RevokeGrant */
+  18,        /* Snapshot */
+  19         /* WatchChanges */
 };
 const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
 {
@@ -3300,7 +4169,7 @@ const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
   "Ledger",
   "Subscriptions__Ledger__V1__Ledger",
   "subscriptions.ledger.v1",
-  16,
+  20,
   subscriptions__ledger__v1__ledger__method_descriptors,
   subscriptions__ledger__v1__ledger__method_indices_by_name
 };
@@ -3416,13 +4285,45 @@ void subscriptions__ledger__v1__ledger__get_feed_position(ProtobufCService *serv
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
   service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void subscriptions__ledger__v1__ledger__grant_entitlement(ProtobufCService *service,
+                                                          const Subscriptions__Ledger__V1__GrantEntitlementRequest *input,
+                                                          Subscriptions__Ledger__V1__GrantEntitlementResponse_Closure closure,
+                                                          void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__revoke_grant(ProtobufCService *service,
+                                                     const Subscriptions__Ledger__V1__RevokeGrantRequest *input,
+                                                     Subscriptions__Ledger__V1__RevokeGrantResponse_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__merge_accounts(ProtobufCService *service,
+                                                       const Subscriptions__Ledger__V1__MergeAccountsRequest *input,
+                                                       Subscriptions__Ledger__V1__MergeAccountsResponse_Closure closure,
+                                                       void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__delete_account(ProtobufCService *service,
+                                                       const Subscriptions__Ledger__V1__DeleteAccountRequest *input,
+                                                       Subscriptions__Ledger__V1__DeleteAccountResponse_Closure closure,
+                                                       void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
                                                  Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
                                                  void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       const Subscriptions__Ledger__V1__WatchChangesRequest *input,
@@ -3430,7 +4331,7 @@ void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_Service *service,
                                               Subscriptions__Ledger__V1__Ledger_ServiceDestroy destroy)
