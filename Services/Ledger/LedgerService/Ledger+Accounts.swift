@@ -6,7 +6,7 @@ public import Wire
 /// Identity changes: an account merged into another, an account deleted for a privacy request.
 extension Ledger {
     /// The key account events (a merge, a deletion) carry: that of no subscription.
-    static let accountEventKey = SubscriptionKey(store: .promotional, environment: .production, storeID: "")
+    public static let accountEventKey = SubscriptionKey(store: .promotional, environment: .production, storeID: "")
     /// What a deleted account's id and store references become in text that kept them.
     static let redactedText = "(deleted account)"
     /// The request hash of an idempotency record whose answer named a deleted account.
