@@ -103,6 +103,7 @@ extension Ledger {
     ///    account, so the entitlement view lets go of it (and, holding nothing, of the account).
     ///    The current rows lose the account id and the store's account references (Apple
     ///    appAccountToken, Google obfuscated ids); a grant of the account is revoked.
+    ///    The ids of accounts merged into it go the same way (they were the same person's).
     /// 2. History: the account's events and those of its subscriptions lose the id, the
     ///    references and their raw store data (a signed payload carries the store reference and
     ///    cannot be edited without breaking its signature, so it goes whole); so do the
@@ -136,7 +137,8 @@ extension Ledger {
                     subscriptions.append(subscription)
                 }
             }
-            let redaction = Redaction(account: account, references: references)
+            let redaction = Redaction(
+                names: references.union(try Self.mergedAliases(tx, of: account)).union([account]))
             for item in held {
                 let position = try Self.nextPosition(tx)
                 try tx.enqueue(
@@ -177,29 +179,29 @@ extension Ledger {
         }
     }
 
-    /// The texts a deletion removes, and how.
+    /// The texts a deletion removes, and how: the account's id, the ids of accounts merged into
+    /// it (the same person's earlier, anonymous ids), and the store's references to them. A
+    /// field that holds one of them is emptied, a text that mentions one has it replaced.
     struct Redaction {
-        let account: String
-        let references: Set<String>
+        let names: Set<String>
 
-        /// The account id and every reference, as the bytes a stored message would hold.
-        var needles: [[UInt8]] { [Array(account.utf8)] + references.sorted().map { Array($0.utf8) } }
+        /// Every name, as the bytes a stored message would hold.
+        var needles: [[UInt8]] { names.sorted().map { Array($0.utf8) } }
 
         func text(_ value: String?) -> String? {
             guard var value else { return nil }
-            for needle in [account] + references.sorted() where value.contains(needle) {
-                value = value.replacingOccurrences(of: needle, with: Ledger.redactedText)
+            for name in names.sorted(by: { $0.utf8.count > $1.utf8.count }) where value.contains(name) {
+                value = value.replacingOccurrences(of: name, with: Ledger.redactedText)
             }
             return value
         }
 
-        func account(_ value: String?) -> String? { value == account ? nil : value }
-        func reference(_ value: String?) -> String? { value.map { references.contains($0) } == true ? nil : value }
+        func field(_ value: String?) -> String? { value.map { names.contains($0) } == true ? nil : value }
 
         func event(_ event: LifecycleEvent, dropRaw: Bool) -> LifecycleEvent {
             var event = event
-            event.accountID = account(event.accountID)
-            event.otherAccountID = account(event.otherAccountID)
+            event.accountID = field(event.accountID)
+            event.otherAccountID = field(event.otherAccountID)
             event.detail = text(event.detail)
             if dropRaw {
                 event.rawPayload = nil
@@ -211,10 +213,28 @@ extension Ledger {
 
         func subscription(_ subscription: Subscription) -> Subscription {
             var subscription = subscription
-            subscription.accountID = account(subscription.accountID)
-            subscription.storeAccountRef = reference(subscription.storeAccountRef)
+            subscription.accountID = field(subscription.accountID)
+            subscription.storeAccountRef = field(subscription.storeAccountRef)
             return subscription
         }
+    }
+
+    /// The ids of the accounts merged into `account`, and into those, and so on.
+    static func mergedAliases(_ tx: any LedgerTransaction, of account: String) throws -> Set<String> {
+        var found: Set<String> = []
+        var pending = [account]
+        while let next = pending.popLast() {
+            let rows = try tx.query(
+                "SELECT event FROM events WHERE account_id = $1 AND other_account_id IS NOT NULL", [.text(next)])
+            for index in 0..<rows.count {
+                let event = try decode(LifecycleEvent.self, rows.blob(index, "event"))
+                guard event.kind == .accountMerged, let from = event.otherAccountID, from != account,
+                    found.insert(from).inserted
+                else { continue }
+                pending.append(from)
+            }
+        }
+        return found
     }
 
     /// Rewrites the events of the account and of `keys` (their raw data dropped), the periods'
@@ -231,10 +251,10 @@ extension Ledger {
                 rows.append((id, try decode(LifecycleEvent.self, result.blob(index, "event"))))
             }
         }
-        try collect(
-            tx.query(
-                "SELECT id, event FROM events WHERE account_id = $1 OR other_account_id = $1",
-                [.text(redaction.account)]))
+        for name in redaction.names.sorted() {
+            try collect(
+                tx.query("SELECT id, event FROM events WHERE account_id = $1 OR other_account_id = $1", [.text(name)]))
+        }
         for key in keys {
             try collect(
                 tx.query(
@@ -295,8 +315,8 @@ extension Ledger {
             var clean = change
             clean.subscription = change.subscription.map(redaction.subscription)
             if var link = change.link {
-                if link.accountID == redaction.account { link.accountID = "" }
-                link.storeAccountRef = redaction.reference(link.storeAccountRef)
+                link.accountID = redaction.field(link.accountID) ?? ""
+                link.storeAccountRef = redaction.field(link.storeAccountRef)
                 clean.link = link
             }
             clean.events = change.events.map { redaction.event($0, dropRaw: false) }
