@@ -151,6 +151,42 @@ struct LedgerAccountTests {
                     _ = try await ledger.grantEntitlement(request, actor: "t")
                 }
             }
+            // A grant is not a store's fact: the store's writes refuse its store.
+            let grantKey = SubscriptionKey(store: .promotional, environment: .production, storeID: "grant_x")
+            let storeWrites: [(String, () async throws -> Void)] = [
+                (
+                    "subscription.key.store",
+                    {
+                        _ = try await ledger.recordVerifiedState(
+                            LedgerConformanceTests.record(
+                                "k", LedgerConformanceTests.state(grantKey, .active, storeTime: now)))
+                    }
+                ),
+                (
+                    "key.store",
+                    {
+                        _ = try await ledger.linkAccount(
+                            LinkAccountRequest(idempotencyKey: "k", key: grantKey, accountID: "a"))
+                    }
+                ),
+                (
+                    "entry.store",
+                    {
+                        _ = try await ledger.recordNotification(
+                            RecordNotificationRequest(
+                                entry: InboxEntry(
+                                    store: .promotional, environment: .production, notificationID: "n",
+                                    notificationType: "X")))
+                    }
+                ),
+            ]
+            for (field, write) in storeWrites {
+                await #expect(
+                    throws: LedgerError.invalidArgument(
+                        "\(field) is STORE_PROMOTIONAL: grants are made with GrantEntitlement, not recorded as a store's fact"
+                    )
+                ) { try await write() }
+            }
             let changes = try await Self.allChanges(ledger)
             #expect(changes.isEmpty)
         }

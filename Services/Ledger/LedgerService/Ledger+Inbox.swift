@@ -18,6 +18,7 @@ extension Ledger {
         try Self.checkOptional(entry.rawPayload, "entry.raw_payload", max: Self.maxPayloadBytes)
         try Self.checkOptional(entry.subtype ?? "", "entry.subtype", max: Self.maxIDBytes)
         if let key = entry.key { try Self.check(key, "entry.key") }
+        try Self.checkSold(store, "entry.store")
         if entry.status == .rejected {
             try Self.check(
                 entry.lastError ?? "", "entry.last_error (the reason for the rejection)", max: Self.maxErrorBytes)

@@ -16,6 +16,7 @@ extension Ledger {
         try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
         guard let key = request.key else { throw LedgerError.invalidArgument("key is missing") }
         try Self.check(key, "key")
+        try Self.checkSold(key.store, "key.store")
         try Self.check(request.accountID, "account_id", max: Self.maxIDBytes)
         try Self.checkOptional(request.storeAccountRef ?? "", "store_account_ref", max: Self.maxIDBytes)
         let policy = request.policy ?? defaultTransferPolicy

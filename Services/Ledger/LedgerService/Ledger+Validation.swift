@@ -18,6 +18,15 @@ extension Ledger {
         try check(key.storeID, "\(field).store_id", max: maxIDBytes)
     }
 
+    /// A store's fact names a store: a grant is made by `GrantEntitlement` and moved by
+    /// `MergeAccounts`, never recorded or linked as a store's subscription.
+    static func checkSold(_ store: Store, _ field: String) throws {
+        guard store != .promotional else {
+            throw LedgerError.invalidArgument(
+                "\(field) is STORE_PROMOTIONAL: grants are made with GrantEntitlement, not recorded as a store's fact")
+        }
+    }
+
     /// The first of `count` rows, read by `row` (a value and its size in bytes), that fit in
     /// `maxPageBytes`: at least one. A caller whose rows ran past the page's count continues
     /// after the last one it got.

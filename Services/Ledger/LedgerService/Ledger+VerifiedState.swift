@@ -19,6 +19,7 @@ extension Ledger {
         try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
         guard var incoming = request.subscription else { throw LedgerError.invalidArgument("subscription is missing") }
         try Self.check(incoming.key, "subscription.key")
+        try Self.checkSold(incoming.key.store, "subscription.key.store")
         try Self.check(incoming.productID, "subscription.product_id", max: Self.maxIDBytes)
         guard incoming.state != nil else { throw LedgerError.invalidArgument("subscription.state is missing") }
         guard (incoming.storeTimeMilliseconds ?? 0) > 0 else {
