@@ -70,7 +70,8 @@ let package = Package(
         shared("PostgreSQL", ["CLibPQ"]),
         shared("ProtoJSON", ["Wire", "Observability"]),
         shared("Connect", ["RPC", "Wire", "HTTP", "ProtoJSON", "Crypto", "Observability", "CZlib"]),
-        shared("ServiceRuntime", ["RPC", "Wire", "HTTP", "Connect", "Config", "Observability", "Lifecycle", "Sockets"]),
+        shared(
+            "ServiceRuntime", ["RPC", "Wire", "HTTP", "Connect", "Config", "Observability", "Lifecycle", "Sockets"]),
 
         // Services: business rules in a library, a main.swift that only wires it up.
         // The verifier's store adapters are libraries of their own (subctl uses them too).
@@ -83,7 +84,8 @@ let package = Package(
         .target(
             name: "VerifierService",
             dependencies: [
-                "HTTPClient", "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "HTTP", "Crypto",
+                "HTTPClient", "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "HTTP",
+                "Crypto",
                 "AppStore", "GooglePlay",
             ],
             path: "Services/Verifier/VerifierService", swiftSettings: swiftSettings),
@@ -161,7 +163,9 @@ let package = Package(
             name: "fuzz", dependencies: ["Wire", "AppStore", "GooglePlay", "EntitlementService", "HTTP", "Crypto"],
             path: "Tests/Fuzz", exclude: ["corpus", "AppleRootCA-G3.pem"], swiftSettings: swiftSettings),
         .target(
-            name: "ServiceProcessKit", path: "Tests/ServiceProcessKit", swiftSettings: swiftSettings),
+            name: "ServiceProcessKit", dependencies: ["CSpawnShims"], path: "Tests/ServiceProcessKit",
+            swiftSettings: swiftSettings),
+        .target(name: "CSpawnShims", path: "Tests/CSpawnShims"),
         .target(
             name: "TestSupport", dependencies: ["Crypto", "ServiceProcessKit"], path: "Tests/TestSupport",
             swiftSettings: swiftSettings),
@@ -169,7 +173,8 @@ let package = Package(
             name: "WireTests", dependencies: ["Wire", "Model"], path: "Tests/WireTests", exclude: ["Golden"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], path: "Tests/CryptoTests",
+            name: "CryptoTests", dependencies: ["Crypto", "TestSupport", "ServiceProcessKit"],
+            path: "Tests/CryptoTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RPCTests",
@@ -187,7 +192,10 @@ let package = Package(
             path: "Tests/ServiceRuntimeTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "LedgerTests",
-            dependencies: ["LedgerService", "Wire", "Model", "RPC", "Config", "SQLite", "PostgreSQL", "Observability"],
+            dependencies: [
+                "LedgerService", "Wire", "Model", "RPC", "Config", "SQLite", "PostgreSQL", "Observability",
+                "ServiceProcessKit",
+            ],
             path: "Tests/LedgerTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "SQLiteTests", dependencies: ["SQLite"], path: "Tests/SQLiteTests", swiftSettings: swiftSettings),
@@ -202,7 +210,8 @@ let package = Package(
             name: "ProtoJSONTests", dependencies: ["ProtoJSON", "Wire", "Model"], path: "Tests/ProtoJSONTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "SubctlTests", dependencies: ["SubctlKit", "ProtoJSON", "Wire", "Model", "AppStore", "Crypto", "Sockets"],
+            name: "SubctlTests",
+            dependencies: ["SubctlKit", "ProtoJSON", "Wire", "Model", "AppStore", "Crypto", "Sockets"],
             path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
@@ -217,7 +226,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["HTTPClient", "AppStore", "Crypto", "Model", "HTTP", "Observability", "TestSupport"],
+            dependencies: [
+                "HTTPClient", "AppStore", "Crypto", "Model", "HTTP", "Observability", "TestSupport",
+                "ServiceProcessKit",
+            ],
             path: "Tests/AppStoreTests",
             swiftSettings: swiftSettings),
         .testTarget(
@@ -227,7 +239,8 @@ let package = Package(
         .testTarget(
             name: "VerifierTests",
             dependencies: [
-                "HTTPClient", "VerifierService", "AppStore", "GooglePlay", "Crypto", "Model", "Wire", "RPC", "Config", "HTTP",
+                "HTTPClient", "VerifierService", "AppStore", "GooglePlay", "Crypto", "Model", "Wire", "RPC", "Config",
+                "HTTP",
                 "Observability", "Sockets", "TestSupport",
             ],
             path: "Tests/VerifierTests", swiftSettings: swiftSettings),
@@ -242,7 +255,8 @@ let package = Package(
             ],
             path: "Tests/StoreSimTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "EntitlementTests", dependencies: ["EntitlementService", "Model", "TestSupport"],
+            name: "EntitlementTests",
+            dependencies: ["EntitlementService", "Model", "TestSupport", "ServiceProcessKit"],
             path: "Tests/EntitlementTests", swiftSettings: swiftSettings),
     ]
 )

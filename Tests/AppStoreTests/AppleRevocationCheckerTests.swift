@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import ServiceProcessKit
 import Synchronization
 import Testing
 
@@ -47,17 +48,14 @@ struct AppleRevocationCheckerTests {
             let forLeaf = count == 1
             let (issuer, key) = forLeaf ? (chain.intermediate, chain.intermediateKey) : (chain.root, chain.rootKey)
             let issuerPath = try file("issuer.pem", issuer.pem)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
-                "openssl", "ocsp", "-index", try file("index.txt", index), "-CA", issuerPath, "-rsigner", issuerPath,
-                "-rkey", try file("issuer.key", try key.pemPKCS8()), "-reqin", requestPath, "-respout", responsePath,
-                "-ndays", "1",
-            ]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
+            _ = try SpawnedProcess.run(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                [
+                    "openssl", "ocsp", "-index", try file("index.txt", index), "-CA", issuerPath, "-rsigner",
+                    issuerPath,
+                    "-rkey", try file("issuer.key", try key.pemPKCS8()), "-reqin", requestPath, "-respout",
+                    responsePath, "-ndays", "1",
+                ])
             return [UInt8](try Data(contentsOf: URL(fileURLWithPath: responsePath)))
         }
     }

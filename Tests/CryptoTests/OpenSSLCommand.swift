@@ -1,4 +1,5 @@
 import Foundation
+import ServiceProcessKit
 
 /// Runs the real `openssl` command-line tool, to check this module's output against it.
 enum OpenSSLCommand {
@@ -9,17 +10,8 @@ enum OpenSSLCommand {
     }
 
     static func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()  // Until openssl closes its end.
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        let (status, output) = try SpawnedProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["openssl"] + arguments)
+        return Result(status: status, output: output)
     }
 
     /// The SHA-256 fingerprint openssl prints for the certificate at `path`, as uppercase hex.

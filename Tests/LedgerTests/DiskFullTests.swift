@@ -2,6 +2,7 @@ import Foundation
 import LedgerService
 import Model
 import SQLite
+import ServiceProcessKit
 import Testing
 import Wire
 
@@ -12,12 +13,7 @@ let canMountTmpfs: Bool = getuid() == 0 && FileManager.default.isExecutableFile(
 @Suite("Ledger on a full disk", .enabled(if: canMountTmpfs, "needs root to mount a small tmpfs"))
 struct DiskFullTests {
     static func run(_ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/" + arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        try SpawnedProcess.run(URL(fileURLWithPath: "/bin/" + arguments[0]), Array(arguments.dropFirst())).status
     }
 
     @Test("a full disk fails writes with a clear error, keeps every acknowledged write, and recovers")

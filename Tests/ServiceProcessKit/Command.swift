@@ -21,37 +21,31 @@ public func runCommand(
 ) async throws -> CommandResult {
     try await withCheckedThrowingContinuation { continuation in
         let runner = Thread {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            if let directory { process.currentDirectoryURL = directory }
-            if let environment { process.environment = environment }
-            let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
-            process.standardInput = stdin
-            process.standardOutput = stdout
-            process.standardError = stderr
-            do { try process.run() } catch { return continuation.resume(throwing: error) }
+            let child: SpawnedProcess
+            do {
+                child = try SpawnedProcess(
+                    executable, arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+                    directory: directory, stdin: .pipe, stdout: .pipe, stderr: .pipe)
+            } catch { return continuation.resume(throwing: error) }
             // stderr is drained beside stdout, so that neither pipe fills while the other is read.
             let errors = Mutex(Data())
             let errorsRead = DispatchSemaphore(value: 0)
             Thread {
-                let data = stderr.fileHandleForReading.readDataToEndOfFile()
+                let data = child.errors!.readDataToEndOfFile()
                 errors.withLock { $0 = data }
                 errorsRead.signal()
             }.start()
-            if let input { stdin.fileHandleForWriting.write(input) }
-            try? stdin.fileHandleForWriting.close()
-            let output = stdout.fileHandleForReading.readDataToEndOfFile()
+            if let input { child.input!.write(input) }
+            try? child.input!.close()
+            let output = child.output!.readDataToEndOfFile()
             errorsRead.wait()
-            process.waitUntilExit()
+            let status = child.wait()
             continuation.resume(
                 returning: CommandResult(
-                    status: process.terminationStatus, outputBytes: output,
+                    status: status, outputBytes: output,
                     errors: String(decoding: errors.withLock { $0 }, as: UTF8.self)))
         }
-        // Process.run builds the child's argv and environment on the stack: a thread's default
-        // 512 KiB overflows with a large environment.
-        runner.stackSize = 8 << 20
+        runner.stackSize = 1 << 20
         runner.start()
     }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// lines) is collected; the ports come from its own "listening" log lines.
 public final class ServiceProcess: Sendable {
     public let name: String
-    private let process: Process
+    private let process: SpawnedProcess
     private let output = ProcessOutput()
 
     /// The folder holding the built executables: `SUBSCRIPTIONS_BIN_DIR`, else the folder of
@@ -26,16 +26,11 @@ public final class ServiceProcess: Sendable {
         throws
     {
         self.name = name
-        process = Process()
-        process.executableURL = Self.binDirectory.appendingPathComponent(name)
         var env = ["PATH": "/usr/bin:/bin", "RPC_LISTEN": "127.0.0.1:0", "HTTP_LISTEN": "127.0.0.1:0"]
         env.merge(environment) { _, new in new }
-        process.environment = env
-        if let directory { process.currentDirectoryURL = directory }
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        let reader = pipe.fileHandleForReading
+        process = try SpawnedProcess(
+            Self.binDirectory.appendingPathComponent(name), environment: env, directory: directory, stderr: .pipe)
+        let reader = process.errors!
         var log: FileHandle?
         if let logFile {
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
@@ -67,11 +62,12 @@ public final class ServiceProcess: Sendable {
             for continuation in left { continuation.resume(returning: nil) }
             output.logEnded.withLock { $0 = true }
         }
-        process.terminationHandler = { [output] process in
-            let status = process.terminationStatus
+        let waiter = Thread { [process, output] in
+            let status = process.wait()
             output.exit.withLock { $0 = status }
         }
-        try process.run()
+        waiter.stackSize = 64 << 10
+        waiter.start()
         thread.start()
     }
 
@@ -101,7 +97,7 @@ public final class ServiceProcess: Sendable {
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         while ContinuousClock.now < deadline {
             if let line = output.lines.withLock({ $0.first { $0.contains(text) } }) { return line }
-            guard process.isRunning else { break }
+            guard process.exitStatus == nil else { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         if let line = output.lines.withLock({ $0.first { $0.contains(text) } }) { return line }
@@ -125,7 +121,7 @@ public final class ServiceProcess: Sendable {
     }
 
     /// The process id.
-    public var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.pid }
 
     /// The resident memory of the process now (VmRSS), in bytes.
     public var residentBytes: Int {
@@ -151,55 +147,30 @@ public final class ServiceProcess: Sendable {
         return object[key] as? String
     }
 
-    public func terminate() { process.terminate() }
+    public func terminate() { process.send(SIGTERM) }
 
     /// Sends SIGTERM and waits for the process to end.
     public func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        // Not `waitUntilExit`: it waits on the termination handler, which may never run (see
-        // `waitForExit`).
-        while output.exit.withLock({ $0 }) == nil && Self.zombieStatus(process.processIdentifier) == nil
-            && process.isRunning
-        {
-            usleep(10_000)
-        }
+        guard process.exitStatus == nil else { return }
+        process.send(SIGTERM)
+        while output.exit.withLock({ $0 }) == nil { usleep(10_000) }
     }
 
     /// Sends SIGKILL: the process ends at once, without draining or closing its database.
-    public func kill() { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
+    public func kill() { process.send(SIGKILL) }
 
     /// Waits for the process to end and returns its exit status (the signal's number when a
-    /// signal ended it, as `Process.terminationStatus` gives it).
-    ///
-    /// Foundation's termination handler can miss a child that ends while another one is being
-    /// launched (seen as a zombie that is never reaped, and a wait that never ends), so the end is
-    /// also read from the kernel: a zombie's `/proc/<pid>/stat` holds its wait status. Reading it
-    /// reaps nothing, and whichever comes first answers.
-    /// It returns once the process's stderr has been read to its end too, so `log` then holds
-    /// every line the process wrote.
+    /// signal ended it). It returns once the process's stderr has been read to its end too, so
+    /// `log` then holds every line the process wrote.
     public func waitForExit() async -> Int32 {
-        var status: Int32?
         while true {
-            status = status ?? output.exit.withLock({ $0 }) ?? Self.zombieStatus(process.processIdentifier)
-            if let status, output.logEnded.withLock({ $0 }) { return status }
-            // A poll of the kernel's record and of the pipe's end, not a wait for the test's own state.
+            if let status = output.exit.withLock({ $0 }), output.logEnded.withLock({ $0 }) { return status }
+            // A poll of the waiter's record and of the pipe's end, not a wait for the test's own state.
             try? await Task.sleep(for: .milliseconds(10))
         }
     }
 
-    /// The exit status of `pid` when it has ended and not been reaped yet; nil while it runs.
-    static func zombieStatus(_ pid: Int32) -> Int32? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return nil }
-        // After "pid (comm)": state is the 3rd field, exit_code (the wait status) the 52nd.
-        let fields = stat[stat.index(after: close)...].split(whereSeparator: \.isWhitespace)
-        guard fields.count >= 50, fields[0] == "Z", let raw = Int32(fields[49]) else { return nil }
-        return raw & 0x7F != 0 ? raw & 0x7F : (raw >> 8) & 0xFF
-    }
-
-    deinit { if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) } }
+    deinit { process.send(SIGKILL) }
 }
 
 /// Why a service process did not do what was waited for.
@@ -208,11 +179,11 @@ public struct ServiceProcessError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// What the reader thread and the termination handler share with the callers.
+/// What the reader and waiter threads share with the callers.
 final class ProcessOutput: Sendable {
     let lines = Mutex<[String]>([])
     let waiters = Mutex<[(String, CheckedContinuation<String?, Never>)]>([])
-    /// The exit status, once the termination handler has run.
+    /// The exit status, once the waiter has reaped the process.
     let exit = Mutex<Int32?>(nil)
     /// Whether the reader has seen the end of stderr (every line is in `lines`).
     let logEnded = Mutex(false)
