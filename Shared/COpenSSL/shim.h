@@ -11,3 +11,4 @@
 #include <openssl/param_build.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
+#include <openssl/hmac.h>

@@ -20,6 +20,30 @@ public enum Digest {
     /// The 20-byte SHA-1 of `bytes` (for name-based UUIDs, not for security).
     public static func sha1(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, EVP_sha1(), 20) }
 
+    /// The 32-byte HMAC-SHA256 of `message` under `key`.
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var mac = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let result = key.withUnsafeBytes { keyBytes in
+            message.withUnsafeBytes { input in
+                // HMAC writes at most EVP_MAX_MD_SIZE bytes into `mac`; the key and input are only read.
+                HMAC(
+                    EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
+                    input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, &mac, &length)
+            }
+        }
+        precondition(result != nil && length == 32, "HMAC-SHA256 failed")
+        return Array(mac.prefix(32))
+    }
+
+    /// Whether `a` and `b` are equal, in time that depends on their length only.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+
     private static func digest(_ bytes: [UInt8], _ algorithm: OpaquePointer?, _ size: Int) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0

@@ -3,6 +3,7 @@
 #define CPROTO_H
 #include "subscriptions/common/v1/common.pb-c.h"
 #include "subscriptions/entitlement/v1/entitlement.pb-c.h"
+#include "subscriptions/events/v1/events.pb-c.h"
 #include "subscriptions/ledger/v1/ledger.pb-c.h"
 #include "subscriptions/rpc/v1/envelope.pb-c.h"
 #include "subscriptions/verifier/v1/verifier.pb-c.h"
