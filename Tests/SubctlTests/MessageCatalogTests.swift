@@ -21,7 +21,7 @@ struct MessageCatalogTests {
             .deletingLastPathComponent().appendingPathComponent("proto")
         let files = try FileManager.default.subpathsOfDirectory(atPath: root.path)
             .filter { $0.hasSuffix(".proto") }.sorted()
-        #expect(files.count == 5)
+        #expect(files.count == 6)
         var methods: [ProtoMethod] = []
         var messages: Set<String> = []
         for file in files {
