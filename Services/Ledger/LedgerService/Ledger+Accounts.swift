@@ -111,6 +111,8 @@ extension Ledger {
     /// 3. The change feed's stored changes that name the account or a reference are rewritten
     ///    without them; idempotency records whose answers name them keep their key but not the
     ///    answer (a retry is refused, not re-run).
+    ///    The event log's entries lose them the same way, and the access announced to the
+    ///    account is forgotten.
     /// 4. One ACCOUNT_DELETED event, naming no account, records that it happened and who asked.
     ///
     /// What stays: every subscription, period and event under its store id, with its times,
@@ -165,6 +167,7 @@ extension Ledger {
             var redacted = try Self.redactEvents(tx, redaction, keys: held.map(\.key))
             redacted += try Self.redactChanges(tx, redaction, dialect: dialect)
             redacted += try Self.redactIdempotency(tx, redaction, dialect: dialect)
+            redacted += try Self.redactEventLog(tx, redaction, dialect: dialect)
             let position = try Self.nextPosition(tx)
             let event = LifecycleEvent(
                 position: position, key: Self.accountEventKey, kind: .accountDeleted, storeTimeMilliseconds: at,
@@ -324,6 +327,31 @@ extension Ledger {
             guard clean != change else { continue }
             try tx.enqueue(
                 "UPDATE changes SET change = $1 WHERE position = $2", [.blob(clean.serialized()), .int(position)])
+            count += 1
+        }
+        return count
+    }
+
+    /// Rewrites the logged events that name the account or a reference, and forgets the access
+    /// announced to it. Returns the entries rewritten or removed.
+    static func redactEventLog(_ tx: any LedgerTransaction, _ redaction: Redaction, dialect: SQLDialect) throws -> Int {
+        var count = 0
+        for name in redaction.names.sorted() {
+            count += try tx.query("DELETE FROM access_state WHERE account_id = $1", [.text(name)]).affected
+        }
+        let (condition, parameters) = containsAny("event", redaction.needles, dialect: dialect)
+        let rows = try tx.query("SELECT seq, event FROM event_log WHERE \(condition)", parameters)
+        for index in 0..<rows.count {
+            guard let sequence = rows.int(index, "seq") else { continue }
+            let event = try decode(Event.self, rows.blob(index, "event"))
+            var clean = event
+            clean.accountID = redaction.field(event.accountID)
+            clean.otherAccountID = redaction.field(event.otherAccountID)
+            clean.subscription = event.subscription.map(redaction.subscription)
+            guard clean != event else { continue }
+            try tx.enqueue(
+                "UPDATE event_log SET account_id = $1, event = $2 WHERE seq = $3",
+                [.text(clean.accountID), .blob(clean.serialized()), .int(sequence)])
             count += 1
         }
         return count

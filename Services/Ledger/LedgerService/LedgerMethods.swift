@@ -41,6 +41,13 @@ enum LedgerMethods {
         audited(LedgerRPC.revokeGrant, ledger.revokeGrantWrite)
         audited(LedgerRPC.mergeAccounts, ledger.mergeAccountsWrite)
         audited(LedgerRPC.deleteAccount, ledger.deleteAccountWrite)
+        router.unary(LedgerRPC.listEvents) { (_, request: ListEventsRequest) in try await ledger.listEvents(request) }
+        // A thousand events with their subscriptions' states.
+        write(LedgerRPC.appendEvents, limits: .large, ledger.appendEventsWrite)
+        router.unary(LedgerRPC.getEventState) { (_, request: GetEventStateRequest) in
+            try await ledger.eventState(request)
+        }
+        write(LedgerRPC.acquireLease, ledger.acquireLeaseWrite)
         // These carry the store's signed data (a notification, a state with its periods).
         write(LedgerRPC.recordNotification, limits: .large, ledger.recordNotificationWrite)
         write(LedgerRPC.recordVerifiedState, limits: .large, ledger.recordVerifiedStateWrite)

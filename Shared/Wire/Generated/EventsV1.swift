@@ -53,6 +53,9 @@ public struct Event: ProtoMessage, Hashable {
 
     public var storeSubtype: String?
 
+    /// Its place in the event log (set by the ledger): ListEvents continues after it.
+    public var sequence: UInt64
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         id: String = "",
@@ -68,7 +71,8 @@ public struct Event: ProtoMessage, Hashable {
         reason: String? = nil,
         otherAccountID: String? = nil,
         storeType: String? = nil,
-        storeSubtype: String? = nil
+        storeSubtype: String? = nil,
+        sequence: UInt64 = 0
     ) {
         self.id = id
         self.type = type
@@ -84,6 +88,7 @@ public struct Event: ProtoMessage, Hashable {
         self.otherAccountID = otherAccountID
         self.storeType = storeType
         self.storeSubtype = storeSubtype
+        self.sequence = sequence
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -116,7 +121,8 @@ extension Event: CMessageConvertible {
             reason: ProtoField.optionalString(m.reason, "reason"),
             otherAccountID: ProtoField.optionalString(m.other_account_id, "other_account_id"),
             storeType: ProtoField.optionalString(m.store_type, "store_type"),
-            storeSubtype: ProtoField.optionalString(m.store_subtype, "store_subtype"))
+            storeSubtype: ProtoField.optionalString(m.store_subtype, "store_subtype"),
+            sequence: m.sequence)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -134,5 +140,74 @@ extension Event: CMessageConvertible {
         arena.set(&c.other_account_id, otherAccountID)
         arena.set(&c.store_type, storeType)
         arena.set(&c.store_subtype, storeSubtype)
+        c.sequence = sequence
+    }
+}
+
+/// `subscriptions.events.v1.AnnouncedAccess`.
+///
+/// Access the entitlement service has announced (access.granted or access.extended, not yet
+/// ended), kept by the ledger from the access events appended: where event computation resumes.
+public struct AnnouncedAccess: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.events.v1.AnnouncedAccess"
+
+    public var accountID: String
+
+    public var capability: String
+
+    /// Absent: no end.
+    public var untilMilliseconds: Int64?
+
+    /// The feed position of the change whose event announced it.
+    public var position: UInt64
+
+    public var key: SubscriptionKey?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        accountID: String = "",
+        capability: String = "",
+        untilMilliseconds: Int64? = nil,
+        position: UInt64 = 0,
+        key: SubscriptionKey? = nil
+    ) {
+        self.accountID = accountID
+        self.capability = capability
+        self.untilMilliseconds = untilMilliseconds
+        self.position = position
+        self.key = key
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension AnnouncedAccess: CMessageConvertible {
+    typealias CMessage = Subscriptions__Events__V1__AnnouncedAccess
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__events__v1__announced_access__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            accountID: ProtoField.string(m.account_id, "account_id"),
+            capability: ProtoField.string(m.capability, "capability"),
+            untilMilliseconds: ProtoField.nonZero(m.until_ms),
+            position: m.position,
+            key: ProtoField.message(m.key, "key"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.account_id, accountID)
+        arena.set(&c.capability, capability)
+        c.until_ms = untilMilliseconds ?? 0
+        c.position = position
+        c.key = key?.cMessage(in: arena)
     }
 }

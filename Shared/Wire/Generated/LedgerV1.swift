@@ -1068,6 +1068,414 @@ extension DeleteAccountResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.ledger.v1.ListEventsRequest`.
+public struct ListEventsRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.ListEventsRequest"
+
+    /// The last sequence seen; 0 for the oldest event.
+    public var afterSequence: UInt64
+
+    /// 1..1000; 0 means 100.
+    public var limit: UInt32
+
+    /// Only these types (names, `prefix.*` or `*`); empty: all.
+    public var types: [String]
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        afterSequence: UInt64 = 0,
+        limit: UInt32 = 0,
+        types: [String] = []
+    ) {
+        self.afterSequence = afterSequence
+        self.limit = limit
+        self.types = types
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension ListEventsRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__ListEventsRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__list_events_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            afterSequence: m.after_sequence,
+            limit: m.limit,
+            types: ProtoField.strings(m.types, count: m.n_types, "types"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.after_sequence = afterSequence
+        c.limit = limit
+        c.n_types = types.count
+        c.types = arena.strings(types)
+    }
+}
+
+/// `subscriptions.ledger.v1.ListEventsResponse`.
+public struct ListEventsResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.ListEventsResponse"
+
+    public var events: [Event]
+
+    /// The last sequence this answer looked at (beyond the last event when types skipped some):
+    /// continue after it.
+    public var lastSequence: UInt64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        events: [Event] = [],
+        lastSequence: UInt64 = 0
+    ) {
+        self.events = events
+        self.lastSequence = lastSequence
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension ListEventsResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__ListEventsResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__list_events_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            events: ProtoField.messages(m.events, count: m.n_events, "events"),
+            lastSequence: m.last_sequence)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.n_events = events.count
+        c.events = arena.messages(events)
+        c.last_sequence = lastSequence
+    }
+}
+
+/// `subscriptions.ledger.v1.AppendEventsRequest`.
+public struct AppendEventsRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.AppendEventsRequest"
+
+    /// The `events` lease's owner, as AcquireLease took it.
+    public var owner: String
+
+    /// At most 1000; each id at most 128 bytes.
+    public var events: [Event]
+
+    /// The feed position the computation has covered with these events.
+    public var throughFeedPosition: UInt64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        owner: String = "",
+        events: [Event] = [],
+        throughFeedPosition: UInt64 = 0
+    ) {
+        self.owner = owner
+        self.events = events
+        self.throughFeedPosition = throughFeedPosition
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension AppendEventsRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__AppendEventsRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__append_events_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            owner: ProtoField.string(m.owner, "owner"),
+            events: ProtoField.messages(m.events, count: m.n_events, "events"),
+            throughFeedPosition: m.through_feed_position)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.owner, owner)
+        c.n_events = events.count
+        c.events = arena.messages(events)
+        c.through_feed_position = throughFeedPosition
+    }
+}
+
+/// `subscriptions.ledger.v1.AppendEventsResponse`.
+public struct AppendEventsResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.AppendEventsResponse"
+
+    public var appended: UInt32
+
+    public var lastSequence: UInt64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        appended: UInt32 = 0,
+        lastSequence: UInt64 = 0
+    ) {
+        self.appended = appended
+        self.lastSequence = lastSequence
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension AppendEventsResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__AppendEventsResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__append_events_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        self.init(
+            appended: m.appended,
+            lastSequence: m.last_sequence)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.appended = appended
+        c.last_sequence = lastSequence
+    }
+}
+
+/// `subscriptions.ledger.v1.GetEventStateRequest`.
+public struct GetEventStateRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.GetEventStateRequest"
+
+    public var pageToken: String?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        pageToken: String? = nil
+    ) {
+        self.pageToken = pageToken
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetEventStateRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__GetEventStateRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__get_event_state_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            pageToken: ProtoField.optionalString(m.page_token, "page_token"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.page_token, pageToken)
+    }
+}
+
+/// `subscriptions.ledger.v1.GetEventStateResponse`.
+public struct GetEventStateResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.GetEventStateResponse"
+
+    /// False until the first AppendEvents: event computation has not started.
+    public var started: Bool
+
+    public var throughFeedPosition: UInt64
+
+    /// At most 1000 a page.
+    public var announced: [AnnouncedAccess]
+
+    public var nextPageToken: String?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        started: Bool = false,
+        throughFeedPosition: UInt64 = 0,
+        announced: [AnnouncedAccess] = [],
+        nextPageToken: String? = nil
+    ) {
+        self.started = started
+        self.throughFeedPosition = throughFeedPosition
+        self.announced = announced
+        self.nextPageToken = nextPageToken
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetEventStateResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__GetEventStateResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__get_event_state_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            started: m.started != 0,
+            throughFeedPosition: m.through_feed_position,
+            announced: ProtoField.messages(m.announced, count: m.n_announced, "announced"),
+            nextPageToken: ProtoField.optionalString(m.next_page_token, "next_page_token"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.started = started ? 1 : 0
+        c.through_feed_position = throughFeedPosition
+        c.n_announced = announced.count
+        c.announced = arena.messages(announced)
+        arena.set(&c.next_page_token, nextPageToken)
+    }
+}
+
+/// `subscriptions.ledger.v1.AcquireLeaseRequest`.
+public struct AcquireLeaseRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.AcquireLeaseRequest"
+
+    /// 1..128 bytes each.
+    public var name: String
+
+    public var owner: String
+
+    /// 1000..60000.
+    public var ttlMilliseconds: Int64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        name: String = "",
+        owner: String = "",
+        ttlMilliseconds: Int64 = 0
+    ) {
+        self.name = name
+        self.owner = owner
+        self.ttlMilliseconds = ttlMilliseconds
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension AcquireLeaseRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__AcquireLeaseRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__acquire_lease_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            name: ProtoField.string(m.name, "name"),
+            owner: ProtoField.string(m.owner, "owner"),
+            ttlMilliseconds: m.ttl_ms)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.name, name)
+        arena.set(&c.owner, owner)
+        c.ttl_ms = ttlMilliseconds
+    }
+}
+
+/// `subscriptions.ledger.v1.AcquireLeaseResponse`.
+public struct AcquireLeaseResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.AcquireLeaseResponse"
+
+    /// Whether `owner` holds it now.
+    public var held: Bool
+
+    /// Who holds it, and until when.
+    public var owner: String
+
+    public var expiresMilliseconds: Int64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        held: Bool = false,
+        owner: String = "",
+        expiresMilliseconds: Int64 = 0
+    ) {
+        self.held = held
+        self.owner = owner
+        self.expiresMilliseconds = expiresMilliseconds
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension AcquireLeaseResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__AcquireLeaseResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__acquire_lease_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            held: m.held != 0,
+            owner: ProtoField.string(m.owner, "owner"),
+            expiresMilliseconds: m.expires_ms)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.held = held ? 1 : 0
+        arena.set(&c.owner, owner)
+        c.expires_ms = expiresMilliseconds
+    }
+}
+
 /// `subscriptions.ledger.v1.GetSubscriptionRequest`.
 public struct GetSubscriptionRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -2193,6 +2601,22 @@ public enum LedgerRPC {
     /// under their store ids.
     public static let deleteAccount = UnaryMethod<DeleteAccountRequest, DeleteAccountResponse>("subscriptions.ledger.v1.Ledger/DeleteAccount")
 
+    /// The event log, oldest first: every event the entitlement service computed, with the ids
+    /// webhooks carry; a consumer that polls resumes after the last sequence it saw.
+    public static let listEvents = UnaryMethod<ListEventsRequest, ListEventsResponse>("subscriptions.ledger.v1.Ledger/ListEvents")
+
+    /// Appends computed events, by the holder of the `events` lease only; an id already in the
+    /// log is not appended again.
+    public static let appendEvents = UnaryMethod<AppendEventsRequest, AppendEventsResponse>("subscriptions.ledger.v1.Ledger/AppendEvents")
+
+    /// Where event computation stands: the feed position it has covered and the access it has
+    /// announced, paginated.
+    public static let getEventState = UnaryMethod<GetEventStateRequest, GetEventStateResponse>("subscriptions.ledger.v1.Ledger/GetEventState")
+
+    /// Takes or renews a named lease for one owner; held by another and not expired, it is not
+    /// taken.
+    public static let acquireLease = UnaryMethod<AcquireLeaseRequest, AcquireLeaseResponse>("subscriptions.ledger.v1.Ledger/AcquireLease")
+
     /// Server stream: the current state of every subscription and link, then one SnapshotChunk
     /// with `complete` set and the change-feed position the snapshot reflects.
     public static let snapshot = ServerStreamMethod<SnapshotRequest, SnapshotChunk>("subscriptions.ledger.v1.Ledger/Snapshot")
@@ -2202,5 +2626,5 @@ public enum LedgerRPC {
     public static let watchChanges = ServerStreamMethod<WatchChangesRequest, Change>("subscriptions.ledger.v1.Ledger/WatchChanges")
 
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, snapshot, watchChanges]
+    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, listEvents, appendEvents, getEventState, acquireLease, snapshot, watchChanges]
 }

@@ -2459,6 +2459,314 @@ public enum OpenAPIDocuments {
           }
         }
       }
+    },
+    "/subscriptions.ledger.v1.Ledger/ListEvents": {
+      "post": {
+        "operationId": "Ledger.ListEvents",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "The event log, oldest first: every event the entitlement service computed, with the ids\nwebhooks carry; a consumer that polls resumes after the last sequence it saw.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.ListEventsRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.ListEventsResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.ledger.v1.Ledger/AppendEvents": {
+      "post": {
+        "operationId": "Ledger.AppendEvents",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "Appends computed events, by the holder of the `events` lease only; an id already in the\nlog is not appended again.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.AppendEventsRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.AppendEventsResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.ledger.v1.Ledger/GetEventState": {
+      "post": {
+        "operationId": "Ledger.GetEventState",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "Where event computation stands: the feed position it has covered and the access it has\nannounced, paginated.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.GetEventStateRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.GetEventStateResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.ledger.v1.Ledger/AcquireLease": {
+      "post": {
+        "operationId": "Ledger.AcquireLease",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "Takes or renews a named lease for one owner; held by another and not expired, it is not\ntaken.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.AcquireLeaseRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.AcquireLeaseResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -2971,6 +3279,148 @@ public enum OpenAPIDocuments {
           "TRANSFER_POLICY_REFUSE"
         ]
       },
+      "subscriptions.events.v1.AnnouncedAccess": {
+        "type": "object",
+        "description": "Access the entitlement service has announced (access.granted or access.extended, not yet\nended), kept by the ledger from the access events appended: where event computation resumes.",
+        "properties": {
+          "accountId": {
+            "type": "string"
+          },
+          "capability": {
+            "type": "string"
+          },
+          "untilMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Absent: no end."
+          },
+          "position": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "The feed position of the change whose event announced it."
+          },
+          "key": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionKey"
+          }
+        }
+      },
+      "subscriptions.events.v1.Event": {
+        "type": "object",
+        "description": "One event. Types are dotted: `subscription.*` (the ledger's normalized lifecycle events),\n`access.*` (computed by the entitlement service per account and capability), `grant.*`,\n`account.*`, and `test`.",
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "Stable: the same event has the same id in every delivery, retry, replay and listing\n(`evt_<position>_<n>`: the n-th event of the change at that feed position)."
+          },
+          "type": {
+            "type": "string"
+          },
+          "accountId": {
+            "type": "string",
+            "description": "The account it concerns; absent for an account deletion (which names none)."
+          },
+          "key": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionKey"
+              }
+            ],
+            "description": "The store subscription (or grant) it concerns; absent for account events."
+          },
+          "position": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "The change-feed position it came from."
+          },
+          "storeTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The store's time of the fact, and when the ledger recorded it."
+          },
+          "recordedTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          },
+          "subscription": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
+              }
+            ],
+            "description": "The subscription's state after the change (without its periods' raw data)."
+          },
+          "capability": {
+            "type": "string",
+            "description": "access.*: the capability, and the end of access (access.granted, access.extended; absent:\nno end) or the reason it ended (access.ended: expired, revoked or state)."
+          },
+          "accessUntilMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          },
+          "reason": {
+            "type": "string"
+          },
+          "otherAccountId": {
+            "type": "string",
+            "description": "subscription.transferred, account.merged: the other account."
+          },
+          "storeType": {
+            "type": "string",
+            "description": "The store's own notification type and subtype, when one carried the fact."
+          },
+          "storeSubtype": {
+            "type": "string"
+          },
+          "sequence": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "Its place in the event log (set by the ledger): ListEvents continues after it."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.AcquireLeaseRequest": {
+        "type": "object",
+        "properties": {
+          "name": {
+            "type": "string",
+            "description": "1..128 bytes each."
+          },
+          "owner": {
+            "type": "string"
+          },
+          "ttlMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "1000..60000."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.AcquireLeaseResponse": {
+        "type": "object",
+        "properties": {
+          "held": {
+            "type": "boolean",
+            "description": "Whether `owner` holds it now."
+          },
+          "owner": {
+            "type": "string",
+            "description": "Who holds it, and until when."
+          },
+          "expiresMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          }
+        }
+      },
       "subscriptions.ledger.v1.AdvanceCursorRequest": {
         "type": "object",
         "properties": {
@@ -2981,6 +3431,42 @@ public enum OpenAPIDocuments {
             "type": "string",
             "format": "int64",
             "pattern": "^-?[0-9]+$"
+          }
+        }
+      },
+      "subscriptions.ledger.v1.AppendEventsRequest": {
+        "type": "object",
+        "properties": {
+          "owner": {
+            "type": "string",
+            "description": "The `events` lease's owner, as AcquireLease took it."
+          },
+          "events": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.events.v1.Event"
+            },
+            "description": "At most 1000; each id at most 128 bytes."
+          },
+          "throughFeedPosition": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "The feed position the computation has covered with these events."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.AppendEventsResponse": {
+        "type": "object",
+        "properties": {
+          "appended": {
+            "type": "integer",
+            "format": "uint32"
+          },
+          "lastSequence": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$"
           }
         }
       },
@@ -3064,6 +3550,38 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "name": {
+            "type": "string"
+          }
+        }
+      },
+      "subscriptions.ledger.v1.GetEventStateRequest": {
+        "type": "object",
+        "properties": {
+          "pageToken": {
+            "type": "string"
+          }
+        }
+      },
+      "subscriptions.ledger.v1.GetEventStateResponse": {
+        "type": "object",
+        "properties": {
+          "started": {
+            "type": "boolean",
+            "description": "False until the first AppendEvents: event computation has not started."
+          },
+          "throughFeedPosition": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$"
+          },
+          "announced": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.events.v1.AnnouncedAccess"
+            },
+            "description": "At most 1000 a page."
+          },
+          "nextPageToken": {
             "type": "string"
           }
         }
@@ -3313,6 +3831,46 @@ public enum OpenAPIDocuments {
           "LINK_OUTCOME_KEPT",
           "LINK_OUTCOME_REFUSED"
         ]
+      },
+      "subscriptions.ledger.v1.ListEventsRequest": {
+        "type": "object",
+        "properties": {
+          "afterSequence": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "The last sequence seen; 0 for the oldest event."
+          },
+          "limit": {
+            "type": "integer",
+            "format": "uint32",
+            "description": "1..1000; 0 means 100."
+          },
+          "types": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Only these types (names, `prefix.*` or `*`); empty: all."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.ListEventsResponse": {
+        "type": "object",
+        "properties": {
+          "events": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.events.v1.Event"
+            }
+          },
+          "lastSequence": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "The last sequence this answer looked at (beyond the last event when types skipped some):\ncontinue after it."
+          }
+        }
       },
       "subscriptions.ledger.v1.ListInboxRequest": {
         "type": "object",

@@ -260,6 +260,14 @@ public enum ProtoSchema {
             Field(12, "other_account_id", "otherAccountId", .string, optional: true),
             Field(13, "store_type", "storeType", .string, optional: true),
             Field(14, "store_subtype", "storeSubtype", .string, optional: true),
+            Field(15, "sequence", "sequence", .uint64),
+        ]),
+        "subscriptions.events.v1.AnnouncedAccess": Message(fullName: "subscriptions.events.v1.AnnouncedAccess", fields: [
+            Field(1, "account_id", "accountId", .string),
+            Field(2, "capability", "capability", .string),
+            Field(3, "until_ms", "untilMs", .int64, optional: true),
+            Field(4, "position", "position", .uint64),
+            Field(5, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
         ]),
         "subscriptions.ledger.v1.InboxEntry": Message(fullName: "subscriptions.ledger.v1.InboxEntry", fields: [
             Field(1, "store", "store", .enumeration("subscriptions.common.v1.Store")),
@@ -347,6 +355,43 @@ public enum ProtoSchema {
             Field(1, "unlinked", "unlinked", .uint32),
             Field(2, "redacted", "redacted", .uint32),
             Field(3, "position", "position", .uint64),
+        ]),
+        "subscriptions.ledger.v1.ListEventsRequest": Message(fullName: "subscriptions.ledger.v1.ListEventsRequest", fields: [
+            Field(1, "after_sequence", "afterSequence", .uint64),
+            Field(2, "limit", "limit", .uint32),
+            Field(3, "types", "types", .string, repeated: true),
+        ]),
+        "subscriptions.ledger.v1.ListEventsResponse": Message(fullName: "subscriptions.ledger.v1.ListEventsResponse", fields: [
+            Field(1, "events", "events", .message("subscriptions.events.v1.Event"), repeated: true),
+            Field(2, "last_sequence", "lastSequence", .uint64),
+        ]),
+        "subscriptions.ledger.v1.AppendEventsRequest": Message(fullName: "subscriptions.ledger.v1.AppendEventsRequest", fields: [
+            Field(1, "owner", "owner", .string),
+            Field(2, "events", "events", .message("subscriptions.events.v1.Event"), repeated: true),
+            Field(3, "through_feed_position", "throughFeedPosition", .uint64),
+        ]),
+        "subscriptions.ledger.v1.AppendEventsResponse": Message(fullName: "subscriptions.ledger.v1.AppendEventsResponse", fields: [
+            Field(1, "appended", "appended", .uint32),
+            Field(2, "last_sequence", "lastSequence", .uint64),
+        ]),
+        "subscriptions.ledger.v1.GetEventStateRequest": Message(fullName: "subscriptions.ledger.v1.GetEventStateRequest", fields: [
+            Field(1, "page_token", "pageToken", .string, optional: true),
+        ]),
+        "subscriptions.ledger.v1.GetEventStateResponse": Message(fullName: "subscriptions.ledger.v1.GetEventStateResponse", fields: [
+            Field(1, "started", "started", .bool),
+            Field(2, "through_feed_position", "throughFeedPosition", .uint64),
+            Field(3, "announced", "announced", .message("subscriptions.events.v1.AnnouncedAccess"), repeated: true),
+            Field(4, "next_page_token", "nextPageToken", .string, optional: true),
+        ]),
+        "subscriptions.ledger.v1.AcquireLeaseRequest": Message(fullName: "subscriptions.ledger.v1.AcquireLeaseRequest", fields: [
+            Field(1, "name", "name", .string),
+            Field(2, "owner", "owner", .string),
+            Field(3, "ttl_ms", "ttlMs", .int64),
+        ]),
+        "subscriptions.ledger.v1.AcquireLeaseResponse": Message(fullName: "subscriptions.ledger.v1.AcquireLeaseResponse", fields: [
+            Field(1, "held", "held", .bool),
+            Field(2, "owner", "owner", .string),
+            Field(3, "expires_ms", "expiresMs", .int64),
         ]),
         "subscriptions.ledger.v1.GetSubscriptionRequest": Message(fullName: "subscriptions.ledger.v1.GetSubscriptionRequest", fields: [
             Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
@@ -551,6 +596,10 @@ public enum ProtoSchema {
             Method(name: "RevokeGrant", input: "subscriptions.ledger.v1.RevokeGrantRequest", output: "subscriptions.ledger.v1.RevokeGrantResponse", isServerStreaming: false),
             Method(name: "MergeAccounts", input: "subscriptions.ledger.v1.MergeAccountsRequest", output: "subscriptions.ledger.v1.MergeAccountsResponse", isServerStreaming: false),
             Method(name: "DeleteAccount", input: "subscriptions.ledger.v1.DeleteAccountRequest", output: "subscriptions.ledger.v1.DeleteAccountResponse", isServerStreaming: false),
+            Method(name: "ListEvents", input: "subscriptions.ledger.v1.ListEventsRequest", output: "subscriptions.ledger.v1.ListEventsResponse", isServerStreaming: false),
+            Method(name: "AppendEvents", input: "subscriptions.ledger.v1.AppendEventsRequest", output: "subscriptions.ledger.v1.AppendEventsResponse", isServerStreaming: false),
+            Method(name: "GetEventState", input: "subscriptions.ledger.v1.GetEventStateRequest", output: "subscriptions.ledger.v1.GetEventStateResponse", isServerStreaming: false),
+            Method(name: "AcquireLease", input: "subscriptions.ledger.v1.AcquireLeaseRequest", output: "subscriptions.ledger.v1.AcquireLeaseResponse", isServerStreaming: false),
             Method(name: "Snapshot", input: "subscriptions.ledger.v1.SnapshotRequest", output: "subscriptions.ledger.v1.SnapshotChunk", isServerStreaming: true),
             Method(name: "WatchChanges", input: "subscriptions.ledger.v1.WatchChangesRequest", output: "subscriptions.ledger.v1.Change", isServerStreaming: true),
         ]),

@@ -1,4 +1,5 @@
 public import Foundation
+import Model
 
 /// One receiver of webhooks, as `WEBHOOK_ENDPOINTS_FILE` names it.
 public struct WebhookEndpoint: Sendable, Equatable {

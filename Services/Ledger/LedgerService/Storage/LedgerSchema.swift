@@ -100,6 +100,24 @@ enum LedgerSchema {
                         PRIMARY KEY (store, environment, store_id, period_id))
                     """
                 ]),
+            // The event log the entitlement service appends to (ListEvents reads it), the access it
+            // has announced (where its computation resumes), and named leases.
+            Migration(
+                version: 4,
+                statements: [
+                    """
+                    CREATE TABLE event_log (
+                        seq \(serial), id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, account_id TEXT,
+                        feed_position \(bigint) NOT NULL, event \(blob) NOT NULL)
+                    """,
+                    "CREATE INDEX event_log_by_account ON event_log (account_id, seq)",
+                    """
+                    CREATE TABLE access_state (
+                        account_id TEXT NOT NULL, capability TEXT NOT NULL, state \(blob) NOT NULL,
+                        PRIMARY KEY (account_id, capability))
+                    """,
+                    "CREATE TABLE leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_ms \(bigint) NOT NULL)",
+                ]),
         ]
     }
 

@@ -17,6 +17,7 @@ PROTOBUF_C__BEGIN_DECLS
 #include "subscriptions/common/v1/common.pb-c.h"
 
 typedef struct Subscriptions__Events__V1__Event Subscriptions__Events__V1__Event;
+typedef struct Subscriptions__Events__V1__AnnouncedAccess Subscriptions__Events__V1__AnnouncedAccess;
 
 
 /* --- enums --- */
@@ -75,10 +76,38 @@ struct  Subscriptions__Events__V1__Event
    */
   char *store_type;
   char *store_subtype;
+  /*
+   * Its place in the event log (set by the ledger): ListEvents continues after it.
+   */
+  uint64_t sequence;
 };
 #define SUBSCRIPTIONS__EVENTS__V1__EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__events__v1__event__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, 0, 0, 0, NULL, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, 0, 0, 0, NULL, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * Access the entitlement service has announced (access.granted or access.extended, not yet
+ * ended), kept by the ledger from the access events appended: where event computation resumes.
+ */
+struct  Subscriptions__Events__V1__AnnouncedAccess
+{
+  ProtobufCMessage base;
+  char *account_id;
+  char *capability;
+  /*
+   * Absent: no end.
+   */
+  int64_t until_ms;
+  /*
+   * The feed position of the change whose event announced it.
+   */
+  uint64_t position;
+  Subscriptions__Common__V1__SubscriptionKey *key;
+};
+#define SUBSCRIPTIONS__EVENTS__V1__ANNOUNCED_ACCESS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__events__v1__announced_access__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, NULL }
 
 
 /* Subscriptions__Events__V1__Event methods */
@@ -100,10 +129,32 @@ Subscriptions__Events__V1__Event *
 void   subscriptions__events__v1__event__free_unpacked
                      (Subscriptions__Events__V1__Event *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Events__V1__AnnouncedAccess methods */
+void   subscriptions__events__v1__announced_access__init
+                     (Subscriptions__Events__V1__AnnouncedAccess         *message);
+size_t subscriptions__events__v1__announced_access__get_packed_size
+                     (const Subscriptions__Events__V1__AnnouncedAccess   *message);
+size_t subscriptions__events__v1__announced_access__pack
+                     (const Subscriptions__Events__V1__AnnouncedAccess   *message,
+                      uint8_t             *out);
+size_t subscriptions__events__v1__announced_access__pack_to_buffer
+                     (const Subscriptions__Events__V1__AnnouncedAccess   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Events__V1__AnnouncedAccess *
+       subscriptions__events__v1__announced_access__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__events__v1__announced_access__free_unpacked
+                     (Subscriptions__Events__V1__AnnouncedAccess *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Events__V1__Event_Closure)
                  (const Subscriptions__Events__V1__Event *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Events__V1__AnnouncedAccess_Closure)
+                 (const Subscriptions__Events__V1__AnnouncedAccess *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -112,6 +163,7 @@ typedef void (*Subscriptions__Events__V1__Event_Closure)
 /* --- descriptors --- */
 
 extern const ProtobufCMessageDescriptor subscriptions__events__v1__event__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__events__v1__announced_access__descriptor;
 
 PROTOBUF_C__END_DECLS
 

@@ -15,6 +15,7 @@ PROTOBUF_C__BEGIN_DECLS
 #endif
 
 #include "subscriptions/common/v1/common.pb-c.h"
+#include "subscriptions/events/v1/events.pb-c.h"
 
 typedef struct Subscriptions__Ledger__V1__InboxEntry Subscriptions__Ledger__V1__InboxEntry;
 typedef struct Subscriptions__Ledger__V1__RecordNotificationRequest Subscriptions__Ledger__V1__RecordNotificationRequest;
@@ -31,6 +32,14 @@ typedef struct Subscriptions__Ledger__V1__MergeAccountsRequest Subscriptions__Le
 typedef struct Subscriptions__Ledger__V1__MergeAccountsResponse Subscriptions__Ledger__V1__MergeAccountsResponse;
 typedef struct Subscriptions__Ledger__V1__DeleteAccountRequest Subscriptions__Ledger__V1__DeleteAccountRequest;
 typedef struct Subscriptions__Ledger__V1__DeleteAccountResponse Subscriptions__Ledger__V1__DeleteAccountResponse;
+typedef struct Subscriptions__Ledger__V1__ListEventsRequest Subscriptions__Ledger__V1__ListEventsRequest;
+typedef struct Subscriptions__Ledger__V1__ListEventsResponse Subscriptions__Ledger__V1__ListEventsResponse;
+typedef struct Subscriptions__Ledger__V1__AppendEventsRequest Subscriptions__Ledger__V1__AppendEventsRequest;
+typedef struct Subscriptions__Ledger__V1__AppendEventsResponse Subscriptions__Ledger__V1__AppendEventsResponse;
+typedef struct Subscriptions__Ledger__V1__GetEventStateRequest Subscriptions__Ledger__V1__GetEventStateRequest;
+typedef struct Subscriptions__Ledger__V1__GetEventStateResponse Subscriptions__Ledger__V1__GetEventStateResponse;
+typedef struct Subscriptions__Ledger__V1__AcquireLeaseRequest Subscriptions__Ledger__V1__AcquireLeaseRequest;
+typedef struct Subscriptions__Ledger__V1__AcquireLeaseResponse Subscriptions__Ledger__V1__AcquireLeaseResponse;
 typedef struct Subscriptions__Ledger__V1__GetSubscriptionRequest Subscriptions__Ledger__V1__GetSubscriptionRequest;
 typedef struct Subscriptions__Ledger__V1__GetSubscriptionResponse Subscriptions__Ledger__V1__GetSubscriptionResponse;
 typedef struct Subscriptions__Ledger__V1__GetAccountRequest Subscriptions__Ledger__V1__GetAccountRequest;
@@ -369,6 +378,143 @@ struct  Subscriptions__Ledger__V1__DeleteAccountResponse
 #define SUBSCRIPTIONS__LEDGER__V1__DELETE_ACCOUNT_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__delete_account_response__descriptor) \
     , 0, 0, 0 }
+
+
+struct  Subscriptions__Ledger__V1__ListEventsRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The last sequence seen; 0 for the oldest event.
+   */
+  uint64_t after_sequence;
+  /*
+   * 1..1000; 0 means 100.
+   */
+  uint32_t limit;
+  /*
+   * Only these types (names, `prefix.*` or `*`); empty: all.
+   */
+  size_t n_types;
+  char **types;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__LIST_EVENTS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__list_events_request__descriptor) \
+    , 0, 0, 0,NULL }
+
+
+struct  Subscriptions__Ledger__V1__ListEventsResponse
+{
+  ProtobufCMessage base;
+  size_t n_events;
+  Subscriptions__Events__V1__Event **events;
+  /*
+   * The last sequence this answer looked at (beyond the last event when types skipped some):
+   * continue after it.
+   */
+  uint64_t last_sequence;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__LIST_EVENTS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__list_events_response__descriptor) \
+    , 0,NULL, 0 }
+
+
+struct  Subscriptions__Ledger__V1__AppendEventsRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The `events` lease's owner, as AcquireLease took it.
+   */
+  char *owner;
+  /*
+   * At most 1000; each id at most 128 bytes.
+   */
+  size_t n_events;
+  Subscriptions__Events__V1__Event **events;
+  /*
+   * The feed position the computation has covered with these events.
+   */
+  uint64_t through_feed_position;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__APPEND_EVENTS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__append_events_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0,NULL, 0 }
+
+
+struct  Subscriptions__Ledger__V1__AppendEventsResponse
+{
+  ProtobufCMessage base;
+  uint32_t appended;
+  uint64_t last_sequence;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__APPEND_EVENTS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__append_events_response__descriptor) \
+    , 0, 0 }
+
+
+struct  Subscriptions__Ledger__V1__GetEventStateRequest
+{
+  ProtobufCMessage base;
+  char *page_token;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__GET_EVENT_STATE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_event_state_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__GetEventStateResponse
+{
+  ProtobufCMessage base;
+  /*
+   * False until the first AppendEvents: event computation has not started.
+   */
+  protobuf_c_boolean started;
+  uint64_t through_feed_position;
+  /*
+   * At most 1000 a page.
+   */
+  size_t n_announced;
+  Subscriptions__Events__V1__AnnouncedAccess **announced;
+  char *next_page_token;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__GET_EVENT_STATE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_event_state_response__descriptor) \
+    , 0, 0, 0,NULL, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__AcquireLeaseRequest
+{
+  ProtobufCMessage base;
+  /*
+   * 1..128 bytes each.
+   */
+  char *name;
+  char *owner;
+  /*
+   * 1000..60000.
+   */
+  int64_t ttl_ms;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__ACQUIRE_LEASE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__acquire_lease_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Subscriptions__Ledger__V1__AcquireLeaseResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Whether `owner` holds it now.
+   */
+  protobuf_c_boolean held;
+  /*
+   * Who holds it, and until when.
+   */
+  char *owner;
+  int64_t expires_ms;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__ACQUIRE_LEASE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__acquire_lease_response__descriptor) \
+    , 0, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Subscriptions__Ledger__V1__GetSubscriptionRequest
@@ -985,6 +1131,158 @@ Subscriptions__Ledger__V1__DeleteAccountResponse *
 void   subscriptions__ledger__v1__delete_account_response__free_unpacked
                      (Subscriptions__Ledger__V1__DeleteAccountResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__ListEventsRequest methods */
+void   subscriptions__ledger__v1__list_events_request__init
+                     (Subscriptions__Ledger__V1__ListEventsRequest         *message);
+size_t subscriptions__ledger__v1__list_events_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListEventsRequest   *message);
+size_t subscriptions__ledger__v1__list_events_request__pack
+                     (const Subscriptions__Ledger__V1__ListEventsRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__list_events_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListEventsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__ListEventsRequest *
+       subscriptions__ledger__v1__list_events_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__list_events_request__free_unpacked
+                     (Subscriptions__Ledger__V1__ListEventsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__ListEventsResponse methods */
+void   subscriptions__ledger__v1__list_events_response__init
+                     (Subscriptions__Ledger__V1__ListEventsResponse         *message);
+size_t subscriptions__ledger__v1__list_events_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListEventsResponse   *message);
+size_t subscriptions__ledger__v1__list_events_response__pack
+                     (const Subscriptions__Ledger__V1__ListEventsResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__list_events_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListEventsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__ListEventsResponse *
+       subscriptions__ledger__v1__list_events_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__list_events_response__free_unpacked
+                     (Subscriptions__Ledger__V1__ListEventsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__AppendEventsRequest methods */
+void   subscriptions__ledger__v1__append_events_request__init
+                     (Subscriptions__Ledger__V1__AppendEventsRequest         *message);
+size_t subscriptions__ledger__v1__append_events_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__AppendEventsRequest   *message);
+size_t subscriptions__ledger__v1__append_events_request__pack
+                     (const Subscriptions__Ledger__V1__AppendEventsRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__append_events_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__AppendEventsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__AppendEventsRequest *
+       subscriptions__ledger__v1__append_events_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__append_events_request__free_unpacked
+                     (Subscriptions__Ledger__V1__AppendEventsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__AppendEventsResponse methods */
+void   subscriptions__ledger__v1__append_events_response__init
+                     (Subscriptions__Ledger__V1__AppendEventsResponse         *message);
+size_t subscriptions__ledger__v1__append_events_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__AppendEventsResponse   *message);
+size_t subscriptions__ledger__v1__append_events_response__pack
+                     (const Subscriptions__Ledger__V1__AppendEventsResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__append_events_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__AppendEventsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__AppendEventsResponse *
+       subscriptions__ledger__v1__append_events_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__append_events_response__free_unpacked
+                     (Subscriptions__Ledger__V1__AppendEventsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__GetEventStateRequest methods */
+void   subscriptions__ledger__v1__get_event_state_request__init
+                     (Subscriptions__Ledger__V1__GetEventStateRequest         *message);
+size_t subscriptions__ledger__v1__get_event_state_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetEventStateRequest   *message);
+size_t subscriptions__ledger__v1__get_event_state_request__pack
+                     (const Subscriptions__Ledger__V1__GetEventStateRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__get_event_state_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetEventStateRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__GetEventStateRequest *
+       subscriptions__ledger__v1__get_event_state_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__get_event_state_request__free_unpacked
+                     (Subscriptions__Ledger__V1__GetEventStateRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__GetEventStateResponse methods */
+void   subscriptions__ledger__v1__get_event_state_response__init
+                     (Subscriptions__Ledger__V1__GetEventStateResponse         *message);
+size_t subscriptions__ledger__v1__get_event_state_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetEventStateResponse   *message);
+size_t subscriptions__ledger__v1__get_event_state_response__pack
+                     (const Subscriptions__Ledger__V1__GetEventStateResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__get_event_state_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetEventStateResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__GetEventStateResponse *
+       subscriptions__ledger__v1__get_event_state_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__get_event_state_response__free_unpacked
+                     (Subscriptions__Ledger__V1__GetEventStateResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__AcquireLeaseRequest methods */
+void   subscriptions__ledger__v1__acquire_lease_request__init
+                     (Subscriptions__Ledger__V1__AcquireLeaseRequest         *message);
+size_t subscriptions__ledger__v1__acquire_lease_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__AcquireLeaseRequest   *message);
+size_t subscriptions__ledger__v1__acquire_lease_request__pack
+                     (const Subscriptions__Ledger__V1__AcquireLeaseRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__acquire_lease_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__AcquireLeaseRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__AcquireLeaseRequest *
+       subscriptions__ledger__v1__acquire_lease_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__acquire_lease_request__free_unpacked
+                     (Subscriptions__Ledger__V1__AcquireLeaseRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__AcquireLeaseResponse methods */
+void   subscriptions__ledger__v1__acquire_lease_response__init
+                     (Subscriptions__Ledger__V1__AcquireLeaseResponse         *message);
+size_t subscriptions__ledger__v1__acquire_lease_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__AcquireLeaseResponse   *message);
+size_t subscriptions__ledger__v1__acquire_lease_response__pack
+                     (const Subscriptions__Ledger__V1__AcquireLeaseResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__acquire_lease_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__AcquireLeaseResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__AcquireLeaseResponse *
+       subscriptions__ledger__v1__acquire_lease_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__acquire_lease_response__free_unpacked
+                     (Subscriptions__Ledger__V1__AcquireLeaseResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Subscriptions__Ledger__V1__GetSubscriptionRequest methods */
 void   subscriptions__ledger__v1__get_subscription_request__init
                      (Subscriptions__Ledger__V1__GetSubscriptionRequest         *message);
@@ -1450,6 +1748,30 @@ typedef void (*Subscriptions__Ledger__V1__DeleteAccountRequest_Closure)
 typedef void (*Subscriptions__Ledger__V1__DeleteAccountResponse_Closure)
                  (const Subscriptions__Ledger__V1__DeleteAccountResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__ListEventsRequest_Closure)
+                 (const Subscriptions__Ledger__V1__ListEventsRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__ListEventsResponse_Closure)
+                 (const Subscriptions__Ledger__V1__ListEventsResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__AppendEventsRequest_Closure)
+                 (const Subscriptions__Ledger__V1__AppendEventsRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__AppendEventsResponse_Closure)
+                 (const Subscriptions__Ledger__V1__AppendEventsResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__GetEventStateRequest_Closure)
+                 (const Subscriptions__Ledger__V1__GetEventStateRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__GetEventStateResponse_Closure)
+                 (const Subscriptions__Ledger__V1__GetEventStateResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__AcquireLeaseRequest_Closure)
+                 (const Subscriptions__Ledger__V1__AcquireLeaseRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__AcquireLeaseResponse_Closure)
+                 (const Subscriptions__Ledger__V1__AcquireLeaseResponse *message,
+                  void *closure_data);
 typedef void (*Subscriptions__Ledger__V1__GetSubscriptionRequest_Closure)
                  (const Subscriptions__Ledger__V1__GetSubscriptionRequest *message,
                   void *closure_data);
@@ -1595,6 +1917,22 @@ struct Subscriptions__Ledger__V1__Ledger_Service
                          const Subscriptions__Ledger__V1__DeleteAccountRequest *input,
                          Subscriptions__Ledger__V1__DeleteAccountResponse_Closure closure,
                          void *closure_data);
+  void (*list_events)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                      const Subscriptions__Ledger__V1__ListEventsRequest *input,
+                      Subscriptions__Ledger__V1__ListEventsResponse_Closure closure,
+                      void *closure_data);
+  void (*append_events)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                        const Subscriptions__Ledger__V1__AppendEventsRequest *input,
+                        Subscriptions__Ledger__V1__AppendEventsResponse_Closure closure,
+                        void *closure_data);
+  void (*get_event_state)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                          const Subscriptions__Ledger__V1__GetEventStateRequest *input,
+                          Subscriptions__Ledger__V1__GetEventStateResponse_Closure closure,
+                          void *closure_data);
+  void (*acquire_lease)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                        const Subscriptions__Ledger__V1__AcquireLeaseRequest *input,
+                        Subscriptions__Ledger__V1__AcquireLeaseResponse_Closure closure,
+                        void *closure_data);
   void (*snapshot)(Subscriptions__Ledger__V1__Ledger_Service *service,
                    const Subscriptions__Ledger__V1__SnapshotRequest *input,
                    Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
@@ -1629,6 +1967,10 @@ void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_
       function_prefix__ ## revoke_grant,\
       function_prefix__ ## merge_accounts,\
       function_prefix__ ## delete_account,\
+      function_prefix__ ## list_events,\
+      function_prefix__ ## append_events,\
+      function_prefix__ ## get_event_state,\
+      function_prefix__ ## acquire_lease,\
       function_prefix__ ## snapshot,\
       function_prefix__ ## watch_changes  }
 void subscriptions__ledger__v1__ledger__health(ProtobufCService *service,
@@ -1703,6 +2045,22 @@ void subscriptions__ledger__v1__ledger__delete_account(ProtobufCService *service
                                                        const Subscriptions__Ledger__V1__DeleteAccountRequest *input,
                                                        Subscriptions__Ledger__V1__DeleteAccountResponse_Closure closure,
                                                        void *closure_data);
+void subscriptions__ledger__v1__ledger__list_events(ProtobufCService *service,
+                                                    const Subscriptions__Ledger__V1__ListEventsRequest *input,
+                                                    Subscriptions__Ledger__V1__ListEventsResponse_Closure closure,
+                                                    void *closure_data);
+void subscriptions__ledger__v1__ledger__append_events(ProtobufCService *service,
+                                                      const Subscriptions__Ledger__V1__AppendEventsRequest *input,
+                                                      Subscriptions__Ledger__V1__AppendEventsResponse_Closure closure,
+                                                      void *closure_data);
+void subscriptions__ledger__v1__ledger__get_event_state(ProtobufCService *service,
+                                                        const Subscriptions__Ledger__V1__GetEventStateRequest *input,
+                                                        Subscriptions__Ledger__V1__GetEventStateResponse_Closure closure,
+                                                        void *closure_data);
+void subscriptions__ledger__v1__ledger__acquire_lease(ProtobufCService *service,
+                                                      const Subscriptions__Ledger__V1__AcquireLeaseRequest *input,
+                                                      Subscriptions__Ledger__V1__AcquireLeaseResponse_Closure closure,
+                                                      void *closure_data);
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
                                                  Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
@@ -1732,6 +2090,14 @@ extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__merge_account
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__merge_accounts_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__delete_account_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__delete_account_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_events_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_events_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__append_events_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__append_events_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_state_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_state_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__acquire_lease_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__acquire_lease_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_account_request__descriptor;

@@ -52,7 +52,52 @@ void   subscriptions__events__v1__event__free_unpacked
   assert(message->base.descriptor == &subscriptions__events__v1__event__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor subscriptions__events__v1__event__field_descriptors[14] =
+void   subscriptions__events__v1__announced_access__init
+                     (Subscriptions__Events__V1__AnnouncedAccess         *message)
+{
+  static const Subscriptions__Events__V1__AnnouncedAccess init_value = SUBSCRIPTIONS__EVENTS__V1__ANNOUNCED_ACCESS__INIT;
+  *message = init_value;
+}
+size_t subscriptions__events__v1__announced_access__get_packed_size
+                     (const Subscriptions__Events__V1__AnnouncedAccess *message)
+{
+  assert(message->base.descriptor == &subscriptions__events__v1__announced_access__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__events__v1__announced_access__pack
+                     (const Subscriptions__Events__V1__AnnouncedAccess *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__events__v1__announced_access__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__events__v1__announced_access__pack_to_buffer
+                     (const Subscriptions__Events__V1__AnnouncedAccess *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__events__v1__announced_access__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Events__V1__AnnouncedAccess *
+       subscriptions__events__v1__announced_access__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Events__V1__AnnouncedAccess *)
+     protobuf_c_message_unpack (&subscriptions__events__v1__announced_access__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__events__v1__announced_access__free_unpacked
+                     (Subscriptions__Events__V1__AnnouncedAccess *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__events__v1__announced_access__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+static const ProtobufCFieldDescriptor subscriptions__events__v1__event__field_descriptors[15] =
 {
   {
     "id",
@@ -222,6 +267,18 @@ static const ProtobufCFieldDescriptor subscriptions__events__v1__event__field_de
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "sequence",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Events__V1__Event, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__events__v1__event__field_indices_by_name[] = {
   9,   /* field[9] = access_until_ms */
@@ -233,6 +290,7 @@ static const unsigned subscriptions__events__v1__event__field_indices_by_name[] 
   4,   /* field[4] = position */
   10,   /* field[10] = reason */
   6,   /* field[6] = recorded_time_ms */
+  14,   /* field[14] = sequence */
   13,   /* field[13] = store_subtype */
   5,   /* field[5] = store_time_ms */
   12,   /* field[12] = store_type */
@@ -242,7 +300,7 @@ static const unsigned subscriptions__events__v1__event__field_indices_by_name[] 
 static const ProtobufCIntRange subscriptions__events__v1__event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 14 }
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor subscriptions__events__v1__event__descriptor =
 {
@@ -252,10 +310,100 @@ const ProtobufCMessageDescriptor subscriptions__events__v1__event__descriptor =
   "Subscriptions__Events__V1__Event",
   "subscriptions.events.v1",
   sizeof(Subscriptions__Events__V1__Event),
-  14,
+  15,
   subscriptions__events__v1__event__field_descriptors,
   subscriptions__events__v1__event__field_indices_by_name,
   1,  subscriptions__events__v1__event__number_ranges,
   (ProtobufCMessageInit) subscriptions__events__v1__event__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__events__v1__announced_access__field_descriptors[5] =
+{
+  {
+    "account_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Events__V1__AnnouncedAccess, account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "capability",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Events__V1__AnnouncedAccess, capability),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "until_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Events__V1__AnnouncedAccess, until_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "position",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Events__V1__AnnouncedAccess, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "key",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Events__V1__AnnouncedAccess, key),
+    &subscriptions__common__v1__subscription_key__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__events__v1__announced_access__field_indices_by_name[] = {
+  0,   /* field[0] = account_id */
+  1,   /* field[1] = capability */
+  4,   /* field[4] = key */
+  3,   /* field[3] = position */
+  2,   /* field[2] = until_ms */
+};
+static const ProtobufCIntRange subscriptions__events__v1__announced_access__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor subscriptions__events__v1__announced_access__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.events.v1.AnnouncedAccess",
+  "AnnouncedAccess",
+  "Subscriptions__Events__V1__AnnouncedAccess",
+  "subscriptions.events.v1",
+  sizeof(Subscriptions__Events__V1__AnnouncedAccess),
+  5,
+  subscriptions__events__v1__announced_access__field_descriptors,
+  subscriptions__events__v1__announced_access__field_indices_by_name,
+  1,  subscriptions__events__v1__announced_access__number_ranges,
+  (ProtobufCMessageInit) subscriptions__events__v1__announced_access__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

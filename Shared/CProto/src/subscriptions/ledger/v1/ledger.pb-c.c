@@ -682,6 +682,366 @@ void   subscriptions__ledger__v1__delete_account_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__ledger__v1__delete_account_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__ledger__v1__list_events_request__init
+                     (Subscriptions__Ledger__V1__ListEventsRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__ListEventsRequest init_value = SUBSCRIPTIONS__LEDGER__V1__LIST_EVENTS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__list_events_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListEventsRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_events_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__list_events_request__pack
+                     (const Subscriptions__Ledger__V1__ListEventsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_events_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__list_events_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListEventsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_events_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__ListEventsRequest *
+       subscriptions__ledger__v1__list_events_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__ListEventsRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__list_events_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__list_events_request__free_unpacked
+                     (Subscriptions__Ledger__V1__ListEventsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_events_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__list_events_response__init
+                     (Subscriptions__Ledger__V1__ListEventsResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__ListEventsResponse init_value = SUBSCRIPTIONS__LEDGER__V1__LIST_EVENTS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__list_events_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListEventsResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_events_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__list_events_response__pack
+                     (const Subscriptions__Ledger__V1__ListEventsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_events_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__list_events_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListEventsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_events_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__ListEventsResponse *
+       subscriptions__ledger__v1__list_events_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__ListEventsResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__list_events_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__list_events_response__free_unpacked
+                     (Subscriptions__Ledger__V1__ListEventsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_events_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__append_events_request__init
+                     (Subscriptions__Ledger__V1__AppendEventsRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__AppendEventsRequest init_value = SUBSCRIPTIONS__LEDGER__V1__APPEND_EVENTS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__append_events_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__AppendEventsRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__append_events_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__append_events_request__pack
+                     (const Subscriptions__Ledger__V1__AppendEventsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__append_events_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__append_events_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__AppendEventsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__append_events_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__AppendEventsRequest *
+       subscriptions__ledger__v1__append_events_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__AppendEventsRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__append_events_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__append_events_request__free_unpacked
+                     (Subscriptions__Ledger__V1__AppendEventsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__append_events_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__append_events_response__init
+                     (Subscriptions__Ledger__V1__AppendEventsResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__AppendEventsResponse init_value = SUBSCRIPTIONS__LEDGER__V1__APPEND_EVENTS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__append_events_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__AppendEventsResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__append_events_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__append_events_response__pack
+                     (const Subscriptions__Ledger__V1__AppendEventsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__append_events_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__append_events_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__AppendEventsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__append_events_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__AppendEventsResponse *
+       subscriptions__ledger__v1__append_events_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__AppendEventsResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__append_events_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__append_events_response__free_unpacked
+                     (Subscriptions__Ledger__V1__AppendEventsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__append_events_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__get_event_state_request__init
+                     (Subscriptions__Ledger__V1__GetEventStateRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__GetEventStateRequest init_value = SUBSCRIPTIONS__LEDGER__V1__GET_EVENT_STATE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__get_event_state_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetEventStateRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_event_state_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__get_event_state_request__pack
+                     (const Subscriptions__Ledger__V1__GetEventStateRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_event_state_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__get_event_state_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetEventStateRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_event_state_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__GetEventStateRequest *
+       subscriptions__ledger__v1__get_event_state_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__GetEventStateRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__get_event_state_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__get_event_state_request__free_unpacked
+                     (Subscriptions__Ledger__V1__GetEventStateRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_event_state_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__get_event_state_response__init
+                     (Subscriptions__Ledger__V1__GetEventStateResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__GetEventStateResponse init_value = SUBSCRIPTIONS__LEDGER__V1__GET_EVENT_STATE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__get_event_state_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetEventStateResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_event_state_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__get_event_state_response__pack
+                     (const Subscriptions__Ledger__V1__GetEventStateResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_event_state_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__get_event_state_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetEventStateResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_event_state_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__GetEventStateResponse *
+       subscriptions__ledger__v1__get_event_state_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__GetEventStateResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__get_event_state_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__get_event_state_response__free_unpacked
+                     (Subscriptions__Ledger__V1__GetEventStateResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_event_state_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__acquire_lease_request__init
+                     (Subscriptions__Ledger__V1__AcquireLeaseRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__AcquireLeaseRequest init_value = SUBSCRIPTIONS__LEDGER__V1__ACQUIRE_LEASE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__acquire_lease_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__AcquireLeaseRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__acquire_lease_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__acquire_lease_request__pack
+                     (const Subscriptions__Ledger__V1__AcquireLeaseRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__acquire_lease_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__acquire_lease_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__AcquireLeaseRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__acquire_lease_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__AcquireLeaseRequest *
+       subscriptions__ledger__v1__acquire_lease_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__AcquireLeaseRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__acquire_lease_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__acquire_lease_request__free_unpacked
+                     (Subscriptions__Ledger__V1__AcquireLeaseRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__acquire_lease_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__acquire_lease_response__init
+                     (Subscriptions__Ledger__V1__AcquireLeaseResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__AcquireLeaseResponse init_value = SUBSCRIPTIONS__LEDGER__V1__ACQUIRE_LEASE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__acquire_lease_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__AcquireLeaseResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__acquire_lease_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__acquire_lease_response__pack
+                     (const Subscriptions__Ledger__V1__AcquireLeaseResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__acquire_lease_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__acquire_lease_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__AcquireLeaseResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__acquire_lease_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__AcquireLeaseResponse *
+       subscriptions__ledger__v1__acquire_lease_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__AcquireLeaseResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__acquire_lease_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__acquire_lease_response__free_unpacked
+                     (Subscriptions__Ledger__V1__AcquireLeaseResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__acquire_lease_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   subscriptions__ledger__v1__get_subscription_request__init
                      (Subscriptions__Ledger__V1__GetSubscriptionRequest         *message)
 {
@@ -2788,6 +3148,479 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__delete_account_respo
   (ProtobufCMessageInit) subscriptions__ledger__v1__delete_account_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_events_request__field_descriptors[3] =
+{
+  {
+    "after_sequence",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListEventsRequest, after_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "limit",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListEventsRequest, limit),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "types",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Subscriptions__Ledger__V1__ListEventsRequest, n_types),
+    offsetof(Subscriptions__Ledger__V1__ListEventsRequest, types),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__list_events_request__field_indices_by_name[] = {
+  0,   /* field[0] = after_sequence */
+  1,   /* field[1] = limit */
+  2,   /* field[2] = types */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__list_events_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_events_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.ListEventsRequest",
+  "ListEventsRequest",
+  "Subscriptions__Ledger__V1__ListEventsRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__ListEventsRequest),
+  3,
+  subscriptions__ledger__v1__list_events_request__field_descriptors,
+  subscriptions__ledger__v1__list_events_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__list_events_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__list_events_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_events_response__field_descriptors[2] =
+{
+  {
+    "events",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__ListEventsResponse, n_events),
+    offsetof(Subscriptions__Ledger__V1__ListEventsResponse, events),
+    &subscriptions__events__v1__event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_sequence",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListEventsResponse, last_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__list_events_response__field_indices_by_name[] = {
+  0,   /* field[0] = events */
+  1,   /* field[1] = last_sequence */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__list_events_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_events_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.ListEventsResponse",
+  "ListEventsResponse",
+  "Subscriptions__Ledger__V1__ListEventsResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__ListEventsResponse),
+  2,
+  subscriptions__ledger__v1__list_events_response__field_descriptors,
+  subscriptions__ledger__v1__list_events_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__list_events_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__list_events_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__append_events_request__field_descriptors[3] =
+{
+  {
+    "owner",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AppendEventsRequest, owner),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "events",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__AppendEventsRequest, n_events),
+    offsetof(Subscriptions__Ledger__V1__AppendEventsRequest, events),
+    &subscriptions__events__v1__event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "through_feed_position",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AppendEventsRequest, through_feed_position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__append_events_request__field_indices_by_name[] = {
+  1,   /* field[1] = events */
+  0,   /* field[0] = owner */
+  2,   /* field[2] = through_feed_position */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__append_events_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__append_events_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.AppendEventsRequest",
+  "AppendEventsRequest",
+  "Subscriptions__Ledger__V1__AppendEventsRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__AppendEventsRequest),
+  3,
+  subscriptions__ledger__v1__append_events_request__field_descriptors,
+  subscriptions__ledger__v1__append_events_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__append_events_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__append_events_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__append_events_response__field_descriptors[2] =
+{
+  {
+    "appended",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AppendEventsResponse, appended),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_sequence",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AppendEventsResponse, last_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__append_events_response__field_indices_by_name[] = {
+  0,   /* field[0] = appended */
+  1,   /* field[1] = last_sequence */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__append_events_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__append_events_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.AppendEventsResponse",
+  "AppendEventsResponse",
+  "Subscriptions__Ledger__V1__AppendEventsResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__AppendEventsResponse),
+  2,
+  subscriptions__ledger__v1__append_events_response__field_descriptors,
+  subscriptions__ledger__v1__append_events_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__append_events_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__append_events_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_event_state_request__field_descriptors[1] =
+{
+  {
+    "page_token",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetEventStateRequest, page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__get_event_state_request__field_indices_by_name[] = {
+  0,   /* field[0] = page_token */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__get_event_state_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_state_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.GetEventStateRequest",
+  "GetEventStateRequest",
+  "Subscriptions__Ledger__V1__GetEventStateRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__GetEventStateRequest),
+  1,
+  subscriptions__ledger__v1__get_event_state_request__field_descriptors,
+  subscriptions__ledger__v1__get_event_state_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__get_event_state_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__get_event_state_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_event_state_response__field_descriptors[4] =
+{
+  {
+    "started",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetEventStateResponse, started),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "through_feed_position",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetEventStateResponse, through_feed_position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "announced",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__GetEventStateResponse, n_announced),
+    offsetof(Subscriptions__Ledger__V1__GetEventStateResponse, announced),
+    &subscriptions__events__v1__announced_access__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "next_page_token",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetEventStateResponse, next_page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__get_event_state_response__field_indices_by_name[] = {
+  2,   /* field[2] = announced */
+  3,   /* field[3] = next_page_token */
+  0,   /* field[0] = started */
+  1,   /* field[1] = through_feed_position */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__get_event_state_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_state_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.GetEventStateResponse",
+  "GetEventStateResponse",
+  "Subscriptions__Ledger__V1__GetEventStateResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__GetEventStateResponse),
+  4,
+  subscriptions__ledger__v1__get_event_state_response__field_descriptors,
+  subscriptions__ledger__v1__get_event_state_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__get_event_state_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__get_event_state_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__acquire_lease_request__field_descriptors[3] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AcquireLeaseRequest, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "owner",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AcquireLeaseRequest, owner),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ttl_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AcquireLeaseRequest, ttl_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__acquire_lease_request__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+  1,   /* field[1] = owner */
+  2,   /* field[2] = ttl_ms */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__acquire_lease_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__acquire_lease_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.AcquireLeaseRequest",
+  "AcquireLeaseRequest",
+  "Subscriptions__Ledger__V1__AcquireLeaseRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__AcquireLeaseRequest),
+  3,
+  subscriptions__ledger__v1__acquire_lease_request__field_descriptors,
+  subscriptions__ledger__v1__acquire_lease_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__acquire_lease_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__acquire_lease_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__acquire_lease_response__field_descriptors[3] =
+{
+  {
+    "held",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AcquireLeaseResponse, held),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "owner",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AcquireLeaseResponse, owner),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expires_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AcquireLeaseResponse, expires_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__acquire_lease_response__field_indices_by_name[] = {
+  2,   /* field[2] = expires_ms */
+  0,   /* field[0] = held */
+  1,   /* field[1] = owner */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__acquire_lease_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__acquire_lease_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.AcquireLeaseResponse",
+  "AcquireLeaseResponse",
+  "Subscriptions__Ledger__V1__AcquireLeaseResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__AcquireLeaseResponse),
+  3,
+  subscriptions__ledger__v1__acquire_lease_response__field_descriptors,
+  subscriptions__ledger__v1__acquire_lease_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__acquire_lease_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__acquire_lease_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_subscription_request__field_descriptors[2] =
 {
   {
@@ -4117,7 +4950,7 @@ const ProtobufCEnumDescriptor subscriptions__ledger__v1__change_kind__descriptor
   subscriptions__ledger__v1__change_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[20] =
+static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[24] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "RecordNotification", &subscriptions__ledger__v1__record_notification_request__descriptor, &subscriptions__ledger__v1__record_notification_response__descriptor },
@@ -4137,20 +4970,28 @@ static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method
   { "RevokeGrant", &subscriptions__ledger__v1__revoke_grant_request__descriptor, &subscriptions__ledger__v1__revoke_grant_response__descriptor },
   { "MergeAccounts", &subscriptions__ledger__v1__merge_accounts_request__descriptor, &subscriptions__ledger__v1__merge_accounts_response__descriptor },
   { "DeleteAccount", &subscriptions__ledger__v1__delete_account_request__descriptor, &subscriptions__ledger__v1__delete_account_response__descriptor },
+  { "ListEvents", &subscriptions__ledger__v1__list_events_request__descriptor, &subscriptions__ledger__v1__list_events_response__descriptor },
+  { "AppendEvents", &subscriptions__ledger__v1__append_events_request__descriptor, &subscriptions__ledger__v1__append_events_response__descriptor },
+  { "GetEventState", &subscriptions__ledger__v1__get_event_state_request__descriptor, &subscriptions__ledger__v1__get_event_state_response__descriptor },
+  { "AcquireLease", &subscriptions__ledger__v1__acquire_lease_request__descriptor, &subscriptions__ledger__v1__acquire_lease_response__descriptor },
   { "Snapshot", &subscriptions__ledger__v1__snapshot_request__descriptor, &subscriptions__ledger__v1__snapshot_chunk__descriptor },
   { "WatchChanges", &subscriptions__ledger__v1__watch_changes_request__descriptor, &subscriptions__ledger__v1__change__descriptor },
 };
 const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
+  21,        /* AcquireLease */
   12,        /* AdvanceCursor */
+  19,        /* AppendEvents */
   17,        /* DeleteAccount */
   5,        /* GetAccount */
   11,        /* GetCursor */
+  20,        /* GetEventState */
   13,        /* GetFeedPosition */
   6,        /* GetHistory */
   4,        /* GetSubscription */
   14,        /* GrantEntitlement */
   0,        /* Health */
   3,        /* LinkAccount */
+  18,        /* ListEvents */
   7,        /* ListInbox */
   10,        /* ListSubscriptions */
   8,        /* MarkInbox */
@@ -4159,8 +5000,8 @@ const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
   2,        /* RecordVerifiedState */
   9,        /* ReplayInbox */
   15,        /* RevokeGrant */
-  18,        /* Snapshot */
-  19         /* WatchChanges */
+  22,        /* Snapshot */
+  23         /* WatchChanges */
 };
 const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
 {
@@ -4169,7 +5010,7 @@ const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
   "Ledger",
   "Subscriptions__Ledger__V1__Ledger",
   "subscriptions.ledger.v1",
-  20,
+  24,
   subscriptions__ledger__v1__ledger__method_descriptors,
   subscriptions__ledger__v1__ledger__method_indices_by_name
 };
@@ -4317,13 +5158,45 @@ void subscriptions__ledger__v1__ledger__delete_account(ProtobufCService *service
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
   service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void subscriptions__ledger__v1__ledger__list_events(ProtobufCService *service,
+                                                    const Subscriptions__Ledger__V1__ListEventsRequest *input,
+                                                    Subscriptions__Ledger__V1__ListEventsResponse_Closure closure,
+                                                    void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__append_events(ProtobufCService *service,
+                                                      const Subscriptions__Ledger__V1__AppendEventsRequest *input,
+                                                      Subscriptions__Ledger__V1__AppendEventsResponse_Closure closure,
+                                                      void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__get_event_state(ProtobufCService *service,
+                                                        const Subscriptions__Ledger__V1__GetEventStateRequest *input,
+                                                        Subscriptions__Ledger__V1__GetEventStateResponse_Closure closure,
+                                                        void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__acquire_lease(ProtobufCService *service,
+                                                      const Subscriptions__Ledger__V1__AcquireLeaseRequest *input,
+                                                      Subscriptions__Ledger__V1__AcquireLeaseResponse_Closure closure,
+                                                      void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 21, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
                                                  Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
                                                  void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 22, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       const Subscriptions__Ledger__V1__WatchChangesRequest *input,
@@ -4331,7 +5204,7 @@ void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 23, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_Service *service,
                                               Subscriptions__Ledger__V1__Ledger_ServiceDestroy destroy)

@@ -1,5 +1,3 @@
-public import Model
-
 /// The dotted names of the events sent out, and the patterns endpoints choose them by.
 public enum EventType {
     public static let accessGranted = "access.granted"

@@ -1,0 +1,212 @@
+import Foundation
+public import Model
+public import Wire
+
+/// The event log and what event computation needs to resume: the entitlement instance that
+/// holds the `events` lease appends the events it computes from the feed and the clock; the
+/// ledger keeps them in one order (the log's sequence), once each by id, and keeps from the
+/// access events the access announced and not yet ended.
+extension Ledger {
+    /// The lease the appending instance holds.
+    public static let eventsLease = "events"
+    /// The cursor holding the feed position event computation has covered.
+    static let eventsCursor = "events.feed"
+    static let maxAppendedEvents = 1000
+    static let maxListedEvents: UInt32 = 1000
+    static let maxStatePage = 1000
+    static let leaseMilliseconds: ClosedRange<Int64> = 1000...60_000
+
+    /// The log after `after_sequence`, at most `limit` entries looked at, those of `types`.
+    public func listEvents(_ request: ListEventsRequest) async throws -> ListEventsResponse {
+        let limit = request.limit == 0 ? Self.defaultPageSize : request.limit
+        guard limit <= Self.maxListedEvents else {
+            throw LedgerError.invalidArgument("limit \(limit) is above the maximum of \(Self.maxListedEvents)")
+        }
+        guard request.types.count <= 100 else {
+            throw LedgerError.invalidArgument("at most 100 types, got \(request.types.count)")
+        }
+        for (index, type) in request.types.enumerated() where !EventType.isValidPattern(type) {
+            throw LedgerError.invalidArgument(
+                "types[\(index)] \"\(type.prefix(64))\" is not an event type or a prefix with .* (subscription.*)")
+        }
+        return try await read { tx in
+            let rows = try tx.query(
+                "SELECT seq, type, event FROM event_log WHERE seq > $1 ORDER BY seq LIMIT $2",
+                [.int(Int64(clamping: request.afterSequence)), .int(Int64(limit))])
+            var response = ListEventsResponse(lastSequence: request.afterSequence)
+            for index in 0..<rows.count {
+                let sequence = UInt64(rows.int(index, "seq") ?? 0)
+                response.lastSequence = sequence
+                guard EventType.matches(rows.text(index, "type") ?? "", request.types) else { continue }
+                var event = try Self.decode(Event.self, rows.blob(index, "event"))
+                event.sequence = sequence
+                response.events.append(event)
+            }
+            return response
+        }
+    }
+
+    /// `AppendEvents`, checked and ready for the writer.
+    public func appendEvents(_ request: AppendEventsRequest) async throws -> AppendEventsResponse {
+        try await write(try appendEventsWrite(request))
+    }
+
+    func appendEventsWrite(_ request: AppendEventsRequest) throws -> WriteBody<AppendEventsResponse> {
+        try Self.check(request.owner, "owner", max: Self.maxCursorNameBytes)
+        guard request.events.count <= Self.maxAppendedEvents else {
+            throw LedgerError.invalidArgument(
+                "at most \(Self.maxAppendedEvents) events per append, got \(request.events.count)")
+        }
+        for (index, event) in request.events.enumerated() {
+            try Self.check(event.id, "events[\(index)].id", max: Self.maxIdempotencyKeyBytes)
+            try Self.check(event.type, "events[\(index)].type", max: 64)
+            try Self.checkOptional(event.accountID ?? "", "events[\(index)].account_id", max: Self.maxIDBytes)
+            if event.type.hasPrefix("access.") {
+                guard let capability = event.capability, !capability.isEmpty, event.accountID != nil else {
+                    throw LedgerError.invalidArgument(
+                        "events[\(index)] is an access event without an account and a capability")
+                }
+                try Self.checkOptional(capability, "events[\(index)].capability", max: 64)
+            }
+        }
+        let at = now()
+        return { tx in
+            try Self.checkLease(tx, Self.eventsLease, owner: request.owner, at: at)
+            var appended: UInt32 = 0
+            for var event in request.events {
+                event.sequence = 0
+                let inserted = try tx.query(
+                    """
+                    INSERT INTO event_log (id, type, account_id, feed_position, event) VALUES ($1, $2, $3, $4, $5)
+                    ON CONFLICT (id) DO NOTHING RETURNING seq
+                    """,
+                    [
+                        .text(event.id), .text(event.type), .text(event.accountID),
+                        .int(Int64(clamping: event.position)), .blob(event.serialized()),
+                    ])
+                guard !inserted.isEmpty else { continue }
+                appended += 1
+                try Self.recordAccess(tx, event)
+            }
+            try tx.query(
+                """
+                INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_ms = excluded.updated_ms
+                WHERE cursors.value < excluded.value
+                """, [.text(Self.eventsCursor), .int(Int64(clamping: request.throughFeedPosition)), .int(at)])
+            let last = try tx.query("SELECT COALESCE(MAX(seq), 0) AS seq FROM event_log").int(0, "seq") ?? 0
+            return AppendEventsResponse(appended: appended, lastSequence: UInt64(last))
+        }
+    }
+
+    /// Keeps `access_state` as the access events say: announced by `granted` and `extended`,
+    /// withdrawn by `ended`.
+    static func recordAccess(_ tx: any LedgerTransaction, _ event: Event) throws {
+        guard let account = event.accountID, let capability = event.capability else { return }
+        switch event.type {
+        case EventType.accessGranted, EventType.accessExtended:
+            let state = AnnouncedAccess(
+                accountID: account, capability: capability, untilMilliseconds: event.accessUntilMilliseconds,
+                position: event.position, key: event.key)
+            try tx.enqueue(
+                """
+                INSERT INTO access_state (account_id, capability, state) VALUES ($1, $2, $3)
+                ON CONFLICT (account_id, capability) DO UPDATE SET state = $3
+                """, [.text(account), .text(capability), .blob(state.serialized())])
+        case EventType.accessEnded:
+            try tx.enqueue(
+                "DELETE FROM access_state WHERE account_id = $1 AND capability = $2",
+                [.text(account), .text(capability)])
+        default:
+            break
+        }
+    }
+
+    /// Throws FAILED_PRECONDITION unless `owner` holds lease `name` now.
+    static func checkLease(_ tx: any LedgerTransaction, _ name: String, owner: String, at: Int64) throws {
+        let rows = try tx.query("SELECT owner, expires_ms FROM leases WHERE name = $1", [.text(name)])
+        let holder = rows.text(0, "owner")
+        guard holder == owner, (rows.int(0, "expires_ms") ?? 0) > at else {
+            throw LedgerError.failedPrecondition(
+                holder.map { "the \(name) lease is held by \($0), not by \(owner)" }
+                    ?? "the \(name) lease is not held: take it with AcquireLease first")
+        }
+    }
+
+    /// Where event computation stands, a page of the announced access at a time.
+    public func eventState(_ request: GetEventStateRequest) async throws -> GetEventStateResponse {
+        var after: (account: String, capability: String)?
+        if let token = request.pageToken {
+            let parts = token.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let account = Self.unhex(parts[0]), let capability = Self.unhex(parts[1]) else {
+                throw LedgerError.invalidArgument("page_token \"\(token.prefix(40))\" is not one this ledger issued")
+            }
+            after = (account, capability)
+        }
+        let start = after
+        return try await read { tx in
+            let cursor = try tx.query("SELECT value FROM cursors WHERE name = $1", [.text(Self.eventsCursor)])
+            var response = GetEventStateResponse(
+                started: !cursor.isEmpty, throughFeedPosition: UInt64(cursor.int(0, "value") ?? 0))
+            let rows = try tx.query(
+                """
+                SELECT account_id, capability, state FROM access_state
+                WHERE account_id > $1 OR (account_id = $1 AND capability > $2)
+                ORDER BY account_id, capability LIMIT $3
+                """, [.text(start?.account ?? ""), .text(start?.capability ?? ""), .int(Int64(Self.maxStatePage))])
+            response.announced = try (0..<rows.count).map {
+                try Self.decode(AnnouncedAccess.self, rows.blob($0, "state"))
+            }
+            if rows.count == Self.maxStatePage, let last = response.announced.last {
+                response.nextPageToken = Self.hex(last.accountID) + ":" + Self.hex(last.capability)
+            }
+            return response
+        }
+    }
+
+    static func hex(_ text: String) -> String { text.utf8.map { String(format: "%02x", $0) }.joined() }
+
+    static func unhex(_ text: Substring) -> String? {
+        guard text.utf8.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        var index = text.startIndex
+        while index < text.endIndex {
+            let next = text.index(index, offsetBy: 2)
+            guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return String(bytes: bytes, encoding: .utf8)
+    }
+
+    /// Takes or renews lease `name` for `owner`.
+    public func acquireLease(_ request: AcquireLeaseRequest) async throws -> AcquireLeaseResponse {
+        try await write(try acquireLeaseWrite(request))
+    }
+
+    func acquireLeaseWrite(_ request: AcquireLeaseRequest) throws -> WriteBody<AcquireLeaseResponse> {
+        try Self.check(request.name, "name", max: Self.maxCursorNameBytes)
+        try Self.check(request.owner, "owner", max: Self.maxCursorNameBytes)
+        guard Self.leaseMilliseconds.contains(request.ttlMilliseconds) else {
+            throw LedgerError.invalidArgument(
+                "ttl_ms \(request.ttlMilliseconds) is not between \(Self.leaseMilliseconds.lowerBound) and \(Self.leaseMilliseconds.upperBound)"
+            )
+        }
+        let at = now()
+        return { tx in
+            let rows = try tx.query("SELECT owner, expires_ms FROM leases WHERE name = $1", [.text(request.name)])
+            if let holder = rows.text(0, "owner"), holder != request.owner, let expires = rows.int(0, "expires_ms"),
+                expires > at
+            {
+                return AcquireLeaseResponse(held: false, owner: holder, expiresMilliseconds: expires)
+            }
+            let expires = at + request.ttlMilliseconds
+            try tx.query(
+                """
+                INSERT INTO leases (name, owner, expires_ms) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET owner = $2, expires_ms = $3
+                """, [.text(request.name), .text(request.owner), .int(expires)])
+            return AcquireLeaseResponse(held: true, owner: request.owner, expiresMilliseconds: expires)
+        }
+    }
+}

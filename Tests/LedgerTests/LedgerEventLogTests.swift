@@ -1,0 +1,181 @@
+import Foundation
+import LedgerService
+import Model
+import Testing
+import Wire
+
+/// The event log, the announced access and leases, on every engine.
+@Suite("Ledger: the event log and leases")
+struct LedgerEventLogTests {
+    static let engines = LedgerEngine.available
+    static let key = SubscriptionKey.apple("3001")
+
+    func withLedger(_ engine: LedgerEngine, _ body: (Ledger, TestClock) async throws -> Void) async throws {
+        let (database, remove) = try await engine.open()
+        defer { remove() }
+        let clock = TestClock()
+        try await body(Ledger(database: database, now: { clock.now }), clock)
+        await database.close()
+    }
+
+    static func lease(_ ledger: Ledger, _ owner: String, ttl: Int64 = 10_000) async throws -> AcquireLeaseResponse {
+        try await ledger.acquireLease(AcquireLeaseRequest(name: Ledger.eventsLease, owner: owner, ttlMilliseconds: ttl))
+    }
+
+    static func access(
+        _ id: String, _ type: String, account: String, capability: String = "pro", until: Int64? = nil,
+        position: UInt64, reason: String? = nil
+    ) -> Event {
+        Event(
+            id: id, type: type, accountID: account, key: key, position: position, capability: capability,
+            accessUntilMilliseconds: until, reason: reason)
+    }
+
+    @Test(
+        "a lease is held by one owner until it expires; its holder renews it, another takes it after",
+        arguments: engines)
+    func leases(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, clock in
+            let first = try await Self.lease(ledger, "instance-a")
+            #expect(first.held && first.owner == "instance-a" && first.expiresMilliseconds == clock.now + 10_000)
+            let refused = try await Self.lease(ledger, "instance-b")
+            #expect(
+                !refused.held && refused.owner == "instance-a"
+                    && refused.expiresMilliseconds == first.expiresMilliseconds)
+            clock.advance(by: 5000)
+            let renewed = try await Self.lease(ledger, "instance-a")
+            #expect(renewed.held && renewed.expiresMilliseconds == clock.now + 10_000)
+            clock.advance(by: 10_000)
+            let taken = try await Self.lease(ledger, "instance-b")
+            #expect(taken.held && taken.owner == "instance-b")
+            let late = try await Self.lease(ledger, "instance-a")
+            #expect(!late.held && late.owner == "instance-b")
+            await #expect(throws: LedgerError.invalidArgument("ttl_ms 500 is not between 1000 and 60000")) {
+                _ = try await Self.lease(ledger, "instance-a", ttl: 500)
+            }
+        }
+    }
+
+    @Test(
+        "appends need the lease; each id is logged once, in order; access events keep the announced access",
+        arguments: engines)
+    func appends(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, clock in
+            let events = [
+                Event(id: "evt_5_0", type: "subscription.purchased", accountID: "a", key: Self.key, position: 5),
+                Self.access("evt_5_granted_1", "access.granted", account: "a", until: 1_800_000_000_000, position: 5),
+                Self.access("evt_6_granted_2", "access.granted", account: "b", capability: "extra", position: 6),
+            ]
+            await #expect(
+                throws: LedgerError.failedPrecondition("the events lease is not held: take it with AcquireLease first")
+            ) {
+                _ = try await ledger.appendEvents(
+                    AppendEventsRequest(owner: "x", events: events, throughFeedPosition: 6))
+            }
+            #expect(try await Self.lease(ledger, "x").held)
+            var appended = try await ledger.appendEvents(
+                AppendEventsRequest(owner: "x", events: events, throughFeedPosition: 6))
+            #expect(appended.appended == 3 && appended.lastSequence == 3)
+            // Again, after a crash between the append and its answer: nothing twice.
+            appended = try await ledger.appendEvents(
+                AppendEventsRequest(owner: "x", events: Array(events.suffix(2)), throughFeedPosition: 6))
+            #expect(appended.appended == 0 && appended.lastSequence == 3)
+            var state = try await ledger.eventState(GetEventStateRequest())
+            #expect(state.started && state.throughFeedPosition == 6)
+            #expect(state.announced.map(\.accountID) == ["a", "b"])
+            #expect(
+                state.announced.first?.untilMilliseconds == 1_800_000_000_000 && state.announced.first?.key == Self.key)
+            // An extension moves the end; an end withdraws it.
+            _ = try await ledger.appendEvents(
+                AppendEventsRequest(
+                    owner: "x",
+                    events: [
+                        Self.access(
+                            "evt_7_extended_1", "access.extended", account: "a", until: 1_900_000_000_000, position: 7),
+                        Self.access(
+                            "evt_6_ended_2", "access.ended", account: "b", capability: "extra", position: 6,
+                            reason: "expired"),
+                    ], throughFeedPosition: 7))
+            state = try await ledger.eventState(GetEventStateRequest())
+            #expect(state.throughFeedPosition == 7 && state.announced.count == 1)
+            #expect(
+                state.announced.first?.untilMilliseconds == 1_900_000_000_000 && state.announced.first?.position == 7)
+            // Another owner, once it holds the lease, goes on; the first may not append any more.
+            clock.advance(by: 20_000)
+            #expect(try await Self.lease(ledger, "y").held)
+            await #expect(throws: LedgerError.failedPrecondition("the events lease is held by y, not by x")) {
+                _ = try await ledger.appendEvents(AppendEventsRequest(owner: "x", events: [], throughFeedPosition: 8))
+            }
+            // A lower position leaves the cursor where it is.
+            _ = try await ledger.appendEvents(AppendEventsRequest(owner: "y", events: [], throughFeedPosition: 3))
+            #expect(try await ledger.eventState(GetEventStateRequest()).throughFeedPosition == 7)
+        }
+    }
+
+    @Test(
+        "ListEvents: after a sequence, a limit on the entries looked at, chosen types; bad patterns are refused",
+        arguments: engines)
+    func listing(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            #expect(try await Self.lease(ledger, "x").held)
+            let types = [
+                "subscription.purchased", "access.granted", "subscription.renewed", "access.ended", "grant.created",
+            ]
+            let events = types.enumerated().map { index, type in
+                type.hasPrefix("access.")
+                    ? Self.access("evt_\(index)", type, account: "a", position: UInt64(index + 1))
+                    : Event(id: "evt_\(index)", type: type, accountID: "a", key: Self.key, position: UInt64(index + 1))
+            }
+            _ = try await ledger.appendEvents(AppendEventsRequest(owner: "x", events: events, throughFeedPosition: 5))
+            let all = try await ledger.listEvents(ListEventsRequest())
+            #expect(all.events.map(\.type) == types && all.events.map(\.sequence) == [1, 2, 3, 4, 5])
+            #expect(all.lastSequence == 5 && all.events.map(\.id) == events.map(\.id))
+            let page = try await ledger.listEvents(ListEventsRequest(afterSequence: 1, limit: 2))
+            #expect(page.events.map(\.sequence) == [2, 3] && page.lastSequence == 3)
+            let access = try await ledger.listEvents(ListEventsRequest(afterSequence: 0, limit: 3, types: ["access.*"]))
+            #expect(access.events.map(\.sequence) == [2] && access.lastSequence == 3)
+            let rest = try await ledger.listEvents(
+                ListEventsRequest(afterSequence: 3, types: ["access.*", "grant.created"]))
+            #expect(rest.events.map(\.type) == ["access.ended", "grant.created"] && rest.lastSequence == 5)
+            let none = try await ledger.listEvents(ListEventsRequest(afterSequence: 5))
+            #expect(none.events.isEmpty && none.lastSequence == 5)
+            await #expect(
+                throws: LedgerError.invalidArgument(
+                    "types[0] \"renewed\" is not an event type or a prefix with .* (subscription.*)")
+            ) {
+                _ = try await ledger.listEvents(ListEventsRequest(types: ["renewed"]))
+            }
+        }
+    }
+
+    @Test(
+        "a deletion rewrites the logged events that name the account and forgets its announced access",
+        arguments: engines)
+    func deletion(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger, _ in
+            #expect(try await Self.lease(ledger, "x").held)
+            var subscription = LedgerConformanceTests.state(Self.key, .active, storeTime: 1)
+            subscription.accountID = "carol"
+            subscription.storeAccountRef = "ref-carol"
+            _ = try await ledger.appendEvents(
+                AppendEventsRequest(
+                    owner: "x",
+                    events: [
+                        Event(
+                            id: "evt_1_0", type: "subscription.purchased", accountID: "carol", key: Self.key,
+                            position: 1,
+                            subscription: subscription),
+                        Self.access("evt_1_granted", "access.granted", account: "carol", position: 1),
+                        Self.access("evt_2_granted", "access.granted", account: "dave", position: 2),
+                    ], throughFeedPosition: 2))
+            _ = try await ledger.deleteAccount(DeleteAccountRequest(accountID: "carol"), actor: "privacy")
+            let logged = try await ledger.listEvents(ListEventsRequest()).events
+            #expect(logged.map(\.id) == ["evt_1_0", "evt_1_granted", "evt_2_granted"])
+            #expect(logged[0].accountID == nil && logged[0].subscription?.accountID == nil)
+            #expect(logged[0].subscription?.storeAccountRef == "ref-carol")  // not linked: not the account's reference
+            #expect(logged[1].accountID == nil && logged[2].accountID == "dave")
+            let state = try await ledger.eventState(GetEventStateRequest())
+            #expect(state.announced.map(\.accountID) == ["dave"])
+        }
+    }
+}
