@@ -218,6 +218,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "RPC", "Wire", "Connect", "ProtoJSON", "Config", "Crypto", "Model", "Sockets", "TestSupport",
+                "EntitlementService", "Observability",
             ],
             path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),

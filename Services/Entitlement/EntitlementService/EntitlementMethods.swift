@@ -213,6 +213,36 @@ enum EntitlementMethods {
         return ListEntitlementsResponse(entitlements: entries.values.sorted { $0.capability < $1.capability })
     }
 
+    /// The account's access at `at` to each capability its holdings' products grant, as access
+    /// events announce it: allowed with its end and the subscription it rests on, or denied
+    /// with why (`expired`, `revoked`, `state`); a capability nothing grants is left out.
+    static func access(of account: String, view: EntitlementView, policy: ProductPolicy, at: Int64)
+        -> [String: AccessEventTracker.Access]
+    {
+        view.withAccount(account, policy: policy) { tables, index in
+            var access: [String: AccessEventTracker.Access] = [:]
+            guard let index else { return access }
+            var capabilities = CapabilitySet.empty
+            tables.forEachHolding(of: index) { capabilities = capabilities.union(tables.capabilities(of: $0)) }
+            for capability in capabilities {
+                guard
+                    let (decision, holding) = evaluate(
+                        tables, account: index, capability: capability, rules: policy.access, at: at)
+                else { continue }
+                let name = policy.name(of: capability)
+                switch decision {
+                case .allowed(let until):
+                    access[name] = .allowed(until: until, key: tables.subscriptionKey(of: holding))
+                case .denied(.expired): access[name] = .denied(reason: "expired")
+                case .denied(.revoked): access[name] = .denied(reason: "revoked")
+                case .denied(.stateDenies): access[name] = .denied(reason: "state")
+                case .denied(.noGrant), .denied(.unknownCapability): continue
+                }
+            }
+            return access
+        }
+    }
+
     static func reason(_ denial: AccessDecision.Denial) -> AccessReason {
         switch denial {
         case .unknownCapability: .unknownCapability

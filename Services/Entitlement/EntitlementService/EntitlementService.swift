@@ -53,9 +53,20 @@ public enum EntitlementService {
         } else {
             host.logger.warning("no ENTITLEMENT_POLICY_FILE: no capability is known", [:])
         }
+        // The event log: computed by the one instance holding the ledger's `events` lease.
+        var publisher: EventPublisher?
+        if try environment.bool("EVENT_LOG", default: false) {
+            let lease = try environment.int("EVENT_LOG_LEASE_MS", default: 6000, range: 3000...60_000)
+            let owner = "\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            publisher = EventPublisher(
+                client: client, view: view, policies: policies, owner: String(owner.prefix(128)),
+                leaseMilliseconds: Int64(lease), logger: host.logger, metrics: host.metrics)
+        }
         host.add(
             LedgerFeedFollower(
-                view: view, client: client, logger: host.logger, metrics: host.metrics, policies: policies))
+                view: view, client: client, logger: host.logger, metrics: host.metrics, policies: policies,
+                publisher: publisher))
+        if let publisher { host.add(EventPublisherService(publisher)) }
         host.addReadinessCheck("snapshot") { view.position != nil }
         host.metrics.addCollector { text in
             let counts = view.counts

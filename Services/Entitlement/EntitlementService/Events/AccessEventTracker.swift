@@ -107,6 +107,21 @@ public struct AccessEventTracker: Sendable {
         return ends.first?.until
     }
 
+    /// Takes `access` as announced before (from the ledger's record, when another instance
+    /// computed the events so far).
+    public mutating func restore(_ access: [AnnouncedAccess]) {
+        for entry in access {
+            announce(
+                Slot(account: entry.accountID, capability: entry.capability),
+                Announced(until: entry.untilMilliseconds, position: entry.position, key: entry.key))
+        }
+    }
+
+    /// The accounts with access announced that rests on subscription `key`.
+    public func accounts(restingOn key: SubscriptionKey) -> Set<String> {
+        Set(announced.filter { $0.value.key == key }.map(\.key.account))
+    }
+
     /// How many accounts and capabilities have access announced.
     public var count: Int { announced.count }
 

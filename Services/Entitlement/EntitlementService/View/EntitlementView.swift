@@ -238,6 +238,17 @@ public final class EntitlementView: Sendable {
         }
     }
 
+    /// The id of the account that holds subscription `key` now, if one does.
+    public func holder(of key: SubscriptionKey) -> String? {
+        lock.read { _ in
+            withUTF8Bytes(key.storeID) { id -> String? in
+                guard let index = tables.holdingIndex(of: StoreKey(key.store, key.environment, id)) else { return nil }
+                let owner = tables.holdings[index].owner
+                return owner == 0 ? nil : tables.accountID(Int(owner) - 1)
+            }
+        }
+    }
+
     /// The account's subscriptions (empty for an account the view does not know), as kept.
     public func subscriptions(of accountID: String) -> [Subscription] {
         lock.read { _ in

@@ -18,6 +18,8 @@ public final class LedgerFeedFollower: LifecycleService {
     let logger: Logger
     let policies: PolicyStore?
     let now: @Sendable () -> Int64
+    /// Told each change applied, when this instance may compute the event log.
+    let publisher: EventPublisher?
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let position: Gauge
     private let lagPositions: Gauge
@@ -26,9 +28,10 @@ public final class LedgerFeedFollower: LifecycleService {
 
     public init(
         view: EntitlementView, client: RPCClient, logger: Logger, metrics: MetricsRegistry? = nil,
-        policies: PolicyStore? = nil,
+        policies: PolicyStore? = nil, publisher: EventPublisher? = nil,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     ) {
+        self.publisher = publisher
         self.view = view
         self.client = client
         self.logger = logger
@@ -108,6 +111,7 @@ public final class LedgerFeedFollower: LifecycleService {
             count += chunk.subscriptions
             if chunk.complete {
                 view.install(builder, position: chunk.position)
+                await publisher?.viewReplaced()
                 position.set(Int(chunk.position))
                 logger.info(
                     "snapshot loaded", ["subscriptions": "\(count)", "position": "\(chunk.position)"])
@@ -123,11 +127,14 @@ public final class LedgerFeedFollower: LifecycleService {
         let stream = client.serverStream(LedgerRPC.watchChanges, WatchChangesRequest(after: after))
         for try await message in stream {
             let change = try Change(serialized: message)
+            // Who held the subscription before, for the access events of a transfer.
+            let previous = publisher == nil ? nil : change.subscription.flatMap { view.holder(of: $0.key) }
             if view.apply(
                 position: change.position,
                 subscription: change.subscription)
             {
                 appliedChanges.increment()
+                await publisher?.observe(change, previousHolder: previous)
             }
             position.set(Int(change.position))
             lagMilliseconds.set(Int(max(0, now() - (change.committedTimeMilliseconds ?? now()))))

@@ -113,6 +113,12 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         return nil
     }
 
+    /// The id of account `index`.
+    func accountID(_ index: Int) -> String {
+        let record = accounts[index]
+        return record.isText ? texts.string(record.high) : AccountKey.text(high: record.high, low: record.low)
+    }
+
     /// The index of the account's first subscription, if it holds any; `holdings[index].next`
     /// leads to the others (index + 1, 0 after the last).
     func firstHolding(of account: Int) -> Int? {
@@ -355,7 +361,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     }
 
     /// The index of the subscription with `key`, if the view has seen it.
-    private func holdingIndex(of key: StoreKey) -> Int? {
+    func holdingIndex(of key: StoreKey) -> Int? {
         let bits = key.keyBits
         if let number = key.number {
             var probe = holdingIndex.probe(ViewHash.words(UInt64(bits), number))

@@ -1,0 +1,268 @@
+public import Foundation
+public import Lifecycle
+public import Model
+public import Observability
+public import RPC
+import Synchronization
+public import Wire
+
+/// Computes the event log in the one entitlement instance that holds the ledger's `events`
+/// lease, and appends it to the ledger (where `ListEvents` serves it).
+///
+/// In step with the feed follower: after each change the view applies, its lifecycle events
+/// (`FeedEvents`) and the access events of the accounts it touched (`AccessEventTracker`, the
+/// view asked at the change's commit time); as time passes, the `access.ended` of access that
+/// ran out with no change. Events are appended in batches with the feed position they cover.
+///
+/// Taking over (the lease was free or expired): the announced access and the covered position
+/// come from the ledger; the changes after that position are read again from the feed for their
+/// lifecycle events, and the access of the accounts they touched is compared once, at the
+/// view's position — across a takeover, access events say the net change (an access granted
+/// and ended again within those seconds is not announced). Ids are stable, so what the previous
+/// holder appended is not appended twice.
+public actor EventPublisher {
+    let client: RPCClient
+    let view: EntitlementView
+    let policies: PolicyStore?
+    /// This instance's name in the lease.
+    public let owner: String
+    let leaseMilliseconds: Int64
+    let now: @Sendable () -> Int64
+    let logger: Logger
+    private var leading = false
+    private var ready = false
+    private var tracker = AccessEventTracker()
+    private var pending: [Event] = []
+    /// The feed position the computed events cover, and the one last appended.
+    private var through: UInt64 = 0
+    private var appendedThrough: UInt64 = 0
+    private var lastRenewal: Int64 = 0
+    private let appended: Counter
+    private let leader: Gauge
+
+    public init(
+        client: RPCClient, view: EntitlementView, policies: PolicyStore?, owner: String,
+        leaseMilliseconds: Int64 = 6000, logger: Logger, metrics: MetricsRegistry? = nil,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+    ) {
+        self.client = client
+        self.view = view
+        self.policies = policies
+        self.owner = owner
+        self.leaseMilliseconds = leaseMilliseconds
+        self.logger = logger
+        self.now = now
+        appended =
+            metrics?.counter("entitlement_events_appended_total", help: "Events this instance appended to the log.")
+            ?? Counter()
+        leader =
+            metrics?.gauge("entitlement_events_leader", help: "1 while this instance computes the event log.")
+            ?? Gauge()
+    }
+
+    /// Whether this instance computes the log now, caught up with the view.
+    public var isComputing: Bool { leading && ready }
+
+    // MARK: The follower's calls
+
+    /// After the view applied `change`; `previousHolder` held its subscription before.
+    func observe(_ change: Change, previousHolder: String?) async {
+        guard leading else { return }
+        guard ready else { return await catchUp() }
+        guard change.position > through else { return }
+        let at = change.committedTimeMilliseconds ?? now()
+        var events = tracker.due(now: at)
+        events += FeedEvents.events(of: change)
+        var accounts = Set([change.subscription?.accountID, previousHolder].compactMap { $0 })
+        if let account = change.link?.accountID, !account.isEmpty { accounts.insert(account) }
+        for account in accounts.sorted() {
+            events += tracker.observe(
+                account: account, position: change.position, at: at, access: access(of: account, at: at))
+        }
+        pending += events
+        through = change.position
+    }
+
+    /// A snapshot replaced the view: the changes it skipped are read again.
+    func viewReplaced() {
+        if leading { ready = false }
+    }
+
+    // MARK: Time
+
+    /// Ends the access that ran out by `now`.
+    public func tick(now: Int64) {
+        guard leading, ready else { return }
+        pending += tracker.due(now: now)
+    }
+
+    /// When `tick` next has something to end.
+    func nextEnd() -> Int64? { tracker.nextEnd() }
+
+    // MARK: The lease
+
+    /// Takes or renews the lease; takes over or steps down as it says.
+    public func renewLease() async {
+        do {
+            let answer = try await client.call(
+                LedgerRPC.acquireLease,
+                AcquireLeaseRequest(name: "events", owner: owner, ttlMilliseconds: leaseMilliseconds))
+            if answer.held {
+                lastRenewal = now()
+                if !leading {
+                    logger.info("computing the event log", ["owner": owner])
+                    leading = true
+                    ready = false
+                    leader.set(1)
+                }
+                if !ready { await catchUp() }
+            } else if leading {
+                stepDown("the events lease is held by \(answer.owner)")
+            }
+        } catch {
+            // Unrenewed, the lease may have passed to another instance: stop before it expires.
+            if leading, now() - lastRenewal >= leaseMilliseconds * 2 / 3 {
+                stepDown("the lease could not be renewed: \(error)")
+            }
+        }
+    }
+
+    private func stepDown(_ why: String) {
+        logger.warning("no longer computing the event log", ["owner": owner, "why": why])
+        leading = false
+        ready = false
+        tracker = AccessEventTracker()
+        pending = []
+        leader.set(0)
+    }
+
+    /// From the ledger's record of where computation stands to the view's position.
+    private func catchUp() async {
+        guard let position = view.position else { return }
+        do {
+            var state = try await client.call(LedgerRPC.getEventState, GetEventStateRequest())
+            var announced = state.announced
+            while let token = state.nextPageToken {
+                state = try await client.call(LedgerRPC.getEventState, GetEventStateRequest(pageToken: token))
+                announced += state.announced
+            }
+            tracker = AccessEventTracker()
+            tracker.restore(announced)
+            pending = []
+            guard state.started else {
+                // The log starts here: access held now is taken as known.
+                through = position
+                appendedThrough = 0
+                ready = true
+                return
+            }
+            var events: [Event] = []
+            var touched = Set<String>()
+            var covered = state.throughFeedPosition
+            if covered < position {
+                let stream = client.serverStream(LedgerRPC.watchChanges, WatchChangesRequest(after: covered))
+                for try await message in stream {
+                    let change = try Change(serialized: message)
+                    guard change.position <= position else { break }
+                    events += FeedEvents.events(of: change)
+                    if let subscription = change.subscription {
+                        if let account = subscription.accountID { touched.insert(account) }
+                        touched.formUnion(tracker.accounts(restingOn: subscription.key))
+                    }
+                    covered = change.position
+                    if covered >= position { break }
+                }
+            }
+            let at = now()
+            events += tracker.due(now: at)
+            for account in touched.sorted() {
+                events += tracker.observe(
+                    account: account, position: position, at: at, access: access(of: account, at: at))
+            }
+            pending = events
+            through = max(position, state.throughFeedPosition)
+            appendedThrough = state.throughFeedPosition
+            ready = true
+            logger.info("event log caught up", ["from": "\(state.throughFeedPosition)", "to": "\(position)"])
+        } catch {
+            logger.warning("event log catch-up failed; trying again", ["error": "\(error)"])
+        }
+    }
+
+    private func access(of account: String, at: Int64) -> [String: AccessEventTracker.Access] {
+        guard let policy = policies?.policy else { return [:] }
+        return EntitlementMethods.access(of: account, view: view, policy: policy, at: at)
+    }
+
+    // MARK: Appending
+
+    /// Appends what was computed, up to 1000 events at a time; true when everything was.
+    @discardableResult
+    public func flush() async -> Bool {
+        while leading, ready, !pending.isEmpty || through > appendedThrough {
+            let batch = Array(pending.prefix(1000))
+            let covers = batch.count == pending.count ? through : batch.last.map(\.position) ?? through
+            do {
+                let answer = try await client.call(
+                    LedgerRPC.appendEvents,
+                    AppendEventsRequest(owner: owner, events: batch, throughFeedPosition: min(covers, through)))
+                appended.increment(by: Int(answer.appended))
+                pending.removeFirst(min(batch.count, pending.count))
+                appendedThrough = max(appendedThrough, min(covers, through))
+            } catch let error as RPCError where error.code == .failedPrecondition {
+                stepDown("\(error.message)")
+                return false
+            } catch {
+                logger.warning("appending events failed; trying again", ["error": "\(error)"])
+                return false
+            }
+        }
+        return pending.isEmpty
+    }
+}
+
+/// Runs an `EventPublisher`: the lease renewed a third of its time, appends every 20 ms, and
+/// `tick` at each announced end (or every second).
+public final class EventPublisherService: LifecycleService {
+    public let name = "event-publisher"
+    public let publisher: EventPublisher
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    public init(_ publisher: EventPublisher) { self.publisher = publisher }
+
+    public func start() async throws {
+        let publisher = publisher
+        let running = Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    while !Task.isCancelled {
+                        await publisher.renewLease()
+                        try? await Task.sleep(for: .milliseconds(publisher.leaseMilliseconds / 3))
+                    }
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        await publisher.flush()
+                        try? await Task.sleep(for: .milliseconds(20))
+                    }
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        let wall = publisher.now()
+                        await publisher.tick(now: wall)
+                        let next = await publisher.nextEnd().map { max(1, min($0 - wall, 1000)) } ?? 1000
+                        try? await Task.sleep(for: .milliseconds(next))
+                    }
+                }
+            }
+        }
+        task.withLock { $0 = running }
+    }
+
+    public func shutdown() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        await running?.value
+        await publisher.flush()
+    }
+}
