@@ -105,7 +105,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "EntitlementService",
-            dependencies: ["ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Crypto"],
+            dependencies: [
+                "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Crypto", "HTTPClient", "ProtoJSON",
+            ],
             path: "Services/Entitlement/EntitlementService", swiftSettings: hotPathSettings),
         .executableTarget(
             name: "entitlement", dependencies: ["EntitlementService", "ServiceRuntime"],
@@ -218,7 +220,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "RPC", "Wire", "Connect", "ProtoJSON", "Config", "Crypto", "Model", "Sockets", "TestSupport",
-                "EntitlementService", "Observability",
+                "EntitlementService", "Observability", "HTTP",
             ],
             path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),

@@ -12,6 +12,9 @@ public enum EntitlementService {
     public static let healthMethod = EntitlementRPC.health.name
     public static let defaultRPCListen = "127.0.0.1:7003"
     public static let defaultHTTPListen = "127.0.0.1:8003"
+    /// This process's name in the ledger's leases.
+    static let instanceName = String(
+        "\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".prefix(128))
 
     /// Builds the entitlement service from the environment: the product policy from
     /// `ENTITLEMENT_POLICY_FILE` (without it no capability is known), and a view of the ledger
@@ -57,9 +60,8 @@ public enum EntitlementService {
         var publisher: EventPublisher?
         if try environment.bool("EVENT_LOG", default: false) {
             let lease = try environment.int("EVENT_LOG_LEASE_MS", default: 6000, range: 3000...60_000)
-            let owner = "\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             publisher = EventPublisher(
-                client: client, view: view, policies: policies, owner: String(owner.prefix(128)),
+                client: client, view: view, policies: policies, owner: Self.instanceName,
                 leaseMilliseconds: Int64(lease), logger: host.logger, metrics: host.metrics)
         }
         host.add(
@@ -67,6 +69,22 @@ public enum EntitlementService {
                 view: view, client: client, logger: host.logger, metrics: host.metrics, policies: policies,
                 publisher: publisher))
         if let publisher { host.add(EventPublisherService(publisher)) }
+        if let path = environment.raw("WEBHOOK_ENDPOINTS_FILE") {
+            let lease = try environment.int("EVENT_LOG_LEASE_MS", default: 6000, range: 3000...60_000)
+            var rules = DeliveryRules()
+            rules.maxAge = Int64(
+                try environment.int("WEBHOOK_MAX_AGE_SECONDS", default: 3 * 86_400, range: 60...30 * 86_400)) * 1000
+            rules.maxInFlight = try environment.int("WEBHOOK_MAX_IN_FLIGHT", default: 16, range: 1...256)
+            do {
+                let webhooks = try WebhookDeliveryService(
+                    path: path, client: client, owner: Self.instanceName, leaseMilliseconds: Int64(lease),
+                    rules: rules, logger: host.logger, metrics: host.metrics)
+                host.add(webhooks)
+                host.onHangup { webhooks.reload() }
+            } catch {
+                throw ConfigError(variable: "WEBHOOK_ENDPOINTS_FILE", problem: error.description)
+            }
+        }
         host.addReadinessCheck("snapshot") { view.position != nil }
         host.metrics.addCollector { text in
             let counts = view.counts

@@ -48,6 +48,14 @@ enum LedgerMethods {
             try await ledger.eventState(request)
         }
         write(LedgerRPC.acquireLease, ledger.acquireLeaseWrite)
+        router.unary(LedgerRPC.getDeliveryState) { (_, request: GetDeliveryStateRequest) in
+            try await ledger.deliveryState(request)
+        }
+        write(LedgerRPC.recordDeliveries, limits: .large, ledger.recordDeliveriesWrite)
+        router.unary(LedgerRPC.listDeadLetters) { (_, request: ListDeadLettersRequest) in
+            try await ledger.deadLetters(request)
+        }
+        write(LedgerRPC.replayDeliveries, ledger.replayDeliveriesWrite)
         // These carry the store's signed data (a notification, a state with its periods).
         write(LedgerRPC.recordNotification, limits: .large, ledger.recordNotificationWrite)
         write(LedgerRPC.recordVerifiedState, limits: .large, ledger.recordVerifiedStateWrite)

@@ -1476,6 +1476,483 @@ extension AcquireLeaseResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.ledger.v1.DeliveryAttempt`.
+///
+/// One event's delivery to one endpoint that has not succeeded yet.
+public struct DeliveryAttempt: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.DeliveryAttempt"
+
+    public var sequence: UInt64
+
+    public var attempts: UInt32
+
+    public var firstAttemptMilliseconds: Int64
+
+    public var nextAttemptMilliseconds: Int64
+
+    /// The receiver's HTTP status; 0: no answer (refused, timed out, cut).
+    public var lastStatus: Int32
+
+    /// At most 1 KiB.
+    public var lastError: String?
+
+    /// Set when delivery gave up: a dead letter.
+    public var deadMilliseconds: Int64?
+
+    /// The event (in listings of dead letters).
+    public var event: Event?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        sequence: UInt64 = 0,
+        attempts: UInt32 = 0,
+        firstAttemptMilliseconds: Int64 = 0,
+        nextAttemptMilliseconds: Int64 = 0,
+        lastStatus: Int32 = 0,
+        lastError: String? = nil,
+        deadMilliseconds: Int64? = nil,
+        event: Event? = nil
+    ) {
+        self.sequence = sequence
+        self.attempts = attempts
+        self.firstAttemptMilliseconds = firstAttemptMilliseconds
+        self.nextAttemptMilliseconds = nextAttemptMilliseconds
+        self.lastStatus = lastStatus
+        self.lastError = lastError
+        self.deadMilliseconds = deadMilliseconds
+        self.event = event
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension DeliveryAttempt: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__DeliveryAttempt
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__delivery_attempt__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            sequence: m.sequence,
+            attempts: m.attempts,
+            firstAttemptMilliseconds: m.first_attempt_ms,
+            nextAttemptMilliseconds: m.next_attempt_ms,
+            lastStatus: m.last_status,
+            lastError: ProtoField.optionalString(m.last_error, "last_error"),
+            deadMilliseconds: ProtoField.nonZero(m.dead_ms),
+            event: ProtoField.message(m.event, "event"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.sequence = sequence
+        c.attempts = attempts
+        c.first_attempt_ms = firstAttemptMilliseconds
+        c.next_attempt_ms = nextAttemptMilliseconds
+        c.last_status = lastStatus
+        arena.set(&c.last_error, lastError)
+        c.dead_ms = deadMilliseconds ?? 0
+        c.event = event?.cMessage(in: arena)
+    }
+}
+
+/// `subscriptions.ledger.v1.GetDeliveryStateRequest`.
+public struct GetDeliveryStateRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.GetDeliveryStateRequest"
+
+    /// 1..64 of a-z, 0-9, _ and -.
+    public var endpoint: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        endpoint: String = ""
+    ) {
+        self.endpoint = endpoint
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetDeliveryStateRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__GetDeliveryStateRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__get_delivery_state_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            endpoint: ProtoField.string(m.endpoint, "endpoint"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.endpoint, endpoint)
+    }
+}
+
+/// `subscriptions.ledger.v1.GetDeliveryStateResponse`.
+public struct GetDeliveryStateResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.GetDeliveryStateResponse"
+
+    /// Every event up to this sequence is delivered, not wanted, or a dead letter.
+    public var deliveredThrough: UInt64
+
+    /// Set when the receiver answered 410 Gone: nothing more is sent until a replay.
+    public var disabledMilliseconds: Int64?
+
+    /// The attempts after `delivered_through` that failed and wait for their next try (at most 1000).
+    public var retrying: [DeliveryAttempt]
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        deliveredThrough: UInt64 = 0,
+        disabledMilliseconds: Int64? = nil,
+        retrying: [DeliveryAttempt] = []
+    ) {
+        self.deliveredThrough = deliveredThrough
+        self.disabledMilliseconds = disabledMilliseconds
+        self.retrying = retrying
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetDeliveryStateResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__GetDeliveryStateResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__get_delivery_state_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            deliveredThrough: m.delivered_through,
+            disabledMilliseconds: ProtoField.nonZero(m.disabled_ms),
+            retrying: ProtoField.messages(m.retrying, count: m.n_retrying, "retrying"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.delivered_through = deliveredThrough
+        c.disabled_ms = disabledMilliseconds ?? 0
+        c.n_retrying = retrying.count
+        c.retrying = arena.messages(retrying)
+    }
+}
+
+/// `subscriptions.ledger.v1.RecordDeliveriesRequest`.
+public struct RecordDeliveriesRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.RecordDeliveriesRequest"
+
+    public var endpoint: String
+
+    /// The lease's owner.
+    public var owner: String
+
+    /// Moves forward only.
+    public var deliveredThrough: UInt64
+
+    /// Failed attempts to record (replacing the earlier record of the same sequence), dead letters
+    /// among them; at most 1000.
+    public var attempts: [DeliveryAttempt]
+
+    /// Attempts delivered since they first failed (only their sequences are read; their records
+    /// go); at most 1000.
+    public var delivered: [DeliveryAttempt]
+
+    /// The receiver answered 410 Gone.
+    public var disable: Bool
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        endpoint: String = "",
+        owner: String = "",
+        deliveredThrough: UInt64 = 0,
+        attempts: [DeliveryAttempt] = [],
+        delivered: [DeliveryAttempt] = [],
+        disable: Bool = false
+    ) {
+        self.endpoint = endpoint
+        self.owner = owner
+        self.deliveredThrough = deliveredThrough
+        self.attempts = attempts
+        self.delivered = delivered
+        self.disable = disable
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension RecordDeliveriesRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__RecordDeliveriesRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__record_deliveries_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            endpoint: ProtoField.string(m.endpoint, "endpoint"),
+            owner: ProtoField.string(m.owner, "owner"),
+            deliveredThrough: m.delivered_through,
+            attempts: ProtoField.messages(m.attempts, count: m.n_attempts, "attempts"),
+            delivered: ProtoField.messages(m.delivered, count: m.n_delivered, "delivered"),
+            disable: m.disable != 0)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.endpoint, endpoint)
+        arena.set(&c.owner, owner)
+        c.delivered_through = deliveredThrough
+        c.n_attempts = attempts.count
+        c.attempts = arena.messages(attempts)
+        c.n_delivered = delivered.count
+        c.delivered = arena.messages(delivered)
+        c.disable = disable ? 1 : 0
+    }
+}
+
+/// `subscriptions.ledger.v1.RecordDeliveriesResponse`.
+public struct RecordDeliveriesResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.RecordDeliveriesResponse"
+
+    public var deliveredThrough: UInt64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        deliveredThrough: UInt64 = 0
+    ) {
+        self.deliveredThrough = deliveredThrough
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension RecordDeliveriesResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__RecordDeliveriesResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__record_deliveries_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        self.init(
+            deliveredThrough: m.delivered_through)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.delivered_through = deliveredThrough
+    }
+}
+
+/// `subscriptions.ledger.v1.ListDeadLettersRequest`.
+public struct ListDeadLettersRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.ListDeadLettersRequest"
+
+    /// Empty: every endpoint's.
+    public var endpoint: String?
+
+    /// 1..500; 0 means 100.
+    public var limit: UInt32
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        endpoint: String? = nil,
+        limit: UInt32 = 0
+    ) {
+        self.endpoint = endpoint
+        self.limit = limit
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension ListDeadLettersRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__ListDeadLettersRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__list_dead_letters_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            endpoint: ProtoField.optionalString(m.endpoint, "endpoint"),
+            limit: m.limit)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.endpoint, endpoint)
+        c.limit = limit
+    }
+}
+
+/// `subscriptions.ledger.v1.DeadLetter`.
+public struct DeadLetter: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.DeadLetter"
+
+    public var endpoint: String
+
+    public var attempt: DeliveryAttempt?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        endpoint: String = "",
+        attempt: DeliveryAttempt? = nil
+    ) {
+        self.endpoint = endpoint
+        self.attempt = attempt
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension DeadLetter: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__DeadLetter
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__dead_letter__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            endpoint: ProtoField.string(m.endpoint, "endpoint"),
+            attempt: ProtoField.message(m.attempt, "attempt"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.endpoint, endpoint)
+        c.attempt = attempt?.cMessage(in: arena)
+    }
+}
+
+/// `subscriptions.ledger.v1.ListDeadLettersResponse`.
+public struct ListDeadLettersResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.ListDeadLettersResponse"
+
+    public var deadLetters: [DeadLetter]
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        deadLetters: [DeadLetter] = []
+    ) {
+        self.deadLetters = deadLetters
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension ListDeadLettersResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__ListDeadLettersResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__list_dead_letters_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            deadLetters: ProtoField.messages(m.dead_letters, count: m.n_dead_letters, "dead_letters"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.n_dead_letters = deadLetters.count
+        c.dead_letters = arena.messages(deadLetters)
+    }
+}
+
+/// `subscriptions.ledger.v1.ReplayDeliveriesRequest`.
+public struct ReplayDeliveriesRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.ReplayDeliveriesRequest"
+
+    public var endpoint: String
+
+    /// Deliver again everything after this sequence (0: the whole log).
+    public var afterSequence: UInt64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        endpoint: String = "",
+        afterSequence: UInt64 = 0
+    ) {
+        self.endpoint = endpoint
+        self.afterSequence = afterSequence
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension ReplayDeliveriesRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__ReplayDeliveriesRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__replay_deliveries_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            endpoint: ProtoField.string(m.endpoint, "endpoint"),
+            afterSequence: m.after_sequence)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.endpoint, endpoint)
+        c.after_sequence = afterSequence
+    }
+}
+
 /// `subscriptions.ledger.v1.GetSubscriptionRequest`.
 public struct GetSubscriptionRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -2617,6 +3094,20 @@ public enum LedgerRPC {
     /// taken.
     public static let acquireLease = UnaryMethod<AcquireLeaseRequest, AcquireLeaseResponse>("subscriptions.ledger.v1.Ledger/AcquireLease")
 
+    /// Webhook delivery to one endpoint: where it stands (the log delivered through, the events
+    /// being retried, whether the endpoint is disabled).
+    public static let getDeliveryState = UnaryMethod<GetDeliveryStateRequest, GetDeliveryStateResponse>("subscriptions.ledger.v1.Ledger/GetDeliveryState")
+
+    /// Records delivery progress, by the holder of the endpoint's `webhook.<endpoint>` lease only.
+    public static let recordDeliveries = UnaryMethod<RecordDeliveriesRequest, RecordDeliveriesResponse>("subscriptions.ledger.v1.Ledger/RecordDeliveries")
+
+    /// Events given up on (retried past the longest wait), for an operator.
+    public static let listDeadLetters = UnaryMethod<ListDeadLettersRequest, ListDeadLettersResponse>("subscriptions.ledger.v1.Ledger/ListDeadLetters")
+
+    /// Delivers an endpoint's log again after a sequence: its dead letters after it go back to
+    /// delivery, and a disabled endpoint is enabled.
+    public static let replayDeliveries = UnaryMethod<ReplayDeliveriesRequest, GetDeliveryStateResponse>("subscriptions.ledger.v1.Ledger/ReplayDeliveries")
+
     /// Server stream: the current state of every subscription and link, then one SnapshotChunk
     /// with `complete` set and the change-feed position the snapshot reflects.
     public static let snapshot = ServerStreamMethod<SnapshotRequest, SnapshotChunk>("subscriptions.ledger.v1.Ledger/Snapshot")
@@ -2626,5 +3117,5 @@ public enum LedgerRPC {
     public static let watchChanges = ServerStreamMethod<WatchChangesRequest, Change>("subscriptions.ledger.v1.Ledger/WatchChanges")
 
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, listEvents, appendEvents, getEventState, acquireLease, snapshot, watchChanges]
+    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, listEvents, appendEvents, getEventState, acquireLease, getDeliveryState, recordDeliveries, listDeadLetters, replayDeliveries, snapshot, watchChanges]
 }

@@ -2767,6 +2767,314 @@ public enum OpenAPIDocuments {
           }
         }
       }
+    },
+    "/subscriptions.ledger.v1.Ledger/GetDeliveryState": {
+      "post": {
+        "operationId": "Ledger.GetDeliveryState",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "Webhook delivery to one endpoint: where it stands (the log delivered through, the events\nbeing retried, whether the endpoint is disabled).",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.GetDeliveryStateRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.GetDeliveryStateResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.ledger.v1.Ledger/RecordDeliveries": {
+      "post": {
+        "operationId": "Ledger.RecordDeliveries",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "Records delivery progress, by the holder of the endpoint's `webhook.<endpoint>` lease only.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.RecordDeliveriesRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.RecordDeliveriesResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.ledger.v1.Ledger/ListDeadLetters": {
+      "post": {
+        "operationId": "Ledger.ListDeadLetters",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "Events given up on (retried past the longest wait), for an operator.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.ListDeadLettersRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.ListDeadLettersResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.ledger.v1.Ledger/ReplayDeliveries": {
+      "post": {
+        "operationId": "Ledger.ReplayDeliveries",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "Delivers an endpoint's log again after a sequence: its dead letters after it go back to\ndelivery, and a disabled endpoint is enabled.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.ReplayDeliveriesRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.GetDeliveryStateResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -3490,6 +3798,17 @@ public enum OpenAPIDocuments {
           }
         }
       },
+      "subscriptions.ledger.v1.DeadLetter": {
+        "type": "object",
+        "properties": {
+          "endpoint": {
+            "type": "string"
+          },
+          "attempt": {
+            "$ref": "#/components/schemas/subscriptions.ledger.v1.DeliveryAttempt"
+          }
+        }
+      },
       "subscriptions.ledger.v1.DeleteAccountRequest": {
         "type": "object",
         "properties": {
@@ -3514,6 +3833,54 @@ public enum OpenAPIDocuments {
             "type": "string",
             "format": "uint64",
             "pattern": "^[0-9]+$"
+          }
+        }
+      },
+      "subscriptions.ledger.v1.DeliveryAttempt": {
+        "type": "object",
+        "description": "One event's delivery to one endpoint that has not succeeded yet.",
+        "properties": {
+          "sequence": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$"
+          },
+          "attempts": {
+            "type": "integer",
+            "format": "uint32"
+          },
+          "firstAttemptMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          },
+          "nextAttemptMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          },
+          "lastStatus": {
+            "type": "integer",
+            "format": "int32",
+            "description": "The receiver's HTTP status; 0: no answer (refused, timed out, cut)."
+          },
+          "lastError": {
+            "type": "string",
+            "description": "At most 1 KiB."
+          },
+          "deadMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Set when delivery gave up: a dead letter."
+          },
+          "event": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.events.v1.Event"
+              }
+            ],
+            "description": "The event (in listings of dead letters)."
           }
         }
       },
@@ -3551,6 +3918,39 @@ public enum OpenAPIDocuments {
         "properties": {
           "name": {
             "type": "string"
+          }
+        }
+      },
+      "subscriptions.ledger.v1.GetDeliveryStateRequest": {
+        "type": "object",
+        "properties": {
+          "endpoint": {
+            "type": "string",
+            "description": "1..64 of a-z, 0-9, _ and -."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.GetDeliveryStateResponse": {
+        "type": "object",
+        "properties": {
+          "deliveredThrough": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "Every event up to this sequence is delivered, not wanted, or a dead letter."
+          },
+          "disabledMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Set when the receiver answered 410 Gone: nothing more is sent until a replay."
+          },
+          "retrying": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.ledger.v1.DeliveryAttempt"
+            },
+            "description": "The attempts after `delivered_through` that failed and wait for their next try (at most 1000)."
           }
         }
       },
@@ -3832,6 +4232,31 @@ public enum OpenAPIDocuments {
           "LINK_OUTCOME_REFUSED"
         ]
       },
+      "subscriptions.ledger.v1.ListDeadLettersRequest": {
+        "type": "object",
+        "properties": {
+          "endpoint": {
+            "type": "string",
+            "description": "Empty: every endpoint's."
+          },
+          "limit": {
+            "type": "integer",
+            "format": "uint32",
+            "description": "1..500; 0 means 100."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.ListDeadLettersResponse": {
+        "type": "object",
+        "properties": {
+          "deadLetters": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.ledger.v1.DeadLetter"
+            }
+          }
+        }
+      },
       "subscriptions.ledger.v1.ListEventsRequest": {
         "type": "object",
         "properties": {
@@ -4024,6 +4449,52 @@ public enum OpenAPIDocuments {
           }
         }
       },
+      "subscriptions.ledger.v1.RecordDeliveriesRequest": {
+        "type": "object",
+        "properties": {
+          "endpoint": {
+            "type": "string"
+          },
+          "owner": {
+            "type": "string",
+            "description": "The lease's owner."
+          },
+          "deliveredThrough": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "Moves forward only."
+          },
+          "attempts": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.ledger.v1.DeliveryAttempt"
+            },
+            "description": "Failed attempts to record (replacing the earlier record of the same sequence), dead letters\namong them; at most 1000."
+          },
+          "delivered": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.ledger.v1.DeliveryAttempt"
+            },
+            "description": "Attempts delivered since they first failed (only their sequences are read; their records\ngo); at most 1000."
+          },
+          "disable": {
+            "type": "boolean",
+            "description": "The receiver answered 410 Gone."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.RecordDeliveriesResponse": {
+        "type": "object",
+        "properties": {
+          "deliveredThrough": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$"
+          }
+        }
+      },
       "subscriptions.ledger.v1.RecordNotificationRequest": {
         "type": "object",
         "properties": {
@@ -4105,6 +4576,20 @@ public enum OpenAPIDocuments {
             "type": "string",
             "format": "uint64",
             "pattern": "^[0-9]+$"
+          }
+        }
+      },
+      "subscriptions.ledger.v1.ReplayDeliveriesRequest": {
+        "type": "object",
+        "properties": {
+          "endpoint": {
+            "type": "string"
+          },
+          "afterSequence": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "Deliver again everything after this sequence (0: the whole log)."
           }
         }
       },

@@ -393,6 +393,50 @@ public enum ProtoSchema {
             Field(2, "owner", "owner", .string),
             Field(3, "expires_ms", "expiresMs", .int64),
         ]),
+        "subscriptions.ledger.v1.DeliveryAttempt": Message(fullName: "subscriptions.ledger.v1.DeliveryAttempt", fields: [
+            Field(1, "sequence", "sequence", .uint64),
+            Field(2, "attempts", "attempts", .uint32),
+            Field(3, "first_attempt_ms", "firstAttemptMs", .int64),
+            Field(4, "next_attempt_ms", "nextAttemptMs", .int64),
+            Field(5, "last_status", "lastStatus", .int32),
+            Field(6, "last_error", "lastError", .string, optional: true),
+            Field(7, "dead_ms", "deadMs", .int64, optional: true),
+            Field(8, "event", "event", .message("subscriptions.events.v1.Event")),
+        ]),
+        "subscriptions.ledger.v1.GetDeliveryStateRequest": Message(fullName: "subscriptions.ledger.v1.GetDeliveryStateRequest", fields: [
+            Field(1, "endpoint", "endpoint", .string),
+        ]),
+        "subscriptions.ledger.v1.GetDeliveryStateResponse": Message(fullName: "subscriptions.ledger.v1.GetDeliveryStateResponse", fields: [
+            Field(1, "delivered_through", "deliveredThrough", .uint64),
+            Field(2, "disabled_ms", "disabledMs", .int64, optional: true),
+            Field(3, "retrying", "retrying", .message("subscriptions.ledger.v1.DeliveryAttempt"), repeated: true),
+        ]),
+        "subscriptions.ledger.v1.RecordDeliveriesRequest": Message(fullName: "subscriptions.ledger.v1.RecordDeliveriesRequest", fields: [
+            Field(1, "endpoint", "endpoint", .string),
+            Field(2, "owner", "owner", .string),
+            Field(3, "delivered_through", "deliveredThrough", .uint64),
+            Field(4, "attempts", "attempts", .message("subscriptions.ledger.v1.DeliveryAttempt"), repeated: true),
+            Field(5, "delivered", "delivered", .message("subscriptions.ledger.v1.DeliveryAttempt"), repeated: true),
+            Field(6, "disable", "disable", .bool),
+        ]),
+        "subscriptions.ledger.v1.RecordDeliveriesResponse": Message(fullName: "subscriptions.ledger.v1.RecordDeliveriesResponse", fields: [
+            Field(1, "delivered_through", "deliveredThrough", .uint64),
+        ]),
+        "subscriptions.ledger.v1.ListDeadLettersRequest": Message(fullName: "subscriptions.ledger.v1.ListDeadLettersRequest", fields: [
+            Field(1, "endpoint", "endpoint", .string, optional: true),
+            Field(2, "limit", "limit", .uint32),
+        ]),
+        "subscriptions.ledger.v1.DeadLetter": Message(fullName: "subscriptions.ledger.v1.DeadLetter", fields: [
+            Field(1, "endpoint", "endpoint", .string),
+            Field(2, "attempt", "attempt", .message("subscriptions.ledger.v1.DeliveryAttempt")),
+        ]),
+        "subscriptions.ledger.v1.ListDeadLettersResponse": Message(fullName: "subscriptions.ledger.v1.ListDeadLettersResponse", fields: [
+            Field(1, "dead_letters", "deadLetters", .message("subscriptions.ledger.v1.DeadLetter"), repeated: true),
+        ]),
+        "subscriptions.ledger.v1.ReplayDeliveriesRequest": Message(fullName: "subscriptions.ledger.v1.ReplayDeliveriesRequest", fields: [
+            Field(1, "endpoint", "endpoint", .string),
+            Field(2, "after_sequence", "afterSequence", .uint64),
+        ]),
         "subscriptions.ledger.v1.GetSubscriptionRequest": Message(fullName: "subscriptions.ledger.v1.GetSubscriptionRequest", fields: [
             Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
             Field(2, "state_only", "stateOnly", .bool),
@@ -600,6 +644,10 @@ public enum ProtoSchema {
             Method(name: "AppendEvents", input: "subscriptions.ledger.v1.AppendEventsRequest", output: "subscriptions.ledger.v1.AppendEventsResponse", isServerStreaming: false),
             Method(name: "GetEventState", input: "subscriptions.ledger.v1.GetEventStateRequest", output: "subscriptions.ledger.v1.GetEventStateResponse", isServerStreaming: false),
             Method(name: "AcquireLease", input: "subscriptions.ledger.v1.AcquireLeaseRequest", output: "subscriptions.ledger.v1.AcquireLeaseResponse", isServerStreaming: false),
+            Method(name: "GetDeliveryState", input: "subscriptions.ledger.v1.GetDeliveryStateRequest", output: "subscriptions.ledger.v1.GetDeliveryStateResponse", isServerStreaming: false),
+            Method(name: "RecordDeliveries", input: "subscriptions.ledger.v1.RecordDeliveriesRequest", output: "subscriptions.ledger.v1.RecordDeliveriesResponse", isServerStreaming: false),
+            Method(name: "ListDeadLetters", input: "subscriptions.ledger.v1.ListDeadLettersRequest", output: "subscriptions.ledger.v1.ListDeadLettersResponse", isServerStreaming: false),
+            Method(name: "ReplayDeliveries", input: "subscriptions.ledger.v1.ReplayDeliveriesRequest", output: "subscriptions.ledger.v1.GetDeliveryStateResponse", isServerStreaming: false),
             Method(name: "Snapshot", input: "subscriptions.ledger.v1.SnapshotRequest", output: "subscriptions.ledger.v1.SnapshotChunk", isServerStreaming: true),
             Method(name: "WatchChanges", input: "subscriptions.ledger.v1.WatchChangesRequest", output: "subscriptions.ledger.v1.Change", isServerStreaming: true),
         ]),

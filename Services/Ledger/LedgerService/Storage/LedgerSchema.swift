@@ -118,6 +118,22 @@ enum LedgerSchema {
                     """,
                     "CREATE TABLE leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_ms \(bigint) NOT NULL)",
                 ]),
+            // Webhook delivery per endpoint: how far the log is delivered, whether the receiver
+            // disabled it, and the failed attempts (retrying, or given up: dead letters).
+            Migration(
+                version: 5,
+                statements: [
+                    """
+                    CREATE TABLE webhook_state (
+                        endpoint TEXT PRIMARY KEY, delivered_through \(bigint) NOT NULL, disabled_ms \(bigint))
+                    """,
+                    """
+                    CREATE TABLE webhook_attempts (
+                        endpoint TEXT NOT NULL, seq \(bigint) NOT NULL, dead_ms \(bigint), attempt \(blob) NOT NULL,
+                        PRIMARY KEY (endpoint, seq))
+                    """,
+                    "CREATE INDEX webhook_attempts_dead ON webhook_attempts (dead_ms, endpoint, seq)",
+                ]),
         ]
     }
 

@@ -40,6 +40,15 @@ typedef struct Subscriptions__Ledger__V1__GetEventStateRequest Subscriptions__Le
 typedef struct Subscriptions__Ledger__V1__GetEventStateResponse Subscriptions__Ledger__V1__GetEventStateResponse;
 typedef struct Subscriptions__Ledger__V1__AcquireLeaseRequest Subscriptions__Ledger__V1__AcquireLeaseRequest;
 typedef struct Subscriptions__Ledger__V1__AcquireLeaseResponse Subscriptions__Ledger__V1__AcquireLeaseResponse;
+typedef struct Subscriptions__Ledger__V1__DeliveryAttempt Subscriptions__Ledger__V1__DeliveryAttempt;
+typedef struct Subscriptions__Ledger__V1__GetDeliveryStateRequest Subscriptions__Ledger__V1__GetDeliveryStateRequest;
+typedef struct Subscriptions__Ledger__V1__GetDeliveryStateResponse Subscriptions__Ledger__V1__GetDeliveryStateResponse;
+typedef struct Subscriptions__Ledger__V1__RecordDeliveriesRequest Subscriptions__Ledger__V1__RecordDeliveriesRequest;
+typedef struct Subscriptions__Ledger__V1__RecordDeliveriesResponse Subscriptions__Ledger__V1__RecordDeliveriesResponse;
+typedef struct Subscriptions__Ledger__V1__ListDeadLettersRequest Subscriptions__Ledger__V1__ListDeadLettersRequest;
+typedef struct Subscriptions__Ledger__V1__DeadLetter Subscriptions__Ledger__V1__DeadLetter;
+typedef struct Subscriptions__Ledger__V1__ListDeadLettersResponse Subscriptions__Ledger__V1__ListDeadLettersResponse;
+typedef struct Subscriptions__Ledger__V1__ReplayDeliveriesRequest Subscriptions__Ledger__V1__ReplayDeliveriesRequest;
 typedef struct Subscriptions__Ledger__V1__GetSubscriptionRequest Subscriptions__Ledger__V1__GetSubscriptionRequest;
 typedef struct Subscriptions__Ledger__V1__GetSubscriptionResponse Subscriptions__Ledger__V1__GetSubscriptionResponse;
 typedef struct Subscriptions__Ledger__V1__GetAccountRequest Subscriptions__Ledger__V1__GetAccountRequest;
@@ -515,6 +524,170 @@ struct  Subscriptions__Ledger__V1__AcquireLeaseResponse
 #define SUBSCRIPTIONS__LEDGER__V1__ACQUIRE_LEASE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__acquire_lease_response__descriptor) \
     , 0, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * One event's delivery to one endpoint that has not succeeded yet.
+ */
+struct  Subscriptions__Ledger__V1__DeliveryAttempt
+{
+  ProtobufCMessage base;
+  uint64_t sequence;
+  uint32_t attempts;
+  int64_t first_attempt_ms;
+  int64_t next_attempt_ms;
+  /*
+   * The receiver's HTTP status; 0: no answer (refused, timed out, cut).
+   */
+  int32_t last_status;
+  /*
+   * At most 1 KiB.
+   */
+  char *last_error;
+  /*
+   * Set when delivery gave up: a dead letter.
+   */
+  int64_t dead_ms;
+  /*
+   * The event (in listings of dead letters).
+   */
+  Subscriptions__Events__V1__Event *event;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__DELIVERY_ATTEMPT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__delivery_attempt__descriptor) \
+    , 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, NULL }
+
+
+struct  Subscriptions__Ledger__V1__GetDeliveryStateRequest
+{
+  ProtobufCMessage base;
+  /*
+   * 1..64 of a-z, 0-9, _ and -.
+   */
+  char *endpoint;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__GET_DELIVERY_STATE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_delivery_state_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__GetDeliveryStateResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Every event up to this sequence is delivered, not wanted, or a dead letter.
+   */
+  uint64_t delivered_through;
+  /*
+   * Set when the receiver answered 410 Gone: nothing more is sent until a replay.
+   */
+  int64_t disabled_ms;
+  /*
+   * The attempts after `delivered_through` that failed and wait for their next try (at most 1000).
+   */
+  size_t n_retrying;
+  Subscriptions__Ledger__V1__DeliveryAttempt **retrying;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__GET_DELIVERY_STATE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_delivery_state_response__descriptor) \
+    , 0, 0, 0,NULL }
+
+
+struct  Subscriptions__Ledger__V1__RecordDeliveriesRequest
+{
+  ProtobufCMessage base;
+  char *endpoint;
+  /*
+   * The lease's owner.
+   */
+  char *owner;
+  /*
+   * Moves forward only.
+   */
+  uint64_t delivered_through;
+  /*
+   * Failed attempts to record (replacing the earlier record of the same sequence), dead letters
+   * among them; at most 1000.
+   */
+  size_t n_attempts;
+  Subscriptions__Ledger__V1__DeliveryAttempt **attempts;
+  /*
+   * Attempts delivered since they first failed (only their sequences are read; their records
+   * go); at most 1000.
+   */
+  size_t n_delivered;
+  Subscriptions__Ledger__V1__DeliveryAttempt **delivered;
+  /*
+   * The receiver answered 410 Gone.
+   */
+  protobuf_c_boolean disable;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__RECORD_DELIVERIES_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__record_deliveries_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, 0,NULL, 0 }
+
+
+struct  Subscriptions__Ledger__V1__RecordDeliveriesResponse
+{
+  ProtobufCMessage base;
+  uint64_t delivered_through;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__RECORD_DELIVERIES_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__record_deliveries_response__descriptor) \
+    , 0 }
+
+
+struct  Subscriptions__Ledger__V1__ListDeadLettersRequest
+{
+  ProtobufCMessage base;
+  /*
+   * Empty: every endpoint's.
+   */
+  char *endpoint;
+  /*
+   * 1..500; 0 means 100.
+   */
+  uint32_t limit;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__LIST_DEAD_LETTERS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__list_dead_letters_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Subscriptions__Ledger__V1__DeadLetter
+{
+  ProtobufCMessage base;
+  char *endpoint;
+  Subscriptions__Ledger__V1__DeliveryAttempt *attempt;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__DEAD_LETTER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__dead_letter__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+struct  Subscriptions__Ledger__V1__ListDeadLettersResponse
+{
+  ProtobufCMessage base;
+  size_t n_dead_letters;
+  Subscriptions__Ledger__V1__DeadLetter **dead_letters;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__LIST_DEAD_LETTERS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__list_dead_letters_response__descriptor) \
+    , 0,NULL }
+
+
+struct  Subscriptions__Ledger__V1__ReplayDeliveriesRequest
+{
+  ProtobufCMessage base;
+  char *endpoint;
+  /*
+   * Deliver again everything after this sequence (0: the whole log).
+   */
+  uint64_t after_sequence;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__REPLAY_DELIVERIES_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__replay_deliveries_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Subscriptions__Ledger__V1__GetSubscriptionRequest
@@ -1283,6 +1456,177 @@ Subscriptions__Ledger__V1__AcquireLeaseResponse *
 void   subscriptions__ledger__v1__acquire_lease_response__free_unpacked
                      (Subscriptions__Ledger__V1__AcquireLeaseResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__DeliveryAttempt methods */
+void   subscriptions__ledger__v1__delivery_attempt__init
+                     (Subscriptions__Ledger__V1__DeliveryAttempt         *message);
+size_t subscriptions__ledger__v1__delivery_attempt__get_packed_size
+                     (const Subscriptions__Ledger__V1__DeliveryAttempt   *message);
+size_t subscriptions__ledger__v1__delivery_attempt__pack
+                     (const Subscriptions__Ledger__V1__DeliveryAttempt   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__delivery_attempt__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__DeliveryAttempt   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__DeliveryAttempt *
+       subscriptions__ledger__v1__delivery_attempt__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__delivery_attempt__free_unpacked
+                     (Subscriptions__Ledger__V1__DeliveryAttempt *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__GetDeliveryStateRequest methods */
+void   subscriptions__ledger__v1__get_delivery_state_request__init
+                     (Subscriptions__Ledger__V1__GetDeliveryStateRequest         *message);
+size_t subscriptions__ledger__v1__get_delivery_state_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateRequest   *message);
+size_t subscriptions__ledger__v1__get_delivery_state_request__pack
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__get_delivery_state_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__GetDeliveryStateRequest *
+       subscriptions__ledger__v1__get_delivery_state_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__get_delivery_state_request__free_unpacked
+                     (Subscriptions__Ledger__V1__GetDeliveryStateRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__GetDeliveryStateResponse methods */
+void   subscriptions__ledger__v1__get_delivery_state_response__init
+                     (Subscriptions__Ledger__V1__GetDeliveryStateResponse         *message);
+size_t subscriptions__ledger__v1__get_delivery_state_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateResponse   *message);
+size_t subscriptions__ledger__v1__get_delivery_state_response__pack
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__get_delivery_state_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__GetDeliveryStateResponse *
+       subscriptions__ledger__v1__get_delivery_state_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__get_delivery_state_response__free_unpacked
+                     (Subscriptions__Ledger__V1__GetDeliveryStateResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__RecordDeliveriesRequest methods */
+void   subscriptions__ledger__v1__record_deliveries_request__init
+                     (Subscriptions__Ledger__V1__RecordDeliveriesRequest         *message);
+size_t subscriptions__ledger__v1__record_deliveries_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesRequest   *message);
+size_t subscriptions__ledger__v1__record_deliveries_request__pack
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__record_deliveries_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__RecordDeliveriesRequest *
+       subscriptions__ledger__v1__record_deliveries_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__record_deliveries_request__free_unpacked
+                     (Subscriptions__Ledger__V1__RecordDeliveriesRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__RecordDeliveriesResponse methods */
+void   subscriptions__ledger__v1__record_deliveries_response__init
+                     (Subscriptions__Ledger__V1__RecordDeliveriesResponse         *message);
+size_t subscriptions__ledger__v1__record_deliveries_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesResponse   *message);
+size_t subscriptions__ledger__v1__record_deliveries_response__pack
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__record_deliveries_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__RecordDeliveriesResponse *
+       subscriptions__ledger__v1__record_deliveries_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__record_deliveries_response__free_unpacked
+                     (Subscriptions__Ledger__V1__RecordDeliveriesResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__ListDeadLettersRequest methods */
+void   subscriptions__ledger__v1__list_dead_letters_request__init
+                     (Subscriptions__Ledger__V1__ListDeadLettersRequest         *message);
+size_t subscriptions__ledger__v1__list_dead_letters_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListDeadLettersRequest   *message);
+size_t subscriptions__ledger__v1__list_dead_letters_request__pack
+                     (const Subscriptions__Ledger__V1__ListDeadLettersRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__list_dead_letters_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListDeadLettersRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__ListDeadLettersRequest *
+       subscriptions__ledger__v1__list_dead_letters_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__list_dead_letters_request__free_unpacked
+                     (Subscriptions__Ledger__V1__ListDeadLettersRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__DeadLetter methods */
+void   subscriptions__ledger__v1__dead_letter__init
+                     (Subscriptions__Ledger__V1__DeadLetter         *message);
+size_t subscriptions__ledger__v1__dead_letter__get_packed_size
+                     (const Subscriptions__Ledger__V1__DeadLetter   *message);
+size_t subscriptions__ledger__v1__dead_letter__pack
+                     (const Subscriptions__Ledger__V1__DeadLetter   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__dead_letter__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__DeadLetter   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__DeadLetter *
+       subscriptions__ledger__v1__dead_letter__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__dead_letter__free_unpacked
+                     (Subscriptions__Ledger__V1__DeadLetter *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__ListDeadLettersResponse methods */
+void   subscriptions__ledger__v1__list_dead_letters_response__init
+                     (Subscriptions__Ledger__V1__ListDeadLettersResponse         *message);
+size_t subscriptions__ledger__v1__list_dead_letters_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListDeadLettersResponse   *message);
+size_t subscriptions__ledger__v1__list_dead_letters_response__pack
+                     (const Subscriptions__Ledger__V1__ListDeadLettersResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__list_dead_letters_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListDeadLettersResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__ListDeadLettersResponse *
+       subscriptions__ledger__v1__list_dead_letters_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__list_dead_letters_response__free_unpacked
+                     (Subscriptions__Ledger__V1__ListDeadLettersResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__ReplayDeliveriesRequest methods */
+void   subscriptions__ledger__v1__replay_deliveries_request__init
+                     (Subscriptions__Ledger__V1__ReplayDeliveriesRequest         *message);
+size_t subscriptions__ledger__v1__replay_deliveries_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__ReplayDeliveriesRequest   *message);
+size_t subscriptions__ledger__v1__replay_deliveries_request__pack
+                     (const Subscriptions__Ledger__V1__ReplayDeliveriesRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__replay_deliveries_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ReplayDeliveriesRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__ReplayDeliveriesRequest *
+       subscriptions__ledger__v1__replay_deliveries_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__replay_deliveries_request__free_unpacked
+                     (Subscriptions__Ledger__V1__ReplayDeliveriesRequest *message,
+                      ProtobufCAllocator *allocator);
 /* Subscriptions__Ledger__V1__GetSubscriptionRequest methods */
 void   subscriptions__ledger__v1__get_subscription_request__init
                      (Subscriptions__Ledger__V1__GetSubscriptionRequest         *message);
@@ -1772,6 +2116,33 @@ typedef void (*Subscriptions__Ledger__V1__AcquireLeaseRequest_Closure)
 typedef void (*Subscriptions__Ledger__V1__AcquireLeaseResponse_Closure)
                  (const Subscriptions__Ledger__V1__AcquireLeaseResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__DeliveryAttempt_Closure)
+                 (const Subscriptions__Ledger__V1__DeliveryAttempt *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__GetDeliveryStateRequest_Closure)
+                 (const Subscriptions__Ledger__V1__GetDeliveryStateRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__GetDeliveryStateResponse_Closure)
+                 (const Subscriptions__Ledger__V1__GetDeliveryStateResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__RecordDeliveriesRequest_Closure)
+                 (const Subscriptions__Ledger__V1__RecordDeliveriesRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__RecordDeliveriesResponse_Closure)
+                 (const Subscriptions__Ledger__V1__RecordDeliveriesResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__ListDeadLettersRequest_Closure)
+                 (const Subscriptions__Ledger__V1__ListDeadLettersRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__DeadLetter_Closure)
+                 (const Subscriptions__Ledger__V1__DeadLetter *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__ListDeadLettersResponse_Closure)
+                 (const Subscriptions__Ledger__V1__ListDeadLettersResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__ReplayDeliveriesRequest_Closure)
+                 (const Subscriptions__Ledger__V1__ReplayDeliveriesRequest *message,
+                  void *closure_data);
 typedef void (*Subscriptions__Ledger__V1__GetSubscriptionRequest_Closure)
                  (const Subscriptions__Ledger__V1__GetSubscriptionRequest *message,
                   void *closure_data);
@@ -1933,6 +2304,22 @@ struct Subscriptions__Ledger__V1__Ledger_Service
                         const Subscriptions__Ledger__V1__AcquireLeaseRequest *input,
                         Subscriptions__Ledger__V1__AcquireLeaseResponse_Closure closure,
                         void *closure_data);
+  void (*get_delivery_state)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                             const Subscriptions__Ledger__V1__GetDeliveryStateRequest *input,
+                             Subscriptions__Ledger__V1__GetDeliveryStateResponse_Closure closure,
+                             void *closure_data);
+  void (*record_deliveries)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                            const Subscriptions__Ledger__V1__RecordDeliveriesRequest *input,
+                            Subscriptions__Ledger__V1__RecordDeliveriesResponse_Closure closure,
+                            void *closure_data);
+  void (*list_dead_letters)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                            const Subscriptions__Ledger__V1__ListDeadLettersRequest *input,
+                            Subscriptions__Ledger__V1__ListDeadLettersResponse_Closure closure,
+                            void *closure_data);
+  void (*replay_deliveries)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                            const Subscriptions__Ledger__V1__ReplayDeliveriesRequest *input,
+                            Subscriptions__Ledger__V1__GetDeliveryStateResponse_Closure closure,
+                            void *closure_data);
   void (*snapshot)(Subscriptions__Ledger__V1__Ledger_Service *service,
                    const Subscriptions__Ledger__V1__SnapshotRequest *input,
                    Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
@@ -1971,6 +2358,10 @@ void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_
       function_prefix__ ## append_events,\
       function_prefix__ ## get_event_state,\
       function_prefix__ ## acquire_lease,\
+      function_prefix__ ## get_delivery_state,\
+      function_prefix__ ## record_deliveries,\
+      function_prefix__ ## list_dead_letters,\
+      function_prefix__ ## replay_deliveries,\
       function_prefix__ ## snapshot,\
       function_prefix__ ## watch_changes  }
 void subscriptions__ledger__v1__ledger__health(ProtobufCService *service,
@@ -2061,6 +2452,22 @@ void subscriptions__ledger__v1__ledger__acquire_lease(ProtobufCService *service,
                                                       const Subscriptions__Ledger__V1__AcquireLeaseRequest *input,
                                                       Subscriptions__Ledger__V1__AcquireLeaseResponse_Closure closure,
                                                       void *closure_data);
+void subscriptions__ledger__v1__ledger__get_delivery_state(ProtobufCService *service,
+                                                           const Subscriptions__Ledger__V1__GetDeliveryStateRequest *input,
+                                                           Subscriptions__Ledger__V1__GetDeliveryStateResponse_Closure closure,
+                                                           void *closure_data);
+void subscriptions__ledger__v1__ledger__record_deliveries(ProtobufCService *service,
+                                                          const Subscriptions__Ledger__V1__RecordDeliveriesRequest *input,
+                                                          Subscriptions__Ledger__V1__RecordDeliveriesResponse_Closure closure,
+                                                          void *closure_data);
+void subscriptions__ledger__v1__ledger__list_dead_letters(ProtobufCService *service,
+                                                          const Subscriptions__Ledger__V1__ListDeadLettersRequest *input,
+                                                          Subscriptions__Ledger__V1__ListDeadLettersResponse_Closure closure,
+                                                          void *closure_data);
+void subscriptions__ledger__v1__ledger__replay_deliveries(ProtobufCService *service,
+                                                          const Subscriptions__Ledger__V1__ReplayDeliveriesRequest *input,
+                                                          Subscriptions__Ledger__V1__GetDeliveryStateResponse_Closure closure,
+                                                          void *closure_data);
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
                                                  Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
@@ -2098,6 +2505,15 @@ extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_sta
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_state_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__acquire_lease_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__acquire_lease_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__delivery_attempt__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_delivery_state_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_delivery_state_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_deliveries_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_deliveries_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_dead_letters_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__dead_letter__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_dead_letters_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__replay_deliveries_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_subscription_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_account_request__descriptor;

@@ -1042,6 +1042,411 @@ void   subscriptions__ledger__v1__acquire_lease_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__ledger__v1__acquire_lease_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__ledger__v1__delivery_attempt__init
+                     (Subscriptions__Ledger__V1__DeliveryAttempt         *message)
+{
+  static const Subscriptions__Ledger__V1__DeliveryAttempt init_value = SUBSCRIPTIONS__LEDGER__V1__DELIVERY_ATTEMPT__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__delivery_attempt__get_packed_size
+                     (const Subscriptions__Ledger__V1__DeliveryAttempt *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delivery_attempt__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__delivery_attempt__pack
+                     (const Subscriptions__Ledger__V1__DeliveryAttempt *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delivery_attempt__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__delivery_attempt__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__DeliveryAttempt *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delivery_attempt__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__DeliveryAttempt *
+       subscriptions__ledger__v1__delivery_attempt__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__DeliveryAttempt *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__delivery_attempt__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__delivery_attempt__free_unpacked
+                     (Subscriptions__Ledger__V1__DeliveryAttempt *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__delivery_attempt__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__get_delivery_state_request__init
+                     (Subscriptions__Ledger__V1__GetDeliveryStateRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__GetDeliveryStateRequest init_value = SUBSCRIPTIONS__LEDGER__V1__GET_DELIVERY_STATE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__get_delivery_state_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_delivery_state_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__get_delivery_state_request__pack
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_delivery_state_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__get_delivery_state_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_delivery_state_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__GetDeliveryStateRequest *
+       subscriptions__ledger__v1__get_delivery_state_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__GetDeliveryStateRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__get_delivery_state_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__get_delivery_state_request__free_unpacked
+                     (Subscriptions__Ledger__V1__GetDeliveryStateRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_delivery_state_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__get_delivery_state_response__init
+                     (Subscriptions__Ledger__V1__GetDeliveryStateResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__GetDeliveryStateResponse init_value = SUBSCRIPTIONS__LEDGER__V1__GET_DELIVERY_STATE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__get_delivery_state_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_delivery_state_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__get_delivery_state_response__pack
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_delivery_state_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__get_delivery_state_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__GetDeliveryStateResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_delivery_state_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__GetDeliveryStateResponse *
+       subscriptions__ledger__v1__get_delivery_state_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__GetDeliveryStateResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__get_delivery_state_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__get_delivery_state_response__free_unpacked
+                     (Subscriptions__Ledger__V1__GetDeliveryStateResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__get_delivery_state_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__record_deliveries_request__init
+                     (Subscriptions__Ledger__V1__RecordDeliveriesRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__RecordDeliveriesRequest init_value = SUBSCRIPTIONS__LEDGER__V1__RECORD_DELIVERIES_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__record_deliveries_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__record_deliveries_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__record_deliveries_request__pack
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__record_deliveries_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__record_deliveries_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__record_deliveries_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__RecordDeliveriesRequest *
+       subscriptions__ledger__v1__record_deliveries_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__RecordDeliveriesRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__record_deliveries_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__record_deliveries_request__free_unpacked
+                     (Subscriptions__Ledger__V1__RecordDeliveriesRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__record_deliveries_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__record_deliveries_response__init
+                     (Subscriptions__Ledger__V1__RecordDeliveriesResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__RecordDeliveriesResponse init_value = SUBSCRIPTIONS__LEDGER__V1__RECORD_DELIVERIES_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__record_deliveries_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__record_deliveries_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__record_deliveries_response__pack
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__record_deliveries_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__record_deliveries_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__RecordDeliveriesResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__record_deliveries_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__RecordDeliveriesResponse *
+       subscriptions__ledger__v1__record_deliveries_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__RecordDeliveriesResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__record_deliveries_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__record_deliveries_response__free_unpacked
+                     (Subscriptions__Ledger__V1__RecordDeliveriesResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__record_deliveries_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__list_dead_letters_request__init
+                     (Subscriptions__Ledger__V1__ListDeadLettersRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__ListDeadLettersRequest init_value = SUBSCRIPTIONS__LEDGER__V1__LIST_DEAD_LETTERS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__list_dead_letters_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListDeadLettersRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_dead_letters_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__list_dead_letters_request__pack
+                     (const Subscriptions__Ledger__V1__ListDeadLettersRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_dead_letters_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__list_dead_letters_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListDeadLettersRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_dead_letters_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__ListDeadLettersRequest *
+       subscriptions__ledger__v1__list_dead_letters_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__ListDeadLettersRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__list_dead_letters_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__list_dead_letters_request__free_unpacked
+                     (Subscriptions__Ledger__V1__ListDeadLettersRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_dead_letters_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__dead_letter__init
+                     (Subscriptions__Ledger__V1__DeadLetter         *message)
+{
+  static const Subscriptions__Ledger__V1__DeadLetter init_value = SUBSCRIPTIONS__LEDGER__V1__DEAD_LETTER__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__dead_letter__get_packed_size
+                     (const Subscriptions__Ledger__V1__DeadLetter *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__dead_letter__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__dead_letter__pack
+                     (const Subscriptions__Ledger__V1__DeadLetter *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__dead_letter__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__dead_letter__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__DeadLetter *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__dead_letter__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__DeadLetter *
+       subscriptions__ledger__v1__dead_letter__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__DeadLetter *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__dead_letter__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__dead_letter__free_unpacked
+                     (Subscriptions__Ledger__V1__DeadLetter *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__dead_letter__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__list_dead_letters_response__init
+                     (Subscriptions__Ledger__V1__ListDeadLettersResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__ListDeadLettersResponse init_value = SUBSCRIPTIONS__LEDGER__V1__LIST_DEAD_LETTERS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__list_dead_letters_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__ListDeadLettersResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_dead_letters_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__list_dead_letters_response__pack
+                     (const Subscriptions__Ledger__V1__ListDeadLettersResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_dead_letters_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__list_dead_letters_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ListDeadLettersResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_dead_letters_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__ListDeadLettersResponse *
+       subscriptions__ledger__v1__list_dead_letters_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__ListDeadLettersResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__list_dead_letters_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__list_dead_letters_response__free_unpacked
+                     (Subscriptions__Ledger__V1__ListDeadLettersResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__list_dead_letters_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__replay_deliveries_request__init
+                     (Subscriptions__Ledger__V1__ReplayDeliveriesRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__ReplayDeliveriesRequest init_value = SUBSCRIPTIONS__LEDGER__V1__REPLAY_DELIVERIES_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__replay_deliveries_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__ReplayDeliveriesRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__replay_deliveries_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__replay_deliveries_request__pack
+                     (const Subscriptions__Ledger__V1__ReplayDeliveriesRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__replay_deliveries_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__replay_deliveries_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__ReplayDeliveriesRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__replay_deliveries_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__ReplayDeliveriesRequest *
+       subscriptions__ledger__v1__replay_deliveries_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__ReplayDeliveriesRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__replay_deliveries_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__replay_deliveries_request__free_unpacked
+                     (Subscriptions__Ledger__V1__ReplayDeliveriesRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__replay_deliveries_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   subscriptions__ledger__v1__get_subscription_request__init
                      (Subscriptions__Ledger__V1__GetSubscriptionRequest         *message)
 {
@@ -3621,6 +4026,569 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__acquire_lease_respon
   (ProtobufCMessageInit) subscriptions__ledger__v1__acquire_lease_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__delivery_attempt__field_descriptors[8] =
+{
+  {
+    "sequence",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeliveryAttempt, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "attempts",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeliveryAttempt, attempts),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "first_attempt_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeliveryAttempt, first_attempt_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "next_attempt_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeliveryAttempt, next_attempt_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_status",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeliveryAttempt, last_status),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_error",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeliveryAttempt, last_error),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dead_ms",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeliveryAttempt, dead_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "event",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeliveryAttempt, event),
+    &subscriptions__events__v1__event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__delivery_attempt__field_indices_by_name[] = {
+  1,   /* field[1] = attempts */
+  6,   /* field[6] = dead_ms */
+  7,   /* field[7] = event */
+  2,   /* field[2] = first_attempt_ms */
+  5,   /* field[5] = last_error */
+  4,   /* field[4] = last_status */
+  3,   /* field[3] = next_attempt_ms */
+  0,   /* field[0] = sequence */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__delivery_attempt__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 8 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__delivery_attempt__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.DeliveryAttempt",
+  "DeliveryAttempt",
+  "Subscriptions__Ledger__V1__DeliveryAttempt",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__DeliveryAttempt),
+  8,
+  subscriptions__ledger__v1__delivery_attempt__field_descriptors,
+  subscriptions__ledger__v1__delivery_attempt__field_indices_by_name,
+  1,  subscriptions__ledger__v1__delivery_attempt__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__delivery_attempt__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_delivery_state_request__field_descriptors[1] =
+{
+  {
+    "endpoint",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetDeliveryStateRequest, endpoint),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__get_delivery_state_request__field_indices_by_name[] = {
+  0,   /* field[0] = endpoint */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__get_delivery_state_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_delivery_state_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.GetDeliveryStateRequest",
+  "GetDeliveryStateRequest",
+  "Subscriptions__Ledger__V1__GetDeliveryStateRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__GetDeliveryStateRequest),
+  1,
+  subscriptions__ledger__v1__get_delivery_state_request__field_descriptors,
+  subscriptions__ledger__v1__get_delivery_state_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__get_delivery_state_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__get_delivery_state_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_delivery_state_response__field_descriptors[3] =
+{
+  {
+    "delivered_through",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetDeliveryStateResponse, delivered_through),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "disabled_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetDeliveryStateResponse, disabled_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "retrying",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__GetDeliveryStateResponse, n_retrying),
+    offsetof(Subscriptions__Ledger__V1__GetDeliveryStateResponse, retrying),
+    &subscriptions__ledger__v1__delivery_attempt__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__get_delivery_state_response__field_indices_by_name[] = {
+  0,   /* field[0] = delivered_through */
+  1,   /* field[1] = disabled_ms */
+  2,   /* field[2] = retrying */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__get_delivery_state_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_delivery_state_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.GetDeliveryStateResponse",
+  "GetDeliveryStateResponse",
+  "Subscriptions__Ledger__V1__GetDeliveryStateResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__GetDeliveryStateResponse),
+  3,
+  subscriptions__ledger__v1__get_delivery_state_response__field_descriptors,
+  subscriptions__ledger__v1__get_delivery_state_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__get_delivery_state_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__get_delivery_state_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__record_deliveries_request__field_descriptors[6] =
+{
+  {
+    "endpoint",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RecordDeliveriesRequest, endpoint),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "owner",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RecordDeliveriesRequest, owner),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "delivered_through",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RecordDeliveriesRequest, delivered_through),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "attempts",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__RecordDeliveriesRequest, n_attempts),
+    offsetof(Subscriptions__Ledger__V1__RecordDeliveriesRequest, attempts),
+    &subscriptions__ledger__v1__delivery_attempt__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "delivered",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__RecordDeliveriesRequest, n_delivered),
+    offsetof(Subscriptions__Ledger__V1__RecordDeliveriesRequest, delivered),
+    &subscriptions__ledger__v1__delivery_attempt__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "disable",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RecordDeliveriesRequest, disable),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__record_deliveries_request__field_indices_by_name[] = {
+  3,   /* field[3] = attempts */
+  4,   /* field[4] = delivered */
+  2,   /* field[2] = delivered_through */
+  5,   /* field[5] = disable */
+  0,   /* field[0] = endpoint */
+  1,   /* field[1] = owner */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__record_deliveries_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_deliveries_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.RecordDeliveriesRequest",
+  "RecordDeliveriesRequest",
+  "Subscriptions__Ledger__V1__RecordDeliveriesRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__RecordDeliveriesRequest),
+  6,
+  subscriptions__ledger__v1__record_deliveries_request__field_descriptors,
+  subscriptions__ledger__v1__record_deliveries_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__record_deliveries_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__record_deliveries_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__record_deliveries_response__field_descriptors[1] =
+{
+  {
+    "delivered_through",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__RecordDeliveriesResponse, delivered_through),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__record_deliveries_response__field_indices_by_name[] = {
+  0,   /* field[0] = delivered_through */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__record_deliveries_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_deliveries_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.RecordDeliveriesResponse",
+  "RecordDeliveriesResponse",
+  "Subscriptions__Ledger__V1__RecordDeliveriesResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__RecordDeliveriesResponse),
+  1,
+  subscriptions__ledger__v1__record_deliveries_response__field_descriptors,
+  subscriptions__ledger__v1__record_deliveries_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__record_deliveries_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__record_deliveries_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_dead_letters_request__field_descriptors[2] =
+{
+  {
+    "endpoint",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListDeadLettersRequest, endpoint),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "limit",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListDeadLettersRequest, limit),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__list_dead_letters_request__field_indices_by_name[] = {
+  0,   /* field[0] = endpoint */
+  1,   /* field[1] = limit */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__list_dead_letters_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_dead_letters_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.ListDeadLettersRequest",
+  "ListDeadLettersRequest",
+  "Subscriptions__Ledger__V1__ListDeadLettersRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__ListDeadLettersRequest),
+  2,
+  subscriptions__ledger__v1__list_dead_letters_request__field_descriptors,
+  subscriptions__ledger__v1__list_dead_letters_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__list_dead_letters_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__list_dead_letters_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__dead_letter__field_descriptors[2] =
+{
+  {
+    "endpoint",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeadLetter, endpoint),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "attempt",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__DeadLetter, attempt),
+    &subscriptions__ledger__v1__delivery_attempt__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__dead_letter__field_indices_by_name[] = {
+  1,   /* field[1] = attempt */
+  0,   /* field[0] = endpoint */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__dead_letter__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__dead_letter__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.DeadLetter",
+  "DeadLetter",
+  "Subscriptions__Ledger__V1__DeadLetter",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__DeadLetter),
+  2,
+  subscriptions__ledger__v1__dead_letter__field_descriptors,
+  subscriptions__ledger__v1__dead_letter__field_indices_by_name,
+  1,  subscriptions__ledger__v1__dead_letter__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__dead_letter__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_dead_letters_response__field_descriptors[1] =
+{
+  {
+    "dead_letters",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__ListDeadLettersResponse, n_dead_letters),
+    offsetof(Subscriptions__Ledger__V1__ListDeadLettersResponse, dead_letters),
+    &subscriptions__ledger__v1__dead_letter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__list_dead_letters_response__field_indices_by_name[] = {
+  0,   /* field[0] = dead_letters */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__list_dead_letters_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_dead_letters_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.ListDeadLettersResponse",
+  "ListDeadLettersResponse",
+  "Subscriptions__Ledger__V1__ListDeadLettersResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__ListDeadLettersResponse),
+  1,
+  subscriptions__ledger__v1__list_dead_letters_response__field_descriptors,
+  subscriptions__ledger__v1__list_dead_letters_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__list_dead_letters_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__list_dead_letters_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__replay_deliveries_request__field_descriptors[2] =
+{
+  {
+    "endpoint",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ReplayDeliveriesRequest, endpoint),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "after_sequence",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ReplayDeliveriesRequest, after_sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__replay_deliveries_request__field_indices_by_name[] = {
+  1,   /* field[1] = after_sequence */
+  0,   /* field[0] = endpoint */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__replay_deliveries_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__replay_deliveries_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.ReplayDeliveriesRequest",
+  "ReplayDeliveriesRequest",
+  "Subscriptions__Ledger__V1__ReplayDeliveriesRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__ReplayDeliveriesRequest),
+  2,
+  subscriptions__ledger__v1__replay_deliveries_request__field_descriptors,
+  subscriptions__ledger__v1__replay_deliveries_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__replay_deliveries_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__replay_deliveries_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_subscription_request__field_descriptors[2] =
 {
   {
@@ -4950,7 +5918,7 @@ const ProtobufCEnumDescriptor subscriptions__ledger__v1__change_kind__descriptor
   subscriptions__ledger__v1__change_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[24] =
+static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[28] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "RecordNotification", &subscriptions__ledger__v1__record_notification_request__descriptor, &subscriptions__ledger__v1__record_notification_response__descriptor },
@@ -4974,6 +5942,10 @@ static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method
   { "AppendEvents", &subscriptions__ledger__v1__append_events_request__descriptor, &subscriptions__ledger__v1__append_events_response__descriptor },
   { "GetEventState", &subscriptions__ledger__v1__get_event_state_request__descriptor, &subscriptions__ledger__v1__get_event_state_response__descriptor },
   { "AcquireLease", &subscriptions__ledger__v1__acquire_lease_request__descriptor, &subscriptions__ledger__v1__acquire_lease_response__descriptor },
+  { "GetDeliveryState", &subscriptions__ledger__v1__get_delivery_state_request__descriptor, &subscriptions__ledger__v1__get_delivery_state_response__descriptor },
+  { "RecordDeliveries", &subscriptions__ledger__v1__record_deliveries_request__descriptor, &subscriptions__ledger__v1__record_deliveries_response__descriptor },
+  { "ListDeadLetters", &subscriptions__ledger__v1__list_dead_letters_request__descriptor, &subscriptions__ledger__v1__list_dead_letters_response__descriptor },
+  { "ReplayDeliveries", &subscriptions__ledger__v1__replay_deliveries_request__descriptor, &subscriptions__ledger__v1__get_delivery_state_response__descriptor },
   { "Snapshot", &subscriptions__ledger__v1__snapshot_request__descriptor, &subscriptions__ledger__v1__snapshot_chunk__descriptor },
   { "WatchChanges", &subscriptions__ledger__v1__watch_changes_request__descriptor, &subscriptions__ledger__v1__change__descriptor },
 };
@@ -4984,6 +5956,7 @@ const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
   17,        /* DeleteAccount */
   5,        /* GetAccount */
   11,        /* GetCursor */
+  22,        /* GetDeliveryState */
   20,        /* GetEventState */
   13,        /* GetFeedPosition */
   6,        /* GetHistory */
@@ -4991,17 +5964,20 @@ const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
   14,        /* GrantEntitlement */
   0,        /* Health */
   3,        /* LinkAccount */
+  24,        /* ListDeadLetters */
   18,        /* ListEvents */
   7,        /* ListInbox */
   10,        /* ListSubscriptions */
   8,        /* MarkInbox */
   16,        /* MergeAccounts */
+  23,        /* RecordDeliveries */
   1,        /* RecordNotification */
   2,        /* RecordVerifiedState */
+  25,        /* ReplayDeliveries */
   9,        /* ReplayInbox */
   15,        /* RevokeGrant */
-  22,        /* Snapshot */
-  23         /* WatchChanges */
+  26,        /* Snapshot */
+  27         /* WatchChanges */
 };
 const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
 {
@@ -5010,7 +5986,7 @@ const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
   "Ledger",
   "Subscriptions__Ledger__V1__Ledger",
   "subscriptions.ledger.v1",
-  24,
+  28,
   subscriptions__ledger__v1__ledger__method_descriptors,
   subscriptions__ledger__v1__ledger__method_indices_by_name
 };
@@ -5190,13 +6166,45 @@ void subscriptions__ledger__v1__ledger__acquire_lease(ProtobufCService *service,
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
   service->invoke(service, 21, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void subscriptions__ledger__v1__ledger__get_delivery_state(ProtobufCService *service,
+                                                           const Subscriptions__Ledger__V1__GetDeliveryStateRequest *input,
+                                                           Subscriptions__Ledger__V1__GetDeliveryStateResponse_Closure closure,
+                                                           void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 22, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__record_deliveries(ProtobufCService *service,
+                                                          const Subscriptions__Ledger__V1__RecordDeliveriesRequest *input,
+                                                          Subscriptions__Ledger__V1__RecordDeliveriesResponse_Closure closure,
+                                                          void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 23, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__list_dead_letters(ProtobufCService *service,
+                                                          const Subscriptions__Ledger__V1__ListDeadLettersRequest *input,
+                                                          Subscriptions__Ledger__V1__ListDeadLettersResponse_Closure closure,
+                                                          void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 24, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__replay_deliveries(ProtobufCService *service,
+                                                          const Subscriptions__Ledger__V1__ReplayDeliveriesRequest *input,
+                                                          Subscriptions__Ledger__V1__GetDeliveryStateResponse_Closure closure,
+                                                          void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 25, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
                                                  Subscriptions__Ledger__V1__SnapshotChunk_Closure closure,
                                                  void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 22, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 26, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       const Subscriptions__Ledger__V1__WatchChangesRequest *input,
@@ -5204,7 +6212,7 @@ void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 23, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 27, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_Service *service,
                                               Subscriptions__Ledger__V1__Ledger_ServiceDestroy destroy)

@@ -1,0 +1,321 @@
+public import Foundation
+import HTTPClient
+public import Model
+public import Observability
+import ProtoJSON
+public import RPC
+public import Wire
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// How a deliverer retries, and how much it sends at once.
+public struct DeliveryRules: Sendable {
+    /// Requests in flight to the endpoint at once.
+    public var maxInFlight = 16
+    /// The first retry's wait, doubled each time up to `maxBackoff`, each spread by ±20%.
+    public var baseBackoff: Int64 = 1000
+    public var maxBackoff: Int64 = 3_600_000
+    /// How long after its first attempt an event is given up on (a dead letter).
+    public var maxAge: Int64 = 3 * 86_400_000
+    /// Events read ahead of the delivered position, at most.
+    public var window = 5000
+    /// A request's time limit.
+    public var timeout: TimeInterval = 10
+
+    public init() {}
+
+    /// The wait before attempt `attempts + 1`, given a random number in 0..<1.
+    public func backoff(afterAttempts attempts: UInt32, random: Double) -> Int64 {
+        let doubled = Double(baseBackoff) * pow(2, Double(min(attempts, 40)) - 1)
+        return Int64(min(Double(maxBackoff), doubled) * (0.8 + 0.4 * random))
+    }
+}
+
+/// Delivers the event log to one endpoint, by the Standard Webhooks rules, in the instance that
+/// holds the endpoint's `webhook.<name>` lease.
+///
+/// At least once: the position delivered through, the attempts that failed and the dead letters
+/// are recorded in the ledger, so a restart, a crash or another instance resumes from there (an
+/// event sent but not yet recorded as delivered is sent again, with the same `webhook-id`). In
+/// order per account: an account's later event waits until its earlier one is delivered or given
+/// up; other accounts go on. A 2xx answer acknowledges; 410 disables the endpoint until an
+/// operator replays it; anything else (or no answer) is retried with exponential backoff and
+/// jitter, and after `maxAge` becomes a dead letter.
+public actor WebhookDeliverer {
+    public private(set) var endpoint: WebhookEndpoint
+    let client: RPCClient
+    let transport: HTTPClientTransport
+    let owner: String
+    let leaseMilliseconds: Int64
+    let rules: DeliveryRules
+    let now: @Sendable () -> Int64
+    let random: @Sendable () -> Double
+    let logger: Logger
+    let metrics: MetricsRegistry?
+
+    private var leading = false
+    private var loaded = false
+    private var disabled = false
+    private var lastRenewal: Int64 = 0
+    /// Everything up to here is delivered, unwanted or dead (as recorded, and as known here).
+    private var deliveredThrough: UInt64 = 0
+    private var recordedThrough: UInt64 = 0
+    /// The log read after `deliveredThrough`, by sequence: nil once done.
+    private var window: [(sequence: UInt64, event: Event?)] = []
+    private var fetchedThrough: UInt64 = 0
+    private var attempts: [UInt64: DeliveryAttempt] = [:]
+    private var inFlight = Set<UInt64>()
+    /// Changes to record: attempts (failed or dead), and sequences delivered after failing.
+    private var changedAttempts: [UInt64: DeliveryAttempt] = [:]
+    private var recovered: [UInt64] = []
+    private var disableToRecord = false
+
+    public init(
+        endpoint: WebhookEndpoint, client: RPCClient, owner: String, leaseMilliseconds: Int64 = 6000,
+        rules: DeliveryRules = DeliveryRules(), logger: Logger, metrics: MetricsRegistry? = nil,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.endpoint = endpoint
+        self.client = client
+        self.owner = owner
+        self.leaseMilliseconds = leaseMilliseconds
+        self.rules = rules
+        self.logger = logger
+        self.metrics = metrics
+        self.now = now
+        self.random = random
+        transport = HTTPClientTransport(requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024)
+    }
+
+    /// Takes a new version of the endpoint (a reloaded file): its URL, secrets and filters.
+    public func update(_ endpoint: WebhookEndpoint) { self.endpoint = endpoint }
+
+    /// Whether this instance delivers to the endpoint now.
+    public var isDelivering: Bool { leading && loaded }
+    public var isDisabled: Bool { disabled }
+    /// Events sent and not answered yet.
+    public var inFlightCount: Int { inFlight.count }
+
+    // MARK: The lease
+
+    public func renewLease() async {
+        do {
+            let answer = try await client.call(
+                LedgerRPC.acquireLease,
+                AcquireLeaseRequest(
+                    name: "webhook.\(endpoint.name)", owner: owner, ttlMilliseconds: leaseMilliseconds))
+            if answer.held {
+                lastRenewal = now()
+                if !leading {
+                    leading = true
+                    loaded = false
+                    logger.info("delivering webhooks", ["endpoint": endpoint.name, "owner": owner])
+                }
+            } else if leading {
+                stepDown("the lease is held by \(answer.owner)")
+            }
+        } catch {
+            if leading, now() - lastRenewal >= leaseMilliseconds * 2 / 3 { stepDown("\(error)") }
+        }
+    }
+
+    private func stepDown(_ why: String) {
+        logger.warning("no longer delivering webhooks", ["endpoint": endpoint.name, "why": why])
+        leading = false
+        loaded = false
+        window = []
+        attempts = [:]
+        changedAttempts = [:]
+        recovered = []
+    }
+
+    // MARK: One round
+
+    /// Loads the recorded state when needed, reads more of the log, sends what may go now, and
+    /// records progress. Returns when its sends have started (their answers come back later).
+    public func step() async {
+        guard leading else { return }
+        do {
+            // A 410 is recorded first; a disabled endpoint looks again for an operator's replay.
+            if disableToRecord { try await record() }
+            if !loaded || disabled { try await load() }
+            guard !disabled else { return }
+            try await fill()
+            sendWhatMayGo()
+            try await record()
+        } catch let error as RPCError where error.code == .failedPrecondition {
+            stepDown(error.message)
+        } catch {
+            logger.warning("webhook delivery round failed", ["endpoint": endpoint.name, "error": "\(error)"])
+        }
+    }
+
+    private func load() async throws {
+        let state = try await client.call(LedgerRPC.getDeliveryState, GetDeliveryStateRequest(endpoint: endpoint.name))
+        deliveredThrough = state.deliveredThrough
+        recordedThrough = state.deliveredThrough
+        fetchedThrough = state.deliveredThrough
+        disabled = state.disabledMilliseconds != nil
+        attempts = Dictionary(state.retrying.map { ($0.sequence, $0) }, uniquingKeysWith: { _, last in last })
+        window = []
+        inFlight = []
+        loaded = true
+    }
+
+    private func fill() async throws {
+        while window.count < rules.window {
+            let page = try await client.call(
+                LedgerRPC.listEvents, ListEventsRequest(afterSequence: fetchedThrough, limit: 500))
+            for event in page.events {
+                let wanted = endpoint.wants(type: event.type, account: event.accountID)
+                window.append((event.sequence, wanted ? event : nil))
+            }
+            guard page.lastSequence > fetchedThrough else { break }
+            fetchedThrough = page.lastSequence
+            if page.events.count < 500 { break }
+        }
+        advance()
+    }
+
+    /// Moves `deliveredThrough` over the done events at the window's start.
+    private func advance() {
+        var done = 0
+        while done < window.count, window[done].event == nil {
+            deliveredThrough = window[done].sequence
+            done += 1
+        }
+        window.removeFirst(done)
+        if window.isEmpty { deliveredThrough = max(deliveredThrough, fetchedThrough) }
+        lag()
+    }
+
+    private func sendWhatMayGo() {
+        let at = now()
+        var waiting = Set<String>()
+        for entry in window {
+            guard let event = entry.event else { continue }
+            // An account's events go one at a time, in order.
+            let lane = event.accountID ?? ""
+            guard waiting.insert(lane).inserted else { continue }
+            guard !inFlight.contains(entry.sequence) else { continue }
+            if let attempt = attempts[entry.sequence], attempt.nextAttemptMilliseconds > at { continue }
+            guard inFlight.count < rules.maxInFlight else { break }
+            inFlight.insert(entry.sequence)
+            let request = self.request(event, at: at)
+            let sequence = entry.sequence
+            Task { [transport] in
+                let outcome = await transport.perform(request)
+                await self.finished(sequence, outcome)
+            }
+        }
+    }
+
+    /// The signed POST of `event`.
+    func request(_ event: Event, at: Int64) -> URLRequest {
+        let body = Array(
+            ((try? ProtoJSON.decodeToJSON(event.serialized(), as: "subscriptions.events.v1.Event", pretty: false))
+                ?? "{}").utf8)
+        let timestamp = at / 1000
+        var request = URLRequest(url: endpoint.url)
+        request.httpMethod = "POST"
+        request.httpBody = Data(body)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(event.id, forHTTPHeaderField: "webhook-id")
+        request.setValue(String(timestamp), forHTTPHeaderField: "webhook-timestamp")
+        request.setValue(
+            WebhookSecret.header(endpoint.secrets, id: event.id, timestamp: timestamp, body: body),
+            forHTTPHeaderField: "webhook-signature")
+        return request
+    }
+
+    func finished(_ sequence: UInt64, _ outcome: Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>) {
+        guard inFlight.remove(sequence) != nil, let index = window.firstIndex(where: { $0.sequence == sequence })
+        else { return }
+        let status: Int
+        var problem: String?
+        switch outcome {
+        case .success(let response): status = response.status
+        case .failure(let failure):
+            status = 0
+            problem = "\(failure)"
+        }
+        count(status)
+        if (200..<300).contains(status) {
+            window[index].event = nil
+            if attempts.removeValue(forKey: sequence) != nil {
+                changedAttempts[sequence] = nil
+                recovered.append(sequence)
+            }
+            advance()
+            return
+        }
+        if status == 410 {
+            logger.warning("the receiver answered 410 Gone: the endpoint is disabled", ["endpoint": endpoint.name])
+            disabled = true
+            disableToRecord = true
+            return
+        }
+        let at = now()
+        var attempt = attempts[sequence] ?? DeliveryAttempt(sequence: sequence, firstAttemptMilliseconds: at)
+        attempt.attempts += 1
+        attempt.lastStatus = Int32(status)
+        attempt.lastError = problem.map { String($0.prefix(1024)) }
+        attempt.nextAttemptMilliseconds = at + rules.backoff(afterAttempts: attempt.attempts, random: random())
+        if at - attempt.firstAttemptMilliseconds >= rules.maxAge {
+            attempt.deadMilliseconds = at
+            attempt.event = window[index].event
+            window[index].event = nil
+            metrics?.counter(
+                "webhook_dead_letters_total", help: "Events given up on.", labels: ["endpoint": endpoint.name]
+            ).increment()
+            logger.warning(
+                "a webhook event is given up on", ["endpoint": endpoint.name, "sequence": "\(sequence)"])
+            attempts[sequence] = nil
+            advance()
+        } else {
+            attempts[sequence] = attempt
+        }
+        changedAttempts[sequence] = attempt
+    }
+
+    private func count(_ status: Int) {
+        metrics?.counter(
+            "webhook_attempts_total", help: "Delivery attempts, by the receiver's status (0: no answer).",
+            labels: ["endpoint": endpoint.name, "status": "\(status)"]
+        ).increment()
+    }
+
+    /// The age of the oldest event not delivered yet.
+    private func lag() {
+        let oldest = window.first { $0.event != nil }?.event?.recordedTimeMilliseconds
+        metrics?.gauge(
+            "webhook_lag_milliseconds", help: "How old the oldest event not yet delivered is.",
+            labels: ["endpoint": endpoint.name]
+        ).set(Int(oldest.map { max(0, now() - $0) } ?? 0))
+    }
+
+    /// Writes what changed since the last record to the ledger.
+    public func record() async throws {
+        guard leading, loaded,
+            deliveredThrough > recordedThrough || !changedAttempts.isEmpty || !recovered.isEmpty || disableToRecord
+        else { return }
+        let changed = Array(changedAttempts.values.sorted { $0.sequence < $1.sequence }.prefix(1000))
+        let delivered = Array(recovered.prefix(1000))
+        let through = deliveredThrough
+        let disable = disableToRecord
+        _ = try await client.call(
+            LedgerRPC.recordDeliveries,
+            RecordDeliveriesRequest(
+                endpoint: endpoint.name, owner: owner, deliveredThrough: through, attempts: changed,
+                delivered: delivered.map { DeliveryAttempt(sequence: $0) }, disable: disable))
+        recordedThrough = through
+        for attempt in changed where changedAttempts[attempt.sequence] == attempt {
+            changedAttempts[attempt.sequence] = nil
+        }
+        recovered.removeFirst(delivered.count)
+        if disable { disableToRecord = false }
+    }
+}

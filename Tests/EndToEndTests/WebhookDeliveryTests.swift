@@ -1,0 +1,218 @@
+import EntitlementService
+import Foundation
+import HTTP
+import Model
+import Observability
+import RPC
+import Synchronization
+import TestSupport
+import Testing
+import Wire
+
+/// Webhook delivery from the event log of a real ledger to a real HTTP receiver in this process,
+/// with a clock the test sets: signatures, per-account order, retries, a dead letter, 410, and
+/// a second deliverer that resumes after the first one stopped.
+@Suite("End to end: webhook delivery")
+struct WebhookDeliveryTests {
+    static let secret = "whsec_" + Data((0..<32).map { UInt8(255 - $0) }).base64EncodedString()
+
+    /// What the receiver got: each request's id, account, whether its signature verifies, and
+    /// the status it answered.
+    final class Receiver: Sendable {
+        struct Delivery: Sendable {
+            let id: String
+            let account: String?
+            let verified: Bool
+            let status: Int
+        }
+        final class Record: Sendable {
+            let answer = Mutex(200)
+            let received = Mutex<[Delivery]>([])
+        }
+        let record = Record()
+        func set(_ status: Int) { record.answer.withLock { $0 = status } }
+        var count: Int { record.received.withLock { $0.count } }
+        var all: [Delivery] { record.received.withLock { $0 } }
+        let server: HTTPServer
+
+        init() throws {
+            server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "receiver", sink: .capturing()))
+            let secret = try WebhookSecret(WebhookDeliveryTests.secret)
+            server.route("POST", "/hooks") { [record] request in
+                let id = request.headers["webhook-id"] ?? ""
+                let timestamp = Int64(request.headers["webhook-timestamp"] ?? "") ?? 0
+                let verified = secret.verifies(
+                    header: request.headers["webhook-signature"] ?? "", id: id, timestamp: timestamp, body: request.body
+                )
+                let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+                let status = record.answer.withLock { $0 }
+                record.received.withLock {
+                    $0.append(
+                        Delivery(
+                            id: id, account: object?["accountId"] as? String,
+                            verified: verified && object?["id"] as? String == id, status: status))
+                }
+                return HTTPResponse(status: status)
+            }
+            try server.start()
+        }
+
+        var url: URL { URL(string: "http://127.0.0.1:\(server.port)/hooks")! }
+        func ok() -> [Delivery] { all.filter { $0.status == 200 } }
+    }
+
+    final class Clock: Sendable {
+        let value = Mutex<Int64>(1_790_000_000_000)
+        var now: Int64 { value.withLock { $0 } }
+        func advance(by milliseconds: Int64) { value.withLock { $0 += milliseconds } }
+    }
+
+    static func append(_ stack: EntitlementStack, _ events: [(String, String)]) async throws {
+        let lease: AcquireLeaseResponse = try await stack.ledgerClient.call(
+            LedgerRPC.acquireLease, AcquireLeaseRequest(name: "events", owner: "writer", ttlMilliseconds: 60_000))
+        try #require(lease.held)
+        let _: AppendEventsResponse = try await stack.ledgerClient.call(
+            LedgerRPC.appendEvents,
+            AppendEventsRequest(
+                owner: "writer",
+                events: events.map { id, account in
+                    Event(id: id, type: "subscription.renewed", accountID: account, position: 1)
+                }, throughFeedPosition: 1))
+    }
+
+    static func deliverer(_ stack: EntitlementStack, _ receiver: Receiver, owner: String, clock: Clock) throws
+        -> WebhookDeliverer
+    {
+        let endpoint = try #require(
+            try WebhookEndpoints.parse(
+                Array(
+                    #"{"endpoints": [{"name": "crm", "url": "\#(receiver.url)", "secrets": ["\#(secret)"]}]}"#.utf8)
+            ).first)
+        var rules = DeliveryRules()
+        rules.maxInFlight = 4
+        rules.baseBackoff = 1000
+        rules.maxAge = 10_000
+        return WebhookDeliverer(
+            endpoint: endpoint, client: stack.ledgerClient, owner: owner, leaseMilliseconds: 3000, rules: rules,
+            logger: Logger(service: owner, sink: .capturing()), now: { clock.now }, random: { 0.5 })
+    }
+
+    /// Delivery rounds until `done` holds (at most 10 s).
+    static func rounds(_ deliverer: WebhookDeliverer, _ what: String, until done: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !done() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("never: \(what)")
+                return
+            }
+            await deliverer.step()
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        // The answers' progress is recorded by the next round.
+        while await deliverer.inFlightCount > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        await deliverer.step()
+    }
+
+    static func state(_ stack: EntitlementStack) async throws -> GetDeliveryStateResponse {
+        try await stack.ledgerClient.call(LedgerRPC.getDeliveryState, GetDeliveryStateRequest(endpoint: "crm"))
+    }
+
+    @Test(
+        "signed, in order per account, retried with backoff, given up after the longest wait, stopped by 410, resumed by another deliverer"
+    )
+    func delivery() async throws {
+        let stack = try await EntitlementStack()
+        let receiver = try Receiver()
+        let clock = Clock()
+        do {
+            try await Self.append(
+                stack, [("e1", "a"), ("e2", "b"), ("e3", "a"), ("e4", "b"), ("e5", "a"), ("e6", "c")])
+            let first = try Self.deliverer(stack, receiver, owner: "deliverer-1", clock: clock)
+            await first.renewLease()
+            try await Self.rounds(first, "six deliveries") { receiver.ok().count == 6 }
+            var got = receiver.ok()
+            #expect(got.allSatisfy { $0.verified })
+            #expect(Set(got.map(\.id)) == ["e1", "e2", "e3", "e4", "e5", "e6"])
+            #expect(got.filter { $0.account == "a" }.map(\.id) == ["e1", "e3", "e5"])
+            #expect(got.filter { $0.account == "b" }.map(\.id) == ["e2", "e4"])
+            #expect(try await Self.state(stack).deliveredThrough == 6)
+
+            // The receiver fails: both accounts' next events are retried; a's later one waits.
+            receiver.set(500)
+            try await Self.append(stack, [("e7", "a"), ("e8", "b"), ("e9", "a")])
+            try await Self.rounds(first, "two failed attempts") { receiver.count == 8 }
+            var state = try await Self.state(stack)
+            #expect(state.deliveredThrough == 6 && state.retrying.map(\.sequence) == [7, 8])
+            #expect(state.retrying.allSatisfy { $0.attempts == 1 && $0.lastStatus == 500 })
+            #expect(state.retrying.first?.nextAttemptMilliseconds == clock.now + 1000)
+            // Not before the backoff.
+            receiver.set(200)
+            clock.advance(by: 999)
+            await first.step()
+            #expect(receiver.count == 8)
+            clock.advance(by: 1)
+            try await Self.rounds(first, "the retries and the event that waited") { receiver.ok().count == 9 }
+            try await Self.rounds(first, "the event that waited") { receiver.ok().count == 9 }
+            got = receiver.ok()
+            #expect(got.filter { $0.account == "a" }.map(\.id) == ["e1", "e3", "e5", "e7", "e9"])
+            state = try await Self.state(stack)
+            #expect(state.deliveredThrough == 9 && state.retrying.isEmpty)
+
+            // Failing past the longest wait: a dead letter, and delivery goes on past it.
+            receiver.set(503)
+            try await Self.append(stack, [("e10", "b")])
+            try await Self.rounds(first, "a failed attempt") { receiver.count == 12 }
+            clock.advance(by: 11_000)
+            try await Self.rounds(first, "the last attempt") { receiver.count == 13 }
+            let dead: ListDeadLettersResponse = try await stack.ledgerClient.call(
+                LedgerRPC.listDeadLetters, ListDeadLettersRequest(endpoint: "crm"))
+            #expect(dead.deadLetters.map(\.attempt?.sequence) == [10])
+            #expect(
+                dead.deadLetters.first?.attempt?.attempts == 2 && dead.deadLetters.first?.attempt?.event?.id == "e10")
+            #expect(try await Self.state(stack).deliveredThrough == 10)
+
+            // 410 Gone: the endpoint is disabled; nothing more goes until a replay.
+            receiver.set(410)
+            try await Self.append(stack, [("e11", "c")])
+            try await Self.rounds(first, "the 410") { receiver.count == 14 }
+            #expect(await first.isDisabled)
+            #expect(try await Self.state(stack).disabledMilliseconds != nil)
+            receiver.set(200)
+            await first.step()
+            #expect(receiver.count == 14)
+            let replayed: GetDeliveryStateResponse = try await stack.ledgerClient.call(
+                LedgerRPC.replayDeliveries, ReplayDeliveriesRequest(endpoint: "crm", afterSequence: 9))
+            #expect(replayed.disabledMilliseconds == nil && replayed.deliveredThrough == 9)
+            try await Self.rounds(first, "the replay") { receiver.ok().suffix(2).map(\.id) == ["e10", "e11"] }
+            #expect(try await Self.state(stack).deliveredThrough == 11)
+
+            // Sent but not recorded (the deliverer dies at once): another one sends it again, same id.
+            try await Self.append(stack, [("e12", "d")])
+            await first.step()
+            let sendDeadline = ContinuousClock.now + .seconds(10)
+            while !receiver.ok().contains(where: { $0.id == "e12" }), ContinuousClock.now < sendDeadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let second = try Self.deliverer(stack, receiver, owner: "deliverer-2", clock: clock)
+            let takeover = ContinuousClock.now + .seconds(10)
+            while await !second.isDelivering, ContinuousClock.now < takeover {
+                await second.renewLease()
+                await second.step()
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try await Self.rounds(second, "the resend") { receiver.ok().filter { $0.id == "e12" }.count == 2 }
+            #expect(try await Self.state(stack).deliveredThrough == 12)
+            got = receiver.ok()
+            // Duplicates only of what was not recorded, and with the same id.
+            #expect(got.map(\.id).filter { $0 == "e12" }.count == 2)
+            #expect(Set(got.map(\.id)).count == got.count - 1)  // e12 twice, nothing else
+            #expect(receiver.all.allSatisfy { $0.verified })
+        } catch {
+            receiver.server.stop()
+            await stack.stop()
+            throw error
+        }
+        receiver.server.stop()
+        await stack.stop()
+    }
+}
