@@ -29,7 +29,7 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     init(
         start: Int64? = 1_767_225_600_000, ledger: [String: String] = [:],
         verifier verifierExtra: [String: String] = [:], simulator simulatorExtra: [String: String] = [:],
-        policy: String = EntitlementStack.policy
+        entitlement entitlementExtra: [String: String] = [:], policy: String = EntitlementStack.policy
     ) async throws {
         entitlementStack = try await EntitlementStack(ledgerEnvironment: ledger, policy: policy)
         let directory = entitlementStack.directory.appendingPathComponent("storesim")
@@ -42,7 +42,8 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         storesimPort = try #require(Int(ServiceProcess.field("control_port", in: ready) ?? ""))
         var settings = try ServiceFiles.environment(at: directory.appendingPathComponent("verifier.env"))
         settings["LEDGER_ADDR"] = "127.0.0.1:\(entitlementStack.ledgerPort)"
-        (entitlement, entitlementClient, entitlementHTTP) = try await entitlementStack.startEntitlement()
+        (entitlement, entitlementClient, entitlementHTTP) = try await entitlementStack.startEntitlement(
+            environment: entitlementExtra)
         settings.merge(verifierExtra) { _, new in new }
         verifier = try ServiceProcess("verifier", environment: settings)
         verifierClient = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await verifier.rpcPort())])

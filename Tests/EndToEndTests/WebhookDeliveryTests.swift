@@ -16,51 +16,6 @@ import Wire
 struct WebhookDeliveryTests {
     static let secret = "whsec_" + Data((0..<32).map { UInt8(255 - $0) }).base64EncodedString()
 
-    /// What the receiver got: each request's id, account, whether its signature verifies, and
-    /// the status it answered.
-    final class Receiver: Sendable {
-        struct Delivery: Sendable {
-            let id: String
-            let account: String?
-            let verified: Bool
-            let status: Int
-        }
-        final class Record: Sendable {
-            let answer = Mutex(200)
-            let received = Mutex<[Delivery]>([])
-        }
-        let record = Record()
-        func set(_ status: Int) { record.answer.withLock { $0 = status } }
-        var count: Int { record.received.withLock { $0.count } }
-        var all: [Delivery] { record.received.withLock { $0 } }
-        let server: HTTPServer
-
-        init() throws {
-            server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "receiver", sink: .capturing()))
-            let secret = try WebhookSecret(WebhookDeliveryTests.secret)
-            server.route("POST", "/hooks") { [record] request in
-                let id = request.headers["webhook-id"] ?? ""
-                let timestamp = Int64(request.headers["webhook-timestamp"] ?? "") ?? 0
-                let verified = secret.verifies(
-                    header: request.headers["webhook-signature"] ?? "", id: id, timestamp: timestamp, body: request.body
-                )
-                let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
-                let status = record.answer.withLock { $0 }
-                record.received.withLock {
-                    $0.append(
-                        Delivery(
-                            id: id, account: object?["accountId"] as? String,
-                            verified: verified && object?["id"] as? String == id, status: status))
-                }
-                return HTTPResponse(status: status)
-            }
-            try server.start()
-        }
-
-        var url: URL { URL(string: "http://127.0.0.1:\(server.port)/hooks")! }
-        func ok() -> [Delivery] { all.filter { $0.status == 200 } }
-    }
-
     final class Clock: Sendable {
         let value = Mutex<Int64>(1_790_000_000_000)
         var now: Int64 { value.withLock { $0 } }
@@ -80,7 +35,7 @@ struct WebhookDeliveryTests {
                 }, throughFeedPosition: 1))
     }
 
-    static func deliverer(_ stack: EntitlementStack, _ receiver: Receiver, owner: String, clock: Clock) throws
+    static func deliverer(_ stack: EntitlementStack, _ receiver: WebhookReceiver, owner: String, clock: Clock) throws
         -> WebhookDeliverer
     {
         let endpoint = try #require(
@@ -122,7 +77,7 @@ struct WebhookDeliveryTests {
     )
     func delivery() async throws {
         let stack = try await EntitlementStack()
-        let receiver = try Receiver()
+        let receiver = try WebhookReceiver(secret: Self.secret)
         let clock = Clock()
         do {
             try await Self.append(

@@ -1,0 +1,51 @@
+import EntitlementService
+import Foundation
+import HTTP
+import Observability
+import Synchronization
+
+/// A webhook receiver on loopback (`url`) that answers `set`'s status and keeps what it got: each request's id, account, whether its signature verifies, and
+/// the status it answered.
+final class WebhookReceiver: Sendable {
+    struct Delivery: Sendable {
+        let id: String
+        let type: String?
+        let account: String?
+        let verified: Bool
+        let status: Int
+    }
+    final class Record: Sendable {
+        let answer = Mutex(200)
+        let received = Mutex<[Delivery]>([])
+    }
+    let record = Record()
+    func set(_ status: Int) { record.answer.withLock { $0 = status } }
+    var count: Int { record.received.withLock { $0.count } }
+    var all: [Delivery] { record.received.withLock { $0 } }
+    let server: HTTPServer
+
+    init(secret text: String) throws {
+        server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "receiver", sink: .capturing()))
+        let secret = try WebhookSecret(text)
+        server.route("POST", "/hooks") { [record] request in
+            let id = request.headers["webhook-id"] ?? ""
+            let timestamp = Int64(request.headers["webhook-timestamp"] ?? "") ?? 0
+            let verified = secret.verifies(
+                header: request.headers["webhook-signature"] ?? "", id: id, timestamp: timestamp, body: request.body
+            )
+            let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+            let status = record.answer.withLock { $0 }
+            record.received.withLock {
+                $0.append(
+                    Delivery(
+                        id: id, type: object?["type"] as? String, account: object?["accountId"] as? String,
+                        verified: verified && object?["id"] as? String == id, status: status))
+            }
+            return HTTPResponse(status: status)
+        }
+        try server.start()
+    }
+
+    var url: URL { URL(string: "http://127.0.0.1:\(server.port)/hooks")! }
+    func ok() -> [Delivery] { all.filter { $0.status == 200 } }
+}
