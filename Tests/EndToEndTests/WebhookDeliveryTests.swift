@@ -35,18 +35,23 @@ struct WebhookDeliveryTests {
                 }, throughFeedPosition: 1))
     }
 
-    static func deliverer(_ stack: EntitlementStack, _ receiver: WebhookReceiver, owner: String, clock: Clock) throws
-        -> WebhookDeliverer
-    {
-        let endpoint = try #require(
+    static func endpoint(_ url: URL) throws -> WebhookEndpoint {
+        try #require(
             try WebhookEndpoints.parse(
-                Array(
-                    #"{"endpoints": [{"name": "crm", "url": "\#(receiver.url)", "secrets": ["\#(secret)"]}]}"#.utf8)
+                Array(#"{"endpoints": [{"name": "crm", "url": "\#(url)", "secrets": ["\#(secret)"]}]}"#.utf8)
             ).first)
+    }
+
+    static func deliverer(
+        _ stack: EntitlementStack, _ receiver: WebhookReceiver, owner: String, clock: Clock,
+        maxAge: Int64 = 10_000, url: URL? = nil, timeout: TimeInterval = 10
+    ) throws -> WebhookDeliverer {
+        let endpoint = try Self.endpoint(url ?? receiver.url)
         var rules = DeliveryRules()
         rules.maxInFlight = 4
         rules.baseBackoff = 1000
-        rules.maxAge = 10_000
+        rules.maxAge = maxAge
+        rules.timeout = timeout
         return WebhookDeliverer(
             endpoint: endpoint, client: stack.ledgerClient, owner: owner, leaseMilliseconds: 3000, rules: rules,
             logger: Logger(service: owner, sink: .capturing()), now: { clock.now }, random: { 0.5 })
@@ -60,6 +65,8 @@ struct WebhookDeliveryTests {
                 Issue.record("never: \(what)")
                 return
             }
+            // The lease expires on the ledger's real clock: renewed as the service does.
+            await deliverer.renewLease()
             await deliverer.step()
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -162,6 +169,65 @@ struct WebhookDeliveryTests {
             #expect(got.map(\.id).filter { $0 == "e12" }.count == 2)
             #expect(Set(got.map(\.id)).count == got.count - 1)  // e12 twice, nothing else
             #expect(receiver.all.allSatisfy { $0.verified })
+        } catch {
+            receiver.server.stop()
+            await stack.stop()
+            throw error
+        }
+        receiver.server.stop()
+        await stack.stop()
+    }
+
+    @Test("a receiver down for a simulated day, then too slow to answer, then back: retried all along, nothing lost")
+    func downThenSlow() async throws {
+        let stack = try await EntitlementStack()
+        let receiver = try WebhookReceiver(secret: Self.secret)
+        let down = try HeldPort()
+        let clock = Clock()
+        do {
+            try await Self.append(stack, [("f1", "a"), ("f2", "b")])
+            let deliverer = try Self.deliverer(
+                stack, receiver, owner: "deliverer-1", clock: clock, maxAge: 3 * 86_400_000,
+                url: URL(string: "http://127.0.0.1:\(down.port)/hooks")!, timeout: 2)
+            await deliverer.renewLease()
+            // A day of refused connections, an hour apart (the backoff's longest wait).
+            for _ in 0..<24 {
+                await deliverer.renewLease()
+                await deliverer.step()
+                while await deliverer.inFlightCount > 0 { try await Task.sleep(for: .milliseconds(5)) }
+                clock.advance(by: 3_600_000)
+            }
+            await deliverer.step()
+            var state = try await Self.state(stack)
+            #expect(state.deliveredThrough == 0 && state.retrying.map(\.sequence) == [1, 2])
+            #expect(state.retrying.allSatisfy { $0.lastStatus == 0 && $0.attempts >= 20 && $0.deadMilliseconds == nil })
+            // Then at an address that answers, but slower than the deliverer waits.
+            let slow = try WebhookReceiver(secret: Self.secret)
+            slow.delay(milliseconds: 4000)
+            await deliverer.update(try Self.endpoint(slow.url))
+            clock.advance(by: 3_600_000)
+            await deliverer.renewLease()
+            await deliverer.step()
+            while await deliverer.inFlightCount > 0 { try await Task.sleep(for: .milliseconds(5)) }
+            await deliverer.step()
+            state = try await Self.state(stack)
+            #expect(state.deliveredThrough == 0 && state.retrying.allSatisfy { $0.lastStatus == 0 })
+            slow.server.stop()
+            // Back, and quick: both arrive, acknowledged once each.
+            await deliverer.update(try Self.endpoint(receiver.url))
+            clock.advance(by: 3_600_000)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await Self.state(stack).deliveredThrough < 2, ContinuousClock.now < deadline {
+                await deliverer.renewLease()
+                await deliverer.step()
+                while await deliverer.inFlightCount > 0 { try await Task.sleep(for: .milliseconds(5)) }
+                // A retry of an answer that came too late is due an hour on.
+                clock.advance(by: 3_600_000)
+            }
+            let final = try await Self.state(stack)
+            #expect(final.deliveredThrough == 2, "\(final) \(receiver.all.map { ($0.id, $0.status) })")
+            #expect(receiver.all.allSatisfy { $0.verified })
+            #expect(receiver.ok().map(\.id).sorted() == ["f1", "f2"])
         } catch {
             receiver.server.stop()
             await stack.stop()

@@ -89,4 +89,92 @@ struct WebhookLifecycleTests {
         receiver.server.stop()
         await stack.stop()
     }
+
+    /// Every event of the log, oldest first.
+    static func log(_ stack: StoreSimStack) async throws -> [Event] {
+        var after: UInt64 = 0
+        var logged: [Event] = []
+        while true {
+            let page: ListEventsResponse = try await stack.entitlementStack.ledgerClient.call(
+                LedgerRPC.listEvents, ListEventsRequest(afterSequence: after, limit: 1000))
+            logged += page.events
+            guard page.lastSequence > after else { return logged }
+            after = page.lastSequence
+        }
+    }
+
+    /// Waits (at most 30 s) until the receiver acknowledged every event of the log and `more` holds.
+    static func delivered(_ stack: StoreSimStack, _ receiver: WebhookReceiver, _ more: ([Event]) -> Bool)
+        async throws -> [Event]
+    {
+        let deadline = ContinuousClock.now + .seconds(30)
+        var logged: [Event] = []
+        while ContinuousClock.now < deadline {
+            logged = try await log(stack)
+            if more(logged), Set(logged.map(\.id)).isSubset(of: Set(receiver.all.filter { $0.status == 200 }.map(\.id)))
+            {
+                return logged
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("the receiver never had every event: \(logged.count) logged")
+        return logged
+    }
+
+    @Test(
+        "the delivering instance is killed with SIGKILL mid-stream: the other one takes over, nothing is lost, a duplicate only with its id"
+    )
+    func killedDeliverer() async throws {
+        let receiver = try WebhookReceiver(secret: Self.secret)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("endpoints.json")
+        try Data(
+            #"{"endpoints": [{"name": "crm", "url": "\#(receiver.url)", "secrets": ["\#(Self.secret)"]}]}"#.utf8
+        ).write(to: file)
+        let settings = ["EVENT_LOG": "true", "EVENT_LOG_LEASE_MS": "3000", "WEBHOOK_ENDPOINTS_FILE": file.path]
+        let stack = try await StoreSimStack(start: nil, entitlement: settings)
+        let (other, otherClient, otherHTTP) = try await stack.entitlementStack.startEntitlement(environment: settings)
+        do {
+            let apple = UUID().uuidString.lowercased()
+            let (original, _) = try await stack.buyOnAppStore(account: apple)
+            for _ in 0..<3 { try await stack.control("clock/advance", ["by": "+31d"]) }
+            try await stack.settle()
+            _ = try await Self.delivered(stack, receiver) { $0.filter { $0.type == "subscription.renewed" }.count >= 3 }
+            // Kill whichever instance delivers, mid-stream: more renewals are coming.
+            let first = try await HostileLoadTests.metric(stack.entitlementHTTP, #"webhook_delivering{endpoint="crm"}"#)
+            let victim = first == 1 ? stack.entitlement : other
+            let survivor = first == 1 ? otherHTTP : stack.entitlementHTTP
+            try await stack.control("clock/advance", ["by": "+31d"])
+            victim.kill()
+            _ = await victim.waitForExit()
+            for _ in 0..<3 { try await stack.control("clock/advance", ["by": "+31d"]) }
+            try await stack.control("apple/cancel", ["transactionId": original])
+            let logged = try await Self.delivered(stack, receiver) {
+                $0.filter { $0.type == "subscription.renewed" }.count >= 7
+                    && $0.contains { $0.type == "subscription.renewal_disabled" }
+            }
+            #expect(try await HostileLoadTests.metric(survivor, #"webhook_delivering{endpoint="crm"}"#) == 1)
+            let got = receiver.all.filter { $0.status == 200 }
+            #expect(got.allSatisfy { $0.verified })
+            // Each logged event at least once; any repeat is of a logged event, with its id.
+            #expect(Set(got.map(\.id)) == Set(logged.map(\.id)))
+            // The first arrival of each event follows the log's order for the account.
+            var seen = Set<String>()
+            let firsts = got.filter { $0.account == apple && seen.insert($0.id).inserted }.map(\.id)
+            #expect(firsts == logged.filter { $0.accountID == apple }.map(\.id))
+        } catch {
+            otherClient.shutdown()
+            other.terminate()
+            _ = await other.waitForExit()
+            receiver.server.stop()
+            await stack.stop()
+            throw error
+        }
+        otherClient.shutdown()
+        other.terminate()
+        _ = await other.waitForExit()
+        receiver.server.stop()
+        await stack.stop()
+    }
 }

@@ -1,5 +1,6 @@
 import EntitlementService
 import Foundation
+import Glibc
 import HTTP
 import Observability
 import Synchronization
@@ -16,10 +17,13 @@ final class WebhookReceiver: Sendable {
     }
     final class Record: Sendable {
         let answer = Mutex(200)
+        /// How long each answer is held back, in milliseconds.
+        let delay = Mutex(0)
         let received = Mutex<[Delivery]>([])
     }
     let record = Record()
     func set(_ status: Int) { record.answer.withLock { $0 = status } }
+    func delay(milliseconds: Int) { record.delay.withLock { $0 = milliseconds } }
     var count: Int { record.received.withLock { $0.count } }
     var all: [Delivery] { record.received.withLock { $0 } }
     let server: HTTPServer
@@ -35,6 +39,8 @@ final class WebhookReceiver: Sendable {
             )
             let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
             let status = record.answer.withLock { $0 }
+            let delay = record.delay.withLock { $0 }
+            if delay > 0 { usleep(UInt32(delay) * 1000) }
             record.received.withLock {
                 $0.append(
                     Delivery(

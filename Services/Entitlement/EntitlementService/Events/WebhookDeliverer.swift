@@ -113,6 +113,7 @@ public actor WebhookDeliverer {
                     leading = true
                     loaded = false
                     logger.info("delivering webhooks", ["endpoint": endpoint.name, "owner": owner])
+                    delivering(1)
                 }
             } else if leading {
                 stepDown("the lease is held by \(answer.owner)")
@@ -124,6 +125,7 @@ public actor WebhookDeliverer {
 
     private func stepDown(_ why: String) {
         logger.warning("no longer delivering webhooks", ["endpoint": endpoint.name, "why": why])
+        delivering(0)
         leading = false
         loaded = false
         window = []
@@ -279,6 +281,13 @@ public actor WebhookDeliverer {
             attempts[sequence] = attempt
         }
         changedAttempts[sequence] = attempt
+    }
+
+    private func delivering(_ value: Int) {
+        metrics?.gauge(
+            "webhook_delivering", help: "1 while this instance delivers to the endpoint.",
+            labels: ["endpoint": endpoint.name]
+        ).set(value)
     }
 
     private func count(_ status: Int) {
