@@ -72,11 +72,11 @@ struct SubctlCommandTests {
     }
 
     @Test(arguments: [
-        ([], "USAGE: missing command (health, call, methods, describe, account, history, inbox, replay or apple)"),
+        ([], "USAGE: missing command (health, call, methods, describe, account, history, inbox, replay, events or apple)"),
         (
             ["status"],
-            #"USAGE: unknown command "status" (health, call, methods, describe, account, history, inbox, replay or "#
-                + "apple)"
+            #"USAGE: unknown command "status" (health, call, methods, describe, account, history, inbox, replay, "#
+                + "events or apple)"
         ),
         (["health"], "USAGE: health needs --addr HOST:PORT"),
         (["health", "--addr"], "USAGE: --addr needs a value"),

@@ -48,6 +48,72 @@ extension CommandRunner {
                 throw SubctlError(.dataLoss, "\(method) answered without the entry")
             }
             try write(answer, options) { response in response.entry.map { [OutputText.inboxEntry($0)] } ?? [] }
+        case .events, .tail, .deadLetters, .replayDeliveries:
+            try await runEvents(command, transport: transport, options: options)
+        }
+    }
+
+    /// `events list` and `events tail`: pages of the log; `tail` goes on from the newest (or
+    /// `after`), asking again every half second while nothing is new.
+    func runEvents(_ command: LedgerCommand, transport: any RPCTransport, options: CallOptions)
+        async throws(SubctlError)
+    {
+        let method = command.method
+        switch command {
+        case .events(let after, let limit, let types):
+            let request = ListEventsRequest(afterSequence: after, limit: limit, types: types)
+            let answer = try await transport.call(
+                method, request, as: ListEventsResponse.self, timeout: options.timeout)
+            try write(answer, options) { response in
+                (response.events.isEmpty ? ["no events"] : response.events.map(OutputText.loggedEvent))
+                    + ["last sequence \(response.lastSequence)"]
+            }
+        case .tail(let after, let types, let count):
+            var cursor = after
+            if cursor == 0 {
+                // From the newest: find where the log ends.
+                while true {
+                    let page = try await transport.call(
+                        method, ListEventsRequest(afterSequence: cursor, limit: 1000), as: ListEventsResponse.self,
+                        timeout: options.timeout)
+                    guard page.response.lastSequence > cursor else { break }
+                    cursor = page.response.lastSequence
+                }
+            }
+            var printed = 0
+            while count.map({ printed < $0 }) ?? true {
+                let page = try await transport.call(
+                    method, ListEventsRequest(afterSequence: cursor, limit: 1000, types: types),
+                    as: ListEventsResponse.self, timeout: options.timeout)
+                for event in page.response.events where count.map({ printed < $0 }) ?? true {
+                    write(
+                        options.json
+                            ? try JSONMessages.decodeToJSON(event.serialized(), as: Event.protoName, pretty: false)
+                            : OutputText.loggedEvent(event))
+                    printed += 1
+                }
+                if page.response.lastSequence > cursor {
+                    cursor = page.response.lastSequence
+                } else {
+                    try? await Task.sleep(for: .milliseconds(500))
+                }
+            }
+        case .deadLetters(let endpoint, let limit):
+            let request = ListDeadLettersRequest(endpoint: endpoint, limit: limit)
+            let answer = try await transport.call(
+                method, request, as: ListDeadLettersResponse.self, timeout: options.timeout)
+            try write(answer, options) { response in
+                response.deadLetters.isEmpty ? ["no dead letters"] : response.deadLetters.map(OutputText.deadLetter)
+            }
+        case .replayDeliveries(let endpoint, let after):
+            let request = ReplayDeliveriesRequest(endpoint: endpoint, afterSequence: after)
+            let answer = try await transport.call(
+                method, request, as: GetDeliveryStateResponse.self, timeout: options.timeout)
+            try write(answer, options) { response in
+                ["endpoint \(endpoint) delivered through \(response.deliveredThrough) enabled"]
+            }
+        default:
+            break
         }
     }
 

@@ -22,6 +22,15 @@ public enum LedgerCommand: Sendable, Equatable {
     case inbox(status: InboxStatus?, store: Store?, pageSize: UInt32)
     /// `replay STORE NOTIFICATION_ID`: Ledger/ReplayInbox.
     case replay(Store, notificationID: String)
+    /// `events list`: one page of Ledger/ListEvents after a sequence, of some types.
+    case events(after: UInt64, limit: UInt32, types: [String])
+    /// `events tail`: Ledger/ListEvents again and again, printing each new event; `count`
+    /// stops after that many (nil: until interrupted).
+    case tail(after: UInt64, types: [String], count: Int?)
+    /// `events dead`: Ledger/ListDeadLetters, of one endpoint or all.
+    case deadLetters(endpoint: String?, limit: UInt32)
+    /// `events replay --endpoint NAME --from SEQUENCE`: Ledger/ReplayDeliveries.
+    case replayDeliveries(endpoint: String, after: UInt64)
 
     /// How many pages `history --all` reads before it stops with `incomplete`.
     public static let maximumPages = 100
@@ -34,6 +43,9 @@ public enum LedgerCommand: Sendable, Equatable {
             case .history: "GetHistory"
             case .inbox: "ListInbox"
             case .replay: "ReplayInbox"
+            case .events, .tail: "ListEvents"
+            case .deadLetters: "ListDeadLetters"
+            case .replayDeliveries: "ReplayDeliveries"
             }
         return "subscriptions.ledger.v1.Ledger/\(name)"
     }

@@ -73,4 +73,26 @@ extension OutputText {
         let digits = String(number)
         return String(repeating: "0", count: max(width - digits.count, 0)) + digits
     }
+
+    /// `#12 evt_40_0 subscription.renewed account acct-1 key apple/production/2000001 at
+    /// 2024-05-01T12:00:00Z`, and for access events `capability pro until …` or `reason expired`.
+    public static func loggedEvent(_ event: Event) -> String {
+        var line =
+            "#\(event.sequence) \(event.id) \(event.type) account \(text(event.accountID))"
+            + " key \(event.key.map { "\($0)" } ?? "-") at \(time(event.recordedTimeMilliseconds))"
+        if let capability = event.capability {
+            line += " capability \(capability)"
+            line += event.reason.map { " reason \($0)" } ?? " until \(time(event.accessUntilMilliseconds))"
+        }
+        return line
+    }
+
+    /// `crm #12 attempts 9 last-status 503 first 2024-05-01T12:00:00Z dead 2024-05-04T12:00:00Z
+    /// event evt_40_0 subscription.renewed`.
+    public static func deadLetter(_ letter: DeadLetter) -> String {
+        let attempt = letter.attempt ?? DeliveryAttempt()
+        return "\(letter.endpoint) #\(attempt.sequence) attempts \(attempt.attempts) last-status \(attempt.lastStatus)"
+            + " first \(time(attempt.firstAttemptMilliseconds)) dead \(time(attempt.deadMilliseconds))"
+            + " event \(attempt.event?.id ?? "-") \(attempt.event?.type ?? "-")"
+    }
 }

@@ -51,6 +51,66 @@ extension SubctlCommand {
         return .ledger(ledger, options: try options(scanned, command: command, streaming: false))
     }
 
+    /// Parses `events list|tail|dead|replay` from the arguments after `events`.
+    static func parseEvents(_ arguments: [String]) throws(SubctlError) -> SubctlCommand {
+        guard let verb = arguments.first else {
+            throw SubctlError(.usage, "events needs list, tail, dead or replay")
+        }
+        let rest = Array(arguments.dropFirst())
+        let scanned: Scanned
+        let ledger: LedgerCommand
+        func number(_ name: String, _ scanned: Scanned) throws(SubctlError) -> UInt64 {
+            guard let text = scanned.values[name] else { return 0 }
+            guard let value = UInt64(text) else {
+                throw SubctlError(.usage, "--\(name) expects a sequence number, got \"\(text)\"")
+            }
+            return value
+        }
+        func types(_ scanned: Scanned) throws(SubctlError) -> [String] {
+            let list = (scanned.values["types"] ?? "").split(separator: ",").map(String.init)
+            if let bad = list.first(where: { !EventType.isValidPattern($0) }) {
+                throw SubctlError(.usage, "--types: \"\(bad)\" is not an event type or a prefix with .*")
+            }
+            return list
+        }
+        switch verb {
+        case "list":
+            scanned = try scan(
+                rest, command: "events list", values: connectionOptions.union(["after", "limit", "types"]),
+                flags: ["json"], positionals: 0...0)
+            ledger = .events(
+                after: try number("after", scanned), limit: try pageSize(scanned, "limit", max: 1000),
+                types: try types(scanned))
+        case "tail":
+            scanned = try scan(
+                rest, command: "events tail", values: connectionOptions.union(["after", "types", "count"]),
+                flags: ["json"], positionals: 0...0)
+            let count = try scanned.values["count"].map { text throws(SubctlError) -> Int in
+                guard let count = Int(text), count > 0 else {
+                    throw SubctlError(.usage, "--count expects a positive number, got \"\(text)\"")
+                }
+                return count
+            }
+            ledger = .tail(after: try number("after", scanned), types: try types(scanned), count: count)
+        case "dead":
+            scanned = try scan(
+                rest, command: "events dead", values: connectionOptions.union(["endpoint", "limit"]), flags: ["json"],
+                positionals: 0...0)
+            ledger = .deadLetters(endpoint: scanned.values["endpoint"], limit: try pageSize(scanned, "limit", max: 500))
+        case "replay":
+            scanned = try scan(
+                rest, command: "events replay", values: connectionOptions.union(["endpoint", "from"]),
+                flags: ["json"], positionals: 0...0)
+            guard let endpoint = scanned.values["endpoint"], scanned.values["from"] != nil else {
+                throw SubctlError(.usage, "events replay needs --endpoint NAME and --from SEQUENCE")
+            }
+            ledger = .replayDeliveries(endpoint: endpoint, after: try number("from", scanned))
+        default:
+            throw SubctlError(.usage, "events needs list, tail, dead or replay, got \"\(verb)\"")
+        }
+        return .ledger(ledger, options: try options(scanned, command: "events \(verb)", streaming: verb == "tail"))
+    }
+
     /// `STORE/ENV/STORE_ID`, e.g. `apple/production/2000000123456789`.
     static func subscriptionKey(_ text: String) throws(SubctlError) -> SubscriptionKey {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -72,11 +132,13 @@ extension SubctlCommand {
         return store
     }
 
-    /// `--page-size`, 1...500; 0 (the server's default) when not given.
-    private static func pageSize(_ scanned: Scanned) throws(SubctlError) -> UInt32 {
-        guard let text = scanned.values["page-size"] else { return 0 }
-        guard let size = UInt32(text), (1...500).contains(size) else {
-            throw SubctlError(.usage, "--page-size expects a number 1...500, got \"\(text)\"")
+    /// `--page-size` (or another option), 1...`max`; 0 (the server's default) when not given.
+    private static func pageSize(_ scanned: Scanned, _ name: String = "page-size", max: UInt32 = 500)
+        throws(SubctlError) -> UInt32
+    {
+        guard let text = scanned.values[name] else { return 0 }
+        guard let size = UInt32(text), (1...max).contains(size) else {
+            throw SubctlError(.usage, "--\(name) expects a number 1...\(max), got \"\(text)\"")
         }
         return size
     }

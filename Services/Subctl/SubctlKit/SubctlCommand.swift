@@ -60,6 +60,17 @@ public enum SubctlCommand: Sendable, Equatable {
                       The store notification inbox; pending and failed entries without --status.
           replay STORE NOTIFICATION_ID --addr HOST:PORT
                       Process an inbox entry again and print it.
+          events list [--after SEQUENCE] [--limit N] [--types T,...] --addr HOST:PORT
+                      A page of the event log after a sequence (N 1...1000), of some types
+                      (names or prefix.*).
+          events tail [--after SEQUENCE] [--types T,...] [--count N] --addr HOST:PORT
+                      Print events as they are logged (from the newest, or after SEQUENCE);
+                      --count stops after N.
+          events dead [--endpoint NAME] [--limit N] --addr HOST:PORT
+                      Webhook events given up on.
+          events replay --endpoint NAME --from SEQUENCE --addr HOST:PORT
+                      Deliver an endpoint's events after SEQUENCE again (its dead letters too),
+                      and enable it if a 410 disabled it.
 
         App Store signed data (offline; no --addr):
           apple verify (JWS | - | --file PATH) --root PATH [--root PATH...] --bundle BUNDLE_ID
@@ -146,6 +157,8 @@ public enum SubctlCommand: Sendable, Equatable {
                 options: try options(scanned, command: command, streaming: method.isServerStreaming))
         case "account", "history", "inbox", "replay":
             return try parseLedger(command, rest)
+        case "events":
+            return try parseEvents(rest)
         case "apple":
             return try parseApple(rest)
         default:
@@ -153,7 +166,8 @@ public enum SubctlCommand: Sendable, Equatable {
         }
     }
 
-    private static let commandNames = "health, call, methods, describe, account, history, inbox, replay or apple"
+    private static let commandNames =
+        "health, call, methods, describe, account, history, inbox, replay, events or apple"
 
     /// The arguments of one command, sorted into option values, flags and positionals.
     struct Scanned {
