@@ -17,12 +17,7 @@ struct WebhookLifecycleTests {
     )
     func yearOfEvents() async throws {
         let receiver = try WebhookReceiver(secret: Self.secret)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let file = directory.appendingPathComponent("endpoints.json")
-        try Data(
-            #"{"endpoints": [{"name": "crm", "url": "\#(receiver.url)", "secrets": ["\#(Self.secret)"]}]}"#.utf8
-        ).write(to: file)
+        let file = try Self.endpointsFile(receiver)
         // The simulator's clock starts at the real time and runs ahead: access is judged at commit time.
         let stack = try await StoreSimStack(
             start: nil,
@@ -90,6 +85,17 @@ struct WebhookLifecycleTests {
         await stack.stop()
     }
 
+    /// An endpoints file naming `receiver` as `crm`.
+    static func endpointsFile(_ receiver: WebhookReceiver) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("endpoints.json")
+        try Data(
+            #"{"endpoints": [{"name": "crm", "url": "\#(receiver.url)", "secrets": ["\#(secret)"]}]}"#.utf8
+        ).write(to: file)
+        return file
+    }
+
     /// Every event of the log, oldest first.
     static func log(_ stack: StoreSimStack) async throws -> [Event] {
         var after: UInt64 = 0
@@ -126,12 +132,7 @@ struct WebhookLifecycleTests {
     )
     func killedDeliverer() async throws {
         let receiver = try WebhookReceiver(secret: Self.secret)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let file = directory.appendingPathComponent("endpoints.json")
-        try Data(
-            #"{"endpoints": [{"name": "crm", "url": "\#(receiver.url)", "secrets": ["\#(Self.secret)"]}]}"#.utf8
-        ).write(to: file)
+        let file = try Self.endpointsFile(receiver)
         let settings = ["EVENT_LOG": "true", "EVENT_LOG_LEASE_MS": "3000", "WEBHOOK_ENDPOINTS_FILE": file.path]
         let stack = try await StoreSimStack(start: nil, entitlement: settings)
         let (other, otherClient, otherHTTP) = try await stack.entitlementStack.startEntitlement(environment: settings)

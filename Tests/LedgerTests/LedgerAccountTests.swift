@@ -11,14 +11,6 @@ struct LedgerAccountTests {
     static let engines = LedgerEngine.available
     static let day: Int64 = 86_400_000
 
-    func withLedger(_ engine: LedgerEngine, _ body: (Ledger, TestClock) async throws -> Void) async throws {
-        let (database, remove) = try await engine.open()
-        defer { remove() }
-        let clock = TestClock()
-        try await body(Ledger(database: database, now: { clock.now }), clock)
-        await database.close()
-    }
-
     /// An Apple subscription of `account`, linked with `reference` as its appAccountToken, with a
     /// notification in the inbox, an event and a period carrying raw signed data.
     static func subscribe(
@@ -60,7 +52,7 @@ struct LedgerAccountTests {
         "a grant with an end and one without: recorded like a purchase, in the feed and the audit trail",
         arguments: engines)
     func grants(engine: LedgerEngine) async throws {
-        try await withLedger(engine) { ledger, clock in
+        try await engine.withLedger { ledger, clock in
             let start = clock.now
             let ended = try await ledger.grantEntitlement(
                 GrantEntitlementRequest(
@@ -121,7 +113,7 @@ struct LedgerAccountTests {
 
     @Test("a grant's end is checked before anything is written", arguments: engines)
     func grantChecks(engine: LedgerEngine) async throws {
-        try await withLedger(engine) { ledger, clock in
+        try await engine.withLedger { ledger, clock in
             let now = clock.now
             let refused: [(GrantEntitlementRequest, String)] = [
                 (
@@ -195,7 +187,7 @@ struct LedgerAccountTests {
     @Test(
         "a merge moves every subscription and grant, in one change each, and one event names both", arguments: engines)
     func merge(engine: LedgerEngine) async throws {
-        try await withLedger(engine) { ledger, clock in
+        try await engine.withLedger { ledger, clock in
             let first = try await Self.subscribe(ledger, "anon-7", "1001", reference: "token-a", at: clock.now)
             let second = try await Self.subscribe(ledger, "anon-7", "1002", reference: "token-b", at: clock.now)
             let grant = try #require(
@@ -245,7 +237,7 @@ struct LedgerAccountTests {
         "a deletion unlinks everything and leaves no trace of the id or the store's reference in any read; the store's facts stay",
         arguments: engines)
     func delete(engine: LedgerEngine) async throws {
-        try await withLedger(engine) { ledger, clock in
+        try await engine.withLedger { ledger, clock in
             let start = clock.now
             let key = try await Self.subscribe(ledger, "alice", "2001", reference: "ref-alice", at: start)
             // Another account whose id contains the deleted one's, and whose data must stay.

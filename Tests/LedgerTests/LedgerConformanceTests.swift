@@ -13,11 +13,7 @@ struct LedgerConformanceTests {
     func withLedger(
         _ engine: LedgerEngine, policy: TransferPolicy = .transfer, _ body: (Ledger, TestClock) async throws -> Void
     ) async throws {
-        let (database, remove) = try await engine.open()
-        defer { remove() }
-        let clock = TestClock()
-        try await body(Ledger(database: database, defaultTransferPolicy: policy, now: { clock.now }), clock)
-        await database.close()
+        try await engine.withLedger(policy: policy, body)
     }
 
     static func state(

@@ -40,6 +40,20 @@ enum LedgerEngine: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 }
 
+extension LedgerEngine {
+    /// Runs `body` with a ledger on a fresh database of this engine (the transfer policy
+    /// `policy` by default) and the clock it reads, which the test moves.
+    func withLedger(policy: TransferPolicy = .transfer, _ body: (Ledger, TestClock) async throws -> Void)
+        async throws
+    {
+        let (database, remove) = try await open()
+        defer { remove() }
+        let clock = TestClock()
+        try await body(Ledger(database: database, defaultTransferPolicy: policy, now: { clock.now }), clock)
+        await database.close()
+    }
+}
+
 /// A clock the test moves by hand.
 final class TestClock: Sendable {
     private let value = Mutex<Int64>(1_790_000_000_000)

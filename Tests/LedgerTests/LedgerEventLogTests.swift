@@ -10,14 +10,6 @@ struct LedgerEventLogTests {
     static let engines = LedgerEngine.available
     static let key = SubscriptionKey.apple("3001")
 
-    func withLedger(_ engine: LedgerEngine, _ body: (Ledger, TestClock) async throws -> Void) async throws {
-        let (database, remove) = try await engine.open()
-        defer { remove() }
-        let clock = TestClock()
-        try await body(Ledger(database: database, now: { clock.now }), clock)
-        await database.close()
-    }
-
     static func lease(_ ledger: Ledger, _ owner: String, ttl: Int64 = 10_000) async throws -> AcquireLeaseResponse {
         try await ledger.acquireLease(AcquireLeaseRequest(name: Ledger.eventsLease, owner: owner, ttlMilliseconds: ttl))
     }
@@ -35,7 +27,7 @@ struct LedgerEventLogTests {
         "a lease is held by one owner until it expires; its holder renews it, another takes it after",
         arguments: engines)
     func leases(engine: LedgerEngine) async throws {
-        try await withLedger(engine) { ledger, clock in
+        try await engine.withLedger { ledger, clock in
             let first = try await Self.lease(ledger, "instance-a")
             #expect(first.held && first.owner == "instance-a" && first.expiresMilliseconds == clock.now + 10_000)
             let refused = try await Self.lease(ledger, "instance-b")
@@ -60,7 +52,7 @@ struct LedgerEventLogTests {
         "appends need the lease; each id is logged once, in order; access events keep the announced access",
         arguments: engines)
     func appends(engine: LedgerEngine) async throws {
-        try await withLedger(engine) { ledger, clock in
+        try await engine.withLedger { ledger, clock in
             let events = [
                 Event(id: "evt_5_0", type: "subscription.purchased", accountID: "a", key: Self.key, position: 5),
                 Self.access("evt_5_granted_1", "access.granted", account: "a", until: 1_800_000_000_000, position: 5),
@@ -116,7 +108,7 @@ struct LedgerEventLogTests {
         "ListEvents: after a sequence, a limit on the entries looked at, chosen types; bad patterns are refused",
         arguments: engines)
     func listing(engine: LedgerEngine) async throws {
-        try await withLedger(engine) { ledger, _ in
+        try await engine.withLedger { ledger, _ in
             #expect(try await Self.lease(ledger, "x").held)
             let types = [
                 "subscription.purchased", "access.granted", "subscription.renewed", "access.ended", "grant.created",
@@ -152,7 +144,7 @@ struct LedgerEventLogTests {
         "a deletion rewrites the logged events that name the account and forgets its announced access",
         arguments: engines)
     func deletion(engine: LedgerEngine) async throws {
-        try await withLedger(engine) { ledger, _ in
+        try await engine.withLedger { ledger, _ in
             #expect(try await Self.lease(ledger, "x").held)
             var subscription = LedgerConformanceTests.state(Self.key, .active, storeTime: 1)
             subscription.accountID = "carol"

@@ -36,7 +36,7 @@ public actor EventPublisher {
     /// The feed position the computed events cover, and the one last appended.
     private var through: UInt64 = 0
     private var appendedThrough: UInt64 = 0
-    private var lastRenewal: Int64 = 0
+    private var lease: LeaseKeeper
     private let appended: Counter
     private let leader: Gauge
 
@@ -52,6 +52,7 @@ public actor EventPublisher {
         self.leaseMilliseconds = leaseMilliseconds
         self.logger = logger
         self.now = now
+        lease = LeaseKeeper(name: "events", owner: owner, milliseconds: leaseMilliseconds)
         appended =
             metrics?.counter("entitlement_events_appended_total", help: "Events this instance appended to the log.")
             ?? Counter()
@@ -103,32 +104,24 @@ public actor EventPublisher {
 
     /// Takes or renews the lease; takes over or steps down as it says.
     public func renewLease() async {
-        do {
-            let answer = try await client.call(
-                LedgerRPC.acquireLease,
-                AcquireLeaseRequest(name: "events", owner: owner, ttlMilliseconds: leaseMilliseconds))
-            if answer.held {
-                lastRenewal = now()
-                if !leading {
-                    logger.info("computing the event log", ["owner": owner])
-                    leading = true
-                    ready = false
-                    leader.set(1)
-                }
-                if !ready { await catchUp() }
-            } else if leading {
-                stepDown("the events lease is held by \(answer.owner)")
-            }
-        } catch {
-            // Unrenewed, the lease may have passed to another instance: stop before it expires.
-            if leading, now() - lastRenewal >= leaseMilliseconds * 2 / 3 {
-                stepDown("the lease could not be renewed: \(error)")
-            }
+        let answer = await lease.ask(client)
+        switch lease.update(answer, now: now()) {
+        case .taken:
+            logger.info("computing the event log", ["owner": owner])
+            leading = true
+            ready = false
+            leader.set(1)
+        case .lost(let why):
+            if leading { stepDown(why) }
+        case .none:
+            break
         }
+        if leading, !ready { await catchUp() }
     }
 
     private func stepDown(_ why: String) {
         logger.warning("no longer computing the event log", ["owner": owner, "why": why])
+        lease.drop()
         leading = false
         ready = false
         tracker = AccessEventTracker()

@@ -58,7 +58,7 @@ public actor WebhookDeliverer {
     private var leading = false
     private var loaded = false
     private var disabled = false
-    private var lastRenewal: Int64 = 0
+    private var lease: LeaseKeeper
     /// Everything up to here is delivered, unwanted or dead (as recorded, and as known here).
     private var deliveredThrough: UInt64 = 0
     private var recordedThrough: UInt64 = 0
@@ -87,6 +87,7 @@ public actor WebhookDeliverer {
         self.metrics = metrics
         self.now = now
         self.random = random
+        lease = LeaseKeeper(name: "webhook.\(endpoint.name)", owner: owner, milliseconds: leaseMilliseconds)
         transport = HTTPClientTransport(requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024)
     }
 
@@ -102,29 +103,23 @@ public actor WebhookDeliverer {
     // MARK: The lease
 
     public func renewLease() async {
-        do {
-            let answer = try await client.call(
-                LedgerRPC.acquireLease,
-                AcquireLeaseRequest(
-                    name: "webhook.\(endpoint.name)", owner: owner, ttlMilliseconds: leaseMilliseconds))
-            if answer.held {
-                lastRenewal = now()
-                if !leading {
-                    leading = true
-                    loaded = false
-                    logger.info("delivering webhooks", ["endpoint": endpoint.name, "owner": owner])
-                    delivering(1)
-                }
-            } else if leading {
-                stepDown("the lease is held by \(answer.owner)")
-            }
-        } catch {
-            if leading, now() - lastRenewal >= leaseMilliseconds * 2 / 3 { stepDown("\(error)") }
+        let answer = await lease.ask(client)
+        switch lease.update(answer, now: now()) {
+        case .taken:
+            leading = true
+            loaded = false
+            logger.info("delivering webhooks", ["endpoint": endpoint.name, "owner": owner])
+            delivering(1)
+        case .lost(let why):
+            if leading { stepDown(why) }
+        case .none:
+            break
         }
     }
 
     private func stepDown(_ why: String) {
         logger.warning("no longer delivering webhooks", ["endpoint": endpoint.name, "why": why])
+        lease.drop()
         delivering(0)
         leading = false
         loaded = false

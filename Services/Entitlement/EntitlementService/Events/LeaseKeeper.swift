@@ -1,0 +1,63 @@
+import Foundation
+public import RPC
+import Wire
+
+/// One named lease of the ledger kept by one owner: taken and renewed with `AcquireLease`, and
+/// given up when the ledger says another holds it, or when it could not be renewed for two
+/// thirds of its time (it may have passed to another instance by then).
+struct LeaseKeeper: Sendable {
+    enum Change: Equatable {
+        /// This owner holds it now and did not before.
+        case taken
+        /// Another holds it now, or it could not be renewed in time: stop.
+        case lost(String)
+        /// Nothing changed.
+        case none
+    }
+
+    let name: String
+    let owner: String
+    let milliseconds: Int64
+    private(set) var held = false
+    private var lastRenewal: Int64 = 0
+
+    init(name: String, owner: String, milliseconds: Int64) {
+        self.name = name
+        self.owner = owner
+        self.milliseconds = milliseconds
+    }
+
+    /// Asks the ledger once to take or renew it.
+    func ask(_ client: RPCClient) async -> Result<AcquireLeaseResponse, RPCError> {
+        do throws(RPCError) {
+            return .success(
+                try await client.call(
+                    LedgerRPC.acquireLease,
+                    AcquireLeaseRequest(name: name, owner: owner, ttlMilliseconds: milliseconds)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// What the answer `ask` got changes; `now` is this instance's clock.
+    mutating func update(_ answer: Result<AcquireLeaseResponse, RPCError>, now: Int64) -> Change {
+        switch answer {
+        case .success(let answer) where answer.held:
+            lastRenewal = now
+            if held { return .none }
+            held = true
+            return .taken
+        case .success(let answer):
+            guard held else { return .none }
+            held = false
+            return .lost("the \(name) lease is held by \(answer.owner)")
+        case .failure(let error):
+            guard held, now - lastRenewal >= milliseconds * 2 / 3 else { return .none }
+            held = false
+            return .lost("the \(name) lease could not be renewed: \(error)")
+        }
+    }
+
+    /// Gives it up here (the ledger refused a write under it).
+    mutating func drop() { held = false }
+}
