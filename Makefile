@@ -1,6 +1,6 @@
 # Entry points. Each installs what a fresh Debian machine lacks before it builds.
 SWIFT ?= swift
-.PHONY: deps build release run demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement format clean
+.PHONY: deps build release run demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement bench-webhooks format clean
 
 deps:
 	@scripts/install-deps build
@@ -64,6 +64,14 @@ bench-entitlement: deps
 	$(SWIFT) build -c release --product ledger
 	$(SWIFT) build -c release --product entitlement
 	.build/release/entitlementbench --ledger .build/release/ledger --entitlement .build/release/entitlement
+
+# Webhook delivery from the event log to a local receiver beside wrk posting the same body, and
+# the lag at half that rate (not a test).
+bench-webhooks: deps
+	@scripts/install-deps bench
+	$(SWIFT) build -c release --product webhookbench
+	$(SWIFT) build -c release --product ledger
+	.build/release/webhookbench --ledger .build/release/ledger
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Shared Services Tests

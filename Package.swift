@@ -154,6 +154,13 @@ let package = Package(
         .executableTarget(
             name: "entitlementbench", dependencies: ["Wire", "Model", "SQLite", "BenchSupport"],
             path: "Tests/Benchmarks/entitlementbench", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "webhookbench",
+            dependencies: [
+                "BenchSupport", "EntitlementService", "HTTP", "RPC", "Wire", "Model", "Observability", "Sockets",
+                "ProtoJSON",
+            ],
+            path: "Tests/Benchmarks/webhookbench", swiftSettings: swiftSettings),
 
         // The generator of Shared/Wire/Generated from proto/'s descriptor set (scripts/generate-proto).
         .executableTarget(

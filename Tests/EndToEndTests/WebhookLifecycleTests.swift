@@ -76,6 +76,19 @@ struct WebhookLifecycleTests {
             #expect(
                 logged.filter { $0.type == "access.granted" }.compactMap(\.accountID).sorted()
                     == [apple, google].sorted())
+            // PyPI's standardwebhooks verifies every delivery as it came.
+            let python = HTTPAPITests.root.appendingPathComponent(".build/python/bin/python3")
+            let deliveries: [[String: Any]] = got.map {
+                ["secret": Self.secret, "headers": $0.headers, "body": $0.body]
+            }
+            let checked = try await runCommand(
+                python, [HTTPAPITests.root.appendingPathComponent("Tests/Python/verify_webhooks.py").path],
+                input: try JSONSerialization.data(withJSONObject: deliveries))
+            let verdicts = checked.output.split(separator: "\n")
+            #expect(checked.status == 0 && verdicts.count == got.count, "\(checked.errors)")
+            #expect(
+                verdicts.allSatisfy { $0.hasPrefix(#"{"ok": "#) },
+                "\(verdicts.first { !$0.hasPrefix(#"{"ok": "#) } ?? "")")
         } catch {
             receiver.server.stop()
             await stack.stop()

@@ -14,6 +14,9 @@ final class WebhookReceiver: Sendable {
         let account: String?
         let verified: Bool
         let status: Int
+        /// The request as it came, for a verifier of another make.
+        let headers: [String: String]
+        let body: String
     }
     final class Record: Sendable {
         let answer = Mutex(200)
@@ -45,7 +48,9 @@ final class WebhookReceiver: Sendable {
                 $0.append(
                     Delivery(
                         id: id, type: object?["type"] as? String, account: object?["accountId"] as? String,
-                        verified: verified && object?["id"] as? String == id, status: status))
+                        verified: verified && object?["id"] as? String == id, status: status,
+                        headers: request.headers.filter { $0.key.hasPrefix("webhook-") },
+                        body: String(decoding: request.body, as: UTF8.self)))
             }
             return HTTPResponse(status: status)
         }

@@ -131,6 +131,11 @@ struct LedgerEventLogTests {
             #expect(rest.events.map(\.type) == ["access.ended", "grant.created"] && rest.lastSequence == 5)
             let none = try await ledger.listEvents(ListEventsRequest(afterSequence: 5))
             #expect(none.events.isEmpty && none.lastSequence == 5)
+            // A test event goes at the end, without the lease.
+            let test = try await ledger.logTestEvent(LogTestEventRequest(accountID: "a"))
+            #expect(
+                test.type == "test" && test.id.hasPrefix("evt_test_") && test.sequence == 6 && test.accountID == "a")
+            #expect(try await ledger.listEvents(ListEventsRequest(afterSequence: 5)).events == [test])
             await #expect(
                 throws: LedgerError.invalidArgument(
                     "types[0] \"renewed\" is not an event type or a prefix with .* (subscription.*)")

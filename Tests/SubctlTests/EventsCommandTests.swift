@@ -121,8 +121,8 @@ struct EventsCommandTests {
     @Test(
         "bad events command lines are usage errors naming the fault",
         arguments: [
-            (["events", "--addr", "h:1"], "events needs list, tail, dead or replay, got \"--addr\""),
-            (["events", "show"], "events needs list, tail, dead or replay, got \"show\""),
+            (["events", "--addr", "h:1"], "events needs list, tail, dead, replay or test, got \"--addr\""),
+            (["events", "show"], "events needs list, tail, dead, replay or test, got \"show\""),
             (
                 ["events", "list", "--types", "renewed"],
                 "--types: \"renewed\" is not an event type or a prefix with .*"
@@ -136,7 +136,7 @@ struct EventsCommandTests {
             try SubctlCommand.parse(
                 arguments.count > 1 && arguments[1] == "--addr" ? arguments : arguments + ["--addr", "h:1"])
         }
-        #expect(throws: SubctlError(.usage, "events needs list, tail, dead or replay")) {
+        #expect(throws: SubctlError(.usage, "events needs list, tail, dead, replay or test")) {
             try SubctlCommand.parse(["events"])
         }
     }

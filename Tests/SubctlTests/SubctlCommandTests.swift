@@ -72,7 +72,10 @@ struct SubctlCommandTests {
     }
 
     @Test(arguments: [
-        ([], "USAGE: missing command (health, call, methods, describe, account, history, inbox, replay, events or apple)"),
+        (
+            [],
+            "USAGE: missing command (health, call, methods, describe, account, history, inbox, replay, events or apple)"
+        ),
         (
             ["status"],
             #"USAGE: unknown command "status" (health, call, methods, describe, account, history, inbox, replay, "#

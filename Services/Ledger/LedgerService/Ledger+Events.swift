@@ -99,6 +99,33 @@ extension Ledger {
         }
     }
 
+    /// `LogTestEvent`: a `test` event at the end of the log.
+    public func logTestEvent(_ request: LogTestEventRequest) async throws -> Event {
+        try await write(try logTestEventWrite(request))
+    }
+
+    func logTestEventWrite(_ request: LogTestEventRequest) throws -> WriteBody<Event> {
+        try Self.checkOptional(request.accountID ?? "", "account_id", max: Self.maxIDBytes)
+        let at = now()
+        let id = "evt_test_" + (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        return { tx in
+            var event = Event(
+                id: id, type: EventType.test, accountID: request.accountID,
+                position: UInt64(try Self.lastPosition(tx)), recordedTimeMilliseconds: at)
+            let inserted = try tx.query(
+                """
+                INSERT INTO event_log (id, type, account_id, feed_position, event) VALUES ($1, $2, $3, $4, $5)
+                RETURNING seq
+                """,
+                [
+                    .text(event.id), .text(event.type), .text(event.accountID), .int(Int64(event.position)),
+                    .blob(event.serialized()),
+                ])
+            event.sequence = UInt64(inserted.int(0, "seq") ?? 0)
+            return event
+        }
+    }
+
     /// Keeps `access_state` as the access events say: announced by `granted` and `extended`,
     /// withdrawn by `ended`.
     static func recordAccess(_ tx: any LedgerTransaction, _ event: Event) throws {

@@ -48,6 +48,7 @@ enum LedgerMethods {
             try await ledger.eventState(request)
         }
         write(LedgerRPC.acquireLease, ledger.acquireLeaseWrite)
+        write(LedgerRPC.logTestEvent, ledger.logTestEventWrite)
         router.unary(LedgerRPC.getDeliveryState) { (_, request: GetDeliveryStateRequest) in
             try await ledger.deliveryState(request)
         }

@@ -48,7 +48,7 @@ extension CommandRunner {
                 throw SubctlError(.dataLoss, "\(method) answered without the entry")
             }
             try write(answer, options) { response in response.entry.map { [OutputText.inboxEntry($0)] } ?? [] }
-        case .events, .tail, .deadLetters, .replayDeliveries:
+        case .events, .tail, .deadLetters, .replayDeliveries, .testEvent:
             try await runEvents(command, transport: transport, options: options)
         }
     }
@@ -112,6 +112,10 @@ extension CommandRunner {
             try write(answer, options) { response in
                 ["endpoint \(endpoint) delivered through \(response.deliveredThrough) enabled"]
             }
+        case .testEvent(let account):
+            let answer = try await transport.call(
+                method, LogTestEventRequest(accountID: account), as: Event.self, timeout: options.timeout)
+            try write(answer, options) { [OutputText.loggedEvent($0)] }
         default:
             break
         }

@@ -29,6 +29,8 @@ public enum LedgerCommand: Sendable, Equatable {
     case tail(after: UInt64, types: [String], count: Int?)
     /// `events dead`: Ledger/ListDeadLetters, of one endpoint or all.
     case deadLetters(endpoint: String?, limit: UInt32)
+    /// `events test [--account ID]`: Ledger/LogTestEvent.
+    case testEvent(account: String?)
     /// `events replay --endpoint NAME --from SEQUENCE`: Ledger/ReplayDeliveries.
     case replayDeliveries(endpoint: String, after: UInt64)
 
@@ -46,6 +48,7 @@ public enum LedgerCommand: Sendable, Equatable {
             case .events, .tail: "ListEvents"
             case .deadLetters: "ListDeadLetters"
             case .replayDeliveries: "ReplayDeliveries"
+            case .testEvent: "LogTestEvent"
             }
         return "subscriptions.ledger.v1.Ledger/\(name)"
     }

@@ -54,7 +54,7 @@ extension SubctlCommand {
     /// Parses `events list|tail|dead|replay` from the arguments after `events`.
     static func parseEvents(_ arguments: [String]) throws(SubctlError) -> SubctlCommand {
         guard let verb = arguments.first else {
-            throw SubctlError(.usage, "events needs list, tail, dead or replay")
+            throw SubctlError(.usage, "events needs list, tail, dead, replay or test")
         }
         let rest = Array(arguments.dropFirst())
         let scanned: Scanned
@@ -97,6 +97,11 @@ extension SubctlCommand {
                 rest, command: "events dead", values: connectionOptions.union(["endpoint", "limit"]), flags: ["json"],
                 positionals: 0...0)
             ledger = .deadLetters(endpoint: scanned.values["endpoint"], limit: try pageSize(scanned, "limit", max: 500))
+        case "test":
+            scanned = try scan(
+                rest, command: "events test", values: connectionOptions.union(["account"]), flags: ["json"],
+                positionals: 0...0)
+            ledger = .testEvent(account: scanned.values["account"])
         case "replay":
             scanned = try scan(
                 rest, command: "events replay", values: connectionOptions.union(["endpoint", "from"]),
@@ -106,7 +111,7 @@ extension SubctlCommand {
             }
             ledger = .replayDeliveries(endpoint: endpoint, after: try number("from", scanned))
         default:
-            throw SubctlError(.usage, "events needs list, tail, dead or replay, got \"\(verb)\"")
+            throw SubctlError(.usage, "events needs list, tail, dead, replay or test, got \"\(verb)\"")
         }
         return .ledger(ledger, options: try options(scanned, command: "events \(verb)", streaming: verb == "tail"))
     }

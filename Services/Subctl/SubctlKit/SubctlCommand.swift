@@ -68,6 +68,8 @@ public enum SubctlCommand: Sendable, Equatable {
                       --count stops after N.
           events dead [--endpoint NAME] [--limit N] --addr HOST:PORT
                       Webhook events given up on.
+          events test [--account ACCOUNT_ID] --addr HOST:PORT
+                      Log a test event, which every endpoint that takes `test` receives.
           events replay --endpoint NAME --from SEQUENCE --addr HOST:PORT
                       Deliver an endpoint's events after SEQUENCE again (its dead letters too),
                       and enable it if a 410 disabled it.

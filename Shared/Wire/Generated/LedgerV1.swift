@@ -1171,6 +1171,45 @@ extension ListEventsResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.ledger.v1.LogTestEventRequest`.
+public struct LogTestEventRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.LogTestEventRequest"
+
+    public var accountID: String?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        accountID: String? = nil
+    ) {
+        self.accountID = accountID
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension LogTestEventRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__LogTestEventRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__log_test_event_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            accountID: ProtoField.optionalString(m.account_id, "account_id"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.account_id, accountID)
+    }
+}
+
 /// `subscriptions.ledger.v1.AppendEventsRequest`.
 public struct AppendEventsRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -3086,6 +3125,10 @@ public enum LedgerRPC {
     /// log is not appended again.
     public static let appendEvents = UnaryMethod<AppendEventsRequest, AppendEventsResponse>("subscriptions.ledger.v1.Ledger/AppendEvents")
 
+    /// Logs a `test` event (for an account, when given), which webhooks deliver and ListEvents
+    /// lists like any other: to check a receiver end to end.
+    public static let logTestEvent = UnaryMethod<LogTestEventRequest, Event>("subscriptions.ledger.v1.Ledger/LogTestEvent")
+
     /// Where event computation stands: the feed position it has covered and the access it has
     /// announced, paginated.
     public static let getEventState = UnaryMethod<GetEventStateRequest, GetEventStateResponse>("subscriptions.ledger.v1.Ledger/GetEventState")
@@ -3117,5 +3160,5 @@ public enum LedgerRPC {
     public static let watchChanges = ServerStreamMethod<WatchChangesRequest, Change>("subscriptions.ledger.v1.Ledger/WatchChanges")
 
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, listEvents, appendEvents, getEventState, acquireLease, getDeliveryState, recordDeliveries, listDeadLetters, replayDeliveries, snapshot, watchChanges]
+    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, listEvents, appendEvents, logTestEvent, getEventState, acquireLease, getDeliveryState, recordDeliveries, listDeadLetters, replayDeliveries, snapshot, watchChanges]
 }

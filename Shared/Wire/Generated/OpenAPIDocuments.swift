@@ -2614,6 +2614,83 @@ public enum OpenAPIDocuments {
         }
       }
     },
+    "/subscriptions.ledger.v1.Ledger/LogTestEvent": {
+      "post": {
+        "operationId": "Ledger.LogTestEvent",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "Logs a `test` event (for an account, when given), which webhooks deliver and ListEvents\nlists like any other: to check a receiver end to end.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.LogTestEventRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.events.v1.Event"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/subscriptions.ledger.v1.Ledger/GetEventState": {
       "post": {
         "operationId": "Ledger.GetEventState",
@@ -4381,6 +4458,14 @@ public enum OpenAPIDocuments {
             }
           },
           "nextPageToken": {
+            "type": "string"
+          }
+        }
+      },
+      "subscriptions.ledger.v1.LogTestEventRequest": {
+        "type": "object",
+        "properties": {
+          "accountId": {
             "type": "string"
           }
         }

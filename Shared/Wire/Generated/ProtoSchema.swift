@@ -365,6 +365,9 @@ public enum ProtoSchema {
             Field(1, "events", "events", .message("subscriptions.events.v1.Event"), repeated: true),
             Field(2, "last_sequence", "lastSequence", .uint64),
         ]),
+        "subscriptions.ledger.v1.LogTestEventRequest": Message(fullName: "subscriptions.ledger.v1.LogTestEventRequest", fields: [
+            Field(1, "account_id", "accountId", .string, optional: true),
+        ]),
         "subscriptions.ledger.v1.AppendEventsRequest": Message(fullName: "subscriptions.ledger.v1.AppendEventsRequest", fields: [
             Field(1, "owner", "owner", .string),
             Field(2, "events", "events", .message("subscriptions.events.v1.Event"), repeated: true),
@@ -642,6 +645,7 @@ public enum ProtoSchema {
             Method(name: "DeleteAccount", input: "subscriptions.ledger.v1.DeleteAccountRequest", output: "subscriptions.ledger.v1.DeleteAccountResponse", isServerStreaming: false),
             Method(name: "ListEvents", input: "subscriptions.ledger.v1.ListEventsRequest", output: "subscriptions.ledger.v1.ListEventsResponse", isServerStreaming: false),
             Method(name: "AppendEvents", input: "subscriptions.ledger.v1.AppendEventsRequest", output: "subscriptions.ledger.v1.AppendEventsResponse", isServerStreaming: false),
+            Method(name: "LogTestEvent", input: "subscriptions.ledger.v1.LogTestEventRequest", output: "subscriptions.events.v1.Event", isServerStreaming: false),
             Method(name: "GetEventState", input: "subscriptions.ledger.v1.GetEventStateRequest", output: "subscriptions.ledger.v1.GetEventStateResponse", isServerStreaming: false),
             Method(name: "AcquireLease", input: "subscriptions.ledger.v1.AcquireLeaseRequest", output: "subscriptions.ledger.v1.AcquireLeaseResponse", isServerStreaming: false),
             Method(name: "GetDeliveryState", input: "subscriptions.ledger.v1.GetDeliveryStateRequest", output: "subscriptions.ledger.v1.GetDeliveryStateResponse", isServerStreaming: false),

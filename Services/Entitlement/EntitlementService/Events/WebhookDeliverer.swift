@@ -247,6 +247,8 @@ public actor WebhookDeliverer {
                 recovered.append(sequence)
             }
             advance()
+            // The account's next event, or another's, goes at once rather than at the next round.
+            if leading, !disabled { sendWhatMayGo() }
             return
         }
         if status == 410 {

@@ -34,6 +34,7 @@ typedef struct Subscriptions__Ledger__V1__DeleteAccountRequest Subscriptions__Le
 typedef struct Subscriptions__Ledger__V1__DeleteAccountResponse Subscriptions__Ledger__V1__DeleteAccountResponse;
 typedef struct Subscriptions__Ledger__V1__ListEventsRequest Subscriptions__Ledger__V1__ListEventsRequest;
 typedef struct Subscriptions__Ledger__V1__ListEventsResponse Subscriptions__Ledger__V1__ListEventsResponse;
+typedef struct Subscriptions__Ledger__V1__LogTestEventRequest Subscriptions__Ledger__V1__LogTestEventRequest;
 typedef struct Subscriptions__Ledger__V1__AppendEventsRequest Subscriptions__Ledger__V1__AppendEventsRequest;
 typedef struct Subscriptions__Ledger__V1__AppendEventsResponse Subscriptions__Ledger__V1__AppendEventsResponse;
 typedef struct Subscriptions__Ledger__V1__GetEventStateRequest Subscriptions__Ledger__V1__GetEventStateRequest;
@@ -425,6 +426,16 @@ struct  Subscriptions__Ledger__V1__ListEventsResponse
 #define SUBSCRIPTIONS__LEDGER__V1__LIST_EVENTS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__list_events_response__descriptor) \
     , 0,NULL, 0 }
+
+
+struct  Subscriptions__Ledger__V1__LogTestEventRequest
+{
+  ProtobufCMessage base;
+  char *account_id;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__LOG_TEST_EVENT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__log_test_event_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Ledger__V1__AppendEventsRequest
@@ -1342,6 +1353,25 @@ Subscriptions__Ledger__V1__ListEventsResponse *
 void   subscriptions__ledger__v1__list_events_response__free_unpacked
                      (Subscriptions__Ledger__V1__ListEventsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__LogTestEventRequest methods */
+void   subscriptions__ledger__v1__log_test_event_request__init
+                     (Subscriptions__Ledger__V1__LogTestEventRequest         *message);
+size_t subscriptions__ledger__v1__log_test_event_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__LogTestEventRequest   *message);
+size_t subscriptions__ledger__v1__log_test_event_request__pack
+                     (const Subscriptions__Ledger__V1__LogTestEventRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__log_test_event_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__LogTestEventRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__LogTestEventRequest *
+       subscriptions__ledger__v1__log_test_event_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__log_test_event_request__free_unpacked
+                     (Subscriptions__Ledger__V1__LogTestEventRequest *message,
+                      ProtobufCAllocator *allocator);
 /* Subscriptions__Ledger__V1__AppendEventsRequest methods */
 void   subscriptions__ledger__v1__append_events_request__init
                      (Subscriptions__Ledger__V1__AppendEventsRequest         *message);
@@ -2098,6 +2128,9 @@ typedef void (*Subscriptions__Ledger__V1__ListEventsRequest_Closure)
 typedef void (*Subscriptions__Ledger__V1__ListEventsResponse_Closure)
                  (const Subscriptions__Ledger__V1__ListEventsResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__LogTestEventRequest_Closure)
+                 (const Subscriptions__Ledger__V1__LogTestEventRequest *message,
+                  void *closure_data);
 typedef void (*Subscriptions__Ledger__V1__AppendEventsRequest_Closure)
                  (const Subscriptions__Ledger__V1__AppendEventsRequest *message,
                   void *closure_data);
@@ -2296,6 +2329,10 @@ struct Subscriptions__Ledger__V1__Ledger_Service
                         const Subscriptions__Ledger__V1__AppendEventsRequest *input,
                         Subscriptions__Ledger__V1__AppendEventsResponse_Closure closure,
                         void *closure_data);
+  void (*log_test_event)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                         const Subscriptions__Ledger__V1__LogTestEventRequest *input,
+                         Subscriptions__Events__V1__Event_Closure closure,
+                         void *closure_data);
   void (*get_event_state)(Subscriptions__Ledger__V1__Ledger_Service *service,
                           const Subscriptions__Ledger__V1__GetEventStateRequest *input,
                           Subscriptions__Ledger__V1__GetEventStateResponse_Closure closure,
@@ -2356,6 +2393,7 @@ void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_
       function_prefix__ ## delete_account,\
       function_prefix__ ## list_events,\
       function_prefix__ ## append_events,\
+      function_prefix__ ## log_test_event,\
       function_prefix__ ## get_event_state,\
       function_prefix__ ## acquire_lease,\
       function_prefix__ ## get_delivery_state,\
@@ -2444,6 +2482,10 @@ void subscriptions__ledger__v1__ledger__append_events(ProtobufCService *service,
                                                       const Subscriptions__Ledger__V1__AppendEventsRequest *input,
                                                       Subscriptions__Ledger__V1__AppendEventsResponse_Closure closure,
                                                       void *closure_data);
+void subscriptions__ledger__v1__ledger__log_test_event(ProtobufCService *service,
+                                                       const Subscriptions__Ledger__V1__LogTestEventRequest *input,
+                                                       Subscriptions__Events__V1__Event_Closure closure,
+                                                       void *closure_data);
 void subscriptions__ledger__v1__ledger__get_event_state(ProtobufCService *service,
                                                         const Subscriptions__Ledger__V1__GetEventStateRequest *input,
                                                         Subscriptions__Ledger__V1__GetEventStateResponse_Closure closure,
@@ -2499,6 +2541,7 @@ extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__delete_accoun
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__delete_account_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_events_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_events_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__log_test_event_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__append_events_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__append_events_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_state_request__descriptor;

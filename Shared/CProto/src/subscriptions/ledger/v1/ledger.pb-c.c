@@ -772,6 +772,51 @@ void   subscriptions__ledger__v1__list_events_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__ledger__v1__list_events_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__ledger__v1__log_test_event_request__init
+                     (Subscriptions__Ledger__V1__LogTestEventRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__LogTestEventRequest init_value = SUBSCRIPTIONS__LEDGER__V1__LOG_TEST_EVENT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__log_test_event_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__LogTestEventRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__log_test_event_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__log_test_event_request__pack
+                     (const Subscriptions__Ledger__V1__LogTestEventRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__log_test_event_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__log_test_event_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__LogTestEventRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__log_test_event_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__LogTestEventRequest *
+       subscriptions__ledger__v1__log_test_event_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__LogTestEventRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__log_test_event_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__log_test_event_request__free_unpacked
+                     (Subscriptions__Ledger__V1__LogTestEventRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__log_test_event_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   subscriptions__ledger__v1__append_events_request__init
                      (Subscriptions__Ledger__V1__AppendEventsRequest         *message)
 {
@@ -3668,6 +3713,44 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_events_response
   (ProtobufCMessageInit) subscriptions__ledger__v1__list_events_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__log_test_event_request__field_descriptors[1] =
+{
+  {
+    "account_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__LogTestEventRequest, account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__log_test_event_request__field_indices_by_name[] = {
+  0,   /* field[0] = account_id */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__log_test_event_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__log_test_event_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.LogTestEventRequest",
+  "LogTestEventRequest",
+  "Subscriptions__Ledger__V1__LogTestEventRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__LogTestEventRequest),
+  1,
+  subscriptions__ledger__v1__log_test_event_request__field_descriptors,
+  subscriptions__ledger__v1__log_test_event_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__log_test_event_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__log_test_event_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor subscriptions__ledger__v1__append_events_request__field_descriptors[3] =
 {
   {
@@ -5918,7 +6001,7 @@ const ProtobufCEnumDescriptor subscriptions__ledger__v1__change_kind__descriptor
   subscriptions__ledger__v1__change_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[28] =
+static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[29] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "RecordNotification", &subscriptions__ledger__v1__record_notification_request__descriptor, &subscriptions__ledger__v1__record_notification_response__descriptor },
@@ -5940,6 +6023,7 @@ static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method
   { "DeleteAccount", &subscriptions__ledger__v1__delete_account_request__descriptor, &subscriptions__ledger__v1__delete_account_response__descriptor },
   { "ListEvents", &subscriptions__ledger__v1__list_events_request__descriptor, &subscriptions__ledger__v1__list_events_response__descriptor },
   { "AppendEvents", &subscriptions__ledger__v1__append_events_request__descriptor, &subscriptions__ledger__v1__append_events_response__descriptor },
+  { "LogTestEvent", &subscriptions__ledger__v1__log_test_event_request__descriptor, &subscriptions__events__v1__event__descriptor },
   { "GetEventState", &subscriptions__ledger__v1__get_event_state_request__descriptor, &subscriptions__ledger__v1__get_event_state_response__descriptor },
   { "AcquireLease", &subscriptions__ledger__v1__acquire_lease_request__descriptor, &subscriptions__ledger__v1__acquire_lease_response__descriptor },
   { "GetDeliveryState", &subscriptions__ledger__v1__get_delivery_state_request__descriptor, &subscriptions__ledger__v1__get_delivery_state_response__descriptor },
@@ -5950,34 +6034,35 @@ static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method
   { "WatchChanges", &subscriptions__ledger__v1__watch_changes_request__descriptor, &subscriptions__ledger__v1__change__descriptor },
 };
 const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
-  21,        /* AcquireLease */
+  22,        /* AcquireLease */
   12,        /* AdvanceCursor */
   19,        /* AppendEvents */
   17,        /* DeleteAccount */
   5,        /* GetAccount */
   11,        /* GetCursor */
-  22,        /* GetDeliveryState */
-  20,        /* GetEventState */
+  23,        /* GetDeliveryState */
+  21,        /* GetEventState */
   13,        /* GetFeedPosition */
   6,        /* GetHistory */
   4,        /* GetSubscription */
   14,        /* GrantEntitlement */
   0,        /* Health */
   3,        /* LinkAccount */
-  24,        /* ListDeadLetters */
+  25,        /* ListDeadLetters */
   18,        /* ListEvents */
   7,        /* ListInbox */
   10,        /* ListSubscriptions */
+  20,        /* LogTestEvent */
   8,        /* MarkInbox */
   16,        /* MergeAccounts */
-  23,        /* RecordDeliveries */
+  24,        /* RecordDeliveries */
   1,        /* RecordNotification */
   2,        /* RecordVerifiedState */
-  25,        /* ReplayDeliveries */
+  26,        /* ReplayDeliveries */
   9,        /* ReplayInbox */
   15,        /* RevokeGrant */
-  26,        /* Snapshot */
-  27         /* WatchChanges */
+  27,        /* Snapshot */
+  28         /* WatchChanges */
 };
 const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
 {
@@ -5986,7 +6071,7 @@ const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
   "Ledger",
   "Subscriptions__Ledger__V1__Ledger",
   "subscriptions.ledger.v1",
-  28,
+  29,
   subscriptions__ledger__v1__ledger__method_descriptors,
   subscriptions__ledger__v1__ledger__method_indices_by_name
 };
@@ -6150,13 +6235,21 @@ void subscriptions__ledger__v1__ledger__append_events(ProtobufCService *service,
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
   service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void subscriptions__ledger__v1__ledger__log_test_event(ProtobufCService *service,
+                                                       const Subscriptions__Ledger__V1__LogTestEventRequest *input,
+                                                       Subscriptions__Events__V1__Event_Closure closure,
+                                                       void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void subscriptions__ledger__v1__ledger__get_event_state(ProtobufCService *service,
                                                         const Subscriptions__Ledger__V1__GetEventStateRequest *input,
                                                         Subscriptions__Ledger__V1__GetEventStateResponse_Closure closure,
                                                         void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 21, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__acquire_lease(ProtobufCService *service,
                                                       const Subscriptions__Ledger__V1__AcquireLeaseRequest *input,
@@ -6164,7 +6257,7 @@ void subscriptions__ledger__v1__ledger__acquire_lease(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 21, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 22, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__get_delivery_state(ProtobufCService *service,
                                                            const Subscriptions__Ledger__V1__GetDeliveryStateRequest *input,
@@ -6172,7 +6265,7 @@ void subscriptions__ledger__v1__ledger__get_delivery_state(ProtobufCService *ser
                                                            void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 22, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 23, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__record_deliveries(ProtobufCService *service,
                                                           const Subscriptions__Ledger__V1__RecordDeliveriesRequest *input,
@@ -6180,7 +6273,7 @@ void subscriptions__ledger__v1__ledger__record_deliveries(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 23, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 24, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__list_dead_letters(ProtobufCService *service,
                                                           const Subscriptions__Ledger__V1__ListDeadLettersRequest *input,
@@ -6188,7 +6281,7 @@ void subscriptions__ledger__v1__ledger__list_dead_letters(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 24, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 25, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__replay_deliveries(ProtobufCService *service,
                                                           const Subscriptions__Ledger__V1__ReplayDeliveriesRequest *input,
@@ -6196,7 +6289,7 @@ void subscriptions__ledger__v1__ledger__replay_deliveries(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 25, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 26, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  const Subscriptions__Ledger__V1__SnapshotRequest *input,
@@ -6204,7 +6297,7 @@ void subscriptions__ledger__v1__ledger__snapshot(ProtobufCService *service,
                                                  void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 26, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 27, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       const Subscriptions__Ledger__V1__WatchChangesRequest *input,
@@ -6212,7 +6305,7 @@ void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
-  service->invoke(service, 27, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 28, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_Service *service,
                                               Subscriptions__Ledger__V1__Ledger_ServiceDestroy destroy)
