@@ -91,7 +91,7 @@ final class Receiver: Sendable {
 func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws(BenchError) -> T {
     let result = Mutex<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
-    Task {
+    Task.detached {
         do {
             let value = try await body()
             result.withLock { $0 = .success(value) }
@@ -167,7 +167,7 @@ BenchCommand.main(Options.self, name: "webhookbench") { options throws(BenchErro
     let deliverer = WebhookDeliverer(
         endpoint: endpoint, client: client, owner: "webhookbench-deliverer", leaseMilliseconds: 6000,
         logger: Logger(service: "webhookbench", sink: .capturing()))
-    let loop = Task {
+    let loop = Task.detached {
         var renewed = ContinuousClock.now - .seconds(10)
         while !Task.isCancelled {
             if ContinuousClock.now - renewed > .seconds(2) {
