@@ -39,14 +39,21 @@ struct HTTPAPITests {
                 case .success(let bytes):
                     #expect(proto.status == 200 && json.status == 200, "\(name)")
                     #expect(proto.contentType == "application/proto" && json.contentType == "application/json")
-                    // Health carries the clock and the uptime; the others are the same bytes.
-                    if method.name != "Health" {
+                    // Health carries the clock and the uptime, and each test event is a new one
+                    // (its own id, time and place in the log); the others are the same bytes.
+                    switch method.name {
+                    case "Health":
+                        #expect(json.text.contains(#""status":"SERVING_STATUS_SERVING""#), "\(json.text)")
+                    case "LogTestEvent":
+                        let events = try [bytes, proto.body].map { try Event(serialized: $0) }
+                        #expect(events.allSatisfy { $0.type == "test" && $0.id.hasPrefix("evt_test_") })
+                        #expect(Set(events.map(\.id)).count == 2 && events[1].sequence == events[0].sequence + 1)
+                        #expect(json.text.contains(#""type":"test""#), "\(json.text)")
+                    default:
                         #expect(proto.body == bytes, "\(name)")
                         #expect(
                             json.text == (try ProtoJSON.decodeToJSON(bytes, as: method.output, pretty: false)),
                             "\(name)")
-                    } else {
-                        #expect(json.text.contains(#""status":"SERVING_STATUS_SERVING""#), "\(json.text)")
                     }
                 case .failure(let error):
                     for answer in [proto, json] {
