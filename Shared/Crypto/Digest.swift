@@ -3,16 +3,7 @@ import COpenSSL
 /// Message digests on OpenSSL.
 public enum Digest {
     /// The SHA-256 of `bytes` as 64 lowercase hex digits.
-    public static func sha256Hex(_ bytes: [UInt8]) -> String {
-        let hex = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        for byte in sha256(bytes) {
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func sha256Hex(_ bytes: [UInt8]) -> String { Hex.encode(sha256(bytes)) }
 
     /// The 32-byte SHA-256 of `bytes`.
     public static func sha256(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, EVP_sha256(), 32) }

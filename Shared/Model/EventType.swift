@@ -68,3 +68,14 @@ public enum EventType {
         return names.contains(pattern)
     }
 }
+
+/// The name of a webhook endpoint, as the endpoints file gives it and the ledger keys its
+/// delivery state by: 1 to 64 of `a-z 0-9 _ -`.
+public enum WebhookEndpointName {
+    public static func isValid(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy {
+                (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D
+            }
+    }
+}

@@ -42,8 +42,6 @@ final class WebhookReceiver: Sendable {
             )
             let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
             let status = record.answer.withLock { $0 }
-            let delay = record.delay.withLock { $0 }
-            if delay > 0 { usleep(UInt32(delay) * 1000) }
             record.received.withLock {
                 $0.append(
                     Delivery(
@@ -52,6 +50,9 @@ final class WebhookReceiver: Sendable {
                         headers: request.headers.filter { $0.key.hasPrefix("webhook-") },
                         body: String(decoding: request.body, as: UTF8.self)))
             }
+            // Recorded on arrival; a slow answer is held back after that.
+            let delay = record.delay.withLock { $0 }
+            if delay > 0 { usleep(UInt32(delay) * 1000) }
             return HTTPResponse(status: status)
         }
         try server.start()

@@ -10,10 +10,7 @@ extension Ledger {
     static let maxRetrying = 1000
 
     static func checkEndpoint(_ endpoint: String) throws {
-        guard (1...64).contains(endpoint.utf8.count),
-            endpoint.utf8.allSatisfy({
-                (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D
-            })
+        guard WebhookEndpointName.isValid(endpoint)
         else { throw LedgerError.invalidArgument("endpoint must be 1 to 64 of a-z, 0-9, _ and -") }
     }
 

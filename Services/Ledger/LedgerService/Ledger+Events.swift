@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 public import Model
 public import Wire
@@ -107,7 +108,7 @@ extension Ledger {
     func logTestEventWrite(_ request: LogTestEventRequest) throws -> WriteBody<Event> {
         try Self.checkOptional(request.accountID ?? "", "account_id", max: Self.maxIDBytes)
         let at = now()
-        let id = "evt_test_" + (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let id = "evt_test_" + Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255) })
         return { tx in
             var event = Event(
                 id: id, type: EventType.test, accountID: request.accountID,
@@ -165,7 +166,9 @@ extension Ledger {
         var after: (account: String, capability: String)?
         if let token = request.pageToken {
             let parts = token.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, let account = Self.unhex(parts[0]), let capability = Self.unhex(parts[1]) else {
+            guard parts.count == 2, let account = Hex.decode(parts[0]).flatMap({ String(bytes: $0, encoding: .utf8) }),
+                let capability = Hex.decode(parts[1]).flatMap({ String(bytes: $0, encoding: .utf8) })
+            else {
                 throw LedgerError.invalidArgument("page_token \"\(token.prefix(40))\" is not one this ledger issued")
             }
             after = (account, capability)
@@ -185,25 +188,10 @@ extension Ledger {
                 try Self.decode(AnnouncedAccess.self, rows.blob($0, "state"))
             }
             if rows.count == Self.maxStatePage, let last = response.announced.last {
-                response.nextPageToken = Self.hex(last.accountID) + ":" + Self.hex(last.capability)
+                response.nextPageToken = Hex.encode(last.accountID.utf8) + ":" + Hex.encode(last.capability.utf8)
             }
             return response
         }
-    }
-
-    static func hex(_ text: String) -> String { text.utf8.map { String(format: "%02x", $0) }.joined() }
-
-    static func unhex(_ text: Substring) -> String? {
-        guard text.utf8.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return String(bytes: bytes, encoding: .utf8)
     }
 
     /// Takes or renews lease `name` for `owner`.

@@ -117,9 +117,13 @@ public struct AccessEventTracker: Sendable {
         }
     }
 
-    /// The accounts with access announced that rests on subscription `key`.
-    public func accounts(restingOn key: SubscriptionKey) -> Set<String> {
-        Set(announced.filter { $0.value.key == key }.map(\.key.account))
+    /// The accounts with access announced, by the subscription it rests on.
+    public func accountsByKey() -> [SubscriptionKey: Set<String>] {
+        var accounts: [SubscriptionKey: Set<String>] = [:]
+        for (slot, value) in announced {
+            if let key = value.key { accounts[key, default: []].insert(slot.account) }
+        }
+        return accounts
     }
 
     /// How many accounts and capabilities have access announced.

@@ -153,6 +153,8 @@ public actor EventPublisher {
             var touched = Set<String>()
             var covered = state.throughFeedPosition
             if covered < position {
+                // Who held access through each subscription when the record was made.
+                let holders = tracker.accountsByKey()
                 let stream = client.serverStream(LedgerRPC.watchChanges, WatchChangesRequest(after: covered))
                 for try await message in stream {
                     let change = try Change(serialized: message)
@@ -160,7 +162,7 @@ public actor EventPublisher {
                     events += FeedEvents.events(of: change)
                     if let subscription = change.subscription {
                         if let account = subscription.accountID { touched.insert(account) }
-                        touched.formUnion(tracker.accounts(restingOn: subscription.key))
+                        touched.formUnion(holders[subscription.key] ?? [])
                     }
                     covered = change.position
                     if covered >= position { break }

@@ -64,6 +64,9 @@ public actor WebhookDeliverer {
     private var recordedThrough: UInt64 = 0
     /// The log read after `deliveredThrough`, by sequence: nil once done.
     private var window: [(sequence: UInt64, event: Event?)] = []
+    /// Where the window's first entry not yet done is: entries before it are done and wait to
+    /// be dropped in one go (`advance`), so an answer does not move the whole window.
+    private var head = 0
     private var fetchedThrough: UInt64 = 0
     private var attempts: [UInt64: DeliveryAttempt] = [:]
     private var inFlight = Set<UInt64>()
@@ -124,6 +127,7 @@ public actor WebhookDeliverer {
         leading = false
         loaded = false
         window = []
+        head = 0
         attempts = [:]
         changedAttempts = [:]
         recovered = []
@@ -158,12 +162,13 @@ public actor WebhookDeliverer {
         disabled = state.disabledMilliseconds != nil
         attempts = Dictionary(state.retrying.map { ($0.sequence, $0) }, uniquingKeysWith: { _, last in last })
         window = []
+        head = 0
         inFlight = []
         loaded = true
     }
 
     private func fill() async throws {
-        while window.count < rules.window {
+        while window.count - head < rules.window {
             let page = try await client.call(
                 LedgerRPC.listEvents, ListEventsRequest(afterSequence: fetchedThrough, limit: 500))
             for event in page.events {
@@ -179,20 +184,36 @@ public actor WebhookDeliverer {
 
     /// Moves `deliveredThrough` over the done events at the window's start.
     private func advance() {
-        var done = 0
-        while done < window.count, window[done].event == nil {
-            deliveredThrough = window[done].sequence
-            done += 1
+        while head < window.count, window[head].event == nil {
+            deliveredThrough = window[head].sequence
+            head += 1
         }
-        window.removeFirst(done)
-        if window.isEmpty { deliveredThrough = max(deliveredThrough, fetchedThrough) }
+        if head == window.count {
+            window.removeAll(keepingCapacity: true)
+            head = 0
+            deliveredThrough = max(deliveredThrough, fetchedThrough)
+        } else if head >= 1024, head * 2 >= window.count {
+            window.removeFirst(head)
+            head = 0
+        }
         lag()
+    }
+
+    /// The index of `sequence` in the window (sequences ascend), if it is there.
+    private func index(of sequence: UInt64) -> Int? {
+        var low = head
+        var high = window.count
+        while low < high {
+            let middle = (low + high) / 2
+            if window[middle].sequence < sequence { low = middle + 1 } else { high = middle }
+        }
+        return low < window.count && window[low].sequence == sequence ? low : nil
     }
 
     private func sendWhatMayGo() {
         let at = now()
         var waiting = Set<String>()
-        for entry in window {
+        for entry in window[head...] {
             guard let event = entry.event else { continue }
             // An account's events go one at a time, in order.
             let lane = event.accountID ?? ""
@@ -212,9 +233,14 @@ public actor WebhookDeliverer {
 
     /// The signed POST of `event`.
     func request(_ event: Event, at: Int64) -> URLRequest {
-        let body = Array(
-            ((try? ProtoJSON.decodeToJSON(event.serialized(), as: "subscriptions.events.v1.Event", pretty: false))
-                ?? "{}").utf8)
+        let body: [UInt8]
+        do {
+            body = Array(
+                try ProtoJSON.decodeToJSON(event.serialized(), as: "subscriptions.events.v1.Event", pretty: false).utf8)
+        } catch {
+            // A message's own encoding always reads back as its schema's JSON.
+            preconditionFailure("an Event's encoding did not read back as JSON: \(error)")
+        }
         let timestamp = at / 1000
         var request = URLRequest(url: endpoint.url)
         request.httpMethod = "POST"
@@ -229,7 +255,7 @@ public actor WebhookDeliverer {
     }
 
     func finished(_ sequence: UInt64, _ outcome: Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>) {
-        guard inFlight.remove(sequence) != nil, let index = window.firstIndex(where: { $0.sequence == sequence })
+        guard inFlight.remove(sequence) != nil, let index = index(of: sequence)
         else { return }
         let status: Int
         var problem: String?
@@ -296,7 +322,7 @@ public actor WebhookDeliverer {
 
     /// The age of the oldest event not delivered yet.
     private func lag() {
-        let oldest = window.first { $0.event != nil }?.event?.recordedTimeMilliseconds
+        let oldest = window[head...].first { $0.event != nil }?.event?.recordedTimeMilliseconds
         metrics?.gauge(
             "webhook_lag_milliseconds", help: "How old the oldest event not yet delivered is.",
             labels: ["endpoint": endpoint.name]

@@ -61,11 +61,9 @@ public enum WebhookEndpoints {
     static func endpoint(_ item: Any, _ at: String) throws(WebhookConfigError) -> WebhookEndpoint {
         guard let fields = item as? [String: Any] else { throw WebhookConfigError("\(at) must be an object") }
         try onlyKeys(fields, ["name", "url", "secrets", "types", "account_prefix"], at)
-        guard let name = fields["name"] as? String, (1...64).contains(name.utf8.count),
-            name.utf8.allSatisfy({
-                (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D
-            })
-        else { throw WebhookConfigError("\(at).name must be 1 to 64 of a-z, 0-9, _ and -") }
+        guard let name = fields["name"] as? String, WebhookEndpointName.isValid(name) else {
+            throw WebhookConfigError("\(at).name must be 1 to 64 of a-z, 0-9, _ and -")
+        }
         guard let text = fields["url"] as? String, text.utf8.count <= 2048, let url = URL(string: text),
             let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host?.isEmpty == false,
             url.user == nil, url.password == nil
