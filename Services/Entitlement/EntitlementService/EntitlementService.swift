@@ -64,10 +64,34 @@ public enum EntitlementService {
                 client: client, view: view, policies: policies, owner: Self.instanceName,
                 leaseMilliseconds: Int64(lease), logger: host.logger, metrics: host.metrics)
         }
+        // The checkpoint: added before the feed, so that it stops after it and writes the view
+        // as the feed left it.
+        var checkpoint: ViewCheckpoint?
+        var checkpointService: ViewCheckpointService?
+        if let path = environment.raw("VIEW_CHECKPOINT_PATH") {
+            let folder = (path as NSString).deletingLastPathComponent
+            var isDirectory: ObjCBool = false
+            guard !path.isEmpty, !path.hasSuffix("/"),
+                FileManager.default.fileExists(atPath: folder.isEmpty ? "." : folder, isDirectory: &isDirectory),
+                isDirectory.boolValue, access(folder.isEmpty ? "." : folder, W_OK) == 0
+            else {
+                throw ConfigError(
+                    variable: "VIEW_CHECKPOINT_PATH",
+                    problem: "\(path) is not a file path in a folder this process can write")
+            }
+            let seconds = try environment.int("VIEW_CHECKPOINT_INTERVAL_SECONDS", default: 300, range: 1...86_400)
+            let store = policies
+            checkpoint = ViewCheckpoint(path: path)
+            let service = ViewCheckpointService(
+                checkpoint: ViewCheckpoint(path: path), view: view, interval: .seconds(seconds),
+                policyVersion: { store?.policy.version ?? "" }, logger: host.logger, metrics: host.metrics)
+            checkpointService = service
+            host.add(service)
+        }
         host.add(
             LedgerFeedFollower(
                 view: view, client: client, logger: host.logger, metrics: host.metrics, policies: policies,
-                publisher: publisher))
+                publisher: publisher, checkpoint: checkpoint, checkpointService: checkpointService))
         if let publisher { host.add(EventPublisherService(publisher)) }
         if let path = environment.raw("WEBHOOK_ENDPOINTS_FILE") {
             let lease = try environment.int("EVENT_LOG_LEASE_MS", default: 6000, range: 3000...60_000)

@@ -12,10 +12,10 @@ import Wire
 /// from one account to the other; one that belongs to no account grants nothing.
 public final class EntitlementView: Sendable {
     /// Guards `tables`: checks read at once, the feed and snapshots write alone.
-    private let lock = ReadWriteLock(())
+    let lock = ReadWriteLock(())
     /// A reference that never changes (a snapshot moves its contents in), so a check reads the
     /// tables with no reference counting.
-    private let tables = ViewTables()
+    let tables = ViewTables()
 
     public init() {}
 
@@ -114,12 +114,37 @@ public final class EntitlementView: Sendable {
     /// Applies a change of the feed. Returns false, changing nothing, for a change at or before
     /// the view's position (already applied) or before any snapshot.
     @discardableResult
-    public func apply(position: UInt64, subscription: Subscription?) -> Bool {
+    public func apply(position: UInt64, subscription: Subscription?, committed: Int64? = nil) -> Bool {
         lock.write { _ in
             guard let current = tables.position, position > current else { return false }
             if let subscription { tables.put(subscription) }
             tables.position = position
+            tables.positionCommitted = committed
             return true
+        }
+    }
+
+    /// Marks the view as at no position (not ready) until the next snapshot: its tables came from
+    /// a feed that is not the ledger's.
+    public func forgetPosition() {
+        lock.write { _ in
+            tables.position = nil
+            tables.positionCommitted = nil
+        }
+    }
+
+    /// Checks the change at the view's own position as the ledger sends it again: true when it
+    /// is the one the view applied (same commit time; learned now when the view came from a
+    /// snapshot), false when the ledger's change there is another (a checkpoint of another
+    /// ledger, or of a database restored to before it). Any other position is not judged (true).
+    public func confirm(position: UInt64, committed: Int64) -> Bool {
+        lock.write { _ in
+            guard tables.position == position else { return true }
+            guard let known = tables.positionCommitted else {
+                tables.positionCommitted = committed
+                return true
+            }
+            return known == committed
         }
     }
 
@@ -186,7 +211,7 @@ public final class EntitlementView: Sendable {
                         guard let id = ProtoWireReader.lastLengthDelimited(1, in: payloads[i]),
                             (1...256).contains(id.count)
                         else { continue }
-                        hashes[i] = ViewTables.accountHash(utf8: id.assumingMemoryBound(to: UInt8.self))
+                        hashes[i] = tables.accountHash(utf8: id.assumingMemoryBound(to: UInt8.self))
                         tables.accountIndex.prefetch(hashes[i])
                         entries[i] = 0
                     }

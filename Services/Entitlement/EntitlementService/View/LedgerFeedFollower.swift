@@ -20,6 +20,10 @@ public final class LedgerFeedFollower: LifecycleService {
     let now: @Sendable () -> Int64
     /// Told each change applied, when this instance may compute the event log.
     let publisher: EventPublisher?
+    /// Where the view starts from when it has one, before any snapshot.
+    let checkpoint: ViewCheckpoint?
+    /// Told the position of a checkpoint the view started from.
+    let checkpointService: ViewCheckpointService?
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let position: Gauge
     private let lagPositions: Gauge
@@ -28,10 +32,13 @@ public final class LedgerFeedFollower: LifecycleService {
 
     public init(
         view: EntitlementView, client: RPCClient, logger: Logger, metrics: MetricsRegistry? = nil,
-        policies: PolicyStore? = nil, publisher: EventPublisher? = nil,
+        policies: PolicyStore? = nil, publisher: EventPublisher? = nil, checkpoint: ViewCheckpoint? = nil,
+        checkpointService: ViewCheckpointService? = nil,
         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     ) {
         self.publisher = publisher
+        self.checkpoint = checkpoint
+        self.checkpointService = checkpointService
         self.view = view
         self.client = client
         self.logger = logger
@@ -81,9 +88,11 @@ public final class LedgerFeedFollower: LifecycleService {
         await running?.value
     }
 
-    /// Snapshot, then follow; on any failure wait a little and go on from the view's position.
+    /// Checkpoint or snapshot, then follow; on any failure wait a little and go on from the
+    /// view's position.
     func follow() async {
         var backoff: Duration = .milliseconds(100)
+        await loadCheckpoint()
         while !Task.isCancelled {
             do {
                 if view.position == nil { try await loadSnapshot() }
@@ -99,6 +108,46 @@ public final class LedgerFeedFollower: LifecycleService {
                 try? await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(2))
             }
+        }
+    }
+
+    /// Puts the checkpoint in force, if there is a whole one; the feed then goes on from its
+    /// position (and a ledger that does not have that change takes the view to a snapshot).
+    func loadCheckpoint() async {
+        guard let checkpoint, view.position == nil else { return }
+        let started = ContinuousClock.now
+        let result: Result<CheckpointSummary?, CheckpointError> = await withCheckedContinuation { continuation in
+            // Seconds of reading at millions of accounts: not on a worker of the pool.
+            Thread.detachNewThread {
+                continuation.resume(
+                    returning: Result { () throws(CheckpointError) in try checkpoint.load(into: self.view) })
+            }
+        }
+        switch result {
+        case .success(nil):
+            logger.info("no checkpoint; taking a snapshot", ["path": checkpoint.path])
+        case .success(let summary?):
+            let elapsed = ContinuousClock.now - started
+            await publisher?.viewReplaced()
+            checkpointService?.loaded(at: summary.position)
+            position.set(Int(summary.position))
+            let policy = policies?.policy.version ?? ""
+            logger.info(
+                "checkpoint loaded",
+                [
+                    "position": "\(summary.position)", "subscriptions": "\(summary.subscriptions)",
+                    "bytes": "\(summary.bytes)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+                    "policy": summary.policyVersion,
+                ])
+            if summary.policyVersion != policy {
+                logger.info(
+                    "the policy changed since the checkpoint; capabilities are worked out under the one in force",
+                    ["checkpoint_policy": summary.policyVersion, "policy": policy])
+            }
+            view.warnAboutUndatedNonRenewingProducts(policy: policies?.policy, logger: logger)
+        case .failure(let error):
+            logger.warning(
+                "checkpoint not usable; taking a snapshot", ["path": checkpoint.path, "error": error.description])
         }
     }
 
@@ -122,16 +171,28 @@ public final class LedgerFeedFollower: LifecycleService {
         throw RPCError(.unavailable, "the snapshot ended without its last chunk")
     }
 
+    /// Follows the feed from the change at the view's position, sent again: it names the feed
+    /// the view was made from (`EntitlementView.confirm`).
     func watch() async throws {
-        guard let after = view.position else { return }
-        let stream = client.serverStream(LedgerRPC.watchChanges, WatchChangesRequest(after: after))
+        guard let current = view.position else { return }
+        let stream = client.serverStream(
+            LedgerRPC.watchChanges, WatchChangesRequest(after: current > 0 ? current - 1 : 0))
         for try await message in stream {
             let change = try Change(serialized: message)
+            if change.position <= current {
+                guard view.confirm(position: change.position, committed: change.committedTimeMilliseconds ?? 0) else {
+                    view.forgetPosition()
+                    throw RPCError(
+                        .failedPrecondition,
+                        "the ledger's change at position \(change.position) is not the one the view applied")
+                }
+                continue
+            }
             // Who held the subscription before, for the access events of a transfer.
             let previous = publisher == nil ? nil : change.subscription.flatMap { view.holder(of: $0.key) }
             if view.apply(
-                position: change.position,
-                subscription: change.subscription)
+                position: change.position, subscription: change.subscription,
+                committed: change.committedTimeMilliseconds ?? 0)
             {
                 appliedChanges.increment()
                 await publisher?.observe(change, previousHolder: previous)

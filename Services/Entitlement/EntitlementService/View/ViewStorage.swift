@@ -51,6 +51,12 @@ struct PlainBuffer<Element: BitwiseCopyable>: ~Copyable {
     }
 
     subscript(index: Int) -> Element { base[index] }
+
+    /// The last element, which must exist.
+    var last: Element {
+        get { base[count - 1] }
+        set { base[count - 1] = newValue }
+    }
 }
 
 /// A growable array kept in 2 MiB chunks (as many elements as fit in one).
@@ -84,6 +90,31 @@ struct ChunkedArray<Element: BitwiseCopyable>: ~Copyable {
         set { chunks[index / Self.chunkSize][index % Self.chunkSize] = newValue }
     }
 
+    /// Writes the count and the elements, chunk by chunk.
+    func write(to writer: inout CheckpointWriter) throws(CheckpointError) {
+        writer.integer(UInt64(count))
+        var left = count
+        for index in 0..<chunks.count {
+            let elements = min(left, Self.chunkSize)
+            try writer.region(UnsafeRawBufferPointer(start: chunks[index], count: elements * MemoryLayout<Element>.stride))
+            left -= elements
+        }
+    }
+
+    /// Reads what `write` wrote.
+    init(reading reader: inout CheckpointReader) throws(CheckpointError) {
+        let total = try reader.count(limit: Int(UInt32.max))
+        var left = total
+        while left > 0 {
+            let elements = min(left, Self.chunkSize)
+            let chunk = ViewMemory.allocate(ViewMemory.blockBytes)
+            chunks.append(chunk.bindMemory(to: Element.self, capacity: Self.chunkSize))
+            try reader.region(into: chunk, count: elements * MemoryLayout<Element>.stride)
+            left -= elements
+        }
+        count = total
+    }
+
     /// Starts loading element `index` (an index below `count`) into cache: every line it spans.
     func prefetch(_ index: Int) {
         let element = UnsafeRawPointer(chunks[index / Self.chunkSize] + index % Self.chunkSize)
@@ -97,6 +128,9 @@ struct ChunkedArray<Element: BitwiseCopyable>: ~Copyable {
 /// A text's reference is its chunk and offset; texts are never removed (`erase` zeroes one).
 struct TextArena: ~Copyable {
     private var chunks = PlainBuffer<UnsafeMutablePointer<UInt8>>()
+    /// Each chunk's size, and the bytes it holds (the last one's is `used`).
+    private var sizes = PlainBuffer<Int>()
+    private var filled = PlainBuffer<Int>()
     /// Bytes used and available in the last chunk.
     private var used = 0
     private var capacity = 0
@@ -116,7 +150,10 @@ struct TextArena: ~Copyable {
             // Each chunk keeps `prefetchSlack` bytes unused at its end, so that a prefetch of a
             // text's first bytes never points past the chunk.
             let size = max(ViewMemory.blockBytes, needed + Self.prefetchSlack)
+            if chunks.count > 0 { filled.last = used }
             chunks.append(ViewMemory.allocate(size).bindMemory(to: UInt8.self, capacity: size))
+            sizes.append(size)
+            filled.append(0)
             used = 0
             capacity = size - Self.prefetchSlack
         }
@@ -133,6 +170,51 @@ struct TextArena: ~Copyable {
         chunk[used] = 0
         used += 1
         return UInt64(chunks.count - 1) << 32 | UInt64(offset)
+    }
+
+    /// Writes each chunk's size and the bytes it holds.
+    func write(to writer: inout CheckpointWriter) throws(CheckpointError) {
+        writer.integer(UInt64(chunks.count))
+        for index in 0..<chunks.count {
+            let held = index == chunks.count - 1 ? used : filled[index]
+            writer.integer(UInt64(sizes[index]))
+            try writer.region(UnsafeRawBufferPointer(start: chunks[index], count: held))
+        }
+    }
+
+    /// Reads what `write` wrote; the last chunk takes further texts.
+    init(reading reader: inout CheckpointReader) throws(CheckpointError) {
+        let count = try reader.count(limit: 1 << 24)
+        for _ in 0..<count {
+            let size = try reader.count(limit: 1 << 34)
+            guard size >= ViewMemory.blockBytes else { throw CheckpointError("a text chunk of \(size) bytes") }
+            let chunk = ViewMemory.allocate(size).bindMemory(to: UInt8.self, capacity: size)
+            chunks.append(chunk)
+            sizes.append(size)
+            let held = try reader.region(into: UnsafeMutableRawPointer(chunk), limit: size - Self.prefetchSlack)
+            filled.append(held)
+            used = held
+            capacity = size - Self.prefetchSlack
+        }
+    }
+
+    /// Whether `reference` names a whole text inside the arena (its length, its bytes and NUL).
+    func contains(_ reference: UInt64) -> Bool {
+        let chunk = Int(reference >> 32)
+        guard chunk < chunks.count else { return false }
+        let held = chunk == chunks.count - 1 ? used : filled[chunk]
+        var at = Int(reference & 0xFFFF_FFFF)
+        var length = 0
+        var shift = 0
+        while true {
+            guard at < held, shift < 35 else { return false }
+            let byte = chunks[chunk][at]
+            at += 1
+            length |= Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { break }
+            shift += 7
+        }
+        return at + length < held && chunks[chunk][at + length] == 0
     }
 
     /// Runs `body` on the bytes of the text at `reference` (one `store` returned).
@@ -215,6 +297,41 @@ struct SlotTable: ~Copyable {
 
     deinit { free(slots) }
 
+    /// Writes the slots as they are (they hold hashes of the tables' seed).
+    func write(to writer: inout CheckpointWriter) throws(CheckpointError) {
+        writer.integer(UInt64(slotCount))
+        writer.integer(UInt64(count))
+        try writer.region(UnsafeRawBufferPointer(start: slots, count: slotCount * MemoryLayout<UInt64>.stride))
+    }
+
+    /// Reads what `write` wrote.
+    init(reading reader: inout CheckpointReader) throws(CheckpointError) {
+        slots = Self.emptySlots(16)
+        let slotCount = try reader.count(limit: 1 << 33)
+        let count = try reader.count(limit: slotCount / 2)
+        guard slotCount >= 16, slotCount & (slotCount - 1) == 0 else {
+            throw CheckpointError("an index of \(slotCount) slots")
+        }
+        free(slots)
+        let bytes = slotCount * MemoryLayout<UInt64>.stride
+        let memory = bytes < ViewMemory.blockBytes ? malloc(bytes)! : ViewMemory.allocate(bytes)
+        slots = memory.bindMemory(to: UInt64.self, capacity: slotCount)
+        self.slotCount = slotCount
+        self.count = count
+        try reader.region(into: memory, count: bytes)
+    }
+
+    /// Whether every slot in use names an entry below `entryCount`, and `count` of them are.
+    func entriesBelow(_ entryCount: Int) -> Bool {
+        var used = 0
+        var highest: UInt64 = 0
+        for slot in 0..<slotCount where slots[slot] != 0 {
+            used += 1
+            highest = max(highest, slots[slot] & 0xFFFF_FFFF)
+        }
+        return used == count && highest <= UInt64(entryCount)
+    }
+
     private static func emptySlots(_ count: Int) -> UnsafeMutablePointer<UInt64> {
         let bytes = count * MemoryLayout<UInt64>.stride
         // Small tables stay off the 2 MiB blocks.
@@ -286,9 +403,12 @@ struct SlotTable: ~Copyable {
     }
 }
 
-/// Hashes for the view's indexes, seeded per process so that nobody can choose ids that collide.
-enum ViewHash {
-    static let seed = UInt64.random(in: 0...UInt64.max)
+/// Hashes for the view's indexes, seeded at random per view (a checkpoint keeps its seed with its
+/// indexes) so that nobody can choose ids that collide.
+struct ViewHash: Sendable {
+    let seed: UInt64
+
+    init(seed: UInt64 = .random(in: 0...UInt64.max)) { self.seed = seed }
 
     static func mix(_ value: UInt64) -> UInt64 {
         var x = value
@@ -300,11 +420,12 @@ enum ViewHash {
         return x
     }
 
-    static func words(_ first: UInt64, _ second: UInt64) -> UInt64 {
-        mix(mix(first ^ seed) &+ second)
+    func words(_ first: UInt64, _ second: UInt64) -> UInt64 {
+        Self.mix(Self.mix(first ^ seed) &+ second)
     }
 
-    static func bytes(_ bytes: UnsafeBufferPointer<UInt8>, tag: UInt64) -> UInt64 {
+    func bytes(_ bytes: UnsafeBufferPointer<UInt8>, tag: UInt64) -> UInt64 {
+        let mix = Self.mix
         var hash = mix(seed ^ tag ^ UInt64(bytes.count) << 32)
         var index = 0
         while index + 8 <= bytes.count {

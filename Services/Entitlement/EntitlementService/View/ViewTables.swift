@@ -52,6 +52,11 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     var held = 0
     var accountsHolding = 0
     var position: UInt64?
+    /// The commit time of the change at `position`, when the view has seen it: a checkpoint
+    /// names it, so that a ledger with other changes at that position is not taken for its own.
+    var positionCommitted: Int64?
+    /// The seed of the indexes' hashes.
+    var hash = ViewHash()
 
     init() {}
 
@@ -75,6 +80,8 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         swap(&held, &other.held)
         swap(&accountsHolding, &other.accountsHolding)
         swap(&position, &other.position)
+        swap(&positionCommitted, &other.positionCommitted)
+        swap(&hash, &other.hash)
     }
 
     // MARK: Reading
@@ -88,14 +95,14 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     }
 
     /// The hash an account id (UTF-8) is indexed under.
-    static func accountHash(utf8 id: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        if let (high, low) = AccountKey.lowercaseUUID(id) { return ViewHash.words(high, low) }
-        return ViewHash.bytes(id, tag: 1)
+    func accountHash(utf8 id: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        if let (high, low) = AccountKey.lowercaseUUID(id) { return hash.words(high, low) }
+        return hash.bytes(id, tag: 1)
     }
 
     /// The account whose id is the lowercase UUID of these halves.
     func account(high: UInt64, low: UInt64) -> Int? {
-        var probe = accountIndex.probe(ViewHash.words(high, low))
+        var probe = accountIndex.probe(hash.words(high, low))
         while let index = accountIndex.next(&probe) {
             let record = accounts[index]
             if !record.isText && !record.isForgotten && record.high == high && record.low == low { return index }
@@ -105,7 +112,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
 
     /// The account whose id is `text` (UTF-8) when that is not a lowercase UUID.
     func account(text: UnsafeBufferPointer<UInt8>) -> Int? {
-        var probe = accountIndex.probe(ViewHash.bytes(text, tag: 1))
+        var probe = accountIndex.probe(hash.bytes(text, tag: 1))
         while let index = accountIndex.next(&probe) {
             let record = accounts[index]
             if record.isText && !record.isForgotten && texts.equals(record.high, text) { return index }
@@ -349,9 +356,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             holding.earlier = writePeriods(subscription, reusing: 0)
             holding.renewal = internRenewal(subscription, expires: holding.expires)
             index = holdings.append(holding)
-            holdingIndex.insert(index, hash: Self.hash(of: holdings[index], texts: texts)) {
-                Self.hash(of: holdings[$0], texts: texts)
-            }
+            holdingIndex.insert(index, hash: hash(of: holdings[index])) { hash(of: holdings[$0]) }
         }
         let previousOwner = holdings[index].owner
         let newOwner = owner.map { UInt32($0 + 1) } ?? 0
@@ -364,14 +369,14 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     func holdingIndex(of key: StoreKey) -> Int? {
         let bits = key.keyBits
         if let number = key.number {
-            var probe = holdingIndex.probe(ViewHash.words(UInt64(bits), number))
+            var probe = holdingIndex.probe(hash.words(UInt64(bits), number))
             while let index = holdingIndex.next(&probe) {
                 let holding = holdings[index]
                 if holding.keyBits & Holding.keyMask == bits && holding.id == number { return index }
             }
             return nil
         }
-        var probe = holdingIndex.probe(ViewHash.bytes(key.text, tag: UInt64(bits)))
+        var probe = holdingIndex.probe(hash.bytes(key.text, tag: UInt64(bits)))
         while let index = holdingIndex.next(&probe) {
             let holding = holdings[index]
             if holding.keyBits & Holding.keyMask == bits && texts.equals(holding.id, key.text) { return index }
@@ -379,15 +384,15 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         return nil
     }
 
-    private static func hash(of holding: Holding, texts: borrowing TextArena) -> UInt64 {
+    private func hash(of holding: Holding) -> UInt64 {
         let bits = UInt64(holding.keyBits & Holding.keyMask)
         return holding.hasTextID
-            ? texts.withText(holding.id) { ViewHash.bytes($0, tag: bits) } : ViewHash.words(bits, holding.id)
+            ? texts.withText(holding.id) { hash.bytes($0, tag: bits) } : hash.words(bits, holding.id)
     }
 
-    private static func hash(of account: AccountRecord, texts: borrowing TextArena) -> UInt64 {
+    private func hash(of account: AccountRecord) -> UInt64 {
         account.isText
-            ? texts.withText(account.high) { ViewHash.bytes($0, tag: 1) } : ViewHash.words(account.high, account.low)
+            ? texts.withText(account.high) { hash.bytes($0, tag: 1) } : hash.words(account.high, account.low)
     }
 
     /// The account whose id is `id` (UTF-8), added when it is new.
@@ -401,9 +406,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             record = AccountRecord(high: texts.store(id), low: 0, first: 0, isText: true)
         }
         let index = accounts.append(record)
-        accountIndex.insert(index, hash: Self.hash(of: record, texts: texts)) {
-            Self.hash(of: accounts[$0], texts: texts)
-        }
+        accountIndex.insert(index, hash: hash(of: record)) { hash(of: accounts[$0]) }
         return index
     }
 
@@ -543,7 +546,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     private func intern(
         _ store: Store, _ productID: UnsafeBufferPointer<UInt8>, _ basePlanID: UnsafeBufferPointer<UInt8>?
     ) -> UInt32 {
-        var probe = productSlots.probe(Self.productHash(store, productID, basePlanID))
+        var probe = productSlots.probe(productHash(store, productID, basePlanID))
         while let index = productSlots.next(&probe) {
             let names = productNames[index]
             guard products[index].store == store, texts.equals(names.productID, productID) else { continue }
@@ -559,20 +562,20 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         let index = products.count
         products.append(product)
         productNames.append((texts.store(productID), basePlanID.map { texts.store($0) }))
-        productSlots.insert(index, hash: Self.productHash(store, productID, basePlanID)) { entry in
+        productSlots.insert(index, hash: productHash(store, productID, basePlanID)) { entry in
             let names = productNames[entry]
             return texts.withText(names.productID) { id in
-                guard let plan = names.basePlanID else { return Self.productHash(products[entry].store, id, nil) }
-                return texts.withText(plan) { Self.productHash(products[entry].store, id, $0) }
+                guard let plan = names.basePlanID else { return productHash(products[entry].store, id, nil) }
+                return texts.withText(plan) { productHash(products[entry].store, id, $0) }
             }
         }
         return UInt32(index)
     }
 
-    private static func productHash(
+    private func productHash(
         _ store: Store, _ productID: UnsafeBufferPointer<UInt8>, _ basePlanID: UnsafeBufferPointer<UInt8>?
     ) -> UInt64 {
-        let id = ViewHash.bytes(productID, tag: 2 | UInt64(UInt32(bitPattern: store.rawValue)) << 8)
-        return ViewHash.words(id, basePlanID.map { ViewHash.bytes($0, tag: 3) } ?? 0)
+        let id = hash.bytes(productID, tag: 2 | UInt64(UInt32(bitPattern: store.rawValue)) << 8)
+        return hash.words(id, basePlanID.map { hash.bytes($0, tag: 3) } ?? 0)
     }
 }
