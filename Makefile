@@ -56,14 +56,17 @@ bench-apple: deps
 	$(SWIFT) build -c release --product applebench
 	.build/release/applebench
 
-# CheckAccess beside redis-benchmark, the view's memory per account and time to ready with
-# 1,000,000 accounts, and how fast a purchase reaches CheckAccess (not a test).
+# CheckAccess beside redis-benchmark, the view's memory per account and time to ready (from a
+# snapshot and from a checkpoint) with 1,000,000 accounts (`make bench-entitlement
+# ACCOUNTS=10000000`; any other flag in BENCH_ARGS), and how fast a purchase reaches CheckAccess
+# (not a test).
 bench-entitlement: deps
 	@scripts/install-deps bench
 	$(SWIFT) build -c release --product entitlementbench
 	$(SWIFT) build -c release --product ledger
 	$(SWIFT) build -c release --product entitlement
-	.build/release/entitlementbench --ledger .build/release/ledger --entitlement .build/release/entitlement
+	.build/release/entitlementbench --ledger .build/release/ledger --entitlement .build/release/entitlement \
+		$(if $(ACCOUNTS),--accounts $(ACCOUNTS)) $(BENCH_ARGS)
 
 # Webhook delivery from the event log to a local receiver beside wrk posting the same body, and
 # the lag at half that rate (not a test).

@@ -118,6 +118,18 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
+    /// Scans a statement's rows in place; the caller holds `lock`.
+    fileprivate func scan(_ sql: String, _ parameters: [SQLiteValue], _ row: (SQLiteRowCursor) throws -> Void) throws {
+        let statement: SQLiteStatement
+        if let cached = statements[sql] {
+            statement = cached
+        } else {
+            statement = try SQLiteStatement(database: handle, sql: sql)
+            statements[sql] = statement
+        }
+        try statement.scan(parameters, row)
+    }
+
     /// True while a transaction is open on this connection; the caller holds `lock`.
     fileprivate var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
@@ -146,5 +158,10 @@ public struct SQLiteTransaction {
     @discardableResult
     public func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws(SQLiteError) -> SQLiteRows {
         try database.run(sql, parameters)
+    }
+
+    /// Runs one statement inside the transaction, calling `row` with each row in place.
+    public func scan(_ sql: String, _ parameters: [SQLiteValue] = [], _ row: (SQLiteRowCursor) throws -> Void) throws {
+        try database.scan(sql, parameters, row)
     }
 }

@@ -136,6 +136,13 @@ public struct ProtoWireWriter {
         varint(value)
     }
 
+    /// A length-delimited field from bytes in place.
+    public mutating func field(_ number: Int, bytes contents: UnsafeRawBufferPointer) {
+        key(number, wireType: 2)
+        varint(UInt64(contents.count))
+        bytes.append(contentsOf: contents)
+    }
+
     /// A length-delimited field.
     public mutating func field(_ number: Int, bytes contents: [UInt8]) {
         key(number, wireType: 2)

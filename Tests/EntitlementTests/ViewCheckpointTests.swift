@@ -31,7 +31,8 @@ struct ViewCheckpointTests {
         for index in 0..<3000 {
             let account =
                 index % 3 == 0
-                ? String(format: "%08x-0000-4000-8000-%012x", index, index * 7) : "user-\(index)-" + String(repeating: "x", count: index % 40)
+                ? String(format: "%08x-0000-4000-8000-%012x", index, index * 7)
+                : "user-\(index)-" + String(repeating: "x", count: index % 40)
             if index % 2 == 0 {
                 var subscription = Subscription(
                     key: SubscriptionKey(store: .apple, environment: .production, storeID: "\(2_000_000_000 + index)"),
@@ -141,7 +142,8 @@ struct ViewCheckpointTests {
         #expect(loaded.renewalProfileCount == view.renewalProfileCount)
         #expect(try Self.answers(loaded) == Self.answers(view))
         #expect(
-            loaded.undatedNonRenewingProducts(policy: Self.policy) == view.undatedNonRenewingProducts(policy: Self.policy))
+            loaded.undatedNonRenewingProducts(policy: Self.policy)
+                == view.undatedNonRenewingProducts(policy: Self.policy))
         // The indexes keep working after the load: the same changes give the same answers
         // (new accounts and subscriptions are hashed with the checkpoint's seed).
         for (position, index) in [(42, 5000), (43, 5001), (44, 7)] {
@@ -154,7 +156,8 @@ struct ViewCheckpointTests {
             #expect(loaded.apply(position: UInt64(position), subscription: change))
         }
         #expect(try Self.answers(loaded) == Self.answers(view))
-        #expect(loaded.holder(of: SubscriptionKey(store: .google, environment: .production, storeID: "new-7")) == "user-7")
+        #expect(
+            loaded.holder(of: SubscriptionKey(store: .google, environment: .production, storeID: "new-7")) == "user-7")
     }
 
     @Test("a view before its first snapshot writes nothing; a missing checkpoint loads nothing")

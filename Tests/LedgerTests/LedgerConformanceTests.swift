@@ -234,17 +234,25 @@ struct LedgerConformanceTests {
             // What a snapshot reads: the position, then the states page by page, in key order,
             // each exactly once, as the stream sends them (the stored bytes as field 1 of a chunk).
             #expect(try await ledger.lastPosition() == 40)
-            var states: [[UInt8]] = []
+            var decoded: [Subscription] = []
+            var pageSizes: [Int] = []
             var cursor: Ledger.SnapshotCursor?
             repeat {
-                let page = try await ledger.subscriptionPage(after: cursor, limit: 7)
-                states += page.states
+                let page = try await ledger.subscriptionChunk(after: cursor, limit: 7)
+                let chunk = try SnapshotChunk(serialized: page.chunk)
+                #expect(chunk.subscriptions.count == page.count)
+                #expect(chunk.links.isEmpty && !chunk.complete && chunk.position == 0)
+                decoded += chunk.subscriptions
+                pageSizes.append(page.count)
                 cursor = page.next
             } while cursor != nil
-            let decoded = try states.map { try Subscription(serialized: $0) }
+            #expect(pageSizes == [7, 7, 7, 7, 7, 5])
             let ids = (0..<4).flatMap { writer in (0..<10).map { "w\(writer)-\($0)" } }.sorted()
             #expect(decoded.map(\.key.storeID) == ids)
-            #expect(try SnapshotChunk(serialized: SnapshotChunk.subscriptionsField(states)).subscriptions == decoded)
+            // Each state exactly as stored.
+            for subscription in decoded {
+                #expect(try await ledger.subscription(subscription.key) == subscription)
+            }
             // Links page the same way: three accounts over seven keys, pages of two.
             for (index, id) in ids.prefix(7).enumerated() {
                 _ = try await ledger.linkAccount(

@@ -110,13 +110,33 @@ extension Ledger {
         let storeID: String
     }
 
-    /// One page of stored states (serialized `Subscription` messages) in key order after `after`,
-    /// and the cursor for the next page (nil after the last).
-    public func subscriptionPage(after: SnapshotCursor?, limit: Int) async throws -> (
-        states: [[UInt8]], next: SnapshotCursor?
+    /// One page of stored states in key order after `after`, already as the `subscriptions`
+    /// field of a `SnapshotChunk` (each state copied once, from where the engine keeps it, into
+    /// the chunk), how many it holds, and the cursor for the next page (nil after the last).
+    public func subscriptionChunk(after: SnapshotCursor?, limit: Int) async throws -> (
+        chunk: [UInt8], count: Int, next: SnapshotCursor?
     ) {
-        try await keyedPage(table: "subscriptions", columns: "state", after: after, limit: limit) { rows, index in
-            rows.blob(index, "state") ?? []
+        try await read { tx in
+            var sql = "SELECT store, environment, store_id, state FROM subscriptions"
+            var parameters: [SQLValue] = []
+            if let after {
+                sql += " WHERE (store, environment, store_id) > ($1, $2, $3)"
+                parameters = [.int(after.store), .int(after.environment), .text(after.storeID)]
+            }
+            parameters.append(.int(Int64(limit)))
+            sql += " ORDER BY store, environment, store_id LIMIT $\(parameters.count)"
+            var out = ProtoWireWriter(capacity: limit * 512)
+            var count = 0
+            var next: SnapshotCursor?
+            try tx.scan(sql, parameters) { row in
+                row.withBytes(3) { out.field(1, bytes: $0) }
+                count += 1
+                if count == limit {
+                    next = SnapshotCursor(
+                        store: row.int(0) ?? 0, environment: row.int(1) ?? 0, storeID: row.text(2) ?? "")
+                }
+            }
+            return (out.bytes, count, next)
         }
     }
 

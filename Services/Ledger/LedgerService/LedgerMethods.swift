@@ -92,15 +92,16 @@ enum LedgerMethods {
         router.register(
             LedgerRPC.snapshot,
             .serverStream { _, bytes, writer in
-                _ = try SnapshotRequest(serialized: bytes)
+                let request = try SnapshotRequest(serialized: bytes)
                 let position = try await ledger.lastPosition()
                 var cursor: Ledger.SnapshotCursor?
                 repeat {
-                    let page = try await ledger.subscriptionPage(after: cursor, limit: snapshotPage)
-                    if !page.states.isEmpty { try await writer.send(SnapshotChunk.subscriptionsField(page.states)) }
+                    let page = try await ledger.subscriptionChunk(after: cursor, limit: snapshotPage)
+                    if page.count > 0 { try await writer.send(page.chunk) }
                     cursor = page.next
                 } while cursor != nil
                 repeat {
+                    guard !request.statesOnly else { break }
                     let page = try await ledger.linkPage(after: cursor, limit: snapshotPage)
                     if !page.links.isEmpty { try await writer.send(SnapshotChunk(links: page.links).serialized()) }
                     cursor = page.next

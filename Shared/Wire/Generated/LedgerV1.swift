@@ -2540,8 +2540,16 @@ public struct SnapshotRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.ledger.v1.SnapshotRequest"
 
+    /// Only the subscriptions' states, no links: what an entitlement view reads (each state names
+    /// its account).
+    public var statesOnly: Bool
+
     /// A value with the fields given; the others empty, zero or absent.
-    public init() {}
+    public init(
+        statesOnly: Bool = false
+    ) {
+        self.statesOnly = statesOnly
+    }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
     public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
@@ -2557,9 +2565,15 @@ extension SnapshotRequest: CMessageConvertible {
         subscriptions__ledger__v1__snapshot_request__init(message)
     }
 
-    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) { self.init() }
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        self.init(
+            statesOnly: m.states_only != 0)
+    }
 
-    func fill(_ c: inout CMessage, in arena: CArena) {}
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.states_only = statesOnly ? 1 : 0
+    }
 }
 
 /// `subscriptions.ledger.v1.SnapshotChunk`.

@@ -490,6 +490,7 @@ public enum ProtoSchema {
             Field(2, "notification_id", "notificationId", .string),
         ]),
         "subscriptions.ledger.v1.SnapshotRequest": Message(fullName: "subscriptions.ledger.v1.SnapshotRequest", fields: [
+            Field(1, "states_only", "statesOnly", .bool),
         ]),
         "subscriptions.ledger.v1.SnapshotChunk": Message(fullName: "subscriptions.ledger.v1.SnapshotChunk", fields: [
             Field(1, "subscriptions", "subscriptions", .message("subscriptions.common.v1.Subscription"), repeated: true),

@@ -6,35 +6,45 @@ struct BenchOptions: BenchCommandOptions {
     var entitlementPath = ""
     var accounts = 1_000_000
     var months = 12
+    /// nil: rows for each paid month up to 1,000,000 accounts, none above.
+    var periodRows: Bool?
     var requestsScale = 1.0
     var propagationSamples = 200
     var readyLimitSeconds = 600
     var skipRedis = false
     var showHelp = false
 
+    /// Whether the seeding writes a `periods` row per paid month.
+    var writesPeriodRows: Bool { periodRows ?? (accounts <= 1_000_000) }
+
     static let helpText = """
-        usage: entitlementbench --ledger PATH --entitlement PATH [--accounts N] [--months N] [--requests-scale X]
+        usage: entitlementbench --ledger PATH --entitlement PATH [--accounts N] [--months N] [--period-rows yes|no]
+                                [--requests-scale X]
                                 [--propagation-samples N] [--ready-limit S] [--skip-redis]
 
         Measures the entitlement service with a view of N accounts, each owning one active
         subscription that the policy maps to the capability `pro`, bought a year ago (--months)
-        and renewed monthly since (half App Store, half Google Play purchases). Each paid month
-        is a period (a `periods` row each): an App Store transaction with about 3 KB of raw
-        signed-transaction stand-in, a Play order with a subscriptionsv2 answer of about 700
-        bytes; each state carries their merged access period. `--months 1` is a view of fresh
-        purchases, one period each.
+        and renewed monthly since (half App Store, half Google Play purchases); each state
+        carries the merged access period of its paid months. With period rows (the default up
+        to 1,000,000 accounts; --period-rows), each paid month is also a `periods` row: an App
+        Store transaction with about 3 KB of raw signed-transaction stand-in, a Play order with
+        a subscriptionsv2 answer of about 700 bytes (25 GB of SQLite at 1,000,000 accounts, so
+        not at 10,000,000 on a machine of this kind; neither the snapshot nor the view reads
+        them). `--months 1` is a view of fresh purchases, one period each.
 
         1. Memory and start. The ledger (SQLite, a fresh temporary directory) migrates an empty
            database; an entitlement service started on it gives the resident memory of an empty
            view. The benchmark then inserts the N accounts into that database directly (one
            transaction, flushed to disk before the clock starts, as a settled database is),
-           starts the ledger on it again and a fresh entitlement service, and
-           times it from the spawn to the first 200 from /readyz (polled every 10 ms). Resident
-           memory (VmRSS) 1 s after ready, minus the empty view's, divided by N is the memory
-           per account (target: at most 300 bytes). A second service is then started beside the
-           first and timed the same way: a deploy or a scale-out, with the ledger running and what
-           the first start read from disk in its page cache (at a year of renewals the database
-           is larger than this machine's memory, so the first start reads the states from disk).
+           starts the ledger on it again and a fresh entitlement service with a checkpoint path
+           and no checkpoint, and times it from the spawn to the first 200 from /readyz (polled
+           every 10 ms): ready from a snapshot. Resident memory (VmRSS) 1 s after ready, minus
+           the empty view's, divided by N is the memory per account (target: at most 250
+           bytes). A second service (no checkpoint) is then started beside the first and timed
+           the same way: a scale-out, with the ledger running and warm. The first is then
+           stopped (SIGTERM: it writes its checkpoint as it stops) and started again on its
+           checkpoint: ready from a checkpoint (target: 5 s at 10,000,000 accounts), and its
+           memory per account again. The loads below run against that restarted service.
         2. CheckAccess through the RPC runtime from a single-threaded epoll load generator, for
            random seeded accounts (every answer checked to be allowed), at 1 and 50 connections,
            unpipelined and 16 deep; beside redis-benchmark -t get with the same clients,
@@ -51,7 +61,9 @@ struct BenchOptions: BenchCommandOptions {
           --ledger PATH               the ledger executable; required
           --entitlement PATH          the entitlement executable; required
           --accounts N                accounts in the view (default 1000000; 1…10000000; the
-                                      ready-time target is judged only at 1000000 or more)
+                                      ready-time targets are judged only at 10000000)
+          --period-rows yes|no        also a `periods` row per paid month (default: yes up to
+                                      1000000 accounts, no above)
           --months N                  paid months per subscription, the current one included
                                       (default 12; 1…120)
           --requests-scale X          multiply every load request count by X (default 1; at most 10)
@@ -74,6 +86,12 @@ struct BenchOptions: BenchCommandOptions {
             case "--entitlement": entitlementPath = try rest.value(for: flag)
             case "--accounts": accounts = try rest.integer(for: flag, in: 1...10_000_000)
             case "--months": months = try rest.integer(for: flag, in: 1...120)
+            case "--period-rows":
+                switch try rest.value(for: flag) {
+                case "yes": periodRows = true
+                case "no": periodRows = false
+                case let other: throw BenchError("--period-rows expects yes or no, got \"\(other)\"")
+                }
             case "--requests-scale": requestsScale = try rest.number(for: flag, in: 0...10, excludingLower: true)
             case "--propagation-samples": propagationSamples = try rest.integer(for: flag, in: 1...100_000)
             case "--ready-limit": readyLimitSeconds = try rest.integer(for: flag, in: 1...7200)

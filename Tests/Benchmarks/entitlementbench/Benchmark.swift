@@ -33,12 +33,13 @@ struct Benchmark {
         let policyPath = try directory.write("policy.conf", PurchaseWorkload.policy)
         let databasePath = directory.file("ledger.sqlite")
         let ledgerSettings = ["LEDGER_STORE": "sqlite", "LEDGER_SQLITE_PATH": databasePath]
-        let workload = PurchaseWorkload(months: options.months)
+        let workload = PurchaseWorkload(months: options.months, periodRows: options.writesPeriodRows)
+        let checkpointPath = directory.file("view.checkpoint")
 
         // The ledger migrates the empty database; the view over it is the memory baseline.
         var ledger = try LedgerProcess(
             executable: options.ledgerPath, settings: ledgerSettings, directory: directory.path)
-        let empty = try startEntitlement(ledger: ledger, policyPath: policyPath, directory: directory)
+        let empty = try startEntitlement(ledger: ledger, policyPath: policyPath, checkpoint: nil, directory: directory)
         let emptyMemory = try residentAfterSettling(empty)
         Self.note(
             "empty view: ready in \(ReportText.fixed(empty.secondsToReady, 3)) s, \(emptyMemory.bytes) bytes resident")
@@ -55,12 +56,13 @@ struct Benchmark {
 
         ledger = try LedgerProcess(executable: options.ledgerPath, settings: ledgerSettings, directory: directory.path)
         defer { ledger.stop() }
-        let (entitlement, startCPU) = try timedStart(ledger: ledger, policyPath: policyPath, directory: directory)
-        defer { entitlement.stop() }
-        let viewAccounts = try entitlement.viewAccounts()
-        let loadedMemory = try residentAfterSettling(entitlement)
+        let (first, startCPU) = try timedStart(
+            ledger: ledger, policyPath: policyPath, checkpoint: checkpointPath, directory: directory)
+        defer { first.stop() }
+        let viewAccounts = try first.viewAccounts()
+        let loadedMemory = try residentAfterSettling(first)
         Self.note(
-            "loaded view: \(viewAccounts) accounts, ready in \(ReportText.fixed(entitlement.secondsToReady, 3)) s, "
+            "loaded view: \(viewAccounts) accounts, ready in \(ReportText.fixed(first.secondsToReady, 3)) s, "
                 + "\(loadedMemory.bytes) bytes resident (peak \(loadedMemory.peakBytes)); CPU s until ready: ledger "
                 + "\(startCPU.ledgerSeconds.map { ReportText.fixed($0, 2) } ?? "?"), entitlement "
                 + "\(startCPU.entitlementSeconds.map { ReportText.fixed($0, 2) } ?? "?")")
@@ -69,12 +71,35 @@ struct Benchmark {
         }
         // A second instance beside the first, as a deploy or a scale-out starts one: the ledger
         // is running, and the tables the first start read from disk are in its page cache.
-        let (second, secondCPU) = try timedStart(ledger: ledger, policyPath: policyPath, directory: directory)
+        let (second, secondCPU) = try timedStart(
+            ledger: ledger, policyPath: policyPath, checkpoint: nil, directory: directory)
         Self.note(
             "second instance: ready in \(ReportText.fixed(second.secondsToReady, 3)) s; CPU s until ready: ledger "
                 + "\(secondCPU.ledgerSeconds.map { ReportText.fixed($0, 2) } ?? "?"), entitlement "
                 + "\(secondCPU.entitlementSeconds.map { ReportText.fixed($0, 2) } ?? "?")")
         BenchCommand.noteUncleanExit("entitlementbench", second.stop(), of: options.entitlementPath)
+
+        // The first instance stops, writing its checkpoint, and starts again on it.
+        let stopStart = MonotonicTime.nanoseconds()
+        BenchCommand.noteUncleanExit("entitlementbench", first.stop(), of: options.entitlementPath)
+        let stopSeconds = Double(MonotonicTime.nanoseconds() - stopStart) / 1e9
+        guard let fileBytes = (try? FileManager.default.attributesOfItem(atPath: checkpointPath))?[.size] as? Int else {
+            throw BenchError("the stopped service wrote no checkpoint at \(checkpointPath) (its log is above)")
+        }
+        let (entitlement, restartCPU) = try timedStart(
+            ledger: ledger, policyPath: policyPath, checkpoint: checkpointPath, directory: directory)
+        defer { entitlement.stop() }
+        let restartAccounts = try entitlement.viewAccounts()
+        guard restartAccounts == options.accounts else {
+            throw BenchError("the view from the checkpoint holds \(restartAccounts) accounts, not \(options.accounts)")
+        }
+        let checkpoint = CheckpointRestart(
+            stopSeconds: stopSeconds, fileBytes: fileBytes, readySeconds: entitlement.secondsToReady, cpu: restartCPU,
+            memory: try residentAfterSettling(entitlement))
+        Self.note(
+            "from the checkpoint (\(fileBytes) bytes, written in a stop of \(ReportText.fixed(stopSeconds, 2)) s): "
+                + "ready in \(ReportText.fixed(entitlement.secondsToReady, 3)) s, \(checkpoint.memory.bytes) bytes resident"
+        )
 
         let redis = options.skipRedis ? nil : try RedisServer()
         defer { redis?.stop() }
@@ -121,8 +146,9 @@ struct Benchmark {
         if let first = errors.first { Self.note("\(errors.count) calls failed; the first: \(first)") }
         let report = Report(
             accounts: options.accounts, seedSeconds: seed.seconds, seededPeriods: seed.periods, months: options.months,
-            seededRawBytes: seed.rawBytes, readySeconds: entitlement.secondsToReady,
+            seededRawBytes: seed.rawBytes, readySeconds: first.secondsToReady,
             startCPU: startCPU, secondReadySeconds: second.secondsToReady, secondStartCPU: secondCPU,
+            checkpoint: checkpoint,
             emptyMemory: emptyMemory, loadedMemory: loadedMemory, rows: rows, http: http,
             propagationSamples: options.propagationSamples,
             propagationP50Milliseconds: propagation.latencies.milliseconds(percentile: 0.50),
@@ -135,11 +161,12 @@ struct Benchmark {
 
     /// Starts an entitlement service and says where its start went: the ledger's CPU building and
     /// sending the snapshot, the service's receiving and loading it.
-    private func timedStart(ledger: LedgerProcess, policyPath: String, directory: TemporaryDirectory)
-        throws(BenchError) -> (EntitlementProcess, StartCPU)
-    {
+    private func timedStart(
+        ledger: LedgerProcess, policyPath: String, checkpoint: String?, directory: TemporaryDirectory
+    ) throws(BenchError) -> (EntitlementProcess, StartCPU) {
         let ledgerCPUBefore = ProcessCPU.seconds(pid: ledger.child.pid)
-        let entitlement = try startEntitlement(ledger: ledger, policyPath: policyPath, directory: directory)
+        let entitlement = try startEntitlement(
+            ledger: ledger, policyPath: policyPath, checkpoint: checkpoint, directory: directory)
         let cpu = StartCPU(
             ledgerSeconds: ProcessCPU.seconds(pid: ledger.child.pid).flatMap { after in
                 ledgerCPUBefore.map { after - $0 }
@@ -148,12 +175,12 @@ struct Benchmark {
         return (entitlement, cpu)
     }
 
-    private func startEntitlement(ledger: LedgerProcess, policyPath: String, directory: TemporaryDirectory)
-        throws(BenchError) -> EntitlementProcess
-    {
+    private func startEntitlement(
+        ledger: LedgerProcess, policyPath: String, checkpoint: String?, directory: TemporaryDirectory
+    ) throws(BenchError) -> EntitlementProcess {
         try EntitlementProcess(
             executable: options.entitlementPath, ledgerPort: ledger.port, policyPath: policyPath,
-            directory: directory.path, limit: .seconds(Int64(options.readyLimitSeconds)))
+            checkpointPath: checkpoint, directory: directory.path, limit: .seconds(Int64(options.readyLimitSeconds)))
     }
 
     private func residentAfterSettling(_ service: EntitlementProcess) throws(BenchError) -> ProcessMemory.Resident {

@@ -16,16 +16,19 @@ final class EntitlementProcess {
 
     /// Starts `executable` and polls `/readyz` every 10 ms for at most `limit`. Throws when it
     /// cannot start, exits, or is not ready in time; it is stopped then.
-    init(executable: String, ledgerPort: Int, policyPath: String, directory: String, limit: Duration)
-        throws(BenchError)
-    {
+    init(
+        executable: String, ledgerPort: Int, policyPath: String, checkpointPath: String?, directory: String,
+        limit: Duration
+    ) throws(BenchError) {
         var token: Int?
         var launched: (child: ChildProcess, port: Int, httpPort: Int?)
         let start = MonotonicTime.nanoseconds()
         do throws(BenchError) {
             launched = try ServiceLog.launch(
-                executable, clearing: ["ENTITLEMENT_POLICY_FILE", "LEDGER_ADDR"],
-                settings: ["ENTITLEMENT_POLICY_FILE": policyPath, "LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"],
+                executable, clearing: ["ENTITLEMENT_POLICY_FILE", "LEDGER_ADDR", "VIEW_CHECKPOINT_PATH"],
+                settings: ["ENTITLEMENT_POLICY_FILE": policyPath, "LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"].merging(
+                    checkpointPath.map { ["VIEW_CHECKPOINT_PATH": $0] } ?? [:]
+                ) { $1 },
                 directory: directory, limit: .seconds(30),
                 onStart: { pid in token = Interruption.add { kill(pid, SIGKILL) } })
         } catch {

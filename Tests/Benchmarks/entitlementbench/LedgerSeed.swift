@@ -81,7 +81,7 @@ struct LedgerSeed {
                             .text(accountID), subscription.storeAccountRef.map { .text($0) } ?? .null,
                             .integer(subscription.verifiedTimeMilliseconds ?? workload.now),
                         ])
-                    for period in seeded.periods {
+                    for period in seeded.periods where workload.periodRows {
                         var bare = period
                         bare.raw = nil
                         try tx.query(
@@ -95,7 +95,7 @@ struct LedgerSeed {
                             ])
                         rawBytes += period.raw?.utf8.count ?? 0
                     }
-                    periodRows += seeded.periods.count
+                    periodRows += workload.periodRows ? seeded.periods.count : 0
                     if index % stride == 0 && sample.count < Self.sampleLimit { sample.append(accountID) }
                     if index == accounts - 1 { last = subscription }
                 }

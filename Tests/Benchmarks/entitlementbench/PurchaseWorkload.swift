@@ -47,9 +47,13 @@ struct PurchaseWorkload {
     let signer: SignedTransactionStandIn
     /// Paid months (transactions or orders) of each seeded subscription, the current one included.
     let months: Int
+    /// Whether each paid month is also a `periods` row with its raw signed data (the state's
+    /// merged access period is there either way).
+    let periodRows: Bool
 
-    init(months: Int = 12, now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) {
+    init(months: Int = 12, periodRows: Bool = true, now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) {
         self.months = months
+        self.periodRows = periodRows
         self.now = now
         var random = FastRandom()
         signer = SignedTransactionStandIn(random: &random)
@@ -93,7 +97,8 @@ struct PurchaseWorkload {
                     Period(
                         periodID: ids[renewal], productID: Self.appleProduct, basePlanID: Self.appleGroup,
                         startMilliseconds: periodStart, endMilliseconds: periodEnd, signedTimeMilliseconds: signed,
-                        productKind: .autoRenewable, raw: signer.signed(transaction.text, random: &random)))
+                        productKind: .autoRenewable,
+                        raw: periodRows ? signer.signed(transaction.text, random: &random) : nil))
             }
             let latest = periods[periods.count - 1]
             var subscription = apple(
@@ -116,8 +121,10 @@ struct PurchaseWorkload {
                     periodID: Period.googlePeriodID(orderID: order, productID: Self.googleProduct),
                     productID: Self.googleProduct, basePlanID: "monthly", startMilliseconds: periodStart,
                     endMilliseconds: periodEnd, signedTimeMilliseconds: periodStart + 900, productKind: .autoRenewable,
-                    raw: Self.subscriptionsV2(
-                        order: order, start: starts[0], expiry: periodEnd, obfuscatedAccount: obfuscatedAccount)))
+                    raw: periodRows
+                        ? Self.subscriptionsV2(
+                            order: order, start: starts[0], expiry: periodEnd, obfuscatedAccount: obfuscatedAccount)
+                        : nil))
         }
         var subscription = google(
             token: token, accountID: accountID, purchased: starts[starts.count - 1], expires: expires,

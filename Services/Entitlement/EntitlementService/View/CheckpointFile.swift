@@ -250,14 +250,18 @@ struct CheckpointReader: ~Copyable {
                 if count - done >= bufferSize {
                     let got = Glibc.read(descriptor, destination + done, min(count - done, 1 << 30))
                     if got < 0 && errno == EINTR { continue }
-                    guard got > 0 else { throw got == 0 ? CheckpointError("the file ends early") : .system("reading", path) }
+                    guard got > 0 else {
+                        throw got == 0 ? CheckpointError("the file ends early") : .system("reading", path)
+                    }
                     done += got
                     bytesRead += got
                     continue
                 }
                 let got = Glibc.read(descriptor, buffer, bufferSize)
                 if got < 0 && errno == EINTR { continue }
-                guard got > 0 else { throw got == 0 ? CheckpointError("the file ends early") : .system("reading", path) }
+                guard got > 0 else {
+                    throw got == 0 ? CheckpointError("the file ends early") : .system("reading", path)
+                }
                 start = 0
                 end = got
                 bytesRead += got

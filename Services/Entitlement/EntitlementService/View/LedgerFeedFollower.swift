@@ -136,7 +136,9 @@ public final class LedgerFeedFollower: LifecycleService {
                 "checkpoint loaded",
                 [
                     "position": "\(summary.position)", "subscriptions": "\(summary.subscriptions)",
-                    "bytes": "\(summary.bytes)", "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+                    "bytes": "\(summary.bytes)",
+                    "ms":
+                        "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
                     "policy": summary.policyVersion,
                 ])
             if summary.policyVersion != policy {
@@ -152,7 +154,7 @@ public final class LedgerFeedFollower: LifecycleService {
     }
 
     func loadSnapshot() async throws {
-        let stream = client.serverStream(LedgerRPC.snapshot, SnapshotRequest())
+        let stream = client.serverStream(LedgerRPC.snapshot, SnapshotRequest(statesOnly: true))
         var builder = EntitlementView.Builder()
         var count = 0
         for try await message in stream {

@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
-import Synchronization
 public import Lifecycle
 public import Observability
+import Synchronization
 
 /// What a checkpoint held, or what writing one did.
 public struct CheckpointSummary: Sendable, Equatable {
@@ -165,12 +165,14 @@ public final class ViewCheckpointService: LifecycleService {
             Thread.detachNewThread {
                 continuation.resume(
                     returning: Result { () throws(CheckpointError) in
-                        try checkpoint.write(view, policyVersion: version, now: Int64(Date().timeIntervalSince1970 * 1000))
+                        try checkpoint.write(
+                            view, policyVersion: version, now: Int64(Date().timeIntervalSince1970 * 1000))
                     })
             }
         }
         let elapsed = ContinuousClock.now - started
-        let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int(
+            elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         switch result {
         case .success(let summary?):
             lastWritten.withLock { $0 = summary.position }

@@ -96,7 +96,8 @@ struct ChunkedArray<Element: BitwiseCopyable>: ~Copyable {
         var left = count
         for index in 0..<chunks.count {
             let elements = min(left, Self.chunkSize)
-            try writer.region(UnsafeRawBufferPointer(start: chunks[index], count: elements * MemoryLayout<Element>.stride))
+            try writer.region(
+                UnsafeRawBufferPointer(start: chunks[index], count: elements * MemoryLayout<Element>.stride))
             left -= elements
         }
     }

@@ -80,7 +80,8 @@ extension ViewTables {
                 throw CheckpointError("a product of store \(store)")
             }
             tables.products.append(
-                ViewTables.Product(store: known, productID: try reader.string(), basePlanID: try reader.optionalString()))
+                ViewTables.Product(
+                    store: known, productID: try reader.string(), basePlanID: try reader.optionalString()))
             let productID = try reader.integer()
             let plan = try reader.integer()
             tables.productNames.append((productID, plan == UInt64.max ? nil : plan))

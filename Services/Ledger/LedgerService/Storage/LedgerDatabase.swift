@@ -24,6 +24,9 @@ public protocol LedgerTransaction {
     /// already, and with it everything before), drops all held back and returns false.
     /// Statements held back before `marker` stay, to go out with the next round trip.
     func discardPending(from marker: String) -> Bool
+    /// Runs a query and calls `row` with each row in place (valid only during the call): a
+    /// long read that copies only what it keeps.
+    func scan(_ sql: String, _ parameters: [SQLValue], _ row: (any SQLRowReader) throws -> Void) throws
     /// State shared by the writes of one transaction (one group-commit batch).
     var batch: TransactionBatch { get }
     /// False when the engine has ended the transaction by itself after an error, so the rest
@@ -31,8 +34,33 @@ public protocol LedgerTransaction {
     var isOpen: Bool { get }
 }
 
+/// A row of `LedgerTransaction.scan`, by column index; valid only during the call.
+public protocol SQLRowReader {
+    func int(_ column: Int) -> Int64?
+    func text(_ column: Int) -> String?
+    /// Runs `body` on the bytes of a blob or text column in place (empty for NULL).
+    func withBytes<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T
+}
+
+/// A row of copied rows as a `SQLRowReader`.
+struct CopiedRow: SQLRowReader {
+    let rows: SQLRows
+    let index: Int
+
+    func int(_ column: Int) -> Int64? { rows.int(index, rows.columns[column]) }
+    func text(_ column: Int) -> String? { rows.text(index, rows.columns[column]) }
+    func withBytes<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try (rows.blob(index, rows.columns[column]) ?? []).withUnsafeBytes(body)
+    }
+}
+
 extension LedgerTransaction {
     public var isOpen: Bool { true }
+    /// Copies the rows, then calls `row` with each.
+    public func scan(_ sql: String, _ parameters: [SQLValue], _ row: (any SQLRowReader) throws -> Void) throws {
+        let rows = try query(sql, parameters)
+        for index in 0..<rows.count { try row(CopiedRow(rows: rows, index: index)) }
+    }
     /// Runs it at once.
     public func enqueue(_ sql: String, _ parameters: [SQLValue]) throws { try query(sql, parameters) }
     public func flush() throws {}

@@ -95,6 +95,11 @@ struct SQLiteLedgerTransaction: LedgerTransaction {
         return SQLRows(columns: rows.columnNames, rows: rows.rows.map { $0.map(Self.convert) }, affected: rows.changes)
     }
 
+    /// Steps the statement and reads each row's columns where SQLite keeps them.
+    func scan(_ sql: String, _ parameters: [SQLValue], _ row: (any SQLRowReader) throws -> Void) throws {
+        try tx.scan(Self.converted(sql), parameters.map(Self.convert)) { cursor in try row(SQLiteRow(cursor: cursor)) }
+    }
+
     /// `$n` → `?n`, byte for byte (the statement cache is keyed by the converted text).
     static func converted(_ sql: String) -> String {
         if let known = convertedTexts.withLock({ $0[sql] }) { return known }
@@ -119,5 +124,16 @@ struct SQLiteLedgerTransaction: LedgerTransaction {
         case .blob(let value): .blob(value)
         case .null: .null
         }
+    }
+}
+
+/// A row SQLite stands on, as a `SQLRowReader`.
+private struct SQLiteRow: SQLRowReader {
+    let cursor: SQLiteRowCursor
+
+    func int(_ column: Int) -> Int64? { cursor.isNull(Int32(column)) ? nil : cursor.int64(Int32(column)) }
+    func text(_ column: Int) -> String? { cursor.isNull(Int32(column)) ? nil : cursor.text(Int32(column)) }
+    func withBytes<T>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try body(cursor.bytes(Int32(column)))
     }
 }

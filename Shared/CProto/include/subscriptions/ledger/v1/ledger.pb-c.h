@@ -870,10 +870,15 @@ struct  Subscriptions__Ledger__V1__ReplayInboxRequest
 struct  Subscriptions__Ledger__V1__SnapshotRequest
 {
   ProtobufCMessage base;
+  /*
+   * Only the subscriptions' states, no links: what an entitlement view reads (each state names
+   * its account).
+   */
+  protobuf_c_boolean states_only;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__SNAPSHOT_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__snapshot_request__descriptor) \
-     }
+    , 0 }
 
 
 struct  Subscriptions__Ledger__V1__SnapshotChunk

@@ -5298,9 +5298,29 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__replay_inbox_request
   (ProtobufCMessageInit) subscriptions__ledger__v1__replay_inbox_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define subscriptions__ledger__v1__snapshot_request__field_descriptors NULL
-#define subscriptions__ledger__v1__snapshot_request__field_indices_by_name NULL
-#define subscriptions__ledger__v1__snapshot_request__number_ranges NULL
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__snapshot_request__field_descriptors[1] =
+{
+  {
+    "states_only",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__SnapshotRequest, states_only),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__snapshot_request__field_indices_by_name[] = {
+  0,   /* field[0] = states_only */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__snapshot_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__snapshot_request__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -5309,10 +5329,10 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__snapshot_request__de
   "Subscriptions__Ledger__V1__SnapshotRequest",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__SnapshotRequest),
-  0,
+  1,
   subscriptions__ledger__v1__snapshot_request__field_descriptors,
   subscriptions__ledger__v1__snapshot_request__field_indices_by_name,
-  0,  subscriptions__ledger__v1__snapshot_request__number_ranges,
+  1,  subscriptions__ledger__v1__snapshot_request__number_ranges,
   (ProtobufCMessageInit) subscriptions__ledger__v1__snapshot_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
