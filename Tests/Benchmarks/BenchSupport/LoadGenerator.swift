@@ -71,7 +71,17 @@ public final class LoadGenerator {
         port: Int, clients: Int, pipeline: Int, method: String, payload: Payload? = nil, check: ReplyCheck? = nil
     ) throws(BenchError) {
         try self.init(
-            port: port, clients: clients, pipeline: pipeline, method: method, payload: payload, pool: nil,
+            ports: [port], clients: clients, pipeline: pipeline, method: method, payload: payload, pool: nil,
+            check: check)
+    }
+
+    /// `init(port:…)` with the connections spread over several servers: connection `i` to
+    /// `ports[i % ports.count]`.
+    public convenience init(
+        ports: [Int], clients: Int, pipeline: Int, method: String, payload: Payload? = nil, check: ReplyCheck? = nil
+    ) throws(BenchError) {
+        try self.init(
+            ports: ports, clients: clients, pipeline: pipeline, method: method, payload: payload, pool: nil,
             check: check)
     }
 
@@ -83,12 +93,12 @@ public final class LoadGenerator {
     ) throws(BenchError) {
         precondition(pipeline <= RequestPool.maximumCallID)
         try self.init(
-            port: port, clients: clients, pipeline: pipeline, method: pool.method, payload: nil, pool: (pool, pick),
+            ports: [port], clients: clients, pipeline: pipeline, method: pool.method, payload: nil, pool: (pool, pick),
             check: check)
     }
 
     private init(
-        port: Int, clients: Int, pipeline: Int, method: String, payload: Payload?,
+        ports: [Int], clients: Int, pipeline: Int, method: String, payload: Payload?,
         pool: (frames: RequestPool, pick: Pick)?, check: ReplyCheck?
     ) throws(BenchError) {
         precondition(clients > 0 && pipeline > 0)
@@ -111,7 +121,7 @@ public final class LoadGenerator {
         guard epollFD >= 0 else { throw BenchError("epoll_create1: \(Self.errorText())") }
         connections.reserveCapacity(clients)
         for index in 0..<clients {
-            let fd = try Self.connect(port: port)
+            let fd = try Self.connect(port: ports[index % ports.count])
             connections.append(Connection(fd: fd))
             guard cshim_epoll_add(epollFD, fd, EPOLLIN.rawValue, UInt64(index)) == 0 else {
                 throw BenchError("epoll_ctl: \(Self.errorText())")

@@ -8,6 +8,8 @@ struct BenchOptions: BenchCommandOptions {
     var months = 12
     /// nil: rows for each paid month up to 1,000,000 accounts, none above.
     var periodRows: Bool?
+    /// A seeded database kept between runs (seeded when missing).
+    var databasePath: String?
     var requestsScale = 1.0
     var propagationSamples = 200
     var readyLimitSeconds = 600
@@ -19,7 +21,7 @@ struct BenchOptions: BenchCommandOptions {
 
     static let helpText = """
         usage: entitlementbench --ledger PATH --entitlement PATH [--accounts N] [--months N] [--period-rows yes|no]
-                                [--requests-scale X]
+                                [--database PATH] [--requests-scale X]
                                 [--propagation-samples N] [--ready-limit S] [--skip-redis]
 
         Measures the entitlement service with a view of N accounts, each owning one active
@@ -64,6 +66,9 @@ struct BenchOptions: BenchCommandOptions {
                                       ready-time targets are judged only at 10000000)
           --period-rows yes|no        also a `periods` row per paid month (default: yes up to
                                       1000000 accounts, no above)
+          --database PATH             seed this SQLite file and keep it; when it exists, use it
+                                      as it is (seeded by an earlier run with the same --accounts,
+                                      --months and --period-rows) and skip the seeding
           --months N                  paid months per subscription, the current one included
                                       (default 12; 1…120)
           --requests-scale X          multiply every load request count by X (default 1; at most 10)
@@ -86,6 +91,7 @@ struct BenchOptions: BenchCommandOptions {
             case "--entitlement": entitlementPath = try rest.value(for: flag)
             case "--accounts": accounts = try rest.integer(for: flag, in: 1...10_000_000)
             case "--months": months = try rest.integer(for: flag, in: 1...120)
+            case "--database": databasePath = try rest.value(for: flag)
             case "--period-rows":
                 switch try rest.value(for: flag) {
                 case "yes": periodRows = true

@@ -31,14 +31,17 @@ struct Benchmark {
         let directory = try TemporaryDirectory("entitlementbench")
         defer { directory.remove() }
         let policyPath = try directory.write("policy.conf", PurchaseWorkload.policy)
-        let databasePath = directory.file("ledger.sqlite")
+        let emptyDatabasePath = directory.file("empty.sqlite")
+        let databasePath = options.databasePath ?? directory.file("ledger.sqlite")
+        let reused = options.databasePath.map { FileManager.default.fileExists(atPath: $0) } ?? false
         let ledgerSettings = ["LEDGER_STORE": "sqlite", "LEDGER_SQLITE_PATH": databasePath]
         let workload = PurchaseWorkload(months: options.months, periodRows: options.writesPeriodRows)
         let checkpointPath = directory.file("view.checkpoint")
 
-        // The ledger migrates the empty database; the view over it is the memory baseline.
+        // The ledger migrates an empty database; the view over it is the memory baseline.
         var ledger = try LedgerProcess(
-            executable: options.ledgerPath, settings: ledgerSettings, directory: directory.path)
+            executable: options.ledgerPath, settings: ["LEDGER_STORE": "sqlite", "LEDGER_SQLITE_PATH": emptyDatabasePath],
+            directory: directory.path)
         let empty = try startEntitlement(ledger: ledger, policyPath: policyPath, checkpoint: nil, directory: directory)
         let emptyMemory = try residentAfterSettling(empty)
         Self.note(
@@ -47,8 +50,17 @@ struct Benchmark {
         BenchCommand.noteUncleanExit("entitlementbench", ledger.stop(), of: options.ledgerPath)
 
         var seed = LedgerSeed(accounts: options.accounts, workload: workload)
-        Self.note("seeding \(options.accounts) accounts")
-        try seed.write(to: databasePath)
+        if reused {
+            Self.note("using the seeded database \(databasePath)")
+            try seed.readSample(from: databasePath)
+        } else {
+            // Migrated by the ledger as a fresh one would be, then seeded.
+            let migrating = try LedgerProcess(
+                executable: options.ledgerPath, settings: ledgerSettings, directory: directory.path)
+            BenchCommand.noteUncleanExit("entitlementbench", migrating.stop(), of: options.ledgerPath)
+            Self.note("seeding \(options.accounts) accounts")
+            try seed.write(to: databasePath)
+        }
         Self.note(
             "seeded \(options.accounts) accounts with \(seed.periods) periods (raw "
                 + "\(seed.periods == 0 ? 0 : seed.rawBytes / seed.periods) bytes each on average) in "

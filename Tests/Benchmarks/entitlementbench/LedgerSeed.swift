@@ -29,6 +29,27 @@ struct LedgerSeed {
         self.workload = workload
     }
 
+    /// Takes the sample of account ids from a database an earlier run seeded (every
+    /// `accounts / sampleLimit`-th link, in insertion order, as `write` keeps them).
+    mutating func readSample(from path: String) throws(BenchError) {
+        let stride = max(1, accounts / Self.sampleLimit)
+        do {
+            let database = try SQLiteDatabase(path: path)
+            let rows = try database.query(
+                "SELECT account_id FROM links WHERE (rowid - 1) % ?1 = 0 ORDER BY rowid LIMIT ?2",
+                [.integer(Int64(stride)), .integer(Int64(Self.sampleLimit))])
+            sample = (0..<rows.rows.count).compactMap { rows.string($0, "account_id") }
+            let count = try database.scalarInt("SELECT count(*) FROM links") ?? 0
+            guard count == accounts else {
+                throw BenchError("\(path) holds \(count) accounts, not the \(accounts) asked for")
+            }
+        } catch let error as BenchError {
+            throw error
+        } catch {
+            throw BenchError("reading \(path): \(error)")
+        }
+    }
+
     /// Inserts the rows into the database at `path`. Throws on any SQLite error.
     mutating func write(to path: String) throws(BenchError) {
         let start = ContinuousClock.now

@@ -7,11 +7,17 @@ import Wire
 /// answered), and sends the next, until the phase's time is up. An answer that is not a newly
 /// applied state counts as a failure.
 struct AppendLoad {
-    let port: Int
+    /// The ledgers the writers connect to, writer `i` to `ports[i % ports.count]`.
+    let ports: [Int]
     let workload: AppendWorkload
 
     init(port: Int, workload: AppendWorkload) {
-        self.port = port
+        ports = [port]
+        self.workload = workload
+    }
+
+    init(ports: [Int], workload: AppendWorkload) {
+        self.ports = ports
         self.workload = workload
     }
 
@@ -19,7 +25,7 @@ struct AppendLoad {
     func run(phase: String, writers: Int, seconds: Double) throws(BenchError) -> LoadGenerator.Outcome {
         let workload = self.workload
         let generator = try LoadGenerator(
-            port: port, clients: writers, pipeline: 1, method: AppendWorkload.method,
+            ports: ports, clients: writers, pipeline: 1, method: AppendWorkload.method,
             payload: { writer, sequence in
                 workload.request(phase: phase, writer: writer, sequence: sequence).serialized()
             },

@@ -5,7 +5,9 @@ import Foundation
 /// writers, stops it, runs the raw-engine references, and finally reports.
 struct Benchmark {
     static let writerCounts = [1, 32]
-    static let targetRatio = 0.7
+    /// The write ceiling on PostgreSQL: this many writers, on one instance and spread over four.
+    static let ceilingWriters = 128
+    static let ceilingInstances = 4
 
     let options: BenchOptions
 
@@ -16,9 +18,14 @@ struct Benchmark {
         BenchCommand.warnIfBusy("ledgerbench")
         let workload = AppendWorkload(runID: "lb\(getpid())")
         var rows: [ReportRow] = []
+        var ceiling: [CeilingRow] = []
         if !options.skipSQLite { rows += try measureSQLite(workload) }
-        if !options.skipPostgres { rows += try measurePostgres(workload) }
-        let report = Report(rows: rows, targetRatio: Self.targetRatio)
+        if !options.skipPostgres {
+            let measured = try measurePostgres(workload)
+            rows += measured.rows
+            ceiling = measured.ceiling
+        }
+        let report = Report(rows: rows, ceiling: ceiling)
         print(report.table)
         print(report.json)
     }
@@ -71,7 +78,9 @@ struct Benchmark {
 
     // MARK: PostgreSQL
 
-    private func measurePostgres(_ workload: AppendWorkload) throws(BenchError) -> [ReportRow] {
+    private func measurePostgres(_ workload: AppendWorkload) throws(BenchError) -> (
+        rows: [ReportRow], ceiling: [CeilingRow]
+    ) {
         let tools = try PostgresTools(preferred: options.postgresBin)
         let server = try PostgresServer(script: options.postgresScript)
         defer { server.stop() }
@@ -85,6 +94,19 @@ struct Benchmark {
         let database = String(server.url.split(separator: "/").last ?? "ledger_test")
         let schema = try PgbenchReference.schema(tools: tools, port: server.port, database: database)
         let figures = try measureLedger(ledger, engine: "postgres", workload: workload, flushes: flushes)
+        // The ceiling: many writers on this instance, then spread over several on the database.
+        var ceiling = [try measureCeiling([ledger], workload: workload)]
+        var others: [LedgerProcess] = []
+        defer { for other in others { other.stop() } }
+        for _ in 1..<Self.ceilingInstances {
+            others.append(
+                try LedgerProcess(
+                    executable: options.serverPath,
+                    settings: ["LEDGER_STORE": "postgres", "LEDGER_POSTGRES_URL": server.url],
+                    directory: directory.path))
+        }
+        ceiling.append(try measureCeiling([ledger] + others, workload: workload))
+        for other in others { BenchCommand.noteUncleanExit("ledgerbench", other.stop(), of: options.serverPath) }
         BenchCommand.noteUncleanExit("ledgerbench", ledger.stop(), of: options.serverPath)
 
         let reference = PgbenchReference(
@@ -117,7 +139,32 @@ struct Benchmark {
             }
             rows.append(row!)
         }
-        return rows
+        return (rows, ceiling)
+    }
+
+    /// `ceilingWriters` writers spread over `ledgers` (all on one database) for the phase's time.
+    private func measureCeiling(_ ledgers: [LedgerProcess], workload: AppendWorkload) throws(BenchError)
+        -> CeilingRow
+    {
+        let load = AppendLoad(ports: ledgers.map(\.port), workload: workload)
+        let phase = "ceiling-\(ledgers.count)"
+        let warmUp = try load.run(phase: "\(phase)-warm", writers: Self.ceilingWriters, seconds: 0.5)
+        for ledger in ledgers { try check(warmUp, ledger) }
+        let before = try ledgers.map { ledger throws(BenchError) in try ledger.commitTotals().commits }
+        var outcome = try load.run(phase: phase, writers: Self.ceilingWriters, seconds: options.seconds)
+        let after = try ledgers.map { ledger throws(BenchError) in try ledger.commitTotals().commits }
+        for ledger in ledgers { try check(outcome, ledger) }
+        let figures = LedgerFigures(
+            appends: outcome.succeeded, seconds: outcome.seconds,
+            p50Milliseconds: outcome.latencies.milliseconds(percentile: 0.50),
+            p99Milliseconds: outcome.latencies.milliseconds(percentile: 0.99), serverCores: nil, clientCores: nil,
+            flushes: nil, commits: 0, committedWrites: 0)
+        Self.note(
+            "postgres, \(ledgers.count) ledger instance(s), \(Self.ceilingWriters) writers: "
+                + "\(Int(figures.appendsPerSecond)) appends/s")
+        return CeilingRow(
+            instances: ledgers.count, writers: Self.ceilingWriters, ledger: figures,
+            commits: zip(before, after).reduce(0) { $0 + $1.1 - $1.0 })
     }
 
     // MARK: The ledger
