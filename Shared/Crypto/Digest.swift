@@ -6,7 +6,11 @@ public enum Digest {
     public static func sha256Hex(_ bytes: [UInt8]) -> String { Hex.encode(sha256(bytes)) }
 
     /// The 32-byte SHA-256 of `bytes`.
-    public static func sha256(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, EVP_sha256(), 32) }
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, fetchedSHA256, 32) }
+
+    /// SHA-256 fetched from the default provider once: `EVP_sha256()` makes OpenSSL 3 look the
+    /// implementation up again on every digest.
+    nonisolated(unsafe) static let fetchedSHA256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
 
     /// The 20-byte SHA-1 of `bytes` (for name-based UUIDs, not for security).
     public static func sha1(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, EVP_sha1(), 20) }
