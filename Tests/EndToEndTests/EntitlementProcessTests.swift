@@ -127,4 +127,104 @@ struct EntitlementProcessTests {
         }
         await stack.stop()
     }
+
+    /// The answers of a fresh instance (no checkpoint) at `position`, for comparison.
+    static func freshAnswers(_ stack: EntitlementStack, _ accounts: [String], position: UInt64) async throws
+        -> [CheckAccessResponse]
+    {
+        let fresh = try await stack.startEntitlement()
+        try await EntitlementStack.waitForPosition(position, http: fresh.http)
+        let answers = try await EntitlementStack.answers(fresh.client, accounts: accounts, at: Self.now)
+        fresh.process.terminate()
+        _ = await fresh.process.waitForExit()
+        fresh.client.shutdown()
+        return answers
+    }
+
+    @Test(
+        "a restart starts from the checkpoint written at shutdown and follows the changes made while it was down; a damaged checkpoint or one of another ledger is refused for a snapshot"
+    )
+    func checkpointRestart() async throws {
+        let stack = try await EntitlementStack()
+        let path = stack.directory.appendingPathComponent("view.checkpoint").path
+        let settings = ["VIEW_CHECKPOINT_PATH": path, "VIEW_CHECKPOINT_INTERVAL_SECONDS": "3600"]
+        let accounts = (0..<30).map { "acct-\($0)" } + ["nobody"]
+        var last: UInt64 = 0
+        for index in 0..<40 {
+            last = try await stack.purchase(
+                "\(5_000_000_000 + index)", account: "acct-\(index % 30)",
+                expires: Self.now + Int64(index % 9 - 3) * 86_400_000, storeTime: Self.now + Int64(index))
+        }
+        var first = try await stack.startEntitlement(environment: settings)
+        #expect(try await first.process.line(containing: "no checkpoint; taking a snapshot", within: 20).contains(path))
+        try await EntitlementStack.waitForPosition(last, http: first.http)
+        first.process.terminate()
+        #expect(await first.process.waitForExit() == 0)
+        first.client.shutdown()
+        let written = try #require(first.process.log.first { $0.contains("checkpoint written") })
+        #expect(written.contains("\"position\":\"\(last)\""))
+        let checkpointed = last
+
+        // Changes while it is down: new purchases and a transfer.
+        for index in 40..<50 {
+            last = try await stack.purchase(
+                "\(5_000_000_000 + index)", account: "acct-\(index % 30)", expires: Self.now + 86_400_000 * 5,
+                storeTime: Self.now + Int64(index))
+        }
+        last = try await stack.link(
+            SubscriptionKey(store: .apple, environment: .production, storeID: "5000000003"), account: "acct-29",
+            tag: "moved")
+        let restarted = try await stack.startEntitlement(environment: settings)
+        let loaded = try await restarted.process.line(containing: "checkpoint loaded", within: 20)
+        #expect(loaded.contains("\"position\":\"\(checkpointed)\""))
+        try await EntitlementStack.waitForPosition(last, http: restarted.http)
+        #expect(!restarted.process.log.contains { $0.contains("snapshot loaded") })
+        let followed = try await EntitlementStack.answers(restarted.client, accounts: accounts, at: Self.now)
+        let expected = try await Self.freshAnswers(stack, accounts, position: last)
+        #expect(followed == expected)
+        #expect(followed.contains { $0.allowed } && followed.contains { !$0.allowed })
+        restarted.process.terminate()
+        #expect(await restarted.process.waitForExit() == 0)
+        restarted.client.shutdown()
+
+        // One flipped byte: refused, and the view comes from a snapshot.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[bytes.count / 2] ^= 0x04
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let damaged = try await stack.startEntitlement(environment: settings)
+        #expect(
+            try await damaged.process.line(containing: "checkpoint not usable", within: 20).contains(
+                "checksum does not match"))
+        _ = try await damaged.process.line(containing: "snapshot loaded", within: 20)
+        try await EntitlementStack.waitForPosition(last, http: damaged.http)
+        #expect(try await EntitlementStack.answers(damaged.client, accounts: accounts, at: Self.now) == expected)
+        damaged.process.terminate()
+        #expect(await damaged.process.waitForExit() == 0)
+        damaged.client.shutdown()
+
+        // The checkpoint (rewritten at that stop) taken to another ledger with more changes:
+        // its change at the checkpoint's position is another, so the view takes a snapshot.
+        let other = try await EntitlementStack()
+        var otherLast: UInt64 = 0
+        for index in 0..<Int(last) + 5 {
+            otherLast = try await other.purchase(
+                "\(6_000_000_000 + index)", account: "other-\(index % 7)", expires: Self.now + 86_400_000,
+                storeTime: Self.now + Int64(index))
+        }
+        let moved = try await other.startEntitlement(environment: settings)
+        #expect(
+            try await moved.process.line(containing: "the ledger does not have the view's position", within: 20)
+                .contains("is not the one the view applied"))
+        _ = try await moved.process.line(containing: "snapshot loaded", within: 20)
+        try await EntitlementStack.waitForPosition(otherLast, http: moved.http)
+        let otherAccounts = accounts + (0..<7).map { "other-\($0)" }
+        let answers = try await EntitlementStack.answers(moved.client, accounts: otherAccounts, at: Self.now)
+        #expect(answers == (try await Self.freshAnswers(other, otherAccounts, position: otherLast)))
+        #expect(answers.prefix(accounts.count).allSatisfy { !$0.allowed })
+        moved.process.terminate()
+        #expect(await moved.process.waitForExit() == 0)
+        moved.client.shutdown()
+        await other.stop()
+        await stack.stop()
+    }
 }

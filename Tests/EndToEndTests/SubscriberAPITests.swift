@@ -137,8 +137,11 @@ struct SubscriberAPITests {
                     accountID: account, packageName: "com.example.app", productID: "premium_sub",
                     purchaseToken: pending, idempotencyKey: "verify-\(pending.prefix(40))"))
             listed = try await Self.settled(stack, account)
-            #expect(listed.map(\.key?.storeID) == [token, pending])
-            #expect(listed.map(\.state) == [.active, .pending] && listed.map(\.isActive) == [true, false])
+            // Listed by key (two purchase tokens: by their bytes).
+            let ordered = [token, pending].sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            #expect(listed.map(\.key?.storeID) == ordered)
+            let states: [SubscriptionState] = ordered.map { $0 == token ? .active : .pending }
+            #expect(listed.map(\.state) == states && listed.map(\.isActive) == ordered.map { $0 == token })
             try await stack.control("google/cancel-pending", ["purchaseToken": pending])
             listed = try await Self.settled(stack, account)
             #expect(listed.map(\.key?.storeID) == [token])

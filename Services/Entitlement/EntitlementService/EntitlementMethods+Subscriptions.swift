@@ -42,7 +42,8 @@ extension EntitlementMethods {
     /// asked for (optionally only those of the products named): one that gives access, and one
     /// in a state the store keeps alive without access under the policy's rules (billing retry,
     /// account hold, paused, pending). Expired, revoked and replaced ones are left out, as are
-    /// consumables. Oldest first.
+    /// consumables. In key order: by store and environment, then numeric store ids (Apple's) by
+    /// value before text ones (Play's tokens) by their bytes.
     static func activeSubscriptions(
         _ request: GetActiveSubscriptionsRequest, view: EntitlementView, policy: ProductPolicy?, now: Int64
     ) throws -> [ActiveSubscription] {
@@ -60,16 +61,20 @@ extension EntitlementMethods {
         return view.withAccount(request.accountID, policy: policy) { tables, account in
             var found: [ActiveSubscription] = []
             guard let account else { return found }
-            tables.forEachHolding(of: account) { holding in
+            // By key, whatever order the view learned of them in.
+            var holdings: [Holding] = []
+            tables.forEachHolding(of: account) { holdings.append($0) }
+            holdings.sort { tables.keyPrecedes($0, $1) }
+            for holding in holdings {
                 let product = tables.products[Int(holding.product)]
                 guard only.isEmpty || only.contains(product.productID),
                     let decision = tables.decision(holding, nil, rules: policy.access, at: at)
-                else { return }
+                else { continue }
                 let until: Int64?
                 switch decision {
                 case .allowed(let end): until = end
                 case .denied(.stateDenies): until = nil
-                case .denied: return
+                case .denied: continue
                 }
                 let kind = holding.facts.productKind
                 found.append(

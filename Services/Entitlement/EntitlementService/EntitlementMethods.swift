@@ -75,8 +75,13 @@ enum EntitlementMethods {
         // A loop, not `forEachHolding`: a closure that captured `tables` would copy them.
         while true {
             let holding = tables.holdings[index]
+            // Of two that rank the same, the one whose key comes first: the answer does not
+            // depend on the order the view learned of them.
             if let decision = tables.decision(holding, capability, rules: rules, at: at),
-                best.map({ decision.outranks($0.decision) }) ?? true
+                best.map({
+                    decision.outranks($0.decision)
+                        || (!$0.decision.outranks(decision) && tables.keyPrecedes(holding, $0.holding))
+                }) ?? true
             {
                 best = (decision, holding)
             }
@@ -190,7 +195,12 @@ enum EntitlementMethods {
         let entries = view.withAccount(request.accountID, policy: policy) { tables, account in
             var entries: [CapabilityID: EntitlementEntry] = [:]
             guard let account else { return entries }
-            tables.forEachHolding(of: account) { holding in
+            // In key order, so that the grants listed (and which are left out past
+            // `maxGrants`) do not depend on the order the view learned of them.
+            var holdings: [Holding] = []
+            tables.forEachHolding(of: account) { holdings.append($0) }
+            holdings.sort { tables.keyPrecedes($0, $1) }
+            for holding in holdings {
                 for capability in tables.capabilities(of: holding) {
                     guard case .allowed(let until)? = tables.decision(holding, capability, rules: rules, at: at)
                     else { continue }

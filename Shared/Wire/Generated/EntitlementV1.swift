@@ -785,6 +785,8 @@ public struct GetActiveSubscriptionsResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.entitlement.v1.GetActiveSubscriptionsResponse"
 
+    /// In key order: store and environment, then numeric store ids by value before text ones by
+    /// their bytes.
     public var subscriptions: [ActiveSubscription]
 
     /// A value with the fields given; the others empty, zero or absent.

@@ -899,7 +899,8 @@ public enum OpenAPIDocuments {
             "type": "array",
             "items": {
               "$ref": "#/components/schemas/subscriptions.entitlement.v1.ActiveSubscription"
-            }
+            },
+            "description": "In key order: store and environment, then numeric store ids by value before text ones by\ntheir bytes."
           }
         }
       },

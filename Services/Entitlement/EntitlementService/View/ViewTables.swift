@@ -223,7 +223,20 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         return set
     }
 
-    /// Calls `body` with each subscription the account holds, oldest first.
+    /// Whether holding `a`'s key comes before `b`'s: by store and environment, then a numeric
+    /// store id before a text one, numbers by value and texts by their bytes. An order that does
+    /// not depend on when the view learned of either, for answers that must not either.
+    func keyPrecedes(_ a: Holding, _ b: Holding) -> Bool {
+        let first = a.keyBits & 0xF
+        let second = b.keyBits & 0xF
+        if first != second { return first < second }
+        if a.hasTextID != b.hasTextID { return !a.hasTextID }
+        guard a.hasTextID else { return a.id < b.id }
+        return texts.withText(a.id) { x in texts.withText(b.id) { y in x.lexicographicallyPrecedes(y) } }
+    }
+
+    /// Calls `body` with each subscription the account holds, in the order the view learned of
+    /// them.
     func forEachHolding(of account: Int, _ body: (Holding) -> Void) {
         var next = accounts[account].first
         while next != 0 {

@@ -290,6 +290,10 @@ struct  Subscriptions__Entitlement__V1__ActiveSubscription
 struct  Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse
 {
   ProtobufCMessage base;
+  /*
+   * In key order: store and environment, then numeric store ids by value before text ones by
+   * their bytes.
+   */
   size_t n_subscriptions;
   Subscriptions__Entitlement__V1__ActiveSubscription **subscriptions;
 };
