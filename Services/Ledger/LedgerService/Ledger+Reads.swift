@@ -103,28 +103,40 @@ extension Ledger {
         }
     }
 
-    /// Where a snapshot page starts: after this subscription key.
+    /// Where a snapshot page starts: after this subscription key, or (states on SQLite) after
+    /// this row.
     public struct SnapshotCursor: Sendable {
-        let store: Int64
-        let environment: Int64
-        let storeID: String
+        var store: Int64 = 0
+        var environment: Int64 = 0
+        var storeID = ""
+        var rowID: Int64?
     }
 
-    /// One page of stored states in key order after `after`, already as the `subscriptions`
-    /// field of a `SnapshotChunk` (each state copied once, from where the engine keeps it, into
-    /// the chunk), how many it holds, and the cursor for the next page (nil after the last).
+    /// One page of stored states after `after`, already as the `subscriptions` field of a
+    /// `SnapshotChunk` (each state copied once, from where the engine keeps it, into the chunk),
+    /// how many it holds, and the cursor for the next page (nil after the last). On SQLite the
+    /// pages follow the table's own order (its rowids), a sequential read of the file; in key
+    /// order, each row would be a lookup at a random place in it. On PostgreSQL they follow the
+    /// key. Either way every state is in exactly one page.
     public func subscriptionChunk(after: SnapshotCursor?, limit: Int) async throws -> (
         chunk: [UInt8], count: Int, next: SnapshotCursor?
     ) {
-        try await read { tx in
-            var sql = "SELECT store, environment, store_id, state FROM subscriptions"
+        let byRowID = database.dialect == .sqlite
+        return try await read { tx in
+            var sql: String
             var parameters: [SQLValue] = []
-            if let after {
-                sql += " WHERE (store, environment, store_id) > ($1, $2, $3)"
-                parameters = [.int(after.store), .int(after.environment), .text(after.storeID)]
+            if byRowID {
+                sql = "SELECT rowid, 0, NULL, state FROM subscriptions WHERE rowid > $1 ORDER BY rowid LIMIT $2"
+                parameters = [.int(after?.rowID ?? 0)]
+            } else {
+                sql = "SELECT store, environment, store_id, state FROM subscriptions"
+                if let after {
+                    sql += " WHERE (store, environment, store_id) > ($1, $2, $3)"
+                    parameters = [.int(after.store), .int(after.environment), .text(after.storeID)]
+                }
+                sql += " ORDER BY store, environment, store_id LIMIT $\(parameters.count + 1)"
             }
             parameters.append(.int(Int64(limit)))
-            sql += " ORDER BY store, environment, store_id LIMIT $\(parameters.count)"
             var out = ProtoWireWriter(capacity: limit * 512)
             var count = 0
             var next: SnapshotCursor?
@@ -132,12 +144,26 @@ extension Ledger {
                 row.withBytes(3) { out.field(1, bytes: $0) }
                 count += 1
                 if count == limit {
-                    next = SnapshotCursor(
-                        store: row.int(0) ?? 0, environment: row.int(1) ?? 0, storeID: row.text(2) ?? "")
+                    next =
+                        byRowID
+                        ? SnapshotCursor(rowID: row.int(0) ?? 0)
+                        : SnapshotCursor(
+                            store: row.int(0) ?? 0, environment: row.int(1) ?? 0, storeID: row.text(2) ?? "")
                 }
             }
             return (out.bytes, count, next)
         }
+    }
+
+    /// About how many subscriptions there are, cheaply: SQLite's highest rowid (at least the
+    /// count), PostgreSQL's planner estimate (`pg_class.reltuples`, -1 before the first ANALYZE:
+    /// then 0).
+    public func subscriptionEstimate() async throws -> UInt64 {
+        let sql =
+            database.dialect == .sqlite
+            ? "SELECT coalesce(max(rowid), 0) AS estimate FROM subscriptions"
+            : "SELECT greatest(reltuples, 0)::bigint AS estimate FROM pg_class WHERE oid = 'subscriptions'::regclass"
+        return try await read { tx in UInt64(max(0, try tx.query(sql).int(0, "estimate") ?? 0)) }
     }
 
     /// One page of account links in key order after `after`, and the cursor for the next page.

@@ -94,6 +94,8 @@ enum LedgerMethods {
             .serverStream { _, bytes, writer in
                 let request = try SnapshotRequest(serialized: bytes)
                 let position = try await ledger.lastPosition()
+                try await writer.send(
+                    SnapshotChunk(expectedSubscriptions: try await ledger.subscriptionEstimate()).serialized())
                 var cursor: Ledger.SnapshotCursor?
                 repeat {
                     let page = try await ledger.subscriptionChunk(after: cursor, limit: snapshotPage)

@@ -2591,17 +2591,23 @@ public struct SnapshotChunk: ProtoMessage, Hashable {
     /// Set on the complete chunk: continue with WatchChanges(after = position).
     public var position: UInt64
 
+    /// Set on the first chunk: about how many subscriptions follow (an estimate the reader may
+    /// size its tables by; never a promise).
+    public var expectedSubscriptions: UInt64
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         subscriptions: [Subscription] = [],
         links: [AccountLink] = [],
         complete: Bool = false,
-        position: UInt64 = 0
+        position: UInt64 = 0,
+        expectedSubscriptions: UInt64 = 0
     ) {
         self.subscriptions = subscriptions
         self.links = links
         self.complete = complete
         self.position = position
+        self.expectedSubscriptions = expectedSubscriptions
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -2624,7 +2630,8 @@ extension SnapshotChunk: CMessageConvertible {
             subscriptions: ProtoField.messages(m.subscriptions, count: m.n_subscriptions, "subscriptions"),
             links: ProtoField.messages(m.links, count: m.n_links, "links"),
             complete: m.complete != 0,
-            position: m.position)
+            position: m.position,
+            expectedSubscriptions: m.expected_subscriptions)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -2634,6 +2641,7 @@ extension SnapshotChunk: CMessageConvertible {
         c.links = arena.messages(links)
         c.complete = complete ? 1 : 0
         c.position = position
+        c.expected_subscriptions = expectedSubscriptions
     }
 }
 

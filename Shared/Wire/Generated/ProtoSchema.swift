@@ -497,6 +497,7 @@ public enum ProtoSchema {
             Field(2, "links", "links", .message("subscriptions.common.v1.AccountLink"), repeated: true),
             Field(3, "complete", "complete", .bool),
             Field(4, "position", "position", .uint64),
+            Field(5, "expected_subscriptions", "expectedSubscriptions", .uint64),
         ]),
         "subscriptions.ledger.v1.WatchChangesRequest": Message(fullName: "subscriptions.ledger.v1.WatchChangesRequest", fields: [
             Field(1, "after", "after", .uint64),

@@ -25,9 +25,13 @@ final class EntitlementProcess {
         let start = MonotonicTime.nanoseconds()
         do throws(BenchError) {
             launched = try ServiceLog.launch(
-                executable, clearing: ["ENTITLEMENT_POLICY_FILE", "LEDGER_ADDR", "VIEW_CHECKPOINT_PATH"],
+                executable, clearing: [
+                    "ENTITLEMENT_POLICY_FILE", "LEDGER_ADDR", "VIEW_CHECKPOINT_PATH", "VIEW_CHECKPOINT_INTERVAL_SECONDS",
+                ],
                 settings: ["ENTITLEMENT_POLICY_FILE": policyPath, "LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"].merging(
-                    checkpointPath.map { ["VIEW_CHECKPOINT_PATH": $0] } ?? [:]
+                    // Written only at shutdown, so that the stop's time is the write's.
+                    checkpointPath.map { ["VIEW_CHECKPOINT_PATH": $0, "VIEW_CHECKPOINT_INTERVAL_SECONDS": "86400"] }
+                        ?? [:]
                 ) { $1 },
                 directory: directory, limit: .seconds(30),
                 onStart: { pid in token = Interruption.add { kill(pid, SIGKILL) } })

@@ -40,6 +40,8 @@ public final class EntitlementView: Sendable {
     /// A snapshot being loaded chunk by chunk, beside the view in force until `install`.
     public struct Builder: Sendable {
         fileprivate var tables = ViewTables()
+        /// The most subscriptions a snapshot's estimate sizes the indexes for (1 GiB of slots).
+        static let mostReserved: UInt64 = 1 << 26
 
         public init() {}
 
@@ -85,7 +87,10 @@ public final class EntitlementView: Sendable {
                 case (2, .bytes): break
                 case (3, .varint(let value)): summary.complete = value != 0
                 case (4, .varint(let value)): summary.position = value
-                case (1...4, _):
+                case (5, .varint(let value)):
+                    // Sized once for what is coming, rather than doubled (and rehashed) all the way.
+                    tables.reserve(Int(min(value, Self.mostReserved)))
+                case (1...5, _):
                     throw RPCError(.invalidArgument, "SnapshotChunk field \(field.number) has the wrong wire type")
                 default:
                     unknown += 1

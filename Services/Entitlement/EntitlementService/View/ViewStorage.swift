@@ -322,6 +322,18 @@ struct SlotTable: ~Copyable {
         try reader.region(into: memory, count: bytes)
     }
 
+    /// Makes an empty table large enough for `entries` entries without growing; does nothing to
+    /// a table that has entries or is already that large.
+    mutating func reserve(_ entries: Int) {
+        guard count == 0 else { return }
+        var wanted = 16
+        while wanted < entries * 2 { wanted *= 2 }
+        guard wanted > slotCount else { return }
+        free(slots)
+        slots = Self.emptySlots(wanted)
+        slotCount = wanted
+    }
+
     /// Whether every slot in use names an entry below `entryCount`, and `count` of them are.
     func entriesBelow(_ entryCount: Int) -> Bool {
         var used = 0

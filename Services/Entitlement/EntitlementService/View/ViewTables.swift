@@ -84,6 +84,13 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         swap(&hash, &other.hash)
     }
 
+    /// Sizes the indexes of still empty tables for about `subscriptions` subscriptions and as
+    /// many accounts, so that loading them does not grow (and rehash) the indexes step by step.
+    func reserve(_ subscriptions: Int) {
+        holdingIndex.reserve(subscriptions)
+        accountIndex.reserve(subscriptions)
+    }
+
     // MARK: Reading
 
     /// The index of the account with `key`, if the view has seen it.

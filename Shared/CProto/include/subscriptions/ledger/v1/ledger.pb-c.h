@@ -896,10 +896,15 @@ struct  Subscriptions__Ledger__V1__SnapshotChunk
    * Set on the complete chunk: continue with WatchChanges(after = position).
    */
   uint64_t position;
+  /*
+   * Set on the first chunk: about how many subscriptions follow (an estimate the reader may
+   * size its tables by; never a promise).
+   */
+  uint64_t expected_subscriptions;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__SNAPSHOT_CHUNK__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__snapshot_chunk__descriptor) \
-    , 0,NULL, 0,NULL, 0, 0 }
+    , 0,NULL, 0,NULL, 0, 0, 0 }
 
 
 struct  Subscriptions__Ledger__V1__WatchChangesRequest

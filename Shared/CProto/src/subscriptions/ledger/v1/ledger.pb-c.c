@@ -5336,7 +5336,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__snapshot_request__de
   (ProtobufCMessageInit) subscriptions__ledger__v1__snapshot_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__snapshot_chunk__field_descriptors[4] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__snapshot_chunk__field_descriptors[5] =
 {
   {
     "subscriptions",
@@ -5386,9 +5386,22 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__snapshot_chunk_
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "expected_subscriptions",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__SnapshotChunk, expected_subscriptions),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__snapshot_chunk__field_indices_by_name[] = {
   2,   /* field[2] = complete */
+  4,   /* field[4] = expected_subscriptions */
   1,   /* field[1] = links */
   3,   /* field[3] = position */
   0,   /* field[0] = subscriptions */
@@ -5396,7 +5409,7 @@ static const unsigned subscriptions__ledger__v1__snapshot_chunk__field_indices_b
 static const ProtobufCIntRange subscriptions__ledger__v1__snapshot_chunk__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__snapshot_chunk__descriptor =
 {
@@ -5406,7 +5419,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__snapshot_chunk__desc
   "Subscriptions__Ledger__V1__SnapshotChunk",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__SnapshotChunk),
-  4,
+  5,
   subscriptions__ledger__v1__snapshot_chunk__field_descriptors,
   subscriptions__ledger__v1__snapshot_chunk__field_indices_by_name,
   1,  subscriptions__ledger__v1__snapshot_chunk__number_ranges,
