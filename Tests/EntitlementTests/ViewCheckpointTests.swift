@@ -132,7 +132,9 @@ struct ViewCheckpointTests {
         #expect(written.accounts == view.counts.accounts)
         #expect(written.subscriptions == 3000)
         #expect(written.bytes == (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int))
-        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+        // No temporary file is left beside it.
+        let folder = (path as NSString).deletingLastPathComponent
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["view.checkpoint"])
 
         let loaded = EntitlementView()
         let summary = try #require(try checkpoint.load(into: loaded))
@@ -165,8 +167,7 @@ struct ViewCheckpointTests {
         let path = Self.temporaryPath()
         let checkpoint = ViewCheckpoint(path: path)
         #expect(try checkpoint.write(EntitlementView(), policyVersion: "", now: Self.now) == nil)
-        #expect(!FileManager.default.fileExists(atPath: path))
-        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent).isEmpty)
         let view = EntitlementView()
         #expect(try checkpoint.load(into: view) == nil)
         #expect(view.position == nil)

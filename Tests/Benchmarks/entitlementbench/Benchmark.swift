@@ -78,8 +78,8 @@ struct Benchmark {
                 + "\(loadedMemory.bytes) bytes resident (peak \(loadedMemory.peakBytes)); CPU s until ready: ledger "
                 + "\(startCPU.ledgerSeconds.map { ReportText.fixed($0, 2) } ?? "?"), entitlement "
                 + "\(startCPU.entitlementSeconds.map { ReportText.fixed($0, 2) } ?? "?")")
-        guard viewAccounts == options.accounts else {
-            throw BenchError("the view holds \(viewAccounts) accounts, not the \(options.accounts) seeded")
+        guard viewAccounts == seed.linkedAccounts else {
+            throw BenchError("the view holds \(viewAccounts) accounts, not the \(seed.linkedAccounts) in the database")
         }
         // A second instance beside the first, as a deploy or a scale-out starts one: the ledger
         // is running, and the tables the first start read from disk are in its page cache.
@@ -102,8 +102,9 @@ struct Benchmark {
             ledger: ledger, policyPath: policyPath, checkpoint: checkpointPath, directory: directory)
         defer { entitlement.stop() }
         let restartAccounts = try entitlement.viewAccounts()
-        guard restartAccounts == options.accounts else {
-            throw BenchError("the view from the checkpoint holds \(restartAccounts) accounts, not \(options.accounts)")
+        guard restartAccounts == seed.linkedAccounts else {
+            throw BenchError(
+                "the view from the checkpoint holds \(restartAccounts) accounts, not \(seed.linkedAccounts)")
         }
         let checkpoint = CheckpointRestart(
             stopSeconds: stopSeconds, fileBytes: fileBytes, readySeconds: entitlement.secondsToReady, cpu: restartCPU,

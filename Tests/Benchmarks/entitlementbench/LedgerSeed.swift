@@ -18,6 +18,9 @@ struct LedgerSeed {
 
     /// Account ids spread over the whole seeded set (every `accounts / sampleLimit`-th one).
     private(set) var sample: [String] = []
+    /// Accounts linked in the database: the seeded ones, and in a database an earlier run kept,
+    /// the fresh ones its propagation purchases added.
+    private(set) var linkedAccounts = 0
     /// How long the inserts took.
     private(set) var seconds = 0.0
     /// Rows written to the `periods` table, and the bytes of their raw signed data.
@@ -44,6 +47,7 @@ struct LedgerSeed {
             guard (accounts...(accounts + 200_000)).contains(Int(count)) else {
                 throw BenchError("\(path) holds \(count) accounts, not the \(accounts) asked for")
             }
+            linkedAccounts = Int(count)
         } catch let error as BenchError {
             throw error
         } catch {
@@ -144,6 +148,7 @@ struct LedgerSeed {
             throw BenchError("seeding \(path): \(error)")
         }
         self.sample = sample
+        linkedAccounts = accounts
         let elapsed = ContinuousClock.now - start
         seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }

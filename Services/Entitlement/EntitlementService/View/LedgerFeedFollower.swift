@@ -119,8 +119,10 @@ public final class LedgerFeedFollower: LifecycleService {
         let result: Result<CheckpointSummary?, CheckpointError> = await withCheckedContinuation { continuation in
             // Seconds of reading at millions of accounts: not on a worker of the pool.
             Thread.detachNewThread {
-                continuation.resume(
-                    returning: Result { () throws(CheckpointError) in try checkpoint.load(into: self.view) })
+                let supply = BlockSupply.start()
+                let result = Result { () throws(CheckpointError) in try checkpoint.load(into: self.view) }
+                supply.stop()
+                continuation.resume(returning: result)
             }
         }
         switch result {
@@ -154,6 +156,9 @@ public final class LedgerFeedFollower: LifecycleService {
     }
 
     func loadSnapshot() async throws {
+        // The view's new memory is made resident on another thread while this one fills it.
+        let supply = BlockSupply.start()
+        defer { supply.stop() }
         let stream = client.serverStream(LedgerRPC.snapshot, SnapshotRequest(statesOnly: true))
         var builder = EntitlementView.Builder()
         var count = 0

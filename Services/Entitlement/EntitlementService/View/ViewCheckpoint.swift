@@ -19,8 +19,10 @@ public struct CheckpointSummary: Sendable, Equatable {
 
 /// The view's checkpoint on local disk: the tables as they sit in memory, the feed position
 /// they reflect (with that change's commit time) and the policy version, behind a header and
-/// ahead of a checksum. Written to a temporary file beside it, synced and renamed, so that the
-/// file at `path` is always a whole checkpoint (or absent).
+/// ahead of a checksum. Written to a temporary file of its own beside it (named by the process
+/// and a random number), synced and renamed, so that the file at `path` is always a whole
+/// checkpoint (or absent) — also when instances share the folder: any whole checkpoint of the
+/// same ledger is one an instance can start from.
 public struct ViewCheckpoint: Sendable {
     /// "SUBVIEW" and the format's version.
     static let magic: UInt64 = 0x5745_4956_4255_53
@@ -37,7 +39,7 @@ public struct ViewCheckpoint: Sendable {
     public func write(_ view: EntitlementView, policyVersion: String, now: Int64) throws(CheckpointError)
         -> CheckpointSummary?
     {
-        let temporary = path + ".tmp"
+        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         var writer = try CheckpointWriter(path: temporary)
         writer.integer(Self.magic)
         writer.integer(Self.formatVersion)
@@ -53,14 +55,23 @@ public struct ViewCheckpoint: Sendable {
             }
             return .success((position, view.tables.accountsHolding, view.tables.held))
         }
-        let written = try outcome.get()
+        let written: (position: UInt64, accounts: Int, subscriptions: Int)?
+        do throws(CheckpointError) { written = try outcome.get() } catch {
+            unlink(temporary)
+            throw error
+        }
         guard let written else {
             unlink(temporary)
             return nil
         }
-        try writer.finish()
+        do throws(CheckpointError) {
+            try writer.finish()
+            guard rename(temporary, path) == 0 else { throw .system("renaming to", path) }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
         let bytes = writer.bytesWritten
-        guard rename(temporary, path) == 0 else { throw .system("renaming to", path) }
         // The rename is durable once the directory is synced.
         let folder = (path as NSString).deletingLastPathComponent
         let directory = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -1,5 +1,7 @@
 import CShims
+import Foundation
 import Glibc
+import Synchronization
 
 /// Storage for the view that stays close to what it holds at millions of entries: records in
 /// fixed-size chunks (growth never copies a table nor leaves half of one unused), texts packed
@@ -15,13 +17,115 @@ enum ViewMemory {
     static let blockBytes = 2 << 20
 
     /// `byteCount` bytes (rounded up to whole blocks) aligned to a block, advised for huge
-    /// pages; contents undefined. Free with `free`.
+    /// pages; contents undefined. Free with `free`. A single block comes from the supply of
+    /// ready blocks while one runs.
     static func allocate(_ byteCount: Int) -> UnsafeMutableRawPointer {
+        if byteCount == blockBytes, let ready = BlockSupply.current.withLock({ $0 })?.take() { return ready }
+        return fresh(byteCount)
+    }
+
+    fileprivate static func fresh(_ byteCount: Int) -> UnsafeMutableRawPointer {
         let rounded = (max(byteCount, 1) + blockBytes - 1) / blockBytes * blockBytes
         var memory: UnsafeMutableRawPointer?
         precondition(posix_memalign(&memory, blockBytes, rounded) == 0, "the view is out of memory")
         _ = madvise(memory, rounded, MADV_HUGEPAGE)
         return memory!
+    }
+
+    /// Tables of at least this many bytes are mapped from the kernel, zeroed by it.
+    static let mappedBytes = 32 << 20
+
+    /// `byteCount` zeroed bytes, block-aligned when large; free with `freeZeroed` and the same
+    /// count. Large tables are fresh mappings (the kernel's zero pages, nothing to clear), made
+    /// resident by the running supply's thread when there is one.
+    static func allocateZeroed(_ byteCount: Int) -> UnsafeMutableRawPointer {
+        guard byteCount >= mappedBytes else {
+            let memory = byteCount < blockBytes ? malloc(byteCount)! : fresh(byteCount)
+            memset(memory, 0, byteCount)
+            return memory
+        }
+        let memory = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        precondition(memory != MAP_FAILED, "the view is out of memory")
+        _ = madvise(memory, byteCount, MADV_HUGEPAGE)
+        BlockSupply.current.withLock({ $0 })?.populate(memory!, byteCount)
+        return memory!
+    }
+
+    static func freeZeroed(_ memory: UnsafeMutableRawPointer, _ byteCount: Int) {
+        if byteCount >= mappedBytes { munmap(memory, byteCount) } else { free(memory) }
+    }
+}
+
+/// Memory made resident ahead of need by a thread of its own while a snapshot loads: blocks
+/// kept `ahead` in hand, and large tables' pages faulted in (`MADV_POPULATE_WRITE`, which
+/// leaves what is written there as it is). Touching fresh memory for the first time is the
+/// kernel clearing it page by page — a quarter of a snapshot's load at millions of accounts —
+/// and this moves that work to the other core.
+final class BlockSupply: Sendable {
+    /// The supply `ViewMemory` takes blocks from, if one runs.
+    static let current = Mutex<BlockSupply?>(nil)
+    static let ahead = 32
+
+    private struct State {
+        /// Ready blocks' addresses.
+        var ready: [UInt] = []
+        /// Regions to fault in: address and length.
+        var regions: [(UInt, Int)] = []
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts a supply and makes it the current one.
+    static func start() -> BlockSupply {
+        let supply = BlockSupply()
+        current.withLock { $0 = supply }
+        Thread.detachNewThread { supply.run() }
+        return supply
+    }
+
+    /// A ready block, or nil when none is (the caller makes its own).
+    func take() -> UnsafeMutableRawPointer? {
+        let block = state.withLock { $0.ready.popLast() }
+        wake.signal()
+        return block.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }
+    }
+
+    /// Has the pages of `memory` faulted in.
+    func populate(_ memory: UnsafeMutableRawPointer, _ byteCount: Int) {
+        state.withLock { $0.regions.append((UInt(bitPattern: Int(bitPattern: memory)), byteCount)) }
+        wake.signal()
+    }
+
+    /// Stops the thread, frees the blocks nobody took, and stops being the current supply.
+    func stop() {
+        BlockSupply.current.withLock { if $0 === self { $0 = nil } }
+        state.withLock { $0.stopped = true }
+        wake.signal()
+        done.wait()
+        for block in state.withLock({ $0.ready }) { free(UnsafeMutableRawPointer(bitPattern: block)) }
+    }
+
+    private func run() {
+        while true {
+            let (stopped, region, short) = state.withLock { state in
+                (state.stopped, state.regions.popLast(), state.ready.count < Self.ahead)
+            }
+            if stopped { break }
+            if let (address, length) = region {
+                // 23 is MADV_POPULATE_WRITE (Linux 5.14); older kernels fault on first use.
+                _ = madvise(UnsafeMutableRawPointer(bitPattern: address), length, 23)
+            } else if short {
+                let block = ViewMemory.fresh(ViewMemory.blockBytes)
+                _ = madvise(block, ViewMemory.blockBytes, 23)
+                state.withLock { $0.ready.append(UInt(bitPattern: Int(bitPattern: block))) }
+            } else {
+                wake.wait()
+            }
+        }
+        done.signal()
     }
 }
 
@@ -296,7 +400,7 @@ struct SlotTable: ~Copyable {
         slots = Self.emptySlots(16)
     }
 
-    deinit { free(slots) }
+    deinit { ViewMemory.freeZeroed(slots, slotCount * MemoryLayout<UInt64>.stride) }
 
     /// Writes the slots as they are (they hold hashes of the tables' seed).
     func write(to writer: inout CheckpointWriter) throws(CheckpointError) {
@@ -313,9 +417,9 @@ struct SlotTable: ~Copyable {
         guard slotCount >= 16, slotCount & (slotCount - 1) == 0 else {
             throw CheckpointError("an index of \(slotCount) slots")
         }
-        free(slots)
+        ViewMemory.freeZeroed(slots, 16 * MemoryLayout<UInt64>.stride)
         let bytes = slotCount * MemoryLayout<UInt64>.stride
-        let memory = bytes < ViewMemory.blockBytes ? malloc(bytes)! : ViewMemory.allocate(bytes)
+        let memory = ViewMemory.allocateZeroed(bytes)
         slots = memory.bindMemory(to: UInt64.self, capacity: slotCount)
         self.slotCount = slotCount
         self.count = count
@@ -329,7 +433,7 @@ struct SlotTable: ~Copyable {
         var wanted = 16
         while wanted < entries * 2 { wanted *= 2 }
         guard wanted > slotCount else { return }
-        free(slots)
+        ViewMemory.freeZeroed(slots, slotCount * MemoryLayout<UInt64>.stride)
         slots = Self.emptySlots(wanted)
         slotCount = wanted
     }
@@ -346,11 +450,7 @@ struct SlotTable: ~Copyable {
     }
 
     private static func emptySlots(_ count: Int) -> UnsafeMutablePointer<UInt64> {
-        let bytes = count * MemoryLayout<UInt64>.stride
-        // Small tables stay off the 2 MiB blocks.
-        let memory = bytes < ViewMemory.blockBytes ? malloc(bytes)! : ViewMemory.allocate(bytes)
-        memset(memory, 0, bytes)
-        return memory.bindMemory(to: UInt64.self, capacity: count)
+        ViewMemory.allocateZeroed(count * MemoryLayout<UInt64>.stride).bindMemory(to: UInt64.self, capacity: count)
     }
 
     private static func tag(_ hash: UInt64) -> UInt64 { hash & 0xFFFF_FFFF_0000_0000 }
@@ -402,7 +502,7 @@ struct SlotTable: ~Copyable {
                 let entry = Int(old[slot] & 0xFFFF_FFFF) - 1
                 place(entry, hash: hashOf(entry))
             }
-            free(old)
+            ViewMemory.freeZeroed(old, oldCount * MemoryLayout<UInt64>.stride)
         }
         place(index, hash: hash)
         count += 1
