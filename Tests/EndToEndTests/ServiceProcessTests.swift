@@ -132,6 +132,27 @@ struct ServiceProcessTests {
         #expect(process.log == ["ledger: configuration error: \(message)"])
     }
 
+    @Test(
+        "a checkpoint path outside a writable folder, or a bad interval, stops the entitlement service with exit status 2",
+        arguments: [
+            (
+                "VIEW_CHECKPOINT_PATH", "/nonexistent/view.checkpoint",
+                "VIEW_CHECKPOINT_PATH: /nonexistent/view.checkpoint is not a file path in a folder this process can write"
+            ),
+            (
+                "VIEW_CHECKPOINT_PATH", "/tmp/",
+                "VIEW_CHECKPOINT_PATH: /tmp/ is not a file path in a folder this process can write"
+            ),
+            ("VIEW_CHECKPOINT_INTERVAL_SECONDS", "0", "VIEW_CHECKPOINT_INTERVAL_SECONDS: 0 is out of range 1...86400"),
+        ])
+    func badCheckpointConfiguration(variable: String, value: String, message: String) async throws {
+        var environment = ["LEDGER_ADDR": "127.0.0.1:1", variable: value]
+        if variable != "VIEW_CHECKPOINT_PATH" { environment["VIEW_CHECKPOINT_PATH"] = "/tmp/unused.checkpoint" }
+        let process = try ServiceProcess("entitlement", environment: environment, directory: try Self.temporaryDirectory())
+        #expect(await process.waitForExit() == 2)
+        #expect(process.log.last == "entitlement: configuration error: \(message)")
+    }
+
     @Test("SIGTERM with calls in flight: every call gets its answer before the process exits 0")
     func drainOnSigterm() async throws {
         let directory = try Self.temporaryDirectory()

@@ -417,20 +417,29 @@ extension EntitlementViewTests {
             Self.apple("2000000000000003", account: Self.alice, expires: Self.now - Self.day),
             Self.google("token-b", account: Self.alice, expires: Self.now + 5 * Self.day),
             Self.google("token-a", account: Self.alice, expires: Self.now + 5 * Self.day),
+            // A replacement issued yesterday that grants until the same instant (Play's deferred
+            // plan change): the one that began first is named, whatever its key.
+            {
+                var later = Self.google("token-0", account: Self.alice, expires: Self.now + 5 * Self.day)
+                later.purchaseTimeMilliseconds = Self.now - Self.day
+                return later
+            }(),
         ]
         var answers: Set<String> = []
-        for order in [subscriptions, subscriptions.reversed(), [2, 0, 3, 1].map { subscriptions[$0] }] {
+        for order in [subscriptions, subscriptions.reversed(), [2, 4, 0, 3, 1].map { subscriptions[$0] }] {
             let view = EntitlementView()
             view.load(Array(order), position: 1)
             let allowed = try Self.check(view, Self.alice)
             let expired = try Self.check(view, Self.alice, at: Self.now + 6 * Self.day)
             let listed = try EntitlementMethods.list(
                 ListEntitlementsRequest(accountID: Self.alice), view: view, policy: Self.policy, now: Self.now)
-            // Two tokens granting until the same instant: the one whose key comes first.
+            // Two tokens granting until the same instant since the same start: the one whose key
+            // comes first.
             #expect(allowed.allowed && allowed.grant?.key?.storeID == "token-a")
             // Both Apple ones expired at the same instant: the lower id.
             #expect(!expired.allowed && expired.grant?.key?.storeID == "2000000000000003")
-            #expect(listed.entitlements.first?.grants.map { $0.key?.storeID ?? "" } == ["token-a", "token-b"])
+            #expect(
+                listed.entitlements.first?.grants.map { $0.key?.storeID ?? "" } == ["token-0", "token-a", "token-b"])
             answers.insert("\(allowed) \(expired) \(listed)")
         }
         #expect(answers.count == 1)

@@ -190,13 +190,15 @@ struct OutputAndRunnerTests {
                 rpc subscriptions.ledger.v1.Ledger/Snapshot(subscriptions.ledger.v1.SnapshotRequest) \
                 returns (stream subscriptions.ledger.v1.SnapshotChunk)
 
-                message subscriptions.ledger.v1.SnapshotRequest (no fields)
+                message subscriptions.ledger.v1.SnapshotRequest
+                  1  statesOnly  bool
 
                 message subscriptions.ledger.v1.SnapshotChunk
-                  1  subscriptions  repeated subscriptions.common.v1.Subscription
-                  2  links          repeated subscriptions.common.v1.AccountLink
-                  3  complete       bool
-                  4  position       uint64
+                  1  subscriptions          repeated subscriptions.common.v1.Subscription
+                  2  links                  repeated subscriptions.common.v1.AccountLink
+                  3  complete               bool
+                  4  position               uint64
+                  5  expectedSubscriptions  uint64
                 """)
         let ambiguous = #expect(throws: SubctlError.self) { try OutputText.describe("Health") }
         #expect(

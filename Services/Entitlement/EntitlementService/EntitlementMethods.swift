@@ -75,12 +75,12 @@ enum EntitlementMethods {
         // A loop, not `forEachHolding`: a closure that captured `tables` would copy them.
         while true {
             let holding = tables.holdings[index]
-            // Of two that rank the same, the one whose key comes first: the answer does not
-            // depend on the order the view learned of them.
+            // Of two that rank the same, the one that began first, then the one whose key comes
+            // first: the answer does not depend on the order the view learned of them.
             if let decision = tables.decision(holding, capability, rules: rules, at: at),
                 best.map({
                     decision.outranks($0.decision)
-                        || (!$0.decision.outranks(decision) && tables.keyPrecedes(holding, $0.holding))
+                        || (!$0.decision.outranks(decision) && tables.tiePrecedes(holding, $0.holding))
                 }) ?? true
             {
                 best = (decision, holding)

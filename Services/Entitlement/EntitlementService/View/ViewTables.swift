@@ -242,6 +242,17 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         return texts.withText(a.id) { x in texts.withText(b.id) { y in x.lexicographicallyPrecedes(y) } }
     }
 
+    /// Which of two holdings whose decisions rank the same names the answer: the one whose last
+    /// period (or purchase) began first, the one already running (an old plan beside a deferred
+    /// replacement that has not started), then the key that comes first. Store facts only, so
+    /// the answer does not depend on the order the view learned of either.
+    func tiePrecedes(_ a: Holding, _ b: Holding) -> Bool {
+        let first = Holding.time(a.purchase) ?? Int64.max
+        let second = Holding.time(b.purchase) ?? Int64.max
+        if first != second { return first < second }
+        return keyPrecedes(a, b)
+    }
+
     /// Calls `body` with each subscription the account holds, in the order the view learned of
     /// them.
     func forEachHolding(of account: Int, _ body: (Holding) -> Void) {
