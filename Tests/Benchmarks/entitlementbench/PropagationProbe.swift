@@ -28,11 +28,13 @@ struct PropagationProbe {
         var random = FastRandom()
         var outcome = Outcome(latencies: LatencySamples(capacity: samples))
         let limitNanoseconds = UInt64(limit.components.seconds) * 1_000_000_000
+        // Room for 100,000 samples in each of 10^9 runs, above the seeded ids.
+        let firstID = 3_000_000_000_000_000 + (random.next() % 1_000_000_000) * 100_000
         for sample in 0..<samples {
             usleep(UInt32(random.next() % 25_000))
             let accountID = random.uuidString()
             let (record, link) = workload.freshPurchase(
-                sample: sample, runID: runID, accountID: accountID, random: &random)
+                sample: sample, firstID: firstID, runID: runID, accountID: accountID, random: &random)
             let check = PurchaseWorkload.check(accountID).serialized()
             try ledger.call(PurchaseWorkload.recordMethod, record.serialized()) { payload throws(BenchError) in
                 guard let response = try? RecordVerifiedStateResponse(serialized: payload), response.applied else {

@@ -203,11 +203,13 @@ struct PurchaseWorkload {
     }
 
     /// The writes of new purchase `sample` for a fresh account, as the verifier makes them: the
-    /// verified state (no account yet), then the link to the account.
-    func freshPurchase(sample: Int, runID: String, accountID: String, random: inout FastRandom) -> (
-        record: RecordVerifiedStateRequest, link: LinkAccountRequest
-    ) {
-        let storeID = String(3_000_000_000_000_000 + sample)
+    /// verified state (no account yet), then the link to the account. Its transaction id is
+    /// `firstID + sample`: a run's own, so that a database kept from an earlier run (whose
+    /// purchases are linked to other accounts) is never asked to link one again.
+    func freshPurchase(
+        sample: Int, firstID: UInt64, runID: String, accountID: String, random: inout FastRandom
+    ) -> (record: RecordVerifiedStateRequest, link: LinkAccountRequest) {
+        let storeID = String(firstID + UInt64(sample))
         let appAccountToken = random.uuidString()
         let subscription = apple(
             storeID: storeID, accountID: nil, purchased: now, expires: now + 30 * Self.day,
