@@ -87,10 +87,10 @@ public final class PostgresConnection: Sendable {
     /// - Throws: `PostgresError`: `.query` with the server's SQLSTATE, or `.connection`.
     @discardableResult
     public func execute(_ sql: String, _ params: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
-        try Self.withParameters(params) { types, values throws(PostgresError) in
+        try Self.withParameters(params) { p throws(PostgresError) in
             try cache.withLock { _ throws(PostgresError) in
                 // libpq copies the SQL and parameters into its send buffer before returning.
-                try rows(PQexecParams(handle, sql, Int32(params.count), types, values, nil, nil, 0))
+                try rows(PQexecParams(handle, sql, p.count, p.types, p.values, p.lengths, p.formats, 0))
             }
         }
     }
@@ -100,16 +100,16 @@ public final class PostgresConnection: Sendable {
     /// execute it. Meant for fixed SQL; past 256 distinct texts it falls back to `execute`.
     @discardableResult
     public func executePrepared(_ sql: String, _ params: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
-        try Self.withParameters(params) { types, values throws(PostgresError) in
+        try Self.withParameters(params) { p throws(PostgresError) in
             try cache.withLock { cache throws(PostgresError) in
                 guard let (name, isNew) = cache.name(for: sql) else {
-                    return try rows(PQexecParams(handle, sql, Int32(params.count), types, values, nil, nil, 0))
+                    return try rows(PQexecParams(handle, sql, p.count, p.types, p.values, p.lengths, p.formats, 0))
                 }
                 if isNew {
-                    _ = try rows(PQprepare(handle, name, sql, Int32(params.count), types))
+                    _ = try rows(PQprepare(handle, name, sql, p.count, p.types))
                     cache.names[sql] = name
                 }
-                return try rows(PQexecPrepared(handle, name, Int32(params.count), values, nil, nil, 0))
+                return try rows(PQexecPrepared(handle, name, p.count, p.values, p.lengths, p.formats, 0))
             }
         }
     }
@@ -148,12 +148,11 @@ public final class PostgresConnection: Sendable {
             var newNames: [String: String] = [:]
             var sendFailed = false
             for statement in statements where !sendFailed {
-                try Self.withParameters(statement.parameters) { types, values throws(PostgresError) in
-                    let count = Int32(statement.parameters.count)
+                try Self.withParameters(statement.parameters) { p throws(PostgresError) in
                     var name: String?
                     if statement.prepared, let (given, isNew) = cache.name(for: statement.sql, pending: newNames) {
                         if isNew {
-                            guard PQsendPrepare(handle, given, statement.sql, count, types) == 1 else {
+                            guard PQsendPrepare(handle, given, statement.sql, p.count, p.types) == 1 else {
                                 sendFailed = true
                                 return
                             }
@@ -163,8 +162,8 @@ public final class PostgresConnection: Sendable {
                         name = given
                     }
                     let sent =
-                        name.map { PQsendQueryPrepared(handle, $0, count, values, nil, nil, 0) }
-                        ?? PQsendQueryParams(handle, statement.sql, count, types, values, nil, nil, 0)
+                        name.map { PQsendQueryPrepared(handle, $0, p.count, p.values, p.lengths, p.formats, 0) }
+                        ?? PQsendQueryParams(handle, statement.sql, p.count, p.types, p.values, p.lengths, p.formats, 0)
                     if sent == 1 { expected.append((nil, true)) } else { sendFailed = true }
                 }
             }
@@ -274,32 +273,70 @@ public final class PostgresConnection: Sendable {
         }
     }
 
-    /// Lends `body` the parameters as libpq wants them: type OIDs and NUL-terminated texts (nil
-    /// for NULL), valid only during the call.
+    /// A statement's parameters as libpq takes them; valid only inside `withParameters`.
+    private struct Parameters {
+        let count: Int32
+        let types: UnsafePointer<Oid>?
+        let values: UnsafePointer<UnsafePointer<CChar>?>?
+        let lengths: UnsafePointer<Int32>?
+        let formats: UnsafePointer<Int32>?
+    }
+
+    /// Calls `body` with `params` laid out for libpq: bytes in binary format (sent as they
+    /// are, no hex text to build and for the server to parse), everything else as
+    /// NUL-terminated text.
     private static func withParameters<R>(
-        _ params: [PostgresValue],
-        _ body: (UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?) throws(PostgresError) -> R
+        _ params: [PostgresValue], _ body: (Parameters) throws(PostgresError) -> R
     ) throws(PostgresError) -> R {
         var storage: [CChar] = []
         var offsets: [Int?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
         offsets.reserveCapacity(params.count)
+        lengths.reserveCapacity(params.count)
+        formats.reserveCapacity(params.count)
         for param in params {
-            guard let text = param.textEncoding else {
+            switch param {
+            case .null:
                 offsets.append(nil)
-                continue
+                lengths.append(0)
+                formats.append(0)
+            case .bytes(let bytes):
+                guard bytes.count <= Int(Int32.max) else {
+                    throw PostgresError(code: .query, message: "parameter $\(offsets.count + 1) is too large to send")
+                }
+                offsets.append(storage.count)
+                lengths.append(Int32(bytes.count))
+                formats.append(1)
+                bytes.withUnsafeBytes { storage.append(contentsOf: $0.bindMemory(to: CChar.self)) }
+                // A zero-length value still needs an address inside the storage.
+                storage.append(0)
+            default:
+                let text = param.textEncoding ?? ""
+                let added = text.utf8CString
+                // utf8CString ends with the terminating NUL; another NUL before it cuts the text.
+                guard !added.dropLast().contains(0) else {
+                    throw PostgresError(code: .query, message: "parameter $\(offsets.count + 1) contains a NUL character")
+                }
+                offsets.append(storage.count)
+                lengths.append(0)
+                formats.append(0)
+                storage.append(contentsOf: added)
             }
-            guard !text.utf8.contains(0) else {
-                throw PostgresError(code: .query, message: "parameter $\(offsets.count + 1) contains a NUL character")
-            }
-            offsets.append(storage.count)
-            storage.append(contentsOf: text.utf8CString)
         }
         let types = params.map(\.typeOID)
         return try storage.withUnsafeBufferPointer { chars throws(PostgresError) in
             let values = offsets.map { offset in offset.map { UnsafePointer(chars.baseAddress! + $0) } }
             return try types.withUnsafeBufferPointer { types throws(PostgresError) in
                 try values.withUnsafeBufferPointer { values throws(PostgresError) in
-                    try body(types.baseAddress, values.baseAddress)
+                    try lengths.withUnsafeBufferPointer { lengths throws(PostgresError) in
+                        try formats.withUnsafeBufferPointer { formats throws(PostgresError) in
+                            try body(
+                                Parameters(
+                                    count: Int32(params.count), types: types.baseAddress, values: values.baseAddress,
+                                    lengths: lengths.baseAddress, formats: formats.baseAddress))
+                        }
+                    }
                 }
             }
         }

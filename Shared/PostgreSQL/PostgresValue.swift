@@ -1,20 +1,20 @@
 import CLibPQ
 
-/// A statement parameter, sent to the server in PostgreSQL's text format.
+/// A statement parameter, sent to the server in PostgreSQL's text format (bytes in binary).
 public enum PostgresValue: Sendable, Hashable {
     /// Text; also the way to send any type the server parses from text (numeric, uuid, timestamptz).
     /// PostgreSQL text cannot hold a NUL character; such a value is refused before it is sent.
     case text(String)
     /// An integer, announced as int8 (the server converts it for int2/int4/numeric columns).
     case int(Int64)
-    /// Sent as bytea hex text (`\x0001ff`).
+    /// Bytes, announced as bytea and sent in binary format as they are.
     case bytes([UInt8])
     /// A boolean, sent as `t` or `f`.
     case bool(Bool)
     /// SQL NULL; the server infers its type from the statement.
     case null
 
-    /// The text the server parses, or nil for SQL NULL.
+    /// The value in PostgreSQL's text format (bytes as bytea hex, `\x0001ff`), or nil for SQL NULL.
     public var textEncoding: String? {
         switch self {
         case .text(let value): value

@@ -36,12 +36,14 @@ final class GroupCommitter: Sendable {
         ) {
             var outcome: Result<T, any Error>?
             body = { tx, isolated in
-                // Each job sends what it held back before it counts as done, so an error is
-                // always its own, never the next job's.
+                // Not isolated, what a job holds back goes out with the next job's first read or
+                // with the commit: a batch costs a round trip per read, not one more per job. A
+                // statement's error may then surface in a later job or at the commit; either
+                // way the batch runs again isolated, where each job flushes its own statements
+                // before it counts as done, so every error there is its own.
                 if !isolated {
                     do {
                         let value = try work(tx)
-                        try tx.flush()
                         outcome = .success(value)
                     } catch {
                         outcome = .failure(error)
@@ -94,11 +96,20 @@ final class GroupCommitter: Sendable {
     private let queue: DispatchQueue
     private let maxBatch: Int
     private let transaction: Transaction
+    /// Whether a failed commit may be a statement's own failure, not the engine's: for an
+    /// engine whose transactions hold statements back (`enqueue`), any error but a lost
+    /// connection; for one that runs each statement at once, none.
+    private let isStatementFailure: @Sendable (any Error) -> Bool
 
-    init(queue: DispatchQueue, maxBatch: Int, counters: CommitCounters, transaction: @escaping Transaction) {
+    init(
+        queue: DispatchQueue, maxBatch: Int, counters: CommitCounters,
+        isStatementFailure: @escaping @Sendable (any Error) -> Bool = { _ in false },
+        transaction: @escaping Transaction
+    ) {
         self.queue = queue
         self.counters = counters
         self.maxBatch = max(1, maxBatch)
+        self.isStatementFailure = isStatementFailure
         self.transaction = transaction
     }
 
@@ -141,7 +152,9 @@ final class GroupCommitter: Sendable {
                 try transaction { tx in for job in batch { try job.body(tx, false) } }
             } catch {
                 commitError = error
-                engineFailed = !batch.contains(where: \.failed)
+                // A failed commit may be a job's held-back statement (run again isolated to
+                // find out) unless the engine says the outcome is unknown.
+                engineFailed = !batch.contains(where: \.failed) && !isStatementFailure(error)
                 if batch.count > 1 && !engineFailed {
                     // One write failed and took the others' transaction with it: run them
                     // again, each in a savepoint, so the others still commit.
@@ -155,7 +168,8 @@ final class GroupCommitter: Sendable {
                     }
                 }
             }
-            let committed = batch.filter { !$0.failed }.count
+            // A statement's failure found at the commit of a lone job failed that job.
+            let committed = commitError == nil ? batch.filter { !$0.failed }.count : 0
             if engineFailed {
                 counters.failures.increment()
             } else if committed > 0 {

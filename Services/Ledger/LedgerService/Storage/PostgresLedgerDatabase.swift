@@ -57,7 +57,13 @@ public final class PostgresLedgerDatabase: LedgerDatabase {
         }
         let writer = PostgresLedgerWriter(connection: connection)
         self.writer = writer
-        committer = GroupCommitter(queue: writeQueue, maxBatch: maxBatch, counters: counters) { batch in
+        committer = GroupCommitter(
+            queue: writeQueue, maxBatch: maxBatch, counters: counters,
+            isStatementFailure: { error in
+                guard let error = error as? PostgresError else { return false }
+                return !(error.isConnectionFailure || error.code == .connection)
+            }
+        ) { batch in
             try writer.transaction(prepares: true) { tx in
                 // Every write batch of every instance holds this lock until it commits, taken
                 // before any savepoint (a rollback to a savepoint would release it): writes on
