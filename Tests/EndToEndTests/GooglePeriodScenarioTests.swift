@@ -74,22 +74,32 @@ struct GooglePeriodScenarioTests {
         await stack.stop()
     }
 
+    /// A purchase of `product` by `account`, then a deferred change to `newProduct` whose token
+    /// the app presents at once, as Play Billing hands it over: the old token, its paid end, the
+    /// new token and what verifying it answered.
+    static func deferredChange(_ stack: StoreSimStack, _ account: String, from product: String, to newProduct: String)
+        async throws -> (token: String, paidEnd: Int64, next: String, verified: VerifyPurchaseResponse)
+    {
+        let (token, _) = try await stack.buyOnPlay(account: account, product: product)
+        _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+        let orders = try #require(
+            try await stack.control("google/orders", ["purchaseToken": token])["orders"] as? [[String: Any]])
+        let paidEnd = try #require((orders.first?["end"] as? NSNumber)?.int64Value)
+        let next = try #require(
+            try await stack.control(
+                "google/change-product", ["purchaseToken": token, "productId": newProduct, "mode": "deferred"]
+            )["purchaseToken"] as? String)
+        let verified = try await Self.verify(stack, account, product: newProduct, token: next)
+        return (token, paidEnd, next, verified)
+    }
+
     @Test("a deferred downgrade: the new token at the change, the old plan to its period's end, the new one from there")
     func deferredChange() async throws {
         let stack = try await StoreSimStack()
         do {
             let account = "user-\(UUID().uuidString.prefix(8))"
-            let (token, _) = try await stack.buyOnPlay(account: account, product: "premium_sub")
-            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
-            let orders = try #require(
-                try await stack.control("google/orders", ["purchaseToken": token])["orders"] as? [[String: Any]])
-            let paidEnd = try #require((orders.first?["end"] as? NSNumber)?.int64Value)
-            let next = try #require(
-                try await stack.control(
-                    "google/change-product", ["purchaseToken": token, "productId": "pro_sub", "mode": "deferred"]
-                )["purchaseToken"] as? String)
-            // The app presents the new token at once, as Play Billing hands it over.
-            _ = try await Self.verify(stack, account, product: "pro_sub", token: next)
+            let (token, paidEnd, next, _) = try await Self.deferredChange(
+                stack, account, from: "premium_sub", to: "pro_sub")
             try await stack.control("clock/advance", ["by": "+10d"])
             try await stack.settle()
             let meanwhile = try await stack.check(account, at: try await stack.simNow())
@@ -109,6 +119,43 @@ struct GooglePeriodScenarioTests {
             #expect(new.subscription?.periods.first?.startMilliseconds == paidEnd)
             let before = try await stack.check(account, at: paidEnd - Self.day)
             #expect(before.allowed && before.grant?.key?.storeID == token)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test(
+        "a deferred upgrade to a plan with more capabilities gives them only from the old period's end, when it is paid"
+    )
+    func deferredUpgrade() async throws {
+        let stack = try await StoreSimStack(
+            policy: EntitlementStack.policy + "\ncapability premium\n  google premium_sub\n")
+        do {
+            let account = "user-\(UUID().uuidString.prefix(8))"
+            let (token, paidEnd, next, verified) = try await Self.deferredChange(
+                stack, account, from: "pro_sub", to: "premium_sub")
+            #expect(verified.subscription?.productID == "pro_sub")
+            #expect(verified.subscription?.autoRenewProductID == "premium_sub")
+            try await stack.control("clock/advance", ["by": "+10d"])
+            try await stack.settle()
+            var now = try await stack.simNow()
+            let premium = try await Self.check(stack, account, "premium", at: now)
+            #expect(!premium.allowed && premium.reason == .noGrant)
+            let pro = try await Self.check(stack, account, "pro", at: now)
+            #expect(pro.allowed && pro.grant?.key?.storeID == token && pro.grant?.productID == "pro_sub")
+            try await stack.control("clock/advance", ["by": "+22d"])
+            try await stack.settle()
+            now = try await stack.simNow()
+            let upgraded = try await Self.check(stack, account, "premium", at: now)
+            #expect(upgraded.allowed && upgraded.grant?.key?.storeID == next)
+            #expect(upgraded.grant?.productID == "premium_sub")
+            // Asked afterwards about the deferral, the answer is the same.
+            let looking = try await Self.check(stack, account, "premium", at: paidEnd - Self.day)
+            #expect(!looking.allowed)
+            let from = try await Self.check(stack, account, "premium", at: paidEnd)
+            #expect(from.allowed && from.grant?.key?.storeID == next)
         } catch {
             await stack.stop()
             throw error

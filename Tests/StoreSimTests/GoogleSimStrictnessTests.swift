@@ -380,17 +380,21 @@ struct GoogleSimStrictnessTests {
     }
 
     @Test(
-        "a deferred change: the new token is issued at the change with no order; the old one stops renewing and runs to its end, then expires replaced and the new one is charged (RTDN 4)"
+        "a deferred change: the new token is issued at the change with no order, showing the old plan and naming the new one; the old one stops renewing and runs to its end, then expires replaced and the new one is charged (RTDN 4)"
     )
     func deferredChange() async throws {
         let (wire, old, acknowledged, base) = try await Self.acknowledgedPurchase("premium_sub")
         #expect(acknowledged == 200)
         try await Self.skipPushes(wire, until: Self.january11)
         let next = try wire.store.changeProduct(old, to: "pro_sub", mode: .deferred)
+        // Until the old period ends the new token shows the plan in force, naming the one to come.
+        var inForce = Self.item("premium_sub", expiry: Self.february, renewing: true, order: nil)
+        inForce["deferredItemReplacement"] = ["productId": "pro_sub"]
         #expect(
             try await wire.subscription(next)
-                == Self.linkedChange(
-                    "pro_sub", from: old, start: Self.january11, expiry: Self.february, order: nil))
+                == Self.subscription(
+                    Self.active, start: Self.january11, items: [inForce], latestOrder: nil, acknowledged: false,
+                    extra: ["linkedPurchaseToken": old]))
         #expect(
             try await wire.subscription(old)
                 == Self.subscription(

@@ -110,7 +110,13 @@ extension GoogleAdapter {
         } catch {
             throw Self.status(error)
         }
-        if requireProduct, !(purchase.lineItems ?? []).contains(where: { $0.productId == productID }) {
+        // A deferred plan change's token shows the plan still in force and names the bought one
+        // in `deferredItemReplacement`: either is the purchase the app may present.
+        if requireProduct,
+            !(purchase.lineItems ?? []).contains(where: {
+                $0.productId == productID || $0.deferredItemReplacement?.productId == productID
+            })
+        {
             throw RPCError(.invalidArgument, "the purchase token is not for product \(productID.prefix(100))")
         }
         var subscription = try Self.incomplete { () throws(GooglePlayLifecycle.Incomplete) in

@@ -26,11 +26,22 @@ extension GoogleSimStore {
         try change { state, now throws(SimError) in
             let purchase = try Self.purchase(token, in: state)
             let paid = purchase.orders.last?.id
-            let lineItems = purchase.items.map { item -> [String: any Sendable] in
+            // A deferred change's token shows the plan it replaces until that plan's period ends,
+            // naming the new product in `deferredItemReplacement` (Google: "the productId going to
+            // replace the existing productId"); the new plan is not paid for, nor in force, before.
+            var deferredFrom: Item?
+            if case .deferred = purchase.phase, let linked = purchase.linkedPurchaseToken {
+                deferredFrom = state.purchases[linked]?.items.first
+            }
+            let lineItems = purchase.items.enumerated().map { index, item -> [String: any Sendable] in
+                let shown = index == 0 ? deferredFrom ?? item : item
                 var lineItem: [String: any Sendable] = [
-                    "productId": item.productID,
-                    "offerDetails": ["basePlanId": item.basePlanID] as [String: any Sendable],
+                    "productId": shown.productID,
+                    "offerDetails": ["basePlanId": shown.basePlanID] as [String: any Sendable],
                 ]
+                if index == 0, deferredFrom != nil {
+                    lineItem["deferredItemReplacement"] = ["productId": item.productID] as [String: any Sendable]
+                }
                 // Not paid yet (pending): no period, so no expiryTime (a reader must not need one).
                 switch purchase.phase {
                 case .pending, .pendingCanceled: break

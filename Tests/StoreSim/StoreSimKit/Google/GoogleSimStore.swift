@@ -368,9 +368,10 @@ public final class GoogleSimStore: Sendable {
     /// - `immediate`: the new token is ACTIVE with a new initial order (RTDN 4); this one reads
     ///   EXPIRED with `replacementCancellation` and `expiryTime` now (RTDN 13).
     /// - `pending`: the new token reads PENDING with no order; this one stays exactly as it was.
-    /// - `deferred`: the new token starts now with no order; this one stops renewing and keeps
+    /// - `deferred`: the new token starts now with no order, its line item showing this one's
+    ///   plan with `deferredItemReplacement` naming `productID`; this one stops renewing and keeps
     ///   access to its period's end, when it expires (RTDN 13) and the new token gets its first
-    ///   order and period from there (RTDN 4).
+    ///   order and period, and shows its own plan, from there (RTDN 4).
     public func changeProduct(_ token: String, to productID: String, mode: ChangeMode) throws(SimError) -> String {
         let replacement = try lineItems([productID])[0]
         return try change { state, now throws(SimError) in
