@@ -21,34 +21,69 @@ final class VerifiedChainCache: Sendable {
         let added: Date
     }
 
-    /// Bytes compared in full but hashed by their length and at most 320 of them (the first
-    /// 256, where certificates and headers differ by serial number, and the last 64). Only pairs
-    /// that verified, and their headers, become keys, so the table stays small.
+    /// Bytes compared in full (`memcmp`) but hashed by their length and at most 320 of them (the
+    /// first 256, where certificates and headers differ by serial number, and the last 64). Only
+    /// pairs that verified, and their headers, become keys, so the table stays small.
     struct Key: Hashable, Sendable {
         let bytes: [UInt8]
 
-        static func == (lhs: Key, rhs: Key) -> Bool { lhs.bytes == rhs.bytes }
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.bytes.withUnsafeBytes { left in rhs.bytes.withUnsafeBytes { right in same(left, right) } }
+        }
 
         func hash(into hasher: inout Hasher) {
-            hasher.combine(bytes.count)
-            bytes.withUnsafeBytes { raw in
-                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw.prefix(256)))
-                if raw.count > 256 { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw.suffix(64))) }
-            }
+            bytes.withUnsafeBytes { Key.combine($0, into: &hasher) }
         }
+
+        /// What `hash(into:)` feeds the hasher for these bytes.
+        static func combine(_ raw: UnsafeRawBufferPointer, into hasher: inout Hasher) {
+            hasher.combine(raw.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw.prefix(256)))
+            if raw.count > 256 { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw.suffix(64))) }
+        }
+
+        /// A hash of `raw` as a header index keys it (the same bytes `hash(into:)` reads).
+        static func digest(_ raw: UnsafeRawBufferPointer) -> Int {
+            var hasher = Hasher()
+            combine(raw, into: &hasher)
+            return hasher.finalize()
+        }
+
+        static func same(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Bool {
+            guard left.count == right.count else { return false }
+            guard let a = left.baseAddress, let b = right.baseAddress else { return true }
+            return memcmp(a, b, left.count) == 0
+        }
+    }
+
+    /// A header segment that named a pair.
+    private struct KnownHeader {
+        let header: [UInt8]
+        let pair: Key
     }
 
     private struct State {
         var entries: [Key: Entry] = [:]
         var order: [Key] = []
-        /// Header segment → the pair its x5c named.
-        var headers: [Key: Key] = [:]
+        /// Header segments by `Key.digest` of their bytes (so that a lookup hashes the segment
+        /// where it lies, without a copy), each with the pair its x5c named.
+        var headers: [Int: [KnownHeader]] = [:]
         /// Pair → its header segments, oldest first.
-        var headersOfPair: [Key: [Key]] = [:]
+        var headersOfPair: [Key: [[UInt8]]] = [:]
 
         mutating func remove(_ pair: Key) {
             entries[pair] = nil
-            for header in headersOfPair.removeValue(forKey: pair) ?? [] { headers[header] = nil }
+            for header in headersOfPair.removeValue(forKey: pair) ?? [] { forget(header) }
+        }
+
+        mutating func forget(_ header: [UInt8]) {
+            let digest = header.withUnsafeBytes(Key.digest)
+            headers[digest]?.removeAll { $0.header == header }
+            if headers[digest]?.isEmpty == true { headers[digest] = nil }
+        }
+
+        func known(_ header: UnsafeRawBufferPointer, digest: Int) -> KnownHeader? {
+            headers[digest]?.first { $0.header.withUnsafeBytes { Key.same($0, header) } }
         }
     }
 
@@ -84,8 +119,10 @@ final class VerifiedChainCache: Sendable {
     /// pair is still fresh is for `lookup` to say.
     func pair(forHeader header: ArraySlice<UInt8>) -> [UInt8]? {
         guard capacity > 0 else { return nil }
-        let key = Key(bytes: Array(header))
-        return state.withLock { $0.headers[key]?.bytes }
+        return header.withUnsafeBytes { raw in
+            let digest = Key.digest(raw)
+            return state.withLock { $0.known(raw, digest: digest)?.pair.bytes }
+        }
     }
 
     /// Caches `entry` for the pair `key` and remembers `header`, the JWS header segment that
@@ -93,14 +130,14 @@ final class VerifiedChainCache: Sendable {
     func insert(_ key: [UInt8], _ entry: Entry, header: [UInt8]) {
         guard capacity > 0 else { return }
         let key = Key(bytes: key)
-        let header = Key(bytes: header)
+        let digest = header.withUnsafeBytes(Key.digest)
         state.withLock { state in
             if state.entries.updateValue(entry, forKey: key) == nil { state.order.append(key) }
-            if state.headers[header] == nil {
-                state.headers[header] = key
+            if header.withUnsafeBytes({ state.known($0, digest: digest) }) == nil {
+                state.headers[digest, default: []].append(KnownHeader(header: header, pair: key))
                 state.headersOfPair[key, default: []].append(header)
                 if state.headersOfPair[key]!.count > Self.headersPerPair {
-                    state.headers[state.headersOfPair[key]!.removeFirst()] = nil
+                    state.forget(state.headersOfPair[key]!.removeFirst())
                 }
             }
             while state.order.count > capacity { state.remove(state.order.removeFirst()) }

@@ -28,6 +28,12 @@ struct Benchmark {
         } catch {
             throw BenchError("cannot make the test chain: \(error)")
         }
+        if let (path, count) = options.profile {
+            let load = try load(chain: chain, jws: jws, cacheCapacity: path == "warm" ? 64 : 0)
+            let seconds = try load.cpuSeconds(count: count)
+            Self.note("\(path): \(count) verifications, \(ReportText.fixed(seconds / Double(count) * 1e6, 1)) µs of CPU each")
+            return
+        }
         let warm = try load(chain: chain, jws: jws, cacheCapacity: 64)
         let cold = try load(chain: chain, jws: jws, cacheCapacity: 0)
         Self.note("payload \(payload.count) bytes of JSON, JWS \(jws.utf8.count) bytes")

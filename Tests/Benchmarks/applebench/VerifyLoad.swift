@@ -77,21 +77,33 @@ struct VerifyLoad: Sendable {
         var count = 0
         repeat {
             for _ in 0..<8 {
-                let transaction: AppleTransaction
-                do {
-                    transaction = try verifier.verifyTransaction(jws, now: Date())
-                } catch {
-                    throw BenchError("verification \(count + 1) failed: \(error)")
-                }
-                guard transaction.transactionId == expectedTransactionID else {
-                    throw BenchError("verification \(count + 1) returned another transaction")
-                }
+                try verifyOnce(number: count + 1)
                 count += 1
             }
         } while clock.now < deadline
         let elapsed = start.duration(to: clock.now)
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return ThreadRun(count: count, wall: wall, cpu: max(Self.threadCPUSeconds() - cpuStart, 1e-9))
+    }
+
+    /// `count` verifications on the calling thread: the CPU seconds they took.
+    func cpuSeconds(count: Int) throws(BenchError) -> Double {
+        let cpuStart = Self.threadCPUSeconds()
+        for number in 1...max(1, count) { try verifyOnce(number: number) }
+        return Self.threadCPUSeconds() - cpuStart
+    }
+
+    /// One verification, which must return the expected transaction.
+    private func verifyOnce(number: Int) throws(BenchError) {
+        let transaction: AppleTransaction
+        do {
+            transaction = try verifier.verifyTransaction(jws, now: Date())
+        } catch {
+            throw BenchError("verification \(number) failed: \(error)")
+        }
+        guard transaction.transactionId == expectedTransactionID else {
+            throw BenchError("verification \(number) returned another transaction")
+        }
     }
 
     /// The CPU time (user and system) the calling thread has used.
