@@ -63,8 +63,8 @@ struct Benchmark {
         }
         Self.note(
             "seeded \(options.accounts) accounts with \(seed.periods) periods (raw "
-                + "\(seed.periods == 0 ? 0 : seed.rawBytes / seed.periods) bytes each on average) in "
-                + "\(ReportText.fixed(seed.seconds, 1)) s")
+                + "\(seed.periods == 0 ? 0 : seed.rawBytes / seed.periods) bytes each on average) "
+                + (reused ? "by an earlier run" : "in \(ReportText.fixed(seed.seconds, 1)) s"))
 
         ledger = try LedgerProcess(executable: options.ledgerPath, settings: ledgerSettings, directory: directory.path)
         defer { ledger.stop() }

@@ -137,7 +137,7 @@ struct Report {
             ReportText.grouped(Double(seededPeriods)), "", "", "", "",
         ])
         lines.append(["  raw signed bytes per period, mean", ReportText.grouped(rawBytesPerPeriod), "", "", "", ""])
-        lines.append(["  seeding s", ReportText.fixed(seedSeconds, 1), "", "", "", ""])
+        lines.append(["  seeding s", seedSeconds == 0 ? "(earlier run)" : ReportText.fixed(seedSeconds, 1), "", "", "", ""])
         lines.append([
             "  resident MiB, loaded view vs empty view", Self.mebibytes(loadedMemory.bytes),
             Self.mebibytes(emptyMemory.bytes), "", "", "",
