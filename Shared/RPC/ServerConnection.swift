@@ -45,6 +45,17 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     private var inlineAnsweredAny = false
     /// Payloads of one method gathered for its prefetch, reused from read to read.
     private var prefetchBatch: [UnsafeRawBufferPointer] = []
+    /// The envelopes the look-ahead read in this read's bytes, in order, with their method's
+    /// index: `channel(_:received:)` takes each for its frame (same bytes, same place) instead
+    /// of reading it again. Emptied when the read's frames are handled.
+    private var scannedAhead: [ScannedFrame] = []
+    private var scannedAheadNext = 0
+
+    private struct ScannedFrame {
+        let frame: UnsafeRawBufferPointer
+        let view: EnvelopeView
+        let methodIndex: Int?
+    }
 
     init(core: ServerCore, loop: EventLoop, fd: Int32, tls: TLSSession?, peer: String, address: String) {
         self.core = core
@@ -73,34 +84,29 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     }
 
     func channel(_ channel: FramedChannel, willDecode bytes: UnsafeRawBufferPointer) {
+        scannedAhead.removeAll(keepingCapacity: true)
+        scannedAheadNext = 0
         guard core.router.prefetches else { return }
-        // The envelopes are read by hand here, as a hint: each frame is decoded properly when
-        // it is received, and a frame this pass cannot read is simply not prefetched for.
+        // Each envelope is read here as it will be when its frame is received (which then takes
+        // this reading); a frame this pass cannot read ends it, and is refused when received.
         var offset = 0
         var batchPrefetch: RPCPrefetch?
         var batchMethod = -1
         let maximum = core.configuration.maxFrameLength
-        // A bad length ends the look ahead; decoding then refuses it.
         while let body = try? FrameDecoder.frameBody(in: bytes, at: offset, maxFrameLength: maximum) {
             offset = body.upperBound
             let frame = UnsafeRawBufferPointer(rebasing: bytes[body])
-            var method: UnsafeRawBufferPointer?
-            var payload: UnsafeRawBufferPointer?
-            var reader = ProtoWireReader(frame)
-            while let (number, value) = reader.next() {
-                if number == 3 { method = value.contents ?? method }
-                if number == 5 { payload = value.contents ?? payload }
-            }
-            guard !reader.isMalformed, let method,
-                let index = core.router.index(of: method.assumingMemoryBound(to: UInt8.self))
-            else { continue }
+            guard let view = try? Envelope.scanned(frame) else { break }
+            let index = view.kind == .request ? core.router.index(of: view.method) : nil
+            scannedAhead.append(ScannedFrame(frame: frame, view: view, methodIndex: index))
+            guard let index else { continue }
             if index != batchMethod || prefetchBatch.count == 64 {
                 runPrefetch(batchPrefetch)
                 batchPrefetch = mayPrefetch(index) ? core.router.entries[index].prefetch : nil
                 batchMethod = index
             }
             guard batchPrefetch != nil else { continue }
-            prefetchBatch.append(payload ?? UnsafeRawBufferPointer(start: nil, count: 0))
+            prefetchBatch.append(view.payload)
         }
         runPrefetch(batchPrefetch)
     }
@@ -123,6 +129,13 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     func channel(_ channel: FramedChannel, received frame: UnsafeRawBufferPointer) {
         lastFrame.store(channel.lastActivity, ordering: .relaxed)
+        if scannedAheadNext < scannedAhead.count {
+            let ahead = scannedAhead[scannedAheadNext]
+            if ahead.frame.baseAddress == frame.baseAddress && ahead.frame.count == frame.count {
+                scannedAheadNext += 1
+                return handle(ahead.view, frameLength: frame.count, methodIndex: .some(ahead.methodIndex))
+            }
+        }
         let view: EnvelopeView
         do {
             view = try Envelope.scanned(frame)
@@ -152,6 +165,9 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     /// Records the inline calls of the read just handled, timed to now from the read.
     func channelDidDecode(_ channel: FramedChannel) {
+        // The look-ahead's readings point into this read's bytes: no later frame may take them.
+        scannedAhead.removeAll(keepingCapacity: true)
+        scannedAheadNext = 0
         guard inlineAnsweredAny else { return }
         core.metrics.recordSuccesses(
             loop: loop.index, counts: inlineAnswered, nanoseconds: MonotonicClock.nanoseconds() - channel.lastActivity)
@@ -172,10 +188,12 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     // MARK: Frames
 
-    private func handle(_ view: EnvelopeView, frameLength: Int) {
+    /// `methodIndex`: the router's index of the method, when the look-ahead already found it
+    /// (`.some(nil)`: no such method); nil to look it up.
+    private func handle(_ view: EnvelopeView, frameLength: Int, methodIndex: Int?? = nil) {
         switch view.kind {
         case .request:
-            startCall(view, frameLength: frameLength)
+            startCall(view, frameLength: frameLength, methodIndex: methodIndex)
         case .cancel:
             if let call = calls.removeValue(forKey: view.callID) {
                 abandon(call)
@@ -189,7 +207,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         }
     }
 
-    private func startCall(_ view: EnvelopeView, frameLength: Int) {
+    private func startCall(_ view: EnvelopeView, frameLength: Int, methodIndex known: Int??) {
         // The read that brought the frame: one clock reading for every call it carried.
         let started = channel.lastActivity
         let callID = view.callID
@@ -208,7 +226,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         }
         // The access rule comes before the method is looked up: a caller learns nothing of
         // the methods it may not call, not even whether they exist.
-        let found = core.router.index(of: view.method)
+        let found = known ?? core.router.index(of: view.method)
         if core.tls != nil {
             let name = found.map { core.router.entries[$0].name } ?? String(view.methodName.prefix(200))
             if let refusal = core.refusal(method: name, identities: channel.peerIdentities) {
