@@ -36,7 +36,9 @@ struct AppStoreHarness {
             keyID: Self.keyID, issuerID: Self.issuerID, bundleID: Self.bundleID, privateKey: key)
         configuration.productionBaseURL = production.baseURL
         configuration.sandboxBaseURL = sandbox.baseURL
-        configuration.requestTimeout = .seconds(10)
+        // Real time, and no test here waits for it: generous, because the whole suite runs at
+        // once on two cores beside the end-to-end tests' processes.
+        configuration.requestTimeout = .seconds(120)
         let clock = clock
         let sleeper = sleeper
         configuration.now = { clock.now() }

@@ -10,10 +10,12 @@ import Testing
 /// caching until five minutes before expiry, invalidation and refusals.
 @Suite("Google access token source")
 struct GoogleAccessTokenSourceTests {
+    /// A token source on the harness's fake endpoint and clock (its request timeout is real
+    /// time and generous, as the harness's is).
     static func source(_ harness: GooglePlayHarness) throws -> GoogleAccessTokenSource {
         let clock = harness.clock
         return try GoogleAccessTokenSource(
-            account: harness.account, tokenURL: harness.oauth.tokenURL, requestTimeout: .seconds(10),
+            account: harness.account, tokenURL: harness.oauth.tokenURL, requestTimeout: .seconds(120),
             now: { clock.now() })
     }
 

@@ -43,7 +43,10 @@ struct GooglePlayHarness {
         var configuration = GooglePlayDeveloperAPIClient.Configuration(serviceAccount: account)
         configuration.baseURL = api.baseURL
         configuration.tokenURL = oauth.tokenURL
-        configuration.requestTimeout = .seconds(10)
+        // Real time, and no test here waits for it: generous, because the whole suite runs at
+        // once on two cores beside the end-to-end tests' processes, where a loopback answer has
+        // been seen to take over 10 s.
+        configuration.requestTimeout = .seconds(120)
         let clock = clock
         let sleeper = sleeper
         configuration.now = { clock.now() }

@@ -29,6 +29,35 @@ struct RPCServerTests {
         #expect(test.prefetchLog.all == ["prefetch 1,2", "handle 1", "handle 2", "handle 3"])
     }
 
+    @Test(
+        "with a prefetching method, frames split across reads are each answered for their own call: no reading of an earlier read's frame is taken for a later one"
+    )
+    func prefetchAcrossReads() async throws {
+        let test = try TestServer()
+        let connection = try RawConnection(port: test.server.port)
+        let first = RawConnection.request(1, TestMethods.prefetched, payload: [1])
+        let second = RawConnection.request(2, TestMethods.prefetched, payload: [2])
+        let third = RawConnection.request(3, TestMethods.prefetched, payload: [3, 3, 3])
+        // The same length as the first frame, read from the same buffer later.
+        let fourth = RawConnection.request(5, TestMethods.prefetched, payload: [4])
+        #expect(fourth.count == first.count)
+        connection.send(first + second + third.prefix(5))
+        var replies: [UInt64: [UInt8]] = [:]
+        for _ in 0..<2 {
+            let reply = try #require(try await connection.readReply())
+            replies[reply.callID] = reply.payload
+        }
+        connection.send(Array(third.dropFirst(5)))
+        let completed = try #require(try await connection.readReply())
+        replies[completed.callID] = completed.payload
+        connection.send(fourth)
+        let last = try #require(try await connection.readReply())
+        #expect(last.code == .ok)
+        replies[last.callID] = last.payload
+        #expect(replies == [1: [1], 2: [2], 3: [3, 3, 3], 5: [4]])
+        #expect(test.prefetchLog.all == ["prefetch 1,2", "handle 1", "handle 2", "handle 3", "handle 4"])
+    }
+
     @Test("1,000 concurrent calls on one connection each get their own reply")
     func thousandConcurrentCalls() async throws {
         let test = try TestServer()
