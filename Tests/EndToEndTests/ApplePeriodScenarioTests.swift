@@ -201,7 +201,7 @@ struct ApplePeriodScenarioTests {
             let _: MarkInboxResponse = try await ledger.call(
                 "\(EntitlementStack.ledgerService)/MarkInbox",
                 MarkInboxRequest(store: .apple, notificationID: subscribed, status: .failed, error: "timed out"))
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(60)
             var entry: InboxEntry?
             while ContinuousClock.now < deadline {
                 let listed: ListInboxResponse = try await ledger.call(

@@ -129,10 +129,10 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
 
     // MARK: Entitlement calls
 
-    /// Waits (polling its metrics, at most 20 s) until an entitlement service's view reflects
+    /// Waits (polling its metrics, at most 60 s) until an entitlement service's view reflects
     /// feed position `position`.
     static func waitForPosition(_ position: UInt64, http: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if let value = await ServiceFiles.metric("entitlement_feed_position", httpPort: http),
                 value >= Double(position)

@@ -45,11 +45,11 @@ struct EventLogTests {
         try await stack.ledgerClient.call(LedgerRPC.listEvents, ListEventsRequest(limit: 1000)).events
     }
 
-    /// Appends what `instance` computed until the log holds what `expected` wants (at most 20 s).
+    /// Appends what `instance` computed until the log holds what `expected` wants (at most 60 s).
     static func until(
         _ stack: EntitlementStack, _ instance: Instance, _ what: String, _ expected: ([Event]) -> Bool
     ) async throws -> [Event] {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         var events: [Event] = []
         while ContinuousClock.now < deadline {
             await instance.publisher.flush()

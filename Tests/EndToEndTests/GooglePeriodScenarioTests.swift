@@ -163,10 +163,10 @@ struct GooglePeriodScenarioTests {
         await stack.stop()
     }
 
-    /// Waits (at most 20 s) until the simulator's injected API faults are all taken: the slow
+    /// Waits (at most 60 s) until the simulator's injected API faults are all taken: the slow
     /// call has arrived and is being held.
     static func faultTaken(_ stack: StoreSimStack) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             let remaining = try await stack.control("google/api-faults")["remaining"] as? Int
             if remaining == 0 { return }
@@ -245,7 +245,7 @@ struct GooglePeriodScenarioTests {
             let outage = Int64(Date().timeIntervalSince1970 * 1000) - 40 * Self.day
             let _: Cursor = try await stack.entitlementStack.ledgerClient.call(
                 "\(EntitlementStack.ledgerService)/AdvanceCursor", AdvanceCursorRequest(name: name, value: outage))
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(60)
             var cursor = outage
             while cursor == outage, ContinuousClock.now < deadline {
                 let read: Cursor = try await stack.entitlementStack.ledgerClient.call(

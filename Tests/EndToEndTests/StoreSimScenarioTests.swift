@@ -263,7 +263,7 @@ struct StoreSimScenarioTests {
             #expect(refused.count == 2 && refused.allSatisfy { !(200..<300).contains($0["status"] as? Int ?? 0) })
             try await stack.entitlementStack.restartLedger()
             // The store sends again what was not taken, as Apple retries.
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline {
                 let answer = try await stack.control("apple/redeliver", delivered: false)
                 let attempts = answer["notifications"] as? [[String: Any]] ?? []

@@ -72,7 +72,7 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         try await history(of: account).compactMap(\.storeType)
     }
 
-    /// The store event types for `account`, read again (at most 20 s) until `expected` holds:
+    /// The store event types for `account`, read again (at most 60 s) until `expected` holds:
     /// a state can reach the ledger (from the store's API) before the event that announced it.
     func eventuallyInHistory(of account: String, _ what: String, _ expected: ([String]) -> Bool) async throws
         -> [String]
@@ -90,7 +90,7 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     private func eventually<T>(_ what: String, _ read: () async throws -> [T], _ expected: ([T]) -> Bool)
         async throws -> [T]
     {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         var values: [T] = []
         while ContinuousClock.now < deadline {
             values = try await read()
@@ -218,14 +218,14 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     /// service has every change the ledger committed: after this, an answer that did not change
     /// is one that will not change.
     func settle() async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while true {
             let pending: ListInboxResponse = try await entitlementStack.ledgerClient.call(
                 "\(EntitlementStack.ledgerService)/ListInbox", ListInboxRequest(status: .pending, pageSize: 1))
             if pending.entries.isEmpty { break }
             // A check made after this must not pass on a system that never settled.
             guard ContinuousClock.now < deadline else {
-                throw RPCError(.deadlineExceeded, "the verifier still had notifications pending after 20 s")
+                throw RPCError(.deadlineExceeded, "the verifier still had notifications pending after 60 s")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -263,12 +263,12 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
             CheckAccessRequest(accountID: account, capability: "pro", atMilliseconds: at))
     }
 
-    /// CheckAccess at the simulator's instant, asked again (at most 20 s) until `expected`
+    /// CheckAccess at the simulator's instant, asked again (at most 60 s) until `expected`
     /// holds: the notification's processing runs after the verifier's 200.
     func eventually(
         _ account: String, _ what: String, _ expected: (CheckAccessResponse) -> Bool
     ) async throws -> CheckAccessResponse {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         var last: CheckAccessResponse?
         while ContinuousClock.now < deadline {
             let answer = try await check(account, at: try await simNow())
