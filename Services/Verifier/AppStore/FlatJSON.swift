@@ -124,7 +124,7 @@ enum FlatJSON {
             guard index < bytes.count, depth <= Self.maximumDepth else { return false }
             switch bytes[index] {
             case UInt8(ascii: "\""):
-                return plainString() != nil
+                return skipPlainString()
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 let close = bytes[index] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
                 let isObject = close == UInt8(ascii: "}")
@@ -134,7 +134,7 @@ enum FlatJSON {
                 while true {
                     skipSpace()
                     if isObject {
-                        guard plainString() != nil else { return false }
+                        guard skipPlainString() else { return false }
                         skipSpace()
                         guard take(UInt8(ascii: ":")) else { return false }
                         skipSpace()
@@ -192,14 +192,22 @@ enum FlatJSON {
 
         /// A string of printable ASCII without escapes, or nil.
         private mutating func plainString() -> String? {
+            guard let range = plainStringRange() else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        }
+
+        /// What `plainString` takes, without making a String of it (a skipped member's).
+        private mutating func skipPlainString() -> Bool { plainStringRange() != nil }
+
+        /// The contents of a string of printable ASCII without escapes, consumed with its quotes.
+        private mutating func plainStringRange() -> Range<Int>? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = index
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
-                    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                     index += 1
-                    return text
+                    return start..<(index - 1)
                 }
                 guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
                 index += 1
