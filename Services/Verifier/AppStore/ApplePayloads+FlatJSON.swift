@@ -4,7 +4,7 @@
 // two decoders on payloads that set every field).
 
 extension AppleTransaction: FlatJSON.Object {
-    static let members: [String: FlatJSON.Member<Self>] = FlatJSON.members([
+    static let members: FlatJSON.Members<Self> = FlatJSON.members([
         ("transactionId", .string { $0.transactionId = $1 }),
         ("originalTransactionId", .string { $0.originalTransactionId = $1 }),
         ("webOrderLineItemId", .string { $0.webOrderLineItemId = $1 }),
@@ -37,7 +37,7 @@ extension AppleTransaction: FlatJSON.Object {
 }
 
 extension AppleRenewalInfo: FlatJSON.Object {
-    static let members: [String: FlatJSON.Member<Self>] = FlatJSON.members([
+    static let members: FlatJSON.Members<Self> = FlatJSON.members([
         ("originalTransactionId", .string { $0.originalTransactionId = $1 }),
         ("productId", .string { $0.productId = $1 }),
         ("autoRenewProductId", .string { $0.autoRenewProductId = $1 }),

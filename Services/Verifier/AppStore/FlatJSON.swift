@@ -13,7 +13,42 @@ enum FlatJSON {
     protocol Object {
         init()
         /// The members the type decodes, by JSON name; every other member is skipped.
-        static var members: [String: Member<Self>] { get }
+        static var members: Members<Self> { get }
+    }
+
+    /// A type's members, found by the bytes of a name as it stands in the payload (no String is
+    /// made of it, nothing is hashed): names are compared by length, then bytes, starting after
+    /// the member found last, since a payload lists its members in much the same order.
+    struct Members<Root>: Sendable {
+        private let names: [[UInt8]]
+        private let entries: [Member<Root>]
+
+        fileprivate init(_ list: [(String, Member<Root>.Value)]) {
+            names = list.map { Array($0.0.utf8) }
+            entries = list.enumerated().map { Member(bit: $0.offset, value: $0.element.1) }
+        }
+
+        /// The members' JSON names.
+        var keys: [String] { names.map { String(decoding: $0, as: UTF8.self) } }
+
+        /// The position of the member named `name`, looking from `hint` on (and around).
+        fileprivate func position(of name: UnsafeBufferPointer<UInt8>, from hint: Int) -> Int? {
+            let count = names.count
+            guard count > 0 else { return nil }
+            var index = hint < count ? hint : 0
+            for _ in 0..<count {
+                let candidate = names[index]
+                if candidate.count == name.count,
+                    candidate.withUnsafeBufferPointer({ memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 })
+                {
+                    return index
+                }
+                index = index + 1 == count ? 0 : index + 1
+            }
+            return nil
+        }
+
+        fileprivate subscript(position: Int) -> Member<Root> { entries[position] }
     }
 
     /// How one member is stored, and its bit in the set of members seen.
@@ -28,12 +63,12 @@ enum FlatJSON {
         let value: Value
     }
 
-    /// A member table from (name, value) pairs, each given its own bit (at most 64 members).
-    static func members<Root>(_ list: [(String, Member<Root>.Value)]) -> [String: Member<Root>] {
+    /// A member table from (name, value) pairs, each given its own bit (at most 64 members,
+    /// each name once and not empty).
+    static func members<Root>(_ list: [(String, Member<Root>.Value)]) -> Members<Root> {
         precondition(list.count <= 64, "at most 64 members")
-        var table: [String: Member<Root>] = [:]
-        for (bit, (name, value)) in list.enumerated() { table[name] = Member(bit: bit, value: value) }
-        return table
+        precondition(Set(list.map(\.0)).count == list.count && !list.contains { $0.0.isEmpty }, "names once each")
+        return Members(list)
     }
 
     /// `T` read from `bytes`, or nil when the bytes are not plain enough to be sure (see above).
@@ -56,15 +91,18 @@ enum FlatJSON {
             var value = T()
             var seen: UInt64 = 0
             let members = T.members
+            var next = 0
             skipSpace()
             if !take(UInt8(ascii: "}")) {
                 while true {
                     skipSpace()
-                    guard let name = plainString() else { return nil }
+                    guard let name = plainStringRange() else { return nil }
                     skipSpace()
                     guard take(UInt8(ascii: ":")) else { return nil }
                     skipSpace()
-                    if let member = members[name] {
+                    if let position = members.position(of: UnsafeBufferPointer(rebasing: bytes[name]), from: next) {
+                        next = position + 1
+                        let member = members[position]
                         guard seen & (1 << UInt64(member.bit)) == 0 else { return nil }
                         seen |= 1 << UInt64(member.bit)
                         guard read(member.value, into: &value) else { return nil }
