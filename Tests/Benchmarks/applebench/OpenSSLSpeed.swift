@@ -26,6 +26,15 @@ struct OpenSSLSpeed {
         return try parse(run.output, version: version?.output ?? "")
     }
 
+    /// The median of each rate over `runs` (at least one), with the first run's version.
+    static func median(_ runs: [OpenSSLSpeed]) -> OpenSSLSpeed {
+        func median(_ rate: (OpenSSLSpeed) -> Double) -> Double { Median.of(runs.map(rate)) }
+        return OpenSSLSpeed(
+            p256: Rates(signPerSecond: median(\.p256.signPerSecond), verifyPerSecond: median(\.p256.verifyPerSecond)),
+            p384: Rates(signPerSecond: median(\.p384.signPerSecond), verifyPerSecond: median(\.p384.verifyPerSecond)),
+            version: runs.first?.version ?? "")
+    }
+
     /// Reads the summary lines, e.g. ` 256 bits ecdsa (nistp256)   0.0000s   0.0001s  45678.9  12345.6`
     /// (sign time, verify time, sign/s, verify/s): of the line naming the curve, the last two
     /// plain numbers. Lines of progress and other algorithms are ignored.
