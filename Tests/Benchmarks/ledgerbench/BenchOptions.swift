@@ -3,8 +3,9 @@ import BenchSupport
 /// The command line of ledgerbench.
 struct BenchOptions: BenchCommandOptions {
     var serverPath = ""
-    var seconds = 5.0
-    var referenceSeconds = 4.0
+    var seconds = 3.0
+    var referenceSeconds = 3.0
+    var rounds = 3
     var postgresScript = "scripts/postgres-test-server"
     var postgresBin = "/usr/lib/postgresql/15/bin"
     var skipSQLite = false
@@ -12,7 +13,7 @@ struct BenchOptions: BenchCommandOptions {
     var showHelp = false
 
     static let helpText = """
-        usage: ledgerbench --server PATH [--seconds S] [--reference-seconds S]
+        usage: ledgerbench --server PATH [--seconds S] [--reference-seconds S] [--rounds R]
                            [--postgres-script PATH] [--postgres-bin DIR] [--skip-sqlite] [--skip-postgres]
 
         Measures durable appends per second through the ledger's RecordVerifiedState RPC (each
@@ -22,16 +23,23 @@ struct BenchOptions: BenchCommandOptions {
         then the same inserts done by the raw engine with the same durability and batch size:
         the sqlite3 shell running a generated script (WAL, synchronous=FULL) and pgbench with a
         custom script (synchronous_commit on), each on the schema the ledger itself created.
-        Batch size: 1 row per transaction for the 1-writer row, 32 for the 32-writer row (what
-        the group committer can form at most with 32 writers).
+        Batch size: the mean batch the ledger's group commit formed in that phase (1 row per
+        transaction with 1 writer); one batch of every writer is shown beside it.
+
+        R rounds, each: the ledger at 1 and 32 writers, then the references right after, so
+        that a disk or machine whose speed drifts moves both sides of a round alike. Each row is
+        judged by the median of its rounds' ratios (the table shows the median round's figures
+        and the lowest and highest ratio); the informational runs are the last round's. On
+        PostgreSQL the write ceiling is measured after the rounds.
 
         Prints a table, then as its last line one JSON object with every figure. The exit status
         is 0 whenever the measurement ran, whatever the ratios; it is non-zero only when
         something failed to run. Every process and temporary directory it made is removed.
 
           --server PATH            the ledger executable; required
-          --seconds S              measured seconds per ledger configuration (default 5; 0.5…120)
-          --reference-seconds S    about how long each raw-engine run lasts (default 4; 0.5…120)
+          --seconds S              measured seconds per ledger configuration (default 3; 0.5…120)
+          --reference-seconds S    about how long each raw-engine run lasts (default 3; 0.5…120)
+          --rounds R               rounds of ledger and reference runs (default 3; 1…20)
           --postgres-script PATH   the throwaway-server script (default scripts/postgres-test-server,
                                    relative to the working directory)
           --postgres-bin DIR       where pgbench, psql and pg_dump are looked for first
@@ -51,6 +59,7 @@ struct BenchOptions: BenchCommandOptions {
             switch flag {
             case "--server": serverPath = try rest.value(for: flag)
             case "--seconds": seconds = try rest.number(for: flag, in: 0.5...120, unit: "seconds")
+            case "--rounds": rounds = try rest.integer(for: flag, in: 1...20)
             case "--reference-seconds": referenceSeconds = try rest.number(for: flag, in: 0.5...120, unit: "seconds")
             case "--postgres-script": postgresScript = try rest.value(for: flag)
             case "--postgres-bin": postgresBin = try rest.value(for: flag)

@@ -1,8 +1,9 @@
 import BenchSupport
 import Foundation
 
-/// One run of the whole comparison: for each engine, starts the ledger on it, measures 1 and 32
-/// writers, stops it, runs the raw-engine references, and finally reports.
+/// One run of the whole comparison: for each engine, starts the ledger on it, then in each round
+/// measures 1 and 32 writers and runs the raw-engine references right after, and finally reports
+/// each figure by the median of its rounds' ratios.
 struct Benchmark {
     static let writerCounts = [1, 32]
     /// The write ceiling on PostgreSQL: this many writers, on one instance and spread over four.
@@ -45,35 +46,64 @@ struct Benchmark {
             settings: ["LEDGER_STORE": "sqlite", "LEDGER_SQLITE_PATH": databasePath], directory: directory.path)
         defer { ledger.stop() }
         let schema = try SQLiteReference.schema(sqlite3: sqlite3, path: databasePath)
-        let figures = try measureLedger(ledger, engine: "sqlite", workload: workload, flushes: flushes)
-        BenchCommand.noteUncleanExit("ledgerbench", ledger.stop(), of: options.serverPath)
-
         let reference = SQLiteReference(
             sqlite3: sqlite3, schema: schema, sizes: workload.rowSizes(), directory: directory, flushes: flushes)
-        var rows: [ReportRow] = []
-        for (writers, ledgerFigures) in figures {
-            // Judged: the raw engine with the batch the ledger's group commit formed. Shown
-            // beside it: one batch of every writer, the most a single writer could gather.
-            var row: ReportRow?
-            for batch in Self.referenceBatches(writers: writers, ledger: ledgerFigures) {
-                let run = try reference.measure(batch: batch, seconds: options.referenceSeconds)
-                Self.note("sqlite reference, \(batch) rows per transaction: \(Int(run.rowsPerSecond)) rows/s")
-                if row == nil {
-                    row = ReportRow(engine: "sqlite", writers: writers, ledger: ledgerFigures, reference: run)
-                } else {
-                    row!.extras.append(run)
-                }
-            }
-            rows.append(row!)
+        // Judged: the raw engine with the batch the ledger's group commit formed. Shown beside
+        // it: one batch of every writer, the most a single writer could gather.
+        let rows = try rounds(engine: "sqlite", ledger: ledger, workload: workload, flushes: flushes) {
+            batch throws(BenchError) in
+            try reference.measure(batch: batch, seconds: options.referenceSeconds)
         }
+        BenchCommand.noteUncleanExit("ledgerbench", ledger.stop(), of: options.serverPath)
         return rows
     }
 
+    /// `options.rounds` rounds, each the ledger's phases and then, right after, `reference` with
+    /// the batch each phase formed (judged), and in the last round also with one batch of every
+    /// writer and, for more than one writer, `concurrent`; one row per phase, the median round's.
+    private func rounds(
+        engine: String, ledger: LedgerProcess, workload: AppendWorkload, flushes: DeviceFlushes?,
+        reference: (_ batch: Int) throws(BenchError) -> ReferenceRun,
+        concurrent: ((_ writers: Int) throws(BenchError) -> ReferenceRun)? = nil
+    ) throws(BenchError) -> [ReportRow] {
+        var rounds: [[ReportRow]] = []
+        for round in 1...options.rounds {
+            let last = round == options.rounds
+            let figures = try measureLedger(ledger, engine: engine, round: round, workload: workload, flushes: flushes)
+            var rows: [ReportRow] = []
+            for (writers, ledgerFigures) in figures {
+                var row: ReportRow?
+                for batch in Self.referenceBatches(writers: writers, ledger: ledgerFigures, extras: last) {
+                    let run = try reference(batch)
+                    Self.note(
+                        "round \(round): \(engine) reference, \(batch) rows per transaction, 1 client: "
+                            + "\(Int(run.rowsPerSecond)) rows/s")
+                    if row == nil {
+                        row = ReportRow(engine: engine, writers: writers, ledger: ledgerFigures, reference: run)
+                    } else {
+                        row!.extras.append(run)
+                    }
+                }
+                if let concurrent, writers > 1 && last {
+                    let run = try concurrent(writers)
+                    Self.note(
+                        "\(engine) reference, \(writers) rows per transaction, \(writers) clients: "
+                            + "\(Int(run.rowsPerSecond)) rows/s")
+                    row!.extras.append(run)
+                }
+                rows.append(row!)
+            }
+            rounds.append(rows)
+        }
+        return ReportRow.medians(of: rounds)
+    }
+
     /// The batch sizes to run the raw engine with: first the ledger's mean batch in the phase
-    /// (rounded, from its commit counters), then, where it differs, one row per writer.
-    static func referenceBatches(writers: Int, ledger: LedgerFigures) -> [Int] {
+    /// (rounded, from its commit counters), then, with `extras` and where it differs, one row
+    /// per writer.
+    static func referenceBatches(writers: Int, ledger: LedgerFigures, extras: Bool) -> [Int] {
         let measured = max(1, Int(ledger.batch.rounded()))
-        return measured == writers ? [measured] : [measured, writers]
+        return measured == writers || !extras ? [measured] : [measured, writers]
     }
 
     // MARK: PostgreSQL
@@ -93,7 +123,21 @@ struct Benchmark {
         defer { ledger.stop() }
         let database = String(server.url.split(separator: "/").last ?? "ledger_test")
         let schema = try PgbenchReference.schema(tools: tools, port: server.port, database: database)
-        let figures = try measureLedger(ledger, engine: "postgres", workload: workload, flushes: flushes)
+        let reference = PgbenchReference(
+            tools: tools, port: server.port, schema: schema, sizes: workload.rowSizes(), directory: directory,
+            flushes: flushes)
+        // The ledger writes through one connection: the like-for-like reference is one pgbench
+        // client with the ledger's batch (judged), then one client with a batch of every writer.
+        // With 32 writers, 32 pgbench clients (each with that batch) show what the server does
+        // when it can also group commits itself.
+        let rows = try rounds(
+            engine: "postgres", ledger: ledger, workload: workload, flushes: flushes,
+            reference: { batch throws(BenchError) in
+                try reference.measure(batch: batch, clients: 1, seconds: options.referenceSeconds)
+            },
+            concurrent: { writers throws(BenchError) in
+                try reference.measure(batch: writers, clients: writers, seconds: options.referenceSeconds)
+            })
         // The ceiling: many writers on this instance, then spread over several on the database.
         var ceiling = [try measureCeiling([ledger], workload: workload)]
         var others: [LedgerProcess] = []
@@ -108,37 +152,6 @@ struct Benchmark {
         ceiling.append(try measureCeiling([ledger] + others, workload: workload))
         for other in others { BenchCommand.noteUncleanExit("ledgerbench", other.stop(), of: options.serverPath) }
         BenchCommand.noteUncleanExit("ledgerbench", ledger.stop(), of: options.serverPath)
-
-        let reference = PgbenchReference(
-            tools: tools, port: server.port, schema: schema, sizes: workload.rowSizes(), directory: directory,
-            flushes: flushes)
-        var rows: [ReportRow] = []
-        for (writers, ledgerFigures) in figures {
-            // The ledger writes through one connection: the like-for-like reference is one
-            // pgbench client with the ledger's batch (judged), then one client with a batch of
-            // every writer. With 32 writers, 32 pgbench clients (each with that batch) show what
-            // the server does when it can also group commits itself.
-            var row: ReportRow?
-            for batch in Self.referenceBatches(writers: writers, ledger: ledgerFigures) {
-                let run = try reference.measure(batch: batch, clients: 1, seconds: options.referenceSeconds)
-                Self.note(
-                    "postgres reference, \(batch) rows per transaction, 1 client: \(Int(run.rowsPerSecond)) rows/s")
-                if row == nil {
-                    row = ReportRow(engine: "postgres", writers: writers, ledger: ledgerFigures, reference: run)
-                } else {
-                    row!.extras.append(run)
-                }
-            }
-            if writers > 1 {
-                let concurrent = try reference.measure(
-                    batch: writers, clients: writers, seconds: options.referenceSeconds)
-                Self.note(
-                    "postgres reference, \(writers) rows per transaction, \(writers) clients: \(Int(concurrent.rowsPerSecond)) rows/s"
-                )
-                row!.extras.append(concurrent)
-            }
-            rows.append(row!)
-        }
         return (rows, ceiling)
     }
 
@@ -171,18 +184,20 @@ struct Benchmark {
 
     /// Measures every writer count against a running ledger: a short warm-up, then the timed phase.
     private func measureLedger(
-        _ ledger: LedgerProcess, engine: String, workload: AppendWorkload, flushes: DeviceFlushes?
+        _ ledger: LedgerProcess, engine: String, round: Int, workload: AppendWorkload, flushes: DeviceFlushes?
     ) throws(BenchError) -> [(Int, LedgerFigures)] {
         let load = AppendLoad(port: ledger.port, workload: workload)
         var figures: [(Int, LedgerFigures)] = []
         for writers in Self.writerCounts {
-            let warmUp = try load.run(phase: "\(engine)-w\(writers)-warm", writers: writers, seconds: 0.5)
+            // Each round's appends are new ones (their idempotency keys name the round).
+            let phase = "\(engine)-r\(round)-w\(writers)"
+            let warmUp = try load.run(phase: "\(phase)-warm", writers: writers, seconds: 0.5)
             try check(warmUp, ledger)
             let serverBefore = ProcessCPU.seconds(pid: ledger.child.pid)
             let clientBefore = ProcessCPU.seconds()
             let flushesBefore = flushes?.count()
             let commitsBefore = try ledger.commitTotals()
-            var outcome = try load.run(phase: "\(engine)-w\(writers)", writers: writers, seconds: options.seconds)
+            var outcome = try load.run(phase: phase, writers: writers, seconds: options.seconds)
             let flushesAfter = flushes?.count()
             let commitsAfter = try ledger.commitTotals()
             let serverAfter = ProcessCPU.seconds(pid: ledger.child.pid)
@@ -201,7 +216,7 @@ struct Benchmark {
                 serverCores: cores(serverBefore, serverAfter), clientCores: cores(clientBefore, clientAfter),
                 flushes: flushCount, commits: commitsAfter.commits - commitsBefore.commits,
                 committedWrites: commitsAfter.writes - commitsBefore.writes)
-            Self.note("\(engine) ledger, \(writers) writers: \(Int(result.appendsPerSecond)) appends/s")
+            Self.note("round \(round): \(engine) ledger, \(writers) writers: \(Int(result.appendsPerSecond)) appends/s")
             figures.append((writers, result))
         }
         return figures

@@ -33,8 +33,32 @@ struct ReportRow {
     /// Informational runs: one batch of every writer; PostgreSQL with as many clients as writers.
     var extras: [ReferenceRun] = []
 
+    /// Every round's ratio, when the row stands for several rounds (it is then the median one).
+    var roundRatios: [Double] = []
+
     /// ledger appends/s ÷ raw rows/s, rounded to two decimals (the value shown and judged).
     var ratio: Double { Self.ratio(ledger.appendsPerSecond, reference.rowsPerSecond) }
+
+    /// The rounds' lowest and highest ratio, as the table shows them ("-" for one round).
+    var spread: String {
+        guard roundRatios.count > 1, let low = roundRatios.min(), let high = roundRatios.max() else { return "-" }
+        return "\(ReportText.fixed(low, 2))–\(ReportText.fixed(high, 2))"
+    }
+
+    /// One row per engine and writer count from `rounds` (each round's rows in the same order):
+    /// the round whose ratio is the median (the lower middle for an even count), with every
+    /// round's ratio and the informational runs of the round that made them.
+    static func medians(of rounds: [[ReportRow]]) -> [ReportRow] {
+        guard let first = rounds.first else { return [] }
+        return first.indices.map { index in
+            let candidates = rounds.map { $0[index] }
+            let sorted = candidates.sorted { $0.ratio < $1.ratio }
+            var row = sorted[(sorted.count - 1) / 2]
+            row.roundRatios = candidates.map(\.ratio)
+            if row.extras.isEmpty { row.extras = candidates.first { !$0.extras.isEmpty }?.extras ?? [] }
+            return row
+        }
+    }
 
     /// The least ratio that meets the target: 0.85 of sqlite3, 0.9 of pgbench.
     var targetRatio: Double { engine == "sqlite" ? 0.85 : 0.9 }
@@ -71,7 +95,7 @@ struct Report {
     var table: String {
         let header = [
             "engine", "writers", "ledger appends/s", "p50 ms", "p99 ms", "raw engine rows/s", "raw run", "ratio",
-            "verdict (target)", "flushes/append", "raw flushes/row", "ledger batch", "ledger cpu",
+            "rounds", "verdict (target)", "flushes/append", "raw flushes/row", "ledger batch", "ledger cpu",
         ]
         var lines = [header]
         for row in rows {
@@ -80,7 +104,7 @@ struct Report {
                 ReportText.fixed(row.ledger.p50Milliseconds, 2), ReportText.fixed(row.ledger.p99Milliseconds, 2),
                 ReportText.grouped(row.reference.rowsPerSecond),
                 "\(row.reference.tool) \(row.reference.batch)/tx c\(row.reference.clients)",
-                ReportText.fixed(row.ratio, 2),
+                ReportText.fixed(row.ratio, 2), row.spread,
                 (row.meetsTarget ? "meets" : "below") + " \(row.targetRatio)x",
                 Self.optional(ReportRow.perUnit(row.ledger.flushes, row.ledger.appends), 3),
                 Self.optional(ReportRow.perUnit(row.reference.flushes, row.reference.rows), 3),
@@ -90,7 +114,7 @@ struct Report {
                 lines.append([
                     "", "", "", "", "", ReportText.grouped(extra.rowsPerSecond),
                     "\(extra.tool) \(extra.batch)/tx c\(extra.clients)",
-                    ReportText.fixed(ReportRow.ratio(row.ledger.appendsPerSecond, extra.rowsPerSecond), 2),
+                    ReportText.fixed(ReportRow.ratio(row.ledger.appendsPerSecond, extra.rowsPerSecond), 2), "",
                     "(informational)", "", Self.optional(ReportRow.perUnit(extra.flushes, extra.rows), 3), "", "",
                 ])
             }
@@ -128,7 +152,9 @@ struct Report {
             ]
             fields += Self.referenceFields(row.reference, prefix: "raw")
             fields += [
-                ("ratio", ReportText.fixed(row.ratio, 2)), ("target_ratio", "\(row.targetRatio)"),
+                ("ratio", ReportText.fixed(row.ratio, 2)),
+                ("round_ratios", "[" + row.roundRatios.map { ReportText.fixed($0, 2) }.joined(separator: ",") + "]"),
+                ("target_ratio", "\(row.targetRatio)"),
                 ("meets_target", "\(row.meetsTarget)"),
             ]
             for extra in row.extras {
