@@ -308,7 +308,13 @@ public final class PostgresConnection: Sendable {
                 offsets.append(storage.count)
                 lengths.append(Int32(bytes.count))
                 formats.append(1)
-                bytes.withUnsafeBytes { storage.append(contentsOf: $0.bindMemory(to: CChar.self)) }
+                // UInt8 and CChar (Int8) may alias: the bytes are read in place, not rebound.
+                bytes.withUnsafeBufferPointer { bytes in
+                    storage.append(
+                        contentsOf: UnsafeBufferPointer(
+                            start: UnsafeRawPointer(bytes.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                            count: bytes.count))
+                }
                 // A zero-length value still needs an address inside the storage.
                 storage.append(0)
             default:
