@@ -37,12 +37,7 @@ enum FlatJSON {
             guard count > 0 else { return nil }
             var index = hint < count ? hint : 0
             for _ in 0..<count {
-                let candidate = names[index]
-                if candidate.count == name.count,
-                    candidate.withUnsafeBufferPointer({ memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 })
-                {
-                    return index
-                }
+                if names[index].withUnsafeBytes({ $0.hasSameBytes(as: UnsafeRawBufferPointer(name)) }) { return index }
                 index = index + 1 == count ? 0 : index + 1
             }
             return nil

@@ -50,9 +50,7 @@ final class VerifiedChainCache: Sendable {
         }
 
         static func same(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Bool {
-            guard left.count == right.count else { return false }
-            guard let a = left.baseAddress, let b = right.baseAddress else { return true }
-            return memcmp(a, b, left.count) == 0
+            left.hasSameBytes(as: right)
         }
     }
 
@@ -145,4 +143,13 @@ final class VerifiedChainCache: Sendable {
     }
 
     var count: Int { state.withLock { $0.entries.count } }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether `other` holds the same bytes (same count, then `memcmp`).
+    func hasSameBytes(as other: UnsafeRawBufferPointer) -> Bool {
+        guard count == other.count else { return false }
+        guard let a = baseAddress, let b = other.baseAddress else { return true }
+        return memcmp(a, b, count) == 0
+    }
 }

@@ -28,7 +28,7 @@ struct OpenSSLSpeed {
 
     /// The median of each rate over `runs` (at least one), with the first run's version.
     static func median(_ runs: [OpenSSLSpeed]) -> OpenSSLSpeed {
-        func median(_ rate: (OpenSSLSpeed) -> Double) -> Double { Median.of(runs.map(rate)) }
+        func median(_ rate: (OpenSSLSpeed) -> Double) -> Double { ReportText.median(runs.map(rate)) }
         return OpenSSLSpeed(
             p256: Rates(signPerSecond: median(\.p256.signPerSecond), verifyPerSecond: median(\.p256.verifyPerSecond)),
             p384: Rates(signPerSecond: median(\.p384.signPerSecond), verifyPerSecond: median(\.p384.verifyPerSecond)),

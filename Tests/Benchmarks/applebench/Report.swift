@@ -1,15 +1,5 @@
 import BenchSupport
 
-/// The middle value of a list (the mean of the two middle ones for an even count); 0 for none.
-enum Median {
-    static func of(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return 0 }
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-    }
-}
-
 /// One measured figure beside the reference it is judged against (when it is judged).
 struct ReportRow {
     var figure: String
@@ -51,8 +41,8 @@ struct ReportRow {
         let byRate = rounds.sorted { $0.perCPUSecond < $1.perCPUSecond }
         self.init(
             figure: figure, key: key, ours: byRate[byRate.count / 2], perCPUSecond: true,
-            reference: Median.of(references), referenceName: referenceName, target: target)
-        ours.perCPUSecond = Median.of(rounds.map(\.perCPUSecond))
+            reference: ReportText.median(references), referenceName: referenceName, target: target)
+        ours.perCPUSecond = ReportText.median(rounds.map(\.perCPUSecond))
         ours.verifications = rounds.map(\.verifications).reduce(0, +)
         roundRatios = zip(rounds, references).map { $1 > 0 ? $0.perCPUSecond / $1 : 0 }
     }
@@ -63,16 +53,13 @@ struct ReportRow {
     /// ours ÷ reference (the median of the rounds' ratios, for a figure measured in rounds),
     /// rounded to two decimals (the value shown and judged).
     var ratio: Double {
-        let exact = roundRatios.isEmpty ? (reference > 0 ? perSecond / reference : 0) : Median.of(roundRatios)
+        let exact = roundRatios.isEmpty ? (reference > 0 ? perSecond / reference : 0) : ReportText.median(roundRatios)
         return (exact * 100).rounded() / 100
     }
     var meetsTarget: Bool { target.map { ratio >= $0 } ?? true }
 
-    /// The rounds' lowest and highest ratio, as the table shows them ("-" for one measurement).
-    var spread: String {
-        guard let low = roundRatios.min(), let high = roundRatios.max() else { return "-" }
-        return "\(ReportText.fixed(low, 2))–\(ReportText.fixed(high, 2))"
-    }
+    /// The rounds' lowest and highest ratio, as the table shows them.
+    var spread: String { ReportText.range(roundRatios) }
 }
 
 /// The human table and the machine-readable JSON line of a run.

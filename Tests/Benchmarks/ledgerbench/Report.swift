@@ -39,11 +39,8 @@ struct ReportRow {
     /// ledger appends/s ÷ raw rows/s, rounded to two decimals (the value shown and judged).
     var ratio: Double { Self.ratio(ledger.appendsPerSecond, reference.rowsPerSecond) }
 
-    /// The rounds' lowest and highest ratio, as the table shows them ("-" for one round).
-    var spread: String {
-        guard roundRatios.count > 1, let low = roundRatios.min(), let high = roundRatios.max() else { return "-" }
-        return "\(ReportText.fixed(low, 2))–\(ReportText.fixed(high, 2))"
-    }
+    /// The rounds' lowest and highest ratio, as the table shows them.
+    var spread: String { ReportText.range(roundRatios) }
 
     /// One row per engine and writer count from `rounds` (each round's rows in the same order):
     /// the round whose ratio is the median (the lower middle for an even count), with every

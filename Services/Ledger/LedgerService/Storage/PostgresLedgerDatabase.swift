@@ -61,7 +61,7 @@ public final class PostgresLedgerDatabase: LedgerDatabase {
             queue: writeQueue, maxBatch: maxBatch, counters: counters,
             isStatementFailure: { error in
                 guard let error = error as? PostgresError else { return false }
-                return !(error.isConnectionFailure || error.code == .connection)
+                return !error.isConnectionFailure
             }
         ) { batch in
             try writer.transaction(prepares: true) { tx in
@@ -124,7 +124,7 @@ public final class PostgresLedgerDatabase: LedgerDatabase {
         if error.sqlState == "53100" {
             return .status(LedgerError.resourceExhausted("the ledger's disk is full; nothing was recorded"))
         }
-        if error.isConnectionFailure || error.code == .connection {
+        if error.isConnectionFailure {
             return .status(LedgerError.unavailable("the ledger's database is unreachable; try again"))
         }
         return nil
