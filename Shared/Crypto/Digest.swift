@@ -12,6 +12,48 @@ public enum Digest {
     /// implementation up again on every digest.
     nonisolated(unsafe) static let fetchedSHA256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
 
+    /// The SHA-256 state after a fixed prefix: messages that start with the same bytes (JWS
+    /// signing inputs with one header) hash only what follows it. Immutable after creation;
+    /// each `finish` works on a copy, so concurrent calls are safe.
+    // @unchecked: the EVP_MD_CTX is never updated after init, only copied.
+    public final class SHA256Prefix: @unchecked Sendable {
+        private let context: OpaquePointer
+        /// How many bytes the prefix had.
+        public let count: Int
+
+        /// The state after hashing `prefix`; nil when OpenSSL cannot make one.
+        public init?(_ prefix: UnsafeRawBufferPointer) {
+            guard let context = EVP_MD_CTX_new() else { return nil }
+            guard EVP_DigestInit_ex(context, fetchedSHA256, nil) == 1,
+                EVP_DigestUpdate(context, prefix.baseAddress, prefix.count) == 1
+            else {
+                EVP_MD_CTX_free(context)
+                return nil
+            }
+            self.context = context
+            count = prefix.count
+        }
+
+        deinit { EVP_MD_CTX_free(context) }
+
+        /// The 32-byte SHA-256 of the prefix followed by `rest`; nil when OpenSSL fails.
+        public func finish(_ rest: UnsafeRawBufferPointer) -> [UInt8]? {
+            guard let copy = EVP_MD_CTX_new() else { return nil }
+            defer { EVP_MD_CTX_free(copy) }
+            var length: UInt32 = 0
+            let digest = [UInt8](unsafeUninitializedCapacity: 32) { output, initialized in
+                guard EVP_MD_CTX_copy_ex(copy, context) == 1, EVP_DigestUpdate(copy, rest.baseAddress, rest.count) == 1,
+                    EVP_DigestFinal_ex(copy, output.baseAddress, &length) == 1, length == 32
+                else {
+                    initialized = 0
+                    return
+                }
+                initialized = 32
+            }
+            return digest.count == 32 ? digest : nil
+        }
+    }
+
     /// The 20-byte SHA-1 of `bytes` (for name-based UUIDs, not for security).
     public static func sha1(_ bytes: [UInt8]) -> [UInt8] { digest(bytes, EVP_sha1(), 20) }
 

@@ -10,27 +10,46 @@ public enum ECDSASignature {
         guard raw.count == 2 * coordinateBytes else {
             throw CryptoError(message: "an R||S signature must be \(2 * coordinateBytes) bytes, not \(raw.count)")
         }
-        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
+        // Each INTEGER's magnitude (leading zeros dropped) and whether it needs a 0 before it.
+        func magnitude(_ bytes: ArraySlice<UInt8>) -> (ArraySlice<UInt8>, pad: Bool)? {
             guard let start = bytes.firstIndex(where: { $0 != 0 }) else { return nil }
-            let magnitude = bytes[start...]
-            let pad = magnitude.first! & 0x80 != 0
-            return [0x02] + length(magnitude.count + (pad ? 1 : 0)) + (pad ? [0] : []) + magnitude
+            return (bytes[start...], bytes[start] & 0x80 != 0)
         }
-        guard let r = integer(raw[..<coordinateBytes]) else { throw CryptoError(message: "R is zero") }
-        guard let s = integer(raw[coordinateBytes...]) else { throw CryptoError(message: "S is zero") }
-        return [0x30] + length(r.count + s.count) + r + s
+        guard let r = magnitude(raw[..<coordinateBytes]) else { throw CryptoError(message: "R is zero") }
+        guard let s = magnitude(raw[coordinateBytes...]) else { throw CryptoError(message: "S is zero") }
+        let rLength = r.0.count + (r.pad ? 1 : 0)
+        let sLength = s.0.count + (s.pad ? 1 : 0)
+        let body = (1 + lengthBytes(rLength) + rLength) + (1 + lengthBytes(sLength) + sLength)
+        var der: [UInt8] = []
+        der.reserveCapacity(1 + lengthBytes(body) + body)
+        der.append(0x30)
+        appendLength(body, to: &der)
+        func appendInteger(_ magnitude: ArraySlice<UInt8>, pad: Bool, count: Int) {
+            der.append(0x02)
+            appendLength(count, to: &der)
+            if pad { der.append(0) }
+            der.append(contentsOf: magnitude)
+        }
+        appendInteger(r.0, pad: r.pad, count: rLength)
+        appendInteger(s.0, pad: s.pad, count: sLength)
+        return der
+    }
+
+    /// How many bytes the DER length `count` takes.
+    private static func lengthBytes(_ count: Int) -> Int {
+        guard count >= 0x80 else { return 1 }
+        return 1 + (Int.bitWidth - count.leadingZeroBitCount + 7) / 8
     }
 
     /// A DER length: one byte below 128, else 0x80 + the count of big-endian length bytes.
-    private static func length(_ count: Int) -> [UInt8] {
-        guard count >= 0x80 else { return [UInt8(count)] }
-        var bytes: [UInt8] = []
-        var rest = count
-        while rest > 0 {
-            bytes.insert(UInt8(truncatingIfNeeded: rest), at: 0)
-            rest >>= 8
+    private static func appendLength(_ count: Int, to der: inout [UInt8]) {
+        guard count >= 0x80 else {
+            der.append(UInt8(count))
+            return
         }
-        return [0x80 | UInt8(bytes.count)] + bytes
+        let size = lengthBytes(count) - 1
+        der.append(0x80 | UInt8(size))
+        for index in (0..<size).reversed() { der.append(UInt8(truncatingIfNeeded: count >> (8 * index))) }
     }
 
     /// The raw R||S form (`2 × coordinateBytes` bytes, each left-padded) of a DER signature.

@@ -63,7 +63,13 @@ public final class PublicKey: @unchecked Sendable {
     /// ECDSA for EC keys, PKCS #1 v1.5 for RSA keys. False for any failure, never a throw: a
     /// signature that does not verify and one that cannot be parsed are the same to a caller.
     public func verifySHA256(signature: [UInt8], message: [UInt8]) -> Bool {
-        let digest = Digest.sha256(message)
+        verify(signature: signature, sha256: Digest.sha256(message))
+    }
+
+    /// Whether `signature` is a valid signature, as `verifySHA256` takes it, of a message whose
+    /// SHA-256 is `digest` (32 bytes).
+    public func verify(signature: [UInt8], sha256 digest: [UInt8]) -> Bool {
+        guard digest.count == 32 else { return false }
         defer { ERR_clear_error() }
         guard let context = takeContext() else { return false }
         let verified = EVP_PKEY_verify(context, signature, signature.count, digest, digest.count) == 1

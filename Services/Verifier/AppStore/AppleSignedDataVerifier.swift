@@ -167,8 +167,7 @@ public final class AppleSignedDataVerifier: Sendable {
             throw AppleVerificationError(
                 .malformed, "the JWS is \(text.utf8.count) bytes, more than the \(configuration.maxBytes) accepted")
         }
-        let jws = try Segments(text, cache: cache)
-        let header = jws.signingInput[..<jws.headerEnd]
+        var jws = try Segments(text, cache: cache, now: now)
         let certificates: (leaf: [UInt8], intermediate: [UInt8])?
         if let headerBytes = jws.header {
             certificates = try Self.checkHeader(headerBytes)
@@ -179,7 +178,7 @@ public final class AppleSignedDataVerifier: Sendable {
         let signedAt = try signedDate(jws.payload).map { Date(timeIntervalSince1970: Double($0) / 1000) }
         let validationTime = configuration.validateAtCurrentTime ? now : signedAt ?? now
         let leafKey: PublicKey
-        if let knownPair = jws.knownPair, let entry = cache.lookup(knownPair, now: now) {
+        if let known = jws.known, let entry = known.entry ?? cache.lookup(known.pair, now: now) {
             try Self.checkValidity(entry, at: validationTime)
             leafKey = entry.leafKey
         } else {
@@ -187,15 +186,17 @@ public final class AppleSignedDataVerifier: Sendable {
             if let certificates {
                 ders = certificates
             } else {
-                // A known header whose pair expired since: decoding and checking it cannot fail.
-                ders = try Self.checkHeader(Self.decodeHeader(header))
+                // A known header whose pair expired since: split again without the cache (the
+                // same segments), and decoding and checking the header cannot fail.
+                jws = try Segments(text, cache: nil, now: now)
+                ders = try Self.checkHeader(jws.header ?? [])
             }
             leafKey = try verifiedLeafKey(
-                leafDER: ders.leaf, intermediateDER: ders.intermediate, header: Array(header), at: validationTime,
-                now: now)
+                leafDER: ders.leaf, intermediateDER: ders.intermediate,
+                header: Array(jws.signingInput[..<jws.headerEnd]), at: validationTime, now: now)
         }
         let signature = try Self.derSignature(jws.signature)
-        guard leafKey.verifySHA256(signature: signature, message: jws.signingInput) else {
+        guard leafKey.verify(signature: signature, sha256: jws.digest ?? Digest.sha256(jws.signingInput)) else {
             throw AppleVerificationError(.badSignature, "the ES256 signature does not verify with the leaf's key")
         }
         return VerifiedJWS(payload: jws.payload, validationTime: validationTime)
@@ -230,11 +231,6 @@ public final class AppleSignedDataVerifier: Sendable {
             ders.append(der)
         }
         return (ders[0], ders[1])
-    }
-
-    /// The header segment of a JWS that `Segments` already accepted, decoded.
-    private static func decodeHeader(_ segment: ArraySlice<UInt8>) -> [UInt8] {
-        Base64URL.decode(String(decoding: segment, as: UTF8.self)) ?? []
     }
 
     /// The DER form of a raw R||S ES256 signature; throws `badSignature` when it is not one.
@@ -395,20 +391,26 @@ extension AppleSignedDataVerifier {
     /// signature, a string without contiguous UTF-8) goes through `CompactJWS` itself, which
     /// decides and words the refusal.
     struct Segments {
-        /// The decoded header; nil when the header segment is one the cache knows (`knownPair`).
+        /// The decoded header; nil when the header segment is one the cache knows (`known`).
         let header: [UInt8]?
-        /// The (leaf, intermediate) DER pair a known header named, as the cache keys it.
-        let knownPair: [UInt8]?
+        /// The pair a known header named, as the cache keys it, and the hash state after it.
+        let known: VerifiedChainCache.Known?
         let payload: [UInt8]
         let signature: [UInt8]
-        /// `header "." payload` as written, the bytes the signature covers.
+        /// `header "." payload` as written, the bytes the signature covers; empty when the
+        /// header is known (`digest` is their hash then).
         let signingInput: [UInt8]
         /// Where the header segment ends in `signingInput`.
         let headerEnd: Int
+        /// The SHA-256 of the signing input, when a known header's hash state gave it.
+        let digest: [UInt8]?
 
-        /// Splits and decodes `text`; throws `malformed` as `CompactJWS` does.
-        init(_ text: String, cache: VerifiedChainCache) throws(AppleVerificationError) {
-            if let fast = text.utf8.withContiguousStorageIfAvailable({ Self.fast($0, cache: cache) }), let fast {
+        /// Splits and decodes `text`; throws `malformed` as `CompactJWS` does. Without a cache
+        /// every header is decoded; `now` is when a known header's pair must still be fresh.
+        init(_ text: String, cache: VerifiedChainCache?, now: Date) throws(AppleVerificationError) {
+            if let fast = text.utf8.withContiguousStorageIfAvailable({ Self.fast($0, cache: cache, now: now) }),
+                let fast
+            {
                 self = fast
                 return
             }
@@ -419,45 +421,49 @@ extension AppleSignedDataVerifier {
                 throw AppleVerificationError(.malformed, error.message)
             }
             header = jws.header
-            knownPair = nil
+            known = nil
             payload = jws.payload
             signature = jws.signature
             signingInput = jws.signingInput
             headerEnd = jws.signingInput.firstIndex(of: UInt8(ascii: ".")) ?? jws.signingInput.count
+            digest = nil
         }
 
         private init(
-            header: [UInt8]?, knownPair: [UInt8]?, payload: [UInt8], signature: [UInt8], signingInput: [UInt8],
-            headerEnd: Int
+            header: [UInt8]?, known: VerifiedChainCache.Known?, payload: [UInt8], signature: [UInt8],
+            signingInput: [UInt8], headerEnd: Int, digest: [UInt8]?
         ) {
             self.header = header
-            self.knownPair = knownPair
+            self.known = known
             self.payload = payload
             self.signature = signature
             self.signingInput = signingInput
             self.headerEnd = headerEnd
+            self.digest = digest
         }
 
         /// The segments of well-formed input; nil for anything `CompactJWS` must judge.
-        private static func fast(_ text: UnsafeBufferPointer<UInt8>, cache: VerifiedChainCache) -> Segments? {
+        private static func fast(_ text: UnsafeBufferPointer<UInt8>, cache: VerifiedChainCache?, now: Date) -> Segments? {
             guard let first = dot(in: text, from: 0), let second = dot(in: text, from: first + 1),
                 dot(in: text, from: second + 1) == nil
             else { return nil }
-            let signingInput = Array(text[..<second])
-            let knownPair = cache.pair(forHeader: signingInput[..<first])
-            var header: [UInt8]?
-            if knownPair == nil {
-                guard let decoded = signingInput.withUnsafeBufferPointer({ decode($0[..<first]) }),
-                    !decoded.isEmpty
-                else { return nil }
-                header = decoded
-            }
             guard let payload = decode(text[(first + 1)..<second]),
                 let signature = decode(text[(second + 1)...]), !signature.isEmpty
             else { return nil }
+            let headerSegment = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: text[..<first]))
+            // A known header is neither copied nor hashed again: its hash state goes on with the
+            // payload segment (the dot is in the state).
+            if let known = cache?.known(header: headerSegment, now: now),
+                let digest = known.prefix.finish(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: text[(first + 1)..<second])))
+            {
+                return Segments(
+                    header: nil, known: known, payload: payload, signature: signature, signingInput: [],
+                    headerEnd: 0, digest: digest)
+            }
+            guard let header = decode(text[..<first]), !header.isEmpty else { return nil }
             return Segments(
-                header: header, knownPair: knownPair, payload: payload, signature: signature,
-                signingInput: signingInput, headerEnd: first)
+                header: header, known: nil, payload: payload, signature: signature,
+                signingInput: Array(text[..<second]), headerEnd: first, digest: nil)
         }
 
         /// The offset of the first "." at or after `start`, or nil.

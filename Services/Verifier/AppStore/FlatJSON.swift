@@ -233,19 +233,23 @@ enum FlatJSON {
         private mutating func skipPlainString() -> Bool { plainStringRange() != nil }
 
         /// The contents of a string of printable ASCII without escapes, consumed with its quotes.
+        /// The closing quote is found first (`memchr`), then every byte before it is checked in
+        /// one pass without early exit (a backslash before that quote fails the string too).
         private mutating func plainStringRange() -> Range<Int>? {
-            guard take(UInt8(ascii: "\"")) else { return nil }
+            guard take(UInt8(ascii: "\"")), index < bytes.count, let base = bytes.baseAddress,
+                let found = memchr(base + index, Int32(UInt8(ascii: "\"")), bytes.count - index)
+            else { return nil }
             let start = index
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    index += 1
-                    return start..<(index - 1)
-                }
-                guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
-                index += 1
+            let end = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            var outside: UInt8 = 0
+            for offset in start..<end {
+                let byte = base[offset]
+                // Below 0x20 wraps above 0x5E, as does 0x7F and up.
+                outside |= (byte &- 0x20 > 0x5E ? 1 : 0) | (byte == UInt8(ascii: "\\") ? 1 : 0)
             }
-            return nil
+            guard outside == 0 else { return nil }
+            index = end + 1
+            return start..<end
         }
 
         private mutating func literal(_ word: StaticString) -> Bool {

@@ -58,6 +58,17 @@ final class VerifiedChainCache: Sendable {
     private struct KnownHeader {
         let header: [UInt8]
         let pair: Key
+        /// SHA-256 after `header "."`: a signing input with this header hashes its payload only.
+        let prefix: Digest.SHA256Prefix
+    }
+
+    /// What a known header segment gives a verification: the pair its x5c named (leaf DER
+    /// followed by intermediate DER), the pair's entry when it is still fresh, and the SHA-256
+    /// state after the segment and its dot.
+    struct Known {
+        let pair: [UInt8]
+        let entry: Entry?
+        let prefix: Digest.SHA256Prefix
     }
 
     private struct State {
@@ -112,14 +123,18 @@ final class VerifiedChainCache: Sendable {
         }
     }
 
-    /// The cached pair (leaf DER followed by intermediate DER) that `header`, a JWS header
-    /// segment, named when it was inserted, if both are still here. Changes nothing: whether the
-    /// pair is still fresh is for `lookup` to say.
-    func pair(forHeader header: ArraySlice<UInt8>) -> [UInt8]? {
+    /// The cached pair that `header`, a JWS header segment, named when it was inserted, if both
+    /// are still here, with its entry when that was added less than `lifetime` before `now`.
+    /// Changes nothing: a pair gone stale is for `lookup` to remove.
+    func known(header: UnsafeRawBufferPointer, now: Date) -> Known? {
         guard capacity > 0 else { return nil }
-        return header.withUnsafeBytes { raw in
-            let digest = Key.digest(raw)
-            return state.withLock { $0.known(raw, digest: digest)?.pair.bytes }
+        let digest = Key.digest(header)
+        return state.withLock { state in
+            guard let known = state.known(header, digest: digest) else { return nil }
+            let entry = state.entries[known.pair].flatMap {
+                now.timeIntervalSince($0.added) < lifetime.timeInterval ? $0 : nil
+            }
+            return Known(pair: known.pair.bytes, entry: entry, prefix: known.prefix)
         }
     }
 
@@ -129,10 +144,11 @@ final class VerifiedChainCache: Sendable {
         guard capacity > 0 else { return }
         let key = Key(bytes: key)
         let digest = header.withUnsafeBytes(Key.digest)
+        let prefix = (header + [UInt8(ascii: ".")]).withUnsafeBytes { Digest.SHA256Prefix($0) }
         state.withLock { state in
             if state.entries.updateValue(entry, forKey: key) == nil { state.order.append(key) }
-            if header.withUnsafeBytes({ state.known($0, digest: digest) }) == nil {
-                state.headers[digest, default: []].append(KnownHeader(header: header, pair: key))
+            if let prefix, header.withUnsafeBytes({ state.known($0, digest: digest) }) == nil {
+                state.headers[digest, default: []].append(KnownHeader(header: header, pair: key, prefix: prefix))
                 state.headersOfPair[key, default: []].append(header)
                 if state.headersOfPair[key]!.count > Self.headersPerPair {
                     state.forget(state.headersOfPair[key]!.removeFirst())
