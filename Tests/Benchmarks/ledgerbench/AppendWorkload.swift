@@ -24,7 +24,7 @@ struct AppendWorkload: Sendable {
     /// The request for append `sequence` of `writer` in `phase`; its idempotency key and
     /// subscription id are unique in the run.
     func request(phase: String, writer: Int, sequence: Int) -> RecordVerifiedStateRequest {
-        let id = "\(runID)-\(phase)-\(writer)-\(sequence)"
+        let id = storeID(phase: phase, writer: writer, sequence: sequence)
         let key = SubscriptionKey(store: .apple, environment: .production, storeID: id)
         let subscription = Subscription(
             key: key, productID: "com.example.premium.monthly", productKind: .autoRenewable, state: .active,
@@ -37,6 +37,13 @@ struct AppendWorkload: Sendable {
             notificationID: "notification-\(id)", state: .active, rawPayload: payload)
         return RecordVerifiedStateRequest(idempotencyKey: "idem-\(id)", subscription: subscription, events: [event])
     }
+
+    /// The subscription id of append `sequence` of `writer` in `phase` (its idempotency key is
+    /// "idem-" and this id).
+    func storeID(phase: String, writer: Int, sequence: Int) -> String { "\(keyPrefix(phase))-\(writer)-\(sequence)" }
+
+    /// What every subscription id of `phase` starts with (then "-writer-sequence").
+    func keyPrefix(_ phase: String) -> String { "\(runID)-\(phase)" }
 
     /// The serialized sizes of the blobs the ledger stores for one append, built the way
     /// Ledger.recordVerifiedState builds them (position, verified time and state filled in).

@@ -48,47 +48,61 @@ struct Benchmark {
         let schema = try SQLiteReference.schema(sqlite3: sqlite3, path: databasePath)
         let reference = SQLiteReference(
             sqlite3: sqlite3, schema: schema, sizes: workload.rowSizes(), directory: directory, flushes: flushes)
-        // Judged: the raw engine with the batch the ledger's group commit formed. Shown beside
-        // it: one batch of every writer, the most a single writer could gather.
-        let rows = try rounds(engine: "sqlite", ledger: ledger, workload: workload, flushes: flushes) {
-            batch throws(BenchError) in
-            try reference.measure(batch: batch, seconds: options.referenceSeconds)
-        }
+        // Each phase starts from a copy of the ledger's database as the phase began, so that the
+        // raw engine inserts the phase's own keys into tables of the same size.
+        var snapshots: [String: SQLiteReference.Snapshot] = [:]
+        let rows = try rounds(
+            engine: "sqlite", ledger: ledger, workload: workload, flushes: flushes,
+            phaseStarts: { phase throws(BenchError) in
+                snapshots[phase] = try reference.snapshot(ledgerPath: databasePath, name: "snapshot-\(phase).sqlite")
+            },
+            reference: { batch, rows throws(BenchError) in
+                var snapshot: SQLiteReference.Snapshot?
+                if case .phase(let name, _, _) = rows { snapshot = snapshots[name] }
+                return try reference.measure(batch: batch, seconds: options.referenceSeconds, rows: rows, from: snapshot)
+            })
+        for snapshot in snapshots.values { try? FileManager.default.removeItem(atPath: snapshot.path) }
         BenchCommand.noteUncleanExit("ledgerbench", ledger.stop(), of: options.serverPath)
         return rows
     }
 
     /// `options.rounds` rounds, each the ledger's phases and then, right after, `reference` with
-    /// the batch each phase formed (judged), and in the last round also with one batch of every
-    /// writer and, for more than one writer, `concurrent`; one row per phase, the median round's.
+    /// the batch each phase formed and that phase's rows (judged), and in the last round also with
+    /// one batch of every writer, with sequential keys into empty tables and, for more than one
+    /// writer, `concurrent`; one row per phase, the median round's. `phaseStarts` runs after each
+    /// phase's warm-up, right before it is timed.
     private func rounds(
         engine: String, ledger: LedgerProcess, workload: AppendWorkload, flushes: DeviceFlushes?,
-        reference: (_ batch: Int) throws(BenchError) -> ReferenceRun,
-        concurrent: ((_ writers: Int) throws(BenchError) -> ReferenceRun)? = nil
+        phaseStarts: (_ phase: String) throws(BenchError) -> Void = { _ in },
+        reference: (_ batch: Int, _ rows: ReferenceRows) throws(BenchError) -> ReferenceRun,
+        concurrent: ((_ writers: Int, _ rows: ReferenceRows) throws(BenchError) -> ReferenceRun)? = nil
     ) throws(BenchError) -> [ReportRow] {
         var rounds: [[ReportRow]] = []
         for round in 1...options.rounds {
             let last = round == options.rounds
-            let figures = try measureLedger(ledger, engine: engine, round: round, workload: workload, flushes: flushes)
+            let phases = try measureLedger(
+                ledger, engine: engine, round: round, workload: workload, flushes: flushes, phaseStarts: phaseStarts)
             var rows: [ReportRow] = []
-            for (writers, ledgerFigures) in figures {
+            for phase in phases {
+                let writers = phase.writers
+                let phaseRows = ReferenceRows.phase(name: phase.name, writers: writers, workload: workload)
+                var runs: [(Int, ReferenceRows)] = Self.referenceBatches(
+                    writers: writers, ledger: phase.figures, extras: last
+                ).map { ($0, phaseRows) }
+                if last { runs.append((runs[0].0, .empty)) }
                 var row: ReportRow?
-                for batch in Self.referenceBatches(writers: writers, ledger: ledgerFigures, extras: last) {
-                    let run = try reference(batch)
-                    Self.note(
-                        "round \(round): \(engine) reference, \(batch) rows per transaction, 1 client: "
-                            + "\(Int(run.rowsPerSecond)) rows/s")
+                for (batch, inserted) in runs {
+                    let run = try reference(batch, inserted)
+                    Self.note("round \(round): \(engine) reference, \(run.label): \(Int(run.rowsPerSecond)) rows/s")
                     if row == nil {
-                        row = ReportRow(engine: engine, writers: writers, ledger: ledgerFigures, reference: run)
+                        row = ReportRow(engine: engine, writers: writers, ledger: phase.figures, reference: run)
                     } else {
                         row!.extras.append(run)
                     }
                 }
                 if let concurrent, writers > 1 && last {
-                    let run = try concurrent(writers)
-                    Self.note(
-                        "\(engine) reference, \(writers) rows per transaction, \(writers) clients: "
-                            + "\(Int(run.rowsPerSecond)) rows/s")
+                    let run = try concurrent(writers, phaseRows)
+                    Self.note("\(engine) reference, \(run.label): \(Int(run.rowsPerSecond)) rows/s")
                     row!.extras.append(run)
                 }
                 rows.append(row!)
@@ -132,11 +146,11 @@ struct Benchmark {
         // when it can also group commits itself.
         let rows = try rounds(
             engine: "postgres", ledger: ledger, workload: workload, flushes: flushes,
-            reference: { batch throws(BenchError) in
-                try reference.measure(batch: batch, clients: 1, seconds: options.referenceSeconds)
+            reference: { batch, rows throws(BenchError) in
+                try reference.measure(batch: batch, clients: 1, seconds: options.referenceSeconds, rows: rows)
             },
-            concurrent: { writers throws(BenchError) in
-                try reference.measure(batch: writers, clients: writers, seconds: options.referenceSeconds)
+            concurrent: { writers, rows throws(BenchError) in
+                try reference.measure(batch: writers, clients: writers, seconds: options.referenceSeconds, rows: rows)
             })
         // The ceiling: many writers on this instance, then spread over several on the database.
         var ceiling = [try measureCeiling([ledger], workload: workload)]
@@ -182,17 +196,27 @@ struct Benchmark {
 
     // MARK: The ledger
 
-    /// Measures every writer count against a running ledger: a short warm-up, then the timed phase.
+    /// One timed phase of the ledger: its name (in its appends' keys), writers and figures.
+    struct Phase {
+        let name: String
+        let writers: Int
+        let figures: LedgerFigures
+    }
+
+    /// Measures every writer count against a running ledger: a short warm-up, `phaseStarts`,
+    /// then the timed phase.
     private func measureLedger(
-        _ ledger: LedgerProcess, engine: String, round: Int, workload: AppendWorkload, flushes: DeviceFlushes?
-    ) throws(BenchError) -> [(Int, LedgerFigures)] {
+        _ ledger: LedgerProcess, engine: String, round: Int, workload: AppendWorkload, flushes: DeviceFlushes?,
+        phaseStarts: (_ phase: String) throws(BenchError) -> Void
+    ) throws(BenchError) -> [Phase] {
         let load = AppendLoad(port: ledger.port, workload: workload)
-        var figures: [(Int, LedgerFigures)] = []
+        var figures: [Phase] = []
         for writers in Self.writerCounts {
             // Each round's appends are new ones (their idempotency keys name the round).
             let phase = "\(engine)-r\(round)-w\(writers)"
             let warmUp = try load.run(phase: "\(phase)-warm", writers: writers, seconds: 0.5)
             try check(warmUp, ledger)
+            try phaseStarts(phase)
             let serverBefore = ProcessCPU.seconds(pid: ledger.child.pid)
             let clientBefore = ProcessCPU.seconds()
             let flushesBefore = flushes?.count()
@@ -217,7 +241,7 @@ struct Benchmark {
                 flushes: flushCount, commits: commitsAfter.commits - commitsBefore.commits,
                 committedWrites: commitsAfter.writes - commitsBefore.writes)
             Self.note("round \(round): \(engine) ledger, \(writers) writers: \(Int(result.appendsPerSecond)) appends/s")
-            figures.append((writers, result))
+            figures.append(Phase(name: phase, writers: writers, figures: result))
         }
         return figures
     }

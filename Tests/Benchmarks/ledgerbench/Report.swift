@@ -30,7 +30,8 @@ struct ReportRow {
     /// Same durability, the batch the ledger formed, one connection (as the ledger's single
     /// writer): the judged comparison.
     var reference: ReferenceRun
-    /// Informational runs: one batch of every writer; PostgreSQL with as many clients as writers.
+    /// Informational runs: one batch of every writer; sequential keys into empty tables;
+    /// PostgreSQL with as many clients as writers.
     var extras: [ReferenceRun] = []
 
     /// Every round's ratio, when the row stands for several rounds (it is then the median one).
@@ -100,7 +101,7 @@ struct Report {
                 row.engine, "\(row.writers)", ReportText.grouped(row.ledger.appendsPerSecond),
                 ReportText.fixed(row.ledger.p50Milliseconds, 2), ReportText.fixed(row.ledger.p99Milliseconds, 2),
                 ReportText.grouped(row.reference.rowsPerSecond),
-                "\(row.reference.tool) \(row.reference.batch)/tx c\(row.reference.clients)",
+                row.reference.label,
                 ReportText.fixed(row.ratio, 2), row.spread,
                 (row.meetsTarget ? "meets" : "below") + " \(row.targetRatio)x",
                 Self.optional(ReportRow.perUnit(row.ledger.flushes, row.ledger.appends), 3),
@@ -110,7 +111,7 @@ struct Report {
             for extra in row.extras {
                 lines.append([
                     "", "", "", "", "", ReportText.grouped(extra.rowsPerSecond),
-                    "\(extra.tool) \(extra.batch)/tx c\(extra.clients)",
+                    extra.label,
                     ReportText.fixed(ReportRow.ratio(row.ledger.appendsPerSecond, extra.rowsPerSecond), 2), "",
                     "(informational)", "", Self.optional(ReportRow.perUnit(extra.flushes, extra.rows), 3), "", "",
                 ])
@@ -155,8 +156,10 @@ struct Report {
                 ("meets_target", "\(row.meetsTarget)"),
             ]
             for extra in row.extras {
-                // Named by what differs from the judged run: the batch, or the client count.
-                let prefix = extra.clients > 1 ? "raw_c\(extra.clients)" : "raw_batch\(extra.batch)"
+                // Named by what differs from the judged run: empty tables, the client count, or
+                // the batch.
+                let prefix =
+                    extra.empty ? "raw_empty" : extra.clients > 1 ? "raw_c\(extra.clients)" : "raw_batch\(extra.batch)"
                 fields += Self.referenceFields(extra, prefix: prefix)
                 fields.append(
                     (
