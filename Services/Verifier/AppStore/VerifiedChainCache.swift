@@ -22,18 +22,25 @@ final class VerifiedChainCache: Sendable {
     }
 
     /// Bytes compared in full (`memcmp`) but hashed by their length and at most 320 of them (the
-    /// first 256, where certificates and headers differ by serial number, and the last 64). Only
-    /// pairs that verified, and their headers, become keys, so the table stays small.
+    /// first 256, where certificates and headers differ by serial number, and the last 64), once
+    /// per key. Only pairs that verified, and their headers, become keys, so the table stays small.
     struct Key: Hashable, Sendable {
         let bytes: [UInt8]
+        /// `digest` of the bytes, taken once: a key kept with a header is looked up again on
+        /// every warm verification.
+        private let digest: Int
+
+        init(bytes: [UInt8]) {
+            self.bytes = bytes
+            digest = bytes.withUnsafeBytes(Key.digest)
+        }
 
         static func == (lhs: Key, rhs: Key) -> Bool {
-            lhs.bytes.withUnsafeBytes { left in rhs.bytes.withUnsafeBytes { right in same(left, right) } }
+            lhs.digest == rhs.digest
+                && lhs.bytes.withUnsafeBytes { left in rhs.bytes.withUnsafeBytes { right in same(left, right) } }
         }
 
-        func hash(into hasher: inout Hasher) {
-            bytes.withUnsafeBytes { Key.combine($0, into: &hasher) }
-        }
+        func hash(into hasher: inout Hasher) { hasher.combine(digest) }
 
         /// What `hash(into:)` feeds the hasher for these bytes.
         static func combine(_ raw: UnsafeRawBufferPointer, into hasher: inout Hasher) {
