@@ -97,10 +97,12 @@ public enum Base64URL {
                                 let leftover: UInt32 = rest == 2 ? 0xF000 : 0x00C0
                                 if bits & leftover != 0 { bad |= 0x8000_0000 }
                                 bad |= bits
-                                out.storeBytes(of: UInt8(truncatingIfNeeded: bits >> 16), toByteOffset: written, as: UInt8.self)
+                                out.storeBytes(
+                                    of: UInt8(truncatingIfNeeded: bits >> 16), toByteOffset: written, as: UInt8.self)
                                 if rest == 3 {
                                     out.storeBytes(
-                                        of: UInt8(truncatingIfNeeded: bits >> 8), toByteOffset: written + 1, as: UInt8.self)
+                                        of: UInt8(truncatingIfNeeded: bits >> 8), toByteOffset: written + 1,
+                                        as: UInt8.self)
                                 }
                             }
                             valid = bad & 0x8000_0000 == 0

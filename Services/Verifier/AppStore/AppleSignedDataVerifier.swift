@@ -443,7 +443,8 @@ extension AppleSignedDataVerifier {
         }
 
         /// The segments of well-formed input; nil for anything `CompactJWS` must judge.
-        private static func fast(_ text: UnsafeBufferPointer<UInt8>, cache: VerifiedChainCache?, now: Date) -> Segments? {
+        private static func fast(_ text: UnsafeBufferPointer<UInt8>, cache: VerifiedChainCache?, now: Date) -> Segments?
+        {
             guard let first = dot(in: text, from: 0), let second = dot(in: text, from: first + 1),
                 dot(in: text, from: second + 1) == nil
             else { return nil }
@@ -454,7 +455,8 @@ extension AppleSignedDataVerifier {
             // A known header is neither copied nor hashed again: its hash state goes on with the
             // payload segment (the dot is in the state).
             if let known = cache?.known(header: headerSegment, now: now),
-                let digest = known.prefix.finish(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: text[(first + 1)..<second])))
+                let digest = known.prefix.finish(
+                    UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: text[(first + 1)..<second])))
             {
                 return Segments(
                     header: nil, known: known, payload: payload, signature: signature, signingInput: [],

@@ -59,7 +59,8 @@ struct Benchmark {
             reference: { batch, rows throws(BenchError) in
                 var snapshot: SQLiteReference.Snapshot?
                 if case .phase(let name, _, _) = rows { snapshot = snapshots[name] }
-                return try reference.measure(batch: batch, seconds: options.referenceSeconds, rows: rows, from: snapshot)
+                return try reference.measure(
+                    batch: batch, seconds: options.referenceSeconds, rows: rows, from: snapshot)
             })
         for snapshot in snapshots.values { try? FileManager.default.removeItem(atPath: snapshot.path) }
         BenchCommand.noteUncleanExit("ledgerbench", ledger.stop(), of: options.serverPath)

@@ -30,12 +30,14 @@ struct SQLiteReference {
         let backup = try ChildProcess.runToCompletion(
             sqlite3, ["-batch", "-bail", ledgerPath, ".backup '\(path)'"], limit: .seconds(300))
         let last = try ChildProcess.runToCompletion(
-            sqlite3, ["-batch", "-noheader", "-list", "-readonly", path, "SELECT COALESCE(MAX(position), 0) FROM changes"],
+            sqlite3,
+            ["-batch", "-noheader", "-list", "-readonly", path, "SELECT COALESCE(MAX(position), 0) FROM changes"],
             limit: .seconds(60))
         guard backup.status == 0, last.status == 0,
             let position = Int(last.output.trimmingCharacters(in: .whitespacesAndNewlines))
         else {
-            throw BenchError("cannot copy the ledger's database:\n\(backup.output.suffix(1000))\(last.output.suffix(1000))")
+            throw BenchError(
+                "cannot copy the ledger's database:\n\(backup.output.suffix(1000))\(last.output.suffix(1000))")
         }
         return Snapshot(path: path, lastPosition: position)
     }
@@ -57,7 +59,8 @@ struct SQLiteReference {
     func measure(batch: Int, seconds: Double, rows: ReferenceRows, from snapshot: Snapshot?, maxRows: Int = 2_000_000)
         throws(BenchError) -> ReferenceRun
     {
-        let probe = try run(batch: batch, count: batch * max(20, 200 / batch), rows: rows, from: snapshot, label: "probe")
+        let probe = try run(
+            batch: batch, count: batch * max(20, 200 / batch), rows: rows, from: snapshot, label: "probe")
         let count = min(maxRows, max(batch * 20, Int(probe.rowsPerSecond * seconds)))
         return try run(batch: batch, count: count - count % batch, rows: rows, from: snapshot, label: "run")
     }
