@@ -3,19 +3,20 @@ import Wire
 
 /// The checks every request passes before anything is written.
 extension Ledger {
-    static func check(_ value: String, _ field: String, max: Int) throws {
-        guard !value.isEmpty else { throw LedgerError.invalidArgument("\(field) is missing") }
-        try checkOptional(value, field, max: max)
+    // A field's name is made only when its check fails (most names are built per request).
+    static func check(_ value: String, _ field: @autoclosure () -> String, max: Int) throws {
+        guard !value.isEmpty else { throw LedgerError.invalidArgument("\(field()) is missing") }
+        try checkOptional(value, field(), max: max)
     }
 
-    static func checkOptional(_ value: String, _ field: String, max: Int) throws {
+    static func checkOptional(_ value: String, _ field: @autoclosure () -> String, max: Int) throws {
         guard value.utf8.count <= max else {
-            throw LedgerError.invalidArgument("\(field) is \(value.utf8.count) bytes; at most \(max) are allowed")
+            throw LedgerError.invalidArgument("\(field()) is \(value.utf8.count) bytes; at most \(max) are allowed")
         }
     }
 
-    static func check(_ key: SubscriptionKey, _ field: String) throws {
-        try check(key.storeID, "\(field).store_id", max: maxIDBytes)
+    static func check(_ key: SubscriptionKey, _ field: @autoclosure () -> String) throws {
+        try check(key.storeID, "\(field()).store_id", max: maxIDBytes)
     }
 
     /// A store's fact names a store: a grant is made by `GrantEntitlement` and moved by
