@@ -6,10 +6,11 @@ import Foundation
 /// idempotency row), `batch` rows per transaction, prepared statements (the ledger prepares
 /// too), with the schema `pg_dump --schema-only` took from the ledger's.
 ///
-/// Judged runs (`ReferenceRows.phase`) insert keys shaped and ordered like a ledger phase's (one
-/// of each writer, then the next of each) into one reference database that keeps every such
-/// run's rows, so that it grows alongside the ledger's across rounds. Informational runs
-/// (`.empty`) insert sequential keys into a fresh database.
+/// `ReferenceRows.phase` runs (the judged one, and the informational ones with a batch of every
+/// writer or a client per writer, which come after it) insert keys shaped and ordered like a
+/// ledger phase's (one of each writer, then the next of each) into one reference database that
+/// keeps every such run's rows, so that it grows at about the ledger's pace across rounds.
+/// `.empty` runs insert sequential keys into a fresh database.
 final class PgbenchReference {
     static let database = "ledgerbench_reference"
     static let emptyDatabase = "ledgerbench_empty"

@@ -5,9 +5,10 @@ import Foundation
 /// synchronous=FULL (as Shared/SQLite opens the ledger's connection), doing per row the inserts
 /// Ledger.recordVerifiedState does (the subscription upsert, the event, the change, the
 /// idempotency row) in transactions of `batch` rows, `BEGIN IMMEDIATE` … `COMMIT` like the
-/// ledger's writer. Judged runs insert a ledger phase's own keys into a copy of the ledger's
-/// database as that phase began (`snapshot`); informational ones, sequential keys into a fresh
-/// file with the ledger's schema.
+/// ledger's writer. `ReferenceRows.phase` runs (the judged one, and the informational one with
+/// a batch of every writer) insert a ledger phase's own keys into a copy of the ledger's
+/// database as that phase began (`snapshot`); `.empty` runs, sequential keys into a fresh file
+/// with the ledger's schema.
 struct SQLiteReference {
     let sqlite3: String
     /// The ledger's DDL, read from the file the ledger migrated.
