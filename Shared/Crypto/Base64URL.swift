@@ -48,15 +48,12 @@ public enum Base64URL {
     }()
 
     /// The alphabet's 6-bit values already shifted to their place in a block of four
-    /// characters (18, 12, 6 and 0 bits up), and 0x8000_0000 for every byte outside it: a block
-    /// is the OR of four lookups, and the OR has its top bit set when any character was invalid.
-    private static let placed: [[UInt32]] = (0..<4).map { place in
+    /// characters (18, 12, 6 and 0 bits up), place after place (256 entries each), and
+    /// 0x8000_0000 for every byte outside it: a block is the OR of four lookups, and the OR has
+    /// its top bit set when any character was invalid.
+    private static let placed: [UInt32] = (0..<4).flatMap { place in
         alphabet.map { $0 == 0xFF ? 0x8000_0000 : UInt32($0) << (18 - 6 * place) }
     }
-    private static let placed0 = placed[0]
-    private static let placed1 = placed[1]
-    private static let placed2 = placed[2]
-    private static let placed3 = placed[3]
 
     /// Decodes unpadded base64url from its UTF-8 bytes with a table, when it is in canonical
     /// form: nil for a character outside the alphabet, a length of 4n+1, or non-zero bits after
@@ -72,45 +69,39 @@ public enum Base64URL {
         var valid = true
         // One byte more than the output: each block stores four bytes, the last one of which the
         // next block overwrites (or nothing reads).
-        let output = placed0.withUnsafeBufferPointer { t0 in
-            placed1.withUnsafeBufferPointer { t1 in
-                placed2.withUnsafeBufferPointer { t2 in
-                    placed3.withUnsafeBufferPointer { t3 in
-                        [UInt8](unsafeUninitializedCapacity: outputCount + 1) { buffer, initialized in
-                            let out = UnsafeMutableRawPointer(buffer.baseAddress!)
-                            var bad: UInt32 = 0
-                            var written = 0
-                            var at = 0
-                            for _ in 0..<blocks {
-                                let bits =
-                                    t0[Int(input[at])] | t1[Int(input[at + 1])] | t2[Int(input[at + 2])]
-                                    | t3[Int(input[at + 3])]
-                                bad |= bits
-                                out.storeBytes(of: (bits << 8).bigEndian, toByteOffset: written, as: UInt32.self)
-                                at += 4
-                                written += 3
-                            }
-                            if rest > 0 {
-                                var bits = t0[Int(input[at])] | t1[Int(input[at + 1])]
-                                if rest == 3 { bits |= t2[Int(input[at + 2])] }
-                                // Bits left over after the last byte must be zero (canonical form).
-                                let leftover: UInt32 = rest == 2 ? 0xF000 : 0x00C0
-                                if bits & leftover != 0 { bad |= 0x8000_0000 }
-                                bad |= bits
-                                out.storeBytes(
-                                    of: UInt8(truncatingIfNeeded: bits >> 16), toByteOffset: written, as: UInt8.self)
-                                if rest == 3 {
-                                    out.storeBytes(
-                                        of: UInt8(truncatingIfNeeded: bits >> 8), toByteOffset: written + 1,
-                                        as: UInt8.self)
-                                }
-                            }
-                            valid = bad & 0x8000_0000 == 0
-                            // UInt8 needs no deinitialization: an abandoned buffer may claim none.
-                            initialized = valid ? outputCount : 0
-                        }
+        let output = placed.withUnsafeBufferPointer { table in
+            // The value of character `byte` at `place` (0–3) of its block.
+            func at(_ place: Int, _ byte: UInt8) -> UInt32 { table[place << 8 | Int(byte)] }
+            return [UInt8](unsafeUninitializedCapacity: outputCount + 1) { buffer, initialized in
+                let out = UnsafeMutableRawPointer(buffer.baseAddress!)
+                var bad: UInt32 = 0
+                var written = 0
+                var start = 0
+                for _ in 0..<blocks {
+                    let bits =
+                        at(0, input[start]) | at(1, input[start + 1]) | at(2, input[start + 2])
+                        | at(3, input[start + 3])
+                    bad |= bits
+                    out.storeBytes(of: (bits << 8).bigEndian, toByteOffset: written, as: UInt32.self)
+                    start += 4
+                    written += 3
+                }
+                if rest > 0 {
+                    var bits = at(0, input[start]) | at(1, input[start + 1])
+                    if rest == 3 { bits |= at(2, input[start + 2]) }
+                    // Bits left over after the last byte must be zero (canonical form).
+                    let leftover: UInt32 = rest == 2 ? 0xF000 : 0x00C0
+                    if bits & leftover != 0 { bad |= 0x8000_0000 }
+                    bad |= bits
+                    out.storeBytes(of: UInt8(truncatingIfNeeded: bits >> 16), toByteOffset: written, as: UInt8.self)
+                    if rest == 3 {
+                        out.storeBytes(
+                            of: UInt8(truncatingIfNeeded: bits >> 8), toByteOffset: written + 1, as: UInt8.self)
                     }
                 }
+                valid = bad & 0x8000_0000 == 0
+                // UInt8 needs no deinitialization: an abandoned buffer may claim none.
+                initialized = valid ? outputCount : 0
             }
         }
         return valid ? output : nil

@@ -60,6 +60,7 @@ struct SQLiteReference {
     func measure(batch: Int, seconds: Double, rows: ReferenceRows, from snapshot: Snapshot?, maxRows: Int = 2_000_000)
         throws(BenchError) -> ReferenceRun
     {
+        precondition(rows.isEmpty == (snapshot == nil), "a phase's rows go into its snapshot, empty rows into no file")
         let probe = try run(
             batch: batch, count: batch * max(20, 200 / batch), rows: rows, from: snapshot, label: "probe")
         let count = min(maxRows, max(batch * 20, Int(probe.rowsPerSecond * seconds)))
