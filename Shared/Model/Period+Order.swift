@@ -49,16 +49,29 @@ extension Period {
     /// The periods as access reads them, from every recorded period of one subscription
     /// (one version per `periodID`, see `standing`), with no raw data:
     /// - ordered by start (then id);
-    /// - for an Apple chain (`clipsAtNextStart`), a period ends no later than the start of the
-    ///   next period that starts inside it: one transaction of a chain is in force at a time, and
-    ///   a transaction that starts inside another is an upgrade (Apple also marks the old one
-    ///   `isUpgraded`, which not every payload of the old one carries);
+    /// - for an Apple chain (`clipsAtNextStart`), a period that starts where another ends, while
+    ///   a period of a product other than that one's began inside it, is dropped: it is a renewal
+    ///   charged early that a plan change at once (an upgrade) after the charge replaced before
+    ///   it began (Apple marks it `isUpgraded`);
+    /// - then, for an Apple chain, a period ends no later than the start of the next period that
+    ///   starts inside it: one transaction of a chain is in force at a time, and a transaction
+    ///   that starts inside another is an upgrade (Apple also marks the old one `isUpgraded`,
+    ///   which not every payload of the old one carries);
+    /// - with `revocationEndsChain` (an Apple family-shared chain, where a revocation is the end of
+    ///   the sharing, REVOKE), each revocation also ends every period that began before it and
+    ///   runs past it, so a REVOKE carried by a renewal charged early ends today's access too;
     /// - contiguous unrevoked periods of one product, plan and kind (the next starts at or
     ///   before the previous one's end: an early renewal starts exactly there) become one, named
     ///   by the latest, with its offer type.
-    public static func accessPeriods(_ periods: [Period], clipsAtNextStart: Bool) -> [Period] {
+    public static func accessPeriods(
+        _ periods: [Period], clipsAtNextStart: Bool, revocationEndsChain: Bool = false
+    ) -> [Period] {
         var sorted = periods.sorted {
             ($0.startMilliseconds, $0.periodID) < ($1.startMilliseconds, $1.periodID)
+        }
+        if clipsAtNextStart {
+            let replaced = replacedRenewalStarts(sorted)
+            if !replaced.isEmpty { sorted.removeAll { replaced.contains($0.startMilliseconds) } }
         }
         for index in sorted.indices {
             sorted[index].raw = nil
@@ -70,6 +83,7 @@ extension Period {
                 sorted[index].endMilliseconds = next.startMilliseconds
             }
         }
+        if revocationEndsChain { endAtRevocations(&sorted) }
         var merged: [Period] = []
         for period in sorted {
             if var last = merged.last, let lastEnd = last.endMilliseconds, last.revokedTimeMilliseconds == nil,
@@ -88,6 +102,48 @@ extension Period {
             }
         }
         return merged
+    }
+
+    /// Where the renewals charged early that a plan change replaced before they began start, in
+    /// `sorted` (ordered by start): the end of each period inside which a period of another
+    /// product began (a change at once; a change at renewal starts where the old period ends).
+    /// Ends as recorded, before any cut. In start order, so that a period already found replaced
+    /// neither replaces another nor counts as a change (the upgrade's own renewal, charged early,
+    /// starts after a replaced one began inside the upgrade's period). In a chain periods follow
+    /// one another, so each scan stops after a step or two.
+    static func replacedRenewalStarts(_ sorted: [Period]) -> Set<Int64> {
+        var starts: Set<Int64> = []
+        for (index, previous) in sorted.enumerated() where !starts.contains(previous.startMilliseconds) {
+            guard let end = previous.endMilliseconds, previous.startMilliseconds < end else { continue }
+            var next = index + 1
+            while next < sorted.count, sorted[next].startMilliseconds < end {
+                let change = sorted[next]
+                next += 1
+                guard !starts.contains(change.startMilliseconds) else { continue }
+                if change.startMilliseconds > previous.startMilliseconds, change.productID != previous.productID {
+                    starts.insert(end)
+                    break
+                }
+            }
+        }
+        return starts
+    }
+
+    /// Each revocation in `periods` also revokes, at its time, every period that began before
+    /// it and whose paid time runs past it (the earliest such revocation, with its reason).
+    static func endAtRevocations(_ periods: inout [Period]) {
+        let revocations = periods.compactMap { period in
+            period.revokedTimeMilliseconds.map { ($0, period.revocationReason) }
+        }.sorted { ($0.0, $0.1 ?? "") < ($1.0, $1.1 ?? "") }
+        guard !revocations.isEmpty else { return }
+        for index in periods.indices {
+            let period = periods[index]
+            let runsTo = min(period.revokedTimeMilliseconds ?? Int64.max, period.endMilliseconds ?? Int64.max)
+            guard let (time, reason) = revocations.first(where: { period.startMilliseconds < $0.0 && $0.0 < runsTo })
+            else { continue }
+            periods[index].revokedTimeMilliseconds = time
+            periods[index].revocationReason = reason
+        }
     }
 }
 

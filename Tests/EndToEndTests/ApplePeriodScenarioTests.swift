@@ -60,6 +60,75 @@ struct ApplePeriodScenarioTests {
         await stack.stop()
     }
 
+    @Test("an upgrade after the renewal was charged early: the new product runs its own month past the old end")
+    func upgradeAfterEarlyRenewal() async throws {
+        let policy = EntitlementStack.policy + "\ncapability premium\n  apple com.example.premium.monthly\n"
+        let stack = try await StoreSimStack(policy: policy)
+        do {
+            let account = UUID().uuidString.lowercased()
+            let (original, _) = try await stack.buyOnAppStore(account: account)
+            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            // Minutes before the first month ends its renewal has been charged (up to a day
+            // early); then the customer upgrades, which Apple applies at once.
+            try await stack.control("clock/advance", ["by": "+30d"])
+            try await stack.control("clock/advance", ["by": "+86000s"])
+            _ = try await stack.eventually(account, "the early renewal") { ($0.untilMilliseconds ?? 0) > Self.february }
+            try await stack.control(
+                "apple/change-product", ["transactionId": original, "productId": "com.example.premium.monthly"])
+            let upgraded = try await stack.eventually(account, "the upgrade") {
+                $0.grant?.productID == "com.example.premium.monthly"
+            }
+            // The upgrade's own month, which ends before the replaced renewal would have.
+            let until = try #require(upgraded.untilMilliseconds)
+            #expect(until > Self.february + 27 * Self.day && until < 1_772_323_200_000)
+            #expect(try await transactions(stack, original).count == 3)
+            try await stack.control("clock/advance", ["by": "+2d"])
+            let later = try await stack.simNow()
+            #expect(later > Self.february)
+            let premium = try await stack.checks(
+                account, capability: "premium", at: [Self.february - 1, Self.february, later])
+            for answer in premium {
+                #expect(answer.allowed && answer.untilMilliseconds == until)
+                #expect(answer.grant?.productID == "com.example.premium.monthly")
+            }
+            let pro = try await stack.check(account, at: later)
+            #expect(pro.allowed && pro.untilMilliseconds == until)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("family sharing revoked while the renewal charged early waits: access ends at the REVOKE")
+    func familyRevokeAfterEarlyRenewal() async throws {
+        let stack = try await StoreSimStack()
+        do {
+            let account = UUID().uuidString.lowercased()
+            let (original, verified) = try await stack.buyOnAppStore(account: account, familyShared: true)
+            #expect(verified.subscription?.ownership == .familyShared)
+            _ = try await stack.eventually(account, "the shared purchase") { $0.allowed }
+            try await stack.control("clock/advance", ["by": "+30d"])
+            try await stack.control("clock/advance", ["by": "+86000s"])
+            _ = try await stack.eventually(account, "the early renewal") { ($0.untilMilliseconds ?? 0) > Self.february }
+            let asked = try await stack.simNow()
+            try await stack.control("apple/revoke-family-sharing", ["transactionId": original])
+            let revoked = try await stack.eventually(account, "the REVOKE") { !$0.allowed }
+            #expect(revoked.reason == .revoked)
+            // Access ran until the REVOKE (signed at the action, a second after the last one at
+            // most), which came before the first month's end.
+            let before = try await stack.check(account, at: asked - 1)
+            let revokedAt = try #require(before.untilMilliseconds)
+            #expect(before.allowed && revokedAt >= asked && revokedAt < Self.february)
+            #expect(try await stack.check(account, at: revokedAt).reason == .revoked)
+            #expect(try await stack.check(account, at: Self.february + Self.day).reason == .revoked)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
     @Test("with the App Store API away, a refund of an old period revokes that period only; today's access stays")
     func refundOfOldPeriodDuringOutage() async throws {
         let stack = try await StoreSimStack()

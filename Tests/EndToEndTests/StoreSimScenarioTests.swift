@@ -84,14 +84,7 @@ struct StoreSimScenarioTests {
         let stack = try await StoreSimStack()
         do {
             let account = UUID().uuidString.lowercased()
-            let bought = try await stack.control(
-                "apple/buy",
-                ["productId": "com.example.pro.monthly", "appAccountToken": account, "familyShared": true])
-            let original = try #require(bought["originalTransactionId"] as? String)
-            let verified: VerifyPurchaseResponse = try await stack.verifierClient.call(
-                VerifierRPC.verifyApplePurchase.name,
-                VerifyApplePurchaseRequest(
-                    accountID: account, transactionID: original, environment: .sandbox, idempotencyKey: "family"))
+            let (original, verified) = try await stack.buyOnAppStore(account: account, familyShared: true)
             #expect(verified.subscription?.ownership == .familyShared)
             _ = try await stack.eventually(account, "the shared purchase") { $0.allowed }
             try await stack.control("apple/revoke-family-sharing", ["transactionId": original])

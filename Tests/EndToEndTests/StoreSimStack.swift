@@ -189,9 +189,10 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     /// A purchase of the monthly product with `account` as its appAccountToken, then the
     /// app's call to the verifier with the transaction id; returns the original transaction
     /// id and the verifier's answer.
-    func buyOnAppStore(account: String) async throws -> (String, VerifyPurchaseResponse) {
+    func buyOnAppStore(account: String, familyShared: Bool = false) async throws -> (String, VerifyPurchaseResponse) {
         let bought = try await control(
-            "apple/buy", ["productId": "com.example.pro.monthly", "appAccountToken": account])
+            "apple/buy",
+            ["productId": "com.example.pro.monthly", "appAccountToken": account, "familyShared": familyShared])
         let original = try #require(bought["originalTransactionId"] as? String)
         let verified: VerifyPurchaseResponse = try await verifierClient.call(
             VerifierRPC.verifyApplePurchase.name,

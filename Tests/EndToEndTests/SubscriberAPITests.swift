@@ -86,13 +86,7 @@ struct SubscriberAPITests {
 
             // A family member's access.
             let member = UUID().uuidString.lowercased()
-            let shared = try await stack.control(
-                "apple/buy", ["productId": "com.example.pro.monthly", "appAccountToken": member, "familyShared": true])
-            let sharedID = try #require(shared["originalTransactionId"] as? String)
-            let _: VerifyPurchaseResponse = try await stack.verifierClient.call(
-                VerifierRPC.verifyApplePurchase.name,
-                VerifyApplePurchaseRequest(
-                    accountID: member, transactionID: sharedID, environment: .sandbox, idempotencyKey: "family"))
+            _ = try await stack.buyOnAppStore(account: member, familyShared: true)
             listed = try await Self.settled(stack, member)
             #expect(listed.map(\.ownership) == [.familyShared] && listed.first?.isActive == true)
         } catch {

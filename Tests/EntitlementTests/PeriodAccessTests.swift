@@ -21,6 +21,8 @@ struct PeriodAccessTests {
               apple pro.plus
             capability basic
               apple basic.monthly
+            capability plus
+              apple pro.plus
             capability season
               apple season.pass duration 90d
               apple season.undated
@@ -201,6 +203,86 @@ struct PeriodAccessTests {
         #expect(try Self.check(now, "basic", at: Self.t0 + 5 * Self.day).reason == .expired)
         #expect(try Self.check(now, "basic", at: Self.t0 - Self.day).allowed)
         #expect(try Self.check(now, at: Self.t0 - Self.day).reason == .noGrant)
+    }
+
+    @Test("an upgrade after a renewal was charged early: that renewal never starts; the upgrade runs its month")
+    func upgradeAfterEarlyRenewal() throws {
+        // Month 1 was charged a day before month 0 ended; twelve hours later the customer
+        // upgraded to pro.plus, which starts at once (Apple marks month 1 isUpgraded).
+        let upgradedAt = Self.t0 + 30 * Self.day - 12 * Self.hour
+        var plus = Self.month(0, product: "pro.plus", signed: upgradedAt)
+        plus.periodID = "3000"
+        plus.startMilliseconds = upgradedAt
+        plus.endMilliseconds = upgradedAt + 30 * Self.day
+        let recorded = [Self.month(0), Self.month(1), plus]
+        let expected = Period.accessPeriods(recorded, clipsAtNextStart: true)
+        #expect(expected.map(\.periodID) == ["2000", "3000"])
+        #expect(expected.map(\.endMilliseconds) == [upgradedAt, upgradedAt + 30 * Self.day])
+        for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+            #expect(Period.accessPeriods(order.map { recorded[$0] }, clipsAtNextStart: true) == expected)
+        }
+        // pro.plus renews in turn, charged early; the replaced month 1 (which began inside
+        // pro.plus's month) does not drop that renewal.
+        var plusRenewal = plus
+        plusRenewal.periodID = "3001"
+        plusRenewal.startMilliseconds = upgradedAt + 30 * Self.day
+        plusRenewal.endMilliseconds = upgradedAt + 60 * Self.day
+        let renewed = Period.accessPeriods((recorded + [plusRenewal]).shuffled(), clipsAtNextStart: true)
+        #expect(renewed.map(\.periodID) == ["2000", "3001"])
+        #expect(renewed.last?.endMilliseconds == upgradedAt + 60 * Self.day)
+        let now = Self.state(.active, periods: recorded, storeTime: upgradedAt, product: "pro.plus")
+        // Past month 0's end, what only pro.plus grants still runs, to the upgrade's own end.
+        for at in [upgradedAt, Self.t0 + 30 * Self.day, Self.t0 + 31 * Self.day] {
+            let plusAnswer = try Self.check(now, "plus", at: at)
+            #expect(plusAnswer.allowed)
+            #expect(plusAnswer.untilMilliseconds == upgradedAt + 30 * Self.day)
+            #expect(plusAnswer.grant?.productID == "pro.plus")
+            #expect(try Self.check(now, at: at).untilMilliseconds == upgradedAt + 30 * Self.day)
+        }
+        #expect(try Self.check(now, "plus", at: upgradedAt - 1).reason == .noGrant)
+        #expect(try Self.check(now, at: upgradedAt + 30 * Self.day).reason == .expired)
+        // A change at renewal (a downgrade) starts where the old period ends: nothing is dropped.
+        let downgraded = Period.accessPeriods(
+            [Self.month(0), Self.month(1, product: "basic.monthly")], clipsAtNextStart: true)
+        #expect(downgraded.map(\.periodID) == ["2000", "2001"])
+    }
+
+    @Test("family sharing revoked while a renewal charged early waits: today's access ends at the REVOKE")
+    func familyRevokeBeforeEarlyRenewalStarts() throws {
+        // Apple puts the revocation on the newest transaction, month 1, which starts at month 0's end.
+        let revokedAt = Self.t0 + 30 * Self.day - 6 * Self.hour
+        let recorded = [Self.month(0), Self.month(1, revoked: revokedAt, signed: revokedAt)]
+        var shared = Self.state(.revoked, periods: recorded, storeTime: revokedAt)
+        shared.ownership = .familyShared
+        shared.revokedTimeMilliseconds = revokedAt
+        shared.periods = Period.accessPeriods(recorded.reversed(), clipsAtNextStart: true, revocationEndsChain: true)
+        #expect(shared.periods.map(\.revokedTimeMilliseconds) == [revokedAt, revokedAt])
+        #expect(try Self.check(shared, at: revokedAt).reason == .revoked)
+        #expect(try Self.check(shared, at: Self.t0 + 31 * Self.day).reason == .revoked)
+        let before = try Self.check(shared, at: revokedAt - 1)
+        #expect(before.allowed && before.untilMilliseconds == revokedAt)
+        // The buyer's own refund of a renewal that has not started leaves the paid month.
+        var bought = Self.state(.revoked, periods: recorded, storeTime: revokedAt)
+        bought.revokedTimeMilliseconds = revokedAt
+        let paid = try Self.check(bought, at: revokedAt)
+        #expect(paid.allowed && paid.untilMilliseconds == Self.t0 + 30 * Self.day)
+        #expect(try Self.check(bought, at: Self.t0 + 30 * Self.day).reason == .revoked)
+    }
+
+    @Test("in a family-shared chain a revocation ends the periods that run past it; sharing again later stands")
+    func familyRevocationEndsChain() {
+        let revokedAt = Self.t0 + 40 * Self.day
+        let recorded = [
+            Self.month(0, revoked: revokedAt, signed: revokedAt), Self.month(1), Self.month(2), Self.month(4),
+        ]
+        let shared = Period.accessPeriods(recorded, clipsAtNextStart: true, revocationEndsChain: true)
+        #expect(shared.map(\.periodID) == ["2000", "2001", "2002", "2004"])
+        #expect(shared.map(\.revokedTimeMilliseconds) == [revokedAt, revokedAt, nil, nil])
+        #expect(shared[1].revocationReason == "0")
+        // Bought, not shared: the refund of month 0 revokes month 0 only.
+        let bought = Period.accessPeriods(recorded, clipsAtNextStart: true)
+        #expect(bought.map(\.revokedTimeMilliseconds) == [revokedAt, nil, nil])
+        #expect(bought.map(\.periodID) == ["2000", "2002", "2004"])
     }
 
     @Test("an at in the past is answered as paid then, though the subscription is expired now")

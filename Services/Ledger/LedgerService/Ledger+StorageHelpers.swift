@@ -145,10 +145,14 @@ extension Ledger {
     }
 
     /// `periods` of `key` as access reads them (`Period.accessPeriods`), the latest `maxPeriods`.
-    static func accessPeriods(_ periods: [Period], of key: SubscriptionKey) -> [Period] {
+    /// An Apple family-shared chain's revocation is the end of the sharing (REVOKE): it ends
+    /// every period that runs past it.
+    static func accessPeriods(_ periods: [Period], of key: SubscriptionKey, ownership: Ownership?) -> [Period] {
         let access =
             key.store == .google
-            ? Period.googleAccessPeriods(periods) : Period.accessPeriods(periods, clipsAtNextStart: true)
+            ? Period.googleAccessPeriods(periods)
+            : Period.accessPeriods(
+                periods, clipsAtNextStart: true, revocationEndsChain: ownership == .familyShared)
         return Array(access.suffix(maxPeriods))
     }
 

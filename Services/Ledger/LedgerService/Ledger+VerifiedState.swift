@@ -138,7 +138,9 @@ extension Ledger {
             let position = try Self.nextPosition(tx)
             let (state, saves) = StateMerge.result(
                 next: next, current: current, applied: applied,
-                accessPeriods: recordedPeriods.map { Self.accessPeriods($0, of: key) })
+                accessPeriods: recordedPeriods.map {
+                    Self.accessPeriods($0, of: key, ownership: subscription.ownership ?? current?.ownership)
+                })
             var events: [LifecycleEvent] = []
             for var event in request.events {
                 event.position = position
@@ -174,7 +176,9 @@ extension Ledger {
                 replaced.replacedByStoreID != key.storeID || replacedCut != nil
             {
                 replaced.replacedByStoreID = key.storeID
-                if let replacedCut { replaced.periods = Self.accessPeriods(replacedCut, of: replacedKey) }
+                if let replacedCut {
+                    replaced.periods = Self.accessPeriods(replacedCut, of: replacedKey, ownership: replaced.ownership)
+                }
                 let replacedPosition = try Self.nextPosition(tx)
                 try Self.saveSubscription(tx, replaced, position: replacedPosition)
                 try Self.appendChange(
