@@ -435,6 +435,23 @@ struct LedgerConformanceTests {
             await #expect(throws: LedgerError.invalidArgument("name is missing")) {
                 _ = try await ledger.advanceCursor(AdvanceCursorRequest(name: "", value: 1))
             }
+            // A negative value, or the event log's own cursor, is refused and changes nothing: the
+            // event state still reads (a stored negative once crashed its reader).
+            await #expect(
+                throws: LedgerError.invalidArgument("value -1 is negative; a cursor counts up from 0")
+            ) {
+                _ = try await ledger.advanceCursor(AdvanceCursorRequest(name: "apple-history", value: -1))
+            }
+            await #expect(
+                throws: LedgerError.invalidArgument(
+                    "name events.feed is the event log's own cursor; AppendEvents moves it")
+            ) {
+                _ = try await ledger.advanceCursor(AdvanceCursorRequest(name: "events.feed", value: 5))
+            }
+            #expect(try await ledger.cursor(GetCursorRequest(name: "apple-history")) == later)
+            #expect(try await ledger.cursor(GetCursorRequest(name: "events.feed")) == Cursor(name: "events.feed"))
+            let events = try await ledger.eventState(GetEventStateRequest())
+            #expect(!events.started && events.throughFeedPosition == 0)
         }
     }
 

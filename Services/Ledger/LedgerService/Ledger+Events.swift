@@ -177,7 +177,7 @@ extension Ledger {
         return try await read { tx in
             let cursor = try tx.query("SELECT value FROM cursors WHERE name = $1", [.text(Self.eventsCursor)])
             var response = GetEventStateResponse(
-                started: !cursor.isEmpty, throughFeedPosition: UInt64(cursor.int(0, "value") ?? 0))
+                started: !cursor.isEmpty, throughFeedPosition: UInt64(clamping: cursor.int(0, "value") ?? 0))
             let rows = try tx.query(
                 """
                 SELECT account_id, capability, state FROM access_state

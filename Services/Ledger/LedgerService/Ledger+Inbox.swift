@@ -134,13 +134,22 @@ extension Ledger {
         return try await read { tx in try Self.cursorRow(tx, request.name) }
     }
 
-    /// Advances a cursor to `value`; a lower value leaves it where it is.
+    /// Advances a cursor to `value`; a lower value leaves it where it is. The ledger's own
+    /// cursor of the event log (`events.feed`, moved only by `AppendEvents`) is not a caller's
+    /// to move, and a value is never negative.
     public func advanceCursor(_ request: AdvanceCursorRequest) async throws -> Cursor {
         try await write(try advanceCursorWrite(request))
     }
 
     func advanceCursorWrite(_ request: AdvanceCursorRequest) throws -> WriteBody<Cursor> {
         try Self.check(request.name, "name", max: Self.maxCursorNameBytes)
+        guard request.name != Self.eventsCursor else {
+            throw LedgerError.invalidArgument(
+                "name \(Self.eventsCursor) is the event log's own cursor; AppendEvents moves it")
+        }
+        guard request.value >= 0 else {
+            throw LedgerError.invalidArgument("value \(request.value) is negative; a cursor counts up from 0")
+        }
         let at = now()
         return { tx in
             try tx.query(
