@@ -33,6 +33,9 @@ public actor EventPublisher {
     private var ready = false
     private var tracker = AccessEventTracker()
     private var pending: [Event] = []
+    /// Counts the times `pending` was replaced (a catch-up, a step-down): an append that was in
+    /// flight meanwhile is not taken off the new list.
+    private var pendingGeneration = 0
     /// The feed position the computed events cover, and the one last appended.
     private var through: UInt64 = 0
     private var appendedThrough: UInt64 = 0
@@ -126,6 +129,7 @@ public actor EventPublisher {
         ready = false
         tracker = AccessEventTracker()
         pending = []
+        pendingGeneration += 1
         leader.set(0)
     }
 
@@ -142,6 +146,7 @@ public actor EventPublisher {
             tracker = AccessEventTracker()
             tracker.restore(announced)
             pending = []
+            pendingGeneration += 1
             guard state.started else {
                 // The log starts here: access held now is taken as known.
                 through = position
@@ -191,19 +196,27 @@ public actor EventPublisher {
 
     // MARK: Appending
 
-    /// Appends what was computed, up to 1000 events at a time; true when everything was.
+    /// Appends what was computed, up to `maxBatch` events at a time; true when everything was.
+    ///
+    /// A batch that leaves events behind covers the feed only up to just before the lowest
+    /// position among them: one change gives several events, and a position recorded as covered
+    /// is never computed again by the next holder of the lease.
     @discardableResult
     public func flush() async -> Bool {
         while leading, ready, !pending.isEmpty || through > appendedThrough {
-            let batch = Array(pending.prefix(1000))
-            let covers = batch.count == pending.count ? through : batch.last.map(\.position) ?? through
+            let batch = Array(pending.prefix(Self.maxBatch))
+            let covers = min(through, Self.covered(through: through, leftBehind: pending.dropFirst(batch.count)))
+            let generation = pendingGeneration
             do {
                 let answer = try await client.call(
                     LedgerRPC.appendEvents,
-                    AppendEventsRequest(owner: owner, events: batch, throughFeedPosition: min(covers, through)))
+                    AppendEventsRequest(owner: owner, events: batch, throughFeedPosition: covers))
                 appended.increment(by: Int(answer.appended))
-                pending.removeFirst(min(batch.count, pending.count))
-                appendedThrough = max(appendedThrough, min(covers, through))
+                // A catch-up or a step-down replaced the list while the call ran: what it holds
+                // now was not in this batch.
+                guard generation == pendingGeneration else { continue }
+                pending.removeFirst(batch.count)
+                appendedThrough = max(appendedThrough, covers)
             } catch let error as RPCError where error.code == .failedPrecondition {
                 stepDown("\(error.message)")
                 return false
@@ -213,6 +226,16 @@ public actor EventPublisher {
             }
         }
         return pending.isEmpty
+    }
+
+    /// The most events one `AppendEvents` carries.
+    static let maxBatch = 1000
+
+    /// The feed position a batch covers when `leftBehind` stay pending: `through` when none do,
+    /// else just before the lowest position among them.
+    static func covered(through: UInt64, leftBehind: some Collection<Event>) -> UInt64 {
+        guard let lowest = leftBehind.lazy.map(\.position).min() else { return through }
+        return lowest > 0 ? lowest - 1 : 0
     }
 }
 

@@ -74,6 +74,8 @@ public actor WebhookDeliverer {
     private var changedAttempts: [UInt64: DeliveryAttempt] = [:]
     private var recovered: [UInt64] = []
     private var disableToRecord = false
+    /// Counts step-downs: a record in flight across one leaves the new state alone.
+    private var generation = 0
 
     public init(
         endpoint: WebhookEndpoint, client: RPCClient, owner: String, leaseMilliseconds: Int64 = 6000,
@@ -131,6 +133,7 @@ public actor WebhookDeliverer {
         attempts = [:]
         changedAttempts = [:]
         recovered = []
+        generation += 1
     }
 
     // MARK: One round
@@ -329,25 +332,43 @@ public actor WebhookDeliverer {
         ).set(Int(oldest.map { max(0, now() - $0) } ?? 0))
     }
 
-    /// Writes what changed since the last record to the ledger.
+    /// Writes what changed since the last record to the ledger, at most `maxRecord` attempts and
+    /// as many recovered sequences at a time. When attempts are left for the next record, the
+    /// position recorded as delivered stops just before the first of them: a dead letter the
+    /// ledger has no row for must not fall behind that position.
     public func record() async throws {
         guard leading, loaded,
             deliveredThrough > recordedThrough || !changedAttempts.isEmpty || !recovered.isEmpty || disableToRecord
         else { return }
-        let changed = Array(changedAttempts.values.sorted { $0.sequence < $1.sequence }.prefix(1000))
-        let delivered = Array(recovered.prefix(1000))
-        let through = deliveredThrough
+        let sorted = changedAttempts.values.sorted { $0.sequence < $1.sequence }
+        let changed = Array(sorted.prefix(Self.maxRecord))
+        let delivered = Array(recovered.prefix(Self.maxRecord))
+        let through = Self.recordable(
+            deliveredThrough, firstLeftOut: sorted.count > changed.count ? sorted[changed.count].sequence : nil)
         let disable = disableToRecord
+        let started = generation
         _ = try await client.call(
             LedgerRPC.recordDeliveries,
             RecordDeliveriesRequest(
                 endpoint: endpoint.name, owner: owner, deliveredThrough: through, attempts: changed,
                 delivered: delivered.map { DeliveryAttempt(sequence: $0) }, disable: disable))
-        recordedThrough = through
+        // A step-down while the call ran emptied what this record was taken from.
+        guard started == generation else { return }
+        recordedThrough = max(recordedThrough, through)
         for attempt in changed where changedAttempts[attempt.sequence] == attempt {
             changedAttempts[attempt.sequence] = nil
         }
         recovered.removeFirst(delivered.count)
         if disable { disableToRecord = false }
+    }
+
+    /// The most attempts, and recovered sequences, one `RecordDeliveries` carries.
+    static let maxRecord = 1000
+
+    /// The position a record may say is delivered: `deliveredThrough`, or just before the first
+    /// attempt left for the next record when that is lower.
+    static func recordable(_ deliveredThrough: UInt64, firstLeftOut: UInt64?) -> UInt64 {
+        guard let firstLeftOut else { return deliveredThrough }
+        return min(deliveredThrough, max(firstLeftOut, 1) - 1)
     }
 }
