@@ -119,8 +119,12 @@ extension AppleAdapter {
     }
 
     /// A notification found in Get Notification History: verified, put in the inbox like a
-    /// delivered one, and processed when the inbox did not have it.
-    func recordFromHistory(_ signedPayload: String, environment: AppleEnvironment) async {
+    /// delivered one, and processed when the inbox did not have it. Throws when the ledger did
+    /// not take it for a reason that may pass, so that the history cursor stays and the next
+    /// pass asks for it again; one that does not verify, or that the ledger refuses as invalid,
+    /// is logged and skipped, as a delivery of it is answered 400 (asking again gives the same
+    /// bytes).
+    func recordFromHistory(_ signedPayload: String, environment: AppleEnvironment) async throws(RPCError) {
         guard let verifier = verifiers[environment] else { return }
         let notification: AppleNotification
         do {
@@ -130,14 +134,17 @@ extension AppleAdapter {
             return
         }
         let entry = Self.inboxEntry(notification, signedPayload: signedPayload, environment: environment)
+        let response: RecordNotificationResponse
         do {
-            let response = try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
-            guard !response.duplicate else { return }
-            counters.received.increment()
-            await process(notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
+            response = try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
         } catch {
-            logger.warning("a notification from Apple's history was not recorded", ["error": "\(error)"])
+            guard error.code == .invalidArgument else { throw error }
+            logger.warning("the ledger refuses a notification from Apple's history", ["error": "\(error)"])
+            return
         }
+        guard !response.duplicate else { return }
+        counters.received.increment()
+        await process(notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
     }
 
     // MARK: Processing

@@ -64,7 +64,7 @@ public final class AppleReconciler: LifecycleService {
             ) { start, end in
                 let items = try await adapter.api.notificationHistory(start: start, end: end, environment: environment)
                 for item in items {
-                    await adapter.recordFromHistory(item.signedPayload, environment: environment)
+                    try await adapter.recordFromHistory(item.signedPayload, environment: environment)
                 }
             }
         } catch {
