@@ -99,6 +99,13 @@ public struct ConnectGateway: Sendable {
                 RPCError(
                     .invalidArgument, "Connect-Protocol-Version \"\(version.prefix(20))\" is not supported: send 1"))
         }
+        // The caller is known before anything of the body is read: a gzip body costs its
+        // inflation, which an unauthenticated caller does not get.
+        let identities: [String]?
+        switch identify(request) {
+        case .success(let names): identities = names
+        case .failure(let error): return .failure(error)
+        }
         var body = request.body
         switch request.headers["content-encoding"]?.lowercased() {
         case nil, "identity": break
@@ -119,11 +126,6 @@ public struct ConnectGateway: Sendable {
                     RPCError(.invalidArgument, "Connect-Timeout-Ms must be 1 to 10 digits, got \"\(text.prefix(20))\""))
             }
             timeout = max(1, milliseconds)
-        }
-        let identities: [String]?
-        switch identify(request) {
-        case .success(let names): identities = names
-        case .failure(let error): return .failure(error)
         }
         let payload: [UInt8]
         switch codec {

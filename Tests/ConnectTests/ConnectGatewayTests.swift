@@ -239,6 +239,13 @@ struct ConnectGatewayTests {
             headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
         #expect(truncated.text == #"{"code":"invalid_argument","message":"the body is not valid gzip: it ends early"}"#)
         await fixture.server.shutdown()
+        // A caller the gateway does not know gets its refusal before any of its body is inflated.
+        let guarded = try GatewayFixture(identify: { _ in .failure(RPCError(.unauthenticated, "no API key")) })
+        let unknown = try await guarded.post(
+            method, bomb, headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
+        #expect(unknown.status == 401)
+        #expect(unknown.text == #"{"code":"unauthenticated","message":"no API key"}"#)
+        await guarded.server.shutdown()
     }
 
     @Test(
