@@ -214,6 +214,9 @@ struct WebhookDeliveryTests {
             while await deliverer.inFlightCount > 0 { try await Task.sleep(for: .milliseconds(5)) }
             await deliverer.step()
             // The slow receiver got both (and answered too late): each one more attempt, timed out.
+            // The second may reach it only once its handler is done holding back the first.
+            let arrived = ContinuousClock.now + .seconds(15)
+            while slow.count < 2, ContinuousClock.now < arrived { try await Task.sleep(for: .milliseconds(20)) }
             let before = state.retrying.map(\.attempts)
             state = try await Self.state(stack)
             #expect(slow.count == 2 && slow.all.allSatisfy { $0.verified })
