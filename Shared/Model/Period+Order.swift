@@ -58,8 +58,9 @@ extension Period {
     ///   that starts inside another is an upgrade (Apple also marks the old one `isUpgraded`,
     ///   which not every payload of the old one carries);
     /// - with `revocationEndsChain` (an Apple family-shared chain, where a revocation is the end of
-    ///   the sharing, REVOKE), each revocation also ends every period that began before it and
-    ///   runs past it, so a REVOKE carried by a renewal charged early ends today's access too;
+    ///   the sharing, REVOKE), each revocation made before its own period ended also ends every
+    ///   period that began before it and runs past it, so a REVOKE carried by a renewal charged
+    ///   early ends today's access too;
     /// - contiguous unrevoked periods of one product, plan and kind (the next starts at or
     ///   before the previous one's end: an early renewal starts exactly there) become one, named
     ///   by the latest, with its offer type.
@@ -70,8 +71,8 @@ extension Period {
             ($0.startMilliseconds, $0.periodID) < ($1.startMilliseconds, $1.periodID)
         }
         if clipsAtNextStart {
-            let replaced = replacedRenewalStarts(sorted)
-            if !replaced.isEmpty { sorted.removeAll { replaced.contains($0.startMilliseconds) } }
+            let replaced = replacedRenewals(sorted)
+            if !replaced.isEmpty { sorted.removeAll { isReplaced($0, replaced) } }
         }
         for index in sorted.indices {
             sorted[index].raw = nil
@@ -104,36 +105,46 @@ extension Period {
         return merged
     }
 
-    /// Where the renewals charged early that a plan change replaced before they began start, in
-    /// `sorted` (ordered by start): the end of each period inside which a period of another
-    /// product began (a change at once; a change at renewal starts where the old period ends).
-    /// Ends as recorded, before any cut. In start order, so that a period already found replaced
-    /// neither replaces another nor counts as a change (the upgrade's own renewal, charged early,
-    /// starts after a replaced one began inside the upgrade's period). In a chain periods follow
-    /// one another, so each scan stops after a step or two.
-    static func replacedRenewalStarts(_ sorted: [Period]) -> Set<Int64> {
-        var starts: Set<Int64> = []
-        for (index, previous) in sorted.enumerated() where !starts.contains(previous.startMilliseconds) {
+    /// The renewals charged early that a plan change replaced before they began, in `sorted`
+    /// (ordered by start): by where they start, the end of each period inside which a period of
+    /// another product began (a change at once; a change at renewal starts where the old period
+    /// ends), with the products of those changes, whose own periods starting there are their
+    /// renewals and stay. Ends as recorded, before any cut. In start order, so that a period
+    /// already found replaced neither replaces another nor counts as a change (the upgrade's own
+    /// renewal, charged early, starts after a replaced one began inside the upgrade's period). In
+    /// a chain periods follow one another, so each scan stops after a step or two.
+    static func replacedRenewals(_ sorted: [Period]) -> [Int64: Set<String>] {
+        var replaced: [Int64: Set<String>] = [:]
+        for (index, previous) in sorted.enumerated() where !isReplaced(previous, replaced) {
             guard let end = previous.endMilliseconds, previous.startMilliseconds < end else { continue }
             var next = index + 1
             while next < sorted.count, sorted[next].startMilliseconds < end {
                 let change = sorted[next]
                 next += 1
-                guard !starts.contains(change.startMilliseconds) else { continue }
+                guard !isReplaced(change, replaced) else { continue }
                 if change.startMilliseconds > previous.startMilliseconds, change.productID != previous.productID {
-                    starts.insert(end)
-                    break
+                    replaced[end, default: []].insert(change.productID)
                 }
             }
         }
-        return starts
+        return replaced
     }
 
-    /// Each revocation in `periods` also revokes, at its time, every period that began before
-    /// it and whose paid time runs past it (the earliest such revocation, with its reason).
+    /// Whether `period` is a renewal that `replaced` (see `replacedRenewals`) drops.
+    static func isReplaced(_ period: Period, _ replaced: [Int64: Set<String>]) -> Bool {
+        guard let changes = replaced[period.startMilliseconds] else { return false }
+        return !changes.contains(period.productID)
+    }
+
+    /// Each revocation in `periods` made before its own period ended (a REVOKE is put on the
+    /// newest transaction; a refund of an old one, made after it ended, is that period's alone)
+    /// also revokes, at its time, every period that began before it and whose paid time runs
+    /// past it (the earliest such revocation, with its reason).
     static func endAtRevocations(_ periods: inout [Period]) {
         let revocations = periods.compactMap { period in
-            period.revokedTimeMilliseconds.map { ($0, period.revocationReason) }
+            period.revokedTimeMilliseconds.flatMap { time in
+                time <= (period.endMilliseconds ?? Int64.max) ? (time, period.revocationReason) : nil
+            }
         }.sorted { ($0.0, $0.1 ?? "") < ($1.0, $1.1 ?? "") }
         guard !revocations.isEmpty else { return }
         for index in periods.indices {

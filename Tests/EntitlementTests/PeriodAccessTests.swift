@@ -269,20 +269,47 @@ struct PeriodAccessTests {
         #expect(try Self.check(bought, at: Self.t0 + 30 * Self.day).reason == .revoked)
     }
 
-    @Test("in a family-shared chain a revocation ends the periods that run past it; sharing again later stands")
+    @Test(
+        "in a family-shared chain a REVOKE ends the periods that run past it; an old refund, sharing again later stand")
     func familyRevocationEndsChain() {
-        let revokedAt = Self.t0 + 40 * Self.day
+        // Month 0 refunded after it ended (the purchaser's refund of an old transaction); sharing
+        // revoked twelve hours before month 2 (charged early) began, on month 2; shared again
+        // from month 4.
+        let refundedAt = Self.t0 + 40 * Self.day
+        let revokedAt = Self.t0 + 60 * Self.day - 12 * Self.hour
         let recorded = [
-            Self.month(0, revoked: revokedAt, signed: revokedAt), Self.month(1), Self.month(2), Self.month(4),
+            Self.month(0, revoked: refundedAt, signed: refundedAt), Self.month(1),
+            Self.month(2, revoked: revokedAt, signed: revokedAt), Self.month(4),
         ]
-        let shared = Period.accessPeriods(recorded, clipsAtNextStart: true, revocationEndsChain: true)
+        let shared = Period.accessPeriods(recorded.shuffled(), clipsAtNextStart: true, revocationEndsChain: true)
         #expect(shared.map(\.periodID) == ["2000", "2001", "2002", "2004"])
-        #expect(shared.map(\.revokedTimeMilliseconds) == [revokedAt, revokedAt, nil, nil])
+        #expect(shared.map(\.revokedTimeMilliseconds) == [refundedAt, revokedAt, revokedAt, nil])
         #expect(shared[1].revocationReason == "0")
-        // Bought, not shared: the refund of month 0 revokes month 0 only.
+        // Bought, not shared: each revocation is its own period's.
         let bought = Period.accessPeriods(recorded, clipsAtNextStart: true)
-        #expect(bought.map(\.revokedTimeMilliseconds) == [revokedAt, nil, nil])
-        #expect(bought.map(\.periodID) == ["2000", "2002", "2004"])
+        #expect(bought.map(\.revokedTimeMilliseconds) == [refundedAt, nil, revokedAt, nil])
+        // The old refund alone leaves a family member's later months as they were.
+        let refundOnly = Period.accessPeriods(
+            [recorded[0], Self.month(1), Self.month(2)], clipsAtNextStart: true, revocationEndsChain: true)
+        #expect(refundOnly.map(\.revokedTimeMilliseconds) == [refundedAt, nil])
+        #expect(refundOnly.last?.endMilliseconds == Self.t0 + 90 * Self.day)
+    }
+
+    @Test("an upgrade to a shorter plan that ends where the old period would have: its own renewal stays")
+    func upgradeEndingAtOldEnd() {
+        // A weekly pro.plus bought on day 23 of a month of pro.monthly ends on day 30, where
+        // pro.monthly would have ended; its renewal starts there too.
+        var weekly = Self.month(0, product: "pro.plus")
+        weekly.periodID = "3000"
+        weekly.startMilliseconds = Self.t0 + 23 * Self.day
+        weekly.endMilliseconds = Self.t0 + 30 * Self.day
+        var next = weekly
+        next.periodID = "3001"
+        next.startMilliseconds = Self.t0 + 30 * Self.day
+        next.endMilliseconds = Self.t0 + 37 * Self.day
+        let periods = Period.accessPeriods([next, Self.month(0), weekly], clipsAtNextStart: true)
+        #expect(periods.map(\.periodID) == ["2000", "3001"])
+        #expect(periods.map(\.endMilliseconds) == [Self.t0 + 23 * Self.day, Self.t0 + 37 * Self.day])
     }
 
     @Test("an at in the past is answered as paid then, though the subscription is expired now")

@@ -1,9 +1,10 @@
 import Foundation
-import LedgerService
 import Model
 import RPC
 import Testing
 import Wire
+
+@testable import LedgerService
 
 /// One suite, run unchanged against every available engine.
 @Suite("Ledger conformance")
@@ -452,6 +453,14 @@ struct LedgerConformanceTests {
             #expect(try await ledger.cursor(GetCursorRequest(name: "events.feed")) == Cursor(name: "events.feed"))
             let events = try await ledger.eventState(GetEventStateRequest())
             #expect(!events.started && events.throughFeedPosition == 0)
+            // A negative position stored before these checks reads as 0, not a crash.
+            _ = try await ledger.write { tx in
+                try tx.query(
+                    "INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)",
+                    [.text("events.feed"), .int(-1), .int(0)])
+            }
+            let stored = try await ledger.eventState(GetEventStateRequest())
+            #expect(stored.started && stored.throughFeedPosition == 0)
         }
     }
 

@@ -180,6 +180,7 @@ public actor EventPublisher {
                     account: account, position: position, at: at, access: access(of: account, at: at))
             }
             pending = events
+            pendingGeneration += 1
             through = max(position, state.throughFeedPosition)
             appendedThrough = state.throughFeedPosition
             ready = true
@@ -215,7 +216,7 @@ public actor EventPublisher {
                 // A catch-up or a step-down replaced the list while the call ran: what it holds
                 // now was not in this batch.
                 guard generation == pendingGeneration else { continue }
-                pending.removeFirst(batch.count)
+                pending.removeFirst(min(batch.count, pending.count))
                 appendedThrough = max(appendedThrough, covers)
             } catch let error as RPCError where error.code == .failedPrecondition {
                 stepDown("\(error.message)")
