@@ -40,6 +40,14 @@ struct PeriodAccessTests {
             signedTimeMilliseconds: signed ?? (t0 + n * 30 * day - day), productKind: .autoRenewable)
     }
 
+    /// A pro.plus transaction `id` of a chain from `start` to `end`, signed at `signed` (its start
+    /// by default): an upgrade, or the upgrade's renewal.
+    static func plus(_ id: String, from start: Int64, to end: Int64, signed: Int64? = nil) -> Period {
+        Period(
+            periodID: id, productID: "pro.plus", startMilliseconds: start, endMilliseconds: end,
+            signedTimeMilliseconds: signed ?? start, productKind: .autoRenewable)
+    }
+
     static func state(
         _ state: SubscriptionState, periods: [Period], storeTime: Int64, product: String = "pro.monthly",
         kind: ProductKind = .autoRenewable, grace: Int64? = nil
@@ -85,10 +93,7 @@ struct PeriodAccessTests {
 
     @Test("an upgrade's transaction cuts the old period at its start, flagged isUpgraded or not")
     func upgradeClips() {
-        var plus = Self.month(0, product: "pro.plus")
-        plus.periodID = "3000"
-        plus.startMilliseconds = Self.t0 + 10 * Self.day
-        plus.endMilliseconds = Self.t0 + 40 * Self.day
+        let plus = Self.plus("3000", from: Self.t0 + 10 * Self.day, to: Self.t0 + 40 * Self.day)
         let merged = Period.accessPeriods([plus, Self.month(0)], clipsAtNextStart: true)
         #expect(merged.map(\.productID) == ["pro.monthly", "pro.plus"])
         #expect(merged[0].endMilliseconds == Self.t0 + 10 * Self.day)
@@ -187,10 +192,7 @@ struct PeriodAccessTests {
 
     @Test("an upgrade: the old product grants until the upgrade, the new one from it")
     func upgrade() throws {
-        var plus = Self.month(0, product: "pro.plus")
-        plus.periodID = "3000"
-        plus.startMilliseconds = Self.t0 + 10 * Self.day
-        plus.endMilliseconds = Self.t0 + 40 * Self.day
+        let plus = Self.plus("3000", from: Self.t0 + 10 * Self.day, to: Self.t0 + 40 * Self.day)
         let basic = Period(
             periodID: "1", productID: "basic.monthly", startMilliseconds: Self.t0 - 30 * Self.day,
             endMilliseconds: Self.t0, productKind: .autoRenewable)
@@ -210,10 +212,7 @@ struct PeriodAccessTests {
         // Month 1 was charged a day before month 0 ended; twelve hours later the customer
         // upgraded to pro.plus, which starts at once (Apple marks month 1 isUpgraded).
         let upgradedAt = Self.t0 + 30 * Self.day - 12 * Self.hour
-        var plus = Self.month(0, product: "pro.plus", signed: upgradedAt)
-        plus.periodID = "3000"
-        plus.startMilliseconds = upgradedAt
-        plus.endMilliseconds = upgradedAt + 30 * Self.day
+        let plus = Self.plus("3000", from: upgradedAt, to: upgradedAt + 30 * Self.day)
         let recorded = [Self.month(0), Self.month(1), plus]
         let expected = Period.accessPeriods(recorded, clipsAtNextStart: true)
         #expect(expected.map(\.periodID) == ["2000", "3000"])
@@ -223,10 +222,9 @@ struct PeriodAccessTests {
         }
         // pro.plus renews in turn, charged early; the replaced month 1 (which began inside
         // pro.plus's month) does not drop that renewal.
-        var plusRenewal = plus
-        plusRenewal.periodID = "3001"
-        plusRenewal.startMilliseconds = upgradedAt + 30 * Self.day
-        plusRenewal.endMilliseconds = upgradedAt + 60 * Self.day
+        let plusRenewal = Self.plus(
+            "3001", from: upgradedAt + 30 * Self.day, to: upgradedAt + 60 * Self.day, signed: upgradedAt + 29 * Self.day
+        )
         let renewed = Period.accessPeriods((recorded + [plusRenewal]).shuffled(), clipsAtNextStart: true)
         #expect(renewed.map(\.periodID) == ["2000", "3001"])
         #expect(renewed.last?.endMilliseconds == upgradedAt + 60 * Self.day)
@@ -299,14 +297,8 @@ struct PeriodAccessTests {
     func upgradeEndingAtOldEnd() {
         // A weekly pro.plus bought on day 23 of a month of pro.monthly ends on day 30, where
         // pro.monthly would have ended; its renewal starts there too.
-        var weekly = Self.month(0, product: "pro.plus")
-        weekly.periodID = "3000"
-        weekly.startMilliseconds = Self.t0 + 23 * Self.day
-        weekly.endMilliseconds = Self.t0 + 30 * Self.day
-        var next = weekly
-        next.periodID = "3001"
-        next.startMilliseconds = Self.t0 + 30 * Self.day
-        next.endMilliseconds = Self.t0 + 37 * Self.day
+        let weekly = Self.plus("3000", from: Self.t0 + 23 * Self.day, to: Self.t0 + 30 * Self.day)
+        let next = Self.plus("3001", from: Self.t0 + 30 * Self.day, to: Self.t0 + 37 * Self.day)
         let periods = Period.accessPeriods([next, Self.month(0), weekly], clipsAtNextStart: true)
         #expect(periods.map(\.periodID) == ["2000", "3001"])
         #expect(periods.map(\.endMilliseconds) == [Self.t0 + 23 * Self.day, Self.t0 + 37 * Self.day])
