@@ -139,21 +139,29 @@ extension Period {
     /// Each revocation in `periods` made before its own period ended (a REVOKE is put on the
     /// newest transaction; a refund of an old one, made after it ended, is that period's alone)
     /// also revokes, at its time, every period that began before it and whose paid time runs
-    /// past it (the earliest such revocation, with its reason).
+    /// past it, and the renewal charged early that starts where its own period ends (should
+    /// Apple put a REVOKE on the current transaction rather than on that renewal); the earliest
+    /// such revocation, with its reason.
     static func endAtRevocations(_ periods: inout [Period]) {
         let revocations = periods.compactMap { period in
             period.revokedTimeMilliseconds.flatMap { time in
-                time <= (period.endMilliseconds ?? Int64.max) ? (time, period.revocationReason) : nil
+                time <= (period.endMilliseconds ?? Int64.max)
+                    ? (time: time, reason: period.revocationReason, end: period.endMilliseconds) : nil
             }
-        }.sorted { ($0.0, $0.1 ?? "") < ($1.0, $1.1 ?? "") }
+        }.sorted { ($0.time, $0.reason ?? "") < ($1.time, $1.reason ?? "") }
         guard !revocations.isEmpty else { return }
         for index in periods.indices {
             let period = periods[index]
             let runsTo = min(period.revokedTimeMilliseconds ?? Int64.max, period.endMilliseconds ?? Int64.max)
-            guard let (time, reason) = revocations.first(where: { period.startMilliseconds < $0.0 && $0.0 < runsTo })
+            guard
+                let revocation = revocations.first(where: {
+                    $0.time < runsTo
+                        && (period.startMilliseconds < $0.time
+                            || (period.startMilliseconds == $0.end && $0.time < period.startMilliseconds))
+                })
             else { continue }
-            periods[index].revokedTimeMilliseconds = time
-            periods[index].revocationReason = reason
+            periods[index].revokedTimeMilliseconds = revocation.time
+            periods[index].revocationReason = revocation.reason
         }
     }
 }

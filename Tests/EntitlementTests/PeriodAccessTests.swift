@@ -259,6 +259,11 @@ struct PeriodAccessTests {
         #expect(try Self.check(shared, at: Self.t0 + 31 * Self.day).reason == .revoked)
         let before = try Self.check(shared, at: revokedAt - 1)
         #expect(before.allowed && before.untilMilliseconds == revokedAt)
+        // Put on month 0, the one in force, the REVOKE ends month 1 as well.
+        let onCurrent = Period.accessPeriods(
+            [Self.month(0, revoked: revokedAt, signed: revokedAt), Self.month(1)], clipsAtNextStart: true,
+            revocationEndsChain: true)
+        #expect(onCurrent.map(\.revokedTimeMilliseconds) == [revokedAt, revokedAt])
         // The buyer's own refund of a renewal that has not started leaves the paid month.
         var bought = Self.state(.revoked, periods: recorded, storeTime: revokedAt)
         bought.revokedTimeMilliseconds = revokedAt
