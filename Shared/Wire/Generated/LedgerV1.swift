@@ -3116,7 +3116,8 @@ public enum LedgerRPC {
     /// Named positions callers keep in the ledger (a reconciliation watermark, say).
     public static let getCursor = UnaryMethod<GetCursorRequest, Cursor>("subscriptions.ledger.v1.Ledger/GetCursor")
 
-    /// Advances a cursor; a value lower than the stored one leaves it as it is.
+    /// Advances a cursor; a value lower than the stored one leaves it as it is. A negative value,
+    /// and the event log's own cursor (`events.feed`, which AppendEvents moves), are refused.
     public static let advanceCursor = UnaryMethod<AdvanceCursorRequest, Cursor>("subscriptions.ledger.v1.Ledger/AdvanceCursor")
 
     /// The newest change-feed position (for readers to measure how far behind they are).

@@ -2005,7 +2005,7 @@ public enum OpenAPIDocuments {
         "tags": [
           "Ledger"
         ],
-        "description": "Advances a cursor; a value lower than the stored one leaves it as it is.",
+        "description": "Advances a cursor; a value lower than the stored one leaves it as it is. A negative value,\nand the event log's own cursor (`events.feed`, which AppendEvents moves), are refused.",
         "parameters": [
           {
             "name": "Connect-Protocol-Version",
