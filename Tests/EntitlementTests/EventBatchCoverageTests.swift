@@ -25,6 +25,8 @@ struct EventBatchCoverageTests {
         // An access end that fell due carries its grant's older position.
         #expect(EventPublisher.covered(through: 7, leftBehind: Self.events([7, 3, 7])) == 2)
         #expect(EventPublisher.covered(through: 7, leftBehind: Self.events([0])) == 0)
+        // Never past what was computed.
+        #expect(EventPublisher.covered(through: 4, leftBehind: Self.events([9])) == 4)
     }
 
     @Test("a webhook record that leaves attempts for the next one says delivered only up to just before them")

@@ -145,8 +145,8 @@ extension Ledger {
     }
 
     /// `periods` of `key` as access reads them (`Period.accessPeriods`), the latest `maxPeriods`.
-    /// An Apple family-shared chain's revocation is the end of the sharing (REVOKE): it ends
-    /// every period that runs past it.
+    /// In an Apple family-shared chain a revocation made before its period ended is the end of
+    /// the sharing (REVOKE): it also ends the chain's periods that run past it.
     static func accessPeriods(_ periods: [Period], of key: SubscriptionKey, ownership: Ownership?) -> [Period] {
         let access =
             key.store == .google

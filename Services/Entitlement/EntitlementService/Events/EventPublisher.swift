@@ -128,9 +128,15 @@ public actor EventPublisher {
         leading = false
         ready = false
         tracker = AccessEventTracker()
-        pending = []
-        pendingGeneration += 1
+        replacePending([])
         leader.set(0)
+    }
+
+    /// Puts `events` in place of what is pending, marking the list as replaced for an append in
+    /// flight.
+    private func replacePending(_ events: [Event]) {
+        pending = events
+        pendingGeneration += 1
     }
 
     /// From the ledger's record of where computation stands to the view's position.
@@ -145,8 +151,7 @@ public actor EventPublisher {
             }
             tracker = AccessEventTracker()
             tracker.restore(announced)
-            pending = []
-            pendingGeneration += 1
+            replacePending([])
             guard state.started else {
                 // The log starts here: access held now is taken as known.
                 through = position
@@ -179,8 +184,7 @@ public actor EventPublisher {
                 events += tracker.observe(
                     account: account, position: position, at: at, access: access(of: account, at: at))
             }
-            pending = events
-            pendingGeneration += 1
+            replacePending(events)
             through = max(position, state.throughFeedPosition)
             appendedThrough = state.throughFeedPosition
             ready = true
@@ -206,7 +210,7 @@ public actor EventPublisher {
     public func flush() async -> Bool {
         while leading, ready, !pending.isEmpty || through > appendedThrough {
             let batch = Array(pending.prefix(Self.maxBatch))
-            let covers = min(through, Self.covered(through: through, leftBehind: pending.dropFirst(batch.count)))
+            let covers = Self.covered(through: through, leftBehind: pending.dropFirst(batch.count))
             let generation = pendingGeneration
             do {
                 let answer = try await client.call(
@@ -233,10 +237,10 @@ public actor EventPublisher {
     static let maxBatch = 1000
 
     /// The feed position a batch covers when `leftBehind` stay pending: `through` when none do,
-    /// else just before the lowest position among them.
+    /// else just before the lowest position among them (never past `through`).
     static func covered(through: UInt64, leftBehind: some Collection<Event>) -> UInt64 {
         guard let lowest = leftBehind.lazy.map(\.position).min() else { return through }
-        return lowest > 0 ? lowest - 1 : 0
+        return min(through, lowest > 0 ? lowest - 1 : 0)
     }
 }
 
