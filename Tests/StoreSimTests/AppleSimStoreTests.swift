@@ -202,6 +202,46 @@ struct AppleSimStoreTests {
         #expect(throws: SimError(.notFound, "no product gold")) { try store.buy(productID: "gold") }
     }
 
+    @Test(
+        "family sharing revoked while a renewal charged early waits: the revocation date on the newest or the one in force, the seed drawing either"
+    )
+    func familyRevocationMarks() throws {
+        // A second before the first month ends, when its renewal (charged up to a day early)
+        // waits to start.
+        func sharedWithRenewalWaiting(seed: UInt64) throws -> (AppleSimStore, String) {
+            let store = AppleSimStore(
+                configuration: AppleSimConfiguration(
+                    bundleID: "com.example.app", appAppleID: 1_234_567_890, products: [Self.monthly],
+                    renewalSeed: seed),
+                clock: SimClock(startMilliseconds: Self.start), chain: Self.chain)
+            let shared = try store.buy(productID: Self.monthly.id, familyShared: true)
+            store.advance(by: 31 * Self.day - 1000)
+            #expect(try Self.kinds(store) == ["SUBSCRIBED/INITIAL_BUY", "DID_RENEW"])
+            return (store, shared)
+        }
+        let now = Self.start + 31 * Self.day - 1000
+        for (mark, marked) in [(AppleSimRevocationMark.newest, 1), (.inForce, 0)] {
+            let (store, shared) = try sharedWithRenewalWaiting(seed: 1)
+            try store.revokeFamilySharing(shared, marking: mark)
+            let revoke = try #require(try Self.drain(store).first)
+            #expect(revoke.0 == "REVOKE" && revoke.2 == 5)
+            let history = try store.history(shared).map { try Self.verifier.verifyTransaction($0) }
+            #expect(history.count == 2 && history[1].purchaseDate == Self.start + 31 * Self.day)
+            #expect(revoke.3.transactionId == history[marked].transactionId)
+            #expect(history.map(\.revocationDate) == (0..<2).map { $0 == marked ? now : nil })
+            #expect(history.allSatisfy { $0.revocationReason == nil })
+        }
+        // Left to the seed, both happen.
+        var drawn = Set<String>()
+        for seed in UInt64(0)..<16 {
+            let (store, shared) = try sharedWithRenewalWaiting(seed: seed)
+            try store.revokeFamilySharing(shared)
+            let revoke = try #require(try Self.drain(store).first)
+            drawn.insert(revoke.3.transactionId == shared ? "in force" : "newest")
+        }
+        #expect(drawn == ["in force", "newest"])
+    }
+
     @Test("the App Store Server API answers the verifier's client over HTTP, and refuses a token it did not sign")
     func serverAPI() async throws {
         let store = Self.store()

@@ -96,13 +96,25 @@ public final class StoreSimulator: Sendable {
             ("cancel", { try $0.cancel($1) }), ("resubscribe", { try $0.resubscribe($1) }),
             ("fail-payment", { try $0.failPayment($1) }), ("recover", { try $0.recover($1) }),
             ("reverse-refund", { try $0.reverseRefund($1) }), ("decline-refund", { try $0.declineRefund($1) }),
-            ("revoke-family-sharing", { try $0.revokeFamilySharing($1) }),
         ]
         for (name, action) in actions {
             control(server, "/control/apple/\(name)") { body in
                 try action(self.apple, try Self.string(body, "transactionId"))
                 return [:]
             }
+        }
+        // "marking": "newest" or "in-force", the transaction the revocation date goes on while a
+        // renewal charged early waits (drawn from the seed when left out).
+        control(server, "/control/apple/revoke-family-sharing") { body in
+            var mark: AppleSimRevocationMark?
+            if let name = body["marking"] {
+                guard let value = (name as? String).flatMap(AppleSimRevocationMark.init(rawValue:)) else {
+                    throw SimError(.badRequest, "\"marking\" must be \"newest\" or \"in-force\"")
+                }
+                mark = value
+            }
+            try self.apple.revokeFamilySharing(try Self.string(body, "transactionId"), marking: mark)
+            return [:]
         }
         // Any transaction of a chain, or a one-time purchase; "reason" is Apple's revocationReason.
         control(server, "/control/apple/refund") { body in

@@ -132,8 +132,20 @@ public struct AppleSimConfiguration: Sendable {
 ///   an id is its own chain (Apple's covers all the customer's purchases; the simulator has no
 ///   customers). Offer eligibility (one introductory offer per group, win-back for lapsed
 ///   subscribers) is not checked.
+/// - Where a family-sharing revocation made while a renewal charged early waits puts its
+///   `revocationDate` is not documented: on the newest transaction (not started yet) or on the
+///   one in force. The simulator does either (`AppleSimRevocationMark`, drawn from the seed
+///   unless the caller names one), and the REVOKE carries the transaction it marked.
 /// - A billing recovery within grace keeps the failed renewal date as the new period's start
 ///   but dates the transaction at the recovery; a recovery in billing retry starts the period then.
+/// The transaction a family-sharing revocation marks while a renewal charged early waits.
+public enum AppleSimRevocationMark: String, Sendable {
+    /// The renewal charged early, whose period has not started.
+    case newest
+    /// The transaction whose period runs now.
+    case inForce = "in-force"
+}
+
 public final class AppleSimStore: Sendable {
     public let configuration: AppleSimConfiguration
     public let clock: SimClock
@@ -515,8 +527,11 @@ public final class AppleSimStore: Sendable {
     }
 
     /// A family member loses access to a family-shared purchase (a subscription or a
-    /// non-consumable): REVOKE.
-    public func revokeFamilySharing(_ id: String) throws(SimError) {
+    /// non-consumable): REVOKE. While a renewal charged early waits to start, the revocation
+    /// date goes on `marking` (drawn from the seed when nil, the same every run); otherwise on
+    /// the newest transaction, which is then the one in force. The notification carries the
+    /// transaction marked.
+    public func revokeFamilySharing(_ id: String, marking: AppleSimRevocationMark? = nil) throws(SimError) {
         try change { state, now throws(SimError) in
             let original = try Self.original(id, in: state)
             if let purchase = state.purchases[original] {
@@ -532,12 +547,25 @@ public final class AppleSimStore: Sendable {
             guard state.subscriptions[original]!.phase != .revoked else {
                 throw SimError(.conflict, "\(id) is already revoked")
             }
-            let last = state.subscriptions[original]!.transactions.count - 1
-            state.subscriptions[original]!.transactions[last].revocationDate = now
+            let transactions = state.subscriptions[original]!.transactions
+            var marked = transactions.count - 1
+            if let inForce = transactions.lastIndex(where: { $0.purchaseDate <= now }), inForce < marked,
+                (marking ?? drawnMark(transactions[marked].id)) == .inForce
+            {
+                marked = inForce
+            }
+            state.subscriptions[original]!.transactions[marked].revocationDate = now
             state.subscriptions[original]!.phaseBeforeRevocation = state.subscriptions[original]!.phase
             state.subscriptions[original]!.phase = .revoked
-            emit(&state, original, "REVOKE", nil, at: now)
+            emit(&state, original, "REVOKE", nil, at: now, naming: transactions[marked].id)
         }
+    }
+
+    /// Which transaction a family-sharing revocation marks while a renewal charged early waits,
+    /// drawn from the seed and the waiting transaction's id.
+    private func drawnMark(_ waiting: String) -> AppleSimRevocationMark {
+        var generator = SplitMix64(seed: configuration.renewalSeed ^ ~(UInt64(waiting) ?? 0))
+        return Bool.random(using: &generator) ? .inForce : .newest
     }
 
     /// The customer moves to `productID` in the same group, as Apple rules it: to a higher level,
