@@ -251,7 +251,7 @@ let package = Package(
             dependencies: [
                 "HTTPClient", "VerifierService", "AppStore", "GooglePlay", "Crypto", "Model", "Wire", "RPC", "Config",
                 "HTTP",
-                "Observability", "Sockets", "TestSupport",
+                "Observability", "Sockets", "SQLite", "TestSupport",
             ],
             path: "Tests/VerifierTests", swiftSettings: swiftSettings),
         .testTarget(

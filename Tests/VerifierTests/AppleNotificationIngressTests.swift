@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import Model
 import RPC
+import SQLite
 import Testing
 import VerifierService
 import Wire
@@ -110,9 +111,9 @@ struct AppleNotificationIngressTests {
         await harness.stop()
     }
 
-    @Test("reconciliation records a notification it finds only in Apple's history and advances the watermark")
-    func historyBackfill() async throws {
-        let harness = try await AppleAdapterHarness()
+    /// A refund made a second ago that reached the verifier only through Get Notification History
+    /// (`uuid`), with the API answering the revoked state; returns the refund's time.
+    static func refundOnlyInHistory(_ harness: AppleAdapterHarness, uuid: String) throws -> Int64 {
         let refund = harness.clock.milliseconds - 1000
         harness.api.set(
             "2000000001",
@@ -120,8 +121,15 @@ struct AppleNotificationIngressTests {
                 transaction: harness.transaction(revokedAt: refund), renewal: harness.renewal(autoRenew: 0), status: 5))
         harness.api.addHistory(
             try harness.notification(
-                uuid: "5a6b7c8d-0000-4000-8000-000000000001", type: "REFUND",
-                transaction: harness.transaction(revokedAt: refund), renewal: harness.renewal(autoRenew: 0)))
+                uuid: uuid, type: "REFUND", transaction: harness.transaction(revokedAt: refund),
+                renewal: harness.renewal(autoRenew: 0)))
+        return refund
+    }
+
+    @Test("reconciliation records a notification it finds only in Apple's history and advances the watermark")
+    func historyBackfill() async throws {
+        let harness = try await AppleAdapterHarness()
+        let refund = try Self.refundOnlyInHistory(harness, uuid: "5a6b7c8d-0000-4000-8000-000000000001")
         await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
         let subscription = try #require(try await harness.ledger.subscription(Self.key))
         #expect(subscription.state == .revoked && subscription.revokedTimeMilliseconds == refund)
@@ -141,6 +149,40 @@ struct AppleNotificationIngressTests {
             windows == [
                 "notificationHistory \(first - 86_400_000)...\(first)",  // a day back at first
                 "notificationHistory \(first - 3_600_000)...\(first + 60_000)",  // then an hour of overlap
+            ])
+        await harness.stop()
+    }
+
+    @Test(
+        "a notification from Apple's history that the ledger fails to record keeps the watermark; the next pass asks again and records it"
+    )
+    func historyRecordFailure() async throws {
+        let harness = try await AppleAdapterHarness()
+        let refund = try Self.refundOnlyInHistory(harness, uuid: "5a6b7c8d-0000-4000-8000-000000000002")
+        // The ledger's storage fails every inbox write (a trigger put into its file from here):
+        // an internal error, not a refusal of the notification.
+        let file = try SQLiteDatabase(path: harness.directory.appendingPathComponent("ledger.sqlite").path)
+        try file.execute(
+            "CREATE TRIGGER refuse_inbox BEFORE INSERT ON inbox BEGIN SELECT RAISE(ABORT, 'inbox writes fail'); END")
+        let first = harness.clock.milliseconds
+        await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        let name = GetCursorRequest(name: "apple-notification-history-sandbox")
+        var cursor: Cursor = try await harness.rpc.call(LedgerRPC.getCursor.name, name)
+        #expect(cursor.value == 0)
+        #expect(try await harness.ledger.subscription(Self.key) == nil)
+        // The storage mends; the next pass asks for the whole first window again.
+        try file.execute("DROP TRIGGER refuse_inbox")
+        harness.clock.advance(seconds: 60)
+        await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        let subscription = try #require(try await harness.ledger.subscription(Self.key))
+        #expect(subscription.state == .revoked && subscription.revokedTimeMilliseconds == refund)
+        cursor = try await harness.rpc.call(LedgerRPC.getCursor.name, name)
+        #expect(cursor.value == harness.clock.milliseconds)
+        let windows = harness.api.calls.filter { $0.hasPrefix("notificationHistory ") }
+        #expect(
+            windows == [
+                "notificationHistory \(first - 86_400_000)...\(first)",
+                "notificationHistory \(first + 60_000 - 86_400_000)...\(first + 60_000)",
             ])
         await harness.stop()
     }
