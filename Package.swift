@@ -227,7 +227,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "RPC", "Wire", "Connect", "ProtoJSON", "Config", "Crypto", "Model", "Sockets", "TestSupport",
-                "EntitlementService", "Observability", "HTTP",
+                "EntitlementService", "Observability", "HTTP", "SQLite",
             ],
             path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),

@@ -1,12 +1,14 @@
-import EntitlementService
 import Foundation
 import Model
 import Observability
 import RPC
+import SQLite
 import Synchronization
 import TestSupport
 import Testing
 import Wire
+
+@testable import EntitlementService
 
 /// The event log computed against a real ledger: two entitlement publishers in this process
 /// (each with its own view and feed follower, and a clock the test sets), the ledger a process.
@@ -41,8 +43,16 @@ struct EventLogTests {
         return Instance(view: view, follower: follower, publisher: publisher)
     }
 
+    /// The whole log, a thousand events a page.
     static func log(_ stack: EntitlementStack) async throws -> [Event] {
-        try await stack.ledgerClient.call(LedgerRPC.listEvents, ListEventsRequest(limit: 1000)).events
+        var events: [Event] = []
+        while true {
+            let page = try await stack.ledgerClient.call(
+                LedgerRPC.listEvents, ListEventsRequest(afterSequence: events.last?.sequence ?? 0, limit: 1000)
+            ).events
+            guard !page.isEmpty else { return events }
+            events += page
+        }
     }
 
     /// Appends what `instance` computed until the log holds what `expected` wants (at most 60 s).
@@ -59,6 +69,95 @@ struct EventLogTests {
         }
         Issue.record("the event log never showed \(what): \(events.map(\.type))")
         return events
+    }
+
+    /// Takes the lease for `instance` once its view has a position (the previous holder's lease
+    /// expires within three seconds on the ledger's clock); false when it never did.
+    static func lead(_ instance: Instance) async throws -> Bool {
+        while instance.view.position == nil { try await Task.sleep(for: .milliseconds(10)) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while await !instance.publisher.isComputing, ContinuousClock.now < deadline {
+            await instance.publisher.renewLease()
+            if await instance.publisher.isComputing { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return await instance.publisher.isComputing
+    }
+
+    @Test(
+        "a flush that leaves events of a change behind records the feed as covered only to just before that change: the next holder computes the rest, every event once"
+    )
+    func partialFlushThenTakeover() async throws {
+        let stack = try await EntitlementStack()
+        let clock = Clock()
+        let first = try await Self.instance(stack, owner: "instance-a", clock: clock)
+        do {
+            #expect(try await Self.lead(first))
+            #expect(await first.publisher.flush())
+            // One change that gives one event, then 600 grants that give two each (grant.created,
+            // access.granted): the 1,000th event, where the first append stops, is the first of
+            // the 500th grant's two.
+            let key = SubscriptionKey(store: .apple, environment: .production, storeID: "4101")
+            let unlinked = Subscription(
+                key: key, productID: "com.example.pro.monthly", productKind: .autoRenewable, state: .cancelled,
+                ownership: .purchased, purchaseTimeMilliseconds: clock.now - Self.day,
+                expiresTimeMilliseconds: clock.now + 29 * Self.day, autoRenew: false, storeTimeMilliseconds: clock.now,
+                bundleOrPackage: "com.example.app")
+            let _: RecordVerifiedStateResponse = try await stack.ledgerClient.call(
+                LedgerRPC.recordVerifiedState,
+                RecordVerifiedStateRequest(
+                    idempotencyKey: "state-4101", subscription: unlinked,
+                    events: [LifecycleEvent(key: key, kind: .renewalDisabled, storeTimeMilliseconds: clock.now)]))
+            var positions: [UInt64] = []
+            var started: Int64 = 0
+            for account in 1...600 {
+                let grant: GrantEntitlementResponse = try await stack.ledgerClient.call(
+                    LedgerRPC.grantEntitlement,
+                    GrantEntitlementRequest(
+                        idempotencyKey: "g-\(account)", accountID: "acct-\(account)", capability: "pro"))
+                positions.append(grant.position)
+                started = try #require(grant.grant?.purchaseTimeMilliseconds)
+            }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while await first.publisher.pendingCount < 1201, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(await first.publisher.pendingCount == 1201)
+            // The log takes the first append (1,000 events) and fails every one after it.
+            let file = try SQLiteDatabase(path: stack.directory.appendingPathComponent("ledger.sqlite").path)
+            try file.execute(
+                """
+                CREATE TRIGGER log_full BEFORE INSERT ON event_log WHEN (SELECT count(*) FROM event_log) >= 1000
+                BEGIN SELECT RAISE(ABORT, 'the event log takes no more'); END
+                """)
+            #expect(await !first.publisher.flush())
+            var log = try await Self.log(stack)
+            #expect(log.count == 1000 && log.last?.type == "grant.created" && log.last?.accountID == "acct-500")
+            let state = try await stack.ledgerClient.call(LedgerRPC.getEventState, GetEventStateRequest())
+            #expect(state.throughFeedPosition == positions[499] - 1)
+            // The first instance dies with 201 events computed; the log mends; a second takes over.
+            await first.follower.shutdown()
+            try file.execute("DROP TRIGGER log_full")
+            // The clock at the ledger's time, past the last grant's start.
+            clock.set(started + 1000)
+            let second = try await Self.instance(stack, owner: "instance-b", clock: clock)
+            #expect(try await Self.lead(second))
+            log = try await Self.until(stack, second, "every event") { $0.count >= 1201 }
+            #expect(log.count == 1201)
+            #expect(Set(log.map(\.id)).count == log.count)
+            // In order; the number the second holder's repeat of an appended event drew is skipped.
+            #expect(zip(log, log.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
+            for account in 1...600 {
+                let events = log.filter { $0.accountID == "acct-\(account)" }.map(\.type)
+                #expect(events == ["grant.created", "access.granted"], "acct-\(account)")
+            }
+            await second.follower.shutdown()
+        } catch {
+            await first.follower.shutdown()
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
     }
 
     @Test(
@@ -113,14 +212,7 @@ struct EventLogTests {
             // The clock back at the ledger's time (the grant starts there).
             clock.set(try #require(grant.grant?.purchaseTimeMilliseconds) + 1000)
             let second = try await Self.instance(stack, owner: "instance-b", clock: clock)
-            while second.view.position == nil { try await Task.sleep(for: .milliseconds(10)) }
-            // It takes the lease once the first one's has expired (three seconds on the ledger's clock).
-            let deadline = ContinuousClock.now + .seconds(10)
-            while await !second.publisher.isComputing, ContinuousClock.now < deadline {
-                await second.publisher.renewLease()
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(await second.publisher.isComputing)
+            #expect(try await Self.lead(second))
             events = try await Self.until(stack, second, "the grant after the takeover") {
                 $0.contains { $0.type == "access.granted" && $0.accountID == "acct-2" }
             }

@@ -67,6 +67,9 @@ public actor EventPublisher {
     /// Whether this instance computes the log now, caught up with the view.
     public var isComputing: Bool { leading && ready }
 
+    /// How many computed events wait to be appended.
+    var pendingCount: Int { pending.count }
+
     // MARK: The follower's calls
 
     /// After the view applied `change`; `previousHolder` held its subscription before.
