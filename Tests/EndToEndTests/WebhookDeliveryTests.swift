@@ -4,6 +4,7 @@ import HTTP
 import Model
 import Observability
 import RPC
+import SQLite
 import Synchronization
 import TestSupport
 import Testing
@@ -44,11 +45,11 @@ struct WebhookDeliveryTests {
 
     static func deliverer(
         _ stack: EntitlementStack, _ receiver: WebhookReceiver, owner: String, clock: Clock,
-        maxAge: Int64 = 10_000, url: URL? = nil, timeout: TimeInterval = 10
+        maxAge: Int64 = 10_000, url: URL? = nil, timeout: TimeInterval = 10, maxInFlight: Int = 4
     ) throws -> WebhookDeliverer {
         let endpoint = try Self.endpoint(url ?? receiver.url)
         var rules = DeliveryRules()
-        rules.maxInFlight = 4
+        rules.maxInFlight = maxInFlight
         rules.baseBackoff = 1000
         rules.maxAge = maxAge
         rules.timeout = timeout
@@ -75,18 +76,87 @@ struct WebhookDeliveryTests {
         await deliverer.step()
     }
 
+    /// Runs `body` with a ledger and the services' stack, a receiver (answering 200) and a clock;
+    /// stops the receiver and the stack afterwards, whatever happened.
+    static func withReceiver(_ body: (EntitlementStack, WebhookReceiver, Clock) async throws -> Void) async throws {
+        let stack = try await EntitlementStack()
+        let receiver: WebhookReceiver
+        do {
+            receiver = try WebhookReceiver(secret: Self.secret)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        try await receiver.run(beside: stack) { try await body(stack, receiver, Clock()) }
+    }
+
     static func state(_ stack: EntitlementStack) async throws -> GetDeliveryStateResponse {
         try await stack.ledgerClient.call(LedgerRPC.getDeliveryState, GetDeliveryStateRequest(endpoint: "crm"))
+    }
+
+    /// Renews and steps `deliverer` until it holds the endpoint's lease (another's expires within
+    /// three seconds on the ledger's clock); false when it never did.
+    static func takeOver(_ deliverer: WebhookDeliverer) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await !deliverer.isDelivering, ContinuousClock.now < deadline {
+            await deliverer.renewLease()
+            await deliverer.step()
+            if await deliverer.isDelivering { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return await deliverer.isDelivering
+    }
+
+    @Test(
+        "more dead letters at once than one record carries: the position recorded stops before the first left out, and the deliverer that takes over gives those up again; none is lost"
+    )
+    func manyDeadLetters() async throws {
+        try await Self.withReceiver { stack, receiver, clock in
+            receiver.set(503)
+            // 1,201 events of as many accounts, none waiting for another.
+            let events = (1...1201).map { ("e\($0)", "acct-\($0)") }
+            try await Self.append(stack, Array(events.prefix(1000)))
+            try await Self.append(stack, Array(events.dropFirst(1000)))
+            let first = try Self.deliverer(stack, receiver, owner: "deliverer-1", clock: clock, maxInFlight: 16)
+            await first.renewLease()
+            try await Self.rounds(first, "every first attempt") { receiver.count == 1201 }
+            // The ledger takes no record while every second attempt fails past the longest wait:
+            // 1,201 dead letters wait to be recorded.
+            let file = try SQLiteDatabase(path: stack.directory.appendingPathComponent("ledger.sqlite").path)
+            try file.execute(
+                "CREATE TRIGGER refuse BEFORE INSERT ON webhook_attempts BEGIN SELECT RAISE(ABORT, 'no record'); END")
+            clock.advance(by: 11_000)
+            try await Self.rounds(first, "every last attempt") { receiver.count == 2402 }
+            let dead = "SELECT count(*) AS n FROM webhook_attempts WHERE dead_ms IS NOT NULL"
+            #expect(try file.query(dead).int64(0, "n") == 0)
+            // Then it takes the first record (1,000 dead letters) and none after it.
+            try file.execute("DROP TRIGGER refuse")
+            try file.execute(
+                """
+                CREATE TRIGGER refuse BEFORE INSERT ON webhook_attempts
+                WHEN (SELECT count(*) FROM webhook_attempts WHERE dead_ms IS NOT NULL) >= 1000
+                BEGIN SELECT RAISE(ABORT, 'no record'); END
+                """)
+            await first.step()
+            #expect(try file.query(dead).int64(0, "n") == 1000)
+            #expect(try await Self.state(stack).deliveredThrough == 1000)
+            // The first deliverer dies; the ledger mends; another takes over from 1,000 and gives
+            // the rest up again (their first attempts were recorded, so they are past the wait).
+            try file.execute("DROP TRIGGER refuse")
+            let second = try Self.deliverer(stack, receiver, owner: "deliverer-2", clock: clock, maxInFlight: 16)
+            #expect(try await Self.takeOver(second))
+            try await Self.rounds(second, "the rest given up") { receiver.count == 2603 }
+            #expect(try await Self.state(stack).deliveredThrough == 1201)
+            #expect(try file.query(dead).int64(0, "n") == 1201)
+            #expect(Set(receiver.all.map(\.id)).count == 1201)
+        }
     }
 
     @Test(
         "signed, in order per account, retried with backoff, given up after the longest wait, stopped by 410, resumed by another deliverer"
     )
     func delivery() async throws {
-        let stack = try await EntitlementStack()
-        let receiver = try WebhookReceiver(secret: Self.secret)
-        let clock = Clock()
-        do {
+        try await Self.withReceiver { stack, receiver, clock in
             try await Self.append(
                 stack, [("e1", "a"), ("e2", "b"), ("e3", "a"), ("e4", "b"), ("e5", "a"), ("e6", "c")])
             let first = try Self.deliverer(stack, receiver, owner: "deliverer-1", clock: clock)
@@ -157,12 +227,7 @@ struct WebhookDeliveryTests {
                 try await Task.sleep(for: .milliseconds(5))
             }
             let second = try Self.deliverer(stack, receiver, owner: "deliverer-2", clock: clock)
-            let takeover = ContinuousClock.now + .seconds(30)
-            while await !second.isDelivering, ContinuousClock.now < takeover {
-                await second.renewLease()
-                await second.step()
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            #expect(try await Self.takeOver(second))
             try await Self.rounds(second, "the resend") { receiver.ok().filter { $0.id == "e12" }.count == 2 }
             #expect(try await Self.state(stack).deliveredThrough == 12)
             got = receiver.ok()
@@ -170,22 +235,13 @@ struct WebhookDeliveryTests {
             #expect(got.map(\.id).filter { $0 == "e12" }.count == 2)
             #expect(Set(got.map(\.id)).count == got.count - 1)  // e12 twice, nothing else
             #expect(receiver.all.allSatisfy { $0.verified })
-        } catch {
-            receiver.server.stop()
-            await stack.stop()
-            throw error
         }
-        receiver.server.stop()
-        await stack.stop()
     }
 
     @Test("a receiver down for a simulated day, then too slow to answer, then back: retried all along, nothing lost")
     func downThenSlow() async throws {
-        let stack = try await EntitlementStack()
-        let receiver = try WebhookReceiver(secret: Self.secret)
         let down = try HeldPort()
-        let clock = Clock()
-        do {
+        try await Self.withReceiver { stack, receiver, clock in
             try await Self.append(stack, [("f1", "a"), ("f2", "b")])
             let deliverer = try Self.deliverer(
                 stack, receiver, owner: "deliverer-1", clock: clock, maxAge: 3 * 86_400_000,
@@ -238,12 +294,6 @@ struct WebhookDeliveryTests {
             #expect(final.deliveredThrough == 2, "\(final) \(receiver.all.map { ($0.id, $0.status) })")
             #expect(receiver.all.allSatisfy { $0.verified })
             #expect(receiver.ok().map(\.id).sorted() == ["f1", "f2"])
-        } catch {
-            receiver.server.stop()
-            await stack.stop()
-            throw error
         }
-        receiver.server.stop()
-        await stack.stop()
     }
 }

@@ -22,7 +22,7 @@ struct WebhookLifecycleTests {
         let stack = try await StoreSimStack(
             start: nil,
             entitlement: ["EVENT_LOG": "true", "EVENT_LOG_LEASE_MS": "3000", "WEBHOOK_ENDPOINTS_FILE": file.path])
-        do {
+        try await receiver.run(beside: stack) {
             let apple = UUID().uuidString.lowercased()
             let google = "user-\(UUID().uuidString.prefix(8))"
             let (original, _) = try await stack.buyOnAppStore(account: apple)
@@ -89,13 +89,7 @@ struct WebhookLifecycleTests {
             #expect(
                 verdicts.allSatisfy { $0.hasPrefix(#"{"ok": "#) },
                 "\(verdicts.first { !$0.hasPrefix(#"{"ok": "#) } ?? "")")
-        } catch {
-            receiver.server.stop()
-            await stack.stop()
-            throw error
         }
-        receiver.server.stop()
-        await stack.stop()
     }
 
     /// An endpoints file naming `receiver` as `crm`.

@@ -61,3 +61,23 @@ final class WebhookReceiver: Sendable {
     var url: URL { URL(string: "http://127.0.0.1:\(server.port)/hooks")! }
     func ok() -> [Delivery] { all.filter { $0.status == 200 } }
 }
+
+/// Processes a test starts and stops when it ends.
+protocol StoppableStack { func stop() async }
+extension EntitlementStack: StoppableStack {}
+extension StoreSimStack: StoppableStack {}
+
+extension WebhookReceiver {
+    /// Runs `body`, then stops this receiver and `stack`, whether or not it threw.
+    func run(beside stack: some StoppableStack, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            server.stop()
+            await stack.stop()
+            throw error
+        }
+        server.stop()
+        await stack.stop()
+    }
+}
