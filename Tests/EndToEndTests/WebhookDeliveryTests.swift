@@ -149,6 +149,22 @@ struct WebhookDeliveryTests {
             #expect(try await Self.state(stack).deliveredThrough == 1201)
             #expect(try file.query(dead).int64(0, "n") == 1201)
             #expect(Set(receiver.all.map(\.id)).count == 1201)
+            // An operator reads them all, a page at a time.
+            var letters: [DeadLetter] = []
+            var request = ListDeadLettersRequest(endpoint: "crm", limit: 500)
+            while true {
+                let page: ListDeadLettersResponse = try await stack.ledgerClient.call(
+                    LedgerRPC.listDeadLetters, request)
+                letters += page.deadLetters
+                guard let token = page.nextPageToken else { break }
+                request.pageToken = token
+            }
+            #expect(letters.map { $0.attempt?.sequence ?? 0 } == Array(1...1201))
+            #expect(letters.allSatisfy { $0.endpoint == "crm" && $0.attempt?.event?.id == "e\($0.attempt!.sequence)" })
+            request.pageToken = "1000"
+            await #expect(throws: RPCError(.invalidArgument, "page_token \"1000\" is not one this ledger issued")) {
+                let _: ListDeadLettersResponse = try await stack.ledgerClient.call(LedgerRPC.listDeadLetters, request)
+            }
         }
     }
 

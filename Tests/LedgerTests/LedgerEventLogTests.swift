@@ -24,6 +24,51 @@ struct LedgerEventLogTests {
     }
 
     @Test(
+        "dead letters are listed by endpoint then sequence, a page at a time; a token not issued is refused",
+        arguments: engines)
+    func deadLetterPages(engine: LedgerEngine) async throws {
+        try await engine.withLedger { ledger, clock in
+            for (endpoint, sequences) in [("crm", [2, 4]), ("audit", [1, 2, 3])] {
+                let lease = try await ledger.acquireLease(
+                    AcquireLeaseRequest(name: "webhook.\(endpoint)", owner: "deliverer", ttlMilliseconds: 10_000))
+                #expect(lease.held)
+                _ = try await ledger.recordDeliveries(
+                    RecordDeliveriesRequest(
+                        endpoint: endpoint, owner: "deliverer", deliveredThrough: 4,
+                        attempts: sequences.map { sequence in
+                            DeliveryAttempt(
+                                sequence: UInt64(sequence), attempts: 3, lastStatus: 503,
+                                deadMilliseconds: clock.now,
+                                event: Event(id: "e\(sequence)", type: "subscription.renewed", position: 1))
+                        }))
+            }
+            func pages(_ request: ListDeadLettersRequest) async throws -> [[String]] {
+                var request = request
+                var pages: [[String]] = []
+                while true {
+                    let page = try await ledger.deadLetters(request)
+                    pages.append(page.deadLetters.map { "\($0.endpoint) \($0.attempt?.event?.id ?? "-")" })
+                    guard let token = page.nextPageToken else { return pages }
+                    request.pageToken = token
+                }
+            }
+            #expect(
+                try await pages(ListDeadLettersRequest(limit: 2)) == [
+                    ["audit e1", "audit e2"], ["audit e3", "crm e2"], ["crm e4"],
+                ])
+            #expect(try await pages(ListDeadLettersRequest(endpoint: "crm", limit: 1)) == [["crm e2"], ["crm e4"]])
+            #expect(
+                try await pages(ListDeadLettersRequest()) == [["audit e1", "audit e2", "audit e3", "crm e2", "crm e4"]])
+            await #expect(throws: LedgerError.invalidArgument("page_token \"crm\" is not one this ledger issued")) {
+                _ = try await ledger.deadLetters(ListDeadLettersRequest(pageToken: "crm"))
+            }
+            await #expect(throws: LedgerError.invalidArgument("endpoint must be 1 to 64 of a-z, 0-9, _ and -")) {
+                _ = try await ledger.deadLetters(ListDeadLettersRequest(pageToken: "2:CRM"))
+            }
+        }
+    }
+
+    @Test(
         "a lease is held by one owner until it expires; its holder renews it, another takes it after",
         arguments: engines)
     func leases(engine: LedgerEngine) async throws {

@@ -5,7 +5,9 @@ import Testing
 import Wire
 
 /// Answers ListEvents from a fixed log (`limit` entries after the request's sequence, of its
-/// types), and ListDeadLetters and ReplayDeliveries with fixed answers; records each method.
+/// types), ListDeadLetters from two dead letters of `crm` (the log's 2nd and 3rd events, `limit`
+/// a page, the token the last sequence given) and ReplayDeliveries with a fixed answer; records
+/// each method.
 final class EventLogTransport: RPCTransport {
     let log: [Event]
     let methods = Mutex<[String]>([])
@@ -25,13 +27,20 @@ final class EventLogTransport: RPCTransport {
                     lastSequence: page.last?.sequence ?? asked.afterSequence
                 ).serialized()
             case "subscriptions.ledger.v1.Ledger/ListDeadLetters":
-                return ListDeadLettersResponse(deadLetters: [
+                let asked = try ListDeadLettersRequest(serialized: request)
+                let after = asked.pageToken.flatMap { UInt64($0) } ?? 0
+                let letters = log[1...2].filter { $0.sequence > after }.map { event in
                     DeadLetter(
                         endpoint: "crm",
                         attempt: DeliveryAttempt(
-                            sequence: 2, attempts: 9, firstAttemptMilliseconds: 1_714_564_800_000, lastStatus: 503,
-                            deadMilliseconds: 1_714_824_000_000, event: log[1]))
-                ]).serialized()
+                            sequence: event.sequence, attempts: 9, firstAttemptMilliseconds: 1_714_564_800_000,
+                            lastStatus: 503, deadMilliseconds: 1_714_824_000_000, event: event))
+                }
+                let page = Array(letters.prefix(Int(asked.limit == 0 ? 100 : asked.limit)))
+                return ListDeadLettersResponse(
+                    deadLetters: page,
+                    nextPageToken: page.count < letters.count ? page.last.map { "\($0.attempt!.sequence)" } : nil
+                ).serialized()
             case "subscriptions.ledger.v1.Ledger/ReplayDeliveries":
                 let asked = try ReplayDeliveriesRequest(serialized: request)
                 return GetDeliveryStateResponse(deliveredThrough: asked.afterSequence).serialized()
@@ -101,21 +110,26 @@ struct EventsCommandTests {
         #expect(lines.map { $0.split(separator: " ")[1] } == ["evt_40_granted_1", "evt_41_ended_2"])
     }
 
-    @Test("events dead and events replay call the ledger's delivery methods")
+    @Test("events dead and events replay call the ledger's delivery methods; dead letters a page at a time or --all")
     func deadAndReplay() async throws {
         let transport = EventLogTransport(Self.log)
+        let letters = [
+            "crm #2 attempts 9 last-status 503 first 2024-05-01T12:00:00Z dead 2024-05-04T12:00:00Z event evt_40_granted_1 access.granted",
+            "crm #3 attempts 9 last-status 503 first 2024-05-01T12:00:00Z dead 2024-05-04T12:00:00Z event evt_41_ended_2 access.ended",
+        ]
+        #expect(try await run(["events", "dead", "--endpoint", "crm"], transport) == letters)
         #expect(
-            try await run(["events", "dead", "--endpoint", "crm"], transport) == [
-                "crm #2 attempts 9 last-status 503 first 2024-05-01T12:00:00Z dead 2024-05-04T12:00:00Z event evt_40_granted_1 access.granted"
+            try await run(["events", "dead", "--limit", "1"], transport) == [
+                letters[0], "more dead letters: add --all to read every page",
             ])
+        #expect(try await run(["events", "dead", "--limit", "1", "--all"], transport) == letters)
+        transport.methods.withLock { $0.removeAll() }
         #expect(
             try await run(["events", "replay", "--endpoint", "crm", "--from", "1"], transport) == [
                 "endpoint crm delivered through 1 enabled"
             ])
         #expect(
-            transport.methods.withLock { $0 } == [
-                "subscriptions.ledger.v1.Ledger/ListDeadLetters", "subscriptions.ledger.v1.Ledger/ReplayDeliveries",
-            ])
+            transport.methods.withLock { $0 } == ["subscriptions.ledger.v1.Ledger/ReplayDeliveries"])
     }
 
     @Test(

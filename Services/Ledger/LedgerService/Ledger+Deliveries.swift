@@ -88,21 +88,36 @@ extension Ledger {
         }
     }
 
+    /// Dead letters by endpoint, then sequence, a page at a time (each keeps its event, so a
+    /// page also stops at the ledger's page bytes).
     public func deadLetters(_ request: ListDeadLettersRequest) async throws -> ListDeadLettersResponse {
         if let endpoint = request.endpoint { try Self.checkEndpoint(endpoint) }
         let limit = try Self.pageSize(request.limit)
+        let after = try request.pageToken.map(PairCursor.init(token:))
+        if let after { try Self.checkEndpoint(after.text) }
         return try await read { tx in
             let rows = try tx.query(
                 """
                 SELECT endpoint, attempt FROM webhook_attempts
-                WHERE dead_ms IS NOT NULL AND ($1 = '' OR endpoint = $1) ORDER BY endpoint, seq LIMIT $2
-                """, [.text(request.endpoint ?? ""), .int(Int64(limit))])
-            return ListDeadLettersResponse(
-                deadLetters: try (0..<rows.count).map {
-                    DeadLetter(
-                        endpoint: rows.text($0, "endpoint") ?? "",
-                        attempt: try Self.decode(DeliveryAttempt.self, rows.blob($0, "attempt")))
-                })
+                WHERE dead_ms IS NOT NULL AND ($1 = '' OR endpoint = $1) AND (endpoint > $2 OR (endpoint = $2 AND seq > $3))
+                ORDER BY endpoint, seq LIMIT $4
+                """,
+                [
+                    .text(request.endpoint ?? ""), .text(after?.text ?? ""), .int(after?.number ?? -1),
+                    .int(Int64(limit) + 1),
+                ])
+            let letters = try Self.page(min(rows.count, Int(limit))) { index in
+                let stored = rows.blob(index, "attempt")
+                let letter = DeadLetter(
+                    endpoint: rows.text(index, "endpoint") ?? "",
+                    attempt: try Self.decode(DeliveryAttempt.self, stored))
+                return (letter, stored?.count ?? 0)
+            }
+            var next: String?
+            if rows.count > letters.count, let last = letters.last {
+                next = PairCursor(number: Int64(clamping: last.attempt?.sequence ?? 0), text: last.endpoint).token
+            }
+            return ListDeadLettersResponse(deadLetters: letters, nextPageToken: next)
         }
     }
 

@@ -95,7 +95,7 @@ extension Ledger {
     public func listSubscriptions(_ request: ListSubscriptionsRequest) async throws -> ListSubscriptionsResponse {
         guard let store = request.store else { throw LedgerError.invalidArgument("store is missing") }
         let size = try Self.pageSize(request.pageSize)
-        let after = try request.pageToken.map(SubscriptionCursor.init(token:))
+        let after = try request.pageToken.map(PairCursor.init(token:))
         return try await read { tx in
             var sql = "SELECT state FROM subscriptions WHERE store = $1"
             var parameters: [SQLValue] = [.int(Int64(store.rawValue))]
@@ -107,7 +107,7 @@ extension Ledger {
             if let from = request.expiresAfterMilliseconds { add("expires_ms >=", .int(from)) }
             if let until = request.expiresBeforeMilliseconds { add("expires_ms <", .int(until)) }
             if let after {
-                parameters += [.int(after.environment), .text(after.storeID)]
+                parameters += [.int(after.number), .text(after.text)]
                 let n = parameters.count
                 sql += " AND (environment > $\(n - 1) OR (environment = $\(n - 1) AND store_id > $\(n)))"
             }
@@ -120,9 +120,7 @@ extension Ledger {
             }
             var next: String?
             if rows.count > subscriptions.count, let last = subscriptions.last {
-                next =
-                    SubscriptionCursor(environment: Int64(last.key.environment.rawValue), storeID: last.key.storeID)
-                    .token
+                next = PairCursor(number: Int64(last.key.environment.rawValue), text: last.key.storeID).token
             }
             return ListSubscriptionsResponse(subscriptions: subscriptions, nextPageToken: next)
         }

@@ -73,24 +73,26 @@ struct InboxCursor {
     var token: String { "\(receivedMilliseconds):\(store):\(notificationID)" }
 }
 
-/// Where a subscription listing continues: after this (environment, store id).
-struct SubscriptionCursor {
-    let environment: Int64
-    let storeID: String
+/// Where a listing ordered by a number and a text continues: after this pair. A subscription
+/// listing's is (environment, store id); a dead-letter listing's (sequence, endpoint), ordered
+/// by endpoint first.
+struct PairCursor {
+    let number: Int64
+    let text: String
 
-    init(environment: Int64, storeID: String) {
-        self.environment = environment
-        self.storeID = storeID
+    init(number: Int64, text: String) {
+        self.number = number
+        self.text = text
     }
 
     init(token: String) throws {
         let parts = token.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, let environment = Int64(parts[0]) else {
+        guard parts.count == 2, let number = Int64(parts[0]) else {
             throw LedgerError.invalidArgument("page_token \"\(token.prefix(40))\" is not one this ledger issued")
         }
-        self.environment = environment
-        storeID = String(parts[1])
+        self.number = number
+        text = String(parts[1])
     }
 
-    var token: String { "\(environment):\(storeID)" }
+    var token: String { "\(number):\(text)" }
 }

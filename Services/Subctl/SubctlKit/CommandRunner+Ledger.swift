@@ -17,22 +17,12 @@ extension CommandRunner {
             case .account(let accountID): request.accountID = accountID
             case .key(let key): request.key = key
             }
-            var events = 0
-            for page in 1... {
-                let answer = try await transport.call(method, request, as: GetHistoryResponse.self, timeout: timeout)
-                try write(answer, options) { $0.events.map(OutputText.event) }
-                events += answer.response.events.count
-                guard let token = answer.response.nextPageToken else { break }
-                guard all else {
-                    if !options.json { write("more events: add --all to read every page") }
-                    return
-                }
-                guard page < LedgerCommand.maximumPages else {
-                    throw SubctlError(
-                        .incomplete, "stopped after \(page) pages of history; more remain (--page-size 500 reads more)")
-                }
-                request.pageToken = token
-            }
+            let pages = Pages<GetHistoryRequest, GetHistoryResponse>(
+                all: all, what: "history", more: "more events", size: "--page-size", token: \.nextPageToken,
+                next: { $0.pageToken = $1 })
+            let events = try await read(
+                pages, method, request, as: GetHistoryResponse.self, transport: transport, options: options
+            ) { response in (response.events.count, response.events.map(OutputText.event)) }
             if events == 0 && !options.json { write("no events") }
         case .inbox(let status, let store, let pageSize):
             let request = ListInboxRequest(status: status, store: store, pageSize: pageSize)
@@ -98,13 +88,15 @@ extension CommandRunner {
                     try? await Task.sleep(for: .milliseconds(500))
                 }
             }
-        case .deadLetters(let endpoint, let limit):
-            let request = ListDeadLettersRequest(endpoint: endpoint, limit: limit)
-            let answer = try await transport.call(
-                method, request, as: ListDeadLettersResponse.self, timeout: options.timeout)
-            try write(answer, options) { response in
-                response.deadLetters.isEmpty ? ["no dead letters"] : response.deadLetters.map(OutputText.deadLetter)
-            }
+        case .deadLetters(let endpoint, let limit, let all):
+            let pages = Pages<ListDeadLettersRequest, ListDeadLettersResponse>(
+                all: all, what: "dead letters", more: "more dead letters", size: "--limit", token: \.nextPageToken,
+                next: { $0.pageToken = $1 })
+            let letters = try await read(
+                pages, method, ListDeadLettersRequest(endpoint: endpoint, limit: limit),
+                as: ListDeadLettersResponse.self, transport: transport, options: options
+            ) { response in (response.deadLetters.count, response.deadLetters.map(OutputText.deadLetter)) }
+            if letters == 0 && !options.json { write("no dead letters") }
         case .replayDeliveries(let endpoint, let after):
             let request = ReplayDeliveriesRequest(endpoint: endpoint, afterSequence: after)
             let answer = try await transport.call(
@@ -122,6 +114,47 @@ extension CommandRunner {
     }
 
     /// Writes the answer's compact JSON with `--json`, else each of its human `lines`.
+    /// How a listing is read page by page.
+    struct Pages<Request, Response> {
+        /// Every page (at most `LedgerCommand.maximumPages`), or the first and a note when more remain.
+        let all: Bool
+        /// What is listed, for the error after the last page read ("history").
+        let what: String
+        /// The note that more remain ("more events").
+        let more: String
+        /// The flag that makes pages larger.
+        let size: String
+        let token: (Response) -> String?
+        let next: (inout Request, String) -> Void
+    }
+
+    /// Calls `method` for `first` and, with `pages.all`, for every page after it, writing each
+    /// answer; `items` gives a page's count and lines. Returns the items written.
+    private func read<Request: ProtoMessage, Response: ProtoMessage>(
+        _ pages: Pages<Request, Response>, _ method: String, _ first: Request, as: Response.Type,
+        transport: any RPCTransport, options: CallOptions, items: (Response) -> (count: Int, lines: [String])
+    ) async throws(SubctlError) -> Int {
+        var request = first
+        var count = 0
+        for page in 1... {
+            let answer = try await transport.call(method, request, as: Response.self, timeout: options.timeout)
+            try write(answer, options) { items($0).lines }
+            count += items(answer.response).count
+            guard let token = pages.token(answer.response) else { break }
+            guard pages.all else {
+                if !options.json { write("\(pages.more): add --all to read every page") }
+                break
+            }
+            guard page < LedgerCommand.maximumPages else {
+                throw SubctlError(
+                    .incomplete,
+                    "stopped after \(page) pages of \(pages.what); more remain (\(pages.size) 500 reads more)")
+            }
+            pages.next(&request, token)
+        }
+        return count
+    }
+
     private func write<Response: ProtoMessage>(
         _ answer: (response: Response, bytes: [UInt8]), _ options: CallOptions, lines: (Response) -> [String]
     ) throws(SubctlError) {

@@ -27,14 +27,16 @@ public enum LedgerCommand: Sendable, Equatable {
     /// `events tail`: Ledger/ListEvents again and again, printing each new event; `count`
     /// stops after that many (nil: until interrupted).
     case tail(after: UInt64, types: [String], count: Int?)
-    /// `events dead`: Ledger/ListDeadLetters, of one endpoint or all.
-    case deadLetters(endpoint: String?, limit: UInt32)
+    /// `events dead`: Ledger/ListDeadLetters, of one endpoint or all; `all` follows the page
+    /// tokens to the end, at most `maximumPages` pages.
+    case deadLetters(endpoint: String?, limit: UInt32, all: Bool)
     /// `events test [--account ID]`: Ledger/LogTestEvent.
     case testEvent(account: String?)
     /// `events replay --endpoint NAME --from SEQUENCE`: Ledger/ReplayDeliveries.
     case replayDeliveries(endpoint: String, after: UInt64)
 
-    /// How many pages `history --all` reads before it stops with `incomplete`.
+    /// How many pages `history --all` and `events dead --all` read before they stop with
+    /// `incomplete`.
     public static let maximumPages = 100
 
     /// The full name of the method the command calls.

@@ -94,9 +94,12 @@ extension SubctlCommand {
             ledger = .tail(after: try number("after", scanned), types: try types(scanned), count: count)
         case "dead":
             scanned = try scan(
-                rest, command: "events dead", values: connectionOptions.union(["endpoint", "limit"]), flags: ["json"],
+                rest, command: "events dead", values: connectionOptions.union(["endpoint", "limit"]),
+                flags: ["json", "all"],
                 positionals: 0...0)
-            ledger = .deadLetters(endpoint: scanned.values["endpoint"], limit: try pageSize(scanned, "limit", max: 500))
+            ledger = .deadLetters(
+                endpoint: scanned.values["endpoint"], limit: try pageSize(scanned, "limit", max: 500),
+                all: scanned.flags.contains("all"))
         case "test":
             scanned = try scan(
                 rest, command: "events test", values: connectionOptions.union(["account"]), flags: ["json"],

@@ -66,8 +66,9 @@ public enum SubctlCommand: Sendable, Equatable {
           events tail [--after SEQUENCE] [--types T,...] [--count N] --addr HOST:PORT
                       Print events as they are logged (from the newest, or after SEQUENCE);
                       --count stops after N.
-          events dead [--endpoint NAME] [--limit N] --addr HOST:PORT
-                      Webhook events given up on.
+          events dead [--endpoint NAME] [--limit N] [--all] --addr HOST:PORT
+                      Webhook events given up on, by endpoint and sequence (N a page, 1...500;
+                      --all reads every page).
           events test [--account ACCOUNT_ID] --addr HOST:PORT
                       Log a test event, which every endpoint that takes `test` receives.
           events replay --endpoint NAME --from SEQUENCE --addr HOST:PORT
@@ -101,7 +102,7 @@ public enum SubctlCommand: Sendable, Equatable {
                                 mutual TLS: this client's certificate and key, and the CA to trust
           --help                print this text
 
-        exit status: 0 success, 1 a call failed (or history --all stopped at 100 pages), 2 usage error
+        exit status: 0 success, 1 a call failed (or history or events dead --all stopped at 100 pages), 2 usage error
         (or an unreadable JWS or --root file); apple verify refusing data: 10 malformed,
         11 unsupported_algorithm, 12 bad_chain, 13 bad_certificate, 14 bad_signature, 15 wrong_app,
         16 wrong_environment, 17 retryable (the first refusal, the outer JWS before the ones inside)

@@ -1825,13 +1825,18 @@ public struct ListDeadLettersRequest: ProtoMessage, Hashable {
     /// 1..500; 0 means 100.
     public var limit: UInt32
 
+    /// From the previous response; empty for the first page.
+    public var pageToken: String?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         endpoint: String? = nil,
-        limit: UInt32 = 0
+        limit: UInt32 = 0,
+        pageToken: String? = nil
     ) {
         self.endpoint = endpoint
         self.limit = limit
+        self.pageToken = pageToken
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -1852,12 +1857,14 @@ extension ListDeadLettersRequest: CMessageConvertible {
         let m = c.pointee
         try self.init(
             endpoint: ProtoField.optionalString(m.endpoint, "endpoint"),
-            limit: m.limit)
+            limit: m.limit,
+            pageToken: ProtoField.optionalString(m.page_token, "page_token"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         arena.set(&c.endpoint, endpoint)
         c.limit = limit
+        arena.set(&c.page_token, pageToken)
     }
 }
 
@@ -1911,13 +1918,19 @@ public struct ListDeadLettersResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.ledger.v1.ListDeadLettersResponse"
 
+    /// By endpoint, then sequence.
     public var deadLetters: [DeadLetter]
+
+    /// Empty on the last page.
+    public var nextPageToken: String?
 
     /// A value with the fields given; the others empty, zero or absent.
     public init(
-        deadLetters: [DeadLetter] = []
+        deadLetters: [DeadLetter] = [],
+        nextPageToken: String? = nil
     ) {
         self.deadLetters = deadLetters
+        self.nextPageToken = nextPageToken
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -1937,12 +1950,14 @@ extension ListDeadLettersResponse: CMessageConvertible {
     init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
         let m = c.pointee
         try self.init(
-            deadLetters: ProtoField.messages(m.dead_letters, count: m.n_dead_letters, "dead_letters"))
+            deadLetters: ProtoField.messages(m.dead_letters, count: m.n_dead_letters, "dead_letters"),
+            nextPageToken: ProtoField.optionalString(m.next_page_token, "next_page_token"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.n_dead_letters = deadLetters.count
         c.dead_letters = arena.messages(deadLetters)
+        arena.set(&c.next_page_token, nextPageToken)
     }
 }
 

@@ -4321,6 +4321,10 @@ public enum OpenAPIDocuments {
             "type": "integer",
             "format": "uint32",
             "description": "1..500; 0 means 100."
+          },
+          "pageToken": {
+            "type": "string",
+            "description": "From the previous response; empty for the first page."
           }
         }
       },
@@ -4331,7 +4335,12 @@ public enum OpenAPIDocuments {
             "type": "array",
             "items": {
               "$ref": "#/components/schemas/subscriptions.ledger.v1.DeadLetter"
-            }
+            },
+            "description": "By endpoint, then sequence."
+          },
+          "nextPageToken": {
+            "type": "string",
+            "description": "Empty on the last page."
           }
         }
       },

@@ -428,6 +428,7 @@ public enum ProtoSchema {
         "subscriptions.ledger.v1.ListDeadLettersRequest": Message(fullName: "subscriptions.ledger.v1.ListDeadLettersRequest", fields: [
             Field(1, "endpoint", "endpoint", .string, optional: true),
             Field(2, "limit", "limit", .uint32),
+            Field(3, "page_token", "pageToken", .string, optional: true),
         ]),
         "subscriptions.ledger.v1.DeadLetter": Message(fullName: "subscriptions.ledger.v1.DeadLetter", fields: [
             Field(1, "endpoint", "endpoint", .string),
@@ -435,6 +436,7 @@ public enum ProtoSchema {
         ]),
         "subscriptions.ledger.v1.ListDeadLettersResponse": Message(fullName: "subscriptions.ledger.v1.ListDeadLettersResponse", fields: [
             Field(1, "dead_letters", "deadLetters", .message("subscriptions.ledger.v1.DeadLetter"), repeated: true),
+            Field(2, "next_page_token", "nextPageToken", .string, optional: true),
         ]),
         "subscriptions.ledger.v1.ReplayDeliveriesRequest": Message(fullName: "subscriptions.ledger.v1.ReplayDeliveriesRequest", fields: [
             Field(1, "endpoint", "endpoint", .string),

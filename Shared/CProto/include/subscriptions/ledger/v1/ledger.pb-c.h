@@ -659,10 +659,14 @@ struct  Subscriptions__Ledger__V1__ListDeadLettersRequest
    * 1..500; 0 means 100.
    */
   uint32_t limit;
+  /*
+   * From the previous response; empty for the first page.
+   */
+  char *page_token;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__LIST_DEAD_LETTERS_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__list_dead_letters_request__descriptor) \
-    , (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Ledger__V1__DeadLetter
@@ -679,12 +683,19 @@ struct  Subscriptions__Ledger__V1__DeadLetter
 struct  Subscriptions__Ledger__V1__ListDeadLettersResponse
 {
   ProtobufCMessage base;
+  /*
+   * By endpoint, then sequence.
+   */
   size_t n_dead_letters;
   Subscriptions__Ledger__V1__DeadLetter **dead_letters;
+  /*
+   * Empty on the last page.
+   */
+  char *next_page_token;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__LIST_DEAD_LETTERS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__list_dead_letters_response__descriptor) \
-    , 0,NULL }
+    , 0,NULL, (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Ledger__V1__ReplayDeliveriesRequest

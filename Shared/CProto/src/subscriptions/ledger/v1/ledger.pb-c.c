@@ -4481,7 +4481,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_deliveries_re
   (ProtobufCMessageInit) subscriptions__ledger__v1__record_deliveries_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_dead_letters_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_dead_letters_request__field_descriptors[3] =
 {
   {
     "endpoint",
@@ -4507,15 +4507,28 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_dead_lette
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "page_token",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListDeadLettersRequest, page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__list_dead_letters_request__field_indices_by_name[] = {
   0,   /* field[0] = endpoint */
   1,   /* field[1] = limit */
+  2,   /* field[2] = page_token */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__list_dead_letters_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_dead_letters_request__descriptor =
 {
@@ -4525,7 +4538,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_dead_letters_re
   "Subscriptions__Ledger__V1__ListDeadLettersRequest",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__ListDeadLettersRequest),
-  2,
+  3,
   subscriptions__ledger__v1__list_dead_letters_request__field_descriptors,
   subscriptions__ledger__v1__list_dead_letters_request__field_indices_by_name,
   1,  subscriptions__ledger__v1__list_dead_letters_request__number_ranges,
@@ -4583,7 +4596,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__dead_letter__descrip
   (ProtobufCMessageInit) subscriptions__ledger__v1__dead_letter__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_dead_letters_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_dead_letters_response__field_descriptors[2] =
 {
   {
     "dead_letters",
@@ -4597,14 +4610,27 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_dead_lette
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "next_page_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListDeadLettersResponse, next_page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__list_dead_letters_response__field_indices_by_name[] = {
   0,   /* field[0] = dead_letters */
+  1,   /* field[1] = next_page_token */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__list_dead_letters_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_dead_letters_response__descriptor =
 {
@@ -4614,7 +4640,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_dead_letters_re
   "Subscriptions__Ledger__V1__ListDeadLettersResponse",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__ListDeadLettersResponse),
-  1,
+  2,
   subscriptions__ledger__v1__list_dead_letters_response__field_descriptors,
   subscriptions__ledger__v1__list_dead_letters_response__field_indices_by_name,
   1,  subscriptions__ledger__v1__list_dead_letters_response__number_ranges,
