@@ -176,7 +176,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(name: "CSpawnShims", path: "Tests/CSpawnShims"),
         .target(
-            name: "TestSupport", dependencies: ["Crypto", "ServiceProcessKit"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["Crypto", "Model", "ServiceProcessKit"], path: "Tests/TestSupport",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "WireTests", dependencies: ["Wire", "Model"], path: "Tests/WireTests", exclude: ["Golden"],
@@ -203,7 +203,7 @@ let package = Package(
             name: "LedgerTests",
             dependencies: [
                 "LedgerService", "Wire", "Model", "RPC", "Config", "SQLite", "PostgreSQL", "Observability",
-                "ServiceProcessKit",
+                "ServiceProcessKit", "TestSupport",
             ],
             path: "Tests/LedgerTests", swiftSettings: swiftSettings),
         .testTarget(

@@ -135,7 +135,8 @@ struct GroupCommitTests {
                 database.write(write) { result in
                     switch result {
                     case .success: results.continuation.yield((index, "ok"))
-                    case .failure(let error): results.continuation.yield((index, Self.isDuplicate(error) ? "duplicate" : "\(error)"))
+                    case .failure(let error):
+                        results.continuation.yield((index, Self.isDuplicate(error) ? "duplicate" : "\(error)"))
                     }
                 }
             }

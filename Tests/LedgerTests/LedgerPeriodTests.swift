@@ -2,6 +2,7 @@ import Foundation
 import LedgerService
 import Model
 import RPC
+import TestSupport
 import Testing
 import Wire
 
@@ -24,11 +25,7 @@ struct LedgerPeriodTests {
     }
 
     static func month(_ n: Int64, revoked: Int64? = nil, signed: Int64? = nil) -> Period {
-        Period(
-            periodID: "\(2000 + n)", productID: "pro.monthly", startMilliseconds: t0 + n * 30 * day,
-            endMilliseconds: t0 + (n + 1) * 30 * day, revokedTimeMilliseconds: revoked,
-            signedTimeMilliseconds: signed ?? (t0 + n * 30 * day - day), productKind: .autoRenewable,
-            raw: "eyJhbGciOiJFUzI1NiJ9.month\(n).sig")
+        Period.month(n, from: t0, revoked: revoked, signed: signed, raw: "eyJhbGciOiJFUzI1NiJ9.month\(n).sig")
     }
 
     static func state(_ state: SubscriptionState, storeTime: Int64, latest: Int64) -> Subscription {

@@ -133,8 +133,8 @@ extension Ledger {
     }
 
     /// Advances a cursor to `value`; a lower value leaves it where it is. The ledger's own
-    /// cursor of the event log (`events.feed`, moved only by `AppendEvents`) is not a caller's
-    /// to move, and a value is never negative.
+    /// cursors (the event log's `events.feed`, moved only by `AppendEvents`, and
+    /// `ledger.access-rules`) are not a caller's to move, and a value is never negative.
     public func advanceCursor(_ request: AdvanceCursorRequest) async throws -> Cursor {
         try await write(try advanceCursorWrite(request))
     }
@@ -144,6 +144,10 @@ extension Ledger {
         guard request.name != Self.eventsCursor else {
             throw LedgerError.invalidArgument(
                 "name \(Self.eventsCursor) is the event log's own cursor; AppendEvents moves it")
+        }
+        guard request.name != Self.accessRulesCursor else {
+            throw LedgerError.invalidArgument(
+                "name \(Self.accessRulesCursor) is the ledger's own cursor; it records the access rules applied")
         }
         guard request.value >= 0 else {
             throw LedgerError.invalidArgument("value \(request.value) is negative; a cursor counts up from 0")

@@ -76,7 +76,7 @@ struct InboxCursor {
 /// Where a listing ordered by a number and a text continues: after this pair. A subscription
 /// listing's is (environment, store id); a dead-letter listing's (sequence, endpoint), ordered
 /// by endpoint first.
-struct PairCursor {
+struct PairCursor: Sendable, Equatable {
     let number: Int64
     let text: String
 

@@ -36,6 +36,7 @@ public enum LedgerService {
         let policy: TransferPolicy = policyName == "keep" ? .keep : policyName == "refuse" ? .refuse : .transfer
         let ledger = Ledger(database: database, defaultTransferPolicy: policy)
         LedgerMethods.register(on: host.router, ledger: ledger)
+        host.add(AccessRulesPass(ledger: ledger, logger: host.logger))
         return host
     }
 

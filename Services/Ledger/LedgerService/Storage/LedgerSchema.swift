@@ -164,12 +164,19 @@ enum LedgerSchema {
         )
         let current =
             try tx.query("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations").int(0, "version") ?? 0
+        let at = Int64(Date().timeIntervalSince1970 * 1000)
         for migration in migrations(dialect) where migration.version > current {
             for statement in migration.statements { try tx.query(statement) }
             try migration.backfill?(tx)
             try tx.query(
                 "INSERT INTO schema_migrations (version, applied_ms) VALUES ($1, $2)",
-                [.int(migration.version), .int(Int64(Date().timeIntervalSince1970 * 1000))])
+                [.int(migration.version), .int(at)])
+        }
+        // A new database holds no state derived under older access rules.
+        if current == 0 {
+            try tx.query(
+                "INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)",
+                [.text(Ledger.accessRulesCursor), .int(Ledger.appStoreAccessRulesVersion), .int(at)])
         }
     }
 }
