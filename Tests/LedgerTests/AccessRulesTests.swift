@@ -38,7 +38,7 @@ struct AccessRulesTests {
             #expect(
                 try await ledger.cursor(GetCursorRequest(name: "ledger.access-rules")).value
                     == Ledger.appStoreAccessRulesVersion)
-            #expect(try await ledger.deriveAccessAgain() == nil)
+            #expect(try await ledger.deriveAccessAgain(owner: "test") == nil)
             try await Self.olderRules(ledger)
             // 1000: family shared, revoked half a day before its first month ends, while the
             // renewal charged early waits: the rules end the renewal's month too.
@@ -50,26 +50,35 @@ struct AccessRulesTests {
                     periods: shared))
             let derived = try await ledger.subscription(.apple("1000")).periods
             #expect(derived.count == 2 && derived.allSatisfy { $0.revokedTimeMilliseconds == revokedAt })
-            // 1001: bought, derived under these rules already.
-            _ = try await ledger.recordVerifiedState(
+            // 1001: bought, its first month refunded while it ran: that month only, under any
+            // rules, so it is derived already.
+            let bought = try await ledger.recordVerifiedState(
                 RecordVerifiedStateRequest(
                     idempotencyKey: "b", subscription: Self.state("1001", .active, ownership: .purchased),
-                    periods: [Self.month(0), Self.month(1)]))
-            // What the older rules stored for 1000 (the renewal's month granting on), and a state
-            // with merged periods and no recorded ones (1002).
+                    periods: [Self.month(0, revoked: revokedAt), Self.month(1)]))
+            #expect(bought.subscription?.periods.last?.revokedTimeMilliseconds == nil)
+            // A Play subscription, whose rules are not these: what it stores stays.
+            let play = SubscriptionKey(store: .google, environment: .production, storeID: "token-1")
+            var google = Self.state("token-1", .active, ownership: .purchased)
+            google.key = play
+            _ = try await ledger.recordVerifiedState(
+                RecordVerifiedStateRequest(idempotencyKey: "c", subscription: google, periods: [Self.month(0)]))
+            // What the older rules stored for 1000 (the renewal's month granting on), a state
+            // with merged periods and no recorded ones (1002), and Play periods of another shape.
             var stale = try await ledger.subscription(.apple("1000"))
             stale.periods = Period.accessPeriods(shared, clipsAtNextStart: true)
             #expect(stale.periods != derived)
             var imported = Self.state("1002", .active, ownership: .purchased)
             imported.periods = [Self.month(0)]
+            var otherPlay = try await ledger.subscription(play)
+            otherPlay.periods = [Self.month(0), Self.month(1)]
             let before = try await ledger.lastPosition()
-            _ = try await ledger.write { [stale, imported] tx in
-                try Ledger.saveSubscription(tx, stale, position: before)
-                try Ledger.saveSubscription(tx, imported, position: before)
+            _ = try await ledger.write { [stale, imported, otherPlay] tx in
+                for state in [stale, imported, otherPlay] { try Ledger.saveSubscription(tx, state, position: before) }
             }
 
             clock.advance(by: 1000)
-            let first = try #require(try await ledger.deriveAccessAgain(after: nil, limit: 2))
+            let first = try #require(try await ledger.deriveAccessAgain(after: nil, owner: "test", limit: 2))
             #expect(first.read == 2 && first.changed == 1 && !first.isLast)
             let stored = try await ledger.subscriptionAndPeriods(.apple("1000"))
             #expect(stored.subscription?.periods == derived)
@@ -78,20 +87,45 @@ struct AccessRulesTests {
             #expect(changes.first?.position == before + 1 && changes.first?.kind == .subscription)
             #expect(changes.first?.committedTimeMilliseconds == clock.now)
             #expect(changes.first?.subscription == stored.subscription)
-            let last = try #require(try await ledger.deriveAccessAgain(after: first.next, limit: 2))
-            #expect(last.read == 1 && last.changed == 0 && last.isLast)
+            let last = try #require(try await ledger.deriveAccessAgain(after: first.next, owner: "test", limit: 2))
+            #expect(last.read == 0 && last.changed == 0 && last.isLast)
             #expect(try await ledger.subscription(.apple("1002")).periods == [Self.month(0)])
+            #expect(try await ledger.subscription(play).periods == otherPlay.periods)
+            #expect(try await ledger.subscription(.apple("1001")).periods == bought.subscription?.periods)
             #expect(
                 try await ledger.cursor(GetCursorRequest(name: "ledger.access-rules")).value
                     == Ledger.appStoreAccessRulesVersion)
             // Done: nothing is read again, not even a state that went stale since.
-            #expect(try await ledger.deriveAccessAgain() == nil)
+            #expect(try await ledger.deriveAccessAgain(owner: "test") == nil)
             #expect(try await ledger.changes(after: before, limit: 10).count == 1)
             await #expect(
                 throws: LedgerError.invalidArgument(
                     "name ledger.access-rules is the ledger's own cursor; it records the access rules applied")
             ) {
                 _ = try await ledger.advanceCursor(AdvanceCursorRequest(name: "ledger.access-rules", value: 99))
+            }
+        }
+    }
+
+    @Test(
+        "one instance runs the pass at a time: another's unexpired lease leaves it, an expired one is taken",
+        arguments: engines)
+    func oneAtATime(engine: LedgerEngine) async throws {
+        try await engine.withLedger { ledger, clock in
+            try await Self.olderRules(ledger)
+            let held = try await ledger.deriveAccessAgain(owner: "instance-a")
+            #expect(held == Ledger.AccessRulesPage())
+            try await Self.olderRules(ledger)
+            // instance-a holds the pass for a minute from its last page.
+            #expect(try await ledger.deriveAccessAgain(owner: "instance-b") == Ledger.AccessRulesPage(elsewhere: true))
+            clock.advance(by: Ledger.accessRulesLeaseMilliseconds - 1)
+            #expect(try await ledger.deriveAccessAgain(owner: "instance-b")?.elsewhere == true)
+            clock.advance(by: 1)
+            #expect(try await ledger.deriveAccessAgain(owner: "instance-b") == Ledger.AccessRulesPage())
+            #expect(try await ledger.deriveAccessAgain(owner: "instance-a") == nil)
+            await #expect(throws: LedgerError.invalidArgument("lease ledger.access-rules is the ledger's own")) {
+                _ = try await ledger.acquireLease(
+                    AcquireLeaseRequest(name: "ledger.access-rules", owner: "caller", ttlMilliseconds: 60_000))
             }
         }
     }
@@ -117,12 +151,12 @@ struct AccessRulesTests {
             _ = try await ledger.write { [stale] tx in
                 for state in stale { try Ledger.saveSubscription(tx, state, position: before) }
             }
-            let done = try #require(try await ledger.deriveAccessAgain())
+            let done = try #require(try await ledger.deriveAccessAgain(owner: "test"))
             #expect(done.read == Ledger.accessRulesPage + 5 && done.changed == Ledger.accessRulesPage + 5)
             let changes = try await ledger.changes(after: before, limit: 1000)
             #expect(Set(changes.compactMap { $0.subscription?.key.storeID }).count == Ledger.accessRulesPage + 5)
             #expect(changes.allSatisfy { $0.subscription?.periods.last?.revokedTimeMilliseconds == revokedAt })
-            #expect(try await ledger.deriveAccessAgain() == nil)
+            #expect(try await ledger.deriveAccessAgain(owner: "test") == nil)
         }
     }
 }

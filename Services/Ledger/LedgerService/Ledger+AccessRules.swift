@@ -14,7 +14,8 @@ import Wire
 /// under newer rules than the stored states were derived with reads every App Store subscription
 /// with recorded periods, a page at a time, derives its periods again and writes each one that
 /// differs as a change of the feed (views and the event log take it like any other), then
-/// records the version in the `ledger.access-rules` cursor. A pass cut short is run again from
+/// records the version in the `ledger.access-rules` cursor. One instance runs the pass at a time
+/// (the `ledger.access-rules` lease, renewed with each page). A pass cut short is run again from
 /// the start: a state derived already compares equal and is not written twice.
 extension Ledger {
     /// The version of the App Store access rules the stored states are derived with, raised with
@@ -23,9 +24,15 @@ extension Ledger {
     public static let appStoreAccessRulesVersion: Int64 = 1
     static let accessRulesCursor = "ledger.access-rules"
     static let accessRulesPage = 200
+    /// Held by the instance that runs the pass (several on one PostgreSQL run it one at a time),
+    /// renewed with each page.
+    static let accessRulesLease = "ledger.access-rules"
+    static let accessRulesLeaseMilliseconds: Int64 = 60_000
 
     /// One page of the pass.
     public struct AccessRulesPage: Sendable, Equatable {
+        /// Another instance holds the pass: nothing was read.
+        public var elsewhere = false
         /// Subscriptions read and written again.
         public var read = 0
         public var changed = 0
@@ -35,10 +42,12 @@ extension Ledger {
         public var isLast: Bool { next == nil }
     }
 
-    /// Derives the App Store subscriptions after `after` (by environment and store id) again, up
-    /// to `limit` of them, in one write. Nil when the stored states are derived with the current
-    /// rules already.
-    func deriveAccessAgain(after: PairCursor?, limit: Int = accessRulesPage) async throws -> AccessRulesPage? {
+    /// Derives the App Store subscriptions with recorded periods after `after` (by environment
+    /// and store id) again, up to `limit` of them, in one write, as `owner` (the pass's lease).
+    /// Nil when the stored states are derived with the current rules already.
+    func deriveAccessAgain(after: PairCursor?, owner: String, limit: Int = accessRulesPage) async throws
+        -> AccessRulesPage?
+    {
         let version = Self.appStoreAccessRulesVersion
         let at = now()
         return try await write { tx in
@@ -46,7 +55,20 @@ extension Ledger {
                 "SELECT value FROM cursors WHERE name = $1", [.text(Self.accessRulesCursor)]
             ).int(0, "value")
             guard (done ?? 0) < version else { return nil }
-            var sql = "SELECT environment, store_id, state FROM subscriptions WHERE store = $1"
+            let lease = try tx.query(
+                "SELECT owner, expires_ms FROM leases WHERE name = $1", [.text(Self.accessRulesLease)])
+            if let holder = lease.text(0, "owner"), holder != owner, (lease.int(0, "expires_ms") ?? 0) > at {
+                return AccessRulesPage(elsewhere: true)
+            }
+            try tx.query(
+                """
+                INSERT INTO leases (name, owner, expires_ms) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET owner = $2, expires_ms = $3
+                """, [.text(Self.accessRulesLease), .text(owner), .int(at + Self.accessRulesLeaseMilliseconds)])
+            var sql = """
+                SELECT environment, store_id, state FROM subscriptions s WHERE store = $1 AND EXISTS (
+                    SELECT 1 FROM periods p WHERE p.store = s.store AND p.environment = s.environment AND p.store_id = s.store_id)
+                """
             var parameters: [SQLValue] = [.int(Int64(Store.apple.rawValue))]
             if let after {
                 parameters += [.int(after.number), .text(after.text)]
@@ -57,12 +79,11 @@ extension Ledger {
             let rows = try tx.query(sql, parameters)
             var page = AccessRulesPage(read: rows.count)
             for index in 0..<rows.count {
-                // A state that does not read is left to the snapshot's and the operator's checks.
-                guard var state = try? Self.decode(Subscription.self, rows.blob(index, "state")) else { continue }
-                let recorded = try Self.storedPeriods(tx, state.key)
-                // A state written with its merged periods and no rows (an import) has nothing to
-                // derive them from.
-                guard !recorded.isEmpty else { continue }
+                // A state or a period that does not read is left to the snapshot's and the
+                // operator's checks (`GetSubscription` names it).
+                guard var state = try? Self.decode(Subscription.self, rows.blob(index, "state")),
+                    let recorded = try? Self.storedPeriods(tx, state.key), !recorded.isEmpty
+                else { continue }
                 let access = Self.accessPeriods(recorded, of: state.key, ownership: state.ownership)
                 guard access != state.periods else { continue }
                 state.periods = access
@@ -90,17 +111,20 @@ extension Ledger {
         }
     }
 
-    /// The whole pass: nil when nothing needed deriving again, else the subscriptions read and
-    /// written again.
-    public func deriveAccessAgain() async throws -> AccessRulesPage? {
-        guard var page = try await deriveAccessAgain(after: nil) else { return nil }
+    /// The whole pass, as `owner`: nil when nothing needed deriving again, else the
+    /// subscriptions read and written again (`elsewhere` when another instance holds the pass).
+    /// Stops between pages when its task is cancelled; a pass cut short starts over.
+    public func deriveAccessAgain(owner: String) async throws -> AccessRulesPage? {
+        guard var page = try await deriveAccessAgain(after: nil, owner: owner) else { return nil }
         var total = page
         while let next = page.next {
+            try Task.checkCancellation()
             // Another instance may finish the pass meanwhile.
-            guard let following = try await deriveAccessAgain(after: next) else { break }
+            guard let following = try await deriveAccessAgain(after: next, owner: owner) else { break }
             page = following
             total.read += page.read
             total.changed += page.changed
+            total.elsewhere = page.elsewhere
         }
         total.next = nil
         return total
@@ -124,17 +148,23 @@ public final class AccessRulesPass: LifecycleService {
 
     public func start() async throws {
         let (ledger, logger, retry) = (ledger, logger, retry)
+        let owner = UUID().uuidString
         let running = Task {
+            let rules = "\(Ledger.appStoreAccessRulesVersion)"
             while !Task.isCancelled {
                 do {
-                    let rules = "\(Ledger.appStoreAccessRulesVersion)"
-                    if let done = try await ledger.deriveAccessAgain() {
+                    guard let done = try await ledger.deriveAccessAgain(owner: owner) else {
+                        logger.info("App Store access periods are derived under the current rules", ["rules": rules])
+                        return
+                    }
+                    if !done.elsewhere {
                         logger.info(
                             "App Store access periods derived again",
                             ["rules": rules, "read": "\(done.read)", "changed": "\(done.changed)"])
-                    } else {
-                        logger.info("App Store access periods are derived under the current rules", ["rules": rules])
+                        return
                     }
+                    // Another instance runs the pass: look again once it may have finished.
+                } catch is CancellationError {
                     return
                 } catch {
                     logger.warning(

@@ -201,6 +201,9 @@ extension Ledger {
 
     func acquireLeaseWrite(_ request: AcquireLeaseRequest) throws -> WriteBody<AcquireLeaseResponse> {
         try Self.check(request.name, "name", max: Self.maxCursorNameBytes)
+        guard request.name != Self.accessRulesLease else {
+            throw LedgerError.invalidArgument("lease \(Self.accessRulesLease) is the ledger's own")
+        }
         try Self.check(request.owner, "owner", max: Self.maxCursorNameBytes)
         guard Self.leaseMilliseconds.contains(request.ttlMilliseconds) else {
             throw LedgerError.invalidArgument(

@@ -136,11 +136,12 @@ extension Ledger {
                     tx, key, periods, replacing: replacedKey, deferred: deferred)
             }
             let position = try Self.nextPosition(tx)
+            // Derived with the ownership of the state that is stored, as a later pass under newer
+            // rules derives them again (`deriveAccessAgain`).
+            let ownership = applied ? next.ownership : (current ?? next).ownership
             let (state, saves) = StateMerge.result(
                 next: next, current: current, applied: applied,
-                accessPeriods: recordedPeriods.map {
-                    Self.accessPeriods($0, of: key, ownership: subscription.ownership ?? current?.ownership)
-                })
+                accessPeriods: recordedPeriods.map { Self.accessPeriods($0, of: key, ownership: ownership) })
             var events: [LifecycleEvent] = []
             for var event in request.events {
                 event.position = position

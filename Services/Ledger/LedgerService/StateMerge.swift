@@ -10,6 +10,9 @@ enum StateMerge {
         var next = incoming
         next.accountID = account
         next.replacedByStoreID = next.replacedByStoreID ?? current?.replacedByStoreID
+        // How the customer holds it does not change along a chain: a state that does not say
+        // keeps what was known.
+        next.ownership = next.ownership ?? current?.ownership
         return next
     }
 

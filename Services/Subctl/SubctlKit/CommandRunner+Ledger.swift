@@ -113,7 +113,6 @@ extension CommandRunner {
         }
     }
 
-    /// Writes the answer's compact JSON with `--json`, else each of its human `lines`.
     /// How a listing is read page by page.
     struct Pages<Request, Response> {
         /// Every page (at most `LedgerCommand.maximumPages`), or the first and a note when more remain.
@@ -155,6 +154,7 @@ extension CommandRunner {
         return count
     }
 
+    /// Writes the answer's compact JSON with `--json`, else each of its human `lines`.
     private func write<Response: ProtoMessage>(
         _ answer: (response: Response, bytes: [UInt8]), _ options: CallOptions, lines: (Response) -> [String]
     ) throws(SubctlError) {
