@@ -26,6 +26,25 @@ extension ProtoMessage {
     }
 }
 
+extension Collection where Element: ProtoMessage {
+    /// How many of the first elements, at most `count`, go in one message of at most about
+    /// `bytes` (their serialized sizes, each with a field's tag and length): a batch that fits
+    /// in a frame. At least one when there is one, whatever its size.
+    public func batchCount(upTo count: Int, bytes: Int) -> Int {
+        var taken = 0
+        var total = 0
+        var buffer: [UInt8] = []
+        for element in self.prefix(count) {
+            buffer.removeAll(keepingCapacity: true)
+            element.serialize(appendingTo: &buffer)
+            total += buffer.count + 6
+            if taken > 0 && total > bytes { break }
+            taken += 1
+        }
+        return taken
+    }
+}
+
 /// Helpers for message types: unpack with protobuf-c, convert, free; pack a filled C struct.
 enum ProtobufC {
     /// Unpacks `bytes` as the message `descriptor` describes and hands the C struct to

@@ -84,16 +84,34 @@ struct EventLogTests {
         return await instance.publisher.isComputing
     }
 
+    /// Runs `body` with a stack, a clock and a first instance that computes the log (started);
+    /// stops them afterwards, whatever happened.
+    static func withLeader(_ body: (EntitlementStack, Clock, Instance) async throws -> Void) async throws {
+        let stack = try await EntitlementStack()
+        let clock = Clock()
+        do {
+            let first = try await Self.instance(stack, owner: "instance-a", clock: clock)
+            do {
+                #expect(try await Self.lead(first))
+                #expect(await first.publisher.flush())
+                try await body(stack, clock, first)
+            } catch {
+                await first.follower.shutdown()
+                throw error
+            }
+            await first.follower.shutdown()
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
     @Test(
         "a flush that leaves events of a change behind records the feed as covered only to just before that change: the next holder computes the rest, every event once"
     )
     func partialFlushThenTakeover() async throws {
-        let stack = try await EntitlementStack()
-        let clock = Clock()
-        let first = try await Self.instance(stack, owner: "instance-a", clock: clock)
-        do {
-            #expect(try await Self.lead(first))
-            #expect(await first.publisher.flush())
+        try await Self.withLeader { stack, clock, first in
             // One change that gives one event, then 600 grants that give two each (grant.created,
             // access.granted): the 1,000th event, where the first append stops, is the first of
             // the 500th grant's two.
@@ -130,6 +148,8 @@ struct EventLogTests {
                 CREATE TRIGGER log_full BEFORE INSERT ON event_log WHEN (SELECT count(*) FROM event_log) >= 1000
                 BEGIN SELECT RAISE(ABORT, 'the event log takes no more'); END
                 """)
+            // Renewed as the service does, a third of its time: the writes took a while.
+            await first.publisher.renewLease()
             #expect(await !first.publisher.flush())
             var log = try await Self.log(stack)
             #expect(log.count == 1000 && log.last?.type == "grant.created" && log.last?.accountID == "acct-500")
@@ -152,12 +172,47 @@ struct EventLogTests {
                 #expect(events == ["grant.created", "access.granted"], "acct-\(account)")
             }
             await second.follower.shutdown()
-        } catch {
-            await first.follower.shutdown()
-            await stack.stop()
-            throw error
         }
-        await stack.stop()
+    }
+
+    @Test("events of large states are appended in batches that fit a frame: 200 events of 8 KB, all of them")
+    func largeEvents() async throws {
+        try await Self.withLeader { stack, clock, first in
+            // Each a chain of 150 months with a day between them: 150 access periods in its state,
+            // which each event carries.
+            var size = 0
+            for index in 0..<200 {
+                let key = SubscriptionKey(store: .apple, environment: .production, storeID: "\(5000 + index)")
+                let periods = (0..<150).map { (n: Int64) in
+                    Period(
+                        periodID: "\(5000 + index)-\(n)", productID: "com.example.pro.monthly",
+                        startMilliseconds: clock.now - (150 - n) * 31 * Self.day,
+                        endMilliseconds: clock.now - (150 - n) * 31 * Self.day + 30 * Self.day,
+                        signedTimeMilliseconds: clock.now - (150 - n) * 31 * Self.day, productKind: .autoRenewable)
+                }
+                let state = Subscription(
+                    key: key, productID: "com.example.pro.monthly", productKind: .autoRenewable, state: .cancelled,
+                    ownership: .purchased, expiresTimeMilliseconds: clock.now + Self.day, autoRenew: false,
+                    storeTimeMilliseconds: clock.now, bundleOrPackage: "com.example.app")
+                let answer: RecordVerifiedStateResponse = try await stack.ledgerClient.call(
+                    LedgerRPC.recordVerifiedState,
+                    RecordVerifiedStateRequest(
+                        idempotencyKey: "large-\(index)", subscription: state,
+                        events: [LifecycleEvent(key: key, kind: .renewalDisabled, storeTimeMilliseconds: clock.now)],
+                        periods: periods))
+                size = try #require(answer.subscription).serialized().count
+            }
+            // Together well past the 1 MiB a frame holds.
+            #expect(200 * size > 1_300_000)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while await first.publisher.pendingCount < 200, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            await first.publisher.renewLease()
+            #expect(await first.publisher.flush())
+            let log = try await Self.log(stack)
+            #expect(log.count == 200 && log.allSatisfy { $0.subscription?.periods.count == 150 })
+        }
     }
 
     @Test(

@@ -1,6 +1,7 @@
 import Foundation
 import Model
 import RPC
+import TestSupport
 import Testing
 import Wire
 
@@ -58,6 +59,38 @@ struct LedgerConformanceTests {
             let listed = try await ledger.listInbox(ListInboxRequest())
             #expect(listed.entries.map(\.notificationID) == ["6c3b7e0a-1"])
             #expect(listed.entries.first?.status == .pending)
+        }
+    }
+
+    @Test(
+        "snapshot chunks of large states end at the chunk bytes: each fits a frame, each state once", arguments: engines
+    )
+    func largeSnapshotChunks(engine: LedgerEngine) async throws {
+        try await engine.withLedger { ledger, _ in
+            // Sixty states of about 40 KB (256 periods each).
+            let states = (0..<60).map { Subscription.large(.apple("big-\($0)")) }
+            let size = states[0].serialized().count
+            #expect(size > 30_000)
+            _ = try await ledger.write { tx in
+                for (index, state) in states.enumerated() {
+                    try Ledger.saveSubscription(tx, state, position: UInt64(index + 1))
+                }
+            }
+            var keys: [String] = []
+            var counts: [Int] = []
+            var cursor: Ledger.SnapshotCursor?
+            repeat {
+                let page = try await ledger.subscriptionChunk(after: cursor, limit: 500)
+                #expect(page.chunk.count < Ledger.maxSnapshotChunkBytes + size + 16)
+                keys += try SnapshotChunk(serialized: page.chunk).subscriptions.map(\.key.storeID)
+                counts.append(page.count)
+                cursor = page.next
+            } while cursor != nil
+            #expect(keys.sorted() == states.map(\.key.storeID).sorted())
+            let perChunk = (Ledger.maxSnapshotChunkBytes + size + 3) / (size + 3)
+            // Full chunks of as many as reach the bytes (a full one is followed by another page,
+            // here an empty one).
+            #expect(counts == [perChunk, perChunk, perChunk, perChunk, 0] && perChunk < 500)
         }
     }
 

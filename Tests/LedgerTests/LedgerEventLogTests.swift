@@ -1,6 +1,7 @@
 import Foundation
 import LedgerService
 import Model
+import TestSupport
 import Testing
 import Wire
 
@@ -21,6 +22,40 @@ struct LedgerEventLogTests {
         Event(
             id: id, type: type, accountID: account, key: key, position: position, capability: capability,
             accessUntilMilliseconds: until, reason: reason)
+    }
+
+    @Test(
+        "a page of the log also ends at the page bytes: last_sequence is the last event given, and the next page goes on from there",
+        arguments: engines)
+    func pageBytes(engine: LedgerEngine) async throws {
+        try await engine.withLedger { ledger, _ in
+            #expect(try await Self.lease(ledger, "instance-a").held)
+            // Twenty events of about 40 KB each (a state with 256 periods).
+            let state = Subscription.large(Self.key)
+            let events = (1...20).map { n in
+                Event(
+                    id: "evt_\(n)_0", type: "subscription.renewed", accountID: "a", key: Self.key, position: UInt64(n),
+                    subscription: state)
+            }
+            let size = events[0].serialized().count
+            #expect(size > 30_000 && size < 60_000)
+            for batch in [events.prefix(10), events.suffix(10)] {
+                _ = try await ledger.appendEvents(
+                    AppendEventsRequest(owner: "instance-a", events: Array(batch), throughFeedPosition: 20))
+            }
+            var pages: [[UInt64]] = []
+            var after: UInt64 = 0
+            while true {
+                let page = try await ledger.listEvents(ListEventsRequest(afterSequence: after, limit: 1000))
+                guard !page.events.isEmpty else { break }
+                pages.append(page.events.map(\.sequence))
+                #expect(page.lastSequence == page.events.last?.sequence)
+                after = page.lastSequence
+            }
+            let perPage = 262_144 / size
+            #expect(pages.flatMap { $0 } == Array(1...20))
+            #expect(pages.count == (20 + perPage - 1) / perPage && pages[0].count == perPage)
+        }
     }
 
     @Test(

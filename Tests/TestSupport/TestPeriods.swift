@@ -14,3 +14,17 @@ extension Period {
             signedTimeMilliseconds: signed ?? (start + n * 30 * day - day), productKind: .autoRenewable, raw: raw)
     }
 }
+
+extension Subscription {
+    /// An active state of `pro.monthly` holding `periods` half-second periods with long ids
+    /// (about 140 bytes each): a state as large as the ledger takes, for size limits.
+    public static func large(_ key: SubscriptionKey, periods: Int = 256) -> Subscription {
+        var state = Subscription(key: key, productID: "pro.monthly", state: .active)
+        state.periods = (0..<periods).map { n in
+            Period(
+                periodID: "period-\(n)-" + String(repeating: "p", count: 100), productID: "pro.monthly",
+                startMilliseconds: Int64(n) * 1000, endMilliseconds: Int64(n) * 1000 + 500)
+        }
+        return state
+    }
+}

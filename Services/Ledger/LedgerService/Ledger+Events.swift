@@ -17,7 +17,9 @@ extension Ledger {
     static let maxStatePage = 1000
     static let leaseMilliseconds: ClosedRange<Int64> = 1000...60_000
 
-    /// The log after `after_sequence`, at most `limit` entries looked at, those of `types`.
+    /// The log after `after_sequence`, at most `limit` entries looked at, those of `types`; a
+    /// page also stops once its events reach `maxPageBytes` (each holds its subscription's
+    /// state), `last_sequence` then being the last one given.
     public func listEvents(_ request: ListEventsRequest) async throws -> ListEventsResponse {
         let limit = request.limit == 0 ? Self.defaultPageSize : request.limit
         guard limit <= Self.maxListedEvents else {
@@ -35,13 +37,18 @@ extension Ledger {
                 "SELECT seq, type, event FROM event_log WHERE seq > $1 ORDER BY seq LIMIT $2",
                 [.int(Int64(clamping: request.afterSequence)), .int(Int64(limit))])
             var response = ListEventsResponse(lastSequence: request.afterSequence)
+            var bytes = 0
             for index in 0..<rows.count {
                 let sequence = UInt64(rows.int(index, "seq") ?? 0)
+                if EventType.matches(rows.text(index, "type") ?? "", request.types) {
+                    let stored = rows.blob(index, "event")
+                    bytes += stored?.count ?? 0
+                    if !response.events.isEmpty && bytes > Self.maxPageBytes { break }
+                    var event = try Self.decode(Event.self, stored)
+                    event.sequence = sequence
+                    response.events.append(event)
+                }
                 response.lastSequence = sequence
-                guard EventType.matches(rows.text(index, "type") ?? "", request.types) else { continue }
-                var event = try Self.decode(Event.self, rows.blob(index, "event"))
-                event.sequence = sequence
-                response.events.append(event)
             }
             return response
         }

@@ -118,6 +118,8 @@ extension Ledger {
     /// pages follow the table's own order (its rowids), a sequential read of the file; in key
     /// order, each row would be a lookup at a random place in it. On PostgreSQL they follow the
     /// key. Either way every state is in exactly one page.
+    ///
+    /// A page also ends once its states reach `maxSnapshotChunkBytes`.
     public func subscriptionChunk(after: SnapshotCursor?, limit: Int) async throws -> (
         chunk: [UInt8], count: Int, next: SnapshotCursor?
     ) {
@@ -141,9 +143,12 @@ extension Ledger {
             var count = 0
             var next: SnapshotCursor?
             try tx.scan(sql, parameters) { row in
+                // Full (the count, or the bytes: a chunk must fit in a frame however large the
+                // states are): the rows after this one are the next page's.
+                guard next == nil else { return }
                 row.withBytes(3) { out.field(1, bytes: $0) }
                 count += 1
-                if count == limit {
+                if count == limit || out.bytes.count >= Self.maxSnapshotChunkBytes {
                     next =
                         byRowID
                         ? SnapshotCursor(rowID: row.int(0) ?? 0)

@@ -37,6 +37,9 @@ public struct Ledger: Sendable {
     /// reply always fits in a frame (the RPC maximum is 1 MiB by default): at least one entry
     /// is always given.
     static let maxPageBytes = 256 * 1024
+    /// A snapshot chunk ends once its states reach this many bytes (or its count), so that one
+    /// of large states (hundreds of periods each) still fits in a frame.
+    public static let maxSnapshotChunkBytes = 512 * 1024
     static let maxAccountRows = 1000
     static let maxCursorNameBytes = 128
     /// Periods per request, and in a subscription's state (the oldest beyond it stay in the

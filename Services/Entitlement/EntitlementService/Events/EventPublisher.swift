@@ -204,7 +204,8 @@ public actor EventPublisher {
 
     // MARK: Appending
 
-    /// Appends what was computed, up to `maxBatch` events at a time; true when everything was.
+    /// Appends what was computed, up to `maxBatch` events (and `maxBatchBytes`) at a time; true
+    /// when everything was.
     ///
     /// A batch that leaves events behind covers the feed only up to just before the lowest
     /// position among them: one change gives several events, and a position recorded as covered
@@ -212,7 +213,7 @@ public actor EventPublisher {
     @discardableResult
     public func flush() async -> Bool {
         while leading, ready, !pending.isEmpty || through > appendedThrough {
-            let batch = Array(pending.prefix(Self.maxBatch))
+            let batch = Array(pending.prefix(pending.batchCount(upTo: Self.maxBatch, bytes: Self.maxBatchBytes)))
             let covers = Self.covered(through: through, leftBehind: pending.dropFirst(batch.count))
             let generation = pendingGeneration
             do {
@@ -236,8 +237,10 @@ public actor EventPublisher {
         return pending.isEmpty
     }
 
-    /// The most events one `AppendEvents` carries.
+    /// The most events one `AppendEvents` carries, and about the most bytes (each event holds
+    /// its subscription's state, so a thousand can outgrow a frame).
     static let maxBatch = 1000
+    static let maxBatchBytes = 512 * 1024
 
     /// The feed position a batch covers when `leftBehind` stay pending: `through` when none do,
     /// else just before the lowest position among them (never past `through`).

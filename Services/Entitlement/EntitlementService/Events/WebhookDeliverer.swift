@@ -332,7 +332,8 @@ public actor WebhookDeliverer {
         ).set(Int(oldest.map { max(0, now() - $0) } ?? 0))
     }
 
-    /// Writes what changed since the last record to the ledger, at most `maxRecord` attempts and
+    /// Writes what changed since the last record to the ledger, at most `maxRecord` attempts (and
+    /// `maxRecordBytes`) and
     /// as many recovered sequences at a time. When attempts are left for the next record, the
     /// position recorded as delivered stops just before the first of them: a dead letter the
     /// ledger has no row for must not fall behind that position.
@@ -341,7 +342,8 @@ public actor WebhookDeliverer {
             deliveredThrough > recordedThrough || !changedAttempts.isEmpty || !recovered.isEmpty || disableToRecord
         else { return }
         let sorted = changedAttempts.values.sorted { $0.sequence < $1.sequence }
-        let changed = Array(sorted.prefix(Self.maxRecord))
+        // A dead letter keeps its event: a thousand of them can outgrow a frame.
+        let changed = Array(sorted.prefix(sorted.batchCount(upTo: Self.maxRecord, bytes: Self.maxRecordBytes)))
         let delivered = Array(recovered.prefix(Self.maxRecord))
         let through = Self.recordable(
             deliveredThrough, firstLeftOut: sorted.count > changed.count ? sorted[changed.count].sequence : nil)
@@ -362,8 +364,10 @@ public actor WebhookDeliverer {
         if disable { disableToRecord = false }
     }
 
-    /// The most attempts, and recovered sequences, one `RecordDeliveries` carries.
+    /// The most attempts, and recovered sequences, one `RecordDeliveries` carries, and about
+    /// the most bytes of attempts.
     static let maxRecord = 1000
+    static let maxRecordBytes = 512 * 1024
 
     /// The position a record may say is delivered: `deliveredThrough`, or just before the first
     /// attempt left for the next record when that is lower.
