@@ -136,12 +136,12 @@ extension Period {
         return !changes.contains(period.productID)
     }
 
-    /// Each revocation in `periods` made before its own period ended (a REVOKE is put on the
-    /// newest transaction; a refund of an old one, made after it ended, is that period's alone)
-    /// also revokes, at its time, every period that began before it and whose paid time runs
-    /// past it, and the renewal charged early that starts where its own period ends (should
-    /// Apple put a REVOKE on the current transaction rather than on that renewal); the earliest
-    /// such revocation, with its reason.
+    /// Each revocation in `periods` made before its own period ended (a REVOKE; a refund of an
+    /// old transaction, made after it ended, is that period's alone) also revokes, at its time,
+    /// every period that began before it and whose paid time runs past it, and the renewal
+    /// charged early that starts where its own period ends: Apple may put a REVOKE made while
+    /// that renewal waits on it or on the transaction in force. The earliest such revocation,
+    /// with its reason.
     static func endAtRevocations(_ periods: inout [Period]) {
         let revocations = periods.compactMap { period in
             period.revokedTimeMilliseconds.flatMap { time in

@@ -109,17 +109,12 @@ struct ApplePeriodScenarioTests {
         let stack = try await StoreSimStack()
         do {
             let account = UUID().uuidString.lowercased()
-            let (original, verified) = try await stack.buyOnAppStore(account: account, familyShared: true)
-            #expect(verified.subscription?.ownership == .familyShared)
-            _ = try await stack.eventually(account, "the shared purchase") { $0.allowed }
+            let original = try await stack.buySharedOnAppStore(account: account)
             try await stack.control("clock/advance", ["by": "+30d"])
             try await stack.control("clock/advance", ["by": "+86000s"])
             _ = try await stack.eventually(account, "the early renewal") { ($0.untilMilliseconds ?? 0) > Self.february }
             let asked = try await stack.simNow()
-            try await stack.control(
-                "apple/revoke-family-sharing", ["transactionId": original, "marking": marking])
-            let revoked = try await stack.eventually(account, "the REVOKE") { !$0.allowed }
-            #expect(revoked.reason == .revoked)
+            try await stack.revokeFamilySharing(original, of: account, marking: marking)
             // Access ran until the REVOKE (signed at the action, a second after the last one at
             // most), which came before the first month's end.
             let before = try await stack.check(account, at: asked - 1)

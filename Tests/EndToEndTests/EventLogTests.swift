@@ -71,6 +71,34 @@ struct EventLogTests {
         return events
     }
 
+    /// Records a cancelled App Store subscription `storeID` (renewal turned off, one
+    /// `renewal_disabled` event) paid until `expires`, with `periods`.
+    @discardableResult
+    static func recordCancelled(
+        _ stack: EntitlementStack, _ storeID: String, at now: Int64, expires: Int64, periods: [Period] = []
+    ) async throws -> RecordVerifiedStateResponse {
+        let key = SubscriptionKey(store: .apple, environment: .production, storeID: storeID)
+        let cancelled = Subscription(
+            key: key, productID: "com.example.pro.monthly", productKind: .autoRenewable, state: .cancelled,
+            ownership: .purchased, purchaseTimeMilliseconds: now - 20 * day, expiresTimeMilliseconds: expires,
+            autoRenew: false, storeTimeMilliseconds: now, bundleOrPackage: "com.example.app")
+        return try await stack.ledgerClient.call(
+            LedgerRPC.recordVerifiedState,
+            RecordVerifiedStateRequest(
+                idempotencyKey: "state-\(storeID)", subscription: cancelled,
+                events: [LifecycleEvent(key: key, kind: .renewalDisabled, storeTimeMilliseconds: now)],
+                periods: periods))
+    }
+
+    /// Waits (at most 60 s) until `instance` has computed `count` events not yet appended.
+    static func pending(_ instance: Instance, _ count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while await instance.publisher.pendingCount < count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(await instance.publisher.pendingCount == count)
+    }
+
     /// Takes the lease for `instance` once its view has a position (the previous holder's lease
     /// expires within three seconds on the ledger's clock); false when it never did.
     static func lead(_ instance: Instance) async throws -> Bool {
@@ -115,17 +143,7 @@ struct EventLogTests {
             // One change that gives one event, then 600 grants that give two each (grant.created,
             // access.granted): the 1,000th event, where the first append stops, is the first of
             // the 500th grant's two.
-            let key = SubscriptionKey(store: .apple, environment: .production, storeID: "4101")
-            let unlinked = Subscription(
-                key: key, productID: "com.example.pro.monthly", productKind: .autoRenewable, state: .cancelled,
-                ownership: .purchased, purchaseTimeMilliseconds: clock.now - Self.day,
-                expiresTimeMilliseconds: clock.now + 29 * Self.day, autoRenew: false, storeTimeMilliseconds: clock.now,
-                bundleOrPackage: "com.example.app")
-            let _: RecordVerifiedStateResponse = try await stack.ledgerClient.call(
-                LedgerRPC.recordVerifiedState,
-                RecordVerifiedStateRequest(
-                    idempotencyKey: "state-4101", subscription: unlinked,
-                    events: [LifecycleEvent(key: key, kind: .renewalDisabled, storeTimeMilliseconds: clock.now)]))
+            try await Self.recordCancelled(stack, "4101", at: clock.now, expires: clock.now + 29 * Self.day)
             var positions: [UInt64] = []
             var started: Int64 = 0
             for account in 1...600 {
@@ -136,11 +154,7 @@ struct EventLogTests {
                 positions.append(grant.position)
                 started = try #require(grant.grant?.purchaseTimeMilliseconds)
             }
-            let deadline = ContinuousClock.now + .seconds(60)
-            while await first.publisher.pendingCount < 1201, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            #expect(await first.publisher.pendingCount == 1201)
+            try await Self.pending(first, 1201)
             // The log takes the first append (1,000 events) and fails every one after it.
             let file = try SQLiteDatabase(path: stack.directory.appendingPathComponent("ledger.sqlite").path)
             try file.execute(
@@ -182,7 +196,6 @@ struct EventLogTests {
             // which each event carries.
             var size = 0
             for index in 0..<200 {
-                let key = SubscriptionKey(store: .apple, environment: .production, storeID: "\(5000 + index)")
                 let periods = (0..<150).map { (n: Int64) in
                     Period(
                         periodID: "\(5000 + index)-\(n)", productID: "com.example.pro.monthly",
@@ -190,24 +203,13 @@ struct EventLogTests {
                         endMilliseconds: clock.now - (150 - n) * 31 * Self.day + 30 * Self.day,
                         signedTimeMilliseconds: clock.now - (150 - n) * 31 * Self.day, productKind: .autoRenewable)
                 }
-                let state = Subscription(
-                    key: key, productID: "com.example.pro.monthly", productKind: .autoRenewable, state: .cancelled,
-                    ownership: .purchased, expiresTimeMilliseconds: clock.now + Self.day, autoRenew: false,
-                    storeTimeMilliseconds: clock.now, bundleOrPackage: "com.example.app")
-                let answer: RecordVerifiedStateResponse = try await stack.ledgerClient.call(
-                    LedgerRPC.recordVerifiedState,
-                    RecordVerifiedStateRequest(
-                        idempotencyKey: "large-\(index)", subscription: state,
-                        events: [LifecycleEvent(key: key, kind: .renewalDisabled, storeTimeMilliseconds: clock.now)],
-                        periods: periods))
+                let answer = try await Self.recordCancelled(
+                    stack, "\(5000 + index)", at: clock.now, expires: clock.now + Self.day, periods: periods)
                 size = try #require(answer.subscription).serialized().count
             }
             // Together well past the 1 MiB a frame holds.
             #expect(200 * size > 1_300_000)
-            let deadline = ContinuousClock.now + .seconds(60)
-            while await first.publisher.pendingCount < 200, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await Self.pending(first, 200)
             await first.publisher.renewLease()
             #expect(await first.publisher.flush())
             let log = try await Self.log(stack)
@@ -231,16 +233,7 @@ struct EventLogTests {
             // A cancelled subscription, paid for ten more days, of acct-1.
             let expires = clock.now + 10 * Self.day
             let key = SubscriptionKey(store: .apple, environment: .production, storeID: "4001")
-            let cancelled = Subscription(
-                key: key, productID: "com.example.pro.monthly", productKind: .autoRenewable, state: .cancelled,
-                ownership: .purchased, purchaseTimeMilliseconds: clock.now - 20 * Self.day,
-                expiresTimeMilliseconds: expires, autoRenew: false, storeTimeMilliseconds: clock.now,
-                bundleOrPackage: "com.example.app")
-            let _: RecordVerifiedStateResponse = try await stack.ledgerClient.call(
-                LedgerRPC.recordVerifiedState,
-                RecordVerifiedStateRequest(
-                    idempotencyKey: "state-4001", subscription: cancelled,
-                    events: [LifecycleEvent(key: key, kind: .renewalDisabled, storeTimeMilliseconds: clock.now)]))
+            try await Self.recordCancelled(stack, "4001", at: clock.now, expires: expires)
             try await stack.link(key, account: "acct-1", tag: "link-4001")
             var events = try await Self.until(stack, first, "the grant of access") {
                 $0.contains { $0.type == "access.granted" }

@@ -148,7 +148,8 @@ struct ServiceProcessTests {
     func badCheckpointConfiguration(variable: String, value: String, message: String) async throws {
         var environment = ["LEDGER_ADDR": "127.0.0.1:1", variable: value]
         if variable != "VIEW_CHECKPOINT_PATH" { environment["VIEW_CHECKPOINT_PATH"] = "/tmp/unused.checkpoint" }
-        let process = try ServiceProcess("entitlement", environment: environment, directory: try Self.temporaryDirectory())
+        let process = try ServiceProcess(
+            "entitlement", environment: environment, directory: try Self.temporaryDirectory())
         #expect(await process.waitForExit() == 2)
         #expect(process.log.last == "entitlement: configuration error: \(message)")
     }

@@ -84,12 +84,8 @@ struct StoreSimScenarioTests {
         let stack = try await StoreSimStack()
         do {
             let account = UUID().uuidString.lowercased()
-            let (original, verified) = try await stack.buyOnAppStore(account: account, familyShared: true)
-            #expect(verified.subscription?.ownership == .familyShared)
-            _ = try await stack.eventually(account, "the shared purchase") { $0.allowed }
-            try await stack.control("apple/revoke-family-sharing", ["transactionId": original])
-            let revoked = try await stack.eventually(account, "the revocation") { !$0.allowed }
-            #expect(revoked.reason == .revoked)
+            let original = try await stack.buySharedOnAppStore(account: account)
+            try await stack.revokeFamilySharing(original, of: account)
             _ = try await stack.eventuallyInHistory(of: account, "REVOKE") { $0.last == "REVOKE" }
         } catch {
             await stack.stop()

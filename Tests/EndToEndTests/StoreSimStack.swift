@@ -202,6 +202,26 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         return (original, verified)
     }
 
+    /// A family-shared App Store purchase for `account` (checked to be verified as shared and to
+    /// allow access); returns its original transaction id.
+    func buySharedOnAppStore(account: String) async throws -> String {
+        let (original, verified) = try await buyOnAppStore(account: account, familyShared: true)
+        #expect(verified.subscription?.ownership == .familyShared)
+        _ = try await eventually(account, "the shared purchase") { $0.allowed }
+        return original
+    }
+
+    /// The family member loses `original` (REVOKE); `marking` names the transaction the
+    /// revocation date goes on while a renewal charged early waits (drawn from the seed when nil);
+    /// returns once `account`'s check is denied as revoked.
+    func revokeFamilySharing(_ original: String, of account: String, marking: String? = nil) async throws {
+        var body: [String: Any] = ["transactionId": original]
+        if let marking { body["marking"] = marking }
+        try await control("apple/revoke-family-sharing", body)
+        let revoked = try await eventually(account, "the REVOKE") { !$0.allowed }
+        #expect(revoked.reason == .revoked)
+    }
+
     /// A Play purchase of `product` with `account` as its obfuscated account id, then the app's
     /// call to the verifier with the token; returns the token and the verifier's answer.
     func buyOnPlay(account: String, product: String = "pro_sub") async throws -> (String, VerifyPurchaseResponse) {

@@ -51,20 +51,10 @@ extension Ledger {
         let version = Self.appStoreAccessRulesVersion
         let at = now()
         return try await write { tx in
-            let done = try tx.query(
-                "SELECT value FROM cursors WHERE name = $1", [.text(Self.accessRulesCursor)]
-            ).int(0, "value")
-            guard (done ?? 0) < version else { return nil }
-            let lease = try tx.query(
-                "SELECT owner, expires_ms FROM leases WHERE name = $1", [.text(Self.accessRulesLease)])
-            if let holder = lease.text(0, "owner"), holder != owner, (lease.int(0, "expires_ms") ?? 0) > at {
-                return AccessRulesPage(elsewhere: true)
-            }
-            try tx.query(
-                """
-                INSERT INTO leases (name, owner, expires_ms) VALUES ($1, $2, $3)
-                ON CONFLICT (name) DO UPDATE SET owner = $2, expires_ms = $3
-                """, [.text(Self.accessRulesLease), .text(owner), .int(at + Self.accessRulesLeaseMilliseconds)])
+            guard try Self.cursorRow(tx, Self.accessRulesCursor).value < version else { return nil }
+            let lease = try Self.takeLease(
+                tx, Self.accessRulesLease, owner: owner, for: Self.accessRulesLeaseMilliseconds, at: at)
+            guard lease.held else { return AccessRulesPage(elsewhere: true) }
             var sql = """
                 SELECT environment, store_id, state FROM subscriptions s WHERE store = $1 AND EXISTS (
                     SELECT 1 FROM periods p WHERE p.store = s.store AND p.environment = s.environment AND p.store_id = s.store_id)
@@ -87,12 +77,7 @@ extension Ledger {
                 let access = Self.accessPeriods(recorded, of: state.key, ownership: state.ownership)
                 guard access != state.periods else { continue }
                 state.periods = access
-                let position = try Self.nextPosition(tx)
-                try Self.saveSubscription(tx, state, position: position)
-                try Self.appendChange(
-                    tx,
-                    Change(
-                        position: position, committedTimeMilliseconds: at, kind: .subscription, subscription: state))
+                try Self.saveStateChange(tx, state, at: at)
                 page.changed += 1
             }
             if rows.count == limit {
@@ -100,12 +85,7 @@ extension Ledger {
                 page.next = PairCursor(
                     number: rows.int(last, "environment") ?? 0, text: rows.text(last, "store_id") ?? "")
             } else {
-                try tx.query(
-                    """
-                    INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)
-                    ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_ms = excluded.updated_ms
-                    WHERE cursors.value < excluded.value
-                    """, [.text(Self.accessRulesCursor), .int(version), .int(at)])
+                try Self.raiseCursor(tx, Self.accessRulesCursor, to: version, at: at)
             }
             return page
         }

@@ -96,12 +96,7 @@ extension Ledger {
                 appended += 1
                 try Self.recordAccess(tx, event)
             }
-            try tx.query(
-                """
-                INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)
-                ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_ms = excluded.updated_ms
-                WHERE cursors.value < excluded.value
-                """, [.text(Self.eventsCursor), .int(Int64(clamping: request.throughFeedPosition)), .int(at)])
+            try Self.raiseCursor(tx, Self.eventsCursor, to: Int64(clamping: request.throughFeedPosition), at: at)
             let last = try tx.query("SELECT COALESCE(MAX(seq), 0) AS seq FROM event_log").int(0, "seq") ?? 0
             return AppendEventsResponse(appended: appended, lastSequence: UInt64(last))
         }
@@ -219,19 +214,25 @@ extension Ledger {
         }
         let at = now()
         return { tx in
-            let rows = try tx.query("SELECT owner, expires_ms FROM leases WHERE name = $1", [.text(request.name)])
-            if let holder = rows.text(0, "owner"), holder != request.owner, let expires = rows.int(0, "expires_ms"),
-                expires > at
-            {
-                return AcquireLeaseResponse(held: false, owner: holder, expiresMilliseconds: expires)
-            }
-            let expires = at + request.ttlMilliseconds
-            try tx.query(
-                """
-                INSERT INTO leases (name, owner, expires_ms) VALUES ($1, $2, $3)
-                ON CONFLICT (name) DO UPDATE SET owner = $2, expires_ms = $3
-                """, [.text(request.name), .text(request.owner), .int(expires)])
-            return AcquireLeaseResponse(held: true, owner: request.owner, expiresMilliseconds: expires)
+            try Self.takeLease(tx, request.name, owner: request.owner, for: request.ttlMilliseconds, at: at)
         }
+    }
+
+    /// Takes or renews lease `name` for `owner` until `milliseconds` after `at`, unless another
+    /// owner holds it unexpired (then `held` is false and the answer names that owner).
+    static func takeLease(
+        _ tx: any LedgerTransaction, _ name: String, owner: String, for milliseconds: Int64, at: Int64
+    ) throws -> AcquireLeaseResponse {
+        let rows = try tx.query("SELECT owner, expires_ms FROM leases WHERE name = $1", [.text(name)])
+        if let holder = rows.text(0, "owner"), holder != owner, let expires = rows.int(0, "expires_ms"), expires > at {
+            return AcquireLeaseResponse(held: false, owner: holder, expiresMilliseconds: expires)
+        }
+        let expires = at + milliseconds
+        try tx.query(
+            """
+            INSERT INTO leases (name, owner, expires_ms) VALUES ($1, $2, $3)
+            ON CONFLICT (name) DO UPDATE SET owner = $2, expires_ms = $3
+            """, [.text(name), .text(owner), .int(expires)])
+        return AcquireLeaseResponse(held: true, owner: owner, expiresMilliseconds: expires)
     }
 }

@@ -154,14 +154,19 @@ extension Ledger {
         }
         let at = now()
         return { tx in
-            try tx.query(
-                """
-                INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)
-                ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_ms = excluded.updated_ms
-                WHERE cursors.value < excluded.value
-                """, [.text(request.name), .int(request.value), .int(at)])
+            try Self.raiseCursor(tx, request.name, to: request.value, at: at)
             return try Self.cursorRow(tx, request.name)
         }
+    }
+
+    /// Moves cursor `name` up to `value` (created there when missing); a lower value leaves it.
+    static func raiseCursor(_ tx: any LedgerTransaction, _ name: String, to value: Int64, at: Int64) throws {
+        try tx.query(
+            """
+            INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)
+            ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_ms = excluded.updated_ms
+            WHERE cursors.value < excluded.value
+            """, [.text(name), .int(value), .int(at)])
     }
 
     static func cursorRow(_ tx: any LedgerTransaction, _ name: String) throws -> Cursor {

@@ -28,6 +28,14 @@ extension Ledger {
             [.int(Int64(change.position)), .int(change.committedTimeMilliseconds ?? 0), .blob(change.serialized())])
     }
 
+    /// Stores `state` as a change of its own (no events), at the next position.
+    static func saveStateChange(_ tx: any LedgerTransaction, _ state: Subscription, at: Int64) throws {
+        let position = try nextPosition(tx)
+        try saveSubscription(tx, state, position: position)
+        try appendChange(
+            tx, Change(position: position, committedTimeMilliseconds: at, kind: .subscription, subscription: state))
+    }
+
     static func subscriptionRow(_ tx: any LedgerTransaction, _ key: SubscriptionKey) throws -> Subscription? {
         let rows = try tx.query(
             "SELECT state FROM subscriptions WHERE store = $1 AND environment = $2 AND store_id = $3",

@@ -138,7 +138,7 @@ extension Ledger {
             let position = try Self.nextPosition(tx)
             // Derived with the ownership of the state that is stored, as a later pass under newer
             // rules derives them again (`deriveAccessAgain`).
-            let ownership = applied ? next.ownership : (current ?? next).ownership
+            let ownership = StateMerge.standing(next: next, current: current, applied: applied).ownership
             let (state, saves) = StateMerge.result(
                 next: next, current: current, applied: applied,
                 accessPeriods: recordedPeriods.map { Self.accessPeriods($0, of: key, ownership: ownership) })
@@ -180,13 +180,7 @@ extension Ledger {
                 if let replacedCut {
                     replaced.periods = Self.accessPeriods(replacedCut, of: replacedKey, ownership: replaced.ownership)
                 }
-                let replacedPosition = try Self.nextPosition(tx)
-                try Self.saveSubscription(tx, replaced, position: replacedPosition)
-                try Self.appendChange(
-                    tx,
-                    Change(
-                        position: replacedPosition, committedTimeMilliseconds: verifiedAt, kind: .subscription,
-                        subscription: replaced))
+                try Self.saveStateChange(tx, replaced, at: verifiedAt)
             }
             if let notificationID = request.notificationID {
                 try Self.markProcessed(tx, store: key.store, notificationID: notificationID)

@@ -25,13 +25,18 @@ enum StateMerge {
         return partial ? wins && current.latestOrderID == next.latestOrderID : wins
     }
 
+    /// The state a write keeps: `next` when it applies, else the stored one.
+    static func standing(next: Subscription, current: Subscription?, applied: Bool) -> Subscription {
+        applied ? next : current ?? next
+    }
+
     /// The state that stands after the write, and whether the stored row changes. `accessPeriods`
     /// are the subscription's access periods when the request recorded periods (nil when it
     /// recorded none: the stored ones stay).
     static func result(next: Subscription, current: Subscription?, applied: Bool, accessPeriods: [Period]?) -> (
         state: Subscription, saves: Bool
     ) {
-        var state = applied ? next : current ?? next
+        var state = standing(next: next, current: current, applied: applied)
         state.periods = accessPeriods ?? current?.periods ?? []
         // Play reads a revoked subscription as expired: a revocation of its last period stays
         // in its state whichever read stands.

@@ -333,10 +333,9 @@ public actor WebhookDeliverer {
     }
 
     /// Writes what changed since the last record to the ledger, at most `maxRecord` attempts (and
-    /// `maxRecordBytes`) and
-    /// as many recovered sequences at a time. When attempts are left for the next record, the
-    /// position recorded as delivered stops just before the first of them: a dead letter the
-    /// ledger has no row for must not fall behind that position.
+    /// `maxRecordBytes` of them) and as many recovered sequences at a time. When attempts are
+    /// left for the next record, the position recorded as delivered stops just before the first
+    /// of them: a dead letter the ledger has no row for must not fall behind that position.
     public func record() async throws {
         guard leading, loaded,
             deliveredThrough > recordedThrough || !changedAttempts.isEmpty || !recovered.isEmpty || disableToRecord
