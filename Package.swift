@@ -106,7 +106,8 @@ let package = Package(
         .target(
             name: "EntitlementService",
             dependencies: [
-                "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Crypto", "HTTPClient", "ProtoJSON",
+                "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Crypto", "HTTPClient",
+                "ProtoJSON",
             ],
             path: "Services/Entitlement/EntitlementService", swiftSettings: hotPathSettings),
         .executableTarget(
@@ -266,7 +267,10 @@ let package = Package(
             path: "Tests/StoreSimTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "EntitlementTests",
-            dependencies: ["EntitlementService", "Model", "TestSupport", "ServiceProcessKit"],
+            dependencies: [
+                "EntitlementService", "Model", "Config", "Lifecycle", "ServiceRuntime", "TestSupport",
+                "ServiceProcessKit",
+            ],
             path: "Tests/EntitlementTests", swiftSettings: swiftSettings),
     ]
 )

@@ -111,6 +111,9 @@ public final class ServiceHost: Sendable {
         state.withLock { $0.parts.append(part) }
     }
 
+    /// The names of the parts added, in order.
+    public var partNames: [String] { state.withLock { $0.parts.map(\.name) } }
+
     /// Returns once the servers and every part have started.
     public func waitUntilRunning() async { _ = await running.wait() }
 

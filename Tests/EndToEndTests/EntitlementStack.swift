@@ -94,6 +94,16 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
         return (process, client, try await process.httpPort())
     }
 
+    /// Runs `body` with a new stack and stops it afterwards, whatever happened.
+    static func with(_ body: (EntitlementStack) async throws -> Void) async throws {
+        let stack = try await EntitlementStack()
+        do { try await body(stack) } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
     func stop() async {
         ledgerClient.shutdown()
         ledger.terminate()

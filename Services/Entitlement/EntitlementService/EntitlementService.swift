@@ -57,8 +57,18 @@ public enum EntitlementService {
             host.logger.warning("no ENTITLEMENT_POLICY_FILE: no capability is known", [:])
         }
         // The event log: computed by the one instance holding the ledger's `events` lease.
+        // Webhooks deliver the log, so they turn it on; turned off beside them, nothing would
+        // ever be delivered.
+        let webhooksFile = environment.raw("WEBHOOK_ENDPOINTS_FILE")
         var publisher: EventPublisher?
-        if try environment.bool("EVENT_LOG", default: false) {
+        let eventLog = try environment.bool("EVENT_LOG", default: webhooksFile != nil)
+        if !eventLog, webhooksFile != nil {
+            throw ConfigError(
+                variable: "EVENT_LOG",
+                problem: "is false while WEBHOOK_ENDPOINTS_FILE is set: webhooks deliver the event log, so nothing "
+                    + "would be delivered (set EVENT_LOG=true, or leave it unset)")
+        }
+        if eventLog {
             let lease = try environment.int("EVENT_LOG_LEASE_MS", default: 6000, range: 3000...60_000)
             publisher = EventPublisher(
                 client: client, view: view, policies: policies, owner: Self.instanceName,
@@ -93,11 +103,12 @@ public enum EntitlementService {
                 view: view, client: client, logger: host.logger, metrics: host.metrics, policies: policies,
                 publisher: publisher, checkpoint: checkpoint, checkpointService: checkpointService))
         if let publisher { host.add(EventPublisherService(publisher)) }
-        if let path = environment.raw("WEBHOOK_ENDPOINTS_FILE") {
+        if let path = webhooksFile {
             let lease = try environment.int("EVENT_LOG_LEASE_MS", default: 6000, range: 3000...60_000)
             var rules = DeliveryRules()
-            rules.maxAge = Int64(
-                try environment.int("WEBHOOK_MAX_AGE_SECONDS", default: 3 * 86_400, range: 60...30 * 86_400)) * 1000
+            rules.maxAge =
+                Int64(
+                    try environment.int("WEBHOOK_MAX_AGE_SECONDS", default: 3 * 86_400, range: 60...30 * 86_400)) * 1000
             rules.maxInFlight = try environment.int("WEBHOOK_MAX_IN_FLIGHT", default: 16, range: 1...256)
             do {
                 let webhooks = try WebhookDeliveryService(

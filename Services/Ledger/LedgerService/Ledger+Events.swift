@@ -214,8 +214,21 @@ extension Ledger {
         }
         let at = now()
         return { tx in
-            try Self.takeLease(tx, request.name, owner: request.owner, for: request.ttlMilliseconds, at: at)
+            let answer = try Self.takeLease(
+                tx, request.name, owner: request.owner, for: request.ttlMilliseconds, at: at)
+            if answer.held, request.name == Self.eventsLease { try Self.startEventLog(tx, at: at) }
+            return answer
         }
+    }
+
+    /// Starts the event log, when it has not started, at the newest position of the feed: the
+    /// first holder of the `events` lease computes the events of every change after it (on a
+    /// new ledger, position 0: every change). Written under the writer's position lock, so a
+    /// change is either at or before the start (taken as known) or after it (given events).
+    static func startEventLog(_ tx: any LedgerTransaction, at: Int64) throws {
+        try tx.query(
+            "INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+            [.text(Self.eventsCursor), .int(try Self.lastPosition(tx)), .int(at)])
     }
 
     /// Takes or renews lease `name` for `owner` until `milliseconds` after `at`, unless another

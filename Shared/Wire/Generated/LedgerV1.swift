@@ -1354,7 +1354,8 @@ public struct GetEventStateResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.ledger.v1.GetEventStateResponse"
 
-    /// False until the first AppendEvents: event computation has not started.
+    /// False until the `events` lease is first taken: the log has not started. Once started,
+    /// through_feed_position is where it began, then how far computation has covered the feed.
     public var started: Bool
 
     public var throughFeedPosition: UInt64
@@ -3172,7 +3173,8 @@ public enum LedgerRPC {
     public static let getEventState = UnaryMethod<GetEventStateRequest, GetEventStateResponse>("subscriptions.ledger.v1.Ledger/GetEventState")
 
     /// Takes or renews a named lease for one owner; held by another and not expired, it is not
-    /// taken.
+    /// taken. The first time the `events` lease is taken, the event log starts at the newest feed
+    /// position (0 on a new ledger): every later change gets its events.
     public static let acquireLease = UnaryMethod<AcquireLeaseRequest, AcquireLeaseResponse>("subscriptions.ledger.v1.Ledger/AcquireLease")
 
     /// Webhook delivery to one endpoint: where it stands (the log delivered through, the events

@@ -2775,7 +2775,7 @@ public enum OpenAPIDocuments {
         "tags": [
           "Ledger"
         ],
-        "description": "Takes or renews a named lease for one owner; held by another and not expired, it is not\ntaken.",
+        "description": "Takes or renews a named lease for one owner; held by another and not expired, it is not\ntaken. The first time the `events` lease is taken, the event log starts at the newest feed\nposition (0 on a new ledger): every later change gets its events.",
         "parameters": [
           {
             "name": "Connect-Protocol-Version",
@@ -4045,7 +4045,7 @@ public enum OpenAPIDocuments {
         "properties": {
           "started": {
             "type": "boolean",
-            "description": "False until the first AppendEvents: event computation has not started."
+            "description": "False until the `events` lease is first taken: the log has not started. Once started,\nthrough_feed_position is where it began, then how far computation has covered the feed."
           },
           "throughFeedPosition": {
             "type": "string",

@@ -36,6 +36,11 @@ public actor EventPublisher {
     /// Counts the times `pending` was replaced (a catch-up, a step-down): an append that was in
     /// flight meanwhile is not taken off the new list.
     private var pendingGeneration = 0
+    /// Counts the takes, step-downs and view replacements: a catch-up that one of them overtook
+    /// is done again, not put in force.
+    private var epoch = 0
+    /// The catch-up under way: one at a time, and every caller waits for it.
+    private var catchingUp: Task<Void, Never>?
     /// The feed position the computed events cover, and the one last appended.
     private var through: UInt64 = 0
     private var appendedThrough: UInt64 = 0
@@ -75,7 +80,12 @@ public actor EventPublisher {
     /// After the view applied `change`; `previousHolder` held its subscription before.
     func observe(_ change: Change, previousHolder: String?) async {
         guard leading else { return }
-        guard ready else { return await catchUp() }
+        if !ready {
+            // The catch-up reads the feed up to the view's position when it began, which may be
+            // just before this change: the change is then taken here.
+            await catchUp()
+            guard leading, ready else { return }
+        }
         guard change.position > through else { return }
         let at = change.committedTimeMilliseconds ?? now()
         var events = tracker.due(now: at)
@@ -92,6 +102,7 @@ public actor EventPublisher {
 
     /// A snapshot replaced the view: the changes it skipped are read again.
     func viewReplaced() {
+        epoch += 1
         if leading { ready = false }
     }
 
@@ -116,6 +127,7 @@ public actor EventPublisher {
             logger.info("computing the event log", ["owner": owner])
             leading = true
             ready = false
+            epoch += 1
             leader.set(1)
         case .lost(let why):
             if leading { stepDown(why) }
@@ -130,6 +142,7 @@ public actor EventPublisher {
         lease.drop()
         leading = false
         ready = false
+        epoch += 1
         tracker = AccessEventTracker()
         replacePending([])
         leader.set(0)
@@ -142,9 +155,45 @@ public actor EventPublisher {
         pendingGeneration += 1
     }
 
-    /// From the ledger's record of where computation stands to the view's position.
+    /// From the ledger's record of where computation stands to the view's position; joins the
+    /// catch-up under way, if any (the actor takes calls while one waits for the ledger, and two
+    /// interleaved catch-ups could leave the changes between them with no events).
     private func catchUp() async {
-        guard let position = view.position else { return }
+        if let running = catchingUp { return await running.value }
+        let running = Task { await self.catchUpUntilCurrent() }
+        catchingUp = running
+        await running.value
+        catchingUp = nil
+    }
+
+    /// Catches up again while a take, step-down or snapshot overtook the catch-up.
+    private func catchUpUntilCurrent() async {
+        while leading, !ready {
+            let started = epoch
+            guard let caught = await caughtUp() else { return }
+            guard started == epoch, leading else { continue }
+            tracker = caught.tracker
+            replacePending(caught.events)
+            through = caught.through
+            appendedThrough = caught.appendedThrough
+            ready = true
+            logger.info("event log caught up", ["from": "\(caught.appendedThrough)", "to": "\(caught.through)"])
+        }
+    }
+
+    /// What a catch-up puts in force.
+    private struct CatchUp {
+        var tracker: AccessEventTracker
+        var events: [Event]
+        var through: UInt64
+        var appendedThrough: UInt64
+    }
+
+    /// Reads the ledger's record (the access announced, the feed position covered: where the log
+    /// began when nothing was appended yet), then the feed from there to the view's position,
+    /// for the events of every change in between; nil when it could not (tried again later).
+    private func caughtUp() async -> CatchUp? {
+        guard let position = view.position else { return nil }
         do {
             var state = try await client.call(LedgerRPC.getEventState, GetEventStateRequest())
             var announced = state.announced
@@ -152,16 +201,12 @@ public actor EventPublisher {
                 state = try await client.call(LedgerRPC.getEventState, GetEventStateRequest(pageToken: token))
                 announced += state.announced
             }
-            tracker = AccessEventTracker()
-            tracker.restore(announced)
-            replacePending([])
             guard state.started else {
-                // The log starts here: access held now is taken as known.
-                through = position
-                appendedThrough = 0
-                ready = true
-                return
+                // The ledger starts the log when the lease is taken: one that did not is older.
+                throw RPCError(.failedPrecondition, "the ledger has not started the event log")
             }
+            var tracker = AccessEventTracker()
+            tracker.restore(announced)
             var events: [Event] = []
             var touched = Set<String>()
             var covered = state.throughFeedPosition
@@ -177,8 +222,13 @@ public actor EventPublisher {
                         if let account = subscription.accountID { touched.insert(account) }
                         touched.formUnion(holders[subscription.key] ?? [])
                     }
+                    if let account = change.link?.accountID, !account.isEmpty { touched.insert(account) }
                     covered = change.position
                     if covered >= position { break }
+                }
+                guard covered >= position else {
+                    throw RPCError(
+                        .unavailable, "the change feed ended at \(covered), before the view's position \(position)")
                 }
             }
             let at = now()
@@ -187,13 +237,12 @@ public actor EventPublisher {
                 events += tracker.observe(
                     account: account, position: position, at: at, access: access(of: account, at: at))
             }
-            replacePending(events)
-            through = max(position, state.throughFeedPosition)
-            appendedThrough = state.throughFeedPosition
-            ready = true
-            logger.info("event log caught up", ["from": "\(state.throughFeedPosition)", "to": "\(position)"])
+            return CatchUp(
+                tracker: tracker, events: events, through: max(position, state.throughFeedPosition),
+                appendedThrough: state.throughFeedPosition)
         } catch {
             logger.warning("event log catch-up failed; trying again", ["error": "\(error)"])
+            return nil
         }
     }
 

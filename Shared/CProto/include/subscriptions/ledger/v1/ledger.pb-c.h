@@ -485,7 +485,8 @@ struct  Subscriptions__Ledger__V1__GetEventStateResponse
 {
   ProtobufCMessage base;
   /*
-   * False until the first AppendEvents: event computation has not started.
+   * False until the `events` lease is first taken: the log has not started. Once started,
+   * through_feed_position is where it began, then how far computation has covered the feed.
    */
   protobuf_c_boolean started;
   uint64_t through_feed_position;
