@@ -66,6 +66,7 @@ extension Subscription {
             hash.add(installmentsCommitted)
             hash.add(installmentsRemaining)
         }
+        if let autoResumeTimeMilliseconds { hash.add(autoResumeTimeMilliseconds) }
         return hash.value
     }
 }

@@ -83,6 +83,11 @@ public struct Subscription: Sendable, Hashable {
     /// installment plan), and how many of them remain (0 once the last is paid).
     public var installmentsCommitted: Int32?
     public var installmentsRemaining: Int32
+    /// The states that passed or are passing (grace, billing retry, hold, pause) as intervals,
+    /// set by the ledger from every state it recorded; ordered by start.
+    public var statusIntervals: [StatusInterval]
+    /// Google `pausedStateContext.autoResumeTime`: when a paused subscription resumes by itself.
+    public var autoResumeTimeMilliseconds: Int64?
 
     /// A subscription state; every field but `key` defaults to absent, false or empty.
     public init(
@@ -98,7 +103,8 @@ public struct Subscription: Sendable, Hashable {
         offerType: OfferType? = nil, renewalOfferID: String? = nil, renewalOfferType: OfferType? = nil,
         expirationReason: ExpirationReason? = nil, inBillingRetry: Bool = false, renewalTimeMilliseconds: Int64? = nil,
         storefront: String? = nil, priceMicros: Int64? = nil, currency: String? = nil,
-        renewalOffProducts: [String] = [], installmentsCommitted: Int32? = nil, installmentsRemaining: Int32 = 0
+        renewalOffProducts: [String] = [], installmentsCommitted: Int32? = nil, installmentsRemaining: Int32 = 0,
+        statusIntervals: [StatusInterval] = [], autoResumeTimeMilliseconds: Int64? = nil
     ) {
         self.key = key
         self.accountID = accountID
@@ -137,5 +143,7 @@ public struct Subscription: Sendable, Hashable {
         self.renewalOffProducts = renewalOffProducts
         self.installmentsCommitted = installmentsCommitted
         self.installmentsRemaining = installmentsRemaining
+        self.statusIntervals = statusIntervals
+        self.autoResumeTimeMilliseconds = autoResumeTimeMilliseconds
     }
 }

@@ -106,6 +106,25 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         try await history(of: account).compactMap(\.kind)
     }
 
+    /// Runs `body` with a new stack on the default settings and `policy`, and stops it
+    /// afterwards, whatever happened.
+    static func with(
+        policy: String = EntitlementStack.policy, _ body: (StoreSimStack) async throws -> Void
+    ) async throws {
+        let stack = try await StoreSimStack(policy: policy)
+        do { try await body(stack) } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    /// The ledger's record of one subscription: its state and every period with its signed data.
+    func stored(_ key: SubscriptionKey) async throws -> GetSubscriptionResponse {
+        try await entitlementStack.ledgerClient.call(
+            "\(EntitlementStack.ledgerService)/GetSubscription", GetSubscriptionRequest(key: key))
+    }
+
     func stop() async {
         verifierClient.shutdown()
         entitlementClient.shutdown()

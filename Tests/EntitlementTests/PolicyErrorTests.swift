@@ -55,7 +55,8 @@ struct PolicyErrorTests {
             expected: PolicyError(.malformed, line: 3, "malformed line: expected \"access STATE yes|no\"")),
         Case(
             name: "malformed: two Apple products on a line", text: "capability pro\n  apple a b\n",
-            expected: PolicyError(.malformed, line: 2, "malformed line: expected \"apple PRODUCT_ID [duration N(h|d|w)]\"")),
+            expected: PolicyError(
+                .malformed, line: 2, "malformed line: expected \"apple PRODUCT_ID [duration N(h|d|w)]\"")),
         Case(
             name: "malformed: Google line without a product", text: "capability pro\n  google\n",
             expected: PolicyError(

@@ -73,6 +73,14 @@ struct ViewCheckpointTests {
                         periodID: "x\(index)", productID: "extras_addon", basePlanID: "addon",
                         startMilliseconds: now - 5 * day, endMilliseconds: now + 2 * day, productKind: .autoRenewable),
                 ]
+                // Some paused a while in the past: the answers inside the pause come from it.
+                if index % 7 == 1 {
+                    subscription.statusIntervals = [
+                        StatusInterval(
+                            state: .paused, startMilliseconds: now - 31 * day, endMilliseconds: now - 29 * day),
+                        StatusInterval(state: .accountHold, startMilliseconds: now + 4 * day),
+                    ]
+                }
                 subscriptions.append(subscription)
             }
         }
@@ -167,7 +175,8 @@ struct ViewCheckpointTests {
         let path = Self.temporaryPath()
         let checkpoint = ViewCheckpoint(path: path)
         #expect(try checkpoint.write(EntitlementView(), policyVersion: "", now: Self.now) == nil)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent).isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent).isEmpty)
         let view = EntitlementView()
         #expect(try checkpoint.load(into: view) == nil)
         #expect(view.position == nil)

@@ -36,7 +36,13 @@ struct WireSubscriptionTests {
         offerType: .introductory, renewalOfferID: "winback", renewalOfferType: .promotional,
         expirationReason: .billingError, inBillingRetry: true, renewalTimeMilliseconds: 1_702_592_000_002,
         storefront: "DEU", priceMicros: 4_990_000, currency: "EUR", renewalOffProducts: ["com.example.addon", "x"],
-        installmentsCommitted: 12, installmentsRemaining: 7)
+        installmentsCommitted: 12, installmentsRemaining: 7,
+        statusIntervals: [
+            StatusInterval(
+                state: .gracePeriod, startMilliseconds: 1_702_592_000_002, endMilliseconds: 1_703_000_000_003,
+                shownTimeMilliseconds: 1_702_592_000_010, endedTimeMilliseconds: 1_703_000_000_003),
+            StatusInterval(state: .paused, startMilliseconds: 1_703_000_000_003),
+        ], autoResumeTimeMilliseconds: 1_705_000_000_000)
 
     static func read(_ bytes: [UInt8], maxRepeated: Int = 10_000) throws -> ReadBack {
         try bytes.withUnsafeBytes { raw in ReadBack(try WireSubscription(raw, maxRepeated: maxRepeated)) }
@@ -49,6 +55,7 @@ struct WireSubscriptionTests {
         var times: [Int64], isReplaced: Bool, renewal: GrantRenewal, offProducts: [String]
         var periods: [[String?]]
         var lastPeriod: [String?]?
+        var statuses: [WireSubscription.WireStatus]
 
         init(_ read: WireSubscription) {
             func text(_ t: WireSubscription.Text?) -> String? { t.map(WireSubscription.string) }
@@ -74,6 +81,10 @@ struct WireSubscriptionTests {
             periods = all
             #expect(read.periodCount == all.count)
             lastPeriod = read.lastPeriod.map(period)
+            var statuses: [WireSubscription.WireStatus] = []
+            read.forEachStatus { statuses.append($0) }
+            #expect(read.statusCount == statuses.count)
+            self.statuses = statuses
         }
     }
 
@@ -94,6 +105,11 @@ struct WireSubscriptionTests {
         let second: [String?] = ["com.example.addon", nil, "1700000000001", "1702592000002", "0"]
         #expect(read.periods == [first, second])
         #expect(read.lastPeriod == second)
+        #expect(
+            read.statuses == [
+                WireSubscription.WireStatus(state: .gracePeriod, start: 1_702_592_000_002, end: 1_703_000_000_003),
+                WireSubscription.WireStatus(state: .paused, start: 1_703_000_000_003, end: 0),
+            ])
     }
 
     @Test("absent fields read as absent: a key alone is a subscription with nothing else")

@@ -164,6 +164,45 @@ extension Ledger {
         return Array(access.suffix(maxPeriods))
     }
 
+    /// Records `state` as a fact of its subscription (not a partial one: one notification's own
+    /// transaction says nothing of the state then) and answers the status intervals all its
+    /// facts show, when they may differ from `known` (nil: they stay). The fact's time is the
+    /// store's time of the change its first event names (Play's notification `eventTimeMillis`:
+    /// Play signs no time, and the state's store time is when it was read), else the state's
+    /// store time. The facts are read only when this one is in a passing state or intervals are
+    /// known: otherwise none can start or end here.
+    static func recordStateFact(
+        _ tx: any LedgerTransaction, _ state: Subscription, events: [LifecycleEvent], partial: Bool,
+        known: [StatusInterval]
+    ) throws -> [StatusInterval]? {
+        guard !partial, let fact = StateFact(state, time: events.first?.storeTimeMilliseconds) else { return nil }
+        try tx.enqueue(
+            """
+            INSERT INTO state_facts (store, environment, store_id, store_time_ms, state_code, start_ms, stated_end_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
+            """,
+            keyParameters(state.key) + [
+                .int(fact.storeTimeMilliseconds), .int(Int64(fact.state.rawValue)), .int(fact.startMilliseconds),
+                .int(fact.statedEndMilliseconds),
+            ])
+        guard StatusInterval.isPassing(fact.state) || !known.isEmpty else { return nil }
+        let rows = try tx.query(
+            """
+            SELECT store_time_ms, state_code, start_ms, stated_end_ms FROM state_facts
+            WHERE store = $1 AND environment = $2 AND store_id = $3
+            """, keyParameters(state.key))
+        var facts: Set<StateFact> = [fact]
+        for index in 0..<rows.count {
+            guard let code = rows.int(index, "state_code"), let recorded = SubscriptionState(rawValue: Int32(code))
+            else { continue }
+            facts.insert(
+                StateFact(
+                    storeTimeMilliseconds: rows.int(index, "store_time_ms") ?? 0, state: recorded,
+                    startMilliseconds: rows.int(index, "start_ms") ?? 0, statedEnd: rows.int(index, "stated_end_ms")))
+        }
+        return StateFact.intervals(facts)
+    }
+
     static func check(_ periods: [Period]) throws {
         guard periods.count <= maxPeriods else {
             throw LedgerError.invalidArgument("at most \(maxPeriods) periods per request, got \(periods.count)")

@@ -139,9 +139,13 @@ extension Ledger {
             // Derived with the ownership of the state that is stored, as a later pass under newer
             // rules derives them again (`deriveAccessAgain`).
             let ownership = StateMerge.standing(next: next, current: current, applied: applied).ownership
+            let intervals = try Self.recordStateFact(
+                tx, subscription, events: request.events, partial: request.partial,
+                known: current?.statusIntervals ?? [])
             let (state, saves) = StateMerge.result(
                 next: next, current: current, applied: applied,
-                accessPeriods: recordedPeriods.map { Self.accessPeriods($0, of: key, ownership: ownership) })
+                accessPeriods: recordedPeriods.map { Self.accessPeriods($0, of: key, ownership: ownership) },
+                statusIntervals: intervals)
             var events: [LifecycleEvent] = []
             for var event in request.events {
                 event.position = position

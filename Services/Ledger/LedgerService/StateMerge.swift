@@ -33,11 +33,16 @@ enum StateMerge {
     /// The state that stands after the write, and whether the stored row changes. `accessPeriods`
     /// are the subscription's access periods when the request recorded periods (nil when it
     /// recorded none: the stored ones stay).
-    static func result(next: Subscription, current: Subscription?, applied: Bool, accessPeriods: [Period]?) -> (
-        state: Subscription, saves: Bool
-    ) {
+    /// `statusIntervals` are the subscription's status intervals when the write worked them out
+    /// again (nil: the stored ones stay).
+    static func result(
+        next: Subscription, current: Subscription?, applied: Bool, accessPeriods: [Period]?,
+        statusIntervals: [StatusInterval]? = nil
+    ) -> (state: Subscription, saves: Bool) {
         var state = standing(next: next, current: current, applied: applied)
         state.periods = accessPeriods ?? current?.periods ?? []
+        state.statusIntervals = statusIntervals ?? current?.statusIntervals ?? []
+        let intervalsChange = state.statusIntervals != (current?.statusIntervals ?? [])
         // Play reads a revoked subscription as expired: a revocation of its last period stays
         // in its state whichever read stands.
         if state.key.store == .google, state.state == .expired,
@@ -49,6 +54,6 @@ enum StateMerge {
         // An acknowledgement is a fact that never goes back, whichever state stands.
         let acknowledges = !state.acknowledged && (next.acknowledged || current?.acknowledged == true)
         if acknowledges { state.acknowledged = true }
-        return (state, applied || accessPeriods != nil || acknowledges)
+        return (state, applied || accessPeriods != nil || acknowledges || intervalsChange)
     }
 }

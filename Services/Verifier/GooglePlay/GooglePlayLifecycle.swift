@@ -53,6 +53,9 @@ public enum GooglePlayLifecycle {
             storeAccountRef: purchase.externalAccountIdentifiers?.obfuscatedExternalAccountId,
             bundleOrPackage: packageName, latestOrderID: item.latestSuccessfulOrderId ?? purchase.latestOrderId)
         if state == .gracePeriod { subscription.graceExpiresTimeMilliseconds = expires }
+        if state == .paused {
+            subscription.autoResumeTimeMilliseconds = millis(purchase.pausedStateContext?.autoResumeTime)
+        }
         subscription.storefront = purchase.regionCode
         if let price = item.autoRenewingPlan?.recurringPrice, let micros = price.micros,
             let currency = price.currencyCode

@@ -205,7 +205,9 @@ extension Subscription: CMessageConvertible {
             currency: ProtoField.optionalString(m.currency, "currency"),
             renewalOffProducts: ProtoField.strings(m.renewal_off_products, count: m.n_renewal_off_products, "renewal_off_products"),
             installmentsCommitted: ProtoField.nonZero(m.installments_committed),
-            installmentsRemaining: m.installments_remaining)
+            installmentsRemaining: m.installments_remaining,
+            statusIntervals: ProtoField.messages(m.status_intervals, count: m.n_status_intervals, "status_intervals"),
+            autoResumeTimeMilliseconds: ProtoField.nonZero(m.auto_resume_time_ms))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -248,6 +250,47 @@ extension Subscription: CMessageConvertible {
         c.renewal_off_products = arena.strings(renewalOffProducts)
         c.installments_committed = installmentsCommitted ?? 0
         c.installments_remaining = installmentsRemaining
+        c.n_status_intervals = statusIntervals.count
+        c.status_intervals = arena.messages(statusIntervals)
+        c.auto_resume_time_ms = autoResumeTimeMilliseconds ?? 0
+    }
+}
+
+/// `subscriptions.common.v1.StatusInterval`: `StatusInterval` of Model, converted by its field numbers and names here.
+extension StatusInterval: ProtoMessage {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.common.v1.StatusInterval"
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension StatusInterval: CMessageConvertible {
+    typealias CMessage = Subscriptions__Common__V1__StatusInterval
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__common__v1__status_interval__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            state: ProtoField.enumValue(m.state.rawValue, "state"),
+            startMilliseconds: m.start_ms,
+            endMilliseconds: ProtoField.nonZero(m.end_ms),
+            shownTimeMilliseconds: ProtoField.nonZero(m.shown_time_ms),
+            endedTimeMilliseconds: ProtoField.nonZero(m.ended_time_ms))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.state = .init(rawValue: ProtoField.number(state))
+        c.start_ms = startMilliseconds
+        c.end_ms = endMilliseconds ?? 0
+        c.shown_time_ms = shownTimeMilliseconds ?? 0
+        c.ended_time_ms = endedTimeMilliseconds ?? 0
     }
 }
 

@@ -3442,6 +3442,39 @@ public enum OpenAPIDocuments {
           "SERVING_STATUS_DRAINING"
         ]
       },
+      "subscriptions.common.v1.StatusInterval": {
+        "type": "object",
+        "description": "A state that passes, as the store showed it: a billing grace period, a billing retry, an\naccount hold or a pause.",
+        "properties": {
+          "state": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionState"
+          },
+          "startMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Where it began: the end of the paid time it follows (Apple expiresDate; Google expiryTime\nread once access stopped), or the fact's store time when that is sooner (Play moves\nexpiryTime to the end of grace)."
+          },
+          "endMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Where it ended: the store's stated end (Apple gracePeriodExpiresDate, Google autoResumeTime)\nor the store time of the first later fact in another state, whichever is sooner. 0: not\nended (as far as recorded facts say)."
+          },
+          "shownTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The store time of the first fact that showed it."
+          },
+          "endedTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The store time of the fact that ended it, when one did (else the stated end ended it)."
+          }
+        }
+      },
       "subscriptions.common.v1.Store": {
         "type": "string",
         "description": "A store that sells subscriptions.\n\n- `STORE_UNSPECIFIED` (0)\n- `STORE_APPLE` (1)\n- `STORE_GOOGLE` (2)\n- `STORE_PROMOTIONAL` (3): A grant this backend made itself (GrantEntitlement): no store sold it. Its product id is the capability it grants; its store id the grant's id.",
@@ -3621,6 +3654,19 @@ public enum OpenAPIDocuments {
           "installmentsRemaining": {
             "type": "integer",
             "format": "int32"
+          },
+          "statusIntervals": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.common.v1.StatusInterval"
+            },
+            "description": "The states that passed or are passing (billing grace, billing retry, account hold, pause),\neach from where the store showed it began to where a later fact ended it, set by the ledger\nfrom every state it recorded (ignored in requests): access at an instant inside one is what\nthat state means. Ordered by start. At most 64 (the latest)."
+          },
+          "autoResumeTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Google pausedStateContext.autoResumeTime: when a paused subscription resumes by itself."
           }
         }
       },
@@ -5332,6 +5378,39 @@ public enum OpenAPIDocuments {
           "SERVING_STATUS_DRAINING"
         ]
       },
+      "subscriptions.common.v1.StatusInterval": {
+        "type": "object",
+        "description": "A state that passes, as the store showed it: a billing grace period, a billing retry, an\naccount hold or a pause.",
+        "properties": {
+          "state": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionState"
+          },
+          "startMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Where it began: the end of the paid time it follows (Apple expiresDate; Google expiryTime\nread once access stopped), or the fact's store time when that is sooner (Play moves\nexpiryTime to the end of grace)."
+          },
+          "endMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Where it ended: the store's stated end (Apple gracePeriodExpiresDate, Google autoResumeTime)\nor the store time of the first later fact in another state, whichever is sooner. 0: not\nended (as far as recorded facts say)."
+          },
+          "shownTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The store time of the first fact that showed it."
+          },
+          "endedTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The store time of the fact that ended it, when one did (else the stated end ended it)."
+          }
+        }
+      },
       "subscriptions.common.v1.Store": {
         "type": "string",
         "description": "A store that sells subscriptions.\n\n- `STORE_UNSPECIFIED` (0)\n- `STORE_APPLE` (1)\n- `STORE_GOOGLE` (2)\n- `STORE_PROMOTIONAL` (3): A grant this backend made itself (GrantEntitlement): no store sold it. Its product id is the capability it grants; its store id the grant's id.",
@@ -5511,6 +5590,19 @@ public enum OpenAPIDocuments {
           "installmentsRemaining": {
             "type": "integer",
             "format": "int32"
+          },
+          "statusIntervals": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.common.v1.StatusInterval"
+            },
+            "description": "The states that passed or are passing (billing grace, billing retry, account hold, pause),\neach from where the store showed it began to where a later fact ended it, set by the ledger\nfrom every state it recorded (ignored in requests): access at an instant inside one is what\nthat state means. Ordered by start. At most 64 (the latest)."
+          },
+          "autoResumeTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Google pausedStateContext.autoResumeTime: when a paused subscription resumes by itself."
           }
         }
       },

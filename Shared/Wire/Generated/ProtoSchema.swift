@@ -125,6 +125,15 @@ public enum ProtoSchema {
             Field(35, "renewal_off_products", "renewalOffProducts", .string, repeated: true),
             Field(36, "installments_committed", "installmentsCommitted", .int32, optional: true),
             Field(37, "installments_remaining", "installmentsRemaining", .int32),
+            Field(38, "status_intervals", "statusIntervals", .message("subscriptions.common.v1.StatusInterval"), repeated: true),
+            Field(39, "auto_resume_time_ms", "autoResumeTimeMs", .int64, optional: true),
+        ]),
+        "subscriptions.common.v1.StatusInterval": Message(fullName: "subscriptions.common.v1.StatusInterval", fields: [
+            Field(1, "state", "state", .enumeration("subscriptions.common.v1.SubscriptionState")),
+            Field(2, "start_ms", "startMs", .int64),
+            Field(3, "end_ms", "endMs", .int64, optional: true),
+            Field(4, "shown_time_ms", "shownTimeMs", .int64, optional: true),
+            Field(5, "ended_time_ms", "endedTimeMs", .int64, optional: true),
         ]),
         "subscriptions.common.v1.LifecycleEvent": Message(fullName: "subscriptions.common.v1.LifecycleEvent", fields: [
             Field(1, "position", "position", .uint64, optional: true),

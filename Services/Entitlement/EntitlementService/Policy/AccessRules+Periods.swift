@@ -19,9 +19,75 @@ public struct AccessInterval: Sendable, Hashable {
 
     /// Whether `at` falls in the paid time.
     func contains(_ at: Int64) -> Bool { start <= at && at < (end ?? Int64.max) }
+
+    /// What is left of it outside `status`: none, one or two pieces.
+    func cut(by status: StatusSpan) -> [AccessInterval] {
+        let end = self.end ?? Int64.max
+        let statusEnd = status.end ?? Int64.max
+        guard status.start < end, statusEnd > start else { return [self] }
+        var pieces: [AccessInterval] = []
+        if start < status.start {
+            var before = self
+            before.end = status.start
+            if let revoked, revoked >= status.start { before.revoked = nil }
+            pieces.append(before)
+        }
+        if statusEnd < end {
+            var after = self
+            after.start = statusEnd
+            pieces.append(after)
+        }
+        return pieces
+    }
+}
+
+/// A state that passed or is passing (grace, billing retry, hold, pause) as the access rule
+/// reads it: `Subscription.statusIntervals`, epoch milliseconds.
+public struct StatusSpan: Sendable, Hashable {
+    public var state: SubscriptionState
+    public var start: Int64
+    /// `nil`: not ended as far as the recorded facts say.
+    public var end: Int64?
+
+    public init(state: SubscriptionState, start: Int64, end: Int64?) {
+        self.state = state
+        self.start = start
+        self.end = end
+    }
+
+    func contains(_ at: Int64) -> Bool { start <= at && at < (end ?? Int64.max) }
 }
 
 extension AccessRules {
+    /// What a subscription with verified periods and status intervals means for a capability at
+    /// `at`. The instants inside a status interval are what its state means under the rules: one
+    /// they deny (billing retry, hold, pause by default) answers `stateDenies`, also where a
+    /// period seems to cover it (Play gives a resumed order no start: it is chained over the
+    /// pause), and ends the runs of periods at its start; an ended one they allow (grace) is paid
+    /// time like a period, so the days of a grace that ended in a recovery read allowed after
+    /// it. Then as `decision(periods:kind:state:grace:at:)`.
+    public func decision(
+        periods: some Sequence<AccessInterval>, statuses: [StatusSpan], kind: ProductKind?,
+        state: SubscriptionState?, grace: Int64?, at: Int64
+    ) -> AccessDecision {
+        guard !statuses.isEmpty, kind != .consumable, state != .pending else {
+            return decision(periods: periods, kind: kind, state: state, grace: grace, at: at)
+        }
+        var effective = Array(periods)
+        // An open interval the rules allow is the current state's to judge (after the last
+        // period), not paid time without end.
+        for status in statuses where allows(status.state) {
+            guard let end = status.end else { continue }
+            effective.append(AccessInterval(start: status.start, end: end))
+        }
+        for status in statuses where !allows(status.state) {
+            if status.contains(at) { return .denied(.stateDenies) }
+            effective = effective.flatMap { $0.cut(by: status) }
+        }
+        effective.sort { ($0.start, $0.end ?? Int64.max) < ($1.start, $1.end ?? Int64.max) }
+        return decision(periods: effective, kind: kind, state: state, grace: grace, at: at)
+    }
+
     /// What a subscription with verified periods means for a capability at `at`, from its
     /// periods (ordered by start, as the ledger's `Period.accessPeriods` gives them, a
     /// non-renewing one's end already worked out from the policy's duration) and, only after

@@ -80,8 +80,17 @@ struct PeriodRecord: BitwiseCopyable, Sendable {
     var end: Int64
     /// 0 for not revoked.
     var revoked: Int64
-    /// Index into the view's product table.
+    /// Index into the view's product table; for a status interval, `statusFlag` and the state's
+    /// wire number (`revoked` then unused).
     var product: UInt32
     /// The next (later) period's index + 1; 0 after the last earlier one.
     var next: UInt32
+
+    /// Marks a record that holds a status interval (grace, retry, hold, pause) after the periods.
+    static let statusFlag: UInt32 = 1 << 31
+
+    /// The state of a status interval's record; nil for a period's.
+    var status: SubscriptionState? {
+        product & Self.statusFlag == 0 ? nil : SubscriptionState(rawValue: Int32(product & ~Self.statusFlag))
+    }
 }

@@ -173,9 +173,15 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         // capability is judged by the periods of the products that grant it.
         let sideBySide = holding.store == .google
         var periods: [AccessInterval] = []
+        var statuses: [StatusSpan] = []
         var next = holding.earlier
         while next != 0 {
             let record = periodRecords[Int(next) - 1]
+            if let state = record.status {
+                statuses.append(StatusSpan(state: state, start: record.start, end: Holding.time(record.end)))
+                next = record.next
+                continue
+            }
             let period = interval(
                 start: record.start, end: record.end, revoked: record.revoked, product: record.product,
                 kind: holding.kind, capability)
@@ -186,8 +192,8 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         guard granting else { return nil }
         if lastPeriod.grants || !sideBySide { periods.append(lastPeriod) }
         return rules.decision(
-            periods: periods, kind: holding.facts.productKind, state: holding.subscriptionState,
-            grace: grace, at: at)
+            periods: periods, statuses: statuses, kind: holding.facts.productKind,
+            state: holding.subscriptionState, grace: grace, at: at)
     }
 
     /// A period as the rule reads it: a non-renewing one without an end lasts the policy's
@@ -212,7 +218,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         var next = holding.earlier
         while next != 0 {
             let record = periodRecords[Int(next) - 1]
-            if grants(record.product, capability) { found = record.product }
+            if record.status == nil, grants(record.product, capability) { found = record.product }
             next = record.next
         }
         return found
@@ -224,7 +230,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         var next = holding.isPeriodic ? holding.earlier : 0
         while next != 0 {
             let record = periodRecords[Int(next) - 1]
-            set = set.union(capabilities.sets[Int(record.product)])
+            if record.status == nil { set = set.union(capabilities.sets[Int(record.product)]) }
             next = record.next
         }
         return set
@@ -305,6 +311,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         let product = products[Int(holding.product)]
         let facts = holding.facts
         var periods: [Period] = []
+        var statuses: [StatusInterval] = []
         if holding.isPeriodic {
             func period(_ start: Int64, _ end: Int64, _ revoked: Int64, _ productIndex: UInt32) -> Period {
                 let named = products[Int(productIndex)]
@@ -316,7 +323,13 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             var next = holding.earlier
             while next != 0 {
                 let record = periodRecords[Int(next) - 1]
-                periods.append(period(record.start, record.end, record.revoked, record.product))
+                if let state = record.status {
+                    statuses.append(
+                        StatusInterval(
+                            state: state, startMilliseconds: record.start, endMilliseconds: Holding.time(record.end)))
+                } else {
+                    periods.append(period(record.start, record.end, record.revoked, record.product))
+                }
                 next = record.next
             }
             periods.append(period(holding.purchase, holding.expires, holding.revoked, holding.product))
@@ -327,7 +340,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             purchaseTimeMilliseconds: facts.purchase, expiresTimeMilliseconds: facts.expires,
             graceExpiresTimeMilliseconds: facts.grace, revokedTimeMilliseconds: facts.revoked,
             // The successor's id is not kept, only that there is one.
-            replacedByStoreID: facts.replaced ? "(replaced)" : nil, periods: periods)
+            replacedByStoreID: facts.replaced ? "(replaced)" : nil, periods: periods, statusIntervals: statuses)
     }
 
     // MARK: Writing
@@ -494,17 +507,14 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     /// the rest; the tail of a shorter one is left unused), and returns its first index + 1.
     private func writePeriods(_ subscription: WireSubscription, reusing first: UInt32) -> UInt32 {
         let earlierCount = subscription.periodCount - 1
-        guard earlierCount > 0 else { return 0 }
+        // Status intervals follow the earlier periods (a subscription without periods is judged
+        // by its state alone).
+        guard earlierCount > 0 || (subscription.periodCount > 0 && subscription.statusCount > 0) else { return 0 }
         var head: UInt32 = 0
         var previous: UInt32 = 0
         var reuse = first
         var written = 0
-        subscription.forEachPeriod { period in
-            guard written < earlierCount else { return }
-            written += 1
-            let record = PeriodRecord(
-                start: period.start, end: period.end, revoked: period.revoked,
-                product: intern(subscription.store, period.productID, period.basePlanID), next: 0)
+        func write(_ record: PeriodRecord) {
             let slot: UInt32
             if reuse != 0 {
                 slot = reuse
@@ -515,6 +525,21 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             }
             if previous == 0 { head = slot } else { periodRecords[Int(previous) - 1].next = slot }
             previous = slot
+        }
+        subscription.forEachPeriod { period in
+            guard written < earlierCount else { return }
+            written += 1
+            write(
+                PeriodRecord(
+                    start: period.start, end: period.end, revoked: period.revoked,
+                    product: intern(subscription.store, period.productID, period.basePlanID), next: 0))
+        }
+        subscription.forEachStatus { status in
+            guard let state = status.state else { return }
+            write(
+                PeriodRecord(
+                    start: status.start, end: status.end, revoked: 0,
+                    product: PeriodRecord.statusFlag | UInt32(state.rawValue), next: 0))
         }
         return head
     }

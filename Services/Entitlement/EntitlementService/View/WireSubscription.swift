@@ -23,6 +23,13 @@ struct WireSubscription {
         var revoked: Int64 = 0
     }
 
+    /// An interval of `status_intervals` as the view keeps it.
+    struct WireStatus: Equatable {
+        var state: SubscriptionState?
+        var start: Int64 = 0
+        var end: Int64 = 0
+    }
+
     var store = Store.apple
     var environment = StoreEnvironment.production
     var storeID: Text = Self.empty
@@ -43,6 +50,7 @@ struct WireSubscription {
     var bundleOrPackage: Text?
     var periodCount = 0
     var lastPeriod: WirePeriod?
+    var statusCount = 0
     var renewal = GrantRenewal()
     var renewalOffProductCount = 0
     /// The whole message, to find its repeated fields again.
@@ -101,7 +109,11 @@ struct WireSubscription {
                 }
             case (36, .varint(let value)): installmentsCommitted = Int32(truncatingIfNeeded: value)
             case (37, .varint(let value)): installmentsRemaining = Int32(truncatingIfNeeded: value)
-            case (1...37, _): try Self.checkSkipped(field.number, field.value)
+            case (38, .bytes(let interval)):
+                statusCount += 1
+                guard statusCount <= maxRepeated else { throw Self.tooMany("status_intervals", maxRepeated) }
+                _ = try Self.status(interval)
+            case (1...39, _): try Self.checkSkipped(field.number, field.value)
             default: break  // a field this version does not know
             }
         }
@@ -119,6 +131,17 @@ struct WireSubscription {
         while let field = reader.next() {
             // Read once already: every period is well-formed.
             if field.number == 25, case .bytes(let period) = field.value, let read = try? Self.period(period) {
+                body(read)
+            }
+        }
+    }
+
+    /// Calls `body` with each interval of `status_intervals`, in order.
+    func forEachStatus(_ body: (WireStatus) -> Void) {
+        var reader = ProtoWireReader(bytes)
+        while let field = reader.next() {
+            // Read once already: every interval is well-formed.
+            if field.number == 38, case .bytes(let interval) = field.value, let read = try? Self.status(interval) {
                 body(read)
             }
         }
@@ -177,12 +200,29 @@ struct WireSubscription {
         return period
     }
 
+    private static func status(_ bytes: UnsafeRawBufferPointer) throws(RPCError) -> WireStatus {
+        var status = WireStatus()
+        var reader = ProtoWireReader(bytes)
+        while let field = reader.next() {
+            switch (field.number, field.value) {
+            case (1, .varint(let value)): status.state = try enumValue(value, "status_intervals.state")
+            case (2, .varint(let value)): status.start = Int64(bitPattern: value)
+            case (3, .varint(let value)): status.end = Int64(bitPattern: value)
+            case (4, .varint), (5, .varint): break
+            case (1...5, _): throw wrongType("StatusInterval", field.number)
+            default: break
+            }
+        }
+        guard !reader.isMalformed else { throw malformed("StatusInterval") }
+        return status
+    }
+
     /// A field the view does not keep must still have its schema's wire type.
     private static func checkSkipped(_ number: UInt64, _ value: ProtoWireReader.Value) throws(RPCError) {
-        // Subscription's texts and messages; every other field of 1...37 is a varint.
+        // Subscription's texts and messages; every other field of 1...39 is a varint.
         let isText: Bool
         switch number {
-        case 1, 2, 3, 4, 5, 14, 16, 20, 21, 22, 23, 24, 25, 27, 32, 34, 35: isText = true
+        case 1, 2, 3, 4, 5, 14, 16, 20, 21, 22, 23, 24, 25, 27, 32, 34, 35, 38: isText = true
         default: isText = false
         }
         switch value {

@@ -134,6 +134,19 @@ enum LedgerSchema {
                     """,
                     "CREATE INDEX webhook_attempts_dead ON webhook_attempts (dead_ms, endpoint, seq)",
                 ]),
+            // Every verified state's store time and state (and, for a passing one, where it began
+            // and its stated end): the status intervals are worked out from them.
+            Migration(
+                version: 6,
+                statements: [
+                    """
+                    CREATE TABLE state_facts (
+                        store \(bigint) NOT NULL, environment \(bigint) NOT NULL, store_id TEXT NOT NULL,
+                        store_time_ms \(bigint) NOT NULL, state_code \(bigint) NOT NULL, start_ms \(bigint) NOT NULL,
+                        stated_end_ms \(bigint),
+                        PRIMARY KEY (store, environment, store_id, store_time_ms, state_code))
+                    """
+                ]),
         ]
     }
 

@@ -18,6 +18,7 @@ PROTOBUF_C__BEGIN_DECLS
 typedef struct Subscriptions__Common__V1__Period Subscriptions__Common__V1__Period;
 typedef struct Subscriptions__Common__V1__SubscriptionKey Subscriptions__Common__V1__SubscriptionKey;
 typedef struct Subscriptions__Common__V1__Subscription Subscriptions__Common__V1__Subscription;
+typedef struct Subscriptions__Common__V1__StatusInterval Subscriptions__Common__V1__StatusInterval;
 typedef struct Subscriptions__Common__V1__LifecycleEvent Subscriptions__Common__V1__LifecycleEvent;
 typedef struct Subscriptions__Common__V1__AccountLink Subscriptions__Common__V1__AccountLink;
 typedef struct Subscriptions__Common__V1__HealthRequest Subscriptions__Common__V1__HealthRequest;
@@ -397,10 +398,56 @@ struct  Subscriptions__Common__V1__Subscription
    */
   int32_t installments_committed;
   int32_t installments_remaining;
+  /*
+   * The states that passed or are passing (billing grace, billing retry, account hold, pause),
+   * each from where the store showed it began to where a later fact ended it, set by the ledger
+   * from every state it recorded (ignored in requests): access at an instant inside one is what
+   * that state means. Ordered by start. At most 64 (the latest).
+   */
+  size_t n_status_intervals;
+  Subscriptions__Common__V1__StatusInterval **status_intervals;
+  /*
+   * Google pausedStateContext.autoResumeTime: when a paused subscription resumes by itself.
+   */
+  int64_t auto_resume_time_ms;
 };
 #define SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__subscription__descriptor) \
-    , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__OWNERSHIP__OWNERSHIP_UNSPECIFIED, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0,NULL, 0, 0 }
+    , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__PRODUCT_KIND__PRODUCT_KIND_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__OWNERSHIP__OWNERSHIP_UNSPECIFIED, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__OFFER_TYPE__OFFER_TYPE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__EXPIRATION_REASON__EXPIRATION_REASON_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0,NULL, 0, 0, 0,NULL, 0 }
+
+
+/*
+ * A state that passes, as the store showed it: a billing grace period, a billing retry, an
+ * account hold or a pause.
+ */
+struct  Subscriptions__Common__V1__StatusInterval
+{
+  ProtobufCMessage base;
+  Subscriptions__Common__V1__SubscriptionState state;
+  /*
+   * Where it began: the end of the paid time it follows (Apple expiresDate; Google expiryTime
+   * read once access stopped), or the fact's store time when that is sooner (Play moves
+   * expiryTime to the end of grace).
+   */
+  int64_t start_ms;
+  /*
+   * Where it ended: the store's stated end (Apple gracePeriodExpiresDate, Google autoResumeTime)
+   * or the store time of the first later fact in another state, whichever is sooner. 0: not
+   * ended (as far as recorded facts say).
+   */
+  int64_t end_ms;
+  /*
+   * The store time of the first fact that showed it.
+   */
+  int64_t shown_time_ms;
+  /*
+   * The store time of the fact that ended it, when one did (else the stated end ended it).
+   */
+  int64_t ended_time_ms;
+};
+#define SUBSCRIPTIONS__COMMON__V1__STATUS_INTERVAL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__status_interval__descriptor) \
+    , SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, 0, 0, 0, 0 }
 
 
 /*
@@ -565,6 +612,25 @@ Subscriptions__Common__V1__Subscription *
 void   subscriptions__common__v1__subscription__free_unpacked
                      (Subscriptions__Common__V1__Subscription *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Common__V1__StatusInterval methods */
+void   subscriptions__common__v1__status_interval__init
+                     (Subscriptions__Common__V1__StatusInterval         *message);
+size_t subscriptions__common__v1__status_interval__get_packed_size
+                     (const Subscriptions__Common__V1__StatusInterval   *message);
+size_t subscriptions__common__v1__status_interval__pack
+                     (const Subscriptions__Common__V1__StatusInterval   *message,
+                      uint8_t             *out);
+size_t subscriptions__common__v1__status_interval__pack_to_buffer
+                     (const Subscriptions__Common__V1__StatusInterval   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Common__V1__StatusInterval *
+       subscriptions__common__v1__status_interval__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__common__v1__status_interval__free_unpacked
+                     (Subscriptions__Common__V1__StatusInterval *message,
+                      ProtobufCAllocator *allocator);
 /* Subscriptions__Common__V1__LifecycleEvent methods */
 void   subscriptions__common__v1__lifecycle_event__init
                      (Subscriptions__Common__V1__LifecycleEvent         *message);
@@ -652,6 +718,9 @@ typedef void (*Subscriptions__Common__V1__SubscriptionKey_Closure)
 typedef void (*Subscriptions__Common__V1__Subscription_Closure)
                  (const Subscriptions__Common__V1__Subscription *message,
                   void *closure_data);
+typedef void (*Subscriptions__Common__V1__StatusInterval_Closure)
+                 (const Subscriptions__Common__V1__StatusInterval *message,
+                  void *closure_data);
 typedef void (*Subscriptions__Common__V1__LifecycleEvent_Closure)
                  (const Subscriptions__Common__V1__LifecycleEvent *message,
                   void *closure_data);
@@ -683,6 +752,7 @@ extern const ProtobufCEnumDescriptor    subscriptions__common__v1__serving_statu
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__period__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__subscription_key__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__subscription__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__common__v1__status_interval__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__lifecycle_event__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__account_link__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__health_request__descriptor;

@@ -142,6 +142,51 @@ void   subscriptions__common__v1__subscription__free_unpacked
   assert(message->base.descriptor == &subscriptions__common__v1__subscription__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__common__v1__status_interval__init
+                     (Subscriptions__Common__V1__StatusInterval         *message)
+{
+  static const Subscriptions__Common__V1__StatusInterval init_value = SUBSCRIPTIONS__COMMON__V1__STATUS_INTERVAL__INIT;
+  *message = init_value;
+}
+size_t subscriptions__common__v1__status_interval__get_packed_size
+                     (const Subscriptions__Common__V1__StatusInterval *message)
+{
+  assert(message->base.descriptor == &subscriptions__common__v1__status_interval__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__common__v1__status_interval__pack
+                     (const Subscriptions__Common__V1__StatusInterval *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__common__v1__status_interval__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__common__v1__status_interval__pack_to_buffer
+                     (const Subscriptions__Common__V1__StatusInterval *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__common__v1__status_interval__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Common__V1__StatusInterval *
+       subscriptions__common__v1__status_interval__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Common__V1__StatusInterval *)
+     protobuf_c_message_unpack (&subscriptions__common__v1__status_interval__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__common__v1__status_interval__free_unpacked
+                     (Subscriptions__Common__V1__StatusInterval *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__common__v1__status_interval__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   subscriptions__common__v1__lifecycle_event__init
                      (Subscriptions__Common__V1__LifecycleEvent         *message)
 {
@@ -567,7 +612,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__subscription_key__de
   (ProtobufCMessageInit) subscriptions__common__v1__subscription_key__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__common__v1__subscription__field_descriptors[37] =
+static const ProtobufCFieldDescriptor subscriptions__common__v1__subscription__field_descriptors[39] =
 {
   {
     "key",
@@ -1013,12 +1058,37 @@ static const ProtobufCFieldDescriptor subscriptions__common__v1__subscription__f
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "status_intervals",
+    38,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Common__V1__Subscription, n_status_intervals),
+    offsetof(Subscriptions__Common__V1__Subscription, status_intervals),
+    &subscriptions__common__v1__status_interval__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "auto_resume_time_ms",
+    39,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__Subscription, auto_resume_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__common__v1__subscription__field_indices_by_name[] = {
   1,   /* field[1] = account_id */
   16,   /* field[16] = acknowledged */
   14,   /* field[14] = auto_renew */
   15,   /* field[15] = auto_renew_product_id */
+  38,   /* field[38] = auto_resume_time_ms */
   3,   /* field[3] = base_plan_id */
   22,   /* field[22] = bundle_or_package */
   33,   /* field[33] = currency */
@@ -1048,6 +1118,7 @@ static const unsigned subscriptions__common__v1__subscription__field_indices_by_
   13,   /* field[13] = revocation_reason */
   12,   /* field[12] = revoked_time_ms */
   6,   /* field[6] = state */
+  37,   /* field[37] = status_intervals */
   21,   /* field[21] = store_account_ref */
   17,   /* field[17] = store_time_ms */
   31,   /* field[31] = storefront */
@@ -1056,7 +1127,7 @@ static const unsigned subscriptions__common__v1__subscription__field_indices_by_
 static const ProtobufCIntRange subscriptions__common__v1__subscription__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 37 }
+  { 0, 39 }
 };
 const ProtobufCMessageDescriptor subscriptions__common__v1__subscription__descriptor =
 {
@@ -1066,11 +1137,101 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__subscription__descri
   "Subscriptions__Common__V1__Subscription",
   "subscriptions.common.v1",
   sizeof(Subscriptions__Common__V1__Subscription),
-  37,
+  39,
   subscriptions__common__v1__subscription__field_descriptors,
   subscriptions__common__v1__subscription__field_indices_by_name,
   1,  subscriptions__common__v1__subscription__number_ranges,
   (ProtobufCMessageInit) subscriptions__common__v1__subscription__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__common__v1__status_interval__field_descriptors[5] =
+{
+  {
+    "state",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__StatusInterval, state),
+    &subscriptions__common__v1__subscription_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__StatusInterval, start_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__StatusInterval, end_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "shown_time_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__StatusInterval, shown_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ended_time_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__StatusInterval, ended_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__common__v1__status_interval__field_indices_by_name[] = {
+  2,   /* field[2] = end_ms */
+  4,   /* field[4] = ended_time_ms */
+  3,   /* field[3] = shown_time_ms */
+  1,   /* field[1] = start_ms */
+  0,   /* field[0] = state */
+};
+static const ProtobufCIntRange subscriptions__common__v1__status_interval__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor subscriptions__common__v1__status_interval__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.common.v1.StatusInterval",
+  "StatusInterval",
+  "Subscriptions__Common__V1__StatusInterval",
+  "subscriptions.common.v1",
+  sizeof(Subscriptions__Common__V1__StatusInterval),
+  5,
+  subscriptions__common__v1__status_interval__field_descriptors,
+  subscriptions__common__v1__status_interval__field_indices_by_name,
+  1,  subscriptions__common__v1__status_interval__number_ranges,
+  (ProtobufCMessageInit) subscriptions__common__v1__status_interval__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event__field_descriptors[16] =
