@@ -49,10 +49,13 @@ struct EntitlementProcessTests {
     )
     func restarts() async throws {
         let stack = try await EntitlementStack()
-        var (entitlement, client, http) = try await stack.startEntitlement()
+        // The instances compute the event log too, which must come through with each event once.
+        let eventLog = ["EVENT_LOG": "true", "EVENT_LOG_LEASE_MS": "3000"]
+        var (entitlement, client, http) = try await stack.startEntitlement(environment: eventLog)
         var generator = SystemRandomNumberGenerator()
         var accounts: [String] = []
         var last: UInt64 = 0
+        var start: UInt64 = 0
         for index in 0..<60 {
             let account = "acct-\(index % 40)"
             accounts.append(account)
@@ -60,12 +63,13 @@ struct EntitlementProcessTests {
                 "\(3_000_000_000 + index)", account: account,
                 expires: Self.now + Int64.random(in: -5...30, using: &generator) * 86_400_000,
                 storeTime: Self.now + Int64(index))
+            if index == 0 { start = try await stack.eventLogStart() }
             if index == 20 { try await stack.crashLedger() }
             if index == 40 {
                 entitlement.terminate()
                 _ = await entitlement.waitForExit()
                 client.shutdown()
-                (entitlement, client, http) = try await stack.startEntitlement()
+                (entitlement, client, http) = try await stack.startEntitlement(environment: eventLog)
             }
             if index % 7 == 0 && index > 0 {
                 last = try await stack.link(
@@ -82,6 +86,7 @@ struct EntitlementProcessTests {
             freshClient, accounts: everyone, at: Self.now + 10 * 86_400_000)
         #expect(followed == snapshot)
         #expect(followed.contains { $0.allowed } && followed.contains { !$0.allowed })
+        try await stack.expectEventLogComplete(from: start)
         for process in [entitlement, fresh] {
             process.terminate()
             _ = await process.waitForExit()

@@ -187,7 +187,77 @@ struct EventLogTests {
                 let events = log.filter { $0.accountID == "acct-\(account)" }.map(\.type)
                 #expect(events == ["grant.created", "access.granted"], "acct-\(account)")
             }
+            try await stack.expectEventLogComplete()
             await second.follower.shutdown()
+        }
+    }
+
+    @Test(
+        "subctl events verify finds each change's lifecycle events once in the log appended; a row deleted is missing, a copy under another id unexpected, and it exits 3 naming them"
+    )
+    func verify() async throws {
+        try await Self.withLeader { stack, clock, first in
+            try await Self.recordCancelled(stack, "4301", at: clock.now, expires: clock.now + 10 * Self.day)
+            try await Self.recordCancelled(stack, "4302", at: clock.now, expires: clock.now + 10 * Self.day)
+            let key = SubscriptionKey(store: .apple, environment: .production, storeID: "4301")
+            let through = try await stack.link(key, account: "acct-1", tag: "link-4301")
+            let log = try await Self.until(stack, first, "the link's events") {
+                $0.contains { $0.type == "access.granted" }
+            }
+            #expect(
+                log.map(\.type) == [
+                    "subscription.renewal_disabled", "subscription.renewal_disabled", "subscription.linked",
+                    "access.granted",
+                ])
+            #expect(
+                try await stack.ledgerClient.call(LedgerRPC.getEventState, GetEventStateRequest()).throughFeedPosition
+                    == through)
+            var result = try await stack.verifyEventLog()
+            #expect(result.status == 0, "\(result.errors)")
+            #expect(
+                result.output
+                    == "checked 3 changes and 3 lifecycle events after feed position 0 through \(through):"
+                    + " nothing missing, doubled or unexpected\n")
+            // The second subscription's event deleted; the link's logged again under the next index.
+            let lost = log[1]
+            var copy = log[2]
+            copy.id = FeedEvents.id(position: copy.position, index: 1)
+            copy.sequence = 0
+            let file = try SQLiteDatabase(path: stack.directory.appendingPathComponent("ledger.sqlite").path)
+            #expect(try file.query("DELETE FROM event_log WHERE id = ?1", [.text(lost.id)]).changes == 1)
+            let sequence = try #require(
+                try file.query(
+                    "INSERT INTO event_log (id, type, account_id, feed_position, event) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING seq",
+                    [
+                        .text(copy.id), .text(copy.type), .text(copy.accountID ?? ""), .integer(Int64(copy.position)),
+                        .blob(copy.serialized()),
+                    ]
+                ).int64(0, "seq"))
+            let missing =
+                "missing: position \(lost.position) \(lost.id) (subscription.renewal_disabled) is not in the log"
+            let unexpected =
+                "unexpected: position \(copy.position) \(copy.id) is logged at #\(sequence) as subscription.linked; the feed gives no such event"
+            result = try await stack.verifyEventLog()
+            #expect(result.status == 3)
+            #expect(
+                result.output.split(separator: "\n").map(String.init) == [
+                    "checked 3 changes and 3 lifecycle events after feed position 0 through \(through):"
+                        + " 1 missing, 0 doubled, 1 unexpected",
+                    missing, unexpected,
+                ])
+            #expect(
+                result.errors.contains(
+                    "error: INCONSISTENT: the event log does not hold each change's lifecycle events exactly once"
+                        + " (positions \(lost.position), \(copy.position))"), "\(result.errors)")
+            // After the lost event's position, only the copy is wrong.
+            result = try await stack.verifyEventLog(from: lost.position)
+            #expect(result.status == 3)
+            #expect(
+                result.output.split(separator: "\n").map(String.init) == [
+                    "checked 1 change and 2 lifecycle events after feed position \(lost.position) through \(through):"
+                        + " 0 missing, 0 doubled, 1 unexpected",
+                    unexpected,
+                ])
         }
     }
 
@@ -216,6 +286,7 @@ struct EventLogTests {
             #expect(await first.publisher.flush())
             let log = try await Self.log(stack)
             #expect(log.count == 200 && log.allSatisfy { $0.subscription?.periods.count == 150 })
+            try await stack.expectEventLogComplete()
         }
     }
 
@@ -275,6 +346,7 @@ struct EventLogTests {
             // Every id once; sequences in order.
             #expect(Set(events.map(\.id)).count == events.count)
             #expect(events.map(\.sequence) == Array(1...UInt64(events.count)))
+            try await stack.expectEventLogComplete()
             await second.follower.shutdown()
         } catch {
             await first.follower.shutdown()

@@ -8,7 +8,8 @@ import Wire
 /// The lifecycle edges and the failure modes, through the whole system and the store simulator:
 /// billing retry to expiry, plan changes, family sharing, restores under each transfer policy,
 /// duplicated, reordered and lost notifications, a store API outage and a ledger crash. Each
-/// scenario checks `CheckAccess` at its steps and the account's audit trail in the ledger.
+/// scenario checks `CheckAccess` at its steps and the account's audit trail in the ledger (the
+/// ledger crash also the event log).
 @Suite("End to end: lifecycle edges and failures")
 struct StoreSimScenarioTests {
     @Test(
@@ -239,11 +240,12 @@ struct StoreSimScenarioTests {
     @Test(
         "the ledger killed and restarted mid-scenario: undelivered notifications are delivered again, nothing is lost")
     func ledgerCrash() async throws {
-        let stack = try await StoreSimStack()
+        let stack = try await StoreSimStack(entitlement: ["EVENT_LOG": "true", "EVENT_LOG_LEASE_MS": "3000"])
         do {
             let account = UUID().uuidString.lowercased()
             let (original, _) = try await stack.buyOnAppStore(account: account)
             _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            let start = try await stack.entitlementStack.eventLogStart()
             // While the ledger is down the verifier cannot take notifications in.
             await stack.entitlementStack.killLedger()
             let renewal = try await stack.control("clock/advance", ["by": "+31d"], delivered: false)
@@ -267,6 +269,7 @@ struct StoreSimScenarioTests {
             _ = try await stack.eventuallyInHistory(of: account, "the renewal and the cancellation") {
                 $0.contains("DID_RENEW") && $0.contains("DID_CHANGE_RENEWAL_STATUS")
             }
+            try await stack.entitlementStack.expectEventLogComplete(from: start)
         } catch {
             await stack.stop()
             throw error

@@ -6,8 +6,8 @@ import Wire
 
 @testable import EntitlementService
 
-/// The events sent out: their types, the events of a feed change, access events over changes
-/// and time, the Standard Webhooks signature, and the endpoints file.
+/// The events sent out: their types, access events over changes and time, the Standard Webhooks
+/// signature, and the endpoints file (the events of a feed change: WireTests' FeedEventsTests).
 @Suite("Events: types, feed events, access events, signatures, endpoints")
 struct EventsTests {
     static let day: Int64 = 86_400_000
@@ -36,38 +36,6 @@ struct EventsTests {
         #expect(EventType.matches("grant.created", []) && EventType.matches("grant.created", ["*"]))
         #expect(EventType.isValidPattern("access.*") && EventType.isValidPattern("account.deleted"))
         #expect(!EventType.isValidPattern("acces.*") && !EventType.isValidPattern("subscription.renew"))
-    }
-
-    @Test("a change's events: ids from its position and their place, the account, the state after it")
-    func feedEvents() {
-        var subscription = Subscription(
-            key: Self.key, accountID: "acct-1", productID: "pro.monthly", state: .active,
-            storeTimeMilliseconds: Self.t0)
-        subscription.autoRenew = true
-        let change = Change(
-            position: 42, committedTimeMilliseconds: Self.t0 + 5, kind: .subscription, subscription: subscription,
-            events: [
-                LifecycleEvent(
-                    key: Self.key, kind: .renewed, storeTimeMilliseconds: Self.t0, storeType: "DID_RENEW"),
-                LifecycleEvent(key: Self.key, kind: .renewalDisabled, storeTimeMilliseconds: Self.t0),
-            ])
-        let events = FeedEvents.events(of: change)
-        #expect(events.map(\.id) == ["evt_42_0", "evt_42_1"])
-        #expect(events.map(\.type) == ["subscription.renewed", "subscription.renewal_disabled"])
-        #expect(events.allSatisfy { $0.accountID == "acct-1" && $0.position == 42 && $0.key == Self.key })
-        #expect(events[0].subscription == subscription && events[0].storeType == "DID_RENEW")
-        #expect(events[0].storeTimeMilliseconds == Self.t0 && events[0].recordedTimeMilliseconds == Self.t0 + 5)
-        // An account event names no subscription; a deletion names no account.
-        let deletion = Change(
-            position: 43, kind: .account,
-            events: [
-                LifecycleEvent(
-                    key: SubscriptionKey(store: .promotional, environment: .production, storeID: ""),
-                    kind: .accountDeleted)
-            ])
-        let deleted = FeedEvents.events(of: deletion)
-        #expect(deleted.map(\.type) == ["account.deleted"])
-        #expect(deleted.first?.key == nil && deleted.first?.accountID == nil && deleted.first?.subscription == nil)
     }
 
     @Test("access events: granted, extended, ended by a change; ended by time alone at the announced end")

@@ -6,13 +6,26 @@ import Wire
 
 /// Answers ListEvents from a fixed log (`limit` entries after the request's sequence, of its
 /// types), ListDeadLetters from two dead letters of `crm` (the log's 2nd and 3rd events, `limit`
-/// a page, the token the last sequence given) and ReplayDeliveries with a fixed answer; records
-/// each method.
+/// a page, the token the last sequence given), ReplayDeliveries with a fixed answer,
+/// GetEventState with `state`, GetFeedPosition with `newest`, and WatchChanges
+/// with `changes` after the request's position (then the stream ends); records each method.
 final class EventLogTransport: RPCTransport {
     let log: [Event]
+    let changes: [Change]
+    let state: GetEventStateResponse
+    let newest: UInt64?
     let methods = Mutex<[String]>([])
 
-    init(_ log: [Event]) { self.log = log }
+    /// `newest` is what GetFeedPosition answers, the last of `changes` when nil.
+    init(
+        _ log: [Event], changes: [Change] = [], state: GetEventStateResponse = GetEventStateResponse(),
+        newest: UInt64? = nil
+    ) {
+        self.log = log
+        self.changes = changes
+        self.state = state
+        self.newest = newest
+    }
 
     func unary(_ method: String, request: [UInt8], timeout: Duration?) async throws(SubctlError) -> [UInt8] {
         methods.withLock { $0.append(method) }
@@ -44,6 +57,10 @@ final class EventLogTransport: RPCTransport {
             case "subscriptions.ledger.v1.Ledger/ReplayDeliveries":
                 let asked = try ReplayDeliveriesRequest(serialized: request)
                 return GetDeliveryStateResponse(deliveredThrough: asked.afterSequence).serialized()
+            case "subscriptions.ledger.v1.Ledger/GetEventState":
+                return state.serialized()
+            case "subscriptions.ledger.v1.Ledger/GetFeedPosition":
+                return GetFeedPositionResponse(position: newest ?? changes.last?.position ?? 0).serialized()
             default:
                 throw SubctlError(.rpc(.unimplemented), method)
             }
@@ -55,9 +72,23 @@ final class EventLogTransport: RPCTransport {
     }
 
     func serverStream(
-        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Void
+        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Bool
     ) async throws(SubctlError) {
-        throw SubctlError(.rpc(.unimplemented), method)
+        methods.withLock { $0.append(method) }
+        guard method == "subscriptions.ledger.v1.Ledger/WatchChanges" else {
+            throw SubctlError(.rpc(.unimplemented), method)
+        }
+        // The feed may take longer to read than one call's deadline.
+        #expect(timeout == nil)
+        let after: UInt64
+        do {
+            after = try WatchChangesRequest(serialized: request).after
+        } catch {
+            throw SubctlError(.rpc(.invalidArgument), error.message)
+        }
+        for change in changes where change.position > after {
+            guard try onMessage(change.serialized()) else { return }
+        }
     }
 }
 
@@ -135,8 +166,8 @@ struct EventsCommandTests {
     @Test(
         "bad events command lines are usage errors naming the fault",
         arguments: [
-            (["events", "--addr", "h:1"], "events needs list, tail, dead, replay or test, got \"--addr\""),
-            (["events", "show"], "events needs list, tail, dead, replay or test, got \"show\""),
+            (["events", "--addr", "h:1"], "events needs list, tail, dead, replay, test or verify, got \"--addr\""),
+            (["events", "show"], "events needs list, tail, dead, replay, test or verify, got \"show\""),
             (
                 ["events", "list", "--types", "renewed"],
                 "--types: \"renewed\" is not an event type or a prefix with .*"
@@ -144,14 +175,133 @@ struct EventsCommandTests {
             (["events", "list", "--limit", "5000"], "--limit expects a number 1...1000, got \"5000\""),
             (["events", "replay", "--endpoint", "crm"], "events replay needs --endpoint NAME and --from SEQUENCE"),
             (["events", "tail", "--count", "0"], "--count expects a positive number, got \"0\""),
+            (["events", "verify", "--from", "-1"], "--from expects a feed position, got \"-1\""),
+            (["events", "verify", "--json"], "unknown option --json for events verify"),
+            (["events", "verify", "12"], "unexpected argument \"12\" for events verify"),
         ])
     func usage(arguments: [String], message: String) {
         #expect(throws: SubctlError(.usage, message)) {
             try SubctlCommand.parse(
                 arguments.count > 1 && arguments[1] == "--addr" ? arguments : arguments + ["--addr", "h:1"])
         }
-        #expect(throws: SubctlError(.usage, "events needs list, tail, dead, replay or test")) {
+        #expect(throws: SubctlError(.usage, "events needs list, tail, dead, replay, test or verify")) {
             try SubctlCommand.parse(["events"])
         }
+    }
+
+    /// Runs `arguments` against `transport`: what it printed, and the error it ended with.
+    func outcome(_ arguments: [String], _ transport: some RPCTransport) async -> (lines: [String], error: SubctlError?)
+    {
+        let output = Mutex<[String]>([])
+        let runner = CommandRunner { text in output.withLock { $0.append(text) } }
+        do {
+            try await runner.run(
+                try SubctlCommand.parse(arguments + ["--addr", "127.0.0.1:7002"]), transport: transport,
+                standardInput: { "" })
+            return (output.withLock { $0 }, nil)
+        } catch {
+            return (output.withLock { $0 }, error)
+        }
+    }
+
+    /// Changes 1 to 3 of `EventLogAuditTests` (a purchase; a renewal and renewal turned off; a
+    /// link with no event of its own), and the log they give, with an access and a test event.
+    static let changes = Array(EventLogAuditTests.changes.prefix(3))
+    static let completeLog = EventLogAuditTests.complete.filter { $0.position <= 3 }
+
+    @Test(
+        "events verify reads where computation stands, every page of the log and the feed up to there: nothing missing")
+    func verifyComplete() async throws {
+        let transport = EventLogTransport(
+            Self.completeLog, changes: Self.changes,
+            state: GetEventStateResponse(started: true, throughFeedPosition: 3))
+        #expect(
+            try await run(["events", "verify"], transport) == [
+                "checked 3 changes and 3 lifecycle events after feed position 0 through 3:"
+                    + " nothing missing, doubled or unexpected"
+            ])
+        #expect(
+            transport.methods.withLock { $0 } == [
+                "subscriptions.ledger.v1.Ledger/GetEventState", "subscriptions.ledger.v1.Ledger/GetFeedPosition",
+                "subscriptions.ledger.v1.Ledger/ListEvents", "subscriptions.ledger.v1.Ledger/ListEvents",
+                "subscriptions.ledger.v1.Ledger/WatchChanges",
+            ])
+    }
+
+    @Test(
+        "events verify prints each problem with its position, id and sequences and exits with status 3; --from narrows the range"
+    )
+    func verifyProblems() async throws {
+        var log = Self.completeLog
+        // evt_2_1 lost; evt_1_0 logged again; a third event of change 2, which gives two.
+        log.removeAll { $0.id == "evt_2_1" }
+        log.append(Event(id: "evt_1_0", type: "subscription.purchased", position: 1, sequence: 7))
+        log.append(Event(id: "evt_2_2", type: "subscription.renewed", position: 2, sequence: 8))
+        let transport = EventLogTransport(
+            log, changes: Self.changes, state: GetEventStateResponse(started: true, throughFeedPosition: 3))
+        let missing = "missing: position 2 evt_2_1 (subscription.renewal_disabled) is not in the log"
+        let unexpected =
+            "unexpected: position 2 evt_2_2 is logged at #8 as subscription.renewed; the feed gives no such event"
+        var (lines, error) = await outcome(["events", "verify"], transport)
+        #expect(
+            lines == [
+                "checked 3 changes and 4 lifecycle events after feed position 0 through 3:"
+                    + " 1 missing, 1 doubled, 1 unexpected",
+                "doubled: position 1 evt_1_0 (subscription.purchased) is logged 2 times, at #1 #7",
+                missing, unexpected,
+            ])
+        #expect(error?.code == .inconsistent && error?.code.exitCode == 3)
+        #expect(
+            error?.message
+                == "the event log does not hold each change's lifecycle events exactly once (positions 1, 2)")
+        // After position 1: the repeat of change 1's event is outside the range.
+        (lines, error) = await outcome(["events", "verify", "--from", "1"], transport)
+        #expect(
+            lines == [
+                "checked 2 changes and 2 lifecycle events after feed position 1 through 3:"
+                    + " 1 missing, 0 doubled, 1 unexpected",
+                missing, unexpected,
+            ])
+        #expect(error?.message.hasSuffix("(positions 2)") == true)
+        // After position 2: change 3, which gives no events, alone.
+        #expect(
+            try await run(["events", "verify", "--from", "2"], transport) == [
+                "checked 1 change and 0 lifecycle events after feed position 2 through 3:"
+                    + " nothing missing, doubled or unexpected"
+            ])
+    }
+
+    @Test(
+        "events verify: a log not yet started is said so, nothing checked; a cursor beyond the feed is read up to the feed's end; a feed that ends early is incomplete"
+    )
+    func verifyEdges() async throws {
+        let notStarted = EventLogTransport([], changes: Self.changes)
+        #expect(try await run(["events", "verify"], notStarted) == ["the event log has not started: nothing checked"])
+        #expect(notStarted.methods.withLock { $0 } == ["subscriptions.ledger.v1.Ledger/GetEventState"])
+        // A cursor beyond the feed (a restored backup): the stream would wait there for ever.
+        let beyond = EventLogTransport(
+            Self.completeLog, changes: Self.changes,
+            state: GetEventStateResponse(started: true, throughFeedPosition: 9))
+        #expect(
+            try await run(["events", "verify"], beyond) == [
+                "checked 3 changes and 3 lifecycle events after feed position 0 through 3:"
+                    + " nothing missing, doubled or unexpected"
+            ])
+        // No change at the position (a gap in the feed): the stream is left at the first one after it.
+        let gap = EventLogTransport(
+            Self.completeLog, changes: Array(Self.changes.prefix(2)) + [Change(position: 5)],
+            state: GetEventStateResponse(started: true, throughFeedPosition: 3))
+        #expect(
+            try await run(["events", "verify"], gap) == [
+                "checked 2 changes and 3 lifecycle events after feed position 0 through 3:"
+                    + " nothing missing, doubled or unexpected"
+            ])
+        // The feed ends (the connection closed) before the position: nothing is concluded.
+        let ended = EventLogTransport(
+            Self.completeLog, changes: Array(Self.changes.prefix(2)),
+            state: GetEventStateResponse(started: true, throughFeedPosition: 3), newest: 3)
+        let (lines, error) = await outcome(["events", "verify"], ended)
+        #expect(lines.isEmpty)
+        #expect(error == SubctlError(.incomplete, "the feed ended at position 2, before 3: nothing concluded"))
     }
 }

@@ -28,7 +28,7 @@ final class HistoryPagesTransport: RPCTransport {
     }
 
     func serverStream(
-        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Void
+        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Bool
     ) async throws(SubctlError) {
         throw SubctlError(.rpc(.unimplemented), method)
     }

@@ -28,12 +28,14 @@ final class FakeTransport: RPCTransport {
     }
 
     func serverStream(
-        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Void
+        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Bool
     ) async throws(SubctlError) {
         calls.withLock { $0.append(method) }
         requests.withLock { $0.append(request) }
         let stream = streams[method] ?? ([], SubctlError(.rpc(.unimplemented), "unknown method \(method)"))
-        for message in stream.messages { try onMessage(message) }
+        for message in stream.messages {
+            guard try onMessage(message) else { return }
+        }
         if let end = stream.end { throw end }
     }
 }

@@ -38,13 +38,14 @@ extension CommandRunner {
                 throw SubctlError(.dataLoss, "\(method) answered without the entry")
             }
             try write(answer, options) { response in response.entry.map { [OutputText.inboxEntry($0)] } ?? [] }
-        case .events, .tail, .deadLetters, .replayDeliveries, .testEvent:
+        case .events, .tail, .deadLetters, .replayDeliveries, .testEvent, .verifyEvents:
             try await runEvents(command, transport: transport, options: options)
         }
     }
 
     /// `events list` and `events tail`: pages of the log; `tail` goes on from the newest (or
-    /// `after`), asking again every half second while nothing is new.
+    /// `after`), asking again every half second while nothing is new. The other `events` verbs:
+    /// the dead letters, a replay, a test event, and `verify` (`verifyEvents`).
     func runEvents(_ command: LedgerCommand, transport: any RPCTransport, options: CallOptions)
         async throws(SubctlError)
     {
@@ -108,6 +109,8 @@ extension CommandRunner {
             let answer = try await transport.call(
                 method, LogTestEventRequest(accountID: account), as: Event.self, timeout: options.timeout)
             try write(answer, options) { [OutputText.loggedEvent($0)] }
+        case .verifyEvents(let from):
+            try await verifyEvents(after: from, transport: transport, options: options)
         default:
             break
         }

@@ -51,6 +51,7 @@ public struct CommandRunner {
                 try await transport.serverStream(method.fullName, request: request, timeout: options.timeout) {
                     message throws(SubctlError) in
                     write(try OutputText.response(message, of: method, json: options.json))
+                    return true
                 }
             } else {
                 let answer = try await transport.unary(method.fullName, request: request, timeout: options.timeout)

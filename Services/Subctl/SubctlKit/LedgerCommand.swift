@@ -34,12 +34,17 @@ public enum LedgerCommand: Sendable, Equatable {
     case testEvent(account: String?)
     /// `events replay --endpoint NAME --from SEQUENCE`: Ledger/ReplayDeliveries.
     case replayDeliveries(endpoint: String, after: UInt64)
+    /// `events verify [--from POSITION]`: whether the log holds the lifecycle events of each
+    /// change after `from`, up to the position event computation has covered, exactly once
+    /// (`EventLogAudit`): Ledger/GetEventState, GetFeedPosition, every page of ListEvents and
+    /// WatchChanges.
+    case verifyEvents(from: UInt64)
 
     /// How many pages `history --all` and `events dead --all` read before they stop with
     /// `incomplete`.
     public static let maximumPages = 100
 
-    /// The full name of the method the command calls.
+    /// The full name of the method the command calls (the first of those `events verify` calls).
     public var method: String {
         let name =
             switch self {
@@ -51,6 +56,7 @@ public enum LedgerCommand: Sendable, Equatable {
             case .deadLetters: "ListDeadLetters"
             case .replayDeliveries: "ReplayDeliveries"
             case .testEvent: "LogTestEvent"
+            case .verifyEvents: "GetEventState"
             }
         return "subscriptions.ledger.v1.Ledger/\(name)"
     }

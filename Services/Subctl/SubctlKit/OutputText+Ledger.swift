@@ -87,6 +87,44 @@ extension OutputText {
         return line
     }
 
+    /// `checked 12 changes and 15 lifecycle events after feed position 0 through 12: nothing
+    /// missing, doubled or unexpected`, or how many of each `problems` holds (`1 missing, 0
+    /// doubled, 1 unexpected`).
+    public static func eventLogSummary(_ audit: EventLogAudit, problems: [EventLogAudit.Problem]) -> String {
+        let counts =
+            problems.isEmpty
+            ? "nothing missing, doubled or unexpected"
+            : [EventLogAudit.Problem.Kind.missing, .doubled, .unexpected].map { kind in
+                "\(problems.count { $0.kind == kind }) \(kind.rawValue)"
+            }.joined(separator: ", ")
+        let changes = "\(audit.changesChecked) change\(audit.changesChecked == 1 ? "" : "s")"
+        let events = "\(audit.eventsChecked) lifecycle event\(audit.eventsChecked == 1 ? "" : "s")"
+        return "checked \(changes) and \(events) after feed position \(audit.after) through \(audit.through): \(counts)"
+    }
+
+    /// One problem of `events verify`, naming the position, the id and the log's sequences:
+    /// `missing: position 42 evt_42_1 (subscription.renewed) is not in the log`,
+    /// `doubled: position 42 evt_42_0 (subscription.renewed) is logged 2 times, at #7 #9`,
+    /// `unexpected: position 42 evt_42_2 is logged at #12 as subscription.renewed; the feed gives
+    /// no such event` (or `; the change gives subscription.expired`).
+    public static func eventLogProblem(_ problem: EventLogAudit.Problem) -> String {
+        let head = "\(problem.kind.rawValue): position \(problem.position) \(problem.id)"
+        let sequences = problem.logged.map { "#\($0.sequence)" }.joined(separator: " ")
+        switch problem.kind {
+        case .missing:
+            return "\(head) (\(text(problem.expectedType))) is not in the log"
+        case .doubled:
+            return "\(head) (\(text(problem.expectedType))) is logged \(problem.logged.count) times, at \(sequences)"
+        case .unexpected:
+            let copies = problem.logged.map { logged in
+                "#\(logged.sequence) as \(logged.type)"
+                    + (logged.position == problem.position ? "" : " of position \(logged.position)")
+            }
+            return "\(head) is logged at \(copies.joined(separator: ", "))"
+                + (problem.expectedType.map { "; the change gives \($0)" } ?? "; the feed gives no such event")
+        }
+    }
+
     /// `crm #12 attempts 9 last-status 503 first 2024-05-01T12:00:00Z dead 2024-05-04T12:00:00Z
     /// event evt_40_0 subscription.renewed`.
     public static func deadLetter(_ letter: DeadLetter) -> String {

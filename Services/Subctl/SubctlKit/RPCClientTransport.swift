@@ -28,7 +28,7 @@ public struct RPCClientTransport: RPCTransport {
     }
 
     public func serverStream(
-        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Void
+        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Bool
     ) async throws(SubctlError) {
         var messages = client.serverStream(method, request: request, timeout: timeout).makeAsyncIterator()
         while true {
@@ -38,8 +38,7 @@ public struct RPCClientTransport: RPCTransport {
             } catch {
                 throw SubctlError(error)
             }
-            guard let message else { return }
-            try onMessage(message)
+            guard let message, try onMessage(message) else { return }
         }
     }
 

@@ -8,9 +8,11 @@ public protocol RPCTransport: Sendable {
     func unary(_ method: String, request: [UInt8], timeout: Duration?) async throws(SubctlError) -> [UInt8]
 
     /// Sends one request and calls `onMessage` with each stream message, in order, until the
-    /// stream ends. Throws the stream's status as `SubctlError.Code.rpc`, or what `onMessage` threw.
+    /// stream ends or `onMessage` returns false (then the call is abandoned: the rest of the
+    /// stream is not read). Throws the stream's status as `SubctlError.Code.rpc`, or what
+    /// `onMessage` threw.
     func serverStream(
-        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Void
+        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Bool
     ) async throws(SubctlError)
 }
 

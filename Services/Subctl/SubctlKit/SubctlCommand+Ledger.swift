@@ -51,18 +51,20 @@ extension SubctlCommand {
         return .ledger(ledger, options: try options(scanned, command: command, streaming: false))
     }
 
-    /// Parses `events list|tail|dead|replay` from the arguments after `events`.
+    /// Parses `events list|tail|dead|test|replay|verify` from the arguments after `events`.
     static func parseEvents(_ arguments: [String]) throws(SubctlError) -> SubctlCommand {
         guard let verb = arguments.first else {
-            throw SubctlError(.usage, "events needs list, tail, dead, replay or test")
+            throw SubctlError(.usage, "events needs list, tail, dead, replay, test or verify")
         }
         let rest = Array(arguments.dropFirst())
         let scanned: Scanned
         let ledger: LedgerCommand
-        func number(_ name: String, _ scanned: Scanned) throws(SubctlError) -> UInt64 {
+        func number(_ name: String, _ scanned: Scanned, _ what: String = "a sequence number") throws(SubctlError)
+            -> UInt64
+        {
             guard let text = scanned.values[name] else { return 0 }
             guard let value = UInt64(text) else {
-                throw SubctlError(.usage, "--\(name) expects a sequence number, got \"\(text)\"")
+                throw SubctlError(.usage, "--\(name) expects \(what), got \"\(text)\"")
             }
             return value
         }
@@ -113,8 +115,13 @@ extension SubctlCommand {
                 throw SubctlError(.usage, "events replay needs --endpoint NAME and --from SEQUENCE")
             }
             ledger = .replayDeliveries(endpoint: endpoint, after: try number("from", scanned))
+        case "verify":
+            scanned = try scan(
+                rest, command: "events verify", values: connectionOptions.union(["from"]), flags: [],
+                positionals: 0...0)
+            ledger = .verifyEvents(from: try number("from", scanned, "a feed position"))
         default:
-            throw SubctlError(.usage, "events needs list, tail, dead, replay or test, got \"\(verb)\"")
+            throw SubctlError(.usage, "events needs list, tail, dead, replay, test or verify, got \"\(verb)\"")
         }
         return .ledger(ledger, options: try options(scanned, command: "events \(verb)", streaming: verb == "tail"))
     }

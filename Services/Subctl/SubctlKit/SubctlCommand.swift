@@ -74,6 +74,10 @@ public enum SubctlCommand: Sendable, Equatable {
           events replay --endpoint NAME --from SEQUENCE --addr HOST:PORT
                       Deliver an endpoint's events after SEQUENCE again (its dead letters too),
                       and enable it if a 410 disabled it.
+          events verify [--from POSITION] --addr HOST:PORT
+                      Check that the log holds the lifecycle events of each change of the feed
+                      after POSITION (default 0), up to where event computation has reached,
+                      exactly once; print each missing, doubled or unexpected one (exit status 3).
 
         App Store signed data (offline; no --addr):
           apple verify (JWS | - | --file PATH) --root PATH [--root PATH...] --bundle BUNDLE_ID
@@ -103,9 +107,9 @@ public enum SubctlCommand: Sendable, Equatable {
           --help                print this text
 
         exit status: 0 success, 1 a call failed (or history or events dead --all stopped at 100 pages), 2 usage error
-        (or an unreadable JWS or --root file); apple verify refusing data: 10 malformed,
-        11 unsupported_algorithm, 12 bad_chain, 13 bad_certificate, 14 bad_signature, 15 wrong_app,
-        16 wrong_environment, 17 retryable (the first refusal, the outer JWS before the ones inside)
+        (or an unreadable JWS or --root file), 3 events verify found the event log wanting; apple verify refusing
+        data: 10 malformed, 11 unsupported_algorithm, 12 bad_chain, 13 bad_certificate, 14 bad_signature,
+        15 wrong_app, 16 wrong_environment, 17 retryable (the first refusal, the outer JWS before the ones inside)
         """
 
     static let connectionOptions: Set<String> = ["addr", "timeout", "tls-cert", "tls-key", "tls-ca"]

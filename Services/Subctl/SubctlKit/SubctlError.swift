@@ -4,13 +4,14 @@ public import Wire
 /// Why a subctl command failed: a code, printed as `CODE`, and a message for the operator.
 ///
 /// Usage, lookup, request-JSON and input-file problems exit with 2; errors a server or the
-/// connection reported, answers that cannot be decoded, and output cut short exit with 1;
-/// App Store data that `apple verify` refuses exits with its refusal's own status (10…17).
+/// connection reported, answers that cannot be decoded, and output cut short exit with 1; an
+/// event log that `events verify` finds wanting exits with 3; App Store data that `apple verify`
+/// refuses exits with its refusal's own status (10…17).
 public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure: an extensible set of subctl's own codes plus every RPC status.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable {
-            case usage, notFound, invalidArgument, dataLoss, incomplete
+            case usage, notFound, invalidArgument, dataLoss, incomplete, inconsistent
             case rpc(StatusCode)
             case refused(AppleVerificationError.Code)
         }
@@ -29,13 +30,17 @@ public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let dataLoss = Code(.dataLoss)
         /// The answers were good but not all were read: `history --all` stopped at its page cap.
         public static let incomplete = Code(.incomplete)
+        /// The answers were read in full and disagree with each other: `events verify` found
+        /// lifecycle events of the feed missing from the event log, logged twice, or logged
+        /// where the feed gives none.
+        public static let inconsistent = Code(.inconsistent)
         /// The status of a failed call.
         public static func rpc(_ status: StatusCode) -> Code { Code(.rpc(status)) }
         /// App Store signed data that `apple verify` refused, with the verifier's reason.
         public static func refused(_ code: AppleVerificationError.Code) -> Code { Code(.refused(code)) }
 
-        /// `USAGE`, `NOT_FOUND`, `INVALID_ARGUMENT`, `DATA_LOSS`, `INCOMPLETE`, the call's status
-        /// name, or a refusal's code in capitals (`BAD_SIGNATURE`).
+        /// `USAGE`, `NOT_FOUND`, `INVALID_ARGUMENT`, `DATA_LOSS`, `INCOMPLETE`, `INCONSISTENT`, the
+        /// call's status name, or a refusal's code in capitals (`BAD_SIGNATURE`).
         public var name: String {
             switch base {
             case .usage: "USAGE"
@@ -43,17 +48,19 @@ public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
             case .invalidArgument: "INVALID_ARGUMENT"
             case .dataLoss: "DATA_LOSS"
             case .incomplete: "INCOMPLETE"
+            case .inconsistent: "INCONSISTENT"
             case .rpc(let status): status.name
             case .refused(let code): code.description.uppercased()
             }
         }
 
-        /// The process exit status for this code: 2 for what the operator typed, a refusal's own
-        /// status (`AppleCommand.exitCodes`), 1 otherwise.
+        /// The process exit status for this code: 2 for what the operator typed, 3 for an
+        /// inconsistent event log, a refusal's own status (`AppleCommand.exitCodes`), 1 otherwise.
         public var exitCode: Int32 {
             switch base {
             case .usage, .notFound, .invalidArgument: 2
             case .dataLoss, .incomplete, .rpc: 1
+            case .inconsistent: 3
             case .refused(let code): AppleCommand.exitCode(for: code)
             }
         }

@@ -1,6 +1,7 @@
 // subctl: the operators' client. Parses the command line, connects when the command needs a
-// service, runs it and exits 0 on success, 1 when the call failed, 2 on a usage error, and
-// 10…17 when `apple verify` refuses the data (SubctlCommand.usage lists them).
+// service, runs it and exits 0 on success, 1 when the call failed, 2 on a usage error, 3 when
+// `events verify` finds the event log wanting, and 10…17 when `apple verify` refuses the data
+// (SubctlCommand.usage lists them).
 import Foundation
 import SubctlKit
 
