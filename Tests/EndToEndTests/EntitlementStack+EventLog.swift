@@ -31,16 +31,6 @@ extension EntitlementStack {
             "\(result.output)\(result.errors)", sourceLocation: sourceLocation)
     }
 
-    /// Waits (at most 60 s) until an entitlement instance has started the event log, and returns
-    /// the feed position it covered then: where a check from the log's start may begin. An
-    /// instance starts the log at its view's position when it is first ready to compute it,
-    /// which a test's first changes may already be behind (the log then has no events of
-    /// them), and records it with its first append, after a change.
-    func eventLogStart(sourceLocation: SourceLocation = #_sourceLocation) async throws -> UInt64 {
-        try await eventState("the event log starting", sourceLocation: sourceLocation) { $0.started }
-            .throughFeedPosition
-    }
-
     /// The ledger's event state once `done` holds of it, asking again every 20 ms for at most
     /// 60 s (then an issue about `what`, and the last answer).
     private func eventState(

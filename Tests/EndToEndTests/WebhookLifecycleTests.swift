@@ -27,7 +27,6 @@ struct WebhookLifecycleTests {
             let google = "user-\(UUID().uuidString.prefix(8))"
             let (original, _) = try await stack.buyOnAppStore(account: apple)
             let (token, _) = try await stack.buyOnPlay(account: google)
-            let start = try await stack.entitlementStack.eventLogStart()
             for _ in 0..<11 { try await stack.control("clock/advance", ["by": "+31d"]) }
             try await stack.control("apple/cancel", ["transactionId": original])
             try await stack.control("google/cancel", ["purchaseToken": token])
@@ -90,7 +89,7 @@ struct WebhookLifecycleTests {
             #expect(
                 verdicts.allSatisfy { $0.hasPrefix(#"{"ok": "#) },
                 "\(verdicts.first { !$0.hasPrefix(#"{"ok": "#) } ?? "")")
-            try await stack.entitlementStack.expectEventLogComplete(from: start)
+            try await stack.entitlementStack.expectEventLogComplete()
         }
     }
 
@@ -148,7 +147,6 @@ struct WebhookLifecycleTests {
         do {
             let apple = UUID().uuidString.lowercased()
             let (original, _) = try await stack.buyOnAppStore(account: apple)
-            let start = try await stack.entitlementStack.eventLogStart()
             for _ in 0..<3 { try await stack.control("clock/advance", ["by": "+31d"]) }
             try await stack.settle()
             _ = try await Self.delivered(stack, receiver) { $0.filter { $0.type == "subscription.renewed" }.count >= 3 }
@@ -174,7 +172,7 @@ struct WebhookLifecycleTests {
             var seen = Set<String>()
             let firsts = got.filter { $0.account == apple && seen.insert($0.id).inserted }.map(\.id)
             #expect(firsts == logged.filter { $0.accountID == apple }.map(\.id))
-            try await stack.entitlementStack.expectEventLogComplete(from: start)
+            try await stack.entitlementStack.expectEventLogComplete()
         } catch {
             otherClient.shutdown()
             other.terminate()

@@ -12,6 +12,8 @@ extension Ledger {
     public static let eventsLease = "events"
     /// The cursor holding the feed position event computation has covered.
     static let eventsCursor = "events.feed"
+    /// The cursor holding the feed position the log began at.
+    static let eventsStartCursor = "events.start"
     static let maxAppendedEvents = 1000
     static let maxListedEvents: UInt32 = 1000
     static let maxStatePage = 1000
@@ -180,6 +182,7 @@ extension Ledger {
             let cursor = try tx.query("SELECT value FROM cursors WHERE name = $1", [.text(Self.eventsCursor)])
             var response = GetEventStateResponse(
                 started: !cursor.isEmpty, throughFeedPosition: UInt64(clamping: cursor.int(0, "value") ?? 0))
+            response.startFeedPosition = UInt64(clamping: try Self.cursorRow(tx, Self.eventsStartCursor).value)
             let rows = try tx.query(
                 """
                 SELECT account_id, capability, state FROM access_state
@@ -226,9 +229,15 @@ extension Ledger {
     /// new ledger, position 0: every change). Written under the writer's position lock, so a
     /// change is either at or before the start (taken as known) or after it (given events).
     static func startEventLog(_ tx: any LedgerTransaction, at: Int64) throws {
-        try tx.query(
-            "INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
-            [.text(Self.eventsCursor), .int(try Self.lastPosition(tx)), .int(at)])
+        guard try tx.query("SELECT value FROM cursors WHERE name = $1", [.text(Self.eventsCursor)]).isEmpty else {
+            return
+        }
+        let head = try Self.lastPosition(tx)
+        for name in [Self.eventsCursor, Self.eventsStartCursor] {
+            try tx.query(
+                "INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)",
+                [.text(name), .int(head), .int(at)])
+        }
     }
 
     /// Takes or renews lease `name` for `owner` until `milliseconds` after `at`, unless another

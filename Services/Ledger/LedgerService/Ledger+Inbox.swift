@@ -141,9 +141,9 @@ extension Ledger {
 
     func advanceCursorWrite(_ request: AdvanceCursorRequest) throws -> WriteBody<Cursor> {
         try Self.check(request.name, "name", max: Self.maxCursorNameBytes)
-        guard request.name != Self.eventsCursor else {
+        for own in [Self.eventsCursor, Self.eventsStartCursor] where request.name == own {
             throw LedgerError.invalidArgument(
-                "name \(Self.eventsCursor) is the event log's own cursor; AppendEvents moves it")
+                "name \(own) is the event log's own cursor; the events lease and AppendEvents set it")
         }
         guard request.name != Self.accessRulesCursor else {
             throw LedgerError.invalidArgument(

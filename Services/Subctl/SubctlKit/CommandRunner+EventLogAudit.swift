@@ -2,11 +2,11 @@ import Wire
 
 extension CommandRunner {
     /// `events verify`: where event computation stands (`GetEventState`), every page of the log,
-    /// then the feed's changes after `from` up to that position (streamed, one at a time),
+    /// then the feed's changes after `from` (nil: where the log began) up to that position (streamed, one at a time),
     /// compared by `EventLogAudit`. Prints a summary line and a line per problem; throws
     /// `inconsistent` when there is any, `incomplete` when the feed ended before the position.
     /// A log not yet started is said so, with nothing checked.
-    func verifyEvents(after from: UInt64, transport: any RPCTransport, options: CallOptions)
+    func verifyEvents(after from: UInt64?, transport: any RPCTransport, options: CallOptions)
         async throws(SubctlError)
     {
         let state = try await transport.call(
@@ -23,7 +23,9 @@ extension CommandRunner {
             LedgerRPC.getFeedPosition.name, GetFeedPositionRequest(), as: GetFeedPositionResponse.self,
             timeout: options.timeout
         ).response.position
-        var audit = EventLogAudit(after: from, through: min(state.throughFeedPosition, newest))
+        // From where the log began, unless asked otherwise.
+        var audit = EventLogAudit(
+            after: from ?? state.startFeedPosition, through: min(state.throughFeedPosition, newest))
         var after: UInt64 = 0
         while true {
             let page = try await transport.call(

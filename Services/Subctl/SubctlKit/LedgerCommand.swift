@@ -38,7 +38,7 @@ public enum LedgerCommand: Sendable, Equatable {
     /// change after `from`, up to the position event computation has covered, exactly once
     /// (`EventLogAudit`): Ledger/GetEventState, GetFeedPosition, every page of ListEvents and
     /// WatchChanges.
-    case verifyEvents(from: UInt64)
+    case verifyEvents(from: UInt64?)
 
     /// How many pages `history --all` and `events dead --all` read before they stop with
     /// `incomplete`.

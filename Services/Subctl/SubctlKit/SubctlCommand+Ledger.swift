@@ -119,7 +119,8 @@ extension SubctlCommand {
             scanned = try scan(
                 rest, command: "events verify", values: connectionOptions.union(["from"]), flags: [],
                 positionals: 0...0)
-            ledger = .verifyEvents(from: try number("from", scanned, "a feed position"))
+            ledger = .verifyEvents(
+                from: scanned.values["from"] == nil ? nil : try number("from", scanned, "a feed position"))
         default:
             throw SubctlError(.usage, "events needs list, tail, dead, replay, test or verify, got \"\(verb)\"")
         }

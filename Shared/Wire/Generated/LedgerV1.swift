@@ -1365,17 +1365,23 @@ public struct GetEventStateResponse: ProtoMessage, Hashable {
 
     public var nextPageToken: String?
 
+    /// The feed position the log began at: every change after it has its events (0 for a log
+    /// begun on a new ledger, or before the ledger recorded where logs begin).
+    public var startFeedPosition: UInt64
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         started: Bool = false,
         throughFeedPosition: UInt64 = 0,
         announced: [AnnouncedAccess] = [],
-        nextPageToken: String? = nil
+        nextPageToken: String? = nil,
+        startFeedPosition: UInt64 = 0
     ) {
         self.started = started
         self.throughFeedPosition = throughFeedPosition
         self.announced = announced
         self.nextPageToken = nextPageToken
+        self.startFeedPosition = startFeedPosition
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -1398,7 +1404,8 @@ extension GetEventStateResponse: CMessageConvertible {
             started: m.started != 0,
             throughFeedPosition: m.through_feed_position,
             announced: ProtoField.messages(m.announced, count: m.n_announced, "announced"),
-            nextPageToken: ProtoField.optionalString(m.next_page_token, "next_page_token"))
+            nextPageToken: ProtoField.optionalString(m.next_page_token, "next_page_token"),
+            startFeedPosition: m.start_feed_position)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -1407,6 +1414,7 @@ extension GetEventStateResponse: CMessageConvertible {
         c.n_announced = announced.count
         c.announced = arena.messages(announced)
         arena.set(&c.next_page_token, nextPageToken)
+        c.start_feed_position = startFeedPosition
     }
 }
 

@@ -4107,6 +4107,12 @@ public enum OpenAPIDocuments {
           },
           "nextPageToken": {
             "type": "string"
+          },
+          "startFeedPosition": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "The feed position the log began at: every change after it has its events (0 for a log\nbegun on a new ledger, or before the ledger recorded where logs begin)."
           }
         }
       },

@@ -394,6 +394,7 @@ public enum ProtoSchema {
             Field(2, "through_feed_position", "throughFeedPosition", .uint64),
             Field(3, "announced", "announced", .message("subscriptions.events.v1.AnnouncedAccess"), repeated: true),
             Field(4, "next_page_token", "nextPageToken", .string, optional: true),
+            Field(5, "start_feed_position", "startFeedPosition", .uint64),
         ]),
         "subscriptions.ledger.v1.AcquireLeaseRequest": Message(fullName: "subscriptions.ledger.v1.AcquireLeaseRequest", fields: [
             Field(1, "name", "name", .string),

@@ -496,10 +496,15 @@ struct  Subscriptions__Ledger__V1__GetEventStateResponse
   size_t n_announced;
   Subscriptions__Events__V1__AnnouncedAccess **announced;
   char *next_page_token;
+  /*
+   * The feed position the log began at: every change after it has its events (0 for a log
+   * begun on a new ledger, or before the ledger recorded where logs begin).
+   */
+  uint64_t start_feed_position;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__GET_EVENT_STATE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_event_state_response__descriptor) \
-    , 0, 0, 0,NULL, (char *)protobuf_c_empty_string }
+    , 0, 0, 0,NULL, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Subscriptions__Ledger__V1__AcquireLeaseRequest

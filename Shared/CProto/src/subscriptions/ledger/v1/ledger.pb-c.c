@@ -3904,7 +3904,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_state_requ
   (ProtobufCMessageInit) subscriptions__ledger__v1__get_event_state_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_event_state_response__field_descriptors[4] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_event_state_response__field_descriptors[5] =
 {
   {
     "started",
@@ -3954,17 +3954,30 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_event_state
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "start_feed_position",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__GetEventStateResponse, start_feed_position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__get_event_state_response__field_indices_by_name[] = {
   2,   /* field[2] = announced */
   3,   /* field[3] = next_page_token */
+  4,   /* field[4] = start_feed_position */
   0,   /* field[0] = started */
   1,   /* field[1] = through_feed_position */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__get_event_state_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_state_response__descriptor =
 {
@@ -3974,7 +3987,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_state_resp
   "Subscriptions__Ledger__V1__GetEventStateResponse",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__GetEventStateResponse),
-  4,
+  5,
   subscriptions__ledger__v1__get_event_state_response__field_descriptors,
   subscriptions__ledger__v1__get_event_state_response__field_indices_by_name,
   1,  subscriptions__ledger__v1__get_event_state_response__number_ranges,
