@@ -61,9 +61,10 @@ extension Period {
     ///   the sharing, REVOKE), each revocation made before its own period ended also ends every
     ///   period that began before it and runs past it, so a REVOKE carried by a renewal charged
     ///   early ends today's access too;
-    /// - contiguous unrevoked periods of one product, plan and kind (the next starts at or
-    ///   before the previous one's end: an early renewal starts exactly there) become one, named
-    ///   by the latest, with its offer type.
+    /// - contiguous unrevoked periods of one product, plan, kind and offer type (the next starts
+    ///   at or before the previous one's end: an early renewal starts exactly there) become one,
+    ///   named by the latest (a free trial stays apart from the paid months after it, so a
+    ///   timeline can tell them apart).
     public static func accessPeriods(
         _ periods: [Period], clipsAtNextStart: Bool, revocationEndsChain: Bool = false
     ) -> [Period] {
@@ -90,11 +91,10 @@ extension Period {
             if var last = merged.last, let lastEnd = last.endMilliseconds, last.revokedTimeMilliseconds == nil,
                 period.revokedTimeMilliseconds == nil, period.productID == last.productID,
                 period.basePlanID == last.basePlanID, period.productKind == last.productKind,
-                period.startMilliseconds <= lastEnd
+                period.offerType == last.offerType, period.startMilliseconds <= lastEnd
             {
                 last.endMilliseconds = period.endMilliseconds.map { max($0, lastEnd) }
                 last.periodID = period.periodID
-                last.offerType = period.offerType
                 last.signedTimeMilliseconds = max(
                     last.signedTimeMilliseconds ?? Int64.min, period.signedTimeMilliseconds ?? Int64.min)
                 merged[merged.count - 1] = last

@@ -20,16 +20,37 @@ struct EventLogStartTests {
         let publisher: EventPublisher
     }
 
-    static func parts(_ stack: EntitlementStack, owner: String = "instance-a") throws -> Parts {
+    static func parts(_ stack: EntitlementStack, owner: String = "instance-a", logOn: Int64? = nil) throws -> Parts {
         let view = EntitlementView()
         let policies = try PolicyStore.load(path: stack.policyPath)
         let logger = Logger(service: owner, sink: .capturing())
         let publisher = EventPublisher(
             client: stack.ledgerClient, view: view, policies: policies, owner: owner, leaseMilliseconds: 60_000,
-            logger: logger)
+            logger: logger, logOn: logOn)
         let follower = LedgerFeedFollower(
             view: view, client: stack.ledgerClient, logger: logger, policies: policies, publisher: publisher)
         return Parts(view: view, follower: follower, publisher: publisher)
+    }
+
+    /// Expects the log to hold the two events of `account`'s grant at `position`, and no other.
+    static func expectOnlyGrant(
+        _ stack: EntitlementStack, _ account: String, at position: UInt64,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let log = try await EventLogTests.log(stack)
+        #expect(log.map(\.type) == ["grant.created", "access.granted"], sourceLocation: sourceLocation)
+        #expect(
+            log.allSatisfy { $0.accountID == account && $0.position == position }, sourceLocation: sourceLocation)
+    }
+
+    /// The commit time of the change at `position`, as the feed gives it.
+    static func committed(_ stack: EntitlementStack, _ position: UInt64) async throws -> Int64 {
+        var changes = stack.ledgerClient.serverStream(
+            LedgerRPC.watchChanges, WatchChangesRequest(after: position - 1)
+        ).makeAsyncIterator()
+        let change = try Change(serialized: try #require(try await changes.next()))
+        #expect(change.position == position)
+        return try #require(change.committedTimeMilliseconds)
     }
 
     static func grant(_ stack: EntitlementStack, _ account: String) async throws -> UInt64 {
@@ -102,15 +123,45 @@ struct EventLogStartTests {
             try await parts.follower.loadSnapshot()
             await parts.publisher.renewLease()
             #expect(await parts.publisher.flush())
-            let log = try await EventLogTests.log(stack)
-            #expect(log.map(\.type) == ["grant.created", "access.granted"])
-            #expect(log.allSatisfy { $0.accountID == "acct-new" && $0.position == after })
+            try await Self.expectOnlyGrant(stack, "acct-new", at: after)
             // Taken again later, the lease leaves the start where it was.
             await parts.publisher.renewLease()
             state = try await stack.ledgerClient.call(LedgerRPC.getEventState, GetEventStateRequest())
             #expect(state.throughFeedPosition == after && state.startFeedPosition == before)
             // subctl events verify checks from where the log began.
             try await stack.expectEventLogComplete()
+        }
+    }
+
+    @Test("a change committed after the instance turned the log on but before its first lease has its events")
+    func changeBeforeFirstLease() async throws {
+        try await EntitlementStack.with { stack in
+            // The instance turned the log on at the first grant's commit time. Grants committed
+            // in that same millisecond are history too; the first one the ledger's clock commits
+            // later has its events, and only it.
+            let before = try await Self.grant(stack, "acct-old")
+            let logOn = try await Self.committed(stack, before)
+            var account = ""
+            var after: UInt64 = 0
+            repeat {
+                try #require(after < before + 10_000)
+                account = "acct-new-\(after)"
+                after = try await Self.grant(stack, account)
+            } while try await Self.committed(stack, after) <= logOn
+            let parts = try Self.parts(stack, logOn: logOn)
+            await parts.publisher.renewLease()
+            let state = try await stack.ledgerClient.call(LedgerRPC.getEventState, GetEventStateRequest())
+            #expect(state.startFeedPosition == after - 1)
+            try await parts.follower.loadSnapshot()
+            await parts.publisher.renewLease()
+            #expect(await parts.publisher.flush())
+            try await Self.expectOnlyGrant(stack, account, at: after)
+            // A time before any change is refused if negative, and starts nothing twice.
+            await #expect(throws: RPCError(.invalidArgument, "log_on_ms -1 is negative")) {
+                _ = try await stack.ledgerClient.call(
+                    LedgerRPC.acquireLease,
+                    AcquireLeaseRequest(name: "events", owner: "other", ttlMilliseconds: 3000, logOnMilliseconds: -1))
+            }
         }
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import Model
 import RPC
+import ServiceProcessKit
+import TestSupport
 import Testing
 import Wire
 
@@ -44,6 +46,32 @@ struct StatusIntervalScenarioTests {
             let recovered = try #require(stored.subscription?.periods.last?.startMilliseconds)
             #expect(recovered > graceDay && recovered < graceDay + Self.day)
             #expect(grace.endMilliseconds == recovered && grace.endedTimeMilliseconds == recovered)
+            // The timeline says the same: paid, grace, paid; over the framed protocol, HTTP and subctl.
+            let from = paidEnd - 31 * Self.day
+            let timeline: GetAccessTimelineResponse = try await stack.entitlementClient.call(
+                EntitlementRPC.getAccessTimeline.name,
+                GetAccessTimelineRequest(
+                    accountID: account, capability: "pro", fromMilliseconds: from, toMilliseconds: recovered + Self.day)
+            )
+            let intervals = try #require(timeline.capabilities.first?.intervals)
+            #expect(intervals.map(\.kind) == [.paid, .grace, .paid])
+            #expect(intervals.map(\.startMilliseconds) == [from, paidEnd, recovered])
+            let answer = try await connectCall(
+                port: stack.entitlementHTTP, method: "subscriptions.entitlement.v1.Entitlement/GetAccessTimeline",
+                body: Array(#"{"accountId":"\#(account)","fromMs":"\#(from)","toMs":"\#(recovered + Self.day)"}"#.utf8))
+            #expect(answer.status == 200 && answer.text.contains("TIMELINE_KIND_GRACE"), "\(answer.text)")
+            let printed = try await runCommand(
+                ServiceProcess.binDirectory.appendingPathComponent("subctl"),
+                [
+                    "access", "timeline", account, "--capability", "pro", "--from", "\(from)", "--to",
+                    "\(recovered + Self.day)", "--addr", "127.0.0.1:\(try await stack.entitlement.rpcPort())",
+                ])
+            let lines = printed.output.split(separator: "\n").map(String.init)
+            #expect(printed.status == 0 && lines.first == "capability pro" && lines.count == 5, "\(printed.output)")
+            #expect(
+                lines.dropFirst(2).map { $0.split(separator: " ", omittingEmptySubsequences: true)[2] } == [
+                    "paid", "grace", "paid",
+                ])
         }
     }
 

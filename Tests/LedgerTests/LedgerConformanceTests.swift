@@ -476,11 +476,13 @@ struct LedgerConformanceTests {
             ) {
                 _ = try await ledger.advanceCursor(AdvanceCursorRequest(name: "apple-history", value: -1))
             }
-            await #expect(
-                throws: LedgerError.invalidArgument(
-                    "name events.feed is the event log's own cursor; AppendEvents moves it")
-            ) {
-                _ = try await ledger.advanceCursor(AdvanceCursorRequest(name: "events.feed", value: 5))
+            for own in ["events.feed", "events.start"] {
+                await #expect(
+                    throws: LedgerError.invalidArgument(
+                        "name \(own) is the event log's own cursor; the events lease and AppendEvents set it")
+                ) {
+                    _ = try await ledger.advanceCursor(AdvanceCursorRequest(name: own, value: 5))
+                }
             }
             #expect(try await ledger.cursor(GetCursorRequest(name: "apple-history")) == later)
             #expect(try await ledger.cursor(GetCursorRequest(name: "events.feed")) == Cursor(name: "events.feed"))

@@ -74,12 +74,12 @@ struct SubctlCommandTests {
     @Test(arguments: [
         (
             [],
-            "USAGE: missing command (health, call, methods, describe, account, history, inbox, replay, events or apple)"
+            "USAGE: missing command (health, call, methods, describe, account, history, inbox, replay, events, access or apple)"
         ),
         (
             ["status"],
             #"USAGE: unknown command "status" (health, call, methods, describe, account, history, inbox, replay, "#
-                + "events or apple)"
+                + "events, access or apple)"
         ),
         (["health"], "USAGE: health needs --addr HOST:PORT"),
         (["health", "--addr"], "USAGE: --addr needs a value"),

@@ -36,6 +36,9 @@ enum EntitlementMethods {
             try list(request, view: view, policy: policies?.policy, now: now())
         }
         registerSubscriberView(on: router, view: view, policies: policies, now: now)
+        router.inline(EntitlementRPC.getAccessTimeline) { (request: GetAccessTimelineRequest) in
+            try timeline(request, view: view, policy: policies?.policy)
+        }
         router.unary(EntitlementRPC.reloadPolicy) { (_, _: ReloadPolicyRequest) in
             guard let policies else {
                 throw RPCError(.failedPrecondition, "no policy file is configured (ENTITLEMENT_POLICY_FILE)")

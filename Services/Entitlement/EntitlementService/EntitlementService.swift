@@ -21,6 +21,8 @@ public enum EntitlementService {
     /// (`LEDGER_ADDR`) kept by its change feed. It is ready once the ledger answers and the
     /// first snapshot is loaded. Throws `ConfigError` naming a bad variable or a bad policy file.
     public static func make(environment: EnvironmentReader, signal: ShutdownSignal) throws -> ServiceHost {
+        // When the event log is turned on, if it is: before anything else this instance does.
+        let started = Int64(Date().timeIntervalSince1970 * 1000)
         let host = try ServiceHost(
             name: "entitlement", healthMethod: healthMethod, defaultRPC: defaultRPCListen,
             defaultHTTP: defaultHTTPListen,
@@ -72,7 +74,7 @@ public enum EntitlementService {
             let lease = try environment.int("EVENT_LOG_LEASE_MS", default: 6000, range: 3000...60_000)
             publisher = EventPublisher(
                 client: client, view: view, policies: policies, owner: Self.instanceName,
-                leaseMilliseconds: Int64(lease), logger: host.logger, metrics: host.metrics)
+                leaseMilliseconds: Int64(lease), logger: host.logger, metrics: host.metrics, logOn: started)
         }
         // The checkpoint: added before the feed, so that it stops after it and writes the view
         // as the feed left it.

@@ -20,8 +20,9 @@ import Wire
 extension Ledger {
     /// The version of the App Store access rules the stored states are derived with, raised with
     /// every change to them. 1: a renewal charged early that an immediate upgrade replaced gives
-    /// no access; a family-sharing REVOKE ends the chain's periods that run past it.
-    public static let appStoreAccessRulesVersion: Int64 = 1
+    /// no access; a family-sharing REVOKE ends the chain's periods that run past it. 2: periods
+    /// of different offer types (a free trial, then paid months) are not joined.
+    public static let appStoreAccessRulesVersion: Int64 = 2
     static let accessRulesCursor = "ledger.access-rules"
     static let accessRulesPage = 200
     /// Held by the instance that runs the pass (several on one PostgreSQL run it one at a time),

@@ -215,24 +215,35 @@ extension Ledger {
                 "ttl_ms \(request.ttlMilliseconds) is not between \(Self.leaseMilliseconds.lowerBound) and \(Self.leaseMilliseconds.upperBound)"
             )
         }
+        if let logOn = request.logOnMilliseconds, logOn < 0 {
+            throw LedgerError.invalidArgument("log_on_ms \(logOn) is negative")
+        }
         let at = now()
         return { tx in
             let answer = try Self.takeLease(
                 tx, request.name, owner: request.owner, for: request.ttlMilliseconds, at: at)
-            if answer.held, request.name == Self.eventsLease { try Self.startEventLog(tx, at: at) }
+            if answer.held, request.name == Self.eventsLease {
+                try Self.startEventLog(tx, turnedOn: request.logOnMilliseconds, at: at)
+            }
             return answer
         }
     }
 
-    /// Starts the event log, when it has not started, at the newest position of the feed: the
-    /// first holder of the `events` lease computes the events of every change after it (on a
-    /// new ledger, position 0: every change). Written under the writer's position lock, so a
-    /// change is either at or before the start (taken as known) or after it (given events).
-    static func startEventLog(_ tx: any LedgerTransaction, at: Int64) throws {
+    /// Starts the event log, when it has not started, at the newest position of the feed
+    /// committed by `turnedOn` (when the asking instance turned the log on; nil: now): the first
+    /// holder of the `events` lease computes the events of every change after it (on a new
+    /// ledger, position 0: every change). Written under the writer's position lock, so a change
+    /// is either at or before the start (taken as known) or after it (given events).
+    static func startEventLog(_ tx: any LedgerTransaction, turnedOn: Int64?, at: Int64) throws {
         guard try tx.query("SELECT value FROM cursors WHERE name = $1", [.text(Self.eventsCursor)]).isEmpty else {
             return
         }
-        let head = try Self.lastPosition(tx)
+        let head =
+            try turnedOn.map {
+                try tx.query(
+                    "SELECT COALESCE(MAX(position), 0) AS position FROM changes WHERE committed_ms <= $1", [.int($0)]
+                ).int(0, "position") ?? 0
+            } ?? Self.lastPosition(tx)
         for name in [Self.eventsCursor, Self.eventsStartCursor] {
             try tx.query(
                 "INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)",

@@ -158,7 +158,7 @@ extension CommandRunner {
     }
 
     /// Writes the answer's compact JSON with `--json`, else each of its human `lines`.
-    private func write<Response: ProtoMessage>(
+    func write<Response: ProtoMessage>(
         _ answer: (response: Response, bytes: [UInt8]), _ options: CallOptions, lines: (Response) -> [String]
     ) throws(SubctlError) {
         if options.json {

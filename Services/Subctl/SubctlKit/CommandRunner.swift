@@ -60,6 +60,9 @@ public struct CommandRunner {
         case .ledger(let command, let options):
             guard let transport else { preconditionFailure("ledger commands need a transport") }
             try await run(command, transport: transport, options: options)
+        case .access(let command, let options):
+            guard let transport else { preconditionFailure("access commands need a transport") }
+            try await run(command, transport: transport, options: options)
         case .apple(let command):
             try run(command, standardInput: standardInput)
         }

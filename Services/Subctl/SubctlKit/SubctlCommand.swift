@@ -21,6 +21,8 @@ public enum SubctlCommand: Sendable, Equatable {
     case describe(String)
     /// Ask the ledger about an account, a history or the inbox, or replay an inbox entry.
     case ledger(LedgerCommand, options: CallOptions)
+    /// Ask the entitlement service about an account's access.
+    case access(AccessCommand, options: CallOptions)
     /// Check App Store signed data offline.
     case apple(AppleCommand)
     /// Print `usage`.
@@ -29,7 +31,8 @@ public enum SubctlCommand: Sendable, Equatable {
     /// The connection a command needs; nil for those that print from the catalog only.
     public var callOptions: CallOptions? {
         switch self {
-        case .health(_, let options), .call(_, _, let options), .ledger(_, let options): options
+        case .health(_, let options), .call(_, _, let options), .ledger(_, let options), .access(_, let options):
+            options
         case .methods, .describe, .apple, .help: nil
         }
     }
@@ -76,8 +79,17 @@ public enum SubctlCommand: Sendable, Equatable {
                       and enable it if a 410 disabled it.
           events verify [--from POSITION] --addr HOST:PORT
                       Check that the log holds the lifecycle events of each change of the feed
-                      after POSITION (default 0), up to where event computation has reached,
-                      exactly once; print each missing, doubled or unexpected one (exit status 3).
+                      after POSITION (default: where the log began), up to where event
+                      computation has reached, exactly once; print each missing, doubled or
+                      unexpected one (exit status 3).
+
+        entitlement commands (--addr is the entitlement service's):
+          access timeline ACCOUNT_ID [--capability NAME] [--from TIME] [--to TIME] --addr HOST:PORT
+                      The account's access per capability as a table of intervals: paid, trial,
+                      offer, grace, billing_retry, account_hold, paused, revoked, granted (by
+                      support) or gap, each with the subscription and the period or status
+                      interval it rests on. TIME is epoch milliseconds, 2026-01-31 or
+                      2026-01-31T12:00:00Z; by default a year before now to 31 days after.
 
         App Store signed data (offline; no --addr):
           apple verify (JWS | - | --file PATH) --root PATH [--root PATH...] --bundle BUNDLE_ID
@@ -166,6 +178,8 @@ public enum SubctlCommand: Sendable, Equatable {
             return try parseLedger(command, rest)
         case "events":
             return try parseEvents(rest)
+        case "access":
+            return try parseAccess(rest)
         case "apple":
             return try parseApple(rest)
         default:
@@ -174,7 +188,7 @@ public enum SubctlCommand: Sendable, Equatable {
     }
 
     private static let commandNames =
-        "health, call, methods, describe, account, history, inbox, replay, events or apple"
+        "health, call, methods, describe, account, history, inbox, replay, events, access or apple"
 
     /// The arguments of one command, sorted into option values, flags and positionals.
     struct Scanned {

@@ -82,6 +82,123 @@ public enum AccessReason: Sendable, Hashable, CaseIterable, RawRepresentable, Cu
     }
 }
 
+/// `subscriptions.entitlement.v1.TimelineKind`.
+///
+/// What an interval of a timeline is.
+///
+/// Open: `TIMELINE_KIND_UNSPECIFIED` (0) has no case (fields hold `TimelineKind?`, and `nil` is unspecified),
+/// and a number this version does not know is kept as `.unknown(number)`.
+public enum TimelineKind: Sendable, Hashable, CaseIterable, RawRepresentable, CustomStringConvertible {
+    /// Allowed: a paid period.
+    case paid
+    /// Allowed: a period bought under a free trial.
+    case trial
+    /// Allowed: a period bought under another offer (introductory price, promotional, offer code,
+    /// win-back).
+    case offer
+    /// Allowed: a billing grace period.
+    case grace
+    /// Denied: the store retries a failed renewal.
+    case billingRetry
+    /// Denied: a Google account hold.
+    case accountHold
+    /// Denied: a Google pause.
+    case paused
+    /// Denied: refunded or revoked.
+    case revoked
+    /// Allowed: a grant made by support (GrantEntitlement).
+    case granted
+    /// Denied: nothing gives access (before the first purchase, between periods, after the end).
+    case gap
+    /// Denied: a purchase not paid yet (Google pending).
+    case pending
+    /// Allowed in a state the policy gives access that none of the kinds above names (a policy
+    /// that allows billing retry, say).
+    case otherAllowed
+    /// A non-zero wire number this version does not know. Never holds a known number.
+    case unknown(Int32)
+
+    /// Every value this version knows, in wire order (no `unknown`).
+    public static let allCases: [TimelineKind] = [.paid, .trial, .offer, .grace, .billingRetry, .accountHold, .paused, .revoked, .granted, .gap, .pending, .otherAllowed]
+
+    /// The value with wire number `rawValue`; `nil` only for 0 (unspecified).
+    public init?(rawValue: Int32) {
+        switch rawValue {
+        case 0: return nil
+        case 1: self = .paid
+        case 2: self = .trial
+        case 3: self = .offer
+        case 4: self = .grace
+        case 5: self = .billingRetry
+        case 6: self = .accountHold
+        case 7: self = .paused
+        case 8: self = .revoked
+        case 9: self = .granted
+        case 10: self = .gap
+        case 11: self = .pending
+        case 12: self = .otherAllowed
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    /// The wire number.
+    public var rawValue: Int32 {
+        switch self {
+        case .paid: 1
+        case .trial: 2
+        case .offer: 3
+        case .grace: 4
+        case .billingRetry: 5
+        case .accountHold: 6
+        case .paused: 7
+        case .revoked: 8
+        case .granted: 9
+        case .gap: 10
+        case .pending: 11
+        case .otherAllowed: 12
+        case .unknown(let number): number
+        }
+    }
+
+    /// The proto value name without `TIMELINE_KIND_`, lowercased; `unknown(n)` otherwise.
+    public var description: String {
+        switch self {
+        case .paid: "paid"
+        case .trial: "trial"
+        case .offer: "offer"
+        case .grace: "grace"
+        case .billingRetry: "billing_retry"
+        case .accountHold: "account_hold"
+        case .paused: "paused"
+        case .revoked: "revoked"
+        case .granted: "granted"
+        case .gap: "gap"
+        case .pending: "pending"
+        case .otherAllowed: "other_allowed"
+        case .unknown(let number): "unknown(\(number))"
+        }
+    }
+
+    /// The proto value name (`TIMELINE_KIND_…`), as proto3 JSON writes it; `nil` for `unknown`.
+    public var protoValueName: String? {
+        switch self {
+        case .paid: "TIMELINE_KIND_PAID"
+        case .trial: "TIMELINE_KIND_TRIAL"
+        case .offer: "TIMELINE_KIND_OFFER"
+        case .grace: "TIMELINE_KIND_GRACE"
+        case .billingRetry: "TIMELINE_KIND_BILLING_RETRY"
+        case .accountHold: "TIMELINE_KIND_ACCOUNT_HOLD"
+        case .paused: "TIMELINE_KIND_PAUSED"
+        case .revoked: "TIMELINE_KIND_REVOKED"
+        case .granted: "TIMELINE_KIND_GRANTED"
+        case .gap: "TIMELINE_KIND_GAP"
+        case .pending: "TIMELINE_KIND_PENDING"
+        case .otherAllowed: "TIMELINE_KIND_OTHER_ALLOWED"
+        case .unknown: nil
+        }
+    }
+}
+
 /// `subscriptions.entitlement.v1.AccessGrant`.
 ///
 /// What a grant, or the nearest miss, rests on.
@@ -940,6 +1057,247 @@ extension ReloadPolicyResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.entitlement.v1.GetAccessTimelineRequest`.
+public struct GetAccessTimelineRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.entitlement.v1.GetAccessTimelineRequest"
+
+    public var accountID: String
+
+    /// One capability; absent: every capability the account's subscriptions and grants name.
+    public var capability: String?
+
+    /// The span: from_ms up to to_ms (after it, at most 50 years later).
+    public var fromMilliseconds: Int64
+
+    public var toMilliseconds: Int64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        accountID: String = "",
+        capability: String? = nil,
+        fromMilliseconds: Int64 = 0,
+        toMilliseconds: Int64 = 0
+    ) {
+        self.accountID = accountID
+        self.capability = capability
+        self.fromMilliseconds = fromMilliseconds
+        self.toMilliseconds = toMilliseconds
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetAccessTimelineRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Entitlement__V1__GetAccessTimelineRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__entitlement__v1__get_access_timeline_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            accountID: ProtoField.string(m.account_id, "account_id"),
+            capability: ProtoField.optionalString(m.capability, "capability"),
+            fromMilliseconds: m.from_ms,
+            toMilliseconds: m.to_ms)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.account_id, accountID)
+        arena.set(&c.capability, capability)
+        c.from_ms = fromMilliseconds
+        c.to_ms = toMilliseconds
+    }
+}
+
+/// `subscriptions.entitlement.v1.TimelineInterval`.
+public struct TimelineInterval: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.entitlement.v1.TimelineInterval"
+
+    public var kind: TimelineKind?
+
+    public var startMilliseconds: Int64
+
+    public var endMilliseconds: Int64
+
+    public var allowed: Bool
+
+    /// CheckAccess's reason for every instant of it.
+    public var reason: AccessReason?
+
+    /// The subscription or grant it rests on (the nearest miss when denied); absent when the
+    /// account has nothing for the capability.
+    public var grant: AccessGrant?
+
+    /// The verified fact it rests on: the period (Apple transaction, Google order) or the status
+    /// interval (grace, retry, hold, pause) that contains it, from where to where; both 0 for none
+    /// (a gap, a state after the last period). fact_end_ms 0 with fact_start_ms set: no end.
+    public var factStartMilliseconds: Int64?
+
+    public var factEndMilliseconds: Int64?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        kind: TimelineKind? = nil,
+        startMilliseconds: Int64 = 0,
+        endMilliseconds: Int64 = 0,
+        allowed: Bool = false,
+        reason: AccessReason? = nil,
+        grant: AccessGrant? = nil,
+        factStartMilliseconds: Int64? = nil,
+        factEndMilliseconds: Int64? = nil
+    ) {
+        self.kind = kind
+        self.startMilliseconds = startMilliseconds
+        self.endMilliseconds = endMilliseconds
+        self.allowed = allowed
+        self.reason = reason
+        self.grant = grant
+        self.factStartMilliseconds = factStartMilliseconds
+        self.factEndMilliseconds = factEndMilliseconds
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension TimelineInterval: CMessageConvertible {
+    typealias CMessage = Subscriptions__Entitlement__V1__TimelineInterval
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__entitlement__v1__timeline_interval__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            kind: ProtoField.enumValue(m.kind.rawValue, "kind"),
+            startMilliseconds: m.start_ms,
+            endMilliseconds: m.end_ms,
+            allowed: m.allowed != 0,
+            reason: ProtoField.enumValue(m.reason.rawValue, "reason"),
+            grant: ProtoField.message(m.grant, "grant"),
+            factStartMilliseconds: ProtoField.nonZero(m.fact_start_ms),
+            factEndMilliseconds: ProtoField.nonZero(m.fact_end_ms))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.kind = .init(rawValue: ProtoField.number(kind))
+        c.start_ms = startMilliseconds
+        c.end_ms = endMilliseconds
+        c.allowed = allowed ? 1 : 0
+        c.reason = .init(rawValue: ProtoField.number(reason))
+        c.grant = grant?.cMessage(in: arena)
+        c.fact_start_ms = factStartMilliseconds ?? 0
+        c.fact_end_ms = factEndMilliseconds ?? 0
+    }
+}
+
+/// `subscriptions.entitlement.v1.CapabilityTimeline`.
+public struct CapabilityTimeline: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.entitlement.v1.CapabilityTimeline"
+
+    public var capability: String
+
+    /// In time order, covering from_ms to to_ms without a hole; at most 1000 (then truncated).
+    public var intervals: [TimelineInterval]
+
+    /// More intervals than were returned: ask again from the last one's end.
+    public var truncated: Bool
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        capability: String = "",
+        intervals: [TimelineInterval] = [],
+        truncated: Bool = false
+    ) {
+        self.capability = capability
+        self.intervals = intervals
+        self.truncated = truncated
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension CapabilityTimeline: CMessageConvertible {
+    typealias CMessage = Subscriptions__Entitlement__V1__CapabilityTimeline
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__entitlement__v1__capability_timeline__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            capability: ProtoField.string(m.capability, "capability"),
+            intervals: ProtoField.messages(m.intervals, count: m.n_intervals, "intervals"),
+            truncated: m.truncated != 0)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.capability, capability)
+        c.n_intervals = intervals.count
+        c.intervals = arena.messages(intervals)
+        c.truncated = truncated ? 1 : 0
+    }
+}
+
+/// `subscriptions.entitlement.v1.GetAccessTimelineResponse`.
+public struct GetAccessTimelineResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.entitlement.v1.GetAccessTimelineResponse"
+
+    /// In capability order.
+    public var capabilities: [CapabilityTimeline]
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        capabilities: [CapabilityTimeline] = []
+    ) {
+        self.capabilities = capabilities
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetAccessTimelineResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Entitlement__V1__GetAccessTimelineResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__entitlement__v1__get_access_timeline_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            capabilities: ProtoField.messages(m.capabilities, count: m.n_capabilities, "capabilities"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.n_capabilities = capabilities.count
+        c.capabilities = arena.messages(capabilities)
+    }
+}
+
 /// The methods of `subscriptions.entitlement.v1.Entitlement`, typed by request and response.
 public enum EntitlementRPC {
     /// The service's full name.
@@ -959,9 +1317,14 @@ public enum EntitlementRPC {
     /// Whether any of them gives access now.
     public static let hasActiveSubscriptions = UnaryMethod<GetActiveSubscriptionsRequest, HasActiveSubscriptionsResponse>("subscriptions.entitlement.v1.Entitlement/HasActiveSubscriptions")
 
+    /// One account's access over a span of time, per capability: intervals of one kind each
+    /// (paid, trial, offer, grace, billing retry, hold, paused, revoked, granted by support, gap),
+    /// answered as CheckAccess answers each instant in them.
+    public static let getAccessTimeline = UnaryMethod<GetAccessTimelineRequest, GetAccessTimelineResponse>("subscriptions.entitlement.v1.Entitlement/GetAccessTimeline")
+
     /// Reloads the product policy file; a bad file leaves the old policy in force.
     public static let reloadPolicy = UnaryMethod<ReloadPolicyRequest, ReloadPolicyResponse>("subscriptions.entitlement.v1.Entitlement/ReloadPolicy")
 
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, checkAccess, checkAccessBatch, listEntitlements, getActiveSubscriptions, hasActiveSubscriptions, reloadPolicy]
+    public static let methods: [any RPCMethod] = [health, checkAccess, checkAccessBatch, listEntitlements, getActiveSubscriptions, hasActiveSubscriptions, getAccessTimeline, reloadPolicy]
 }

@@ -1431,15 +1431,23 @@ public struct AcquireLeaseRequest: ProtoMessage, Hashable {
     /// 1000..60000.
     public var ttlMilliseconds: Int64
 
+    /// For the `events` lease: when the asking instance turned the event log on (its start). The
+    /// first take starts the log after the newest change committed by then, so a change made after
+    /// an instance started with the log on has its events however late the lease is first taken.
+    /// 0: when the lease is taken.
+    public var logOnMilliseconds: Int64?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         name: String = "",
         owner: String = "",
-        ttlMilliseconds: Int64 = 0
+        ttlMilliseconds: Int64 = 0,
+        logOnMilliseconds: Int64? = nil
     ) {
         self.name = name
         self.owner = owner
         self.ttlMilliseconds = ttlMilliseconds
+        self.logOnMilliseconds = logOnMilliseconds
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -1461,13 +1469,15 @@ extension AcquireLeaseRequest: CMessageConvertible {
         try self.init(
             name: ProtoField.string(m.name, "name"),
             owner: ProtoField.string(m.owner, "owner"),
-            ttlMilliseconds: m.ttl_ms)
+            ttlMilliseconds: m.ttl_ms,
+            logOnMilliseconds: ProtoField.nonZero(m.log_on_ms))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         arena.set(&c.name, name)
         arena.set(&c.owner, owner)
         c.ttl_ms = ttlMilliseconds
+        c.log_on_ms = logOnMilliseconds ?? 0
     }
 }
 
@@ -3182,7 +3192,8 @@ public enum LedgerRPC {
 
     /// Takes or renews a named lease for one owner; held by another and not expired, it is not
     /// taken. The first time the `events` lease is taken, the event log starts at the newest feed
-    /// position (0 on a new ledger): every later change gets its events.
+    /// position committed by the asker's log_on_ms (0 on a new ledger): every later change gets its
+    /// events.
     public static let acquireLease = UnaryMethod<AcquireLeaseRequest, AcquireLeaseResponse>("subscriptions.ledger.v1.Ledger/AcquireLease")
 
     /// Webhook delivery to one endpoint: where it stands (the log delivered through, the events

@@ -473,6 +473,83 @@ public enum OpenAPIDocuments {
         }
       }
     },
+    "/subscriptions.entitlement.v1.Entitlement/GetAccessTimeline": {
+      "post": {
+        "operationId": "Entitlement.GetAccessTimeline",
+        "tags": [
+          "Entitlement"
+        ],
+        "description": "One account's access over a span of time, per capability: intervals of one kind each\n(paid, trial, offer, grace, billing retry, hold, paused, revoked, granted by support, gap),\nanswered as CheckAccess answers each instant in them.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.entitlement.v1.GetAccessTimelineRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.entitlement.v1.GetAccessTimelineResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/subscriptions.entitlement.v1.Entitlement/ReloadPolicy": {
       "post": {
         "operationId": "Entitlement.ReloadPolicy",
@@ -787,6 +864,25 @@ public enum OpenAPIDocuments {
           }
         }
       },
+      "subscriptions.entitlement.v1.CapabilityTimeline": {
+        "type": "object",
+        "properties": {
+          "capability": {
+            "type": "string"
+          },
+          "intervals": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.entitlement.v1.TimelineInterval"
+            },
+            "description": "In time order, covering from_ms to to_ms without a hole; at most 1000 (then truncated)."
+          },
+          "truncated": {
+            "type": "boolean",
+            "description": "More intervals than were returned: ask again from the last one's end."
+          }
+        }
+      },
       "subscriptions.entitlement.v1.CheckAccessBatchRequest": {
         "type": "object",
         "properties": {
@@ -868,6 +964,41 @@ public enum OpenAPIDocuments {
               "$ref": "#/components/schemas/subscriptions.entitlement.v1.AccessGrant"
             },
             "description": "Every subscription that grants it; at most 100."
+          }
+        }
+      },
+      "subscriptions.entitlement.v1.GetAccessTimelineRequest": {
+        "type": "object",
+        "properties": {
+          "accountId": {
+            "type": "string"
+          },
+          "capability": {
+            "type": "string",
+            "description": "One capability; absent: every capability the account's subscriptions and grants name."
+          },
+          "fromMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The span: from_ms up to to_ms (after it, at most 50 years later)."
+          },
+          "toMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          }
+        }
+      },
+      "subscriptions.entitlement.v1.GetAccessTimelineResponse": {
+        "type": "object",
+        "properties": {
+          "capabilities": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.entitlement.v1.CapabilityTimeline"
+            },
+            "description": "In capability order."
           }
         }
       },
@@ -1019,6 +1150,73 @@ public enum OpenAPIDocuments {
             "format": "uint32"
           }
         }
+      },
+      "subscriptions.entitlement.v1.TimelineInterval": {
+        "type": "object",
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/subscriptions.entitlement.v1.TimelineKind"
+          },
+          "startMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          },
+          "endMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          },
+          "allowed": {
+            "type": "boolean"
+          },
+          "reason": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.entitlement.v1.AccessReason"
+              }
+            ],
+            "description": "CheckAccess's reason for every instant of it."
+          },
+          "grant": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.entitlement.v1.AccessGrant"
+              }
+            ],
+            "description": "The subscription or grant it rests on (the nearest miss when denied); absent when the\naccount has nothing for the capability."
+          },
+          "factStartMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The verified fact it rests on: the period (Apple transaction, Google order) or the status\ninterval (grace, retry, hold, pause) that contains it, from where to where; both 0 for none\n(a gap, a state after the last period). fact_end_ms 0 with fact_start_ms set: no end."
+          },
+          "factEndMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          }
+        }
+      },
+      "subscriptions.entitlement.v1.TimelineKind": {
+        "type": "string",
+        "description": "What an interval of a timeline is.\n\n- `TIMELINE_KIND_UNSPECIFIED` (0)\n- `TIMELINE_KIND_PAID` (1): Allowed: a paid period.\n- `TIMELINE_KIND_TRIAL` (2): Allowed: a period bought under a free trial.\n- `TIMELINE_KIND_OFFER` (3): Allowed: a period bought under another offer (introductory price, promotional, offer code, win-back).\n- `TIMELINE_KIND_GRACE` (4): Allowed: a billing grace period.\n- `TIMELINE_KIND_BILLING_RETRY` (5): Denied: the store retries a failed renewal.\n- `TIMELINE_KIND_ACCOUNT_HOLD` (6): Denied: a Google account hold.\n- `TIMELINE_KIND_PAUSED` (7): Denied: a Google pause.\n- `TIMELINE_KIND_REVOKED` (8): Denied: refunded or revoked.\n- `TIMELINE_KIND_GRANTED` (9): Allowed: a grant made by support (GrantEntitlement).\n- `TIMELINE_KIND_GAP` (10): Denied: nothing gives access (before the first purchase, between periods, after the end).\n- `TIMELINE_KIND_PENDING` (11): Denied: a purchase not paid yet (Google pending).\n- `TIMELINE_KIND_OTHER_ALLOWED` (12): Allowed in a state the policy gives access that none of the kinds above names (a policy that allows billing retry, say).",
+        "enum": [
+          "TIMELINE_KIND_UNSPECIFIED",
+          "TIMELINE_KIND_PAID",
+          "TIMELINE_KIND_TRIAL",
+          "TIMELINE_KIND_OFFER",
+          "TIMELINE_KIND_GRACE",
+          "TIMELINE_KIND_BILLING_RETRY",
+          "TIMELINE_KIND_ACCOUNT_HOLD",
+          "TIMELINE_KIND_PAUSED",
+          "TIMELINE_KIND_REVOKED",
+          "TIMELINE_KIND_GRANTED",
+          "TIMELINE_KIND_GAP",
+          "TIMELINE_KIND_PENDING",
+          "TIMELINE_KIND_OTHER_ALLOWED"
+        ]
       },
       "connect.error": {
         "type": "object",
@@ -2775,7 +2973,7 @@ public enum OpenAPIDocuments {
         "tags": [
           "Ledger"
         ],
-        "description": "Takes or renews a named lease for one owner; held by another and not expired, it is not\ntaken. The first time the `events` lease is taken, the event log starts at the newest feed\nposition (0 on a new ledger): every later change gets its events.",
+        "description": "Takes or renews a named lease for one owner; held by another and not expired, it is not\ntaken. The first time the `events` lease is taken, the event log starts at the newest feed\nposition committed by the asker's log_on_ms (0 on a new ledger): every later change gets its\nevents.",
         "parameters": [
           {
             "name": "Connect-Protocol-Version",
@@ -3832,6 +4030,12 @@ public enum OpenAPIDocuments {
             "format": "int64",
             "pattern": "^-?[0-9]+$",
             "description": "1000..60000."
+          },
+          "logOnMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "For the `events` lease: when the asking instance turned the event log on (its start). The\nfirst take starts the log after the newest change committed by then, so a change made after\nan instance started with the log on has its events however late the lease is first taken.\n0: when the lease is taken."
           }
         }
       },

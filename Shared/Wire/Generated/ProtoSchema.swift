@@ -254,6 +254,30 @@ public enum ProtoSchema {
             Field(2, "products", "products", .uint32),
             Field(3, "capabilities", "capabilities", .uint32),
         ]),
+        "subscriptions.entitlement.v1.GetAccessTimelineRequest": Message(fullName: "subscriptions.entitlement.v1.GetAccessTimelineRequest", fields: [
+            Field(1, "account_id", "accountId", .string),
+            Field(2, "capability", "capability", .string, optional: true),
+            Field(3, "from_ms", "fromMs", .int64),
+            Field(4, "to_ms", "toMs", .int64),
+        ]),
+        "subscriptions.entitlement.v1.TimelineInterval": Message(fullName: "subscriptions.entitlement.v1.TimelineInterval", fields: [
+            Field(1, "kind", "kind", .enumeration("subscriptions.entitlement.v1.TimelineKind")),
+            Field(2, "start_ms", "startMs", .int64),
+            Field(3, "end_ms", "endMs", .int64),
+            Field(4, "allowed", "allowed", .bool),
+            Field(5, "reason", "reason", .enumeration("subscriptions.entitlement.v1.AccessReason")),
+            Field(6, "grant", "grant", .message("subscriptions.entitlement.v1.AccessGrant")),
+            Field(7, "fact_start_ms", "factStartMs", .int64, optional: true),
+            Field(8, "fact_end_ms", "factEndMs", .int64, optional: true),
+        ]),
+        "subscriptions.entitlement.v1.CapabilityTimeline": Message(fullName: "subscriptions.entitlement.v1.CapabilityTimeline", fields: [
+            Field(1, "capability", "capability", .string),
+            Field(2, "intervals", "intervals", .message("subscriptions.entitlement.v1.TimelineInterval"), repeated: true),
+            Field(3, "truncated", "truncated", .bool),
+        ]),
+        "subscriptions.entitlement.v1.GetAccessTimelineResponse": Message(fullName: "subscriptions.entitlement.v1.GetAccessTimelineResponse", fields: [
+            Field(1, "capabilities", "capabilities", .message("subscriptions.entitlement.v1.CapabilityTimeline"), repeated: true),
+        ]),
         "subscriptions.events.v1.Event": Message(fullName: "subscriptions.events.v1.Event", fields: [
             Field(1, "id", "id", .string),
             Field(2, "type", "type", .string),
@@ -400,6 +424,7 @@ public enum ProtoSchema {
             Field(1, "name", "name", .string),
             Field(2, "owner", "owner", .string),
             Field(3, "ttl_ms", "ttlMs", .int64),
+            Field(4, "log_on_ms", "logOnMs", .int64, optional: true),
         ]),
         "subscriptions.ledger.v1.AcquireLeaseResponse": Message(fullName: "subscriptions.ledger.v1.AcquireLeaseResponse", fields: [
             Field(1, "held", "held", .bool),
@@ -620,6 +645,7 @@ public enum ProtoSchema {
         "subscriptions.common.v1.ExpirationReason": Enum(fullName: "subscriptions.common.v1.ExpirationReason", values: [("EXPIRATION_REASON_UNSPECIFIED", 0), ("EXPIRATION_REASON_CANCELLED", 1), ("EXPIRATION_REASON_BILLING_ERROR", 2), ("EXPIRATION_REASON_PRICE_INCREASE", 3), ("EXPIRATION_REASON_PRODUCT_UNAVAILABLE", 4), ("EXPIRATION_REASON_OTHER", 5)]),
         "subscriptions.common.v1.ServingStatus": Enum(fullName: "subscriptions.common.v1.ServingStatus", values: [("SERVING_STATUS_UNSPECIFIED", 0), ("SERVING_STATUS_SERVING", 1), ("SERVING_STATUS_NOT_SERVING", 2), ("SERVING_STATUS_DRAINING", 3)]),
         "subscriptions.entitlement.v1.AccessReason": Enum(fullName: "subscriptions.entitlement.v1.AccessReason", values: [("ACCESS_REASON_UNSPECIFIED", 0), ("ACCESS_REASON_GRANTED", 1), ("ACCESS_REASON_NO_GRANT", 2), ("ACCESS_REASON_EXPIRED", 3), ("ACCESS_REASON_REVOKED", 4), ("ACCESS_REASON_STATE_DENIES", 5), ("ACCESS_REASON_UNKNOWN_CAPABILITY", 6)]),
+        "subscriptions.entitlement.v1.TimelineKind": Enum(fullName: "subscriptions.entitlement.v1.TimelineKind", values: [("TIMELINE_KIND_UNSPECIFIED", 0), ("TIMELINE_KIND_PAID", 1), ("TIMELINE_KIND_TRIAL", 2), ("TIMELINE_KIND_OFFER", 3), ("TIMELINE_KIND_GRACE", 4), ("TIMELINE_KIND_BILLING_RETRY", 5), ("TIMELINE_KIND_ACCOUNT_HOLD", 6), ("TIMELINE_KIND_PAUSED", 7), ("TIMELINE_KIND_REVOKED", 8), ("TIMELINE_KIND_GRANTED", 9), ("TIMELINE_KIND_GAP", 10), ("TIMELINE_KIND_PENDING", 11), ("TIMELINE_KIND_OTHER_ALLOWED", 12)]),
         "subscriptions.ledger.v1.InboxStatus": Enum(fullName: "subscriptions.ledger.v1.InboxStatus", values: [("INBOX_STATUS_UNSPECIFIED", 0), ("INBOX_STATUS_PENDING", 1), ("INBOX_STATUS_PROCESSED", 2), ("INBOX_STATUS_FAILED", 3), ("INBOX_STATUS_REJECTED", 4)]),
         "subscriptions.ledger.v1.LinkOutcome": Enum(fullName: "subscriptions.ledger.v1.LinkOutcome", values: [("LINK_OUTCOME_UNSPECIFIED", 0), ("LINK_OUTCOME_LINKED", 1), ("LINK_OUTCOME_ALREADY_LINKED", 2), ("LINK_OUTCOME_TRANSFERRED", 3), ("LINK_OUTCOME_KEPT", 4), ("LINK_OUTCOME_REFUSED", 5)]),
         "subscriptions.ledger.v1.ChangeKind": Enum(fullName: "subscriptions.ledger.v1.ChangeKind", values: [("CHANGE_KIND_UNSPECIFIED", 0), ("CHANGE_KIND_SUBSCRIPTION", 1), ("CHANGE_KIND_LINK", 2), ("CHANGE_KIND_UNLINK", 3), ("CHANGE_KIND_ACCOUNT", 4)]),
@@ -636,6 +662,7 @@ public enum ProtoSchema {
             Method(name: "ListEntitlements", input: "subscriptions.entitlement.v1.ListEntitlementsRequest", output: "subscriptions.entitlement.v1.ListEntitlementsResponse", isServerStreaming: false),
             Method(name: "GetActiveSubscriptions", input: "subscriptions.entitlement.v1.GetActiveSubscriptionsRequest", output: "subscriptions.entitlement.v1.GetActiveSubscriptionsResponse", isServerStreaming: false),
             Method(name: "HasActiveSubscriptions", input: "subscriptions.entitlement.v1.GetActiveSubscriptionsRequest", output: "subscriptions.entitlement.v1.HasActiveSubscriptionsResponse", isServerStreaming: false),
+            Method(name: "GetAccessTimeline", input: "subscriptions.entitlement.v1.GetAccessTimelineRequest", output: "subscriptions.entitlement.v1.GetAccessTimelineResponse", isServerStreaming: false),
             Method(name: "ReloadPolicy", input: "subscriptions.entitlement.v1.ReloadPolicyRequest", output: "subscriptions.entitlement.v1.ReloadPolicyResponse", isServerStreaming: false),
         ]),
         Service(fullName: "subscriptions.ledger.v1.Ledger", name: "Ledger", methods: [

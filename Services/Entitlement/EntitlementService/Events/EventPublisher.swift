@@ -51,7 +51,7 @@ public actor EventPublisher {
     public init(
         client: RPCClient, view: EntitlementView, policies: PolicyStore?, owner: String,
         leaseMilliseconds: Int64 = 6000, logger: Logger, metrics: MetricsRegistry? = nil,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }, logOn: Int64? = nil
     ) {
         self.client = client
         self.view = view
@@ -61,6 +61,7 @@ public actor EventPublisher {
         self.logger = logger
         self.now = now
         lease = LeaseKeeper(name: "events", owner: owner, milliseconds: leaseMilliseconds)
+        lease.logOn = logOn
         appended =
             metrics?.counter("entitlement_events_appended_total", help: "Events this instance appended to the log.")
             ?? Counter()

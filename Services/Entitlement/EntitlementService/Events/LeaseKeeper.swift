@@ -18,6 +18,9 @@ struct LeaseKeeper: Sendable {
     let name: String
     let owner: String
     let milliseconds: Int64
+    /// For the `events` lease: when this instance turned the log on (the ledger starts the log
+    /// after the newest change committed by then).
+    var logOn: Int64?
     private(set) var held = false
     private var lastRenewal: Int64 = 0
 
@@ -33,7 +36,8 @@ struct LeaseKeeper: Sendable {
             return .success(
                 try await client.call(
                     LedgerRPC.acquireLease,
-                    AcquireLeaseRequest(name: name, owner: owner, ttlMilliseconds: milliseconds)))
+                    AcquireLeaseRequest(
+                        name: name, owner: owner, ttlMilliseconds: milliseconds, logOnMilliseconds: logOn)))
         } catch {
             return .failure(error)
         }

@@ -31,6 +31,8 @@ struct Holding: BitwiseCopyable, Sendable {
     var kind: UInt8
     /// `SubscriptionState.rawValue`, 0 for none.
     var state: UInt8
+    /// The last period's offer (`PeriodRecord.offerCode`), in what was padding.
+    var offer: UInt8 = 0
 
     static let textID: UInt8 = 1 << 4
     static let replaced: UInt8 = 1 << 5
@@ -80,14 +82,32 @@ struct PeriodRecord: BitwiseCopyable, Sendable {
     var end: Int64
     /// 0 for not revoked.
     var revoked: Int64
-    /// Index into the view's product table; for a status interval, `statusFlag` and the state's
-    /// wire number (`revoked` then unused).
+    /// Index into the view's product table (`productIndex`) and the period's offer in bits 28-30
+    /// (`offerCode`); for a status interval, `statusFlag` and the state's wire number (`revoked`
+    /// then unused).
     var product: UInt32
     /// The next (later) period's index + 1; 0 after the last earlier one.
     var next: UInt32
 
     /// Marks a record that holds a status interval (grace, retry, hold, pause) after the periods.
     static let statusFlag: UInt32 = 1 << 31
+
+    static let offerShift: UInt32 = 28
+
+    /// A period's index into the view's product table.
+    var productIndex: UInt32 { product & 0x0FFF_FFFF }
+
+    /// A period's offer, as `offerCode` keeps it.
+    var offer: OfferType? { Self.offer(UInt8(truncatingIfNeeded: product >> Self.offerShift & 0x7)) }
+
+    /// A period record of `product` (an index) bought under offer `offer` (an `offerCode`).
+    static func product(_ index: UInt32, offer: UInt8) -> UInt32 { index | UInt32(offer & 0x7) << offerShift }
+
+    /// An offer type's wire number in three bits: 0 for none, 7 for one this version does not know.
+    static func offerCode(_ wire: UInt64) -> UInt8 { wire == 0 ? 0 : wire < 7 ? UInt8(wire) : 7 }
+
+    /// The offer type of `offerCode`'s three bits.
+    static func offer(_ code: UInt8) -> OfferType? { code == 0 ? nil : OfferType(rawValue: Int32(code)) }
 
     /// The state of a status interval's record; nil for a period's.
     var status: SubscriptionState? {

@@ -26,7 +26,7 @@ public struct CheckpointSummary: Sendable, Equatable {
 public struct ViewCheckpoint: Sendable {
     /// "SUBVIEW" and the format's version.
     static let magic: UInt64 = 0x5745_4956_4255_53
-    static let formatVersion: UInt64 = 1
+    static let formatVersion: UInt64 = 2
 
     public let path: String
 

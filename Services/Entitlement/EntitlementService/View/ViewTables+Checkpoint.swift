@@ -134,7 +134,7 @@ extension ViewTables {
         }
         for index in 0..<periodRecords.count {
             let record = periodRecords[index]
-            guard record.status != nil || record.product < productCount, record.next <= periodCount else {
+            guard record.status != nil || record.productIndex < productCount, record.next <= periodCount else {
                 throw CheckpointError("period \(index) refers outside the tables")
             }
         }

@@ -183,7 +183,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
                 continue
             }
             let period = interval(
-                start: record.start, end: record.end, revoked: record.revoked, product: record.product,
+                start: record.start, end: record.end, revoked: record.revoked, product: record.productIndex,
                 kind: holding.kind, capability)
             granting = granting || period.grants
             if period.grants || !sideBySide { periods.append(period) }
@@ -218,7 +218,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         var next = holding.earlier
         while next != 0 {
             let record = periodRecords[Int(next) - 1]
-            if record.status == nil, grants(record.product, capability) { found = record.product }
+            if record.status == nil, grants(record.productIndex, capability) { found = record.productIndex }
             next = record.next
         }
         return found
@@ -230,7 +230,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         var next = holding.isPeriodic ? holding.earlier : 0
         while next != 0 {
             let record = periodRecords[Int(next) - 1]
-            if record.status == nil { set = set.union(capabilities.sets[Int(record.product)]) }
+            if record.status == nil { set = set.union(capabilities.sets[Int(record.productIndex)]) }
             next = record.next
         }
         return set
@@ -313,11 +313,14 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         var periods: [Period] = []
         var statuses: [StatusInterval] = []
         if holding.isPeriodic {
-            func period(_ start: Int64, _ end: Int64, _ revoked: Int64, _ productIndex: UInt32) -> Period {
+            func period(_ start: Int64, _ end: Int64, _ revoked: Int64, _ productIndex: UInt32, _ offer: OfferType?)
+                -> Period
+            {
                 let named = products[Int(productIndex)]
                 return Period(
                     periodID: "", productID: named.productID, basePlanID: named.basePlanID, startMilliseconds: start,
-                    endMilliseconds: Holding.time(end), revokedTimeMilliseconds: Holding.time(revoked),
+                    endMilliseconds: Holding.time(end), offerType: offer,
+                    revokedTimeMilliseconds: Holding.time(revoked),
                     productKind: facts.productKind)
             }
             var next = holding.earlier
@@ -328,11 +331,14 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
                         StatusInterval(
                             state: state, startMilliseconds: record.start, endMilliseconds: Holding.time(record.end)))
                 } else {
-                    periods.append(period(record.start, record.end, record.revoked, record.product))
+                    periods.append(period(record.start, record.end, record.revoked, record.productIndex, record.offer))
                 }
                 next = record.next
             }
-            periods.append(period(holding.purchase, holding.expires, holding.revoked, holding.product))
+            periods.append(
+                period(
+                    holding.purchase, holding.expires, holding.revoked, holding.product,
+                    PeriodRecord.offer(holding.offer)))
         }
         return Subscription(
             key: subscriptionKey(of: holding), accountID: account, productID: product.productID,
@@ -376,6 +382,7 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             holding.expires = last.end
             holding.revoked = last.revoked
             holding.product = intern(store, last.productID, last.basePlanID)
+            holding.offer = PeriodRecord.offerCode(last.offer)
         }
         // Only an undated one needs the policy's duration (a Google prepaid plan has its end).
         // A grant's end is its own.
@@ -532,7 +539,10 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             write(
                 PeriodRecord(
                     start: period.start, end: period.end, revoked: period.revoked,
-                    product: intern(subscription.store, period.productID, period.basePlanID), next: 0))
+                    product: PeriodRecord.product(
+                        intern(subscription.store, period.productID, period.basePlanID),
+                        offer: PeriodRecord.offerCode(period.offer)),
+                    next: 0))
         }
         subscription.forEachStatus { status in
             guard let state = status.state else { return }

@@ -21,6 +21,8 @@ struct WireSubscription {
         var start: Int64 = 0
         var end: Int64 = 0
         var revoked: Int64 = 0
+        /// `OfferType`'s wire number, 0 for none.
+        var offer: UInt64 = 0
     }
 
     /// An interval of `status_intervals` as the view keeps it.
@@ -190,8 +192,9 @@ struct WireSubscription {
             case (3, .bytes(let value)): period.basePlanID = try optionalText(value, "periods.base_plan_id")
             case (4, .varint(let value)): period.start = Int64(bitPattern: value)
             case (5, .varint(let value)): period.end = Int64(bitPattern: value)
+            case (6, .varint(let value)): period.offer = value
             case (7, .varint(let value)): period.revoked = Int64(bitPattern: value)
-            case (1, .bytes), (8, .bytes), (11, .bytes), (6, .varint), (9, .varint), (10, .varint), (12, .varint): break
+            case (1, .bytes), (8, .bytes), (11, .bytes), (9, .varint), (10, .varint), (12, .varint): break
             case (1...12, _): throw wrongType("Period", field.number)
             default: break
             }

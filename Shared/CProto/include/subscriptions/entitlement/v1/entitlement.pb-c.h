@@ -31,6 +31,10 @@ typedef struct Subscriptions__Entitlement__V1__GetActiveSubscriptionsResponse Su
 typedef struct Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse;
 typedef struct Subscriptions__Entitlement__V1__ReloadPolicyRequest Subscriptions__Entitlement__V1__ReloadPolicyRequest;
 typedef struct Subscriptions__Entitlement__V1__ReloadPolicyResponse Subscriptions__Entitlement__V1__ReloadPolicyResponse;
+typedef struct Subscriptions__Entitlement__V1__GetAccessTimelineRequest Subscriptions__Entitlement__V1__GetAccessTimelineRequest;
+typedef struct Subscriptions__Entitlement__V1__TimelineInterval Subscriptions__Entitlement__V1__TimelineInterval;
+typedef struct Subscriptions__Entitlement__V1__CapabilityTimeline Subscriptions__Entitlement__V1__CapabilityTimeline;
+typedef struct Subscriptions__Entitlement__V1__GetAccessTimelineResponse Subscriptions__Entitlement__V1__GetAccessTimelineResponse;
 
 
 /* --- enums --- */
@@ -63,6 +67,63 @@ typedef enum _Subscriptions__Entitlement__V1__AccessReason {
   SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_UNKNOWN_CAPABILITY = 6
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON)
 } Subscriptions__Entitlement__V1__AccessReason;
+/*
+ * What an interval of a timeline is.
+ */
+typedef enum _Subscriptions__Entitlement__V1__TimelineKind {
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_UNSPECIFIED = 0,
+  /*
+   * Allowed: a paid period.
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_PAID = 1,
+  /*
+   * Allowed: a period bought under a free trial.
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_TRIAL = 2,
+  /*
+   * Allowed: a period bought under another offer (introductory price, promotional, offer code,
+   * win-back).
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_OFFER = 3,
+  /*
+   * Allowed: a billing grace period.
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_GRACE = 4,
+  /*
+   * Denied: the store retries a failed renewal.
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_BILLING_RETRY = 5,
+  /*
+   * Denied: a Google account hold.
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_ACCOUNT_HOLD = 6,
+  /*
+   * Denied: a Google pause.
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_PAUSED = 7,
+  /*
+   * Denied: refunded or revoked.
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_REVOKED = 8,
+  /*
+   * Allowed: a grant made by support (GrantEntitlement).
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_GRANTED = 9,
+  /*
+   * Denied: nothing gives access (before the first purchase, between periods, after the end).
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_GAP = 10,
+  /*
+   * Denied: a purchase not paid yet (Google pending).
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_PENDING = 11,
+  /*
+   * Allowed in a state the policy gives access that none of the kinds above names (a policy
+   * that allows billing retry, say).
+   */
+  SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_OTHER_ALLOWED = 12
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND)
+} Subscriptions__Entitlement__V1__TimelineKind;
 
 /* --- messages --- */
 
@@ -334,6 +395,87 @@ struct  Subscriptions__Entitlement__V1__ReloadPolicyResponse
 #define SUBSCRIPTIONS__ENTITLEMENT__V1__RELOAD_POLICY_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__reload_policy_response__descriptor) \
     , (char *)protobuf_c_empty_string, 0, 0 }
+
+
+struct  Subscriptions__Entitlement__V1__GetAccessTimelineRequest
+{
+  ProtobufCMessage base;
+  char *account_id;
+  /*
+   * One capability; absent: every capability the account's subscriptions and grants name.
+   */
+  char *capability;
+  /*
+   * The span: from_ms up to to_ms (after it, at most 50 years later).
+   */
+  int64_t from_ms;
+  int64_t to_ms;
+};
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__GET_ACCESS_TIMELINE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__get_access_timeline_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
+
+
+struct  Subscriptions__Entitlement__V1__TimelineInterval
+{
+  ProtobufCMessage base;
+  Subscriptions__Entitlement__V1__TimelineKind kind;
+  int64_t start_ms;
+  int64_t end_ms;
+  protobuf_c_boolean allowed;
+  /*
+   * CheckAccess's reason for every instant of it.
+   */
+  Subscriptions__Entitlement__V1__AccessReason reason;
+  /*
+   * The subscription or grant it rests on (the nearest miss when denied); absent when the
+   * account has nothing for the capability.
+   */
+  Subscriptions__Entitlement__V1__AccessGrant *grant;
+  /*
+   * The verified fact it rests on: the period (Apple transaction, Google order) or the status
+   * interval (grace, retry, hold, pause) that contains it, from where to where; both 0 for none
+   * (a gap, a state after the last period). fact_end_ms 0 with fact_start_ms set: no end.
+   */
+  int64_t fact_start_ms;
+  int64_t fact_end_ms;
+};
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_INTERVAL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__timeline_interval__descriptor) \
+    , SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_UNSPECIFIED, 0, 0, 0, SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_UNSPECIFIED, NULL, 0, 0 }
+
+
+struct  Subscriptions__Entitlement__V1__CapabilityTimeline
+{
+  ProtobufCMessage base;
+  char *capability;
+  /*
+   * In time order, covering from_ms to to_ms without a hole; at most 1000 (then truncated).
+   */
+  size_t n_intervals;
+  Subscriptions__Entitlement__V1__TimelineInterval **intervals;
+  /*
+   * More intervals than were returned: ask again from the last one's end.
+   */
+  protobuf_c_boolean truncated;
+};
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__CAPABILITY_TIMELINE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__capability_timeline__descriptor) \
+    , (char *)protobuf_c_empty_string, 0,NULL, 0 }
+
+
+struct  Subscriptions__Entitlement__V1__GetAccessTimelineResponse
+{
+  ProtobufCMessage base;
+  /*
+   * In capability order.
+   */
+  size_t n_capabilities;
+  Subscriptions__Entitlement__V1__CapabilityTimeline **capabilities;
+};
+#define SUBSCRIPTIONS__ENTITLEMENT__V1__GET_ACCESS_TIMELINE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__get_access_timeline_response__descriptor) \
+    , 0,NULL }
 
 
 /* Subscriptions__Entitlement__V1__AccessGrant methods */
@@ -621,6 +763,82 @@ Subscriptions__Entitlement__V1__ReloadPolicyResponse *
 void   subscriptions__entitlement__v1__reload_policy_response__free_unpacked
                      (Subscriptions__Entitlement__V1__ReloadPolicyResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Entitlement__V1__GetAccessTimelineRequest methods */
+void   subscriptions__entitlement__v1__get_access_timeline_request__init
+                     (Subscriptions__Entitlement__V1__GetAccessTimelineRequest         *message);
+size_t subscriptions__entitlement__v1__get_access_timeline_request__get_packed_size
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineRequest   *message);
+size_t subscriptions__entitlement__v1__get_access_timeline_request__pack
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__entitlement__v1__get_access_timeline_request__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Entitlement__V1__GetAccessTimelineRequest *
+       subscriptions__entitlement__v1__get_access_timeline_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__entitlement__v1__get_access_timeline_request__free_unpacked
+                     (Subscriptions__Entitlement__V1__GetAccessTimelineRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Entitlement__V1__TimelineInterval methods */
+void   subscriptions__entitlement__v1__timeline_interval__init
+                     (Subscriptions__Entitlement__V1__TimelineInterval         *message);
+size_t subscriptions__entitlement__v1__timeline_interval__get_packed_size
+                     (const Subscriptions__Entitlement__V1__TimelineInterval   *message);
+size_t subscriptions__entitlement__v1__timeline_interval__pack
+                     (const Subscriptions__Entitlement__V1__TimelineInterval   *message,
+                      uint8_t             *out);
+size_t subscriptions__entitlement__v1__timeline_interval__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__TimelineInterval   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Entitlement__V1__TimelineInterval *
+       subscriptions__entitlement__v1__timeline_interval__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__entitlement__v1__timeline_interval__free_unpacked
+                     (Subscriptions__Entitlement__V1__TimelineInterval *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Entitlement__V1__CapabilityTimeline methods */
+void   subscriptions__entitlement__v1__capability_timeline__init
+                     (Subscriptions__Entitlement__V1__CapabilityTimeline         *message);
+size_t subscriptions__entitlement__v1__capability_timeline__get_packed_size
+                     (const Subscriptions__Entitlement__V1__CapabilityTimeline   *message);
+size_t subscriptions__entitlement__v1__capability_timeline__pack
+                     (const Subscriptions__Entitlement__V1__CapabilityTimeline   *message,
+                      uint8_t             *out);
+size_t subscriptions__entitlement__v1__capability_timeline__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__CapabilityTimeline   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Entitlement__V1__CapabilityTimeline *
+       subscriptions__entitlement__v1__capability_timeline__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__entitlement__v1__capability_timeline__free_unpacked
+                     (Subscriptions__Entitlement__V1__CapabilityTimeline *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Entitlement__V1__GetAccessTimelineResponse methods */
+void   subscriptions__entitlement__v1__get_access_timeline_response__init
+                     (Subscriptions__Entitlement__V1__GetAccessTimelineResponse         *message);
+size_t subscriptions__entitlement__v1__get_access_timeline_response__get_packed_size
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineResponse   *message);
+size_t subscriptions__entitlement__v1__get_access_timeline_response__pack
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__entitlement__v1__get_access_timeline_response__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Entitlement__V1__GetAccessTimelineResponse *
+       subscriptions__entitlement__v1__get_access_timeline_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__entitlement__v1__get_access_timeline_response__free_unpacked
+                     (Subscriptions__Entitlement__V1__GetAccessTimelineResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Entitlement__V1__AccessGrant_Closure)
@@ -668,6 +886,18 @@ typedef void (*Subscriptions__Entitlement__V1__ReloadPolicyRequest_Closure)
 typedef void (*Subscriptions__Entitlement__V1__ReloadPolicyResponse_Closure)
                  (const Subscriptions__Entitlement__V1__ReloadPolicyResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Entitlement__V1__GetAccessTimelineRequest_Closure)
+                 (const Subscriptions__Entitlement__V1__GetAccessTimelineRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Entitlement__V1__TimelineInterval_Closure)
+                 (const Subscriptions__Entitlement__V1__TimelineInterval *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Entitlement__V1__CapabilityTimeline_Closure)
+                 (const Subscriptions__Entitlement__V1__CapabilityTimeline *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Entitlement__V1__GetAccessTimelineResponse_Closure)
+                 (const Subscriptions__Entitlement__V1__GetAccessTimelineResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -699,6 +929,10 @@ struct Subscriptions__Entitlement__V1__Entitlement_Service
                                    const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *input,
                                    Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse_Closure closure,
                                    void *closure_data);
+  void (*get_access_timeline)(Subscriptions__Entitlement__V1__Entitlement_Service *service,
+                              const Subscriptions__Entitlement__V1__GetAccessTimelineRequest *input,
+                              Subscriptions__Entitlement__V1__GetAccessTimelineResponse_Closure closure,
+                              void *closure_data);
   void (*reload_policy)(Subscriptions__Entitlement__V1__Entitlement_Service *service,
                         const Subscriptions__Entitlement__V1__ReloadPolicyRequest *input,
                         Subscriptions__Entitlement__V1__ReloadPolicyResponse_Closure closure,
@@ -717,6 +951,7 @@ void subscriptions__entitlement__v1__entitlement__init (Subscriptions__Entitleme
       function_prefix__ ## list_entitlements,\
       function_prefix__ ## get_active_subscriptions,\
       function_prefix__ ## has_active_subscriptions,\
+      function_prefix__ ## get_access_timeline,\
       function_prefix__ ## reload_policy  }
 void subscriptions__entitlement__v1__entitlement__health(ProtobufCService *service,
                                                          const Subscriptions__Common__V1__HealthRequest *input,
@@ -742,6 +977,10 @@ void subscriptions__entitlement__v1__entitlement__has_active_subscriptions(Proto
                                                                            const Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest *input,
                                                                            Subscriptions__Entitlement__V1__HasActiveSubscriptionsResponse_Closure closure,
                                                                            void *closure_data);
+void subscriptions__entitlement__v1__entitlement__get_access_timeline(ProtobufCService *service,
+                                                                      const Subscriptions__Entitlement__V1__GetAccessTimelineRequest *input,
+                                                                      Subscriptions__Entitlement__V1__GetAccessTimelineResponse_Closure closure,
+                                                                      void *closure_data);
 void subscriptions__entitlement__v1__entitlement__reload_policy(ProtobufCService *service,
                                                                 const Subscriptions__Entitlement__V1__ReloadPolicyRequest *input,
                                                                 Subscriptions__Entitlement__V1__ReloadPolicyResponse_Closure closure,
@@ -750,6 +989,7 @@ void subscriptions__entitlement__v1__entitlement__reload_policy(ProtobufCService
 /* --- descriptors --- */
 
 extern const ProtobufCEnumDescriptor    subscriptions__entitlement__v1__access_reason__descriptor;
+extern const ProtobufCEnumDescriptor    subscriptions__entitlement__v1__timeline_kind__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__access_grant__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__grant_renewal__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__check_access_request__descriptor;
@@ -765,6 +1005,10 @@ extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_acti
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__reload_policy_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__reload_policy_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_access_timeline_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__timeline_interval__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__capability_timeline__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_access_timeline_response__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__entitlement__v1__entitlement__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -519,10 +519,17 @@ struct  Subscriptions__Ledger__V1__AcquireLeaseRequest
    * 1000..60000.
    */
   int64_t ttl_ms;
+  /*
+   * For the `events` lease: when the asking instance turned the event log on (its start). The
+   * first take starts the log after the newest change committed by then, so a change made after
+   * an instance started with the log on has its events however late the lease is first taken.
+   * 0: when the lease is taken.
+   */
+  int64_t log_on_ms;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__ACQUIRE_LEASE_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__acquire_lease_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
 
 
 struct  Subscriptions__Ledger__V1__AcquireLeaseResponse

@@ -682,6 +682,186 @@ void   subscriptions__entitlement__v1__reload_policy_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__entitlement__v1__reload_policy_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__entitlement__v1__get_access_timeline_request__init
+                     (Subscriptions__Entitlement__V1__GetAccessTimelineRequest         *message)
+{
+  static const Subscriptions__Entitlement__V1__GetAccessTimelineRequest init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__GET_ACCESS_TIMELINE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__entitlement__v1__get_access_timeline_request__get_packed_size
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_access_timeline_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__entitlement__v1__get_access_timeline_request__pack
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_access_timeline_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__entitlement__v1__get_access_timeline_request__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_access_timeline_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Entitlement__V1__GetAccessTimelineRequest *
+       subscriptions__entitlement__v1__get_access_timeline_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Entitlement__V1__GetAccessTimelineRequest *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__get_access_timeline_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__entitlement__v1__get_access_timeline_request__free_unpacked
+                     (Subscriptions__Entitlement__V1__GetAccessTimelineRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_access_timeline_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__entitlement__v1__timeline_interval__init
+                     (Subscriptions__Entitlement__V1__TimelineInterval         *message)
+{
+  static const Subscriptions__Entitlement__V1__TimelineInterval init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_INTERVAL__INIT;
+  *message = init_value;
+}
+size_t subscriptions__entitlement__v1__timeline_interval__get_packed_size
+                     (const Subscriptions__Entitlement__V1__TimelineInterval *message)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__timeline_interval__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__entitlement__v1__timeline_interval__pack
+                     (const Subscriptions__Entitlement__V1__TimelineInterval *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__timeline_interval__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__entitlement__v1__timeline_interval__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__TimelineInterval *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__timeline_interval__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Entitlement__V1__TimelineInterval *
+       subscriptions__entitlement__v1__timeline_interval__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Entitlement__V1__TimelineInterval *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__timeline_interval__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__entitlement__v1__timeline_interval__free_unpacked
+                     (Subscriptions__Entitlement__V1__TimelineInterval *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__timeline_interval__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__entitlement__v1__capability_timeline__init
+                     (Subscriptions__Entitlement__V1__CapabilityTimeline         *message)
+{
+  static const Subscriptions__Entitlement__V1__CapabilityTimeline init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__CAPABILITY_TIMELINE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__entitlement__v1__capability_timeline__get_packed_size
+                     (const Subscriptions__Entitlement__V1__CapabilityTimeline *message)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__capability_timeline__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__entitlement__v1__capability_timeline__pack
+                     (const Subscriptions__Entitlement__V1__CapabilityTimeline *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__capability_timeline__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__entitlement__v1__capability_timeline__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__CapabilityTimeline *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__capability_timeline__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Entitlement__V1__CapabilityTimeline *
+       subscriptions__entitlement__v1__capability_timeline__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Entitlement__V1__CapabilityTimeline *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__capability_timeline__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__entitlement__v1__capability_timeline__free_unpacked
+                     (Subscriptions__Entitlement__V1__CapabilityTimeline *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__capability_timeline__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__entitlement__v1__get_access_timeline_response__init
+                     (Subscriptions__Entitlement__V1__GetAccessTimelineResponse         *message)
+{
+  static const Subscriptions__Entitlement__V1__GetAccessTimelineResponse init_value = SUBSCRIPTIONS__ENTITLEMENT__V1__GET_ACCESS_TIMELINE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__entitlement__v1__get_access_timeline_response__get_packed_size
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_access_timeline_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__entitlement__v1__get_access_timeline_response__pack
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_access_timeline_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__entitlement__v1__get_access_timeline_response__pack_to_buffer
+                     (const Subscriptions__Entitlement__V1__GetAccessTimelineResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_access_timeline_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Entitlement__V1__GetAccessTimelineResponse *
+       subscriptions__entitlement__v1__get_access_timeline_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Entitlement__V1__GetAccessTimelineResponse *)
+     protobuf_c_message_unpack (&subscriptions__entitlement__v1__get_access_timeline_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__entitlement__v1__get_access_timeline_response__free_unpacked
+                     (Subscriptions__Entitlement__V1__GetAccessTimelineResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__entitlement__v1__get_access_timeline_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__access_grant__field_descriptors[6] =
 {
   {
@@ -1765,6 +1945,314 @@ const ProtobufCMessageDescriptor subscriptions__entitlement__v1__reload_policy_r
   (ProtobufCMessageInit) subscriptions__entitlement__v1__reload_policy_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__get_access_timeline_request__field_descriptors[4] =
+{
+  {
+    "account_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__GetAccessTimelineRequest, account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "capability",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__GetAccessTimelineRequest, capability),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__GetAccessTimelineRequest, from_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "to_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__GetAccessTimelineRequest, to_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__entitlement__v1__get_access_timeline_request__field_indices_by_name[] = {
+  0,   /* field[0] = account_id */
+  1,   /* field[1] = capability */
+  2,   /* field[2] = from_ms */
+  3,   /* field[3] = to_ms */
+};
+static const ProtobufCIntRange subscriptions__entitlement__v1__get_access_timeline_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_access_timeline_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.entitlement.v1.GetAccessTimelineRequest",
+  "GetAccessTimelineRequest",
+  "Subscriptions__Entitlement__V1__GetAccessTimelineRequest",
+  "subscriptions.entitlement.v1",
+  sizeof(Subscriptions__Entitlement__V1__GetAccessTimelineRequest),
+  4,
+  subscriptions__entitlement__v1__get_access_timeline_request__field_descriptors,
+  subscriptions__entitlement__v1__get_access_timeline_request__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__get_access_timeline_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__get_access_timeline_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__timeline_interval__field_descriptors[8] =
+{
+  {
+    "kind",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__TimelineInterval, kind),
+    &subscriptions__entitlement__v1__timeline_kind__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__TimelineInterval, start_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__TimelineInterval, end_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "allowed",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__TimelineInterval, allowed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__TimelineInterval, reason),
+    &subscriptions__entitlement__v1__access_reason__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "grant",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__TimelineInterval, grant),
+    &subscriptions__entitlement__v1__access_grant__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "fact_start_ms",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__TimelineInterval, fact_start_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "fact_end_ms",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__TimelineInterval, fact_end_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__entitlement__v1__timeline_interval__field_indices_by_name[] = {
+  3,   /* field[3] = allowed */
+  2,   /* field[2] = end_ms */
+  7,   /* field[7] = fact_end_ms */
+  6,   /* field[6] = fact_start_ms */
+  5,   /* field[5] = grant */
+  0,   /* field[0] = kind */
+  4,   /* field[4] = reason */
+  1,   /* field[1] = start_ms */
+};
+static const ProtobufCIntRange subscriptions__entitlement__v1__timeline_interval__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 8 }
+};
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__timeline_interval__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.entitlement.v1.TimelineInterval",
+  "TimelineInterval",
+  "Subscriptions__Entitlement__V1__TimelineInterval",
+  "subscriptions.entitlement.v1",
+  sizeof(Subscriptions__Entitlement__V1__TimelineInterval),
+  8,
+  subscriptions__entitlement__v1__timeline_interval__field_descriptors,
+  subscriptions__entitlement__v1__timeline_interval__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__timeline_interval__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__timeline_interval__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__capability_timeline__field_descriptors[3] =
+{
+  {
+    "capability",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__CapabilityTimeline, capability),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "intervals",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Entitlement__V1__CapabilityTimeline, n_intervals),
+    offsetof(Subscriptions__Entitlement__V1__CapabilityTimeline, intervals),
+    &subscriptions__entitlement__v1__timeline_interval__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "truncated",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__CapabilityTimeline, truncated),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__entitlement__v1__capability_timeline__field_indices_by_name[] = {
+  0,   /* field[0] = capability */
+  1,   /* field[1] = intervals */
+  2,   /* field[2] = truncated */
+};
+static const ProtobufCIntRange subscriptions__entitlement__v1__capability_timeline__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__capability_timeline__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.entitlement.v1.CapabilityTimeline",
+  "CapabilityTimeline",
+  "Subscriptions__Entitlement__V1__CapabilityTimeline",
+  "subscriptions.entitlement.v1",
+  sizeof(Subscriptions__Entitlement__V1__CapabilityTimeline),
+  3,
+  subscriptions__entitlement__v1__capability_timeline__field_descriptors,
+  subscriptions__entitlement__v1__capability_timeline__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__capability_timeline__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__capability_timeline__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__get_access_timeline_response__field_descriptors[1] =
+{
+  {
+    "capabilities",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Entitlement__V1__GetAccessTimelineResponse, n_capabilities),
+    offsetof(Subscriptions__Entitlement__V1__GetAccessTimelineResponse, capabilities),
+    &subscriptions__entitlement__v1__capability_timeline__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__entitlement__v1__get_access_timeline_response__field_indices_by_name[] = {
+  0,   /* field[0] = capabilities */
+};
+static const ProtobufCIntRange subscriptions__entitlement__v1__get_access_timeline_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_access_timeline_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.entitlement.v1.GetAccessTimelineResponse",
+  "GetAccessTimelineResponse",
+  "Subscriptions__Entitlement__V1__GetAccessTimelineResponse",
+  "subscriptions.entitlement.v1",
+  sizeof(Subscriptions__Entitlement__V1__GetAccessTimelineResponse),
+  1,
+  subscriptions__entitlement__v1__get_access_timeline_response__field_descriptors,
+  subscriptions__entitlement__v1__get_access_timeline_response__field_indices_by_name,
+  1,  subscriptions__entitlement__v1__get_access_timeline_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__entitlement__v1__get_access_timeline_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue subscriptions__entitlement__v1__access_reason__enum_values_by_number[7] =
 {
   { "ACCESS_REASON_UNSPECIFIED", "SUBSCRIPTIONS__ENTITLEMENT__V1__ACCESS_REASON__ACCESS_REASON_UNSPECIFIED", 0 },
@@ -1803,7 +2291,57 @@ const ProtobufCEnumDescriptor subscriptions__entitlement__v1__access_reason__des
   subscriptions__entitlement__v1__access_reason__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__entitlement__v1__entitlement__method_descriptors[7] =
+static const ProtobufCEnumValue subscriptions__entitlement__v1__timeline_kind__enum_values_by_number[13] =
+{
+  { "TIMELINE_KIND_UNSPECIFIED", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_UNSPECIFIED", 0 },
+  { "TIMELINE_KIND_PAID", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_PAID", 1 },
+  { "TIMELINE_KIND_TRIAL", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_TRIAL", 2 },
+  { "TIMELINE_KIND_OFFER", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_OFFER", 3 },
+  { "TIMELINE_KIND_GRACE", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_GRACE", 4 },
+  { "TIMELINE_KIND_BILLING_RETRY", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_BILLING_RETRY", 5 },
+  { "TIMELINE_KIND_ACCOUNT_HOLD", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_ACCOUNT_HOLD", 6 },
+  { "TIMELINE_KIND_PAUSED", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_PAUSED", 7 },
+  { "TIMELINE_KIND_REVOKED", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_REVOKED", 8 },
+  { "TIMELINE_KIND_GRANTED", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_GRANTED", 9 },
+  { "TIMELINE_KIND_GAP", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_GAP", 10 },
+  { "TIMELINE_KIND_PENDING", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_PENDING", 11 },
+  { "TIMELINE_KIND_OTHER_ALLOWED", "SUBSCRIPTIONS__ENTITLEMENT__V1__TIMELINE_KIND__TIMELINE_KIND_OTHER_ALLOWED", 12 },
+};
+static const ProtobufCIntRange subscriptions__entitlement__v1__timeline_kind__value_ranges[] = {
+{0, 0},{0, 13}
+};
+static const ProtobufCEnumValueIndex subscriptions__entitlement__v1__timeline_kind__enum_values_by_name[13] =
+{
+  { "TIMELINE_KIND_ACCOUNT_HOLD", 6 },
+  { "TIMELINE_KIND_BILLING_RETRY", 5 },
+  { "TIMELINE_KIND_GAP", 10 },
+  { "TIMELINE_KIND_GRACE", 4 },
+  { "TIMELINE_KIND_GRANTED", 9 },
+  { "TIMELINE_KIND_OFFER", 3 },
+  { "TIMELINE_KIND_OTHER_ALLOWED", 12 },
+  { "TIMELINE_KIND_PAID", 1 },
+  { "TIMELINE_KIND_PAUSED", 7 },
+  { "TIMELINE_KIND_PENDING", 11 },
+  { "TIMELINE_KIND_REVOKED", 8 },
+  { "TIMELINE_KIND_TRIAL", 2 },
+  { "TIMELINE_KIND_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor subscriptions__entitlement__v1__timeline_kind__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "subscriptions.entitlement.v1.TimelineKind",
+  "TimelineKind",
+  "Subscriptions__Entitlement__V1__TimelineKind",
+  "subscriptions.entitlement.v1",
+  13,
+  subscriptions__entitlement__v1__timeline_kind__enum_values_by_number,
+  13,
+  subscriptions__entitlement__v1__timeline_kind__enum_values_by_name,
+  1,
+  subscriptions__entitlement__v1__timeline_kind__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCMethodDescriptor subscriptions__entitlement__v1__entitlement__method_descriptors[8] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "CheckAccess", &subscriptions__entitlement__v1__check_access_request__descriptor, &subscriptions__entitlement__v1__check_access_response__descriptor },
@@ -1811,16 +2349,18 @@ static const ProtobufCMethodDescriptor subscriptions__entitlement__v1__entitleme
   { "ListEntitlements", &subscriptions__entitlement__v1__list_entitlements_request__descriptor, &subscriptions__entitlement__v1__list_entitlements_response__descriptor },
   { "GetActiveSubscriptions", &subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor, &subscriptions__entitlement__v1__get_active_subscriptions_response__descriptor },
   { "HasActiveSubscriptions", &subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor, &subscriptions__entitlement__v1__has_active_subscriptions_response__descriptor },
+  { "GetAccessTimeline", &subscriptions__entitlement__v1__get_access_timeline_request__descriptor, &subscriptions__entitlement__v1__get_access_timeline_response__descriptor },
   { "ReloadPolicy", &subscriptions__entitlement__v1__reload_policy_request__descriptor, &subscriptions__entitlement__v1__reload_policy_response__descriptor },
 };
 const unsigned subscriptions__entitlement__v1__entitlement__method_indices_by_name[] = {
   1,        /* CheckAccess */
   2,        /* CheckAccessBatch */
+  6,        /* GetAccessTimeline */
   4,        /* GetActiveSubscriptions */
   5,        /* HasActiveSubscriptions */
   0,        /* Health */
   3,        /* ListEntitlements */
-  6         /* ReloadPolicy */
+  7         /* ReloadPolicy */
 };
 const ProtobufCServiceDescriptor subscriptions__entitlement__v1__entitlement__descriptor =
 {
@@ -1829,7 +2369,7 @@ const ProtobufCServiceDescriptor subscriptions__entitlement__v1__entitlement__de
   "Entitlement",
   "Subscriptions__Entitlement__V1__Entitlement",
   "subscriptions.entitlement.v1",
-  7,
+  8,
   subscriptions__entitlement__v1__entitlement__method_descriptors,
   subscriptions__entitlement__v1__entitlement__method_indices_by_name
 };
@@ -1881,13 +2421,21 @@ void subscriptions__entitlement__v1__entitlement__has_active_subscriptions(Proto
   assert(service->descriptor == &subscriptions__entitlement__v1__entitlement__descriptor);
   service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void subscriptions__entitlement__v1__entitlement__get_access_timeline(ProtobufCService *service,
+                                                                      const Subscriptions__Entitlement__V1__GetAccessTimelineRequest *input,
+                                                                      Subscriptions__Entitlement__V1__GetAccessTimelineResponse_Closure closure,
+                                                                      void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__entitlement__v1__entitlement__descriptor);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void subscriptions__entitlement__v1__entitlement__reload_policy(ProtobufCService *service,
                                                                 const Subscriptions__Entitlement__V1__ReloadPolicyRequest *input,
                                                                 Subscriptions__Entitlement__V1__ReloadPolicyResponse_Closure closure,
                                                                 void *closure_data)
 {
   assert(service->descriptor == &subscriptions__entitlement__v1__entitlement__descriptor);
-  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__entitlement__v1__entitlement__init (Subscriptions__Entitlement__V1__Entitlement_Service *service,
                                                         Subscriptions__Entitlement__V1__Entitlement_ServiceDestroy destroy)

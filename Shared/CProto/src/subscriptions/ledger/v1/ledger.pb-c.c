@@ -3994,7 +3994,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_event_state_resp
   (ProtobufCMessageInit) subscriptions__ledger__v1__get_event_state_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__acquire_lease_request__field_descriptors[3] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__acquire_lease_request__field_descriptors[4] =
 {
   {
     "name",
@@ -4032,8 +4032,21 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__acquire_lease_r
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "log_on_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__AcquireLeaseRequest, log_on_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__acquire_lease_request__field_indices_by_name[] = {
+  3,   /* field[3] = log_on_ms */
   0,   /* field[0] = name */
   1,   /* field[1] = owner */
   2,   /* field[2] = ttl_ms */
@@ -4041,7 +4054,7 @@ static const unsigned subscriptions__ledger__v1__acquire_lease_request__field_in
 static const ProtobufCIntRange subscriptions__ledger__v1__acquire_lease_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__acquire_lease_request__descriptor =
 {
@@ -4051,7 +4064,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__acquire_lease_reques
   "Subscriptions__Ledger__V1__AcquireLeaseRequest",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__AcquireLeaseRequest),
-  3,
+  4,
   subscriptions__ledger__v1__acquire_lease_request__field_descriptors,
   subscriptions__ledger__v1__acquire_lease_request__field_indices_by_name,
   1,  subscriptions__ledger__v1__acquire_lease_request__number_ranges,
