@@ -21,11 +21,12 @@ struct GoogleRecordedReplayTests {
     static let policy = "capability pro\n  google session_pro\n"
     static let shuffles = 20
 
-    /// One recorded notification: its index, token and event time.
+    /// One recorded notification: its index, token, event time and type.
     struct Pushed {
         var index: Int
         var token: String
         var eventTime: Int64
+        var type: Int
     }
 
     static func notifications() throws -> [Pushed] {
@@ -36,7 +37,8 @@ struct GoogleRecordedReplayTests {
             let notification = try #require(rtdn["subscriptionNotification"] as? [String: Any])
             return Pushed(
                 index: index, token: try #require(notification["purchaseToken"] as? String),
-                eventTime: Int64(rtdn["eventTimeMillis"] as? String ?? "") ?? 0)
+                eventTime: Int64(rtdn["eventTimeMillis"] as? String ?? "") ?? 0,
+                type: try #require(notification["notificationType"] as? Int))
         }
     }
 
@@ -120,12 +122,42 @@ struct GoogleRecordedReplayTests {
                     let answers = timelines.values.flatMap { $0 }
                     #expect(answers.contains { $0.hasPrefix("allowed") } && answers.contains { $0.hasPrefix("denied") })
                 }
+                try await Self.expectPassedStates(stack, run: run, name: name, notifications)
             }
         } catch {
             await stack.stop()
             throw error
         }
         await stack.stop()
+    }
+
+    /// The states that passed, asked about after they did, in every order: a day of a grace
+    /// period that ended in a renewal or a recovery reads allowed; a day of an account hold that
+    /// ended in a recovery reads denied by the state (the recovered order starts at the recovery).
+    static func expectPassedStates(
+        _ stack: StoreSimStack, run: Int, name: String, _ notifications: [Pushed]
+    ) async throws {
+        var checked = (grace: 0, hold: 0)
+        for token in Set(notifications.map(\.token)).sorted() {
+            let pushed = notifications.filter { $0.token == token }.sorted { $0.eventTime < $1.eventTime }
+            for (state, next) in zip(pushed, pushed.dropFirst()) {
+                let recovered = next.type == 1 || next.type == 2
+                guard (state.type == 6 && next.type == 2) || (state.type == 5 && recovered) else { continue }
+                let at = (state.eventTime + next.eventTime) / 2
+                let answer = try await stack.check("r\(run)-\(token.prefix(12))", at: at)
+                if state.type == 6 {
+                    #expect(answer.allowed, "\(name): \(token.prefix(12)) in grace at \(at): \(answer)")
+                    checked.grace += 1
+                } else {
+                    #expect(
+                        !answer.allowed && answer.reason == .stateDenies,
+                        "\(name): \(token.prefix(12)) on hold at \(at): \(answer)")
+                    checked.hold += 1
+                }
+            }
+        }
+        // The fixture holds two graces that ended in a renewal and two holds that ended in a recovery.
+        #expect(checked.grace == 2 && checked.hold == 2, "\(checked)")
     }
 
     static func key(_ token: String) -> SubscriptionKey {
