@@ -143,6 +143,22 @@ struct Demo {
         try await advance("+2d")
         try await heading("The rest of the year")
         try await report([Self.alice, Self.bob, Self.bobsNewPhone], capabilities: ["pro", "premium"])
+
+        try await heading("Alice's year as support sees it (GetAccessTimeline; subctl access timeline prints the same)")
+        let start = try await simNow() - 366 * 86_400_000
+        let timeline: GetAccessTimelineResponse = try await entitlement.call(
+            EntitlementRPC.getAccessTimeline.name,
+            GetAccessTimelineRequest(
+                accountID: Self.alice, capability: "pro", fromMilliseconds: start,
+                toMilliseconds: try await simNow()))
+        for interval in timeline.capabilities.first?.intervals ?? [] {
+            let kind = interval.kind.map { "\($0)" } ?? "-"
+            note(
+                "access",
+                "\(Self.date(interval.startMilliseconds)) to \(Self.date(interval.endMilliseconds)): "
+                    + "\(kind.padding(toLength: 8, withPad: " ", startingAt: 0)) "
+                    + (interval.allowed ? "allowed" : "denied (\(interval.reason.map { "\($0)" } ?? "-"))"))
+        }
     }
 
     // MARK: Steps
