@@ -91,6 +91,44 @@ struct LedgerPeriodTests {
         }
     }
 
+    @Test(
+        "a grace that ended in a recovery is one status interval whichever fact arrives first; a partial state is no fact",
+        arguments: engines)
+    func graceInterval(engine: LedgerEngine) async throws {
+        // Month 0 paid; the renewal failed at its end (grace for 16 days from day 30); recovered
+        // on day 33, whose transaction starts then.
+        var grace = Self.state(.gracePeriod, storeTime: Self.t0 + 30 * Self.day, latest: 0)
+        grace.graceExpiresTimeMilliseconds = Self.t0 + 46 * Self.day
+        var recovered = Self.state(.active, storeTime: Self.t0 + 33 * Self.day, latest: 1)
+        recovered.purchaseTimeMilliseconds = Self.t0 + 33 * Self.day
+        let recovery = Period(
+            periodID: "2001", productID: "pro.monthly", startMilliseconds: Self.t0 + 33 * Self.day,
+            endMilliseconds: Self.t0 + 63 * Self.day, signedTimeMilliseconds: Self.t0 + 33 * Self.day,
+            productKind: .autoRenewable)
+        let expected = [
+            StatusInterval(
+                state: .gracePeriod, startMilliseconds: Self.t0 + 30 * Self.day,
+                endMilliseconds: Self.t0 + 33 * Self.day, shownTimeMilliseconds: Self.t0 + 30 * Self.day,
+                endedTimeMilliseconds: Self.t0 + 33 * Self.day)
+        ]
+        for recoveryFirst in [false, true] {
+            try await withLedger(engine) { ledger in
+                var requests = [
+                    Self.request("grace", grace, [Self.month(0)]), Self.request("recovered", recovered, [recovery]),
+                ]
+                if recoveryFirst { requests.reverse() }
+                for request in requests { _ = try await ledger.recordVerifiedState(request) }
+                // A refund notification's own transaction, later: partial, so no fact of the state.
+                var refund = Self.state(.gracePeriod, storeTime: Self.t0 + 40 * Self.day, latest: 0)
+                refund.graceExpiresTimeMilliseconds = Self.t0 + 46 * Self.day
+                _ = try await ledger.recordVerifiedState(Self.request("refund", refund, [], partial: true))
+                let stored = try await ledger.subscriptionAndPeriods(Self.key)
+                #expect(stored.subscription?.statusIntervals == expected, "recovery first: \(recoveryFirst)")
+                #expect(stored.subscription?.state == .active)
+            }
+        }
+    }
+
     @Test("two states at one store time end the same in both orders", arguments: engines)
     func equalStoreTimes(engine: LedgerEngine) async throws {
         var finals: [SubscriptionState?] = []
