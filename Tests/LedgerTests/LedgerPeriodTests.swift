@@ -129,6 +129,44 @@ struct LedgerPeriodTests {
         }
     }
 
+    @Test(
+        "a fact's time: an App Store state's own store time (a notification processed late is the state read then); a Play state's notification time",
+        arguments: engines)
+    func factTime(engine: LedgerEngine) async throws {
+        try await withLedger(engine) { ledger in
+            // Grace from day 30, stated to day 46; the grace notification of day 31 processed on
+            // day 40, reading the state then (still grace): the fact is of day 40, and the grace
+            // read on day 50 as expired ends at its stated end.
+            var grace = Self.state(.gracePeriod, storeTime: Self.t0 + 40 * Self.day, latest: 0)
+            grace.graceExpiresTimeMilliseconds = Self.t0 + 46 * Self.day
+            grace.expiresTimeMilliseconds = Self.t0 + 30 * Self.day
+            let notified = LifecycleEvent(
+                key: Self.key, kind: .gracePeriodStarted, storeTimeMilliseconds: Self.t0 + 31 * Self.day)
+            _ = try await ledger.recordVerifiedState(
+                RecordVerifiedStateRequest(
+                    idempotencyKey: "g", subscription: grace, events: [notified], periods: [Self.month(0)]))
+            let expired = Self.state(.expired, storeTime: Self.t0 + 50 * Self.day, latest: 0)
+            let answer = try await ledger.recordVerifiedState(Self.request("e", expired, []))
+            #expect(
+                answer.subscription?.statusIntervals == [
+                    StatusInterval(
+                        state: .gracePeriod, startMilliseconds: Self.t0 + 30 * Self.day,
+                        endMilliseconds: Self.t0 + 46 * Self.day, shownTimeMilliseconds: Self.t0 + 40 * Self.day)
+                ])
+            // Play: the state's store time is when it was read; the notification says when.
+            let token = SubscriptionKey(store: .google, environment: .production, storeID: "token")
+            var paused = Subscription(
+                key: token, productID: "pro_sub", productKind: .autoRenewable, state: .paused,
+                expiresTimeMilliseconds: Self.t0 + 30 * Self.day, storeTimeMilliseconds: Self.t0 + 45 * Self.day,
+                autoResumeTimeMilliseconds: Self.t0 + 60 * Self.day)
+            paused.bundleOrPackage = "com.example.app"
+            let rtdn = LifecycleEvent(key: token, kind: .paused, storeTimeMilliseconds: Self.t0 + 30 * Self.day)
+            let recorded = try await ledger.recordVerifiedState(
+                RecordVerifiedStateRequest(idempotencyKey: "p", subscription: paused, events: [rtdn]))
+            #expect(recorded.subscription?.statusIntervals.first?.shownTimeMilliseconds == Self.t0 + 30 * Self.day)
+        }
+    }
+
     @Test("two states at one store time end the same in both orders", arguments: engines)
     func equalStoreTimes(engine: LedgerEngine) async throws {
         var finals: [SubscriptionState?] = []

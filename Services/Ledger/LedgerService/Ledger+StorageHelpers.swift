@@ -167,15 +167,17 @@ extension Ledger {
     /// Records `state` as a fact of its subscription (not a partial one: one notification's own
     /// transaction says nothing of the state then) and answers the status intervals all its
     /// facts show, when they may differ from `known` (nil: they stay). The fact's time is the
-    /// store's time of the change its first event names (Play's notification `eventTimeMillis`:
-    /// Play signs no time, and the state's store time is when it was read), else the state's
-    /// store time. The facts are read only when this one is in a passing state or intervals are
-    /// known: otherwise none can start or end here.
+    /// state's store time (Apple: the newest `signedDate` of the data the state was read from),
+    /// but for Play, which signs no time and whose state's store time is when it was read, the
+    /// time of the change its first event names (the notification's `eventTimeMillis`). The
+    /// facts are read only when this one is in a passing state or intervals are known: otherwise
+    /// none can start or end here.
     static func recordStateFact(
         _ tx: any LedgerTransaction, _ state: Subscription, events: [LifecycleEvent], partial: Bool,
         known: [StatusInterval]
     ) throws -> [StatusInterval]? {
-        guard !partial, let fact = StateFact(state, time: events.first?.storeTimeMilliseconds) else { return nil }
+        let time = state.key.store == .google ? events.first?.storeTimeMilliseconds : nil
+        guard !partial, let fact = StateFact(state, time: time) else { return nil }
         try tx.enqueue(
             """
             INSERT INTO state_facts (store, environment, store_id, store_time_ms, state_code, start_ms, stated_end_ms)

@@ -1064,10 +1064,11 @@ public struct GetAccessTimelineRequest: ProtoMessage, Hashable {
 
     public var accountID: String
 
-    /// One capability; absent: every capability the account's subscriptions and grants name.
+    /// One capability of the policy (one it does not have is NOT_FOUND); absent: every capability
+    /// of the policy that the account's subscriptions and grants give.
     public var capability: String?
 
-    /// The span: from_ms up to to_ms (after it, at most 50 years later).
+    /// The span, both required: from_ms up to to_ms (after it, at most 50 years later).
     public var fromMilliseconds: Int64
 
     public var toMilliseconds: Int64
@@ -1210,7 +1211,8 @@ public struct CapabilityTimeline: ProtoMessage, Hashable {
 
     public var capability: String
 
-    /// In time order, covering from_ms to to_ms without a hole; at most 1000 (then truncated).
+    /// In time order, covering from_ms to to_ms without a hole; at most 2000 in the whole answer
+    /// (then truncated).
     public var intervals: [TimelineInterval]
 
     /// More intervals than were returned: ask again from the last one's end.

@@ -875,7 +875,7 @@ public enum OpenAPIDocuments {
             "items": {
               "$ref": "#/components/schemas/subscriptions.entitlement.v1.TimelineInterval"
             },
-            "description": "In time order, covering from_ms to to_ms without a hole; at most 1000 (then truncated)."
+            "description": "In time order, covering from_ms to to_ms without a hole; at most 2000 in the whole answer\n(then truncated)."
           },
           "truncated": {
             "type": "boolean",
@@ -975,13 +975,13 @@ public enum OpenAPIDocuments {
           },
           "capability": {
             "type": "string",
-            "description": "One capability; absent: every capability the account's subscriptions and grants name."
+            "description": "One capability of the policy (one it does not have is NOT_FOUND); absent: every capability\nof the policy that the account's subscriptions and grants give."
           },
           "fromMs": {
             "type": "string",
             "format": "int64",
             "pattern": "^-?[0-9]+$",
-            "description": "The span: from_ms up to to_ms (after it, at most 50 years later)."
+            "description": "The span, both required: from_ms up to to_ms (after it, at most 50 years later)."
           },
           "toMs": {
             "type": "string",

@@ -144,7 +144,8 @@ struct Demo {
         try await heading("The rest of the year")
         try await report([Self.alice, Self.bob, Self.bobsNewPhone], capabilities: ["pro", "premium"])
 
-        try await heading("Alice's year as support sees it (GetAccessTimeline; subctl access timeline prints the same)")
+        try await heading(
+            "Alice's year as support sees it: GetAccessTimeline, or subctl access timeline \(Self.alice)")
         let start = try await simNow() - 366 * 86_400_000
         let timeline: GetAccessTimelineResponse = try await entitlement.call(
             EntitlementRPC.getAccessTimeline.name,

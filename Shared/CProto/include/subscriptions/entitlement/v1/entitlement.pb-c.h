@@ -402,11 +402,12 @@ struct  Subscriptions__Entitlement__V1__GetAccessTimelineRequest
   ProtobufCMessage base;
   char *account_id;
   /*
-   * One capability; absent: every capability the account's subscriptions and grants name.
+   * One capability of the policy (one it does not have is NOT_FOUND); absent: every capability
+   * of the policy that the account's subscriptions and grants give.
    */
   char *capability;
   /*
-   * The span: from_ms up to to_ms (after it, at most 50 years later).
+   * The span, both required: from_ms up to to_ms (after it, at most 50 years later).
    */
   int64_t from_ms;
   int64_t to_ms;
@@ -450,7 +451,8 @@ struct  Subscriptions__Entitlement__V1__CapabilityTimeline
   ProtobufCMessage base;
   char *capability;
   /*
-   * In time order, covering from_ms to to_ms without a hole; at most 1000 (then truncated).
+   * In time order, covering from_ms to to_ms without a hole; at most 2000 in the whole answer
+   * (then truncated).
    */
   size_t n_intervals;
   Subscriptions__Entitlement__V1__TimelineInterval **intervals;
