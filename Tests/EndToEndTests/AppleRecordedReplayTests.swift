@@ -10,7 +10,9 @@ import Wire
 /// App Store Server API answers with the payloads Apple signed up to each notification's
 /// signedDate, and the verifier trusts Apple's real root. The access timeline that comes out
 /// must not depend on the order the notifications arrive in, and must be the one the verified
-/// periods give (`RecordedAppleLifecycle`).
+/// periods give (`RecordedAppleLifecycle`). In store order, what CheckAccess answered at each
+/// notification's signedDate once that notification was processed is what it answers about that
+/// instant at the end (`RecordedHistory`).
 @Suite(
     "End to end: real App Store notifications replayed in any order",
     .enabled(if: RecordedAppleLifecycle.available, Comment(rawValue: RecordedAppleLifecycle.skipMessage)),
@@ -41,8 +43,15 @@ struct AppleRecordedReplayTests {
 
         var timelines: [[RecordedAppleLifecycle.Answer]] = []
         for (name, order) in orders {
-            let timeline = try await Self.replay(
-                order.map { lifecycle.notifications[$0] }, of: lifecycle, at: points.map(\.at), name: name)
+            let (timeline, history) = try await Self.replay(
+                order.map { lifecycle.notifications[$0] }, of: lifecycle, at: points.map(\.at), name: name,
+                askingLive: timelines.isEmpty)
+            if let history {
+                let changed = history.changed
+                #expect(
+                    changed.isEmpty,
+                    "in store order answers about notification instants changed:\n\(changed.joined(separator: "\n"))")
+            }
             if let first = timelines.first {
                 let differing = points.indices.filter { timeline[$0] != first[$0] }.map {
                     "  at \(points[$0].at) (\(points[$0].label)): \(timeline[$0]), in store order \(first[$0])"
@@ -67,11 +76,13 @@ struct AppleRecordedReplayTests {
     }
 
     /// Delivers `order` to a fresh stack (its own ledger), the recorded API as of each
-    /// notification's signedDate while it is processed; returns CheckAccess at each of `instants`.
+    /// notification's signedDate while it is processed; returns CheckAccess at each of `instants`
+    /// and, with `askingLive`, the answer at each notification's signedDate once it was processed
+    /// beside the one at the end.
     static func replay(
         _ order: [RecordedAppleLifecycle.Notification], of lifecycle: RecordedAppleLifecycle, at instants: [Int64],
-        name: String
-    ) async throws -> [RecordedAppleLifecycle.Answer] {
+        name: String, askingLive: Bool = false
+    ) async throws -> (timeline: [RecordedAppleLifecycle.Answer], history: RecordedHistory?) {
         let originals = Set(lifecycle.transactions.map(\.original))
         let original = try #require(originals.first, "the fixture names no subscription")
         try #require(originals.count == 1, "the fixture should be one subscription, it names \(originals)")
@@ -86,6 +97,7 @@ struct AppleRecordedReplayTests {
         do {
             let ingress = try await stack.verifier.httpPort()
             let account = "replay-\(UUID().uuidString.prefix(8).lowercased())"
+            var history = RecordedHistory()
             for (index, notification) in order.enumerated() {
                 try await stack.control("apple/recorded/as-of", ["at": notification.signedDate])
                 let body = String(
@@ -100,6 +112,12 @@ struct AppleRecordedReplayTests {
                     try await stack.entitlementStack.link(
                         SubscriptionKey(store: .apple, environment: .sandbox, storeID: original), account: account,
                         tag: "link-\(account)")
+                    try await stack.settle()
+                }
+                if askingLive {
+                    history.append(
+                        notification.name, account: account, at: notification.signedDate,
+                        try await stack.check(account, at: notification.signedDate))
                 }
             }
             try await stack.settle()
@@ -111,8 +129,9 @@ struct AppleRecordedReplayTests {
             )
             let answers = try await stack.checks(account, at: instants).map(RecordedAppleLifecycle.Answer.init)
             try #require(answers.count == instants.count)
+            try await history.askAgain(stack)
             await stack.stop()
-            return answers
+            return (answers, askingLive ? history : nil)
         } catch {
             await stack.stop()
             throw error

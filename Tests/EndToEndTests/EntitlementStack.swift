@@ -156,12 +156,15 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
 
     /// CheckAccess for every account, 100 a call, at a fixed instant.
     static func answers(_ client: RPCClient, accounts: [String], at: Int64) async throws -> [CheckAccessResponse] {
+        try await answers(
+            client, accounts.map { CheckAccessRequest(accountID: $0, capability: "pro", atMilliseconds: at) })
+    }
+
+    /// The answers to `checks`, in their order, asked 100 a call (`CheckAccessBatch`'s limit).
+    static func answers(_ client: RPCClient, _ checks: [CheckAccessRequest]) async throws -> [CheckAccessResponse] {
         var results: [CheckAccessResponse] = []
-        for start in stride(from: 0, to: accounts.count, by: 100) {
-            let batch = CheckAccessBatchRequest(
-                checks: accounts[start..<min(start + 100, accounts.count)].map {
-                    CheckAccessRequest(accountID: $0, capability: "pro", atMilliseconds: at)
-                })
+        for start in stride(from: 0, to: checks.count, by: 100) {
+            let batch = CheckAccessBatchRequest(checks: Array(checks[start..<min(start + 100, checks.count)]))
             let response: CheckAccessBatchResponse = try await client.call(
                 EntitlementRPC.checkAccessBatch.name, batch)
             results += response.results

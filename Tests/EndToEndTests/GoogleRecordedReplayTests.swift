@@ -11,7 +11,10 @@ import Wire
 /// read with the answer recorded after the notification of that token pushed last. Each order
 /// is a run of its own on one system (its tokens prefixed apart); the access timeline of every
 /// token, asked at every notification's time and at every period boundary, must not depend on
-/// the order the notifications arrive in.
+/// the order the notifications arrive in. In Play's order (each token linked to its account once
+/// its first notification is processed), what CheckAccess answered at each notification's event
+/// time once that notification was processed is what it answers about that instant once every
+/// notification is in (`RecordedHistory`).
 @Suite(
     "End to end: real Play notifications replayed in any order",
     .enabled(if: RecordedPlayData.available, Comment(rawValue: RecordedPlayData.skipMessage)), .serialized)
@@ -64,20 +67,40 @@ struct GoogleRecordedReplayTests {
             policy: Self.policy)
         do {
             for (run, (name, order)) in orders.enumerated() {
+                var history = RecordedHistory()
+                var linked: Set<String> = []
                 for position in order {
+                    let pushed = notifications[position]
                     let answer = try await stack.control(
-                        "google/recorded/push", ["index": notifications[position].index, "run": "r\(run)-"])
+                        "google/recorded/push", ["index": pushed.index, "run": "r\(run)-"])
                     let statuses = (answer["notifications"] as? [[String: Any]] ?? []).compactMap {
                         $0["status"] as? Int
                     }
                     #expect(statuses == [204], "\(name): push \(position) was answered \(statuses)")
                     // Each read happens while its notification is the latest: the next push waits.
                     try await stack.settle()
+                    guard run == 0 else { continue }
+                    // In Play's order each token's account is linked at its first notification,
+                    // and what it is answered at the notification's time is recorded.
+                    if linked.insert(pushed.token).inserted {
+                        try await Self.link(pushed.token, run: run, tokens: tokens, stack: stack)
+                        try await stack.settle()
+                    }
+                    let account = "r\(run)-\(pushed.token.prefix(12))"
+                    history.append(
+                        "notification \(pushed.index)", account: account, at: pushed.eventTime,
+                        try await stack.check(account, at: pushed.eventTime))
                 }
-                for (number, token) in tokens.enumerated() {
-                    _ = try await stack.entitlementStack.link(
-                        Self.key("r\(run)-" + token), account: "r\(run)-\(token.prefix(12))",
-                        tag: "link-r\(run)-\(number)")
+                for token in tokens where !linked.contains(token) {
+                    try await Self.link(token, run: run, tokens: tokens, stack: stack)
+                }
+                if run == 0 {
+                    try await stack.settle()
+                    try await history.askAgain(stack)
+                    let changed = history.changed
+                    #expect(
+                        changed.isEmpty,
+                        "in Play's order answers about notification times changed:\n\(changed.joined(separator: "\n"))")
                 }
             }
             try await stack.settle()
@@ -158,6 +181,14 @@ struct GoogleRecordedReplayTests {
         }
         // The fixture holds two graces that ended in a renewal and two holds that ended in a recovery.
         #expect(checked.grace == 2 && checked.hold == 2, "\(checked)")
+    }
+
+    /// Links run `run`'s copy of `token` to an account of its own (`r<run>-` and the token's first
+    /// 12 characters).
+    static func link(_ token: String, run: Int, tokens: [String], stack: StoreSimStack) async throws {
+        _ = try await stack.entitlementStack.link(
+            Self.key("r\(run)-" + token), account: "r\(run)-\(token.prefix(12))",
+            tag: "link-r\(run)-\(tokens.firstIndex(of: token) ?? 0)")
     }
 
     static func key(_ token: String) -> SubscriptionKey {

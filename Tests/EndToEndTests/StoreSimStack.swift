@@ -24,16 +24,19 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     let entitlementHTTP: Int
     let entitlementClient: RPCClient
 
+    /// Where the simulator's clock starts unless a test says otherwise: 2026-01-01T00:00:00Z, so
+    /// scenario dates are fixed.
+    static let defaultStart: Int64 = 1_767_225_600_000
+
     /// The stack with the simulator's clock starting at `start` (epoch ms; nil for now), extra
     /// settings for the ledger, the verifier and the simulator, and the entitlement policy.
     init(
-        start: Int64? = 1_767_225_600_000, ledger: [String: String] = [:],
+        start: Int64? = StoreSimStack.defaultStart, ledger: [String: String] = [:],
         verifier verifierExtra: [String: String] = [:], simulator simulatorExtra: [String: String] = [:],
         entitlement entitlementExtra: [String: String] = [:], policy: String = EntitlementStack.policy
     ) async throws {
         entitlementStack = try await EntitlementStack(ledgerEnvironment: ledger, policy: policy)
         let directory = entitlementStack.directory.appendingPathComponent("storesim")
-        // By default the simulator's clock starts at 2026-01-01T00:00:00Z, so scenario dates are fixed.
         var simulator = ["STORESIM_DIR": directory.path]
         simulator["STORESIM_START"] = start.map(String.init)
         simulator.merge(simulatorExtra) { _, new in new }
@@ -106,12 +109,14 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         try await history(of: account).compactMap(\.kind)
     }
 
-    /// Runs `body` with a new stack on the default settings and `policy`, and stops it
-    /// afterwards, whatever happened.
+    /// Runs `body` with a new stack on the default settings, `policy`, the simulator's clock
+    /// starting at `start` and its extra settings `simulator`, and stops it afterwards, whatever
+    /// happened.
     static func with(
-        policy: String = EntitlementStack.policy, _ body: (StoreSimStack) async throws -> Void
+        policy: String = EntitlementStack.policy, start: Int64? = StoreSimStack.defaultStart,
+        simulator: [String: String] = [:], _ body: (StoreSimStack) async throws -> Void
     ) async throws {
-        let stack = try await StoreSimStack(policy: policy)
+        let stack = try await StoreSimStack(start: start, simulator: simulator, policy: policy)
         do { try await body(stack) } catch {
             await stack.stop()
             throw error
@@ -137,11 +142,24 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
 
     /// POSTs to the simulator's control surface; returns the JSON answer. Every notification
     /// the action made must have been taken by the verifier (a 2xx answer).
-    @discardableResult
     /// With `apart` false, a customer action may share the millisecond of the store's previous
     /// fact (to test the ledger's rule for equal store times).
+    @discardableResult
     func control(_ path: String, _ body: [String: Any] = [:], delivered: Bool = true, apart: Bool = true)
         async throws -> [String: Any]
+    {
+        try #require(try await post(path, body, delivered: delivered, apart: apart, refusable: false))
+    }
+
+    /// `control` for a customer action the simulator may refuse as impossible now (409, as the
+    /// store would not let the customer do it: resume what is not paused, refund twice): nil
+    /// then, and nothing happened.
+    func attempt(_ path: String, _ body: [String: Any] = [:], apart: Bool = true) async throws -> [String: Any]? {
+        try await post(path, body, delivered: true, apart: apart, refusable: true)
+    }
+
+    private func post(_ path: String, _ body: [String: Any], delivered: Bool, apart: Bool, refusable: Bool)
+        async throws -> [String: Any]?
     {
         let store = Self.isCustomerAction(path) ? path.prefix { $0 != "/" } : nil
         if let store, apart {
@@ -155,6 +173,7 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         }
         let text = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
         let (status, answer) = try await httpPost(port: storesimPort, path: "/control/\(path)", body: text)
+        if refusable && status == 409 { return nil }
         try #require(status == 200, "storesim /control/\(path) answered \(status): \(answer)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])
         if delivered {
@@ -196,10 +215,11 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     }
 
     /// Whether a control call is something a customer (or the store on their behalf) does,
-    /// rather than a setting of the simulator.
+    /// rather than a setting of the simulator or a reading of its record (transactions, orders).
     static func isCustomerAction(_ path: String) -> Bool {
         let settings = [
             "faults", "api-faults", "notification-url", "redeliver", "recorded/as-of", "recorded/push", "transactions",
+            "orders",
         ]
         guard path.hasPrefix("apple/") || path.hasPrefix("google/") else { return false }
         return !settings.contains { path.hasSuffix("/" + $0) }
@@ -207,11 +227,14 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
 
     /// A purchase of the monthly product with `account` as its appAccountToken, then the
     /// app's call to the verifier with the transaction id; returns the original transaction
-    /// id and the verifier's answer.
-    func buyOnAppStore(account: String, familyShared: Bool = false) async throws -> (String, VerifyPurchaseResponse) {
+    /// id and the verifier's answer. `apart` as for `control`.
+    func buyOnAppStore(account: String, familyShared: Bool = false, apart: Bool = true) async throws -> (
+        String, VerifyPurchaseResponse
+    ) {
         let bought = try await control(
             "apple/buy",
-            ["productId": "com.example.pro.monthly", "appAccountToken": account, "familyShared": familyShared])
+            ["productId": "com.example.pro.monthly", "appAccountToken": account, "familyShared": familyShared],
+            apart: apart)
         let original = try #require(bought["originalTransactionId"] as? String)
         let verified: VerifyPurchaseResponse = try await verifierClient.call(
             VerifierRPC.verifyApplePurchase.name,
@@ -242,16 +265,25 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     }
 
     /// A Play purchase of `product` with `account` as its obfuscated account id, then the app's
-    /// call to the verifier with the token; returns the token and the verifier's answer.
-    func buyOnPlay(account: String, product: String = "pro_sub") async throws -> (String, VerifyPurchaseResponse) {
-        let bought = try await control("google/buy", ["productId": product, "obfuscatedAccountId": account])
+    /// call to the verifier with the token; returns the token and the verifier's answer. `apart`
+    /// as for `control`.
+    func buyOnPlay(account: String, product: String = "pro_sub", apart: Bool = true) async throws -> (
+        String, VerifyPurchaseResponse
+    ) {
+        let bought = try await control(
+            "google/buy", ["productId": product, "obfuscatedAccountId": account], apart: apart)
         let token = try #require(bought["purchaseToken"] as? String)
-        let verified: VerifyPurchaseResponse = try await verifierClient.call(
+        return (token, try await verifyOnPlay(token, product: product, account: account))
+    }
+
+    /// The app's call to the verifier with the Play purchase `token` of `product` for `account`
+    /// (after a purchase or a plan change); returns the verifier's answer.
+    func verifyOnPlay(_ token: String, product: String, account: String) async throws -> VerifyPurchaseResponse {
+        try await verifierClient.call(
             VerifierRPC.verifyGooglePurchase.name,
             VerifyGooglePurchaseRequest(
                 accountID: account, packageName: "com.example.app", productID: product, purchaseToken: token,
                 idempotencyKey: "buy-\(token.prefix(40))"))
-        return (token, verified)
     }
 
     /// Waits until the verifier has processed every notification it took in and the entitlement
@@ -284,17 +316,9 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     func checks(_ account: String, capability: String = "pro", at instants: [Int64]) async throws
         -> [CheckAccessResponse]
     {
-        var answers: [CheckAccessResponse] = []
-        for start in stride(from: 0, to: instants.count, by: 100) {
-            let batch = CheckAccessBatchRequest(
-                checks: instants[start..<min(start + 100, instants.count)].map {
-                    CheckAccessRequest(accountID: account, capability: capability, atMilliseconds: $0)
-                })
-            let response: CheckAccessBatchResponse = try await entitlementClient.call(
-                EntitlementRPC.checkAccessBatch.name, batch)
-            answers += response.results
-        }
-        return answers
+        try await EntitlementStack.answers(
+            entitlementClient,
+            instants.map { CheckAccessRequest(accountID: account, capability: capability, atMilliseconds: $0) })
     }
 
     func check(_ account: String, at: Int64) async throws -> CheckAccessResponse {

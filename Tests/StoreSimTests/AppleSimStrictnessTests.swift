@@ -546,6 +546,16 @@ struct AppleSimStrictnessTests {
         let ids = try #require(chain["transactionIds"] as? [String])
         #expect(ids.count == 2 && ids[0] == id && chain["status"] as? Int == 1)
         #expect(try await post("apple/refund", ["transactionId": id, "reason": 1]).0 == 200)
+        // Each transaction's period and, once refunded, its revocation.
+        let listed = try #require(
+            try await post("apple/transactions", ["transactionId": id]).1["transactions"] as? [[String: Any]])
+        #expect(listed.map { $0["transactionId"] as? String } == ids)
+        #expect(
+            listed.map { ($0["purchaseDate"] as? NSNumber)?.int64Value }
+                == [Self.start, Self.start + 14 * Self.day])
+        #expect((listed[0]["expiresDate"] as? NSNumber)?.int64Value == Self.start + 14 * Self.day)
+        #expect(
+            listed.map { ($0["revocationDate"] as? NSNumber)?.int64Value } == [Self.start + 40 * Self.day, nil])
         #expect(try await post("apple/consumption-request", ["transactionId": coinsID]).0 == 200)
         let (extendedStatus, extended) = try await post("apple/extend-renewal", ["transactionId": id, "days": 3])
         #expect(extendedStatus == 200 && extended["effectiveDate"] as? NSNumber != nil)

@@ -146,12 +146,14 @@ public final class StoreSimulator: Sendable {
                 try Self.string(body, "transactionId"), days: days, reason: body["reason"] as? Int ?? 0)
             return ["effectiveDate": extended.effectiveDate, "webOrderLineItemId": extended.webOrderLineItemID]
         }
-        // What a chain holds now: its transaction ids, oldest first, and its status.
+        // What a chain holds now: its transaction ids, oldest first, each transaction's period
+        // and revocation ("transactions"), and its status.
         control(server, "/control/apple/transactions") { body in
             let id = try Self.string(body, "transactionId")
             var answer: [String: any Sendable] = [
                 "originalTransactionId": self.apple.originalTransactionID(of: id) ?? id,
                 "transactionIds": try self.apple.transactionIDs(of: id),
+                "transactions": try self.apple.transactionPeriods(of: id),
             ]
             if let status = try self.apple.status(of: id) { answer["status"] = status }
             return answer

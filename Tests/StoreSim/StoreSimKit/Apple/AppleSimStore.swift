@@ -852,6 +852,24 @@ public final class AppleSimStore: Sendable {
         }
     }
 
+    /// The transactions of the subscription `transactionID` belongs to, oldest first, as the
+    /// control surface lists them: `transactionId`, `productId`, `purchaseDate`, `expiresDate`
+    /// and, once revoked, `revocationDate` (epoch ms). Empty for a one-time purchase. Throws
+    /// `SimError` (`.notFound`) for an unknown id.
+    public func transactionPeriods(of transactionID: String) throws(SimError) -> [[String: any Sendable]] {
+        try read { state, _ throws(SimError) in
+            let original = try Self.original(transactionID, in: state)
+            return state.subscriptions[original]?.transactions.map { transaction in
+                var fields: [String: any Sendable] = [
+                    "transactionId": transaction.id, "productId": transaction.productID,
+                    "purchaseDate": transaction.purchaseDate, "expiresDate": transaction.expiresDate,
+                ]
+                fields["revocationDate"] = transaction.revocationDate
+                return fields
+            } ?? []
+        }
+    }
+
     /// The status the API reports for the subscription `transactionID` belongs to (1 active,
     /// 2 expired, 3 billing retry, 4 grace, 5 revoked); nil for a one-time purchase.
     public func status(of transactionID: String) throws(SimError) -> Int? {
