@@ -74,8 +74,9 @@ public struct StateFact: Sendable, Hashable {
 
     /// The status intervals a subscription's facts show, whatever order they were recorded in:
     /// the facts in store-time order (then by state, for facts at one time), each run of facts in
-    /// one passing state an interval, from the start its first fact gives (a billing retry that
-    /// follows a grace period from the same start begins where the grace ended) to the sooner of
+    /// one passing state an interval, from the start its first fact gives but not before the
+    /// previous interval ends (a billing retry that follows a grace period from the same start
+    /// begins where the grace ended) to the sooner of
     /// the stated end its last fact gives and the first later fact in another state. The latest
     /// `limit`.
     public static func intervals(_ facts: some Sequence<StateFact>, limit: Int = 64) -> [StatusInterval] {
@@ -99,12 +100,10 @@ public struct StateFact: Sendable, Hashable {
                 index += 1
             }
             let closer = index < ordered.count ? ordered[index].storeTimeMilliseconds : nil
-            // A retry or hold that follows grace from the same start begins where grace ended.
-            if let previous = intervals.last, previous.startMilliseconds <= start,
-                let previousEnd = previous.endMilliseconds, previousEnd > start
-            {
-                start = previousEnd
-            }
+            // An interval never reaches back over an earlier one: a retry or hold that follows
+            // grace from the same start begins where grace ended, and a retry that resumes after
+            // another fact (a refund, reversed later) where the one before it ended.
+            if let previousEnd = intervals.last?.endMilliseconds, previousEnd > start { start = previousEnd }
             var interval = StatusInterval(
                 state: first.state, startMilliseconds: start, shownTimeMilliseconds: first.storeTimeMilliseconds)
             switch (last.statedEndMilliseconds, closer) {

@@ -40,10 +40,13 @@ import Wire
 ///    instant (a purchase, a recovery, a resume): the two share a millisecond, whose order within
 ///    it the system cannot know; the answer asked after the action, at that instant, is held to
 ///    the rules instead.
+/// 6. Allowed both times, until sooner now: a Play plan change at once done after the answer, at
+///    the later end: Play cut the old token's paid time there (its `expiryTime` moves to the
+///    change) and the new token, a subscription of its own, carries access on from it (an
+///    answer's `until` is where the subscription behind it stops, not where the account's
+///    access across its subscriptions does).
 ///
-/// Changes of the shapes in `Lifecycle.KnownIssue`, which production code makes today and the
-/// promise does not allow, are recorded as known issues (the first of each in full, with how many
-/// there were). Anything else fails, naming the seed (`TEST_SEED` repeats it), the store, the
+/// Anything else fails, naming the seed (`TEST_SEED` repeats it), the store, the
 /// account, the instant, both answers and the lifecycle's log: its actions and the answers
 /// recorded where they changed. A line on standard output counts the answers of every kind.
 @Suite("End to end: past answers stand through random lifecycles of both stores", .serialized)
@@ -133,7 +136,6 @@ struct AccessHistoryPropertyTests {
             })
         try #require(later.count == asked.count)
         var counts: [String: Int] = [:]
-        var known: [Lifecycle.KnownIssue: (count: Int, first: String)] = [:]
         var unexplained: [String: (count: Int, first: String)] = [:]
         var periods: [Int: [PaidPeriod]] = [:]
         for (number, question) in asked.enumerated() {
@@ -160,22 +162,12 @@ struct AccessHistoryPropertyTests {
             let report = {
                 Self.report(seed: seed, lifecycle, entry: question.entry, live: question.live, later: answer)
             }
-            if let issue = lifecycle.knownIssue(after: question.entry, at: question.at, question.live, answer) {
-                if known[issue] == nil { known[issue] = (0, report()) }
-                known[issue]!.count += 1
-            } else {
-                let kind =
-                    "\(lifecycle.store.rawValue): \(Self.kind(question.live)) → \(Self.kind(answer, than: question.live))"
-                if unexplained[kind] == nil { unexplained[kind] = (0, report()) }
-                unexplained[kind]!.count += 1
-            }
+            let kind =
+                "\(lifecycle.store.rawValue): \(Self.kind(question.live)) → \(Self.kind(answer, than: question.live))"
+            if unexplained[kind] == nil { unexplained[kind] = (0, report()) }
+            unexplained[kind]!.count += 1
         }
         // The first change of each kind in full, then how many of each kind there were.
-        for (issue, found) in known.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            withKnownIssue(Comment(rawValue: issue.rawValue), isIntermittent: true) {
-                Issue.record(Comment(rawValue: "\(found.count) answers: \(issue.rawValue); the first:\n\(found.first)"))
-            }
-        }
         for (_, found) in unexplained { Issue.record(Comment(rawValue: found.first)) }
         if !unexplained.isEmpty {
             let list = unexplained.sorted { $0.value.count > $1.value.count }.map { "  \($0.value.count) \($0.key)" }
@@ -183,11 +175,10 @@ struct AccessHistoryPropertyTests {
                 "seed \(String(seed, radix: 16)): answers changed unexplained:\n\(list.joined(separator: "\n"))")
         }
         let tally = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
-        let issues = known.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value.count) \($0.key.name)" }
         print(
             "access history: seed \(String(seed, radix: 16)), \(lifecyclesPerStore) App Store and \(lifecyclesPerStore) "
                 + "Play lifecycles, \(rounds) rounds, \(asked.count) answers asked again: "
-                + (tally + issues).joined(separator: ", ")
+                + tally.joined(separator: ", ")
                 + ", \(unexplained.values.reduce(0) { $0 + $1.count }) unexplained; played in \(played), "
                 + "all in \(ContinuousClock.now - began)")
     }
@@ -525,45 +516,7 @@ extension AccessHistoryPropertyTests {
             case shortenedAtRevocation = "allowed until a later revocation"
             case shortenedAtRevokedPeriod = "allowed until a period revoked later (after it ended, maybe)"
             case superseded = "superseded by another action at their instant"
-        }
-
-        /// Changes the production code makes that the promise does not allow, found by this suite;
-        /// recorded as known issues until they are mended.
-        enum KnownIssue: String {
-            /// App Store or Play: an instant after the subscription's last period (`EXPIRED`, or in
-            /// an App Store grace) reads `REVOKED` once the subscription is refunded or revoked
-            /// later, though nothing that stands was revoked at it: after the last period the
-            /// current state decides, without the revocation's time (also where a refund at the
-            /// instant was reversed and another came later).
-            case afterLastPeriodReadsRevoked =
-                "an instant after the last period reads REVOKED once the subscription is refunded or revoked later"
-            /// Play: a plan change at once (a new token replacing the old one) cuts the old token's
-            /// period at the change, and an earlier instant's access now ends there, though the new
-            /// token carried it on without a gap (an account's subscriptions are judged one by one).
-            case playChangeCutsPastAccess =
-                "an earlier instant's access ends at a later Play plan change at once, though the new token carries it on"
-            /// Play: after a deferred plan change, a read of the new token once it has a period
-            /// (its first renewal, say) is taken as a replacement at once: the old token's period
-            /// is cut at the change, so an earlier instant's access ends there and the days from
-            /// the change to the old period's end, which the old plan paid for, read denied.
-            case playDeferredChangeCutsOldPeriod =
-                "after a Play deferred plan change, the old token's period is cut at the change once the new token renews"
-            /// App Store: once a refund of the newest transaction is reversed (in grace or in
-            /// billing retry), the billing retry that follows the grace begins at the old expiry,
-            /// not where the grace ended: the grace's days, answered allowed, read `STATE_DENIES`
-            /// (the refund split the run of grace facts, and only a retry that follows a grace from
-            /// the same start begins at its end).
-            case reversalDeniesGrace =
-                "after a refund reversal the grace period before the billing retry reads STATE_DENIES"
-
-            var name: String {
-                switch self {
-                case .afterLastPeriodReadsRevoked: "known issue: after the last period, REVOKED by a later revocation"
-                case .playChangeCutsPastAccess: "known issue: until cut at a later Play plan change"
-                case .playDeferredChangeCutsOldPeriod: "known issue: old period cut at a Play deferred change"
-                case .reversalDeniesGrace: "known issue: grace denied after a refund reversal"
-                }
-            }
+            case cutAtPlayChange = "allowed until a later Play plan change at once (the old token cut there)"
         }
 
         let number: Int
@@ -629,47 +582,17 @@ extension AccessHistoryPropertyTests {
                     }
                     return !done.isEmpty || renewal ? .extended : nil
                 }
+                // Play cut the old token's paid time at a plan change at once (its expiryTime moves
+                // there); the new token carries access on, a subscription of its own.
+                if store == .play, immediateChanges.contains(laterEnd), done.contains(where: { $0.at == laterEnd }) {
+                    return .cutAtPlayChange
+                }
                 // A run of periods stops at a revoked one, at the revocation or the period's end.
                 if revocations.contains(laterEnd) { return .shortenedAtRevocation }
                 return revoked.contains { $0.start < liveEnd } ? .shortenedAtRevokedPeriod : nil
             }
             if live.reason == .revoked {
                 return done.contains { $0.effect == .reversal } ? .reversed : nil
-            }
-            return nil
-        }
-
-        /// The known production issue a change no exception explains is an instance of, if any.
-        func knownIssue(
-            after entry: Int, at instant: Int64, _ live: CheckAccessResponse, _ later: CheckAccessResponse
-        ) -> KnownIssue? {
-            let done = actions(after: entry)
-            if store == .play,
-                deferredChanges.contains(where: { change in
-                    // Until the change, or denied between it and the old period's end (a month).
-                    later.allowed
-                        ? later.untilMilliseconds == change
-                        : live.allowed && instant >= change && instant < change + 31 * AccessHistoryPropertyTests.day
-                })
-            {
-                return .playDeferredChangeCutsOldPeriod
-            }
-            // After the last period: expired, or in an App Store grace (a Play one is in its period).
-            let afterLastPeriod = live.reason == .expired || (store == .appStore && live.grant?.state == .gracePeriod)
-            if afterLastPeriod && later.reason == .revoked && done.contains(where: { $0.effect == .revocation }) {
-                return .afterLastPeriodReadsRevoked
-            }
-            if store == .play, live.allowed, later.allowed,
-                immediateChanges.contains(where: { at in
-                    later.untilMilliseconds == at && done.contains { $0.at == at }
-                })
-            {
-                return .playChangeCutsPastAccess
-            }
-            if store == .appStore, live.grant?.state == .gracePeriod, later.reason == .stateDenies,
-                actions(after: -1).contains(where: { $0.effect == .reversal })
-            {
-                return .reversalDeniesGrace
             }
             return nil
         }

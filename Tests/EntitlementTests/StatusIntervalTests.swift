@@ -69,6 +69,17 @@ struct StatusIntervalTests {
             facts: [fact(0, .active), fact(30, .accountHold, start: 30)],
             expected: [interval(.accountHold, 30, nil, shown: 30, endedByFact: false)]),
         Case(
+            name: "a refund of the newest transaction in billing retry, reversed: the retry resumes where it stopped",
+            facts: [
+                fact(0, .active), fact(30, .gracePeriod, start: 30, statedEnd: 46),
+                fact(46, .billingRetry, start: 30), fact(47, .revoked, start: 30), fact(48, .billingRetry, start: 30),
+            ],
+            expected: [
+                interval(.gracePeriod, 30, 46, shown: 30, endedByFact: false),
+                interval(.billingRetry, 46, 47, shown: 46, endedByFact: true),
+                interval(.billingRetry, 47, nil, shown: 48, endedByFact: false),
+            ]),
+        Case(
             name: "no passing state, no interval",
             facts: [fact(0, .active), fact(20, .cancelled), fact(30, .expired)],
             expected: []),
@@ -100,6 +111,8 @@ struct StatusIntervalTests {
     }
 
     static let rules = AccessRules.default
+
+    static func time(_ days: Int64) -> Int64 { t0 + days * day }
 
     static func period(_ start: Int64, _ end: Int64) -> AccessInterval {
         AccessInterval(start: t0 + start * day, end: t0 + end * day)
@@ -154,6 +167,21 @@ struct StatusIntervalTests {
                 == .allowed(untilMilliseconds: Self.t0 + 46 * Self.day))
         #expect(Self.decide(periods, statuses, state: .expired, at: 50) == .denied(.stateDenies))
         #expect(Self.decide(periods, statuses, state: .expired, at: 95) == .denied(.expired))
+    }
+
+    @Test("after the last period a revocation reads from its own time: before it the paid time had ended")
+    func revocationAfterTheEnd() {
+        var refunded = Self.period(0, 30)
+        refunded.revoked = Self.time(35)
+        for state in [SubscriptionState.revoked, .expired] {
+            #expect(Self.decide([refunded], [], state: state, at: 32) == .denied(.expired), "\(state)")
+            #expect(Self.decide([refunded], [], state: state, at: 35) == .denied(.revoked), "\(state)")
+        }
+        #expect(Self.decide([Self.period(0, 30)], [], state: .revoked, at: 32) == .denied(.revoked))
+        // The same beside status intervals (a grace after the last period, a hold after it).
+        let statuses = [Self.span(.gracePeriod, 30, 31), Self.span(.accountHold, 31, 33)]
+        #expect(Self.decide([refunded], statuses, state: .revoked, at: 34) == .denied(.expired))
+        #expect(Self.decide([refunded], statuses, state: .revoked, at: 36) == .denied(.revoked))
     }
 
     @Test("a policy that allows a passing state reads its ended interval as paid time")

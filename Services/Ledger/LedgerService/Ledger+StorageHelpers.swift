@@ -106,15 +106,19 @@ extension Ledger {
     /// Where a Google replacement that became real (an upgrade, downgrade or re-signup whose
     /// state is no longer pending) moves access from the replaced token to the new one, from
     /// the new token's recorded `periods`: an immediate change ends the replaced token's access
-    /// where the new token's paid time starts (Play also expires it, but that notification may
-    /// come late or never); a `deferred` one starts the new token's paid time where the
-    /// replaced one's ends. Returns both tokens' recorded periods where they changed.
+    /// where the new token's paid time starts as access reads it (its renewals continue its
+    /// first order, which a deferred change started where the replaced token's paid time ended:
+    /// a later read of a deferred change's token cuts nothing; Play also expires the replaced
+    /// token, but that notification may come late or never); a `deferred` one starts the new
+    /// token's paid time where the replaced one's ends. Returns both tokens' recorded periods
+    /// where they changed.
     static func replacement(
         _ tx: any LedgerTransaction, _ key: SubscriptionKey, _ periods: [Period],
         replacing replacedKey: SubscriptionKey,
         deferred: Bool
     ) throws -> (new: [Period], replaced: [Period]?) {
-        guard try subscriptionRow(tx, replacedKey) != nil, let start = periods.map(\.startMilliseconds).min()
+        guard try subscriptionRow(tx, replacedKey) != nil,
+            let start = Period.googleAccessPeriods(periods).map(\.startMilliseconds).min()
         else { return (periods, nil) }
         let old = try storedPeriods(tx, replacedKey)
         if !deferred {

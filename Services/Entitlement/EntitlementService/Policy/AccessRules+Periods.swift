@@ -73,7 +73,8 @@ extension AccessRules {
         guard !statuses.isEmpty, kind != .consumable, state != .pending else {
             return decision(periods: periods, kind: kind, state: state, grace: grace, at: at)
         }
-        var effective = Array(periods)
+        let paid = Array(periods)
+        var effective = paid
         // An open interval the rules allow is the current state's to judge (after the last
         // period), not paid time without end.
         for status in statuses where allows(status.state) {
@@ -85,7 +86,14 @@ extension AccessRules {
             effective = effective.flatMap { $0.cut(by: status) }
         }
         effective.sort { ($0.start, $0.end ?? Int64.max) < ($1.start, $1.end ?? Int64.max) }
-        return decision(periods: effective, kind: kind, state: state, grace: grace, at: at)
+        let answer = decision(periods: effective, kind: kind, state: state, grace: grace, at: at)
+        // After the paid time, a revocation of its last period that came later is not yet one.
+        if answer == .denied(.revoked), let last = paid.last, at >= (last.end ?? Int64.max),
+            let revoked = last.revoked, revoked > at
+        {
+            return .denied(.expired)
+        }
+        return answer
     }
 
     /// What a subscription with verified periods means for a capability at `at`, from its
@@ -103,10 +111,12 @@ extension AccessRules {
     ///    access after it (grace until its end), on to that end. An `at` in the past is judged by
     ///    what was paid then, with the revocations known now.
     /// 3. `at` before the first granting period: `noGrant`.
-    /// 4. `at` after the last period, when that period grants: the state decides: `expired`,
-    ///    `revoked` (`revoked`), none (`stateDenies`), a state the rules deny (`stateDenies`), a
-    ///    state they allow gives access until the grace end when there is one after `at`, and is
-    ///    `expired` otherwise (`active` and `cancelled` end with their period).
+    /// 4. `at` after the last period, when that period grants: `revoked` when it was revoked at
+    ///    or before `at`; otherwise the state decides: `expired`, `revoked` (`revoked`, but
+    ///    `expired` when the last period's revocation came after `at`), none (`stateDenies`), a
+    ///    state the rules deny (`stateDenies`), a state they allow gives access until the grace
+    ///    end when there is one after `at`, and is `expired` otherwise (`active` and `cancelled`
+    ///    end with their period).
     /// 5. Otherwise (a gap between periods, a later product that does not grant it): `expired`.
     public func decision(
         periods: some Sequence<AccessInterval>, kind: ProductKind?, state: SubscriptionState?, grace: Int64?,
@@ -157,7 +167,11 @@ extension AccessRules {
         if revokedAt { return .denied(.revoked) }
         if !sawGranting || beforeFirst { return .denied(.noGrant) }
         guard let last, last.grants, at >= (last.end ?? Int64.max) else { return .denied(.expired) }
-        if last.revoked != nil { return .denied(.revoked) }
+        if let revoked = last.revoked {
+            if revoked <= at { return .denied(.revoked) }
+            // Revoked after `at`: then the paid time had ended and the revocation was to come.
+            if state == nil || state == .revoked { return .denied(.expired) }
+        }
         guard let state else { return .denied(.stateDenies) }
         switch state {
         case .expired: return .denied(.expired)
