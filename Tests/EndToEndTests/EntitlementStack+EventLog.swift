@@ -31,20 +31,17 @@ extension EntitlementStack {
             "\(result.output)\(result.errors)", sourceLocation: sourceLocation)
     }
 
-    /// The ledger's event state once `done` holds of it, asking again every 20 ms for at most
-    /// 60 s (then an issue about `what`, and the last answer).
+    /// The ledger's event state once `done` holds of it (`poll`: at most 60 s, then an issue
+    /// about `what`, and the last answer).
     private func eventState(
         _ what: String, sourceLocation: SourceLocation, until done: (GetEventStateResponse) -> Bool
     ) async throws -> GetEventStateResponse {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while true {
-            let state = try await ledgerClient.call(LedgerRPC.getEventState, GetEventStateRequest())
-            if done(state) { return state }
-            guard ContinuousClock.now < deadline else {
-                Issue.record("never saw \(what): \(state)", sourceLocation: sourceLocation)
-                return state
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        var state = GetEventStateResponse()
+        let seen = try await poll(every: .milliseconds(20)) {
+            state = try await ledgerClient.call(LedgerRPC.getEventState, GetEventStateRequest())
+            return done(state)
         }
+        if !seen { Issue.record("never saw \(what): \(state)", sourceLocation: sourceLocation) }
+        return state
     }
 }

@@ -142,16 +142,10 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
     /// Waits (polling its metrics, at most 60 s) until an entitlement service's view reflects
     /// feed position `position`.
     static func waitForPosition(_ position: UInt64, http: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if let value = await ServiceFiles.metric("entitlement_feed_position", httpPort: http),
-                value >= Double(position)
-            {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(5))
+        let reached = try await poll(every: .milliseconds(5)) {
+            (await ServiceFiles.metric("entitlement_feed_position", httpPort: http) ?? -1) >= Double(position)
         }
-        Issue.record("the entitlement view never reached position \(position)")
+        if !reached { Issue.record("the entitlement view never reached position \(position)") }
     }
 
     /// CheckAccess for every account, 100 a call, at a fixed instant.

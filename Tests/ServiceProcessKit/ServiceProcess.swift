@@ -94,11 +94,8 @@ public final class ServiceProcess: Sendable {
     /// The first stderr line containing `text`, waiting at most `seconds`; throws when the
     /// process ends or the time passes without one.
     public func line(containing text: String, within seconds: Double) async throws -> String {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            if let line = output.lines.withLock({ $0.first { $0.contains(text) } }) { return line }
-            guard process.exitStatus == nil else { break }
-            try await Task.sleep(for: .milliseconds(20))
+        _ = try await poll(within: .milliseconds(Int64(seconds * 1000))) {
+            output.lines.withLock { $0.contains { $0.contains(text) } } || process.exitStatus != nil
         }
         if let line = output.lines.withLock({ $0.first { $0.contains(text) } }) { return line }
         throw ServiceProcessError("\(name) did not log \(text) within \(seconds) s: \(log.suffix(5))")
@@ -187,4 +184,19 @@ final class ProcessOutput: Sendable {
     let exit = Mutex<Int32?>(nil)
     /// Whether the reader has seen the end of stderr (every line is in `lines`).
     let logEnded = Mutex(false)
+}
+
+/// Asks `done` again every `interval` until it holds or `limit` has passed; whether it held. For
+/// the suites that watch other processes (whose state no clock of the test's moves): each wait
+/// is for state they show, bounded several times over what a slow machine needs.
+public func poll(
+    within limit: Duration = .seconds(60), every interval: Duration = .milliseconds(10),
+    _ done: () async throws -> Bool
+) async throws -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while true {
+        if try await done() { return true }
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: interval)
+    }
 }
