@@ -17,16 +17,26 @@ let swiftSettings: [SwiftSetting] = [
 let hotPathSettings: [SwiftSetting] =
     swiftSettings + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
-/// A Swift library target under Shared/.
-func shared(_ name: String, _ deps: [Target.Dependency], hotPath: Bool = false) -> Target {
+/// Shared/'s layers: the C libraries and their small shims, the runtime every service runs on
+/// (sockets, RPC, HTTP, configuration, logs and metrics, crypto), the wire protocol (frames,
+/// generated messages, JSON), storage engines, and the domain model.
+enum Layer: String {
+    case runtime = "Runtime"
+    case wire = "Protocol"
+    case storage = "Storage"
+    case domain = "Domain"
+}
+
+/// A Swift library target under Shared/<layer>/.
+func shared(_ name: String, _ layer: Layer, _ deps: [Target.Dependency], hotPath: Bool = false) -> Target {
     .target(
-        name: name, dependencies: deps, path: "Shared/\(name)",
+        name: name, dependencies: deps, path: "Shared/\(layer.rawValue)/\(name)",
         swiftSettings: hotPath ? hotPathSettings : swiftSettings)
 }
 
 /// A C library reached through pkg-config, installed from Debian's package of that name.
 func system(_ name: String, pkgConfig: String?, apt: String) -> Target {
-    .systemLibrary(name: name, path: "Shared/\(name)", pkgConfig: pkgConfig, providers: [.apt([apt])])
+    .systemLibrary(name: name, path: "Shared/C/\(name)", pkgConfig: pkgConfig, providers: [.apt([apt])])
 }
 
 let package = Package(
@@ -48,38 +58,43 @@ let package = Package(
         system("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         // Small C functions for what Swift cannot import (macros, variadics, epoll).
         .target(
-            name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD"], path: "Shared/CShims",
+            name: "CShims", dependencies: ["COpenSSL", "CMicroHTTPD"], path: "Shared/C/CShims",
             linkerSettings: [.linkedLibrary("gnutls")]),
         // protoc-c output for proto/ (generated, do not edit; scripts/generate-proto).
         .target(
-            name: "CProto", dependencies: ["CProtobufC"], path: "Shared/CProto", exclude: ["README.md"],
+            name: "CProto", dependencies: ["CProtobufC"], path: "Shared/C/CProto", exclude: ["README.md"],
             cSettings: [.headerSearchPath("include")]),
 
         // Swift modules shared by the services.
-        shared("Observability", []),
-        shared("Config", ["Sockets"]),
-        shared("Model", []),
-        shared("Wire", ["CProto", "CProtobufC", "Model"], hotPath: true),
-        shared("Crypto", ["COpenSSL", "CShims"]),
-        shared("Sockets", []),
-        shared("HTTP", ["CMicroHTTPD", "CShims", "Observability", "Sockets"]),
-        shared("HTTPClient", []),
-        shared("RPC", ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability", "Sockets"], hotPath: true),
-        shared("Lifecycle", ["Observability"]),
-        shared("SQLite", ["CSQLite"]),
-        shared("PostgreSQL", ["CLibPQ"]),
-        shared("ProtoJSON", ["Wire", "Observability"]),
-        shared("Connect", ["RPC", "Wire", "HTTP", "ProtoJSON", "Crypto", "Observability", "CZlib"]),
+        shared("Observability", .runtime, []),
+        shared("Config", .runtime, ["Sockets"]),
+        shared("Model", .domain, []),
+        shared("Wire", .wire, ["CProto", "CProtobufC", "Model"], hotPath: true),
+        shared("Crypto", .runtime, ["COpenSSL", "CShims"]),
+        shared("Sockets", .runtime, []),
+        shared("HTTP", .runtime, ["CMicroHTTPD", "CShims", "Observability", "Sockets"]),
+        shared("HTTPClient", .runtime, []),
         shared(
-            "ServiceRuntime", ["RPC", "Wire", "HTTP", "Connect", "Config", "Observability", "Lifecycle", "Sockets"]),
+            "RPC", .runtime, ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability", "Sockets"],
+            hotPath: true),
+        shared("Lifecycle", .runtime, ["Observability"]),
+        shared("SQLite", .storage, ["CSQLite"]),
+        shared("PostgreSQL", .storage, ["CLibPQ"]),
+        shared("ProtoJSON", .wire, ["Wire", "Observability"]),
+        shared("Connect", .runtime, ["RPC", "Wire", "HTTP", "ProtoJSON", "Crypto", "Observability", "CZlib"]),
+        shared(
+            "ServiceRuntime", .runtime,
+            ["RPC", "Wire", "HTTP", "Connect", "Config", "Observability", "Lifecycle", "Sockets"]),
 
         // Services: business rules in a library, a main.swift that only wires it up.
-        // The verifier's store adapters are libraries of their own (subctl uses them too).
+        // Each store's API client is a library of its own (subctl and the simulator use them too);
+        // its adapter, which turns what the store says into ledger facts, is part of the verifier.
         .target(
-            name: "AppStore", dependencies: ["Crypto", "Model", "HTTPClient"], path: "Services/Verifier/AppStore",
+            name: "AppStore", dependencies: ["Crypto", "Model", "HTTPClient"], path: "Services/Stores/AppStore/Client",
             swiftSettings: swiftSettings),
         .target(
-            name: "GooglePlay", dependencies: ["Crypto", "Model", "HTTPClient"], path: "Services/Verifier/GooglePlay",
+            name: "GooglePlay", dependencies: ["Crypto", "Model", "HTTPClient"],
+            path: "Services/Stores/GooglePlay/Client",
             swiftSettings: swiftSettings),
         .target(
             name: "VerifierService",
@@ -88,7 +103,10 @@ let package = Package(
                 "Crypto",
                 "AppStore", "GooglePlay",
             ],
-            path: "Services/Verifier/VerifierService", swiftSettings: swiftSettings),
+            // The service, and each store's adapter beside that store's client.
+            path: "Services",
+            sources: ["Verifier/VerifierService", "Stores/AppStore/Adapter", "Stores/GooglePlay/Adapter"],
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "verifier", dependencies: ["VerifierService", "ServiceRuntime"], path: "Services/Verifier/verifier",
             swiftSettings: swiftSettings),
@@ -163,7 +181,7 @@ let package = Package(
             ],
             path: "Tests/Benchmarks/webhookbench", swiftSettings: swiftSettings),
 
-        // The generator of Shared/Wire/Generated from proto/'s descriptor set (scripts/generate-proto).
+        // The generator of Shared/Protocol/Wire/Generated from proto/'s descriptor set (scripts/generate-proto).
         .executableTarget(
             name: "wiregen", dependencies: ["Observability"], path: "scripts/wiregen", swiftSettings: swiftSettings),
 

@@ -2,7 +2,7 @@ import BenchSupport
 import Foundation
 
 /// The raw-SQLite reference: the `sqlite3` shell running a generated script, in WAL mode with
-/// synchronous=FULL (as Shared/SQLite opens the ledger's connection), doing per row the inserts
+/// synchronous=FULL (as Shared/Storage/SQLite opens the ledger's connection), doing per row the inserts
 /// Ledger.recordVerifiedState does (the subscription upsert, the event, the change, the
 /// idempotency row) in transactions of `batch` rows, `BEGIN IMMEDIATE` … `COMMIT` like the
 /// ledger's writer. `ReferenceRows.phase` runs (the judged one, and the informational one with
