@@ -81,6 +81,8 @@ let package = Package(
         shared("SQLite", .storage, ["CSQLite"]),
         shared("PostgreSQL", .storage, ["CLibPQ"]),
         shared("ProtoJSON", .wire, ["Wire", "Observability"]),
+        // Each service's typed client over any transport (generated, do not edit; scripts/generate-proto).
+        shared("Clients", .wire, ["RPC", "Wire", "Model"]),
         shared("Connect", .runtime, ["RPC", "Wire", "HTTP", "ProtoJSON", "Crypto", "Observability", "CZlib"]),
         shared(
             "ServiceRuntime", .runtime,
@@ -99,12 +101,16 @@ let package = Package(
         .target(
             name: "VerifierService",
             dependencies: [
-                "HTTPClient", "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "HTTP",
-                "Crypto",
-                "AppStore", "GooglePlay",
+                "HTTPClient", "ServiceRuntime", "RPC", "Wire", "Clients", "Model", "Config", "Observability",
+                "Lifecycle",
+                "HTTP", "Crypto", "AppStore", "GooglePlay",
             ],
             // The service, and each store's adapter beside that store's client.
             path: "Services",
+            exclude: [
+                "Containerfile", "Entitlement", "Ledger", "Subctl", "Verifier/verifier", "Stores/AppStore/Client",
+                "Stores/GooglePlay/Client",
+            ],
             sources: ["Verifier/VerifierService", "Stores/AppStore/Adapter", "Stores/GooglePlay/Adapter"],
             swiftSettings: swiftSettings),
         .executableTarget(
@@ -269,8 +275,8 @@ let package = Package(
             name: "VerifierTests",
             dependencies: [
                 "HTTPClient", "VerifierService", "AppStore", "GooglePlay", "Crypto", "Model", "Wire", "RPC", "Config",
-                "HTTP",
-                "Observability", "Sockets", "SQLite", "TestSupport",
+                "HTTP", "Observability", "Sockets", "SQLite", "TestSupport", "Clients", "LedgerService", "Lifecycle",
+                "ServiceRuntime",
             ],
             path: "Tests/VerifierTests", swiftSettings: swiftSettings),
         .testTarget(

@@ -88,7 +88,11 @@ struct TestServer {
     /// (payloads by their first byte).
     let prefetchLog = Recorder<String>()
 
-    init(_ configure: (inout RPCServerConfiguration) -> Void = { _ in }, extra: (RPCRouter) -> Void = { _ in }) throws {
+    /// `listen`: false for a server reached only in process (nothing binds a port).
+    init(
+        listen: Bool = true, _ configure: (inout RPCServerConfiguration) -> Void = { _ in },
+        extra: (RPCRouter) -> Void = { _ in }
+    ) throws {
         var configuration = RPCServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = 0
@@ -159,7 +163,7 @@ struct TestServer {
         }
         extra(router)
         server = try RPCServer(configuration: configuration, router: router)
-        try server.start()
+        if listen { try server.start() }
     }
 
     var endpoint: HostPort { HostPort(host: "127.0.0.1", port: server.port) }

@@ -1,4 +1,5 @@
 import AppStore
+import Clients
 import Config
 import Crypto
 import Foundation
@@ -16,14 +17,12 @@ import Wire
     import FoundationNetworking
 #endif
 
-/// A real ledger process on a temporary SQLite file, a Sandbox Apple adapter trusting a
+/// A ledger in this process on a temporary SQLite file, a Sandbox Apple adapter trusting a
 /// generated chain over a fake App Store, and the adapter's routes on a real HTTP server.
 final class AppleAdapterHarness: Sendable {
     static let bundleID = "com.example.app"
 
     let directory: URL
-    let ledgerProcess: ServiceProcess
-    let rpc: RPCClient
     let ledger: LedgerClient
     let chain: AppleSigningChain
     let api: FakeAppStoreAPI
@@ -42,10 +41,7 @@ final class AppleAdapterHarness: Sendable {
     init(revocation: (@Sendable (AppleSigningChain) throws -> AppleRevocationChecker)? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("verifier-apple-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        ledgerProcess = try ServiceProcess("ledger", directory: directory)
-        let port = try await ledgerProcess.rpcPort()
-        rpc = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: port)])
-        ledger = LedgerClient(rpc: rpc)
+        ledger = try await InProcessLedger(directory: directory).client
         let clock = Clock()
         self.clock = clock
         var options = AppleSigningChain.Options()
@@ -71,9 +67,6 @@ final class AppleAdapterHarness: Sendable {
 
     func stop() async {
         http.stop()
-        rpc.shutdown()
-        ledgerProcess.terminate()
-        _ = await ledgerProcess.waitForExit()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -143,13 +136,11 @@ final class AppleAdapterHarness: Sendable {
     }
 
     func history(_ key: SubscriptionKey) async throws -> [LifecycleEvent] {
-        let response: GetHistoryResponse = try await rpc.call(
-            LedgerRPC.getHistory.name, GetHistoryRequest(key: key))
-        return response.events
+        try await ledger.getHistory(GetHistoryRequest(key: key)).events
     }
 }
 
-extension LedgerClient {
+extension LedgerClientProtocol {
     /// The ids of every inbox entry of `store`, whatever its status (a plain ListInbox shows
     /// only pending and failed ones).
     func allInboxIDs(_ store: Store? = nil) async throws -> [String] {

@@ -1,4 +1,5 @@
 import AppStore
+import Clients
 import Foundation
 import Model
 import RPC
@@ -135,8 +136,7 @@ struct AppleNotificationIngressTests {
         #expect(subscription.state == .revoked && subscription.revokedTimeMilliseconds == refund)
         let events = try await harness.history(Self.key)
         #expect(events.contains { $0.kind == .refunded && $0.notificationID == "5a6b7c8d-0000-4000-8000-000000000001" })
-        let cursor: Cursor = try await harness.rpc.call(
-            LedgerRPC.getCursor.name, GetCursorRequest(name: "apple-notification-history-sandbox"))
+        let cursor = try await harness.ledger.getCursor(GetCursorRequest(name: "apple-notification-history-sandbox"))
         #expect(cursor.value == harness.clock.milliseconds)
         // A second pass, a minute later, asks again from the watermark less the hour of overlap,
         // finds the same notification again and changes nothing.
@@ -167,7 +167,7 @@ struct AppleNotificationIngressTests {
         let first = harness.clock.milliseconds
         await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
         let name = GetCursorRequest(name: "apple-notification-history-sandbox")
-        var cursor: Cursor = try await harness.rpc.call(LedgerRPC.getCursor.name, name)
+        var cursor = try await harness.ledger.getCursor(name)
         #expect(cursor.value == 0)
         #expect(try await harness.ledger.subscription(Self.key) == nil)
         // The storage mends; the next pass asks for the whole first window again.
@@ -176,7 +176,7 @@ struct AppleNotificationIngressTests {
         await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
         let subscription = try #require(try await harness.ledger.subscription(Self.key))
         #expect(subscription.state == .revoked && subscription.revokedTimeMilliseconds == refund)
-        cursor = try await harness.rpc.call(LedgerRPC.getCursor.name, name)
+        cursor = try await harness.ledger.getCursor(name)
         #expect(cursor.value == harness.clock.milliseconds)
         let windows = harness.api.calls.filter { $0.hasPrefix("notificationHistory ") }
         #expect(

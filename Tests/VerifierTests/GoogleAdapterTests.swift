@@ -1,3 +1,4 @@
+import Clients
 import Config
 import Crypto
 import Foundation
@@ -16,11 +17,9 @@ import Wire
 struct GoogleAdapterTests {
     static let package = "com.example.app"
 
-    /// A real ledger process, the adapter over an in-memory Play, and an injected clock.
+    /// A ledger in this process, the adapter over an in-memory Play, and an injected clock.
     final class Harness: Sendable {
         let directory: URL
-        let ledgerProcess: ServiceProcess
-        let rpc: RPCClient
         let ledger: LedgerClient
         let api = FakeGooglePlayAPI()
         let adapter: GoogleAdapter
@@ -29,9 +28,7 @@ struct GoogleAdapterTests {
         init() async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("verifier-google-\(UUID())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            ledgerProcess = try ServiceProcess("ledger", directory: directory)
-            rpc = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await ledgerProcess.rpcPort())])
-            ledger = LedgerClient(rpc: rpc)
+            ledger = try await InProcessLedger(directory: directory).client
             let clock = self.clock
             adapter = GoogleAdapter(
                 catalog: .init(
@@ -44,9 +41,6 @@ struct GoogleAdapterTests {
         }
 
         func stop() async {
-            rpc.shutdown()
-            ledgerProcess.terminate()
-            _ = await ledgerProcess.waitForExit()
             try? FileManager.default.removeItem(at: directory)
         }
 
@@ -100,8 +94,8 @@ struct GoogleAdapterTests {
         // The acknowledgement is recorded with the purchase as Google reads it after the call.
         #expect(harness.api.calls == ["get tok-1.AO-J1Oz", "acknowledge tok-1.AO-J1Oz", "get tok-1.AO-J1Oz"])
         // The ledger had the purchase before Google heard of the acknowledgement.
-        let history: GetHistoryResponse = try await harness.rpc.call(
-            LedgerRPC.getHistory.name, GetHistoryRequest(key: harness.key("tok-1.AO-J1Oz")))
+        let history = try await harness.ledger.getHistory(
+            GetHistoryRequest(key: harness.key("tok-1.AO-J1Oz")))
         #expect(history.events.map(\.kind).reversed().prefix(3) == [.stateRefreshed, .accountLinked, .acknowledged])
         _ = try await harness.adapter.verifyPurchase(request)
         #expect(harness.api.calls.filter { $0.hasPrefix("acknowledge") }.count == 1)
@@ -253,8 +247,7 @@ struct GoogleAdapterTests {
         let revoked = try #require(try await harness.ledger.subscription(harness.key("life-tok")))
         #expect(revoked.periods.map(\.revokedTimeMilliseconds) == [voidTime])
         #expect(revoked.periods.map(\.revocationReason) == ["VOIDED_PURCHASE"])
-        let cursor: Cursor = try await harness.rpc.call(
-            LedgerRPC.getCursor.name, GetCursorRequest(name: "google-voided-\(Self.package)"))
+        let cursor = try await harness.ledger.getCursor(GetCursorRequest(name: "google-voided-\(Self.package)"))
         #expect(cursor.value == harness.clock.milliseconds)
         await harness.stop()
     }

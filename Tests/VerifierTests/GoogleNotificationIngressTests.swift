@@ -1,3 +1,4 @@
+import Clients
 import Crypto
 import Foundation
 import GooglePlay
@@ -108,8 +109,8 @@ struct GoogleNotificationIngressTests {
         #expect(answers == [204, 204, 204, 204, 204])
         await harness.base.adapter.processingIdle()
         #expect(harness.base.api.calls == ["get tok-rtdn"])
-        let history: GetHistoryResponse = try await harness.base.rpc.call(
-            LedgerRPC.getHistory.name, GetHistoryRequest(key: harness.base.key("tok-rtdn")))
+        let history = try await harness.base.ledger.getHistory(
+            GetHistoryRequest(key: harness.base.key("tok-rtdn")))
         #expect(history.events.map(\.kind) == [.renewed])
         #expect(history.events.first?.notificationID == "1234567890123456")
         let processed = try await harness.base.ledger.listInbox(ListInboxRequest(status: .processed, store: .google))

@@ -1,12 +1,12 @@
 // wiregen: the Swift message layer of Wire, and the enums of Model, from the protos' descriptor set.
-// Usage: wiregen DESCRIPTOR_SET WIRE_DIRECTORY MODEL_DIRECTORY OPENAPI_DIRECTORY
+// Usage: wiregen DESCRIPTOR_SET WIRE_DIRECTORY MODEL_DIRECTORY OPENAPI_DIRECTORY CLIENTS_DIRECTORY
 // (scripts/generate-proto runs it).
 import Foundation
 
 let arguments = CommandLine.arguments.dropFirst()
-guard arguments.count == 4 else {
+guard arguments.count == 5 else {
     FileHandle.standardError.write(
-        Data("usage: wiregen DESCRIPTOR_SET WIRE_DIRECTORY MODEL_DIRECTORY OPENAPI_DIRECTORY\n".utf8))
+        Data("usage: wiregen DESCRIPTOR_SET WIRE_DIRECTORY MODEL_DIRECTORY OPENAPI_DIRECTORY CLIENTS_DIRECTORY\n".utf8))
     exit(2)
 }
 let input = arguments[arguments.startIndex]
@@ -26,6 +26,15 @@ do {
             let name = parts.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined() + ".swift"
             try Data(source.utf8).write(to: URL(fileURLWithPath: output).appendingPathComponent(name))
         }
+    }
+    // The typed clients, one file per package that declares a service.
+    let clients = arguments[arguments.startIndex + 4]
+    try FileManager.default.createDirectory(atPath: clients, withIntermediateDirectories: true)
+    for file in schema.files {
+        guard let source = try ClientEmitter(schema: schema, file: file).emit() else { continue }
+        let parts = file.package.split(separator: ".").dropFirst()
+        let name = parts.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined() + "Clients.swift"
+        try Data(source.utf8).write(to: URL(fileURLWithPath: clients).appendingPathComponent(name))
     }
     let table = try SchemaEmitter(schema: schema).emit()
     try Data(table.utf8).write(to: URL(fileURLWithPath: outputs[0].1).appendingPathComponent("ProtoSchema.swift"))

@@ -1,3 +1,4 @@
+public import Clients
 import Foundation
 import Model
 import Wire
@@ -11,7 +12,7 @@ enum ReconcilerPaging {
     /// left out goes to `onGap`), then moves the cursor to `now`. Throws, leaving the cursor,
     /// when the ledger or `pull` fails.
     static func sinceCursor(
-        _ ledger: LedgerClient, _ name: String, now: Int64, overlap: Int64, firstLookback: Int64,
+        _ ledger: any LedgerClientProtocol, _ name: String, now: Int64, overlap: Int64, firstLookback: Int64,
         maxLookback: Int64 = .max, _ pull: (_ start: Date, _ end: Date) async throws -> Void,
         onGap: (_ skippedMilliseconds: Int64) -> Void = { _ in }
     ) async throws {
@@ -31,7 +32,7 @@ enum ReconcilerPaging {
     /// failed ones, and pending ones received more than `pendingGrace` ms before `now` (their
     /// processing was cut short), at most `limit` of them. Throws when the ledger cannot list.
     static func staleInbox(
-        _ ledger: LedgerClient, store: Store, now: Int64, pendingGrace: Int64, limit: Int,
+        _ ledger: any LedgerClientProtocol, store: Store, now: Int64, pendingGrace: Int64, limit: Int,
         _ body: (InboxEntry) async -> Void
     ) async throws {
         var token: String?
@@ -51,7 +52,7 @@ enum ReconcilerPaging {
     /// Calls `body` once with each subscription the queries list, page by page, at most `limit`
     /// different ones over all the queries. Throws when the ledger cannot list.
     static func eachSubscription(
-        _ ledger: LedgerClient, matching queries: [ListSubscriptionsRequest], limit: Int,
+        _ ledger: any LedgerClientProtocol, matching queries: [ListSubscriptionsRequest], limit: Int,
         _ body: (Subscription) async -> Void
     ) async throws {
         var seen: Set<SubscriptionKey> = []

@@ -1,4 +1,5 @@
 import AppStore
+public import Clients
 public import Config
 import Foundation
 import GooglePlay
@@ -25,7 +26,7 @@ public enum VerifierService {
         let host = try ServiceHost(
             name: "verifier", healthMethod: healthMethod, defaultRPC: defaultRPCListen, defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
-        let ledger = LedgerClient(rpc: try host.ledgerDependency(environment: environment))
+        let ledger = LedgerClient(try host.ledgerDependency(environment: environment))
         let rate = try environment.int("NOTIFY_RATE_PER_ADDRESS", default: 100, range: 0...1_000_000)
         let ingress = NotificationIngressGuard(
             rate: rate == 0 ? nil : Double(rate),
@@ -61,7 +62,8 @@ public enum VerifierService {
     }
 
     static func makeGoogleAdapter(
-        _ settings: GoogleSettings, ledger: LedgerClient, host: ServiceHost, ingress: NotificationIngressGuard
+        _ settings: GoogleSettings, ledger: any LedgerClientProtocol, host: ServiceHost,
+        ingress: NotificationIngressGuard
     ) throws
         -> (GoogleAdapter, PubSubPushAuthenticator)
     {
@@ -99,7 +101,8 @@ public enum VerifierService {
     }
 
     static func makeAppleAdapter(
-        _ settings: AppleSettings, ledger: LedgerClient, host: ServiceHost, ingress: NotificationIngressGuard
+        _ settings: AppleSettings, ledger: any LedgerClientProtocol, host: ServiceHost,
+        ingress: NotificationIngressGuard
     ) throws
         -> AppleAdapter
     {

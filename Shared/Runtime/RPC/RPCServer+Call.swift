@@ -45,87 +45,113 @@ extension RPCServer {
         let started = MonotonicClock.nanoseconds()
         let index = core.router.entries.firstIndex { $0.name == method }
         let result = core.callBlocking(index, method, payload, timeoutMilliseconds, caller, started: started)
-        let code: StatusCode =
-            switch result {
-            case .success: .ok
-            case .failure(let error): error.code
-            }
-        core.metrics.record(
-            loop: 0, method: index ?? core.metrics.unknownMethodIndex, code: code,
-            nanoseconds: MonotonicClock.nanoseconds() - started)
+        core.recordCall(index, result, started: started)
         return result
     }
 }
 
 extension ServerCore {
-    fileprivate func callBlocking(
+    /// Counts a call that came by another transport than a connection, in the metrics a
+    /// framed call is counted in (loop 0's).
+    func recordCall(_ index: Int?, _ result: Result<[UInt8], RPCError>, started: UInt64) {
+        let code: StatusCode =
+            switch result {
+            case .success: .ok
+            case .failure(let error): error.code
+            }
+        metrics.record(
+            loop: 0, method: index ?? metrics.unknownMethodIndex, code: code,
+            nanoseconds: MonotonicClock.nanoseconds() - started)
+    }
+
+    /// A unary call admitted and started by `begin`: answered at once, or to be waited for
+    /// until its deadline.
+    enum Begun {
+        case answered(Result<[UInt8], RPCError>)
+        case running(CallAnswer, deadline: UInt64, budget: UInt64, task: Task<Void, Never>?)
+    }
+
+    /// Admits unary method `method` (router index `index`) with `payload` as a framed call is
+    /// admitted, and starts its handler with the deadline a framed call would get.
+    func begin(
         _ index: Int?, _ method: String, _ payload: [UInt8], _ timeoutMilliseconds: UInt64, _ caller: RPCCaller,
         started: UInt64
-    ) -> Result<[UInt8], RPCError> {
-        if isDraining { return .failure(RPCError(.unavailable, Self.shuttingDown)) }
-        // As on a connection, the access rule comes before the method is looked up.
-        if let identities = caller.identities {
-            guard !identities.isEmpty else { return .failure(RPCError(.unauthenticated, "the caller has no identity")) }
-            if let refusal = refusal(method: method, identities: identities) {
-                return .failure(RPCError(.permissionDenied, refusal))
-            }
-        } else if tls != nil {
-            return .failure(RPCError(.unauthenticated, "this server requires a client certificate or an API key"))
+    ) -> Begun {
+        let admitted: Int
+        switch admit(index, name: method, asker: .caller(caller.identities), bytes: payload.count) {
+        case .success(let index): admitted = index
+        case .failure(let refusal): return .answered(.failure(refusal.error))
         }
-        guard let index else { return .failure(RPCError(.unimplemented, Self.unknownMethod(method))) }
-        let entry = router.entries[index]
-        if let tooLarge = oversized(payload.count, for: entry) {
-            return .failure(RPCError(.resourceExhausted, tooLarge))
-        }
+        let entry = router.entries[admitted]
         let budget = callTime(timeoutMilliseconds: timeoutMilliseconds)
         let deadline = started.saturatingAdd(budget)
         let context = RPCRequestContext(
-            method: method, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer)
-        let answer = BlockingAnswer()
-        var task: Task<Void, Never>?
-        callStarted()
-        defer { callFinished() }
+            method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer)
+        let answer = CallAnswer()
         switch entry.handler {
         case .inline(let handler):
             var output: [UInt8] = []
             do {
                 try payload.withUnsafeBytes { try handler($0, &output) }
-                return .success(output)
+                return .answered(.success(output))
             } catch {
-                return .failure(rpcError(from: error, method: method))
+                return .answered(.failure(rpcError(from: error, method: entry.name)))
             }
         case .unary(let handler):
-            task = Task { answer.set(await self.runUnary(handler, context, payload)) }
+            let task = Task { answer.set(await self.runUnary(handler, context, payload)) }
+            return .running(answer, deadline: deadline, budget: budget, task: task)
         case .deferred(let handler):
             payload.withUnsafeBytes { bytes in
                 handler(
                     context, bytes,
-                    RPCResponder { [self] in answer.set($0.mapError { rpcError(from: $0, method: method) }) })
+                    RPCResponder { [self] in answer.set($0.mapError { rpcError(from: $0, method: entry.name) }) })
             }
+            return .running(answer, deadline: deadline, budget: budget, task: nil)
         case .serverStream:
-            return .failure(
-                RPCError(.unimplemented, "\(method) is a server stream: call it over the RPC protocol"))
+            return .answered(
+                .failure(RPCError(.unimplemented, "\(entry.name) is a server stream: call it as one")))
         }
-        guard let result = answer.wait(until: deadline) else {
-            task?.cancel()
-            return .failure(RPCError(.deadlineExceeded, Self.deadlineExceeded(budget)))
+    }
+
+    fileprivate func callBlocking(
+        _ index: Int?, _ method: String, _ payload: [UInt8], _ timeoutMilliseconds: UInt64, _ caller: RPCCaller,
+        started: UInt64
+    ) -> Result<[UInt8], RPCError> {
+        callStarted()
+        defer { callFinished() }
+        switch begin(index, method, payload, timeoutMilliseconds, caller, started: started) {
+        case .answered(let result): return result
+        case .running(let answer, let deadline, let budget, let task):
+            guard let result = answer.wait(until: deadline) else {
+                task?.cancel()
+                return .failure(RPCError(.deadlineExceeded, Self.deadlineExceeded(budget)))
+            }
+            return result
         }
-        return result
     }
 }
 
-/// The one answer a blocked caller waits for: the first `set` counts.
-private final class BlockingAnswer: Sendable {
-    private let result = Mutex<Result<[UInt8], RPCError>?>(nil)
+/// The one answer a call's caller waits for, blocked or suspended: the first `set` counts.
+final class CallAnswer: Sendable {
+    private struct State {
+        var result: Result<[UInt8], RPCError>?
+        var waiter: CheckedContinuation<Result<[UInt8], RPCError>, Never>?
+    }
+
+    private let state = Mutex(State())
     private let done = DispatchSemaphore(value: 0)
 
     func set(_ value: Result<[UInt8], RPCError>) {
-        let first = result.withLock { stored in
-            guard case .none = stored else { return false }
-            stored = value
-            return true
+        let (first, waiter) = state.withLock {
+            state -> (Bool, CheckedContinuation<Result<[UInt8], RPCError>, Never>?) in
+            guard case .none = state.result else { return (false, nil) }
+            state.result = value
+            defer { state.waiter = nil }
+            return (true, state.waiter)
         }
-        if first { done.signal() }
+        guard first else { return }
+        done.signal()
+        waiter?.resume(returning: value)
     }
 
     /// The answer, or nil when monotonic time `deadline` passed first.
@@ -133,6 +159,18 @@ private final class BlockingAnswer: Sendable {
         let now = MonotonicClock.nanoseconds()
         let left = deadline > now ? deadline - now : 0
         guard done.wait(timeout: .now() + .nanoseconds(Int(clamping: left))) == .success else { return nil }
-        return result.withLock { $0 }
+        return state.withLock { $0.result }
+    }
+
+    /// The answer, suspending until it is set (by the handler, or by the call's deadline).
+    func value() async -> Result<[UInt8], RPCError> {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Result<[UInt8], RPCError>? in
+                if let result = state.result { return result }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }

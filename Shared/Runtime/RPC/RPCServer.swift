@@ -66,9 +66,68 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
         logger?.debug("connection closed", ["peer": connection.peer, "reason": reason])
     }
 
-    // MARK: What every transport's calls are held to (framed connections, the HTTP gateway)
+    // MARK: What every transport's calls are held to (framed connections, the HTTP gateway, in process)
 
     static let shuttingDown = "the server is shutting down"
+
+    /// Who asks, as the transport that brought the call knows it.
+    enum Asker {
+        /// A framed connection's peer: the names of its TLS certificate (none on plaintext).
+        /// The access policy holds it when the server has TLS.
+        case peer([String])
+        /// A caller of another transport (the HTTP gateway, an in-process client): its
+        /// identities, or nil when the transport authenticates nobody (refused when the server
+        /// has TLS, as a plaintext connection could not reach it).
+        case caller([String]?)
+    }
+
+    /// Why a call is refused, with the method's index when the method was found (for metrics).
+    struct Refusal: Error {
+        let methodIndex: Int?
+        let error: RPCError
+    }
+
+    /// The one admission every call goes through, whatever brought it: refused while the server
+    /// (or the connection, `draining`) drains; then the access rule, which comes before the
+    /// method is looked up (a caller learns nothing of the methods it may not call, not even
+    /// whether they exist); then the method; then its request limit (`bytes`: the frame's length,
+    /// or the payload's for a transport without frames). Returns the method's index.
+    func admit(
+        _ found: Int?, name: @autoclosure () -> String, asker: Asker, bytes: Int, draining: Bool = false
+    ) -> Result<Int, Refusal> {
+        if draining || isDraining {
+            return .failure(Refusal(methodIndex: nil, error: RPCError(.unavailable, Self.shuttingDown)))
+        }
+        let method = found.map { router.entries[$0].name } ?? String(name().prefix(200))
+        switch asker {
+        case .peer(let identities):
+            if tls != nil, let refusal = refusal(method: method, identities: identities) {
+                return .failure(Refusal(methodIndex: found, error: RPCError(.permissionDenied, refusal)))
+            }
+        case .caller(let identities?):
+            guard !identities.isEmpty else {
+                return .failure(
+                    Refusal(methodIndex: found, error: RPCError(.unauthenticated, "the caller has no identity")))
+            }
+            if let refusal = refusal(method: method, identities: identities) {
+                return .failure(Refusal(methodIndex: found, error: RPCError(.permissionDenied, refusal)))
+            }
+        case .caller(nil):
+            if tls != nil {
+                return .failure(
+                    Refusal(
+                        methodIndex: found,
+                        error: RPCError(.unauthenticated, "this server requires a client certificate or an API key")))
+            }
+        }
+        guard let index = found else {
+            return .failure(Refusal(methodIndex: nil, error: RPCError(.unimplemented, Self.unknownMethod(method))))
+        }
+        if let tooLarge = oversized(bytes, for: router.entries[index]) {
+            return .failure(Refusal(methodIndex: index, error: RPCError(.resourceExhausted, tooLarge)))
+        }
+        return .success(index)
+    }
 
     /// Why `identities` may not call `method` under the access policy; nil when they may.
     func refusal(method: String, identities: [String]) -> String? {

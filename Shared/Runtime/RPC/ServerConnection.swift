@@ -114,10 +114,12 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     /// Whether calls of method `index` would run here: no work is done ahead for a caller the
     /// access policy refuses, nor on a connection that is draining.
     private func mayPrefetch(_ index: Int) -> Bool {
-        guard !draining && !core.isDraining else { return false }
-        return core.tls == nil
-            || core.configuration.accessPolicy.allows(
-                method: core.router.entries[index].name, identities: channel.peerIdentities)
+        if case .success = core.admit(
+            index, name: "", asker: .peer(channel.peerIdentities), bytes: 0, draining: draining)
+        {
+            return true
+        }
+        return false
     }
 
     /// Hands the gathered payloads to their method's prefetch (a lone request gains nothing
@@ -156,11 +158,12 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         guard let index = core.router.index(of: method) else {
             return "a frame of \(length) bytes for an unknown method"
         }
-        let entry = core.router.entries[index]
-        if core.tls != nil, let refusal = core.refusal(method: entry.name, identities: channel.peerIdentities) {
-            return refusal
+        switch core.admit(index, name: "", asker: .peer(channel.peerIdentities), bytes: length) {
+        case .success: return nil
+        // A draining server refuses the call once its frame is read, as any other.
+        case .failure(let refusal) where refusal.error.code == .unavailable: return nil
+        case .failure(let refusal): return refusal.error.message
         }
-        return core.oversized(length, for: entry)
     }
 
     /// Records the inline calls of the read just handled, timed to now from the read.
@@ -216,28 +219,22 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             return channel.protocolViolation("call id \(callID) is already in flight")
         }
         let unknown = core.metrics.unknownMethodIndex
-        if draining || core.isDraining {
-            return reply(callID, unknown, started, .unavailable, ServerCore.shuttingDown)
-        }
-        guard max(calls.count, runningHandlers) < core.configuration.maxCallsPerConnection else {
+        // The connection's own limit first: a peer past it gets no further.
+        guard
+            draining || core.isDraining || max(calls.count, runningHandlers) < core.configuration.maxCallsPerConnection
+        else {
             return reply(
                 callID, unknown, started, .resourceExhausted,
                 "too many calls in flight on this connection (at most \(core.configuration.maxCallsPerConnection))")
         }
-        // The access rule comes before the method is looked up: a caller learns nothing of
-        // the methods it may not call, not even whether they exist.
-        let found = known ?? core.router.index(of: view.method)
-        if core.tls != nil {
-            let name = found.map { core.router.entries[$0].name } ?? String(view.methodName.prefix(200))
-            if let refusal = core.refusal(method: name, identities: channel.peerIdentities) {
-                return reply(callID, found ?? unknown, started, .permissionDenied, refusal)
-            }
-        }
-        guard let methodIndex = found else {
-            return reply(callID, unknown, started, .unimplemented, ServerCore.unknownMethod(view.methodName))
-        }
-        if let tooLarge = core.oversized(frameLength, for: core.router.entries[methodIndex]) {
-            return reply(callID, methodIndex, started, .resourceExhausted, tooLarge)
+        let methodIndex: Int
+        switch core.admit(
+            known ?? core.router.index(of: view.method), name: view.methodName, asker: .peer(channel.peerIdentities),
+            bytes: frameLength, draining: draining)
+        {
+        case .success(let index): methodIndex = index
+        case .failure(let refusal):
+            return reply(callID, refusal.methodIndex ?? unknown, started, refusal.error.code, refusal.error.message)
         }
         let hasTimeout = view.timeoutMilliseconds != 0
         let limit = core.callTime(timeoutMilliseconds: UInt64(view.timeoutMilliseconds))

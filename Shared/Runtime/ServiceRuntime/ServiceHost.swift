@@ -7,7 +7,7 @@ public import Observability
 public import RPC
 import Sockets
 import Synchronization
-import Wire
+public import Wire
 
 /// Everything a service process has in common: configuration, logging, the RPC server with a
 /// `Health` method, the HTTP server with `/healthz`, `/readyz` and `/metrics`, and a drain on
@@ -101,7 +101,7 @@ public final class ServiceHost: Sendable {
         state.withLock { $0.readiness.append((name, check)) }
     }
 
-    /// Runs `action` on every SIGHUP once the service runs, after the actions added before it.
+    /// Runs `action` on every SIGHUP from when the service starts, after the actions added before it.
     public func onHangup(_ action: @escaping @Sendable () -> Void) {
         state.withLock { $0.hangupActions.append(action) }
     }
@@ -116,6 +116,16 @@ public final class ServiceHost: Sendable {
 
     /// Returns once the servers and every part have started.
     public func waitUntilRunning() async { _ = await running.wait() }
+
+    /// A transport that calls this service's methods in this process, as a call over its RPC
+    /// listener would be admitted and timed (`caller` is held to the access policy as the HTTP
+    /// gateway's callers are). Nothing listens: for tests of the logic behind a service.
+    public func inProcessTransport(caller: RPCCaller = RPCCaller(identities: nil, peer: "in-process"))
+        throws(RPCError) -> InProcessTransport
+    {
+        InProcessTransport(
+            server: try RPCServer(configuration: settings.server, router: router, logger: logger), caller: caller)
+    }
 
     /// The RPC port, once running.
     public var rpcPort: Int { state.withLock { $0.server?.port ?? 0 } }
@@ -152,9 +162,11 @@ public final class ServiceHost: Sendable {
         let rpcPart = RPCServerPart(server: server)
         let httpPart = HTTPServerPart(server: http, name: "http")
         let (parts, hangupActions) = state.withLock { ($0.parts, $0.hangupActions) }
+        // The reloader starts first: a SIGHUP sent once a listener answers must find it (its
+        // default action would end the process), however long the parts after them take to start.
         let group = ServiceGroup(
-            services: (ops.map { [HTTPServerPart(server: $0, name: "ops")] } ?? []) + [httpPart, rpcPart] + parts
-                + (hangupActions.isEmpty ? [] : [HangupReloader(actions: hangupActions)]),
+            services: (hangupActions.isEmpty ? [] : [HangupReloader(actions: hangupActions)])
+                + (ops.map { [HTTPServerPart(server: $0, name: "ops")] } ?? []) + [httpPart, rpcPart] + parts,
             signal: shutdownSignal,
             log: { [logger] message, fields in logger.info(message, fields) },
             onStarted: { [running] in running.trigger("running") })

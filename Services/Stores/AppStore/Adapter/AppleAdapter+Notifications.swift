@@ -1,4 +1,5 @@
 public import AppStore
+import Clients
 import Crypto
 import Foundation
 public import HTTP

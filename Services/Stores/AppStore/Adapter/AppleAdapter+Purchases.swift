@@ -1,4 +1,5 @@
 import AppStore
+import Clients
 import Crypto
 import Foundation
 import HTTPClient

@@ -1,4 +1,5 @@
 public import AppStore
+public import Clients
 public import Foundation
 import Model
 public import Observability
@@ -9,7 +10,7 @@ public import Observability
 public final class AppleAdapter: Sendable {
     let verifiers: [AppleEnvironment: AppleSignedDataVerifier]
     let api: any AppStoreAPI
-    let ledger: LedgerClient
+    let ledger: any LedgerClientProtocol
     let tokenNamespace: UUID
     let now: @Sendable () -> Date
     let logger: Logger
@@ -48,7 +49,7 @@ public final class AppleAdapter: Sendable {
     var defaultEnvironment: AppleEnvironment { verifiers[.production] != nil ? .production : .sandbox }
 
     public init(
-        verifiers: [AppleEnvironment: AppleSignedDataVerifier], api: any AppStoreAPI, ledger: LedgerClient,
+        verifiers: [AppleEnvironment: AppleSignedDataVerifier], api: any AppStoreAPI, ledger: any LedgerClientProtocol,
         tokenNamespace: UUID = AppleSettings.defaultTokenNamespace, revocation: AppleRevocationChecker? = nil,
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,

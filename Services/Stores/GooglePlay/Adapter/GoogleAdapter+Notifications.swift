@@ -1,3 +1,4 @@
+import Clients
 import Crypto
 import Foundation
 public import GooglePlay
@@ -42,7 +43,8 @@ extension GoogleAdapter {
             }
             counters.unauthenticated.increment()
             ingress.refused(
-                store: "google", reason: "unauthenticated", message: "\(error)", payload: request.body, request: request)
+                store: "google", reason: "unauthenticated", message: "\(error)", payload: request.body, request: request
+            )
             logger.debug("google push refused", ["reason": "\(error)"])
             return Self.answer(401, "\(error)")
         }
@@ -52,7 +54,8 @@ extension GoogleAdapter {
             envelope = try PubSubPushEnvelope(json: request.body)
             notification = try envelope.developerNotification()
         } catch {
-            ingress.refused(store: "google", reason: "malformed", message: "\(error)", payload: request.body, request: request)
+            ingress.refused(
+                store: "google", reason: "malformed", message: "\(error)", payload: request.body, request: request)
             return Self.answer(400, "\(error)")
         }
         guard catalog.packages.contains(notification.packageName) else {

@@ -1,3 +1,4 @@
+import Clients
 import Crypto
 import Foundation
 import GooglePlay

@@ -1,3 +1,4 @@
+public import Clients
 public import Foundation
 public import GooglePlay
 public import Model
@@ -23,7 +24,7 @@ public final class GoogleAdapter: Sendable {
 
     let catalog: Catalog
     let api: any GooglePlayAPI
-    let ledger: LedgerClient
+    let ledger: any LedgerClientProtocol
     let now: @Sendable () -> Date
     let logger: Logger
     let queue: BoundedWorkQueue
@@ -65,7 +66,7 @@ public final class GoogleAdapter: Sendable {
     }
 
     public init(
-        catalog: Catalog, api: any GooglePlayAPI, ledger: LedgerClient,
+        catalog: Catalog, api: any GooglePlayAPI, ledger: any LedgerClientProtocol,
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
         processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5),

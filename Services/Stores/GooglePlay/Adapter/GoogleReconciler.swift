@@ -1,3 +1,4 @@
+import Clients
 import Foundation
 import GooglePlay
 public import Lifecycle

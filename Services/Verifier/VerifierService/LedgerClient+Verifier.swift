@@ -1,26 +1,12 @@
+public import Clients
 import Crypto
 public import Model
 public import RPC
 public import Wire
 
-/// The ledger calls the verifier makes, typed, over the verifier's RPC client of the ledger.
-public struct LedgerClient: Sendable {
-    let rpc: RPCClient
-
-    public init(rpc: RPCClient) { self.rpc = rpc }
-
-    public func recordNotification(_ request: RecordNotificationRequest) async throws(RPCError)
-        -> RecordNotificationResponse
-    {
-        try await rpc.call(LedgerRPC.recordNotification, request)
-    }
-
-    public func recordVerifiedState(_ request: RecordVerifiedStateRequest) async throws(RPCError)
-        -> RecordVerifiedStateResponse
-    {
-        try await rpc.call(LedgerRPC.recordVerifiedState, request)
-    }
-
+/// The ledger calls the verifier makes beyond the generated ones: records keyed by content,
+/// and reads that answer nil or nothing where the ledger has nothing.
+extension LedgerClientProtocol {
     /// Records a state fetched from a store with its event, keyed by content: a retry that
     /// fetched the same state replays; a newer state is a new fact. Returns the state recorded.
     func recordFetchedState(
@@ -46,18 +32,6 @@ public struct LedgerClient: Sendable {
         return try await recordVerifiedState(record)
     }
 
-    public func linkAccount(_ request: LinkAccountRequest) async throws(RPCError) -> LinkAccountResponse {
-        try await rpc.call(LedgerRPC.linkAccount, request)
-    }
-
-    public func markInbox(_ request: MarkInboxRequest) async throws(RPCError) -> MarkInboxResponse {
-        try await rpc.call(LedgerRPC.markInbox, request)
-    }
-
-    public func listInbox(_ request: ListInboxRequest) async throws(RPCError) -> ListInboxResponse {
-        try await rpc.call(LedgerRPC.listInbox, request)
-    }
-
     /// The recorded subscription, or nil when the ledger has none (the state only).
     public func subscription(_ key: SubscriptionKey) async throws(RPCError) -> Subscription? {
         try await get(GetSubscriptionRequest(key: key, stateOnly: true))?.subscription
@@ -73,29 +47,23 @@ public struct LedgerClient: Sendable {
 
     private func get(_ request: GetSubscriptionRequest) async throws(RPCError) -> GetSubscriptionResponse? {
         do {
-            let response: GetSubscriptionResponse = try await rpc.call(LedgerRPC.getSubscription, request)
+            let response = try await getSubscription(request)
             return response
         } catch  where error.code == .notFound {
             return nil
         }
     }
 
-    public func listSubscriptions(_ request: ListSubscriptionsRequest) async throws(RPCError)
-        -> ListSubscriptionsResponse
-    {
-        try await rpc.call(LedgerRPC.listSubscriptions, request)
-    }
-
     public func cursor(_ name: String) async throws(RPCError) -> Cursor {
-        try await rpc.call(LedgerRPC.getCursor, GetCursorRequest(name: name))
+        try await getCursor(GetCursorRequest(name: name))
     }
 
     public func advanceCursor(_ name: String, to value: Int64) async throws(RPCError) -> Cursor {
-        try await rpc.call(LedgerRPC.advanceCursor, AdvanceCursorRequest(name: name, value: value))
+        try await advanceCursor(AdvanceCursorRequest(name: name, value: value))
     }
 
     public func account(_ accountID: String) async throws(RPCError) -> GetAccountResponse {
-        try await rpc.call(LedgerRPC.getAccount, GetAccountRequest(accountID: accountID))
+        try await getAccount(GetAccountRequest(accountID: accountID))
     }
 
     /// The subscriptions linked to `accountID` now; none for an account the ledger does not
