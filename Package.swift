@@ -146,7 +146,8 @@ let package = Package(
             ],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "subctl", dependencies: ["SubctlKit"], path: "Services/Subctl/subctl", swiftSettings: swiftSettings),
+            name: "subctl", dependencies: ["SubctlKit", "RPC"], path: "Services/Subctl/subctl",
+            swiftSettings: swiftSettings),
 
         // The store simulator (a development and test tool): App Store and Google Play with a
         // clock of their own, for the end-to-end tests and the demo.
@@ -245,7 +246,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "SubctlTests",
-            dependencies: ["SubctlKit", "ProtoJSON", "Wire", "Model", "AppStore", "Crypto", "Sockets"],
+            dependencies: ["SubctlKit", "ProtoJSON", "Wire", "Model", "AppStore", "Crypto", "Sockets", "RPC"],
             path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(

@@ -9,7 +9,7 @@ import Wire
 /// a page, the token the last sequence given), ReplayDeliveries with a fixed answer,
 /// GetEventState with `state`, GetFeedPosition with `newest`, and WatchChanges
 /// with `changes` after the request's position (then the stream ends); records each method.
-final class EventLogTransport: RPCTransport {
+final class EventLogTransport: BytesTransport {
     let log: [Event]
     let changes: [Change]
     let state: GetEventStateResponse
@@ -71,12 +71,10 @@ final class EventLogTransport: RPCTransport {
         }
     }
 
-    func serverStream(
-        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Bool
-    ) async throws(SubctlError) {
+    func stream(_ method: String, request: [UInt8], timeout: Duration?) -> (messages: [[UInt8]], end: SubctlError?) {
         methods.withLock { $0.append(method) }
         guard method == "subscriptions.ledger.v1.Ledger/WatchChanges" else {
-            throw SubctlError(.rpc(.unimplemented), method)
+            return ([], SubctlError(.rpc(.unimplemented), method))
         }
         // The feed may take longer to read than one call's deadline.
         #expect(timeout == nil)
@@ -84,11 +82,9 @@ final class EventLogTransport: RPCTransport {
         do {
             after = try WatchChangesRequest(serialized: request).after
         } catch {
-            throw SubctlError(.rpc(.invalidArgument), error.message)
+            return ([], SubctlError(.rpc(.invalidArgument), error.message))
         }
-        for change in changes where change.position > after {
-            guard try onMessage(change.serialized()) else { return }
-        }
+        return (changes.filter { $0.position > after }.map { $0.serialized() }, nil)
     }
 }
 
@@ -108,7 +104,7 @@ struct EventsCommandTests {
             recordedTimeMilliseconds: 1_714_651_200_000, capability: "pro", reason: "expired", sequence: 3),
     ]
 
-    func run(_ arguments: [String], _ transport: some RPCTransport) async throws(SubctlError) -> [String] {
+    func run(_ arguments: [String], _ transport: some BytesTransport) async throws(SubctlError) -> [String] {
         let output = Mutex<[String]>([])
         let runner = CommandRunner { text in output.withLock { $0.append(text) } }
         try await runner.run(
@@ -190,8 +186,9 @@ struct EventsCommandTests {
     }
 
     /// Runs `arguments` against `transport`: what it printed, and the error it ended with.
-    func outcome(_ arguments: [String], _ transport: some RPCTransport) async -> (lines: [String], error: SubctlError?)
-    {
+    func outcome(_ arguments: [String], _ transport: some BytesTransport) async -> (
+        lines: [String], error: SubctlError?
+    ) {
         let output = Mutex<[String]>([])
         let runner = CommandRunner { text in output.withLock { $0.append(text) } }
         do {

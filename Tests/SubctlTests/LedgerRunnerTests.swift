@@ -6,7 +6,7 @@ import Wire
 
 /// Answers GetHistory with the page its request's token names (`""` for the first) and
 /// records each request.
-final class HistoryPagesTransport: RPCTransport {
+final class HistoryPagesTransport: BytesTransport {
     let pages: [String: GetHistoryResponse]
     let requests = Mutex<[GetHistoryRequest]>([])
 
@@ -27,10 +27,8 @@ final class HistoryPagesTransport: RPCTransport {
         return page.serialized()
     }
 
-    func serverStream(
-        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Bool
-    ) async throws(SubctlError) {
-        throw SubctlError(.rpc(.unimplemented), method)
+    func stream(_ method: String, request: [UInt8], timeout: Duration?) -> (messages: [[UInt8]], end: SubctlError?) {
+        ([], SubctlError(.rpc(.unimplemented), method))
     }
 }
 
@@ -66,7 +64,7 @@ struct LedgerRunnerTests {
         lastError: "ledger: UNAVAILABLE\nretrying", key: appleKey, rawPayload: "eyJ...")
 
     /// Runs `arguments` against `transport` and returns the printed output.
-    func run(_ arguments: [String], _ transport: some RPCTransport) async throws(SubctlError) -> [String] {
+    func run(_ arguments: [String], _ transport: some BytesTransport) async throws(SubctlError) -> [String] {
         let output = Mutex<[String]>([])
         let runner = CommandRunner { text in output.withLock { $0.append(text) } }
         try await runner.run(try SubctlCommand.parse(arguments), transport: transport, standardInput: { "" })

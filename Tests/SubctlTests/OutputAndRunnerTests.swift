@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// A transport that answers from a table and records the methods called, in order.
-final class FakeTransport: RPCTransport {
+final class FakeTransport: BytesTransport {
     let answers: [String: Result<[UInt8], SubctlError>]
     let streams: [String: (messages: [[UInt8]], end: SubctlError?)]
     let calls = Mutex<[String]>([])
@@ -27,16 +27,10 @@ final class FakeTransport: RPCTransport {
         return try (answers[method] ?? .failure(SubctlError(.rpc(.unimplemented), "unknown method \(method)"))).get()
     }
 
-    func serverStream(
-        _ method: String, request: [UInt8], timeout: Duration?, onMessage: ([UInt8]) throws(SubctlError) -> Bool
-    ) async throws(SubctlError) {
+    func stream(_ method: String, request: [UInt8], timeout: Duration?) -> (messages: [[UInt8]], end: SubctlError?) {
         calls.withLock { $0.append(method) }
         requests.withLock { $0.append(request) }
-        let stream = streams[method] ?? ([], SubctlError(.rpc(.unimplemented), "unknown method \(method)"))
-        for message in stream.messages {
-            guard try onMessage(message) else { return }
-        }
-        if let end = stream.end { throw end }
+        return streams[method] ?? ([], SubctlError(.rpc(.unimplemented), "unknown method \(method)"))
     }
 }
 

@@ -1,3 +1,4 @@
+import RPC
 import Wire
 
 extension CommandRunner {
@@ -6,7 +7,7 @@ extension CommandRunner {
     /// compared by `EventLogAudit`. Prints a summary line and a line per problem; throws
     /// `inconsistent` when there is any, `incomplete` when the feed ended before the position.
     /// A log not yet started is said so, with nothing checked.
-    func verifyEvents(after from: UInt64?, transport: any RPCTransport, options: CallOptions)
+    func verifyEvents(after from: UInt64?, transport: any ClientTransport, options: CallOptions)
         async throws(SubctlError)
     {
         let state = try await transport.call(
@@ -40,7 +41,7 @@ extension CommandRunner {
             // The feed never ends: the stream is left once it reaches the range's end. It may
             // take longer than one call's deadline.
             var reached = audit.after
-            try await transport.serverStream(
+            try await transport.readStream(
                 LedgerRPC.watchChanges.name, request: WatchChangesRequest(after: audit.after).serialized(),
                 timeout: nil
             ) { bytes throws(SubctlError) in

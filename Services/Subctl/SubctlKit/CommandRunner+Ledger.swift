@@ -1,9 +1,10 @@
+import RPC
 import Wire
 
 extension CommandRunner {
     /// Runs a ledger command: one typed call (one per page for `history --all`), then a line per
     /// item, or with `--json` each answer's compact JSON as `call --json` prints it.
-    func run(_ command: LedgerCommand, transport: any RPCTransport, options: CallOptions) async throws(SubctlError) {
+    func run(_ command: LedgerCommand, transport: any ClientTransport, options: CallOptions) async throws(SubctlError) {
         let method = command.method
         let timeout = options.timeout
         switch command {
@@ -46,7 +47,7 @@ extension CommandRunner {
     /// `events list` and `events tail`: pages of the log; `tail` goes on from the newest (or
     /// `after`), asking again every half second while nothing is new. The other `events` verbs:
     /// the dead letters, a replay, a test event, and `verify` (`verifyEvents`).
-    func runEvents(_ command: LedgerCommand, transport: any RPCTransport, options: CallOptions)
+    func runEvents(_ command: LedgerCommand, transport: any ClientTransport, options: CallOptions)
         async throws(SubctlError)
     {
         let method = command.method
@@ -134,7 +135,7 @@ extension CommandRunner {
     /// answer; `items` gives a page's count and lines. Returns the items written.
     private func read<Request: ProtoMessage, Response: ProtoMessage>(
         _ pages: Pages<Request, Response>, _ method: String, _ first: Request, as: Response.Type,
-        transport: any RPCTransport, options: CallOptions, items: (Response) -> (count: Int, lines: [String])
+        transport: any ClientTransport, options: CallOptions, items: (Response) -> (count: Int, lines: [String])
     ) async throws(SubctlError) -> Int {
         var request = first
         var count = 0

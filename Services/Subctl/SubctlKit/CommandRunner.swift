@@ -1,4 +1,5 @@
 public import Foundation
+public import RPC
 import Wire
 
 /// Carries out a parsed command: encodes requests, calls through a transport, and hands each
@@ -18,7 +19,7 @@ public struct CommandRunner {
     /// `standardInput` is read only for a call whose request is `-` and `apple verify -`.
     /// Throws a `SubctlError` to print with `OutputText.error` and exit with its `code.exitCode`.
     public func run(
-        _ command: SubctlCommand, transport: (any RPCTransport)?, standardInput: () -> String
+        _ command: SubctlCommand, transport: (any ClientTransport)?, standardInput: () -> String
     ) async throws(SubctlError) {
         switch command {
         case .help:
@@ -32,7 +33,7 @@ public struct CommandRunner {
             for (index, method) in candidates.enumerated() {
                 let answer: [UInt8]
                 do {
-                    answer = try await transport.unary(method, request: [], timeout: options.timeout)
+                    answer = try await transport.callBytes(method, request: [], timeout: options.timeout)
                 } catch  where error.code == .rpc(.unimplemented) && index < candidates.count - 1 {
                     continue
                 }
@@ -48,13 +49,13 @@ public struct CommandRunner {
                 }
             let request = try JSONMessages.encode(json: json, as: method.inputType)
             if method.isServerStreaming {
-                try await transport.serverStream(method.fullName, request: request, timeout: options.timeout) {
+                try await transport.readStream(method.fullName, request: request, timeout: options.timeout) {
                     message throws(SubctlError) in
                     write(try OutputText.response(message, of: method, json: options.json))
                     return true
                 }
             } else {
-                let answer = try await transport.unary(method.fullName, request: request, timeout: options.timeout)
+                let answer = try await transport.callBytes(method.fullName, request: request, timeout: options.timeout)
                 write(try OutputText.response(answer, of: method, json: options.json))
             }
         case .ledger(let command, let options):

@@ -36,6 +36,12 @@ public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let inconsistent = Code(.inconsistent)
         /// The status of a failed call.
         public static func rpc(_ status: StatusCode) -> Code { Code(.rpc(status)) }
+
+        /// The RPC status, when the code is one.
+        public var status: StatusCode? {
+            if case .rpc(let status) = base { return status }
+            return nil
+        }
         /// App Store signed data that `apple verify` refused, with the verifier's reason.
         public static func refused(_ code: AppleVerificationError.Code) -> Code { Code(.refused(code)) }
 

@@ -3,6 +3,7 @@
 // `events verify` finds the event log wanting, and 10…17 when `apple verify` refuses the data
 // (SubctlCommand.usage lists them).
 import Foundation
+import RPC
 import SubctlKit
 
 /// Writes `text` and a newline to `handle` at once (no buffering, so streams show as they arrive).
@@ -13,7 +14,7 @@ func emit(_ text: String, to handle: FileHandle) {
 var status: Int32 = 0
 do throws(SubctlError) {
     let command = try SubctlCommand.parse(Array(CommandLine.arguments.dropFirst()))
-    let transport = try command.callOptions.map { options throws(SubctlError) in try RPCClientTransport(options) }
+    let transport = try command.callOptions.map { options throws(SubctlError) in try options.client() }
     defer { transport?.shutdown() }
     let runner = CommandRunner { emit($0, to: .standardOutput) }
     try await runner.run(command, transport: transport) {

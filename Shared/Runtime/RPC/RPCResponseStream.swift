@@ -10,6 +10,17 @@ public struct RPCResponseStream: AsyncSequence, Sendable {
 
     let handle: StreamHandle
 
+    init(handle: StreamHandle) { self.handle = handle }
+
+    /// A stream whose messages are all here: `messages`, then the end `end` (nil: OK). For a
+    /// transport that answers from memory (a test's).
+    public init(messages: [[UInt8]], end: RPCError?) {
+        let state = ResponseStreamState(window: .max, grant: { _ in }, cancelCall: {})
+        for message in messages { state.push(message) }
+        state.finish(end)
+        handle = StreamHandle(state: state)
+    }
+
     public func makeAsyncIterator() -> Iterator { Iterator(handle: handle) }
 
     /// Cancels the call; iteration ends with CANCELLED.
