@@ -19,7 +19,7 @@ import Wire
 /// instant. At the end every recorded instant is asked again, in batches.
 ///
 /// `allowed`, `reason` and `until` must be what they were, except where a later store fact
-/// rewrote that past. A refund or a revocation takes access away from its own time on (README,
+/// rewrote that past. A refund or a revocation takes access away from its own time on (docs/entitlement.md,
 /// "What a subscription means for access"): an instant before it stays allowed, until it at the
 /// latest. The exceptions, each asserted as such by the fact in the lifecycle's own log that
 /// explains it:

@@ -167,7 +167,7 @@ struct AccessRuleTests {
         #expect(rules.decision(for: shared, at: 1_600_000) == .denied(.revoked))
     }
 
-    @Test("defaults follow STORES.md; expired, revoked and pending can never be allowed")
+    @Test("defaults follow docs/stores.md; expired, revoked and pending can never be allowed")
     func defaults() {
         let allowed = SubscriptionState.allCases.filter { AccessRules.default.allows($0) }
         #expect(allowed == [.active, .cancelled, .gracePeriod])

@@ -123,7 +123,7 @@ struct DeveloperNotificationTests {
         }
     }
 
-    @Test("every subscription notification type in STORES.md is named, and no other")
+    @Test("every subscription notification type in docs/stores.md is named, and no other")
     func subscriptionTypes() {
         let known = SubscriptionNotificationType.known
         #expect(known.map(\.type.rawValue) == Array(1...13) + [17, 18, 19, 20, 22])

@@ -55,7 +55,7 @@ struct GooglePlayLifecycleTests {
         return out
     }
 
-    /// The expected state, written from the reference table in STORES.md.
+    /// The expected state, written from the reference table in docs/stores.md.
     static let expectedState: [String: SubscriptionState] = [
         "SUBSCRIPTION_STATE_ACTIVE": .active, "SUBSCRIPTION_STATE_CANCELED": .cancelled,
         "SUBSCRIPTION_STATE_IN_GRACE_PERIOD": .gracePeriod, "SUBSCRIPTION_STATE_ON_HOLD": .accountHold,

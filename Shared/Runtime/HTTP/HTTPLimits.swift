@@ -1,5 +1,5 @@
 /// What one client may cost an `HTTPServer`: bytes, connections and time. The defaults suit a
-/// service that faces the internet; see the README's "Hostile input" section.
+/// service that faces the internet; see "Hostile input" in docs/operations.md.
 public struct HTTPLimits: Sendable, Equatable {
     /// The largest request body accepted, by `Content-Length` or as chunks arrive; a longer one
     /// gets 413 and the connection is closed.

@@ -5,7 +5,7 @@ public import RPC
 public import Sockets
 import Wire
 
-/// The settings every service reads from its environment (see the README's table).
+/// The settings every service reads from its environment (see the table in docs/configuration.md).
 public struct HostSettings: Sendable {
     public var rpcListen: HostPort
     public var httpListen: HostPort

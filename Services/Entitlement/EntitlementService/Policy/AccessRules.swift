@@ -1,7 +1,7 @@
 public import Model
 
 /// Which normalized subscription states give access, one yes or no per state: the `access`
-/// lines of a policy file over the defaults of STORES.md.
+/// lines of a policy file over the defaults of docs/stores.md.
 ///
 /// The defaults: `active` yes, `cancelled` yes (paid through the period), `grace_period` yes,
 /// `billing_retry` no, `account_hold` no, `paused` no, `expired` no, `revoked` no, `pending` no.
@@ -12,7 +12,7 @@ public struct AccessRules: Sendable, Hashable, CustomStringConvertible {
     /// Bit `state.rawValue` set: the state gives access.
     private var allowedStates: UInt16
 
-    /// The rules of STORES.md, in force for every state a policy file does not mention.
+    /// The rules of docs/stores.md, in force for every state a policy file does not mention.
     public static let `default` = AccessRules(
         allowedStates: SubscriptionState.allCases.reduce(0) { mask, state in
             state.grantsAccessByDefault ? mask | (1 << UInt16(state.rawValue)) : mask

@@ -5,7 +5,7 @@ public import Model
 /// subscription is in given its latest transaction, renewal info and status.
 ///
 /// Facts relied on (App Store Server API and Notifications V2 documentation, as summarized in
-/// STORES.md): `status` 1 active, 2 expired, 3 billing retry, 4 billing grace period,
+/// docs/stores.md): `status` 1 active, 2 expired, 3 billing retry, 4 billing grace period,
 /// 5 revoked; `autoRenewStatus` 0 means renewal is off but the paid period still counts; a
 /// `revocationDate` ends access from that instant; `inAppOwnershipType` FAMILY_SHARED is
 /// access shared by the purchaser, until REVOKE; an upgrade takes effect at once (the replaced

@@ -4,7 +4,7 @@ public import Model
 /// Google Play's lifecycle in the shared model: the state a `SubscriptionPurchaseV2` describes,
 /// the event each Real-time Developer Notification is, and a one-time purchase's state.
 ///
-/// Facts relied on (Play Developer API and RTDN reference, as summarized in STORES.md):
+/// Facts relied on (Play Developer API and RTDN reference, as summarized in docs/stores.md):
 /// CANCELED means renewal is off and access lasts until `expiryTime`; IN_GRACE_PERIOD keeps
 /// access until `expiryTime` (Google moves it to the end of grace); ON_HOLD and PAUSED mean no
 /// access; a purchase replaced by an upgrade, downgrade or re-signup ends with
