@@ -132,7 +132,7 @@ struct TestServer {
         router.register(
             TestMethods.remaining,
             .unary { context, _ in
-                let now = MonotonicClock.nanoseconds()
+                let now = context.clock.nanoseconds()
                 remaining.add(context.deadline > now ? (context.deadline - now) / 1_000_000 : 0)
                 return []
             })

@@ -21,21 +21,29 @@ public final class AddressRateLimiter: Sendable {
     public let maxAddresses: Int
     private let state: Mutex<State>
     private let refused = Atomic<Int>(0)
+    private let clock: any ServiceClock
 
-    /// A limiter of `rate` requests a second per address, `burst` at once.
-    public init(rate: Double, burst: Double, maxAddresses: Int = 16_384) {
+    /// A limiter of `rate` requests a second per address, `burst` at once, on `clock`'s time.
+    public init(rate: Double, burst: Double, maxAddresses: Int = 16_384, clock: any ServiceClock = SystemClock()) {
         precondition(rate > 0 && burst >= 1 && maxAddresses > 0)
         self.rate = rate
         self.burst = burst
         self.maxAddresses = maxAddresses
-        state = Mutex(State(overflow: Bucket(tokens: burst, updated: MonotonicClock.nanoseconds())))
+        self.clock = clock
+        state = Mutex(State(overflow: Bucket(tokens: burst, updated: clock.nanoseconds())))
     }
 
     /// Requests refused so far.
     public var refusedCount: Int { refused.load(ordering: .relaxed) }
 
+    /// Whether `address` has a token now, without taking it.
+    public func hasToken(_ address: String) -> Bool { hasToken(address, now: clock.nanoseconds()) }
+
+    /// Takes a token for `address` now; false when its bucket is empty.
+    public func allow(_ address: String) -> Bool { allow(address, now: clock.nanoseconds()) }
+
     /// Whether `address` has a token at monotonic time `now`, without taking it.
-    public func hasToken(_ address: String, now: UInt64 = MonotonicClock.nanoseconds()) -> Bool {
+    public func hasToken(_ address: String, now: UInt64) -> Bool {
         state.withLock { state in
             let bucket =
                 state.buckets[address]
@@ -45,7 +53,7 @@ public final class AddressRateLimiter: Sendable {
     }
 
     /// Takes a token for `address`, at monotonic time `now`; false when its bucket is empty.
-    public func allow(_ address: String, now: UInt64 = MonotonicClock.nanoseconds()) -> Bool {
+    public func allow(_ address: String, now: UInt64) -> Bool {
         let allowed = state.withLock { state -> Bool in
             if state.buckets[address] == nil && state.buckets.count >= maxAddresses {
                 state.buckets = state.buckets.filter { refill($0.value, now).tokens < burst }

@@ -1,13 +1,15 @@
 import Dispatch
+public import Observability
 import Synchronization
 
 /// Runs async work from a thread that must block for its result: the HTTP server's handler
 /// threads, which answer synchronously. Never call it on the cooperative pool.
 public enum BlockingCall {
-    /// The result of `body`, or nil when it did not finish within `timeout` (it is cancelled then).
-    public static func run<T: Sendable>(timeout: Duration, _ body: @escaping @Sendable () async throws -> T)
-        -> Result<T, any Error>?
-    {
+    /// The result of `body`, or nil when it did not finish within `timeout` of `clock`'s time
+    /// (it is cancelled then).
+    public static func run<T: Sendable>(
+        timeout: Duration, clock: any ServiceClock = SystemClock(), _ body: @escaping @Sendable () async throws -> T
+    ) -> Result<T, any Error>? {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<T, any Error>?>(nil)
         let task = Task {
@@ -20,8 +22,7 @@ public enum BlockingCall {
             result.withLock { $0 = outcome }
             done.signal()
         }
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        if done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .timedOut {
+        if !clock.wait(done, for: timeout) {
             task.cancel()
             return nil
         }

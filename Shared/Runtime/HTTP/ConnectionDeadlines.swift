@@ -1,5 +1,6 @@
 import CShims
 import Dispatch
+import Foundation
 import Glibc
 import Observability
 import Synchronization
@@ -9,11 +10,11 @@ import Synchronization
 ///
 /// Connections are known by their socket. libmicrohttpd tells the connection's opening and
 /// closing (the closing before it closes the socket), and the dispatcher each request's steps.
-/// A timer shuts down the socket of a connection past its deadline (unless bytes it sent wait
+/// A thread of its own, ticking on the server's clock, shuts down the socket of a connection past its deadline (unless bytes it sent wait
 /// unread, when every server thread is busy: that delay is not the client's), under the same lock the
 /// closing takes, so a socket number reused by a later connection is never touched; the
 /// connection's thread then sees the end of the stream and closes it.
-final class ConnectionDeadlines: @unchecked Sendable {  // the timer is touched only in init and deinit
+final class ConnectionDeadlines: Sendable {
     /// What a connection waits for and until when (monotonic ns).
     private struct Entry {
         var headersBy: UInt64?
@@ -28,20 +29,30 @@ final class ConnectionDeadlines: @unchecked Sendable {  // the timer is touched 
     private let table = Mutex<[Int32: Entry]>([:])
     private let headerCuts = Atomic<Int>(0)
     private let requestCuts = Atomic<Int>(0)
-    private let timer: any DispatchSourceTimer
+    private let clock: any ServiceClock
+    /// Signalled to end the ticking thread.
+    private let stop = DispatchSemaphore(value: 0)
 
-    init(headerTimeout: Duration, requestTimeout: Duration) {
+    init(headerTimeout: Duration, requestTimeout: Duration, clock: any ServiceClock) {
         self.headerTimeout = headerTimeout.nanosecondsClamped
         self.requestTimeout = requestTimeout.nanosecondsClamped
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "http-deadlines"))
+        self.clock = clock
         // A tenth of the shorter deadline, between 10 ms and 250 ms: a cut comes that late at most.
         let tick = max(10_000_000, min(250_000_000, min(self.headerTimeout, self.requestTimeout) / 10))
-        timer.schedule(deadline: .now() + .nanoseconds(Int(tick)), repeating: .nanoseconds(Int(tick)))
-        timer.setEventHandler { [weak self] in self?.cutOverdue() }
-        timer.resume()
+        // Not a task: the cooperative pool's threads may all be blocked by the very clients
+        // being cut.
+        let stop = self.stop
+        let thread = Thread { [weak self, clock] in
+            while !clock.wait(stop, for: .nanoseconds(Int64(tick))) {
+                guard let self else { return }
+                self.cutOverdue()
+            }
+        }
+        thread.name = "http-deadlines"
+        thread.start()
     }
 
-    deinit { timer.cancel() }
+    deinit { stop.signal() }
 
     /// Connections cut for `reason` so far.
     func cutCount(_ reason: Cut) -> Int {
@@ -50,7 +61,7 @@ final class ConnectionDeadlines: @unchecked Sendable {  // the timer is touched 
 
     /// A connection opened: it waits for its first request.
     func opened(_ fd: Int32) {
-        let now = MonotonicClock.nanoseconds()
+        let now = clock.nanoseconds()
         table.withLock {
             $0[fd] = Entry(headersBy: now.saturatingAdd(headerTimeout), requestBy: now.saturatingAdd(requestTimeout))
         }
@@ -69,7 +80,7 @@ final class ConnectionDeadlines: @unchecked Sendable {  // the timer is touched 
     /// A request ended: the connection waits for the next one. Never adds a connection that
     /// has already closed.
     func requestEnded(_ fd: Int32) {
-        let now = MonotonicClock.nanoseconds()
+        let now = clock.nanoseconds()
         table.withLock { table in
             guard table[fd] != nil else { return }
             table[fd] = Entry(headersBy: now.saturatingAdd(headerTimeout), requestBy: now.saturatingAdd(requestTimeout))
@@ -82,7 +93,7 @@ final class ConnectionDeadlines: @unchecked Sendable {  // the timer is touched 
     }
 
     private func cutOverdue() {
-        let now = MonotonicClock.nanoseconds()
+        let now = clock.nanoseconds()
         table.withLock { table in
             for (fd, entry) in table {
                 let reason: Cut

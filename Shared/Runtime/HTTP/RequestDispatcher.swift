@@ -24,7 +24,9 @@ final class RequestDispatcher: Sendable {
     init(limits: HTTPLimits, logger: Logger) {
         self.maxBodyBytes = limits.maxBodyBytes
         self.logger = logger
-        deadlines = ConnectionDeadlines(headerTimeout: limits.headerTimeout, requestTimeout: limits.requestTimeout)
+        // The server keeps its logger's time.
+        deadlines = ConnectionDeadlines(
+            headerTimeout: limits.headerTimeout, requestTimeout: limits.requestTimeout, clock: logger.clock)
     }
 
     /// Registers `handler` for `method` and `path`; takes effect for requests whose headers arrive later.

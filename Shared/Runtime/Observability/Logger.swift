@@ -31,7 +31,14 @@ public struct Logger: Sendable {
     private let sink: LogSink
 
     /// A logger for `service` that drops events below `minimumLevel`. `sink` defaults to stderr.
-    public init(service: String, minimumLevel: Level = .info, sink: LogSink = .standardError) {
+    /// Stamps each line with `clock`'s wall time.
+    public let clock: any ServiceClock
+
+    public init(
+        service: String, minimumLevel: Level = .info, sink: LogSink = .standardError,
+        clock: any ServiceClock = SystemClock()
+    ) {
+        self.clock = clock
         self.service = service
         self.minimumLevel = minimumLevel
         self.sink = sink
@@ -46,7 +53,7 @@ public struct Logger: Sendable {
     public func log(_ level: Level, _ message: String, _ fields: [String: String]) {
         guard level >= minimumLevel else { return }
         var line = "{\"ts\":\""
-        line += Self.timestamp()
+        line += Self.timestamp(clock.epochMilliseconds())
         line += "\",\"level\":\"\(level.name)\",\"service\":"
         JSONText.appendString(service, to: &line)
         line += ",\"msg\":"
@@ -61,13 +68,11 @@ public struct Logger: Sendable {
         sink.write(line)
     }
 
-    private static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = time_t(now.tv_sec)
+    private static func timestamp(_ milliseconds: Int64) -> String {
+        var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        let millis = Int(now.tv_nsec) / 1_000_000
+        let millis = Int(milliseconds % 1000)
         return String(
             format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
             Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)

@@ -22,7 +22,7 @@ final class ClientConnection: FramedChannelDelegate {
         channel = FramedChannel(
             loop: core.loop, fd: fd, tls: tls, maxFrameLength: maxFrameLength, connecting: true)
         channel.delegate = self
-        connectTimer = core.loop.schedule(at: MonotonicClock.nanoseconds() + connectTimeout) { [weak self] in
+        connectTimer = core.loop.schedule(at: core.loop.clock.nanoseconds() + connectTimeout) { [weak self] in
             self?.channel.close("connect timed out")
         }
     }
@@ -40,7 +40,7 @@ final class ClientConnection: FramedChannelDelegate {
             call.request.withUnsafeBytes { payload in
                 Envelope.appendFrame(
                     to: &channel.output, callID: callID, kind: .request, method: method.baseAddress,
-                    timeoutMilliseconds: call.timeoutMilliseconds(now: MonotonicClock.nanoseconds()), payload: payload,
+                    timeoutMilliseconds: call.timeoutMilliseconds(now: core.loop.clock.nanoseconds()), payload: payload,
                     window: call.isStream ? call.window : 0)
             }
         }

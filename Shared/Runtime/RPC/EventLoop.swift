@@ -43,8 +43,12 @@ final class EventLoop: @unchecked Sendable {  // mutable state is confined to th
 
     private static let wakeToken: UInt64 = 0
 
-    init(index: Int, name: String) {
+    /// The time the loop's timers run on.
+    let clock: any ServiceClock
+
+    init(index: Int, name: String, clock: any ServiceClock) {
         self.index = index
+        self.clock = clock
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         precondition(epollFD >= 0 && wakeFD >= 0, "epoll/eventfd: \(Socket.errorText())")
@@ -56,6 +60,8 @@ final class EventLoop: @unchecked Sendable {  // mutable state is confined to th
         thread.name = name
         thread.stackSize = 1 << 20
         thread.start()
+        // A clock moved by hand (a test's) has the loop look at its timers again.
+        clock.whenAdvanced { [weak self] in self?.execute {} }
     }
 
     deinit {
@@ -133,7 +139,7 @@ final class EventLoop: @unchecked Sendable {  // mutable state is confined to th
         while running.load(ordering: .acquiring) {
             var timeout: Int32 = 1000
             if let next = timers.nextDeadline() {
-                let now = MonotonicClock.nanoseconds()
+                let now = clock.nanoseconds()
                 timeout = next <= now ? 0 : Int32(min(1000, (next - now + 999_999) / 1_000_000))
             }
             let count = tokens.withUnsafeMutableBufferPointer { t in
@@ -151,7 +157,7 @@ final class EventLoop: @unchecked Sendable {  // mutable state is confined to th
                     handlers[tokens[i]]?.handle(events: events[i])
                 }
             }
-            for action in timers.popDue(now: MonotonicClock.nanoseconds()) { action() }
+            for action in timers.popDue(now: clock.nanoseconds()) { action() }
             runTasks()
             flushDirty()
         }
@@ -265,8 +271,8 @@ final class EventLoopGroup: Sendable {
     let loops: [EventLoop]
     private let cursor = Atomic<Int>(0)
 
-    init(count: Int, name: String) {
-        loops = (0..<max(1, count)).map { EventLoop(index: $0, name: "\(name)-\($0)") }
+    init(count: Int, name: String, clock: any ServiceClock) {
+        loops = (0..<max(1, count)).map { EventLoop(index: $0, name: "\(name)-\($0)", clock: clock) }
     }
 
     func next() -> EventLoop {

@@ -83,7 +83,7 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Send
         self.tls = tls
         self.decoder = FrameDecoder(maxFrameLength: maxFrameLength)
         decoder.admitAbove = admitAbove
-        let now = MonotonicClock.nanoseconds()
+        let now = loop.clock.nanoseconds()
         lastActivity = now
         state = connecting ? .connecting : (tls == nil ? .open : .handshaking)
         if state != .open { partialSince = now }
@@ -190,7 +190,7 @@ final class FramedChannel: EventLoopHandler, EventLoopFlushable, @unchecked Send
                 // A short read emptied the socket: asking again would only return EAGAIN.
                 reads = n < scratch.count ? 4 : reads + 1
             }
-            lastActivity = MonotonicClock.nanoseconds()
+            lastActivity = loop.clock.nanoseconds()
             let bytes = UnsafeRawBufferPointer(rebasing: scratch[0..<count])
             // Loaded once per read rather than once per frame.
             guard let delegate else { return close("the channel's owner is gone") }

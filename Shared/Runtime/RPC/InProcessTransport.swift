@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 public import Wire
 
@@ -24,7 +23,7 @@ public struct InProcessTransport: ClientTransport {
     ) async throws(RPCError) -> Response {
         if Task.isCancelled { throw RPCError(.cancelled, "the caller cancelled the call") }
         let core = server.core
-        let started = MonotonicClock.nanoseconds()
+        let started = core.clock.nanoseconds()
         let index = core.router.entries.firstIndex { $0.name == method.name }
         core.callStarted()
         let result: Result<[UInt8], RPCError>
@@ -34,13 +33,10 @@ public struct InProcessTransport: ClientTransport {
         {
         case .answered(let answered): result = answered
         case .running(let answer, let deadline, let budget, let task):
-            let expiry = DispatchWorkItem {
+            let expiry = Self.expire(at: deadline, on: core.clock) {
                 answer.set(.failure(RPCError(.deadlineExceeded, ServerCore.deadlineExceeded(budget))))
                 task?.cancel()
             }
-            DispatchQueue.global().asyncAfter(
-                deadline: .now() + .nanoseconds(Int(clamping: deadline.subtractingClamped(started))),
-                execute: expiry)
             result = await withTaskCancellationHandler {
                 await answer.value()
             } onCancel: {
@@ -58,7 +54,7 @@ public struct InProcessTransport: ClientTransport {
         _ method: ServerStreamMethod<Request, Response>, _ request: Request, timeout: Duration?
     ) -> RPCResponseStream {
         let core = server.core
-        let started = MonotonicClock.nanoseconds()
+        let started = core.clock.nanoseconds()
         let payload = request.serialized()
         let window: UInt32 = 16
         let link = StreamLink()
@@ -81,7 +77,8 @@ public struct InProcessTransport: ClientTransport {
         let budget = core.callTime(timeoutMilliseconds: timeoutMilliseconds(timeout, now: started))
         let deadline = started.saturatingAdd(budget)
         let context = RPCRequestContext(
-            method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer)
+            method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer,
+            clock: core.clock)
         let writer = ServerStreamWriter(initialCredit: window) { message in
             state.push(message)
             link.writer?.delivered(message.count)
@@ -103,14 +100,31 @@ public struct InProcessTransport: ClientTransport {
             core.callFinished()
         }
         if hasDeadline {
-            DispatchQueue.global().asyncAfter(
-                deadline: .now() + .nanoseconds(Int(clamping: deadline.subtractingClamped(started)))
-            ) {
+            let expiry = Self.expire(at: deadline, on: core.clock) {
                 state.finish(RPCError(.deadlineExceeded, ServerCore.deadlineExceeded(budget)))
                 link.task?.cancel()
             }
+            // The timer goes with the stream's end.
+            Task {
+                _ = await link.task?.value
+                expiry.cancel()
+            }
         }
         return stream
+    }
+
+    /// Runs `action` when `clock` reaches monotonic `deadline`, unless the task it returns is
+    /// cancelled first.
+    private static func expire(
+        at deadline: UInt64, on clock: any ServiceClock, _ action: @escaping @Sendable () -> Void
+    )
+        -> Task<Void, Never>
+    {
+        Task {
+            let left = deadline.subtractingClamped(clock.nanoseconds())
+            guard (try? await clock.sleep(for: .nanoseconds(Int64(clamping: left)))) != nil else { return }
+            action()
+        }
     }
 
     /// The timeout a framed call would carry: `timeout`, or what is left of the deadline of the

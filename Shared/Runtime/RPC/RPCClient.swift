@@ -23,7 +23,7 @@ public final class RPCClient: Sendable {
     ) throws(RPCError) {
         precondition(!endpoints.isEmpty, "an RPC client needs at least one endpoint")
         self.configuration = configuration
-        loop = EventLoop(index: 0, name: "rpc-client")
+        loop = EventLoop(index: 0, name: "rpc-client", clock: configuration.clock)
         let tls = try configuration.tls.map { config throws(RPCError) in try TLSContext(config, role: .client) }
         core = ClientCore(loop: loop, endpoints: endpoints, configuration: configuration, tls: tls, logger: logger)
     }
@@ -108,7 +108,7 @@ public final class RPCClient: Sendable {
     }
 
     private func effectiveDeadline(_ timeout: Duration?, fallback: Duration?) -> UInt64? {
-        let now = MonotonicClock.nanoseconds()
+        let now = loop.clock.nanoseconds()
         var deadline: UInt64? = (timeout ?? (RPCRequestContext.currentDeadline == nil ? fallback : nil)).map {
             now.saturatingAdd($0.nanosecondsClamped)
         }
@@ -244,7 +244,7 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
     /// Starts connections to every address that is idle or whose backoff has passed; resolves
     /// names that have no usable address, on another thread (a resolver can be slow).
     private func connectWhereDue() {
-        let now = MonotonicClock.nanoseconds()
+        let now = loop.clock.nanoseconds()
         for index in endpoints.indices {
             let unusable = slots[index].allSatisfy { $0.state == .backoff || $0.state == .idle }
             if unusable && !resolving[index] && resolveRetryAt[index] <= now
@@ -290,7 +290,7 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
             resolveFailures[index] += 1
         }
         if resolveFailures[index] > 0 {
-            resolveRetryAt[index] = MonotonicClock.nanoseconds().saturatingAdd(
+            resolveRetryAt[index] = loop.clock.nanoseconds().saturatingAdd(
                 backoff(failures: resolveFailures[index]))
         }
         connectWhereDue()
@@ -351,7 +351,7 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
         slot.failures += 1
         slot.lastError = reason
         slot.state = .backoff
-        slot.retryAt = MonotonicClock.nanoseconds().saturatingAdd(backoff(failures: slot.failures))
+        slot.retryAt = loop.clock.nanoseconds().saturatingAdd(backoff(failures: slot.failures))
         failWaitingIfUnreachable()
     }
 
@@ -378,7 +378,7 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
     /// UNAVAILABLE naming every endpoint and why it cannot be reached.
     private func unreachable() -> RPCError {
         var reasons: [String] = []
-        let now = MonotonicClock.nanoseconds()
+        let now = loop.clock.nanoseconds()
         for index in endpoints.indices {
             if slots[index].isEmpty {
                 reasons.append(resolveErrors[index] ?? "\(endpoints[index]): not resolved")

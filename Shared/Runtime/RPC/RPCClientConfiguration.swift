@@ -21,5 +21,8 @@ public struct RPCClientConfiguration: Sendable {
         host, port throws(RPCError) in try SocketAddress.resolveForRPC(host: host, port: port)
     }
 
+    /// The time deadlines, timers and backoffs run on.
+    public var clock: any ServiceClock = SystemClock()
+
     public init(tls: TLSConfiguration? = nil) { self.tls = tls }
 }

@@ -14,10 +14,12 @@ public struct RPCRequestContext: Sendable {
     public let peerIdentities: [String]
     /// The caller's address.
     public let peer: String
+    /// The server's clock, which the deadline is on.
+    public let clock: any ServiceClock
 
     /// Time left before the deadline (zero once it has passed).
     public var remaining: Duration {
-        let now = MonotonicClock.nanoseconds()
+        let now = clock.nanoseconds()
         return deadline > now ? .nanoseconds(Int64(clamping: deadline - now)) : .zero
     }
 

@@ -42,7 +42,7 @@ extension RPCServer {
         -> Result<[UInt8], RPCError>
     {
         let core = self.core
-        let started = MonotonicClock.nanoseconds()
+        let started = core.clock.nanoseconds()
         let index = core.router.entries.firstIndex { $0.name == method }
         let result = core.callBlocking(index, method, payload, timeoutMilliseconds, caller, started: started)
         core.recordCall(index, result, started: started)
@@ -61,7 +61,7 @@ extension ServerCore {
             }
         metrics.record(
             loop: 0, method: index ?? metrics.unknownMethodIndex, code: code,
-            nanoseconds: MonotonicClock.nanoseconds() - started)
+            nanoseconds: clock.nanoseconds() - started)
     }
 
     /// A unary call admitted and started by `begin`: answered at once, or to be waited for
@@ -86,7 +86,8 @@ extension ServerCore {
         let budget = callTime(timeoutMilliseconds: timeoutMilliseconds)
         let deadline = started.saturatingAdd(budget)
         let context = RPCRequestContext(
-            method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer)
+            method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer,
+            clock: clock)
         let answer = CallAnswer()
         switch entry.handler {
         case .inline(let handler):
@@ -122,7 +123,7 @@ extension ServerCore {
         switch begin(index, method, payload, timeoutMilliseconds, caller, started: started) {
         case .answered(let result): return result
         case .running(let answer, let deadline, let budget, let task):
-            guard let result = answer.wait(until: deadline) else {
+            guard let result = answer.wait(until: deadline, on: clock) else {
                 task?.cancel()
                 return .failure(RPCError(.deadlineExceeded, Self.deadlineExceeded(budget)))
             }
@@ -154,11 +155,11 @@ final class CallAnswer: Sendable {
         waiter?.resume(returning: value)
     }
 
-    /// The answer, or nil when monotonic time `deadline` passed first.
-    func wait(until deadline: UInt64) -> Result<[UInt8], RPCError>? {
-        let now = MonotonicClock.nanoseconds()
+    /// The answer, or nil when `clock`'s monotonic time `deadline` passed first.
+    func wait(until deadline: UInt64, on clock: any ServiceClock) -> Result<[UInt8], RPCError>? {
+        let now = clock.nanoseconds()
         let left = deadline > now ? deadline - now : 0
-        guard done.wait(timeout: .now() + .nanoseconds(Int(clamping: left))) == .success else { return nil }
+        guard clock.wait(done, for: .nanoseconds(Int64(clamping: left))) else { return nil }
         return state.withLock { $0.result }
     }
 

@@ -22,6 +22,7 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
     /// Frames longer than this are admitted by their first bytes.
     let smallestRequestLimit: Int
     let registry: ConnectionRegistry
+    let clock: any ServiceClock
     private let draining = Atomic<Bool>(false)
     private let inFlight = Atomic<Int>(0)
     /// Connections per loop, each table touched only on its loop's thread.
@@ -31,6 +32,7 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
         self.configuration = configuration
         self.router = router
         self.logger = logger
+        clock = configuration.clock
         metrics = RPCServerMetrics(methodNames: router.methodNames, loopCount: loopCount)
         tls = try configuration.tls.map { config throws(RPCError) in try TLSContext(config, role: .server) }
         readTimeout = configuration.readTimeout.nanosecondsClamped
@@ -195,7 +197,7 @@ public final class RPCServer: Sendable {
     public init(configuration: RPCServerConfiguration, router: RPCRouter, logger: Logger? = nil) throws(RPCError) {
         let threads = max(1, configuration.threads)
         core = try ServerCore(configuration: configuration, router: router, loopCount: threads, logger: logger)
-        group = EventLoopGroup(count: threads, name: "rpc")
+        group = EventLoopGroup(count: threads, name: "rpc", clock: configuration.clock)
         // A peer that vanishes must cost an error code, not the process (OpenSSL writes with write(2)).
         signal(SIGPIPE, SIG_IGN)
     }
@@ -270,10 +272,10 @@ public final class RPCServer: Sendable {
                 for connection in core.connections[loop.index].table.values { connection.beginDrain() }
             }
         }
-        let graceEnds = MonotonicClock.nanoseconds().saturatingAdd(
+        let graceEnds = core.clock.nanoseconds().saturatingAdd(
             core.configuration.shutdownGracePeriod.nanosecondsClamped)
-        while core.callsInFlight > 0 && MonotonicClock.nanoseconds() < graceEnds {
-            try? await Task.sleep(for: .milliseconds(5))
+        while core.callsInFlight > 0 && core.clock.nanoseconds() < graceEnds {
+            try? await core.clock.sleep(for: .milliseconds(5))
         }
         if core.callsInFlight > 0 {
             core.logger?.warning("grace period over; cancelling calls in flight", ["calls": "\(core.callsInFlight)"])
@@ -301,7 +303,7 @@ public final class RPCServer: Sendable {
                     // watching it for a while instead of spinning, and say so once per pause.
                     core.logger?.error("accept paused for 100 ms: \(Socket.errorText())")
                     loop.modify(fd: fd, token: token, events: 0)
-                    loop.schedule(at: MonotonicClock.nanoseconds() + 100_000_000) { [weak self] in
+                    loop.schedule(at: core.clock.nanoseconds() + 100_000_000) { [weak self] in
                         guard let self, !self.core.isDraining else { return }
                         loop.modify(fd: fd, token: token, events: EPOLLIN.rawValue)
                     }
@@ -357,7 +359,7 @@ public final class RPCServer: Sendable {
         let interval = max(5_000_000, min(core.readTimeout, core.idleTimeout, core.firstFrameTimeout) / 4)
         loop.execute { [core] in
             func tick() {
-                let now = MonotonicClock.nanoseconds()
+                let now = core.clock.nanoseconds()
                 for connection in core.connections[loop.index].table.values { connection.sweep(now: now) }
                 loop.schedule(at: now + min(interval, 1_000_000_000), tick)
             }

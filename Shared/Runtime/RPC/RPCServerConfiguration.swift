@@ -34,5 +34,8 @@ public struct RPCServerConfiguration: Sendable {
     /// Who may call what; consulted only with TLS, where callers have identities.
     public var accessPolicy: AccessPolicy = .allowAuthenticated
 
+    /// The time deadlines, timers and latency figures run on.
+    public var clock: any ServiceClock = SystemClock()
+
     public init() {}
 }

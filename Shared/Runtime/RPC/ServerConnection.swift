@@ -62,7 +62,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         self.loop = loop
         self.peer = peer
         self.address = address
-        openedAt = MonotonicClock.nanoseconds()
+        openedAt = loop.clock.nanoseconds()
         channel = FramedChannel(
             loop: loop, fd: fd, tls: tls, maxFrameLength: core.configuration.maxFrameLength, connecting: false,
             admitAbove: core.smallestRequestLimit)
@@ -173,7 +173,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         scannedAheadNext = 0
         guard inlineAnsweredAny else { return }
         core.metrics.recordSuccesses(
-            loop: loop.index, counts: inlineAnswered, nanoseconds: MonotonicClock.nanoseconds() - channel.lastActivity)
+            loop: loop.index, counts: inlineAnswered, nanoseconds: loop.clock.nanoseconds() - channel.lastActivity)
         for index in inlineAnswered.indices { inlineAnswered[index] = 0 }
         inlineAnsweredAny = false
     }
@@ -243,7 +243,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         func makeContext() -> RPCRequestContext {
             RPCRequestContext(
                 method: core.router.entries[methodIndex].name, deadline: deadline,
-                peerIdentities: channel.peerIdentities, peer: peer)
+                peerIdentities: channel.peerIdentities, peer: peer, clock: loop.clock)
         }
 
         switch core.router.entries[methodIndex].handler {
@@ -387,7 +387,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     private func reply(_ callID: UInt64, _ methodIndex: Int, _ started: UInt64, _ code: StatusCode, _ message: String) {
         Envelope.appendFrame(to: &channel.output, callID: callID, kind: .response, status: code, statusMessage: message)
         core.metrics.record(
-            loop: loop.index, method: methodIndex, code: code, nanoseconds: MonotonicClock.nanoseconds() - started)
+            loop: loop.index, method: methodIndex, code: code, nanoseconds: loop.clock.nanoseconds() - started)
         channel.scheduleFlush()
     }
 
@@ -459,7 +459,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     private func record(_ call: ActiveCall, _ code: StatusCode) {
         core.metrics.record(
             loop: loop.index, method: call.methodIndex, code: code,
-            nanoseconds: MonotonicClock.nanoseconds() - call.started)
+            nanoseconds: loop.clock.nanoseconds() - call.started)
     }
 
     // MARK: Lifecycle

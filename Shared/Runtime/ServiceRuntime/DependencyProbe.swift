@@ -16,7 +16,7 @@ public final class DependencyProbe: LifecycleService {
     private let healthy = Atomic<Bool>(false)
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    /// Probes `method` (a `…/Health` method) through `client` every `interval`.
+    /// Probes `method` (a `…/Health` method) through `client` every `interval` of the logger's time.
     public init(
         name: String, client: RPCClient, healthMethod method: String, interval: Duration = .seconds(2), logger: Logger
     ) {
@@ -35,7 +35,7 @@ public final class DependencyProbe: LifecycleService {
         let loop = Task { [self] in
             while !Task.isCancelled {
                 // Until the dependency answers, look again soon.
-                try? await Task.sleep(for: isHealthy ? interval : min(interval, .milliseconds(200)))
+                try? await logger.clock.sleep(for: isHealthy ? interval : min(interval, .milliseconds(200)))
                 if Task.isCancelled { break }
                 await probe()
             }

@@ -27,7 +27,10 @@ public final class ServiceHost: Sendable {
     public let shutdownSignal: ShutdownSignal
     /// Resolves once every part has started.
     private let running = ShutdownSignal()
-    private let started = MonotonicClock.nanoseconds()
+    /// The time every part of the service runs on: its RPC server and clients, its HTTP
+    /// servers' deadlines, its logs, and what the service hands it to.
+    public let clock: any ServiceClock
+    private let started: UInt64
     private let state = Mutex(State())
 
     private struct State {
@@ -43,12 +46,17 @@ public final class ServiceHost: Sendable {
     public init(
         name: String, version: String = ServiceHost.defaultVersion, healthMethod: String, defaultRPC: String,
         defaultHTTP: String, environment: EnvironmentReader = EnvironmentReader(), signal: ShutdownSignal,
-        logSink: LogSink = .standardError
+        logSink: LogSink = .standardError, clock: any ServiceClock = SystemClock()
     ) throws(ConfigError) {
         self.name = name
         self.version = version
-        settings = try HostSettings(environment: environment, defaultRPC: defaultRPC, defaultHTTP: defaultHTTP)
-        logger = Logger(service: name, minimumLevel: Logger.Level(name: settings.logLevel) ?? .info, sink: logSink)
+        self.clock = clock
+        started = clock.nanoseconds()
+        var settings = try HostSettings(environment: environment, defaultRPC: defaultRPC, defaultHTTP: defaultHTTP)
+        settings.server.clock = clock
+        self.settings = settings
+        logger = Logger(
+            service: name, minimumLevel: Logger.Level(name: settings.logLevel) ?? .info, sink: logSink, clock: clock)
         // With TLS the HTTP listener is HTTPS with the same certificate, and a client may show
         // one signed by the same CA (its names are then its identity, as on the RPC listener).
         var httpTLS: HTTPServerTLS?
@@ -184,8 +192,8 @@ public final class ServiceHost: Sendable {
         let connections = state.withLock { $0.server?.connectionCount ?? 0 }
         return HealthResponse(
             status: draining ? .draining : .serving, service: name, version: version,
-            uptimeMilliseconds: Int64((MonotonicClock.nanoseconds() - started) / 1_000_000),
-            serverTimeMilliseconds: Int64(Date().timeIntervalSince1970 * 1000),
+            uptimeMilliseconds: Int64((clock.nanoseconds() - started) / 1_000_000),
+            serverTimeMilliseconds: clock.epochMilliseconds(),
             connections: UInt32(clamping: connections))
     }
 
@@ -233,7 +241,9 @@ extension ServiceHost {
         let endpoints = try environment.addresses("LEDGER_ADDR", default: "127.0.0.1:7002")
         let client: RPCClient
         do {
-            client = try RPCClient(endpoints: endpoints, tls: settings.clientTLS, logger: logger)
+            var configuration = RPCClientConfiguration(tls: settings.clientTLS)
+            configuration.clock = clock
+            client = try RPCClient(endpoints: endpoints, configuration: configuration, logger: logger)
         } catch {
             throw ConfigError(variable: "TLS_CERT", problem: error.message)
         }

@@ -1,0 +1,155 @@
+public import Dispatch
+import Glibc
+import Synchronization
+
+/// The time the runtime reads: monotonic nanoseconds for deadlines, timers and latencies, and
+/// wall time for what it stamps. Every part of Shared that needs time takes one, so that a test
+/// can hand in a `ManualClock` and move time itself; `SystemClock` reads the machine's.
+public protocol ServiceClock: Sendable {
+    /// Monotonic nanoseconds: the time base of deadlines, timers and latency figures.
+    func nanoseconds() -> UInt64
+    /// Wall time, in milliseconds since the Unix epoch.
+    func epochMilliseconds() -> Int64
+    /// Suspends for `duration` of this clock's time; throws `CancellationError` when the task
+    /// is cancelled first.
+    func sleep(for duration: Duration) async throws
+    /// Calls `wake` each time the clock moves other than by the passing of time (a test's
+    /// advance), so that an event loop waiting on the machine's time looks at its timers again.
+    func whenAdvanced(_ wake: @escaping @Sendable () -> Void)
+    /// Blocks the calling thread until `semaphore` is signalled (true) or `duration` of this
+    /// clock's time passed (false). For threads that may block, never the cooperative pool.
+    func wait(_ semaphore: DispatchSemaphore, for duration: Duration) -> Bool
+}
+
+/// The machine's clocks: CLOCK_MONOTONIC and CLOCK_REALTIME.
+public struct SystemClock: ServiceClock {
+    public init() {}
+
+    @inline(__always)
+    public func nanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+
+    public func epochMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+
+    public func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }
+
+    public func whenAdvanced(_ wake: @escaping @Sendable () -> Void) {}
+
+    public func wait(_ semaphore: DispatchSemaphore, for duration: Duration) -> Bool {
+        semaphore.wait(timeout: .now() + .nanoseconds(Int(clamping: duration.nanosecondsClamped))) == .success
+    }
+}
+
+extension ServiceClock where Self == SystemClock {
+    /// The machine's clocks.
+    public static var system: SystemClock { SystemClock() }
+}
+
+/// A clock that moves only when told: `advance(by:)` moves both readings, wakes the sleepers
+/// whose time has come (in the order of their ends) and tells the loops that watch it.
+public final class ManualClock: ServiceClock {
+    private struct Sleeper {
+        let id: UInt64
+        let end: UInt64
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var nanoseconds: UInt64
+        var epochMilliseconds: Int64
+        var sleepers: [Sleeper] = []
+        var nextID: UInt64 = 0
+        var watchers: [@Sendable () -> Void] = []
+    }
+
+    private let state: Mutex<State>
+
+    /// Starts at monotonic `nanoseconds` (not 0, so that "0" never reads as a time) and wall
+    /// time `epochMilliseconds`.
+    public init(nanoseconds: UInt64 = 1_000_000_000, epochMilliseconds: Int64 = 1_790_000_000_000) {
+        state = Mutex(State(nanoseconds: nanoseconds, epochMilliseconds: epochMilliseconds))
+    }
+
+    public func nanoseconds() -> UInt64 { state.withLock { $0.nanoseconds } }
+
+    public func epochMilliseconds() -> Int64 { state.withLock { $0.epochMilliseconds } }
+
+    /// How many tasks sleep on this clock now.
+    public var sleepers: Int { state.withLock { $0.sleepers.count } }
+
+    public func sleep(for duration: Duration) async throws {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ready = state.withLock { state -> Bool in
+                    let end = state.nanoseconds.saturatingAdd(duration.nanosecondsClamped)
+                    if end <= state.nanoseconds { return true }
+                    state.sleepers.append(Sleeper(id: id, end: end, continuation: continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let cancelled = state.withLock { state -> Sleeper? in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.sleepers.remove(at: index)
+            }
+            cancelled?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    public func whenAdvanced(_ wake: @escaping @Sendable () -> Void) {
+        state.withLock { $0.watchers.append(wake) }
+    }
+
+    public func wait(_ semaphore: DispatchSemaphore, for duration: Duration) -> Bool {
+        let end = nanoseconds().saturatingAdd(duration.nanosecondsClamped)
+        // The thread looks every millisecond of the machine's time whether this one has moved.
+        while nanoseconds() < end {
+            if semaphore.wait(timeout: .now() + .milliseconds(1)) == .success { return true }
+        }
+        return semaphore.wait(timeout: .now()) == .success
+    }
+
+    /// Moves the clock by `duration`; the sleepers it reaches wake, earliest first.
+    public func advance(by duration: Duration) {
+        let (due, watchers) = state.withLock { state -> ([Sleeper], [@Sendable () -> Void]) in
+            let step = duration.nanosecondsClamped
+            state.nanoseconds = state.nanoseconds.saturatingAdd(step)
+            state.epochMilliseconds += Int64(clamping: step / 1_000_000)
+            let due = state.sleepers.filter { $0.end <= state.nanoseconds }.sorted { $0.end < $1.end }
+            state.sleepers.removeAll { $0.end <= state.nanoseconds }
+            return (due, state.watchers)
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+        for wake in watchers { wake() }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, clamped to 0...UInt64.max.
+    public var nanosecondsClamped: UInt64 {
+        let (seconds, attoseconds) = components
+        if seconds < 0 { return 0 }
+        let (product, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : product.saturatingAdd(UInt64(attoseconds / 1_000_000_000))
+    }
+}
+
+extension UInt64 {
+    /// `self + other`, or `UInt64.max` where that would overflow (deadlines far away).
+    public func saturatingAdd(_ other: UInt64) -> UInt64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
+    }
+}
