@@ -32,7 +32,7 @@ public enum AppleAdapterError: Error, Sendable {
     /// The App Store Server API answered with signed data that does not verify.
     case storeDataRefused(AppleVerificationError)
     /// The App Store Server API call failed otherwise: credentials refused, an answer it does
-    /// not document, a configuration it cannot use.
+    /// not document, a configuration it cannot use, or an error that is not the API's.
     case storeFailed(any Error)
 
     /// A signed transaction's refusal: a check that could not be completed, or data that is not
