@@ -1,4 +1,5 @@
 import AppStore
+import Clients
 import Foundation
 import Model
 import RPC
@@ -40,10 +41,11 @@ struct ApplePurchaseTests {
         harness.api.set(
             "2000000001", .init(transaction: harness.transaction(token: token), renewal: harness.renewal(), status: 1))
         let signed = try harness.chain.sign(harness.transaction(token: token))
+        let verifier = try verifierClient(apple: harness.adapter)
         await #expect(
             throws: RPCError(.permissionDenied, "the purchase was made with another account's appAccountToken")
         ) {
-            _ = try await harness.adapter.verifyPurchase(
+            _ = try await verifier.verifyApplePurchase(
                 VerifyApplePurchaseRequest(accountID: "user-2", signedTransaction: signed, idempotencyKey: "v-2"))
         }
         #expect(try await harness.ledger.subscription(Self.key) == nil)
@@ -58,31 +60,29 @@ struct ApplePurchaseTests {
         let response = try await harness.adapter.verifyPurchase(
             VerifyApplePurchaseRequest(accountID: "user-7", transactionID: "2000000009", idempotencyKey: "v-3"))
         #expect(response.subscription?.state == .cancelled && response.subscription?.accountID == "user-7")
-        await #expect(throws: RPCError.self) {
-            _ = try await harness.adapter.verifyPurchase(
+        let verifier = try verifierClient(apple: harness.adapter)
+        await #expect(throws: RPCError(.notFound, "the App Store does not know this transaction (unknown transaction)"))
+        {
+            _ = try await verifier.verifyApplePurchase(
                 VerifyApplePurchaseRequest(accountID: "user-7", transactionID: "999", idempotencyKey: "v-4"))
-        }
-        do {
-            _ = try await harness.adapter.verifyPurchase(
-                VerifyApplePurchaseRequest(accountID: "user-7", transactionID: "999", idempotencyKey: "v-4"))
-        } catch let error as RPCError {
-            #expect(error.code == .notFound)
         }
         await #expect(throws: RPCError(.invalidArgument, "set exactly one of signed_transaction and transaction_id")) {
-            _ = try await harness.adapter.verifyPurchase(
+            _ = try await verifier.verifyApplePurchase(
                 VerifyApplePurchaseRequest(accountID: "user-7", idempotencyKey: "v-5"))
         }
         await #expect(throws: RPCError(.invalidArgument, "account_id must be 1 to 256 bytes")) {
-            _ = try await harness.adapter.verifyPurchase(
+            _ = try await verifier.verifyApplePurchase(
                 VerifyApplePurchaseRequest(transactionID: "2000000009", idempotencyKey: "v-6"))
         }
         let forged = try AppleSigningChain.generate().sign(harness.transaction())
         do {
-            _ = try await harness.adapter.verifyPurchase(
+            _ = try await verifier.verifyApplePurchase(
                 VerifyApplePurchaseRequest(accountID: "user-7", signedTransaction: forged, idempotencyKey: "v-7"))
             Issue.record("a transaction from a foreign chain was accepted")
-        } catch let error as RPCError {
-            #expect(error.code == .invalidArgument && error.message.contains("bad_chain"))
+        } catch {
+            #expect(
+                error.code == .invalidArgument
+                    && error.message.hasPrefix("the signed transaction is refused: bad_chain: "))
         }
         await harness.stop()
     }

@@ -131,11 +131,12 @@ struct GoogleAdapterTests {
     func otherAccount() async throws {
         let harness = try await Harness()
         harness.api.setSubscription("tok-3", harness.purchase(account: "someone-else"))
+        let verifier = try verifierClient(google: harness.adapter)
         await #expect(
             throws: RPCError(
                 .permissionDenied, "the purchase was made for another account (obfuscatedExternalAccountId)")
         ) {
-            _ = try await harness.adapter.verifyPurchase(
+            _ = try await verifier.verifyGooglePurchase(
                 VerifyGooglePurchaseRequest(
                     accountID: "user-3", packageName: Self.package, productID: "pro_monthly", purchaseToken: "tok-3",
                     idempotencyKey: "g-3"))
@@ -145,32 +146,58 @@ struct GoogleAdapterTests {
         await harness.stop()
     }
 
+    @Test("the ledger's refusal reaches the caller as the ledger gave it; a refresh of an unknown token is NOT_FOUND")
+    func ledgerRefusalPassesThrough() async throws {
+        let harness = try await Harness()
+        harness.api.setSubscription("tok-a", harness.purchase())
+        harness.api.setSubscription("tok-b", harness.purchase())
+        let verifier = try verifierClient(google: harness.adapter)
+        _ = try await verifier.verifyGooglePurchase(
+            .init(
+                accountID: "user-8", packageName: Self.package, productID: "pro_monthly", purchaseToken: "tok-a",
+                idempotencyKey: "g-8"))
+        await #expect(
+            throws: RPCError(.failedPrecondition, #"idempotency key "g-8" was already used with a different request"#)
+        ) {
+            _ = try await verifier.verifyGooglePurchase(
+                .init(
+                    accountID: "user-8", packageName: Self.package, productID: "pro_monthly", purchaseToken: "tok-b",
+                    idempotencyKey: "g-8"))
+        }
+        await #expect(throws: RPCError(.notFound, "the ledger has no Google purchase tok-c…; verify it first")) {
+            _ = try await verifier.refreshSubscription(.init(key: harness.key("tok-c")))
+        }
+        await harness.stop()
+    }
+
     @Test("bad requests are refused before Google is asked")
     func badRequests() async throws {
         let harness = try await Harness()
+        let verifier = try verifierClient(google: harness.adapter)
         func verify(_ request: VerifyGooglePurchaseRequest) async -> RPCError? {
             do {
-                _ = try await harness.adapter.verifyPurchase(request)
+                _ = try await verifier.verifyGooglePurchase(request)
                 return nil
             } catch {
-                return error as? RPCError
+                return error
             }
         }
         #expect(
             await verify(
                 .init(accountID: "u", packageName: "com.other", productID: "p", purchaseToken: "t", idempotencyKey: "k")
-            )?.code
-                == .failedPrecondition)
+            ) == RPCError(.failedPrecondition, "package com.other is not served by this verifier"))
         #expect(
             await verify(
                 .init(accountID: "u", packageName: Self.package, productID: "p", purchaseToken: "", idempotencyKey: "k")
-            )?.code
-                == .invalidArgument)
+            ) == RPCError(.invalidArgument, "purchase_token must be 1 to 4096 bytes"))
+        #expect(
+            await verify(
+                .init(accountID: "u", packageName: Self.package, productID: "", purchaseToken: "t", idempotencyKey: "k")
+            ) == RPCError(.invalidArgument, "product_id must be 1 to 256 bytes"))
         #expect(
             await verify(
                 .init(accountID: "", packageName: Self.package, productID: "p", purchaseToken: "t", idempotencyKey: "k")
-            )?.code
-                == .invalidArgument)
+            ) == RPCError(.invalidArgument, "account_id must be 1 to 256 bytes"))
         harness.api.setSubscription("tok-4", harness.purchase(product: "pro_yearly"))
         #expect(
             await verify(

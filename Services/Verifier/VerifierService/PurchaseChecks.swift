@@ -3,27 +3,26 @@ import Wire
 
 /// Checks and comparisons every store adapter applies to what an app backend presents.
 enum PurchaseChecks {
-    static func account(_ accountID: String) throws {
+    static func account(_ accountID: String) throws(PurchaseRequestError) {
         guard !accountID.isEmpty, accountID.utf8.count <= 256 else {
-            throw RPCError(.invalidArgument, "account_id must be 1 to 256 bytes")
+            throw .invalidRequest("account_id must be 1 to 256 bytes")
         }
     }
 
-    static func idempotencyKey(_ key: String) throws {
+    static func idempotencyKey(_ key: String) throws(PurchaseRequestError) {
         guard !key.isEmpty, key.utf8.count <= 100 else {
-            throw RPCError(.invalidArgument, "idempotency_key must be 1 to 100 bytes")
+            throw .invalidRequest("idempotency_key must be 1 to 100 bytes")
         }
     }
 
-    /// Throws PERMISSION_DENIED when the ledger did not give the purchase to the caller's account.
-    static func linked(_ link: LinkAccountResponse) throws {
+    /// Throws when the ledger did not give the purchase to the caller's account (its transfer
+    /// policy refused moving it, or kept it with the first account).
+    static func linked(_ link: LinkAccountResponse) throws(PurchaseRequestError) {
         switch link.outcome {
         case .refused?:
-            throw RPCError(
-                .permissionDenied, "the purchase belongs to another account and the transfer policy refuses moving it")
+            throw .transferRefused
         case .kept?:
-            throw RPCError(
-                .permissionDenied, "the purchase stays with the account that claimed it first (transfer policy keep)")
+            throw .keptByFirstAccount
         default: return
         }
     }

@@ -15,12 +15,12 @@ enum VerifierMethods {
             try await restore(request, apple: apple, google: google)
         }
         router.unary(VerifierRPC.refreshSubscription) { (_, request: RefreshSubscriptionRequest) in
-            guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
+            guard let key = request.key else { throw PurchaseRequestError.invalidRequest("key is missing") }
             switch key.store {
             case .apple: return try await required(apple, "the App Store").refresh(key)
             case .google: return try await required(google, "Google Play").refresh(key)
             case .promotional:
-                throw RPCError(.invalidArgument, "a promotional grant has no store to refresh it from")
+                throw PurchaseRequestError.invalidRequest("a promotional grant has no store to refresh it from")
             }
         }
     }
@@ -33,8 +33,8 @@ enum VerifierMethods {
         try PurchaseChecks.account(request.accountID)
         try PurchaseChecks.idempotencyKey(request.idempotencyKey)
         guard request.googlePurchases.count <= 100 else {
-            throw RPCError(
-                .invalidArgument, "at most 100 Google purchases per restore, got \(request.googlePurchases.count)")
+            throw PurchaseRequestError.invalidRequest(
+                "at most 100 Google purchases per restore, got \(request.googlePurchases.count)")
         }
         var response = RestorePurchasesResponse()
         if !request.appleSignedTransactions.isEmpty || !request.appleTransactionIDs.isEmpty {
@@ -53,11 +53,9 @@ enum VerifierMethods {
             subscriptions: try await adapter.ledger.subscriptions(ofAccount: request.accountID))
     }
 
-    /// The adapter, or UNIMPLEMENTED naming the store this instance was not configured for.
-    static func required<Adapter>(_ adapter: Adapter?, _ store: String) throws -> Adapter {
-        guard let adapter else {
-            throw RPCError(.unimplemented, "this verifier is not configured for \(store) (see VERIFIER_STORES)")
-        }
+    /// The adapter, or a refusal naming the store this instance was not configured for.
+    static func required<Adapter>(_ adapter: Adapter?, _ store: String) throws(PurchaseRequestError) -> Adapter {
+        guard let adapter else { throw .storeNotConfigured(store) }
         return adapter
     }
 }

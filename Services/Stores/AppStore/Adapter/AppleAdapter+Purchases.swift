@@ -28,7 +28,7 @@ extension AppleAdapter {
         if let token = transaction.appAccountToken,
             !AccountToken.matches(token, accountID: request.accountID, namespace: tokenNamespace)
         {
-            throw RPCError(.permissionDenied, "the purchase was made with another account's appAccountToken")
+            throw AppleAdapterError.otherAccountsToken
         }
         let subscription = try await recordCurrentState(
             of: transaction, environment: environment, verifier: verifier, detail: "VerifyApplePurchase")
@@ -52,8 +52,8 @@ extension AppleAdapter {
         try PurchaseChecks.idempotencyKey(request.idempotencyKey)
         let count = request.appleSignedTransactions.count + request.appleTransactionIDs.count
         guard count <= Self.maxRestoreItems else {
-            throw RPCError(
-                .invalidArgument, "at most \(Self.maxRestoreItems) Apple transactions per restore, got \(count)")
+            throw AppleAdapterError.invalidRequest(
+                "at most \(Self.maxRestoreItems) Apple transactions per restore, got \(count)")
         }
         var presented: [(AppleTransaction, AppleEnvironment, AppleSignedDataVerifier)] = []
         for signed in request.appleSignedTransactions {
@@ -69,7 +69,7 @@ extension AppleAdapter {
             do {
                 history = try await api.transactionHistory(transactionID: transactionID, environment: environment)
             } catch {
-                throw Self.status(error)
+                throw AppleAdapterError.store(error)
             }
             // The newest transaction of each purchase (by original transaction id), and the
             // period of every transaction, by purchase.
@@ -112,7 +112,7 @@ extension AppleAdapter {
     public func refresh(_ key: SubscriptionKey) async throws -> RefreshSubscriptionResponse {
         let environment = AppleEnvironment(key.environment)
         guard let verifier = verifiers[environment] else {
-            throw RPCError(.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
+            throw AppleAdapterError.environmentNotServed(environment)
         }
         let before = try await ledger.subscription(key)
         let current: AppleCurrentState
@@ -121,7 +121,7 @@ extension AppleAdapter {
                 original: key.storeID, transactionID: before?.latestOrderID ?? key.storeID,
                 kind: before?.productKind ?? .autoRenewable, environment: environment, verifier: verifier)
         } catch {
-            throw Self.status(error)
+            throw AppleAdapterError.store(error)
         }
         let after = try await record(
             current, detail: "RefreshSubscription",
@@ -134,17 +134,18 @@ extension AppleAdapter {
 
     /// The transaction the caller presented, verified, with its environment and verifier.
     private func presentedTransaction(signed: String?, id: String?, environment requested: StoreEnvironment?)
-        async throws -> (AppleTransaction, AppleEnvironment, AppleSignedDataVerifier)
+        async throws(AppleAdapterError) -> (AppleTransaction, AppleEnvironment, AppleSignedDataVerifier)
     {
         switch (signed, id) {
         case (let signed?, nil):
             guard signed.utf8.count <= Self.maxSignedTransactionBytes else {
-                throw RPCError(.invalidArgument, "signed_transaction is over \(Self.maxSignedTransactionBytes) bytes")
+                throw AppleAdapterError.invalidRequest(
+                    "signed_transaction is over \(Self.maxSignedTransactionBytes) bytes")
             }
             // The unverified payload only chooses which environment's verifier checks it.
             let environment = Self.claimedEnvironment(signed) ?? defaultEnvironment
             guard let verifier = verifiers[environment] else {
-                throw RPCError(.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
+                throw AppleAdapterError.environmentNotServed(environment)
             }
             let transaction = try Self.refusal { () throws(AppleVerificationError) in
                 try verifier.verifyTransaction(signed, now: now())
@@ -152,30 +153,30 @@ extension AppleAdapter {
             do {
                 try await checkRevocation(signed)
             } catch {
-                _ = try Self.refusal { () throws(AppleVerificationError) in throw error }
+                throw AppleAdapterError.presented(error)
             }
             return (transaction, environment, verifier)
         case (nil, let id?):
             guard !id.isEmpty, id.utf8.count <= 64, id.allSatisfy(\.isASCII) else {
-                throw RPCError(.invalidArgument, "transaction_id must be 1 to 64 ASCII characters")
+                throw AppleAdapterError.invalidRequest("transaction_id must be 1 to 64 ASCII characters")
             }
             let environment: AppleEnvironment =
                 requested.map(AppleEnvironment.init) ?? defaultEnvironment
             guard let verifier = verifiers[environment] else {
-                throw RPCError(.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
+                throw AppleAdapterError.environmentNotServed(environment)
             }
             let signed: String
             do {
                 signed = try await api.transactionInfo(transactionID: id, environment: environment)
             } catch {
-                throw Self.status(error)
+                throw AppleAdapterError.store(error)
             }
             let transaction = try Self.refusal { () throws(AppleVerificationError) in
                 try verifier.verifyTransaction(signed, now: now())
             }
             return (transaction, environment, verifier)
         default:
-            throw RPCError(.invalidArgument, "set exactly one of signed_transaction and transaction_id")
+            throw AppleAdapterError.invalidRequest("set exactly one of signed_transaction and transaction_id")
         }
     }
 
@@ -189,7 +190,7 @@ extension AppleAdapter {
         do {
             current = try await currentState(of: transaction, environment: environment, verifier: verifier)
         } catch {
-            throw Self.status(error)
+            throw AppleAdapterError.store(error)
         }
         let original = current.transaction.originalTransactionId ?? current.transaction.transactionId ?? ""
         var history = known ?? []
@@ -209,7 +210,7 @@ extension AppleAdapter {
             subscription = try AppleLifecycle.subscription(
                 transaction: current.transaction, renewalInfo: current.renewalInfo, status: current.status, now: now())
         } catch {
-            throw RPCError(.invalidArgument, "the transaction cannot be recorded: \(error)")
+            throw AppleAdapterError.unrecordable(error)
         }
         let event = LifecycleEvent(
             key: subscription.key, kind: .stateRefreshed, storeTimeMilliseconds: subscription.storeTimeMilliseconds,
@@ -233,31 +234,13 @@ extension AppleAdapter {
         return AppleEnvironment(rawValue: name)
     }
 
-    /// A refused signed transaction as the caller's error.
-    static func refusal<T>(_ body: () throws(AppleVerificationError) -> T) throws -> T {
+    /// `body`'s verification of a signed transaction (presented, or from its history), a refusal
+    /// as the adapter's error.
+    static func refusal<T>(_ body: () throws(AppleVerificationError) -> T) throws(AppleAdapterError) -> T {
         do {
             return try body()
         } catch {
-            if error.code == .retryable { throw RPCError(.unavailable, "\(error.code): \(error.message)") }
-            throw RPCError(.invalidArgument, "the signed transaction is refused: \(error.code): \(error.message)")
+            throw AppleAdapterError.presented(error)
         }
     }
-
-    /// An App Store Server API failure (or refused data from it) as the caller's status.
-    static func status(_ error: any Error) -> RPCError {
-        if let error = error as? RPCError { return error }
-        if let error = error as? AppleVerificationError {
-            return RPCError(.unavailable, "the App Store answered with data that does not verify: \(error)")
-        }
-        guard let error = error as? AppStoreAPIError else { return RPCError(.internal, "\(error)") }
-        switch error.code {
-        case .notFound: return RPCError(.notFound, "the App Store does not know this transaction (\(error.message))")
-        case .wrongEnvironment:
-            return RPCError(.failedPrecondition, "the transaction belongs to the other App Store environment")
-        case .rateLimited, .server, .network: return RPCError(.unavailable, "\(error)")
-        case .invalidRequest: return RPCError(.invalidArgument, "\(error)")
-        default: return RPCError(.internal, "\(error)")
-        }
-    }
-
 }

@@ -25,24 +25,23 @@ extension GoogleAdapter {
         try PurchaseChecks.account(request.accountID)
         try PurchaseChecks.idempotencyKey(request.idempotencyKey)
         guard catalog.packages.contains(request.packageName) else {
-            throw RPCError(
-                .failedPrecondition, "package \(request.packageName.prefix(100)) is not served by this verifier")
+            throw GoogleAdapterError.packageNotServed(request.packageName)
         }
         let maxProduct = GooglePlayDeveloperAPIClient.maxProductIDBytes
         guard !request.productID.isEmpty, request.productID.utf8.count <= maxProduct else {
-            throw RPCError(.invalidArgument, "product_id must be 1 to \(maxProduct) bytes")
+            throw GoogleAdapterError.invalidRequest("product_id must be 1 to \(maxProduct) bytes")
         }
         guard !request.purchaseToken.isEmpty,
             request.purchaseToken.utf8.count <= GooglePlayDeveloperAPIClient.maxTokenBytes
         else {
-            throw RPCError(
-                .invalidArgument, "purchase_token must be 1 to \(GooglePlayDeveloperAPIClient.maxTokenBytes) bytes")
+            throw GoogleAdapterError.invalidRequest(
+                "purchase_token must be 1 to \(GooglePlayDeveloperAPIClient.maxTokenBytes) bytes")
         }
         let subscription = try await fetchAndRecord(
             packageName: request.packageName, productID: request.productID, token: request.purchaseToken,
             detail: "VerifyGooglePurchase", requireProduct: true)
         if let reference = subscription.storeAccountRef, !Self.accountMatches(reference, request.accountID) {
-            throw RPCError(.permissionDenied, "the purchase was made for another account (obfuscatedExternalAccountId)")
+            throw GoogleAdapterError.otherAccount
         }
         let link = try await ledger.linkAccount(
             LinkAccountRequest(
@@ -62,7 +61,7 @@ extension GoogleAdapter {
     /// Asks Google for one purchase's current state and records it.
     public func refresh(_ key: SubscriptionKey) async throws -> RefreshSubscriptionResponse {
         guard let before = try await ledger.subscription(key) else {
-            throw RPCError(.notFound, "the ledger has no Google purchase \(key.storeID.prefix(40))…; verify it first")
+            throw GoogleAdapterError.notInLedger(key)
         }
         let after = try await reread(before, detail: "RefreshSubscription")
         return RefreshSubscriptionResponse(subscription: after, changed: PurchaseChecks.differs(before, after))
@@ -109,7 +108,7 @@ extension GoogleAdapter {
         do {
             purchase = try await api.subscription(packageName: packageName, token: token)
         } catch {
-            throw Self.status(error)
+            throw GoogleAdapterError.store(error)
         }
         // A deferred plan change's token shows the plan still in force and names the bought one
         // in `deferredItemReplacement`: either is the purchase the app may present.
@@ -118,7 +117,7 @@ extension GoogleAdapter {
                 $0.productId == productID || $0.deferredItemReplacement?.productId == productID
             })
         {
-            throw RPCError(.invalidArgument, "the purchase token is not for product \(productID.prefix(100))")
+            throw GoogleAdapterError.wrongProduct(productID)
         }
         var subscription = try Self.incomplete { () throws(GooglePlayLifecycle.Incomplete) in
             try GooglePlayLifecycle.subscription(
@@ -186,7 +185,7 @@ extension GoogleAdapter {
         do {
             purchase = try await api.productPurchase(packageName: packageName, productID: productID, token: token)
         } catch {
-            throw Self.status(error)
+            throw GoogleAdapterError.store(error)
         }
         if !catalog.oneTimeProducts.contains(productID) {
             counters.unconfiguredProducts.increment()
@@ -301,23 +300,14 @@ extension GoogleAdapter {
         reference == accountID || reference.lowercased() == Digest.sha256Hex(Array(accountID.utf8))
     }
 
-    static func incomplete(_ body: () throws(GooglePlayLifecycle.Incomplete) -> Subscription) throws -> Subscription {
+    /// `body`'s reading of Google's answer, an answer it cannot record as the adapter's error.
+    static func incomplete(_ body: () throws(GooglePlayLifecycle.Incomplete) -> Subscription)
+        throws(GoogleAdapterError) -> Subscription
+    {
         do {
             return try body()
         } catch {
-            throw RPCError(.failedPrecondition, "Google's answer cannot be recorded: \(error)")
-        }
-    }
-
-    /// A Play Developer API failure as the caller's status.
-    static func status(_ error: any Error) -> RPCError {
-        if let error = error as? RPCError { return error }
-        guard let error = error as? GooglePlayAPIError else { return RPCError(.internal, "\(error)") }
-        switch error.code {
-        case .notFound, .gone: return RPCError(.notFound, "Google does not know this purchase token (\(error.message))")
-        case .rateLimited, .server, .network: return RPCError(.unavailable, "\(error)")
-        case .invalidRequest: return RPCError(.invalidArgument, "\(error)")
-        default: return RPCError(.internal, "\(error)")
+            throw GoogleAdapterError.unrecordable(error)
         }
     }
 }

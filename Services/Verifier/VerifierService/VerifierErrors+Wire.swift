@@ -1,0 +1,87 @@
+import AppStore
+import GooglePlay
+import Model
+public import Wire
+
+// The one place where the verifier's errors become wire statuses: the RPC layer answers a call
+// that threw one of them with its `rpcError`. Errors from the ledger client are `RPCError`
+// already (the ledger's own answer, or the transport's UNAVAILABLE or DEADLINE_EXCEEDED when it
+// could not be reached): they reach the caller untouched, as the ledger gave them. The
+// notification endpoints answer HTTP statuses of their own and never come here.
+
+/// A verifier error that knows the status and message its caller sees.
+protocol VerifierWireError: RPCErrorConvertible, CustomStringConvertible, Sendable {
+    var wireStatus: (code: StatusCode, message: String) { get }
+}
+
+extension VerifierWireError {
+    /// The answer of a call that threw this error; the error itself is its cause, in this process only.
+    public var rpcError: RPCError {
+        let (code, message) = wireStatus
+        return RPCError(code, message, cause: self)
+    }
+
+    /// The error as its caller sees it, so that logs and an inbox entry's error read the same.
+    public var description: String { rpcError.description }
+}
+
+extension PurchaseRequestError: VerifierWireError {
+    var wireStatus: (code: StatusCode, message: String) {
+        switch self {
+        case .invalidRequest(let problem): (.invalidArgument, problem)
+        case .transferRefused:
+            (.permissionDenied, "the purchase belongs to another account and the transfer policy refuses moving it")
+        case .keptByFirstAccount:
+            (.permissionDenied, "the purchase stays with the account that claimed it first (transfer policy keep)")
+        case .storeNotConfigured(let store):
+            (.unimplemented, "this verifier is not configured for \(store) (see VERIFIER_STORES)")
+        }
+    }
+}
+
+extension AppleAdapterError: VerifierWireError {
+    var wireStatus: (code: StatusCode, message: String) {
+        switch self {
+        case .invalidRequest(let problem): (.invalidArgument, problem)
+        case .environmentNotServed(let environment):
+            (.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
+        case .otherAccountsToken:
+            (.permissionDenied, "the purchase was made with another account's appAccountToken")
+        case .transactionRefused(let error):
+            (.invalidArgument, "the signed transaction is refused: \(error.code): \(error.message)")
+        case .checkIncomplete(let error): (.unavailable, "\(error.code): \(error.message)")
+        case .unrecordable(let error): (.invalidArgument, "the transaction cannot be recorded: \(error)")
+        case .storeNotFound(let error):
+            (.notFound, "the App Store does not know this transaction (\(error.message))")
+        case .storeOtherEnvironment:
+            (.failedPrecondition, "the transaction belongs to the other App Store environment")
+        case .storeUnavailable(let error): (.unavailable, "\(error)")
+        case .storeRefusedRequest(let error): (.invalidArgument, "\(error)")
+        case .storeDataRefused(let error):
+            (.unavailable, "the App Store answered with data that does not verify: \(error)")
+        case .storeFailed(let error): (.internal, "\(error)")
+        }
+    }
+}
+
+extension GoogleAdapterError: VerifierWireError {
+    var wireStatus: (code: StatusCode, message: String) {
+        switch self {
+        case .invalidRequest(let problem): (.invalidArgument, problem)
+        case .packageNotServed(let package):
+            (.failedPrecondition, "package \(package.prefix(100)) is not served by this verifier")
+        case .otherAccount:
+            (.permissionDenied, "the purchase was made for another account (obfuscatedExternalAccountId)")
+        case .wrongProduct(let productID):
+            (.invalidArgument, "the purchase token is not for product \(productID.prefix(100))")
+        case .notInLedger(let key):
+            (.notFound, "the ledger has no Google purchase \(key.storeID.prefix(40))…; verify it first")
+        case .unrecordable(let error): (.failedPrecondition, "Google's answer cannot be recorded: \(error)")
+        case .storeNotFound(let error):
+            (.notFound, "Google does not know this purchase token (\(error.message))")
+        case .storeUnavailable(let error): (.unavailable, "\(error)")
+        case .storeRefusedRequest(let error): (.invalidArgument, "\(error)")
+        case .storeFailed(let error): (.internal, "\(error)")
+        }
+    }
+}
