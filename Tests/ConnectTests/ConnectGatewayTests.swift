@@ -48,7 +48,8 @@ final class GatewayFixture: Sendable {
         self.cancellations = cancellations
         router.unary(EntitlementRPC.reloadPolicy) { _, _ in
             do {
-                try await Task.sleep(for: .seconds(3600))
+                // Until cancelled: a clock nobody moves.
+                try await ManualClock().sleep(for: .seconds(3600))
             } catch {
                 cancelled.yield()
                 throw error

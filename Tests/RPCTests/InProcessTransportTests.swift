@@ -67,13 +67,23 @@ struct InProcessTransportTests {
 
     @Test("a call past its deadline is DEADLINE_EXCEEDED and its handler is cancelled")
     func deadline() async throws {
-        let server = try TestServer(listen: false)
+        let clock = ManualClock()
+        let server = try TestServer(listen: false) { $0.clock = clock }
         let transport = InProcessTransport(server: server.server)
-        let error = await Self.failure {
-            try await transport.call(Self.method(TestMethods.held), RawMessage(bytes: [1]), timeout: .milliseconds(20))
+        let call = Task {
+            await Self.failure {
+                try await transport.call(
+                    Self.method(TestMethods.held), RawMessage(bytes: [1]), timeout: .milliseconds(20))
+            }
         }
-        #expect(error == RPCError(.deadlineExceeded, "deadline of 20 ms exceeded"))
         await server.gate.waitForArrivals(1)
+        // The handler waits at the gate; the deadline comes when the server's clock reaches it.
+        while clock.sleepers == 0 { await Task.yield() }
+        clock.advance(by: .milliseconds(19))
+        #expect(server.gate.cancelledCount == 0)
+        clock.advance(by: .milliseconds(1))
+        let error = await call.value
+        #expect(error == RPCError(.deadlineExceeded, "deadline of 20 ms exceeded"))
         while server.gate.cancelledCount == 0 { await Task.yield() }
         #expect(server.gate.cancelledCount == 1)
     }

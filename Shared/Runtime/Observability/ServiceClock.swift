@@ -58,13 +58,16 @@ public final class ManualClock: ServiceClock {
     private struct Sleeper {
         let id: UInt64
         let end: UInt64
-        let continuation: CheckedContinuation<Void, any Error>
+        /// Ends the sleep: with nil when its time came, with the error that ended it otherwise.
+        let wake: @Sendable ((any Error)?) -> Void
     }
 
     private struct State {
         var nanoseconds: UInt64
         var epochMilliseconds: Int64
         var sleepers: [Sleeper] = []
+        /// Sleeps cancelled before they were queued.
+        var cancelled: Set<UInt64> = []
         var nextID: UInt64 = 0
         var watchers: [@Sendable () -> Void] = []
     }
@@ -81,7 +84,7 @@ public final class ManualClock: ServiceClock {
 
     public func epochMilliseconds() -> Int64 { state.withLock { $0.epochMilliseconds } }
 
-    /// How many tasks sleep on this clock now.
+    /// How many tasks sleep, and threads wait, on this clock now.
     public var sleepers: Int { state.withLock { $0.sleepers.count } }
 
     public func sleep(for duration: Duration) async throws {
@@ -91,20 +94,28 @@ public final class ManualClock: ServiceClock {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let ready = state.withLock { state -> Bool in
+                let ready = state.withLock { state -> Result<Void, any Error>? in
+                    if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
                     let end = state.nanoseconds.saturatingAdd(duration.nanosecondsClamped)
-                    if end <= state.nanoseconds { return true }
-                    state.sleepers.append(Sleeper(id: id, end: end, continuation: continuation))
-                    return false
+                    if end <= state.nanoseconds { return .success(()) }
+                    state.sleepers.append(
+                        Sleeper(id: id, end: end) { error in
+                            if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+                        })
+                    return nil
                 }
-                if ready { continuation.resume() }
+                if let ready { continuation.resume(with: ready) }
             }
         } onCancel: {
             let cancelled = state.withLock { state -> Sleeper? in
-                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else {
+                    // Not queued yet: the sleep ends as it starts.
+                    state.cancelled.insert(id)
+                    return nil
+                }
                 return state.sleepers.remove(at: index)
             }
-            cancelled?.continuation.resume(throwing: CancellationError())
+            cancelled?.wake(CancellationError())
         }
     }
 
@@ -113,10 +124,22 @@ public final class ManualClock: ServiceClock {
     }
 
     public func wait(_ semaphore: DispatchSemaphore, for duration: Duration) -> Bool {
-        let end = nanoseconds().saturatingAdd(duration.nanosecondsClamped)
-        // The thread looks every millisecond of the machine's time whether this one has moved.
-        while nanoseconds() < end {
-            if semaphore.wait(timeout: .now() + .milliseconds(1)) == .success { return true }
+        let timedOut = Atomic<Bool>(false)
+        let id = state.withLock { state -> UInt64? in
+            let end = state.nanoseconds.saturatingAdd(duration.nanosecondsClamped)
+            guard end > state.nanoseconds else { return nil }
+            state.nextID += 1
+            state.sleepers.append(
+                Sleeper(id: state.nextID, end: end) { _ in timedOut.store(true, ordering: .releasing) })
+            return state.nextID
+        }
+        guard let id else { return semaphore.wait(timeout: .now()) == .success }
+        // The thread looks every millisecond of the machine's time whether its end has come.
+        while !timedOut.load(ordering: .acquiring) {
+            if semaphore.wait(timeout: .now() + .milliseconds(1)) == .success {
+                state.withLock { $0.sleepers.removeAll { $0.id == id } }
+                return true
+            }
         }
         return semaphore.wait(timeout: .now()) == .success
     }
@@ -131,7 +154,7 @@ public final class ManualClock: ServiceClock {
             state.sleepers.removeAll { $0.end <= state.nanoseconds }
             return (due, state.watchers)
         }
-        for sleeper in due { sleeper.continuation.resume() }
+        for sleeper in due { sleeper.wake(nil) }
         for wake in watchers { wake() }
     }
 }

@@ -210,6 +210,9 @@ public final class RPCServer: Sendable {
         }
     }
 
+    /// Whether the server has begun to drain (`shutdown()`): new calls are refused from then on.
+    public var isDraining: Bool { core.isDraining }
+
     /// The port the server listens on (after `start()`).
     public var port: Int { boundPort.load(ordering: .relaxed) }
 
