@@ -74,7 +74,9 @@ struct AccessRulesTests {
             otherPlay.periods = [Self.month(0), Self.month(1)]
             let before = try await ledger.lastPosition()
             _ = try await ledger.write { [stale, imported, otherPlay] tx in
-                for state in [stale, imported, otherPlay] { try Ledger.saveSubscription(tx, state, position: before) }
+                for state in [stale, imported, otherPlay] {
+                    try LedgerStore(tx).saveSubscription(state, position: before)
+                }
             }
 
             clock.advance(by: 1000)
@@ -149,7 +151,7 @@ struct AccessRulesTests {
             }
             let before = try await ledger.lastPosition()
             _ = try await ledger.write { [stale] tx in
-                for state in stale { try Ledger.saveSubscription(tx, state, position: before) }
+                for state in stale { try LedgerStore(tx).saveSubscription(state, position: before) }
             }
             let done = try #require(try await ledger.deriveAccessAgain(owner: "test"))
             #expect(done.read == Ledger.accessRulesPage + 5 && done.changed == Ledger.accessRulesPage + 5)

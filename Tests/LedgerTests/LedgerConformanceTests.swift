@@ -73,7 +73,7 @@ struct LedgerConformanceTests {
             #expect(size > 30_000)
             _ = try await ledger.write { tx in
                 for (index, state) in states.enumerated() {
-                    try Ledger.saveSubscription(tx, state, position: UInt64(index + 1))
+                    try LedgerStore(tx).saveSubscription(state, position: UInt64(index + 1))
                 }
             }
             var keys: [String] = []

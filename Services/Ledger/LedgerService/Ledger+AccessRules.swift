@@ -72,13 +72,13 @@ extension Ledger {
             for index in 0..<rows.count {
                 // A state or a period that does not read is left to the snapshot's and the
                 // operator's checks (`GetSubscription` names it).
-                guard var state = try? Self.decode(Subscription.self, rows.blob(index, "state")),
-                    let recorded = try? Self.storedPeriods(tx, state.key), !recorded.isEmpty
+                guard var state = try? LedgerStore.decode(Subscription.self, rows.blob(index, "state")),
+                    let recorded = try? LedgerStore(tx).storedPeriods(state.key), !recorded.isEmpty
                 else { continue }
-                let access = Self.accessPeriods(recorded, of: state.key, ownership: state.ownership)
+                let access = PeriodRecord.accessPeriods(recorded, of: state.key, ownership: state.ownership)
                 guard access != state.periods else { continue }
                 state.periods = access
-                try Self.saveStateChange(tx, state, at: at)
+                try LedgerStore(tx).saveStateChange(state, at: at)
                 page.changed += 1
             }
             if rows.count == limit {

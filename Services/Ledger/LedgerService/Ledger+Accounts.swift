@@ -34,39 +34,38 @@ extension Ledger {
         let hash = Digest.sha256Hex(request.serialized())
         let at = now()
         return { tx in
-            if let replay = try Self.replay(tx, request.idempotencyKey, hash, as: MergeAccountsResponse.self) {
+            if let replay = try LedgerStore(tx).replay(request.idempotencyKey, hash, as: MergeAccountsResponse.self) {
                 return replay
             }
             var moved: [SubscriptionKey] = []
             for held in try Self.holdings(tx, of: request.fromAccountID) {
-                let position = try Self.nextPosition(tx)
+                let position = try LedgerStore(tx).nextPosition()
                 let link = AccountLink(
                     accountID: request.intoAccountID, key: held.key, storeAccountRef: held.storeAccountRef,
                     linkedTimeMilliseconds: at)
                 try Self.saveLink(tx, link)
-                var subscription = try Self.subscriptionRow(tx, held.key)
+                var subscription = try LedgerStore(tx).subscriptionRow(held.key)
                 if subscription != nil {
                     subscription!.accountID = request.intoAccountID
-                    try Self.saveSubscription(tx, subscription!, position: position)
+                    try LedgerStore(tx).saveSubscription(subscription!, position: position)
                 }
-                try Self.appendChange(
-                    tx,
+                try LedgerStore(tx).appendChange(
                     Change(
                         position: position, committedTimeMilliseconds: at, kind: .link, subscription: subscription,
                         link: link))
                 moved.append(held.key)
             }
-            let position = try Self.nextPosition(tx)
+            let position = try LedgerStore(tx).nextPosition()
             let event = LifecycleEvent(
                 position: position, key: Self.accountEventKey, kind: .accountMerged, storeTimeMilliseconds: at,
                 verifiedTimeMilliseconds: at, accountID: request.intoAccountID,
                 otherAccountID: request.fromAccountID,
                 detail: "\(moved.count) subscription\(moved.count == 1 ? "" : "s") moved", actor: actor)
-            try Self.insertEvent(tx, event)
-            try Self.appendChange(
-                tx, Change(position: position, committedTimeMilliseconds: at, kind: .account, events: [event]))
+            try LedgerStore(tx).insertEvent(event)
+            try LedgerStore(tx).appendChange(
+                Change(position: position, committedTimeMilliseconds: at, kind: .account, events: [event]))
             let response = MergeAccountsResponse(moved: moved, position: position)
-            try Self.remember(tx, request.idempotencyKey, hash, response, at: at)
+            try LedgerStore(tx).remember(request.idempotencyKey, hash, response, at: at)
             return response
         }
     }
@@ -81,7 +80,7 @@ extension Ledger {
             WHERE account_id = $1 ORDER BY store, environment, store_id
             """, [.text(account)])
         var held = try (0..<links.count).map { index in
-            let link = try link(links, index)
+            let link = try LedgerStore.link(links, index)
             return (key: link.key, storeAccountRef: link.storeAccountRef)
         }
         let linked = Set(held.map(\.key))
@@ -89,7 +88,7 @@ extension Ledger {
             "SELECT state FROM subscriptions WHERE account_id = $1 ORDER BY store, environment, store_id",
             [.text(account)])
         for index in 0..<rows.count {
-            let subscription = try decode(Subscription.self, rows.blob(index, "state"))
+            let subscription = try LedgerStore.decode(Subscription.self, rows.blob(index, "state"))
             if !linked.contains(subscription.key) {
                 held.append((subscription.key, subscription.storeAccountRef))
             }
@@ -134,7 +133,7 @@ extension Ledger {
             var references = Set(held.compactMap(\.storeAccountRef).filter { !$0.isEmpty })
             var subscriptions: [Subscription] = []
             for item in held {
-                if let subscription = try Self.subscriptionRow(tx, item.key) {
+                if let subscription = try LedgerStore(tx).subscriptionRow(item.key) {
                     if let reference = subscription.storeAccountRef, !reference.isEmpty { references.insert(reference) }
                     subscriptions.append(subscription)
                 }
@@ -142,10 +141,10 @@ extension Ledger {
             let redaction = Redaction(
                 names: references.union(try Self.mergedAliases(tx, of: account)).union([account]))
             for item in held {
-                let position = try Self.nextPosition(tx)
+                let position = try LedgerStore(tx).nextPosition()
                 try tx.enqueue(
                     "DELETE FROM links WHERE store = $1 AND environment = $2 AND store_id = $3",
-                    Self.keyParameters(item.key))
+                    LedgerStore.keyParameters(item.key))
                 var subscription = subscriptions.first { $0.key == item.key }
                 if var current = subscription {
                     current.accountID = nil
@@ -155,11 +154,10 @@ extension Ledger {
                         current.revokedTimeMilliseconds = at
                         current.revocationReason = "account deleted"
                     }
-                    try Self.saveSubscription(tx, current, position: position)
+                    try LedgerStore(tx).saveSubscription(current, position: position)
                     subscription = current
                 }
-                try Self.appendChange(
-                    tx,
+                try LedgerStore(tx).appendChange(
                     Change(
                         position: position, committedTimeMilliseconds: at, kind: .unlink, subscription: subscription,
                         link: AccountLink(accountID: "", key: item.key, linkedTimeMilliseconds: at)))
@@ -168,15 +166,15 @@ extension Ledger {
             redacted += try Self.redactChanges(tx, redaction, dialect: dialect)
             redacted += try Self.redactIdempotency(tx, redaction, dialect: dialect)
             redacted += try Self.redactEventLog(tx, redaction, dialect: dialect)
-            let position = try Self.nextPosition(tx)
+            let position = try LedgerStore(tx).nextPosition()
             let event = LifecycleEvent(
                 position: position, key: Self.accountEventKey, kind: .accountDeleted, storeTimeMilliseconds: at,
                 verifiedTimeMilliseconds: at,
                 detail: "an account was deleted: \(held.count) unlinked, \(redacted) stored entries redacted",
                 actor: actor)
-            try Self.insertEvent(tx, event)
-            try Self.appendChange(
-                tx, Change(position: position, committedTimeMilliseconds: at, kind: .account, events: [event]))
+            try LedgerStore(tx).insertEvent(event)
+            try LedgerStore(tx).appendChange(
+                Change(position: position, committedTimeMilliseconds: at, kind: .account, events: [event]))
             return DeleteAccountResponse(
                 unlinked: UInt32(clamping: held.count), redacted: UInt32(clamping: redacted), position: position)
         }
@@ -230,7 +228,7 @@ extension Ledger {
             let rows = try tx.query(
                 "SELECT event FROM events WHERE account_id = $1 AND other_account_id IS NOT NULL", [.text(next)])
             for index in 0..<rows.count {
-                let event = try decode(LifecycleEvent.self, rows.blob(index, "event"))
+                let event = try LedgerStore.decode(LifecycleEvent.self, rows.blob(index, "event"))
                 guard event.kind == .accountMerged, let from = event.otherAccountID, from != account,
                     found.insert(from).inserted
                 else { continue }
@@ -251,7 +249,7 @@ extension Ledger {
         func collect(_ result: SQLRows) throws {
             for index in 0..<result.count {
                 guard let id = result.int(index, "id"), seen.insert(id).inserted else { continue }
-                rows.append((id, try decode(LifecycleEvent.self, result.blob(index, "event"))))
+                rows.append((id, try LedgerStore.decode(LifecycleEvent.self, result.blob(index, "event"))))
             }
         }
         for name in redaction.names.sorted() {
@@ -262,7 +260,7 @@ extension Ledger {
             try collect(
                 tx.query(
                     "SELECT id, event FROM events WHERE store = $1 AND environment = $2 AND store_id = $3",
-                    keyParameters(key)))
+                    LedgerStore.keyParameters(key)))
         }
         let keySet = Set(keys)
         var notifications = Set<String>()
@@ -278,7 +276,7 @@ extension Ledger {
         for key in keys {
             let update = try tx.query(
                 "UPDATE periods SET raw = NULL WHERE store = $1 AND environment = $2 AND store_id = $3 AND raw IS NOT NULL",
-                keyParameters(key))
+                LedgerStore.keyParameters(key))
             count += update.affected
         }
         for notification in notifications.sorted() {
@@ -287,10 +285,10 @@ extension Ledger {
                 [.text(notification)])
             for index in 0..<stored.count {
                 guard let store = stored.int(index, "store").flatMap({ Store(rawValue: Int32($0)) }) else { continue }
-                var entry = try inboxEntry(stored, index)
+                var entry = try LedgerStore.inboxEntry(stored, index)
                 entry.rawPayload = ""
                 entry.lastError = redaction.text(entry.lastError)
-                try saveInbox(tx, entry, store: store)
+                try LedgerStore(tx).saveInbox(entry, store: store)
                 count += 1
             }
         }
@@ -314,7 +312,7 @@ extension Ledger {
         var count = 0
         for index in 0..<rows.count {
             guard let position = rows.int(index, "position") else { continue }
-            let change = try decode(Change.self, rows.blob(index, "change"))
+            let change = try LedgerStore.decode(Change.self, rows.blob(index, "change"))
             var clean = change
             clean.subscription = change.subscription.map(redaction.subscription)
             if var link = change.link {
@@ -343,7 +341,7 @@ extension Ledger {
         let rows = try tx.query("SELECT seq, event FROM event_log WHERE \(condition)", parameters)
         for index in 0..<rows.count {
             guard let sequence = rows.int(index, "seq") else { continue }
-            let event = try decode(Event.self, rows.blob(index, "event"))
+            let event = try LedgerStore.decode(Event.self, rows.blob(index, "event"))
             var clean = event
             clean.accountID = redaction.field(event.accountID)
             clean.otherAccountID = redaction.field(event.otherAccountID)

@@ -30,7 +30,9 @@ extension Ledger {
             """, [.text(endpoint), .int(Int64(clamping: through)), .int(Int64(maxRetrying))])
         return GetDeliveryStateResponse(
             deliveredThrough: through, disabledMilliseconds: state.int(0, "disabled_ms"),
-            retrying: try (0..<rows.count).map { try decode(DeliveryAttempt.self, rows.blob($0, "attempt")) })
+            retrying: try (0..<rows.count).map {
+                try LedgerStore.decode(DeliveryAttempt.self, rows.blob($0, "attempt"))
+            })
     }
 
     public func recordDeliveries(_ request: RecordDeliveriesRequest) async throws -> RecordDeliveriesResponse {
@@ -110,7 +112,7 @@ extension Ledger {
                 let stored = rows.blob(index, "attempt")
                 let letter = DeadLetter(
                     endpoint: rows.text(index, "endpoint") ?? "",
-                    attempt: try Self.decode(DeliveryAttempt.self, stored))
+                    attempt: try LedgerStore.decode(DeliveryAttempt.self, stored))
                 return (letter, stored?.count ?? 0)
             }
             var next: String?

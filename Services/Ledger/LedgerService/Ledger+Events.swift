@@ -46,7 +46,7 @@ extension Ledger {
                     let stored = rows.blob(index, "event")
                     bytes += stored?.count ?? 0
                     if !response.events.isEmpty && bytes > Self.maxPageBytes { break }
-                    var event = try Self.decode(Event.self, stored)
+                    var event = try LedgerStore.decode(Event.self, stored)
                     event.sequence = sequence
                     response.events.append(event)
                 }
@@ -116,7 +116,7 @@ extension Ledger {
         return { tx in
             var event = Event(
                 id: id, type: EventType.test, accountID: request.accountID,
-                position: UInt64(try Self.lastPosition(tx)), recordedTimeMilliseconds: at)
+                position: UInt64(try LedgerStore(tx).lastPosition()), recordedTimeMilliseconds: at)
             let inserted = try tx.query(
                 """
                 INSERT INTO event_log (id, type, account_id, feed_position, event) VALUES ($1, $2, $3, $4, $5)
@@ -190,7 +190,7 @@ extension Ledger {
                 ORDER BY account_id, capability LIMIT $3
                 """, [.text(start?.account ?? ""), .text(start?.capability ?? ""), .int(Int64(Self.maxStatePage))])
             response.announced = try (0..<rows.count).map {
-                try Self.decode(AnnouncedAccess.self, rows.blob($0, "state"))
+                try LedgerStore.decode(AnnouncedAccess.self, rows.blob($0, "state"))
             }
             if rows.count == Self.maxStatePage, let last = response.announced.last {
                 response.nextPageToken = Hex.encode(last.accountID.utf8) + ":" + Hex.encode(last.capability.utf8)
@@ -243,7 +243,7 @@ extension Ledger {
                 try tx.query(
                     "SELECT COALESCE(MAX(position), 0) AS position FROM changes WHERE committed_ms <= $1", [.int($0)]
                 ).int(0, "position") ?? 0
-            } ?? Self.lastPosition(tx)
+            } ?? LedgerStore(tx).lastPosition()
         for name in [Self.eventsCursor, Self.eventsStartCursor] {
             try tx.query(
                 "INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)",

@@ -61,14 +61,15 @@ extension Ledger {
         let hash = Digest.sha256Hex(request.serialized())
         let key = Self.grantKey(idempotencyKey: request.idempotencyKey)
         return { tx in
-            if var replay = try Self.replay(tx, request.idempotencyKey, hash, as: GrantEntitlementResponse.self) {
+            if var replay = try LedgerStore(tx).replay(request.idempotencyKey, hash, as: GrantEntitlementResponse.self)
+            {
                 replay.replayed = true
                 return replay
             }
-            guard try Self.subscriptionRow(tx, key) == nil else {
+            guard try LedgerStore(tx).subscriptionRow(key) == nil else {
                 throw LedgerError.failedPrecondition("grant \(key.storeID) exists already")
             }
-            let position = try Self.nextPosition(tx)
+            let position = try LedgerStore(tx).nextPosition()
             // Without an end it is a lifetime grant; with one, active until its end (the view
             // judges the end by time: nothing needs to expire it).
             let grant = Subscription(
@@ -82,15 +83,14 @@ extension Ledger {
                 detail: Self.grantDetail(request.capability, end: end, reason: request.reason), actor: actor)
             let link = AccountLink(accountID: request.accountID, key: key, linkedTimeMilliseconds: at)
             try Self.saveLink(tx, link)
-            try Self.saveSubscription(tx, grant, position: position)
-            try Self.insertEvent(tx, event)
-            try Self.appendChange(
-                tx,
+            try LedgerStore(tx).saveSubscription(grant, position: position)
+            try LedgerStore(tx).insertEvent(event)
+            try LedgerStore(tx).appendChange(
                 Change(
                     position: position, committedTimeMilliseconds: at, kind: .link, subscription: grant, link: link,
                     events: [event]))
             let response = GrantEntitlementResponse(grant: grant, replayed: false, position: position)
-            try Self.remember(tx, request.idempotencyKey, hash, response, at: at)
+            try LedgerStore(tx).remember(request.idempotencyKey, hash, response, at: at)
             return response
         }
     }
@@ -112,13 +112,14 @@ extension Ledger {
         let key = SubscriptionKey(store: .promotional, environment: .production, storeID: request.grantID)
         let at = now()
         return { tx in
-            guard var grant = try Self.subscriptionRow(tx, key) else {
+            guard var grant = try LedgerStore(tx).subscriptionRow(key) else {
                 throw LedgerError.notFound("no grant \(request.grantID)")
             }
             if grant.state == .revoked {
-                return RevokeGrantResponse(grant: grant, revoked: false, position: UInt64(try Self.lastPosition(tx)))
+                return RevokeGrantResponse(
+                    grant: grant, revoked: false, position: UInt64(try LedgerStore(tx).lastPosition()))
             }
-            let position = try Self.nextPosition(tx)
+            let position = try LedgerStore(tx).nextPosition()
             grant.state = .revoked
             grant.revokedTimeMilliseconds = at
             grant.revocationReason = request.reason
@@ -128,10 +129,9 @@ extension Ledger {
                 position: position, key: key, kind: .grantRevoked, storeTimeMilliseconds: at,
                 verifiedTimeMilliseconds: at, accountID: grant.accountID, state: .revoked, detail: request.reason,
                 actor: actor)
-            try Self.saveSubscription(tx, grant, position: position)
-            try Self.insertEvent(tx, event)
-            try Self.appendChange(
-                tx,
+            try LedgerStore(tx).saveSubscription(grant, position: position)
+            try LedgerStore(tx).insertEvent(event)
+            try LedgerStore(tx).appendChange(
                 Change(
                     position: position, committedTimeMilliseconds: at, kind: .subscription, subscription: grant,
                     events: [event]))
@@ -146,7 +146,7 @@ extension Ledger {
             VALUES ($1, $2, $3, $4, $5, $6)
             ON CONFLICT (store, environment, store_id) DO UPDATE SET account_id = $4, store_account_ref = $5, linked_ms = $6
             """,
-            keyParameters(link.key) + [
+            LedgerStore.keyParameters(link.key) + [
                 .text(link.accountID), .text(link.storeAccountRef), .int(link.linkedTimeMilliseconds ?? 0),
             ])
     }

@@ -41,7 +41,7 @@ extension Ledger {
                     .int(recorded.receivedTimeMilliseconds ?? 0), .blob(recorded.serialized()),
                 ])
             if inserted.affected == 1 { return RecordNotificationResponse(duplicate: false, entry: recorded) }
-            let existing = try Self.inboxEntry(tx, store: store, notificationID: recorded.notificationID)
+            let existing = try LedgerStore(tx).inboxEntry(store: store, notificationID: recorded.notificationID)
             return RecordNotificationResponse(duplicate: true, entry: existing)
         }
     }
@@ -75,7 +75,7 @@ extension Ledger {
             sql += " ORDER BY received_ms, store, notification_id LIMIT $\(parameters.count)"
             let rows = try tx.query(sql, parameters)
             let entries = try Self.page(min(rows.count, Int(size))) { index in
-                let entry = try Self.inboxEntry(rows, index)
+                let entry = try LedgerStore.inboxEntry(rows, index)
                 return (entry, entry.serialized().count)
             }
             var next: String?
@@ -116,7 +116,7 @@ extension Ledger {
             let rows = try tx.query(sql, parameters)
             let subscriptions = try Self.page(min(rows.count, Int(size))) { index in
                 let stored = rows.blob(index, "state")
-                return (try Self.decode(Subscription.self, stored), stored?.count ?? 0)
+                return (try LedgerStore.decode(Subscription.self, stored), stored?.count ?? 0)
             }
             var next: String?
             if rows.count > subscriptions.count, let last = subscriptions.last {
@@ -213,13 +213,13 @@ extension Ledger {
         store: Store, notificationID: String, _ change: @escaping @Sendable (inout InboxEntry) -> Void
     ) -> WriteBody<MarkInboxResponse> {
         { tx in
-            var entry = try Self.inboxEntry(tx, store: store, notificationID: notificationID)
+            var entry = try LedgerStore(tx).inboxEntry(store: store, notificationID: notificationID)
             guard entry.status != .rejected else {
                 throw LedgerError.failedPrecondition(
                     "notification \(notificationID) was rejected; it is kept for audit only")
             }
             change(&entry)
-            try Self.saveInbox(tx, entry, store: store)
+            try LedgerStore(tx).saveInbox(entry, store: store)
             return MarkInboxResponse(entry: entry)
         }
     }

@@ -27,11 +27,11 @@ extension Ledger {
         let at = now()
         let chosen = policy
         return { tx in
-            if let replay = try Self.replay(tx, request.idempotencyKey, hash, as: LinkAccountResponse.self) {
+            if let replay = try LedgerStore(tx).replay(request.idempotencyKey, hash, as: LinkAccountResponse.self) {
                 return replay
             }
-            let previous = try Self.linkedAccount(tx, key)
-            var subscription = try Self.subscriptionRow(tx, key)
+            let previous = try LedgerStore(tx).linkedAccount(key)
+            var subscription = try LedgerStore(tx).subscriptionRow(key)
             let outcome: LinkOutcome
             var event = LifecycleEvent(
                 key: key, kind: .accountLinked, storeTimeMilliseconds: at, verifiedTimeMilliseconds: at,
@@ -59,11 +59,11 @@ extension Ledger {
             if outcome == .alreadyLinked {
                 let response = LinkAccountResponse(
                     outcome: outcome, previousAccountID: nil, subscription: subscription,
-                    position: UInt64(try Self.lastPosition(tx)))
-                try Self.remember(tx, request.idempotencyKey, hash, response, at: at)
+                    position: UInt64(try LedgerStore(tx).lastPosition()))
+                try LedgerStore(tx).remember(request.idempotencyKey, hash, response, at: at)
                 return response
             }
-            let position = try Self.nextPosition(tx)
+            let position = try LedgerStore(tx).nextPosition()
             event.position = position
             let link = AccountLink(
                 accountID: moves ? request.accountID : previous!, key: key, storeAccountRef: request.storeAccountRef,
@@ -72,19 +72,18 @@ extension Ledger {
                 try Self.saveLink(tx, link)
                 if var moved = subscription {
                     moved.accountID = request.accountID
-                    try Self.saveSubscription(tx, moved, position: position)
+                    try LedgerStore(tx).saveSubscription(moved, position: position)
                     subscription = moved
                 }
             }
-            try Self.insertEvent(tx, event)
-            try Self.appendChange(
-                tx,
+            try LedgerStore(tx).insertEvent(event)
+            try LedgerStore(tx).appendChange(
                 Change(
                     position: position, committedTimeMilliseconds: at, kind: .link, subscription: subscription,
                     link: link, events: [event]))
             let response = LinkAccountResponse(
                 outcome: outcome, previousAccountID: previous, subscription: subscription, position: position)
-            try Self.remember(tx, request.idempotencyKey, hash, response, at: at)
+            try LedgerStore(tx).remember(request.idempotencyKey, hash, response, at: at)
             return response
         }
     }

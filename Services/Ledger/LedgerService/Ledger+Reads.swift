@@ -5,7 +5,7 @@ public import Wire
 extension Ledger {
     public func subscription(_ key: SubscriptionKey) async throws -> Subscription {
         try Self.check(key, "key")
-        let found = try await read { tx in try Self.subscriptionRow(tx, key) }
+        let found = try await read { tx in try LedgerStore(tx).subscriptionRow(key) }
         guard let found else { throw LedgerError.notFound("no subscription \(key)") }
         return found
     }
@@ -17,10 +17,11 @@ extension Ledger {
     {
         try Self.check(key, "key")
         let found = try await read { tx in
-            try Self.subscriptionRow(tx, key).map {
+            try LedgerStore(tx).subscriptionRow(key).map {
                 GetSubscriptionResponse(
                     subscription: $0,
-                    periods: stateOnly ? [] : try Self.storedPeriods(tx, key, limit: Self.maxAnsweredPeriods, raw: true)
+                    periods: stateOnly
+                        ? [] : try LedgerStore(tx).storedPeriods(key, limit: Self.maxAnsweredPeriods, raw: true)
                 )
             }
         }
@@ -35,13 +36,15 @@ extension Ledger {
             let rows = try tx.query(
                 "SELECT state FROM subscriptions WHERE account_id = $1 ORDER BY store, environment, store_id LIMIT $2",
                 [.text(accountID), .int(Int64(Self.maxAccountRows))])
-            let subscriptions = try (0..<rows.count).map { try Self.decode(Subscription.self, rows.blob($0, "state")) }
+            let subscriptions = try (0..<rows.count).map {
+                try LedgerStore.decode(Subscription.self, rows.blob($0, "state"))
+            }
             let linkRows = try tx.query(
                 """
                 SELECT store, environment, store_id, account_id, store_account_ref, linked_ms FROM links
                 WHERE account_id = $1 ORDER BY store, environment, store_id LIMIT $2
                 """, [.text(accountID), .int(Int64(Self.maxAccountRows))])
-            let links = try (0..<linkRows.count).map { try Self.link(linkRows, $0) }
+            let links = try (0..<linkRows.count).map { try LedgerStore.link(linkRows, $0) }
             return GetAccountResponse(accountID: accountID, subscriptions: subscriptions, links: links)
         }
         guard !found.subscriptions.isEmpty || !found.links.isEmpty else {
@@ -63,7 +66,7 @@ extension Ledger {
         case (nil, let key?):
             try Self.check(key, "key")
             filter = "store = $1 AND environment = $2 AND store_id = $3"
-            parameters = Self.keyParameters(key)
+            parameters = LedgerStore.keyParameters(key)
         default:
             throw LedgerError.invalidArgument("exactly one of account_id and key must be set")
         }
@@ -81,7 +84,7 @@ extension Ledger {
             let rows = try tx.query(sql, query)
             let events = try Self.page(min(rows.count, Int(size))) { index in
                 let stored = rows.blob(index, "event")
-                return (try Self.decode(LifecycleEvent.self, stored), stored?.count ?? 0)
+                return (try LedgerStore.decode(LifecycleEvent.self, stored), stored?.count ?? 0)
             }
             let next = rows.count > events.count ? rows.int(events.count - 1, "id").map(String.init) : nil
             return GetHistoryResponse(events: events, nextPageToken: next)
@@ -90,7 +93,7 @@ extension Ledger {
 
     /// The newest committed change-feed position (0 when there is none).
     public func lastPosition() async throws -> UInt64 {
-        try await read { tx in UInt64(try Self.lastPosition(tx)) }
+        try await read { tx in UInt64(try LedgerStore(tx).lastPosition()) }
     }
 
     /// Committed changes after `position`, in order, at most `limit`.
@@ -99,7 +102,7 @@ extension Ledger {
             let rows = try tx.query(
                 "SELECT change FROM changes WHERE position > $1 ORDER BY position LIMIT $2",
                 [.int(Int64(clamping: position)), .int(Int64(limit))])
-            return try (0..<rows.count).map { try Self.decode(Change.self, rows.blob($0, "change")) }
+            return try (0..<rows.count).map { try LedgerStore.decode(Change.self, rows.blob($0, "change")) }
         }
     }
 
@@ -177,7 +180,7 @@ extension Ledger {
     ) {
         try await keyedPage(
             table: "links", columns: "account_id, store_account_ref, linked_ms", after: after, limit: limit
-        ) { rows, index in try Self.link(rows, index) }
+        ) { rows, index in try LedgerStore.link(rows, index) }
     }
 
     /// Rows of a table keyed by (store, environment, store_id), in key order after `after`.

@@ -3,7 +3,8 @@ import Foundation
 import Model
 public import Wire
 
-/// Verified states: the checks of a request, then its write (idempotency, the merge rules of `StateMerge`, periods, the replaced purchase, the change).
+/// Verified states: the checks of a request, then its write: the rows it depends on
+/// (`LedgerStore.verifiedStateRows`), the plan of its rules (`VerifiedStatePlan`), the plan applied.
 extension Ledger {
     /// Records a verified state and its events. Idempotent by key: a retry answers the first
     /// response with `replayed`; the same key with other content is FAILED_PRECONDITION. A state
@@ -81,118 +82,16 @@ extension Ledger {
             try Self.checkOptional(
                 event.rawRenewalInfo ?? "", "events[\(index)].raw_renewal_info", max: Self.maxPayloadBytes)
         }
-        let hash = Digest.sha256Hex(request.serialized())
         let verifiedAt = now()
         incoming.verifiedTimeMilliseconds = incoming.verifiedTimeMilliseconds ?? verifiedAt
-        let subscription = incoming
+        let intent = VerifiedStateIntent(
+            request: request, subscription: incoming, requestHash: Digest.sha256Hex(request.serialized()),
+            verifiedAt: verifiedAt)
         return { tx in
-            let key = subscription.key
-            // One round trip for what the write depends on: the idempotency record, the
-            // current state, the link and (for the first write of a batch) the newest position.
-            let lookup = try tx.query(
-                """
-                SELECT (SELECT request_hash FROM idempotency WHERE idempotency_key = $1) AS request_hash,
-                       (SELECT response FROM idempotency WHERE idempotency_key = $1) AS response,
-                       (SELECT state FROM subscriptions WHERE store = $2 AND environment = $3 AND store_id = $4) AS state,
-                       (SELECT account_id FROM links WHERE store = $2 AND environment = $3 AND store_id = $4) AS account_id,
-                       (SELECT COALESCE(MAX(position), 0) FROM changes) AS last_position
-                """, [.text(request.idempotencyKey)] + Self.keyParameters(key))
-            if tx.batch.lastPosition == nil, let last = lookup.int(0, "last_position") {
-                tx.batch.lastPosition = UInt64(last)
-            }
-            if let storedHash = lookup.text(0, "request_hash") {
-                var response = try Self.replayed(
-                    request.idempotencyKey, storedHash, hash, lookup.blob(0, "response"),
-                    as: RecordVerifiedStateResponse.self)
-                response.replayed = true
-                // The same evidence processed again (an operator's replay, a retry whose commit
-                // landed): the notification it resolves ends processed all the same.
-                if let notificationID = request.notificationID {
-                    try Self.markProcessed(tx, store: key.store, notificationID: notificationID)
-                }
-                return response
-            }
-            let current = try lookup.blob(0, "state").map { try Self.decode(Subscription.self, $0) }
-            let linked = lookup.text(0, "account_id")
-            // A purchase that replaced another (Google linkedPurchaseToken) continues its
-            // owner's subscription: without a link of its own it takes the replaced one's.
-            let replacedKey = subscription.replacesStoreID.map {
-                SubscriptionKey(store: key.store, environment: key.environment, storeID: $0)
-            }
-            var inherited: String?
-            if let replacedKey, linked == nil {
-                inherited = try Self.linkedAccount(tx, replacedKey)
-            }
-            let account = linked ?? current?.accountID ?? inherited
-            let next = StateMerge.candidate(subscription, current: current, account: account)
-            let applied = StateMerge.applies(next, over: current, partial: request.partial)
-            var recordedPeriods = try Self.recordPeriods(tx, key, request.periods)
-            var replacedCut: [Period]?
-            if applied, key.store == .google, let replacedKey, let periods = recordedPeriods {
-                // Play issues a deferred change's token at the change, with no paid order until
-                // the old period ends: a replacement first recorded without periods is deferred.
-                let deferred = current.map { $0.replacesStoreID == replacedKey.storeID && $0.periods.isEmpty } ?? false
-                (recordedPeriods, replacedCut) = try Self.replacement(
-                    tx, key, periods, replacing: replacedKey, deferred: deferred)
-            }
-            let position = try Self.nextPosition(tx)
-            // Derived with the ownership of the state that is stored, as a later pass under newer
-            // rules derives them again (`deriveAccessAgain`).
-            let ownership = StateMerge.standing(next: next, current: current, applied: applied).ownership
-            let intervals = try Self.recordStateFact(
-                tx, subscription, events: request.events, partial: request.partial,
-                known: current?.statusIntervals ?? [])
-            let (state, saves) = StateMerge.result(
-                next: next, current: current, applied: applied,
-                accessPeriods: recordedPeriods.map { Self.accessPeriods($0, of: key, ownership: ownership) },
-                statusIntervals: intervals)
-            var events: [LifecycleEvent] = []
-            for var event in request.events {
-                event.position = position
-                event.accountID = event.accountID ?? account
-                event.verifiedTimeMilliseconds = event.verifiedTimeMilliseconds ?? verifiedAt
-                if event.state == nil { event.state = subscription.state }
-                events.append(event)
-            }
-            if saves { try Self.saveSubscription(tx, state, position: position) }
-            for event in events { try Self.insertEvent(tx, event) }
-            // A link taken over from the replaced purchase travels in the same change.
-            let inheritedLink = inherited.map {
-                AccountLink(
-                    accountID: $0, key: key, storeAccountRef: subscription.storeAccountRef,
-                    linkedTimeMilliseconds: verifiedAt)
-            }
-            try Self.appendChange(
-                tx,
-                Change(
-                    position: position, committedTimeMilliseconds: verifiedAt, kind: .subscription,
-                    subscription: state, link: inheritedLink, events: events.map(Self.withoutRawData)))
-            if let inherited {
-                try tx.query(
-                    """
-                    INSERT INTO links (store, environment, store_id, account_id, store_account_ref, linked_ms)
-                    VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (store, environment, store_id) DO NOTHING
-                    """,
-                    Self.keyParameters(key) + [.text(inherited), .text(subscription.storeAccountRef), .int(verifiedAt)])
-            }
-            // The replaced purchase records what replaced it (and where its access ends), in a
-            // change of its own.
-            if applied, let replacedKey, var replaced = try Self.subscriptionRow(tx, replacedKey),
-                replaced.replacedByStoreID != key.storeID || replacedCut != nil
-            {
-                replaced.replacedByStoreID = key.storeID
-                if let replacedCut {
-                    replaced.periods = Self.accessPeriods(replacedCut, of: replacedKey, ownership: replaced.ownership)
-                }
-                try Self.saveStateChange(tx, replaced, at: verifiedAt)
-            }
-            if let notificationID = request.notificationID {
-                try Self.markProcessed(tx, store: key.store, notificationID: notificationID)
-            }
-            let response = RecordVerifiedStateResponse(
-                subscription: state, applied: applied, replayed: false, position: position)
-            try Self.remember(tx, request.idempotencyKey, hash, response, at: verifiedAt)
-            return response
+            let store = LedgerStore(tx)
+            let plan = try VerifiedStatePlan(intent, rows: try store.verifiedStateRows(intent))
+            try store.apply(plan.writes)
+            return plan.response
         }
     }
 }
