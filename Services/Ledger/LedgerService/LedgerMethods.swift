@@ -1,6 +1,11 @@
 import Model
 import RPC
-import Wire
+public import Wire
+
+/// The ledger's errors as the wire answers them: the one place a ledger error becomes a status.
+extension LedgerError: RPCErrorConvertible {
+    public var rpcError: RPCError { RPCError(code, message) }
+}
 
 /// The ledger's RPC methods, registered on a router.
 enum LedgerMethods {
@@ -62,7 +67,7 @@ enum LedgerMethods {
         write(LedgerRPC.recordVerifiedState, limits: .large, ledger.recordVerifiedStateWrite)
         write(LedgerRPC.linkAccount, ledger.linkAccountWrite)
         router.unary(LedgerRPC.getSubscription) { (_, request: GetSubscriptionRequest) in
-            guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
+            guard let key = request.key else { throw LedgerError.invalidArgument("key is missing") }
             return try await ledger.subscriptionAndPeriods(key, stateOnly: request.stateOnly)
         }
         router.unary(LedgerRPC.getAccount) { (_, request: GetAccountRequest) in
@@ -117,8 +122,8 @@ enum LedgerMethods {
             guard cursor <= newest else {
                 // A reader ahead of the ledger (a restored backup, the wrong database) would
                 // otherwise wait and then silently skip everything up to its cursor.
-                throw RPCError(
-                    .failedPrecondition, "after = \(cursor) is beyond the newest position \(newest) of this ledger")
+                throw LedgerError.failedPrecondition(
+                    "after = \(cursor) is beyond the newest position \(newest) of this ledger")
             }
             while !Task.isCancelled {
                 // Read the signal before the changes: a commit between the two wakes the wait.
