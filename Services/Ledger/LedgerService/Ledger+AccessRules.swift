@@ -52,41 +52,29 @@ extension Ledger {
         let version = Self.appStoreAccessRulesVersion
         let at = now()
         return try await write { tx in
-            guard try Self.cursorRow(tx, Self.accessRulesCursor).value < version else { return nil }
+            let store = LedgerStore(tx)
+            guard try store.cursor(Self.accessRulesCursor).value < version else { return nil }
             let lease = try Self.takeLease(
-                tx, Self.accessRulesLease, owner: owner, for: Self.accessRulesLeaseMilliseconds, at: at)
+                store, Self.accessRulesLease, owner: owner, for: Self.accessRulesLeaseMilliseconds, at: at)
             guard lease.held else { return AccessRulesPage(elsewhere: true) }
-            var sql = """
-                SELECT environment, store_id, state FROM subscriptions s WHERE store = $1 AND EXISTS (
-                    SELECT 1 FROM periods p WHERE p.store = s.store AND p.environment = s.environment AND p.store_id = s.store_id)
-                """
-            var parameters: [SQLValue] = [.int(Int64(Store.apple.rawValue))]
-            if let after {
-                parameters += [.int(after.number), .text(after.text)]
-                sql += " AND (environment > $2 OR (environment = $2 AND store_id > $3))"
-            }
-            parameters.append(.int(Int64(limit)))
-            sql += " ORDER BY environment, store_id LIMIT $\(parameters.count)"
-            let rows = try tx.query(sql, parameters)
+            let rows = try store.applePeriodStates(after: after, limit: limit)
             var page = AccessRulesPage(read: rows.count)
             for index in 0..<rows.count {
                 // A state or a period that does not read is left to the snapshot's and the
                 // operator's checks (`GetSubscription` names it).
-                guard var state = try? LedgerStore.decode(Subscription.self, rows.blob(index, "state")),
-                    let recorded = try? LedgerStore(tx).storedPeriods(state.key), !recorded.isEmpty
+                guard var state = try? LedgerStore.decode(Subscription.self, rows[index].stored),
+                    let recorded = try? store.storedPeriods(state.key), !recorded.isEmpty
                 else { continue }
                 let access = PeriodRecord.accessPeriods(recorded, of: state.key, ownership: state.ownership)
                 guard access != state.periods else { continue }
                 state.periods = access
-                try LedgerStore(tx).saveStateChange(state, at: at)
+                try store.saveStateChange(state, at: at)
                 page.changed += 1
             }
             if rows.count == limit {
-                let last = rows.count - 1
-                page.next = PairCursor(
-                    number: rows.int(last, "environment") ?? 0, text: rows.text(last, "store_id") ?? "")
+                page.next = rows[rows.count - 1].cursor
             } else {
-                try Self.raiseCursor(tx, Self.accessRulesCursor, to: version, at: at)
+                try store.raiseCursor(Self.accessRulesCursor, to: version, at: at)
             }
             return page
         }

@@ -38,12 +38,12 @@ extension Ledger {
                 return replay
             }
             var moved: [SubscriptionKey] = []
-            for held in try Self.holdings(tx, of: request.fromAccountID) {
+            for held in try LedgerStore(tx).holdings(of: request.fromAccountID) {
                 let position = try LedgerStore(tx).nextPosition()
                 let link = AccountLink(
                     accountID: request.intoAccountID, key: held.key, storeAccountRef: held.storeAccountRef,
                     linkedTimeMilliseconds: at)
-                try Self.saveLink(tx, link)
+                try LedgerStore(tx).saveLink(link)
                 var subscription = try LedgerStore(tx).subscriptionRow(held.key)
                 if subscription != nil {
                     subscription!.accountID = request.intoAccountID
@@ -68,32 +68,6 @@ extension Ledger {
             try LedgerStore(tx).remember(request.idempotencyKey, hash, response, at: at)
             return response
         }
-    }
-
-    /// What an account holds: its links, and any subscription that names it without one.
-    static func holdings(_ tx: any LedgerTransaction, of account: String) throws -> [(
-        key: SubscriptionKey, storeAccountRef: String?
-    )] {
-        let links = try tx.query(
-            """
-            SELECT store, environment, store_id, account_id, store_account_ref, linked_ms FROM links
-            WHERE account_id = $1 ORDER BY store, environment, store_id
-            """, [.text(account)])
-        var held = try (0..<links.count).map { index in
-            let link = try LedgerStore.link(links, index)
-            return (key: link.key, storeAccountRef: link.storeAccountRef)
-        }
-        let linked = Set(held.map(\.key))
-        let rows = try tx.query(
-            "SELECT state FROM subscriptions WHERE account_id = $1 ORDER BY store, environment, store_id",
-            [.text(account)])
-        for index in 0..<rows.count {
-            let subscription = try LedgerStore.decode(Subscription.self, rows.blob(index, "state"))
-            if !linked.contains(subscription.key) {
-                held.append((subscription.key, subscription.storeAccountRef))
-            }
-        }
-        return held
     }
 
     /// `DeleteAccount` checked and ready for the writer.
@@ -129,7 +103,7 @@ extension Ledger {
         let at = now()
         let dialect = database.dialect
         return { tx in
-            let held = try Self.holdings(tx, of: account)
+            let held = try LedgerStore(tx).holdings(of: account)
             var references = Set(held.compactMap(\.storeAccountRef).filter { !$0.isEmpty })
             var subscriptions: [Subscription] = []
             for item in held {
@@ -139,12 +113,10 @@ extension Ledger {
                 }
             }
             let redaction = Redaction(
-                names: references.union(try Self.mergedAliases(tx, of: account)).union([account]))
+                names: references.union(try LedgerStore(tx).mergedAliases(of: account)).union([account]))
             for item in held {
                 let position = try LedgerStore(tx).nextPosition()
-                try tx.enqueue(
-                    "DELETE FROM links WHERE store = $1 AND environment = $2 AND store_id = $3",
-                    LedgerStore.keyParameters(item.key))
+                try LedgerStore(tx).deleteLink(item.key)
                 var subscription = subscriptions.first { $0.key == item.key }
                 if var current = subscription {
                     current.accountID = nil
@@ -162,10 +134,10 @@ extension Ledger {
                         position: position, committedTimeMilliseconds: at, kind: .unlink, subscription: subscription,
                         link: AccountLink(accountID: "", key: item.key, linkedTimeMilliseconds: at)))
             }
-            var redacted = try Self.redactEvents(tx, redaction, keys: held.map(\.key))
-            redacted += try Self.redactChanges(tx, redaction, dialect: dialect)
-            redacted += try Self.redactIdempotency(tx, redaction, dialect: dialect)
-            redacted += try Self.redactEventLog(tx, redaction, dialect: dialect)
+            var redacted = try LedgerStore(tx).redactEvents(redaction, keys: held.map(\.key))
+            redacted += try LedgerStore(tx).redactChanges(redaction, dialect: dialect)
+            redacted += try LedgerStore(tx).redactIdempotency(redaction, dialect: dialect)
+            redacted += try LedgerStore(tx).redactEventLog(redaction, dialect: dialect)
             let position = try LedgerStore(tx).nextPosition()
             let event = LifecycleEvent(
                 position: position, key: Self.accountEventKey, kind: .accountDeleted, storeTimeMilliseconds: at,
@@ -220,152 +192,4 @@ extension Ledger {
         }
     }
 
-    /// The ids of the accounts merged into `account`, and into those, and so on.
-    static func mergedAliases(_ tx: any LedgerTransaction, of account: String) throws -> Set<String> {
-        var found: Set<String> = []
-        var pending = [account]
-        while let next = pending.popLast() {
-            let rows = try tx.query(
-                "SELECT event FROM events WHERE account_id = $1 AND other_account_id IS NOT NULL", [.text(next)])
-            for index in 0..<rows.count {
-                let event = try LedgerStore.decode(LifecycleEvent.self, rows.blob(index, "event"))
-                guard event.kind == .accountMerged, let from = event.otherAccountID, from != account,
-                    found.insert(from).inserted
-                else { continue }
-                pending.append(from)
-            }
-        }
-        return found
-    }
-
-    /// Rewrites the events of the account and of `keys` (their raw data dropped), the periods'
-    /// raw data of `keys`, and the raw payloads of the inbox entries those events came from.
-    /// Returns the rows rewritten.
-    static func redactEvents(_ tx: any LedgerTransaction, _ redaction: Redaction, keys: [SubscriptionKey]) throws
-        -> Int
-    {
-        var rows: [(id: Int64, event: LifecycleEvent)] = []
-        var seen = Set<Int64>()
-        func collect(_ result: SQLRows) throws {
-            for index in 0..<result.count {
-                guard let id = result.int(index, "id"), seen.insert(id).inserted else { continue }
-                rows.append((id, try LedgerStore.decode(LifecycleEvent.self, result.blob(index, "event"))))
-            }
-        }
-        for name in redaction.names.sorted() {
-            try collect(
-                tx.query("SELECT id, event FROM events WHERE account_id = $1 OR other_account_id = $1", [.text(name)]))
-        }
-        for key in keys {
-            try collect(
-                tx.query(
-                    "SELECT id, event FROM events WHERE store = $1 AND environment = $2 AND store_id = $3",
-                    LedgerStore.keyParameters(key)))
-        }
-        let keySet = Set(keys)
-        var notifications = Set<String>()
-        for (id, event) in rows {
-            let fromKey = keySet.contains(event.key)
-            if fromKey, let notification = event.notificationID { notifications.insert(notification) }
-            let clean = redaction.event(event, dropRaw: fromKey)
-            try tx.enqueue(
-                "UPDATE events SET account_id = $1, other_account_id = $2, event = $3 WHERE id = $4",
-                [.text(clean.accountID), .text(clean.otherAccountID), .blob(clean.serialized()), .int(id)])
-        }
-        var count = rows.count
-        for key in keys {
-            let update = try tx.query(
-                "UPDATE periods SET raw = NULL WHERE store = $1 AND environment = $2 AND store_id = $3 AND raw IS NOT NULL",
-                LedgerStore.keyParameters(key))
-            count += update.affected
-        }
-        for notification in notifications.sorted() {
-            let stored = try tx.query(
-                "SELECT store, status, attempts, last_error, entry FROM inbox WHERE notification_id = $1",
-                [.text(notification)])
-            for index in 0..<stored.count {
-                guard let store = stored.int(index, "store").flatMap({ Store(rawValue: Int32($0)) }) else { continue }
-                var entry = try LedgerStore.inboxEntry(stored, index)
-                entry.rawPayload = ""
-                entry.lastError = redaction.text(entry.lastError)
-                try LedgerStore(tx).saveInbox(entry, store: store)
-                count += 1
-            }
-        }
-        return count
-    }
-
-    /// The condition, in `dialect`, that `column` (a blob) holds one of `needles`, with the
-    /// parameters it binds from `$1`.
-    static func containsAny(_ column: String, _ needles: [[UInt8]], dialect: SQLDialect) -> (String, [SQLValue]) {
-        let terms = needles.indices.map { index in
-            dialect == .sqlite ? "instr(\(column), $\(index + 1)) > 0" : "position($\(index + 1) in \(column)) > 0"
-        }
-        return (terms.joined(separator: " OR "), needles.map { .blob($0) })
-    }
-
-    /// Rewrites the stored changes whose bytes hold the account id or a reference: their
-    /// subscription, link and events without them. Returns the changes rewritten.
-    static func redactChanges(_ tx: any LedgerTransaction, _ redaction: Redaction, dialect: SQLDialect) throws -> Int {
-        let (condition, parameters) = containsAny("change", redaction.needles, dialect: dialect)
-        let rows = try tx.query("SELECT position, change FROM changes WHERE \(condition)", parameters)
-        var count = 0
-        for index in 0..<rows.count {
-            guard let position = rows.int(index, "position") else { continue }
-            let change = try LedgerStore.decode(Change.self, rows.blob(index, "change"))
-            var clean = change
-            clean.subscription = change.subscription.map(redaction.subscription)
-            if var link = change.link {
-                link.accountID = redaction.field(link.accountID) ?? ""
-                link.storeAccountRef = redaction.field(link.storeAccountRef)
-                clean.link = link
-            }
-            clean.events = change.events.map { redaction.event($0, dropRaw: false) }
-            // Bytes that only looked like the id (a longer id that contains it) stay as they are.
-            guard clean != change else { continue }
-            try tx.enqueue(
-                "UPDATE changes SET change = $1 WHERE position = $2", [.blob(clean.serialized()), .int(position)])
-            count += 1
-        }
-        return count
-    }
-
-    /// Rewrites the logged events that name the account or a reference, and forgets the access
-    /// announced to it. Returns the entries rewritten or removed.
-    static func redactEventLog(_ tx: any LedgerTransaction, _ redaction: Redaction, dialect: SQLDialect) throws -> Int {
-        var count = 0
-        for name in redaction.names.sorted() {
-            count += try tx.query("DELETE FROM access_state WHERE account_id = $1", [.text(name)]).affected
-        }
-        let (condition, parameters) = containsAny("event", redaction.needles, dialect: dialect)
-        let rows = try tx.query("SELECT seq, event FROM event_log WHERE \(condition)", parameters)
-        for index in 0..<rows.count {
-            guard let sequence = rows.int(index, "seq") else { continue }
-            let event = try LedgerStore.decode(Event.self, rows.blob(index, "event"))
-            var clean = event
-            clean.accountID = redaction.field(event.accountID)
-            clean.otherAccountID = redaction.field(event.otherAccountID)
-            clean.subscription = event.subscription.map(redaction.subscription)
-            guard clean != event else { continue }
-            try tx.enqueue(
-                "UPDATE event_log SET account_id = $1, event = $2 WHERE seq = $3",
-                [.text(clean.accountID), .blob(clean.serialized()), .int(sequence)])
-            count += 1
-        }
-        return count
-    }
-
-    /// Empties the stored answers that hold the account id or a reference; their keys stay, so
-    /// that a retry is refused (`replayed`) rather than run again. Returns the records emptied.
-    static func redactIdempotency(_ tx: any LedgerTransaction, _ redaction: Redaction, dialect: SQLDialect) throws
-        -> Int
-    {
-        let (condition, parameters) = containsAny("response", redaction.needles, dialect: dialect)
-        let update = try tx.query(
-            """
-            UPDATE idempotency SET request_hash = '\(deletedRecordPrefix)' || request_hash, response = $\(parameters.count + 1)
-            WHERE (\(condition)) AND request_hash NOT LIKE '\(deletedRecordPrefix)%'
-            """, parameters + [.blob([])])
-        return update.affected
-    }
 }

@@ -16,23 +16,14 @@ extension Ledger {
 
     public func deliveryState(_ request: GetDeliveryStateRequest) async throws -> GetDeliveryStateResponse {
         try Self.checkEndpoint(request.endpoint)
-        return try await read { tx in try Self.deliveryState(tx, request.endpoint) }
+        return try await read { tx in try Self.deliveryState(LedgerStore(tx), request.endpoint) }
     }
 
-    static func deliveryState(_ tx: any LedgerTransaction, _ endpoint: String) throws -> GetDeliveryStateResponse {
-        let state = try tx.query(
-            "SELECT delivered_through, disabled_ms FROM webhook_state WHERE endpoint = $1", [.text(endpoint)])
-        let through = UInt64(state.int(0, "delivered_through") ?? 0)
-        let rows = try tx.query(
-            """
-            SELECT attempt FROM webhook_attempts WHERE endpoint = $1 AND seq > $2 AND dead_ms IS NULL
-            ORDER BY seq LIMIT $3
-            """, [.text(endpoint), .int(Int64(clamping: through)), .int(Int64(maxRetrying))])
+    static func deliveryState(_ store: LedgerStore, _ endpoint: String) throws -> GetDeliveryStateResponse {
+        let state = try store.webhookState(endpoint)
         return GetDeliveryStateResponse(
-            deliveredThrough: through, disabledMilliseconds: state.int(0, "disabled_ms"),
-            retrying: try (0..<rows.count).map {
-                try LedgerStore.decode(DeliveryAttempt.self, rows.blob($0, "attempt"))
-            })
+            deliveredThrough: state.deliveredThrough, disabledMilliseconds: state.disabled,
+            retrying: try store.retryingAttempts(endpoint, after: state.deliveredThrough, limit: maxRetrying))
     }
 
     public func recordDeliveries(_ request: RecordDeliveriesRequest) async throws -> RecordDeliveriesResponse {
@@ -53,40 +44,19 @@ extension Ledger {
         }
         let at = now()
         return { tx in
-            try Self.checkLease(tx, Self.deliveryLease(request.endpoint), owner: request.owner, at: at)
-            try tx.query(
-                """
-                INSERT INTO webhook_state (endpoint, delivered_through, disabled_ms) VALUES ($1, $2, $3)
-                ON CONFLICT (endpoint) DO UPDATE SET
-                    delivered_through = CASE WHEN webhook_state.delivered_through < excluded.delivered_through
-                        THEN excluded.delivered_through ELSE webhook_state.delivered_through END,
-                    disabled_ms = COALESCE(excluded.disabled_ms, webhook_state.disabled_ms)
-                """,
-                [
-                    .text(request.endpoint), .int(Int64(clamping: request.deliveredThrough)),
-                    .int(request.disable ? at : nil),
-                ])
+            let store = LedgerStore(tx)
+            try Self.checkLease(store, Self.deliveryLease(request.endpoint), owner: request.owner, at: at)
+            try store.raiseDelivered(
+                request.endpoint, through: request.deliveredThrough, disabledAt: request.disable ? at : nil)
             for var attempt in request.attempts {
                 // Only a dead letter keeps its event: an attempt still retrying is read again from the log.
                 if attempt.deadMilliseconds == nil { attempt.event = nil }
-                try tx.enqueue(
-                    """
-                    INSERT INTO webhook_attempts (endpoint, seq, dead_ms, attempt) VALUES ($1, $2, $3, $4)
-                    ON CONFLICT (endpoint, seq) DO UPDATE SET dead_ms = $3, attempt = $4
-                    """,
-                    [
-                        .text(request.endpoint), .int(Int64(clamping: attempt.sequence)),
-                        .int(attempt.deadMilliseconds), .blob(attempt.serialized()),
-                    ])
+                try store.saveAttempt(request.endpoint, attempt)
             }
             for delivered in request.delivered {
-                try tx.enqueue(
-                    "DELETE FROM webhook_attempts WHERE endpoint = $1 AND seq = $2 AND dead_ms IS NULL",
-                    [.text(request.endpoint), .int(Int64(clamping: delivered.sequence))])
+                try store.deleteRetrying(request.endpoint, sequence: delivered.sequence)
             }
-            let through = try tx.query(
-                "SELECT delivered_through FROM webhook_state WHERE endpoint = $1", [.text(request.endpoint)])
-            return RecordDeliveriesResponse(deliveredThrough: UInt64(through.int(0, "delivered_through") ?? 0))
+            return RecordDeliveriesResponse(deliveredThrough: try store.webhookState(request.endpoint).deliveredThrough)
         }
     }
 
@@ -98,21 +68,12 @@ extension Ledger {
         let after = try request.pageToken.map(PairCursor.init(token:))
         if let after { try Self.checkEndpoint(after.text) }
         return try await read { tx in
-            let rows = try tx.query(
-                """
-                SELECT endpoint, attempt FROM webhook_attempts
-                WHERE dead_ms IS NOT NULL AND ($1 = '' OR endpoint = $1) AND (endpoint > $2 OR (endpoint = $2 AND seq > $3))
-                ORDER BY endpoint, seq LIMIT $4
-                """,
-                [
-                    .text(request.endpoint ?? ""), .text(after?.text ?? ""), .int(after?.number ?? -1),
-                    .int(Int64(limit) + 1),
-                ])
+            let rows = try LedgerStore(tx).deadLetters(
+                endpoint: request.endpoint, after: after, limit: Int(limit) + 1)
             let letters = try Self.page(min(rows.count, Int(limit))) { index in
-                let stored = rows.blob(index, "attempt")
+                let (endpoint, stored) = rows[index]
                 let letter = DeadLetter(
-                    endpoint: rows.text(index, "endpoint") ?? "",
-                    attempt: try LedgerStore.decode(DeliveryAttempt.self, stored))
+                    endpoint: endpoint, attempt: try LedgerStore.decode(DeliveryAttempt.self, stored))
                 return (letter, stored?.count ?? 0)
             }
             var next: String?
@@ -130,15 +91,9 @@ extension Ledger {
     func replayDeliveriesWrite(_ request: ReplayDeliveriesRequest) throws -> WriteBody<GetDeliveryStateResponse> {
         try Self.checkEndpoint(request.endpoint)
         return { tx in
-            try tx.query(
-                """
-                INSERT INTO webhook_state (endpoint, delivered_through, disabled_ms) VALUES ($1, $2, NULL)
-                ON CONFLICT (endpoint) DO UPDATE SET delivered_through = $2, disabled_ms = NULL
-                """, [.text(request.endpoint), .int(Int64(clamping: request.afterSequence))])
-            try tx.query(
-                "DELETE FROM webhook_attempts WHERE endpoint = $1 AND seq > $2",
-                [.text(request.endpoint), .int(Int64(clamping: request.afterSequence))])
-            return try Self.deliveryState(tx, request.endpoint)
+            let store = LedgerStore(tx)
+            try store.resetDeliveries(request.endpoint, after: request.afterSequence)
+            return try Self.deliveryState(store, request.endpoint)
         }
     }
 }

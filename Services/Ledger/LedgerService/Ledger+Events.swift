@@ -35,15 +35,10 @@ extension Ledger {
                 "types[\(index)] \"\(type.prefix(64))\" is not an event type or a prefix with .* (subscription.*)")
         }
         return try await read { tx in
-            let rows = try tx.query(
-                "SELECT seq, type, event FROM event_log WHERE seq > $1 ORDER BY seq LIMIT $2",
-                [.int(Int64(clamping: request.afterSequence)), .int(Int64(limit))])
             var response = ListEventsResponse(lastSequence: request.afterSequence)
             var bytes = 0
-            for index in 0..<rows.count {
-                let sequence = UInt64(rows.int(index, "seq") ?? 0)
-                if EventType.matches(rows.text(index, "type") ?? "", request.types) {
-                    let stored = rows.blob(index, "event")
+            for (sequence, type, stored) in try LedgerStore(tx).logEntries(after: request.afterSequence, limit: limit) {
+                if EventType.matches(type, request.types) {
                     bytes += stored?.count ?? 0
                     if !response.events.isEmpty && bytes > Self.maxPageBytes { break }
                     var event = try LedgerStore.decode(Event.self, stored)
@@ -81,26 +76,17 @@ extension Ledger {
         }
         let at = now()
         return { tx in
-            try Self.checkLease(tx, Self.eventsLease, owner: request.owner, at: at)
+            let store = LedgerStore(tx)
+            try Self.checkLease(store, Self.eventsLease, owner: request.owner, at: at)
             var appended: UInt32 = 0
             for var event in request.events {
                 event.sequence = 0
-                let inserted = try tx.query(
-                    """
-                    INSERT INTO event_log (id, type, account_id, feed_position, event) VALUES ($1, $2, $3, $4, $5)
-                    ON CONFLICT (id) DO NOTHING RETURNING seq
-                    """,
-                    [
-                        .text(event.id), .text(event.type), .text(event.accountID),
-                        .int(Int64(clamping: event.position)), .blob(event.serialized()),
-                    ])
-                guard !inserted.isEmpty else { continue }
+                guard try store.appendLogEvent(event, once: true) != nil else { continue }
                 appended += 1
-                try Self.recordAccess(tx, event)
+                try Self.recordAccess(store, event)
             }
-            try Self.raiseCursor(tx, Self.eventsCursor, to: Int64(clamping: request.throughFeedPosition), at: at)
-            let last = try tx.query("SELECT COALESCE(MAX(seq), 0) AS seq FROM event_log").int(0, "seq") ?? 0
-            return AppendEventsResponse(appended: appended, lastSequence: UInt64(last))
+            try store.raiseCursor(Self.eventsCursor, to: Int64(clamping: request.throughFeedPosition), at: at)
+            return AppendEventsResponse(appended: appended, lastSequence: try store.lastLogSequence())
         }
     }
 
@@ -117,48 +103,32 @@ extension Ledger {
             var event = Event(
                 id: id, type: EventType.test, accountID: request.accountID,
                 position: UInt64(try LedgerStore(tx).lastPosition()), recordedTimeMilliseconds: at)
-            let inserted = try tx.query(
-                """
-                INSERT INTO event_log (id, type, account_id, feed_position, event) VALUES ($1, $2, $3, $4, $5)
-                RETURNING seq
-                """,
-                [
-                    .text(event.id), .text(event.type), .text(event.accountID), .int(Int64(event.position)),
-                    .blob(event.serialized()),
-                ])
-            event.sequence = UInt64(inserted.int(0, "seq") ?? 0)
+            event.sequence = try LedgerStore(tx).appendLogEvent(event, once: false) ?? 0
             return event
         }
     }
 
     /// Keeps `access_state` as the access events say: announced by `granted` and `extended`,
     /// withdrawn by `ended`.
-    static func recordAccess(_ tx: any LedgerTransaction, _ event: Event) throws {
+    static func recordAccess(_ store: LedgerStore, _ event: Event) throws {
         guard let account = event.accountID, let capability = event.capability else { return }
         switch event.type {
         case EventType.accessGranted, EventType.accessExtended:
             let state = AnnouncedAccess(
                 accountID: account, capability: capability, untilMilliseconds: event.accessUntilMilliseconds,
                 position: event.position, key: event.key)
-            try tx.enqueue(
-                """
-                INSERT INTO access_state (account_id, capability, state) VALUES ($1, $2, $3)
-                ON CONFLICT (account_id, capability) DO UPDATE SET state = $3
-                """, [.text(account), .text(capability), .blob(state.serialized())])
+            try store.saveAnnouncedAccess(state)
         case EventType.accessEnded:
-            try tx.enqueue(
-                "DELETE FROM access_state WHERE account_id = $1 AND capability = $2",
-                [.text(account), .text(capability)])
+            try store.deleteAnnouncedAccess(account: account, capability: capability)
         default:
             break
         }
     }
 
     /// Throws FAILED_PRECONDITION unless `owner` holds lease `name` now.
-    static func checkLease(_ tx: any LedgerTransaction, _ name: String, owner: String, at: Int64) throws {
-        let rows = try tx.query("SELECT owner, expires_ms FROM leases WHERE name = $1", [.text(name)])
-        let holder = rows.text(0, "owner")
-        guard holder == owner, (rows.int(0, "expires_ms") ?? 0) > at else {
+    static func checkLease(_ store: LedgerStore, _ name: String, owner: String, at: Int64) throws {
+        let (holder, expires) = try store.lease(name)
+        guard holder == owner, (expires ?? 0) > at else {
             throw LedgerError.failedPrecondition(
                 holder.map { "the \(name) lease is held by \($0), not by \(owner)" }
                     ?? "the \(name) lease is not held: take it with AcquireLease first")
@@ -179,20 +149,14 @@ extension Ledger {
         }
         let start = after
         return try await read { tx in
-            let cursor = try tx.query("SELECT value FROM cursors WHERE name = $1", [.text(Self.eventsCursor)])
+            let store = LedgerStore(tx)
+            let cursor = try store.storedCursor(Self.eventsCursor)
             var response = GetEventStateResponse(
-                started: !cursor.isEmpty, throughFeedPosition: UInt64(clamping: cursor.int(0, "value") ?? 0))
-            response.startFeedPosition = UInt64(clamping: try Self.cursorRow(tx, Self.eventsStartCursor).value)
-            let rows = try tx.query(
-                """
-                SELECT account_id, capability, state FROM access_state
-                WHERE account_id > $1 OR (account_id = $1 AND capability > $2)
-                ORDER BY account_id, capability LIMIT $3
-                """, [.text(start?.account ?? ""), .text(start?.capability ?? ""), .int(Int64(Self.maxStatePage))])
-            response.announced = try (0..<rows.count).map {
-                try LedgerStore.decode(AnnouncedAccess.self, rows.blob($0, "state"))
-            }
-            if rows.count == Self.maxStatePage, let last = response.announced.last {
+                started: cursor != nil, throughFeedPosition: UInt64(clamping: cursor?.value ?? 0))
+            response.startFeedPosition = UInt64(clamping: try store.cursor(Self.eventsStartCursor).value)
+            response.announced = try store.announcedAccess(
+                after: start?.account ?? "", start?.capability ?? "", limit: Self.maxStatePage)
+            if response.announced.count == Self.maxStatePage, let last = response.announced.last {
                 response.nextPageToken = Hex.encode(last.accountID.utf8) + ":" + Hex.encode(last.capability.utf8)
             }
             return response
@@ -220,10 +184,11 @@ extension Ledger {
         }
         let at = now()
         return { tx in
+            let store = LedgerStore(tx)
             let answer = try Self.takeLease(
-                tx, request.name, owner: request.owner, for: request.ttlMilliseconds, at: at)
+                store, request.name, owner: request.owner, for: request.ttlMilliseconds, at: at)
             if answer.held, request.name == Self.eventsLease {
-                try Self.startEventLog(tx, turnedOn: request.logOnMilliseconds, at: at)
+                try Self.startEventLog(store, turnedOn: request.logOnMilliseconds, at: at)
             }
             return answer
         }
@@ -234,38 +199,25 @@ extension Ledger {
     /// holder of the `events` lease computes the events of every change after it (on a new
     /// ledger, position 0: every change). Written under the writer's position lock, so a change
     /// is either at or before the start (taken as known) or after it (given events).
-    static func startEventLog(_ tx: any LedgerTransaction, turnedOn: Int64?, at: Int64) throws {
-        guard try tx.query("SELECT value FROM cursors WHERE name = $1", [.text(Self.eventsCursor)]).isEmpty else {
-            return
-        }
-        let head =
-            try turnedOn.map {
-                try tx.query(
-                    "SELECT COALESCE(MAX(position), 0) AS position FROM changes WHERE committed_ms <= $1", [.int($0)]
-                ).int(0, "position") ?? 0
-            } ?? LedgerStore(tx).lastPosition()
+    static func startEventLog(_ store: LedgerStore, turnedOn: Int64?, at: Int64) throws {
+        guard try store.storedCursor(Self.eventsCursor) == nil else { return }
+        let head = try turnedOn.map { try store.lastPosition(committedBy: $0) } ?? store.lastPosition()
         for name in [Self.eventsCursor, Self.eventsStartCursor] {
-            try tx.query(
-                "INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)",
-                [.text(name), .int(head), .int(at)])
+            try store.insertCursor(name, value: head, at: at)
         }
     }
 
     /// Takes or renews lease `name` for `owner` until `milliseconds` after `at`, unless another
     /// owner holds it unexpired (then `held` is false and the answer names that owner).
     static func takeLease(
-        _ tx: any LedgerTransaction, _ name: String, owner: String, for milliseconds: Int64, at: Int64
+        _ store: LedgerStore, _ name: String, owner: String, for milliseconds: Int64, at: Int64
     ) throws -> AcquireLeaseResponse {
-        let rows = try tx.query("SELECT owner, expires_ms FROM leases WHERE name = $1", [.text(name)])
-        if let holder = rows.text(0, "owner"), holder != owner, let expires = rows.int(0, "expires_ms"), expires > at {
+        let held = try store.lease(name)
+        if let holder = held.owner, holder != owner, let expires = held.expires, expires > at {
             return AcquireLeaseResponse(held: false, owner: holder, expiresMilliseconds: expires)
         }
         let expires = at + milliseconds
-        try tx.query(
-            """
-            INSERT INTO leases (name, owner, expires_ms) VALUES ($1, $2, $3)
-            ON CONFLICT (name) DO UPDATE SET owner = $2, expires_ms = $3
-            """, [.text(name), .text(owner), .int(expires)])
+        try store.saveLease(name, owner: owner, expires: expires)
         return AcquireLeaseResponse(held: true, owner: owner, expiresMilliseconds: expires)
     }
 }

@@ -82,7 +82,7 @@ extension Ledger {
                 verifiedTimeMilliseconds: at, accountID: request.accountID, state: .active,
                 detail: Self.grantDetail(request.capability, end: end, reason: request.reason), actor: actor)
             let link = AccountLink(accountID: request.accountID, key: key, linkedTimeMilliseconds: at)
-            try Self.saveLink(tx, link)
+            try LedgerStore(tx).saveLink(link)
             try LedgerStore(tx).saveSubscription(grant, position: position)
             try LedgerStore(tx).insertEvent(event)
             try LedgerStore(tx).appendChange(
@@ -137,17 +137,5 @@ extension Ledger {
                     events: [event]))
             return RevokeGrantResponse(grant: grant, revoked: true, position: position)
         }
-    }
-
-    static func saveLink(_ tx: any LedgerTransaction, _ link: AccountLink) throws {
-        try tx.enqueue(
-            """
-            INSERT INTO links (store, environment, store_id, account_id, store_account_ref, linked_ms)
-            VALUES ($1, $2, $3, $4, $5, $6)
-            ON CONFLICT (store, environment, store_id) DO UPDATE SET account_id = $4, store_account_ref = $5, linked_ms = $6
-            """,
-            LedgerStore.keyParameters(link.key) + [
-                .text(link.accountID), .text(link.storeAccountRef), .int(link.linkedTimeMilliseconds ?? 0),
-            ])
     }
 }

@@ -12,13 +12,13 @@ extension Ledger {
     /// `recordNotification` checked and ready for the writer (which runs the returned body).
     func recordNotificationWrite(_ request: RecordNotificationRequest) throws -> WriteBody<RecordNotificationResponse> {
         guard var entry = request.entry else { throw LedgerError.invalidArgument("entry is missing") }
-        guard let store = entry.store else { throw LedgerError.invalidArgument("entry.store is missing") }
+        guard let entryStore = entry.store else { throw LedgerError.invalidArgument("entry.store is missing") }
         try Self.check(entry.notificationID, "entry.notification_id", max: Self.maxIDBytes)
         try Self.check(entry.notificationType, "entry.notification_type", max: Self.maxIDBytes)
         try Self.checkOptional(entry.rawPayload, "entry.raw_payload", max: Self.maxPayloadBytes)
         try Self.checkOptional(entry.subtype ?? "", "entry.subtype", max: Self.maxIDBytes)
         if let key = entry.key { try Self.check(key, "entry.key") }
-        try Self.checkSold(store, "entry.store")
+        try Self.checkSold(entryStore, "entry.store")
         if entry.status == .rejected {
             try Self.check(
                 entry.lastError ?? "", "entry.last_error (the reason for the rejection)", max: Self.maxErrorBytes)
@@ -30,56 +30,27 @@ extension Ledger {
         entry.receivedTimeMilliseconds = entry.receivedTimeMilliseconds ?? now()
         let recorded = entry
         return { tx in
-            let inserted = try tx.query(
-                """
-                INSERT INTO inbox (store, notification_id, status, attempts, last_error, received_ms, entry)
-                VALUES ($1, $2, $3, 0, $4, $5, $6) ON CONFLICT (store, notification_id) DO NOTHING
-                """,
-                [
-                    .int(Int64(store.rawValue)), .text(recorded.notificationID),
-                    .int(Int64((recorded.status ?? .pending).rawValue)), .text(recorded.lastError),
-                    .int(recorded.receivedTimeMilliseconds ?? 0), .blob(recorded.serialized()),
-                ])
-            if inserted.affected == 1 { return RecordNotificationResponse(duplicate: false, entry: recorded) }
-            let existing = try LedgerStore(tx).inboxEntry(store: store, notificationID: recorded.notificationID)
+            let store = LedgerStore(tx)
+            if try store.insertInbox(recorded, store: entryStore) {
+                return RecordNotificationResponse(duplicate: false, entry: recorded)
+            }
+            let existing = try store.inboxEntry(store: entryStore, notificationID: recorded.notificationID)
             return RecordNotificationResponse(duplicate: true, entry: existing)
         }
     }
-
     /// Lists inbox entries, oldest first; without a status, the pending and failed ones.
     public func listInbox(_ request: ListInboxRequest) async throws -> ListInboxResponse {
         let size = try Self.pageSize(request.pageSize)
         let statuses: [InboxStatus] = request.status.map { [$0] } ?? [.pending, .failed]
         let after = try request.pageToken.map(InboxCursor.init(token:))
         return try await read { tx in
-            var sql =
-                "SELECT received_ms, store, notification_id, status, attempts, last_error, entry FROM inbox WHERE status IN ("
-            var parameters: [SQLValue] = []
-            for status in statuses {
-                parameters.append(.int(Int64(status.rawValue)))
-                sql += (parameters.count > 1 ? ", " : "") + "$\(parameters.count)"
-            }
-            sql += ")"
-            if let store = request.store {
-                parameters.append(.int(Int64(store.rawValue)))
-                sql += " AND store = $\(parameters.count)"
-            }
-            if let after {
-                parameters += [.int(after.receivedMilliseconds), .int(after.store), .text(after.notificationID)]
-                let n = parameters.count
-                sql +=
-                    " AND (received_ms > $\(n - 2) OR (received_ms = $\(n - 2) AND (store > $\(n - 1)"
-                    + " OR (store = $\(n - 1) AND notification_id > $\(n)))))"
-            }
-            parameters.append(.int(Int64(size) + 1))
-            sql += " ORDER BY received_ms, store, notification_id LIMIT $\(parameters.count)"
-            let rows = try tx.query(sql, parameters)
-            let entries = try Self.page(min(rows.count, Int(size))) { index in
-                let entry = try LedgerStore.inboxEntry(rows, index)
-                return (entry, entry.serialized().count)
+            let found = try LedgerStore(tx).inboxEntries(
+                statuses: statuses, store: request.store, after: after, limit: Int(size) + 1)
+            let entries = try Self.page(min(found.count, Int(size))) { index in
+                (found[index], found[index].serialized().count)
             }
             var next: String?
-            if rows.count > entries.count, let last = entries.last {
+            if found.count > entries.count, let last = entries.last {
                 next =
                     InboxCursor(
                         receivedMilliseconds: last.receivedTimeMilliseconds ?? 0,
@@ -97,29 +68,12 @@ extension Ledger {
         let size = try Self.pageSize(request.pageSize)
         let after = try request.pageToken.map(PairCursor.init(token:))
         return try await read { tx in
-            var sql = "SELECT state FROM subscriptions WHERE store = $1"
-            var parameters: [SQLValue] = [.int(Int64(store.rawValue))]
-            func add(_ condition: String, _ value: SQLValue) {
-                parameters.append(value)
-                sql += " AND \(condition) $\(parameters.count)"
-            }
-            if let state = request.state { add("state_code =", .int(Int64(state.rawValue))) }
-            if let from = request.expiresAfterMilliseconds { add("expires_ms >=", .int(from)) }
-            if let until = request.expiresBeforeMilliseconds { add("expires_ms <", .int(until)) }
-            if let after {
-                parameters += [.int(after.number), .text(after.text)]
-                let n = parameters.count
-                sql += " AND (environment > $\(n - 1) OR (environment = $\(n - 1) AND store_id > $\(n)))"
-            }
-            parameters.append(.int(Int64(size) + 1))
-            sql += " ORDER BY environment, store_id LIMIT $\(parameters.count)"
-            let rows = try tx.query(sql, parameters)
-            let subscriptions = try Self.page(min(rows.count, Int(size))) { index in
-                let stored = rows.blob(index, "state")
-                return (try LedgerStore.decode(Subscription.self, stored), stored?.count ?? 0)
-            }
+            let found = try LedgerStore(tx).subscriptions(
+                store: store, state: request.state, expiresFrom: request.expiresAfterMilliseconds,
+                expiresBefore: request.expiresBeforeMilliseconds, after: after, limit: Int(size) + 1)
+            let subscriptions = try Self.page(min(found.count, Int(size))) { found[$0] }
             var next: String?
-            if rows.count > subscriptions.count, let last = subscriptions.last {
+            if found.count > subscriptions.count, let last = subscriptions.last {
                 next = PairCursor(number: Int64(last.key.environment.rawValue), text: last.key.storeID).token
             }
             return ListSubscriptionsResponse(subscriptions: subscriptions, nextPageToken: next)
@@ -129,7 +83,7 @@ extension Ledger {
     /// A cursor as stored (value 0 when never advanced).
     public func cursor(_ request: GetCursorRequest) async throws -> Cursor {
         try Self.check(request.name, "name", max: Self.maxCursorNameBytes)
-        return try await read { tx in try Self.cursorRow(tx, request.name) }
+        return try await read { tx in try LedgerStore(tx).cursor(request.name) }
     }
 
     /// Advances a cursor to `value`; a lower value leaves it where it is. The ledger's own
@@ -154,25 +108,9 @@ extension Ledger {
         }
         let at = now()
         return { tx in
-            try Self.raiseCursor(tx, request.name, to: request.value, at: at)
-            return try Self.cursorRow(tx, request.name)
+            try LedgerStore(tx).raiseCursor(request.name, to: request.value, at: at)
+            return try LedgerStore(tx).cursor(request.name)
         }
-    }
-
-    /// Moves cursor `name` up to `value` (created there when missing); a lower value leaves it.
-    static func raiseCursor(_ tx: any LedgerTransaction, _ name: String, to value: Int64, at: Int64) throws {
-        try tx.query(
-            """
-            INSERT INTO cursors (name, value, updated_ms) VALUES ($1, $2, $3)
-            ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_ms = excluded.updated_ms
-            WHERE cursors.value < excluded.value
-            """, [.text(name), .int(value), .int(at)])
-    }
-
-    static func cursorRow(_ tx: any LedgerTransaction, _ name: String) throws -> Cursor {
-        let rows = try tx.query("SELECT value, updated_ms FROM cursors WHERE name = $1", [.text(name)])
-        guard !rows.isEmpty else { return Cursor(name: name) }
-        return Cursor(name: name, value: rows.int(0, "value") ?? 0, updatedTimeMilliseconds: rows.int(0, "updated_ms"))
     }
 
     /// Marks an entry processed or failed (with the reason); counts the attempt.

@@ -69,7 +69,7 @@ extension Ledger {
                 accountID: moves ? request.accountID : previous!, key: key, storeAccountRef: request.storeAccountRef,
                 linkedTimeMilliseconds: at)
             if moves {
-                try Self.saveLink(tx, link)
+                try LedgerStore(tx).saveLink(link)
                 if var moved = subscription {
                     moved.accountID = request.accountID
                     try LedgerStore(tx).saveSubscription(moved, position: position)
