@@ -50,7 +50,7 @@ extension LedgerStore {
     /// Rewrites the events of the account and of `keys` (their raw data dropped), the periods'
     /// raw data of `keys`, and the raw payloads of the inbox entries those events came from.
     /// Returns the rows rewritten.
-    func redactEvents(_ redaction: Ledger.Redaction, keys: [SubscriptionKey]) throws
+    func redactEvents(_ redaction: LedgerAccounts.Redaction, keys: [SubscriptionKey]) throws
         -> Int
     {
         var rows: [(id: Int64, event: LifecycleEvent)] = []
@@ -115,7 +115,7 @@ extension LedgerStore {
 
     /// Rewrites the stored changes whose bytes hold the account id or a reference: their
     /// subscription, link and events without them. Returns the changes rewritten.
-    func redactChanges(_ redaction: Ledger.Redaction, dialect: SQLDialect) throws -> Int {
+    func redactChanges(_ redaction: LedgerAccounts.Redaction, dialect: SQLDialect) throws -> Int {
         let (condition, parameters) = Self.containsAny("change", redaction.needles, dialect: dialect)
         let rows = try tx.query("SELECT position, change FROM changes WHERE \(condition)", parameters)
         var count = 0
@@ -141,7 +141,7 @@ extension LedgerStore {
 
     /// Rewrites the logged events that name the account or a reference, and forgets the access
     /// announced to it. Returns the entries rewritten or removed.
-    func redactEventLog(_ redaction: Ledger.Redaction, dialect: SQLDialect) throws -> Int {
+    func redactEventLog(_ redaction: LedgerAccounts.Redaction, dialect: SQLDialect) throws -> Int {
         var count = 0
         for name in redaction.names.sorted() {
             count += try tx.query("DELETE FROM access_state WHERE account_id = $1", [.text(name)]).affected
@@ -166,7 +166,7 @@ extension LedgerStore {
 
     /// Empties the stored answers that hold the account id or a reference; their keys stay, so
     /// that a retry is refused (`replayed`) rather than run again. Returns the records emptied.
-    func redactIdempotency(_ redaction: Ledger.Redaction, dialect: SQLDialect) throws
+    func redactIdempotency(_ redaction: LedgerAccounts.Redaction, dialect: SQLDialect) throws
         -> Int
     {
         let (condition, parameters) = Self.containsAny("response", redaction.needles, dialect: dialect)

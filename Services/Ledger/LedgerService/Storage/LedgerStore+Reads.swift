@@ -60,8 +60,8 @@ extension LedgerStore {
 
     /// See `Ledger.subscriptionChunk`: on SQLite the pages follow the table's rowids, on
     /// PostgreSQL the key.
-    func subscriptionChunk(after: Ledger.SnapshotCursor?, limit: Int, dialect: SQLDialect) throws -> (
-        chunk: [UInt8], count: Int, next: Ledger.SnapshotCursor?
+    func subscriptionChunk(after: LedgerChangeFeed.SnapshotCursor?, limit: Int, dialect: SQLDialect) throws -> (
+        chunk: [UInt8], count: Int, next: LedgerChangeFeed.SnapshotCursor?
     ) {
         let byRowID = dialect == .sqlite
         var sql: String
@@ -80,7 +80,7 @@ extension LedgerStore {
         parameters.append(.int(Int64(limit)))
         var out = ProtoWireWriter(capacity: limit * 512)
         var count = 0
-        var next: Ledger.SnapshotCursor?
+        var next: LedgerChangeFeed.SnapshotCursor?
         try tx.scan(sql, parameters) { row in
             // Full (the count, or the bytes: a chunk must fit in a frame however large the
             // states are): the rows after this one are the next page's.
@@ -90,8 +90,8 @@ extension LedgerStore {
             if count == limit || out.bytes.count >= Ledger.maxSnapshotChunkBytes {
                 next =
                     byRowID
-                    ? Ledger.SnapshotCursor(rowID: row.int(0) ?? 0)
-                    : Ledger.SnapshotCursor(
+                    ? LedgerChangeFeed.SnapshotCursor(rowID: row.int(0) ?? 0)
+                    : LedgerChangeFeed.SnapshotCursor(
                         store: row.int(0) ?? 0, environment: row.int(1) ?? 0, storeID: row.text(2) ?? "")
             }
         }
@@ -110,8 +110,8 @@ extension LedgerStore {
     }
 
     /// One page of account links in key order after `after`, and the cursor for the next page.
-    func linkPage(after: Ledger.SnapshotCursor?, limit: Int) throws -> (
-        links: [AccountLink], next: Ledger.SnapshotCursor?
+    func linkPage(after: LedgerChangeFeed.SnapshotCursor?, limit: Int) throws -> (
+        links: [AccountLink], next: LedgerChangeFeed.SnapshotCursor?
     ) {
         var sql = "SELECT store, environment, store_id, account_id, store_account_ref, linked_ms FROM links"
         var parameters: [SQLValue] = []
@@ -128,7 +128,7 @@ extension LedgerStore {
         let last = limit - 1
         return (
             links,
-            Ledger.SnapshotCursor(
+            LedgerChangeFeed.SnapshotCursor(
                 store: rows.int(last, "store") ?? 0, environment: rows.int(last, "environment") ?? 0,
                 storeID: rows.text(last, "store_id") ?? "")
         )

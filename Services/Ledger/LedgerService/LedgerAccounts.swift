@@ -1,17 +1,18 @@
 import Crypto
 import Foundation
-public import Model
+import Model
 public import Wire
 
-/// Identity changes: an account merged into another, an account deleted for a privacy request.
-extension Ledger {
-    /// The key account events (a merge, a deletion) carry: that of no subscription.
-    public static let accountEventKey = SubscriptionKey(store: .promotional, environment: .production, storeID: "")
-    /// What a deleted account's id and store references become in text that kept them.
-    static let redactedText = "(deleted account)"
-    /// The request hash of an idempotency record whose answer named a deleted account.
-    static let deletedRecordPrefix = "deleted:"
+/// Accounts: links under the transfer policy (`LedgerAccounts+Links`), promotional grants
+/// (`LedgerAccounts+Grants`), an account merged into another or deleted for a privacy request,
+/// and an account's reads (its subscriptions and links, its history).
+public struct LedgerAccounts: Sendable {
+    let transactions: LedgerTransactions
+    /// The policy for a second account's claim when the request names none.
+    let defaultTransferPolicy: TransferPolicy
+}
 
+extension LedgerAccounts {
     /// `MergeAccounts` checked and ready for the writer. Every subscription and grant linked to
     /// `from` moves to `into`, each in a change of its own (the entitlement view moves them as
     /// it moves a transfer); then one ACCOUNT_MERGED event names both. The claim policy of
@@ -19,20 +20,20 @@ extension Ledger {
     /// account's claim.
     /// `mergeAccountsWrite`, run: `actor` is who asked, for the audit trail.
     public func mergeAccounts(_ request: MergeAccountsRequest, actor: String) async throws -> MergeAccountsResponse {
-        try await write(try mergeAccountsWrite(request, actor: actor))
+        try await transactions.write(try mergeAccountsWrite(request, actor: actor))
     }
 
     func mergeAccountsWrite(_ request: MergeAccountsRequest, actor: String) throws -> WriteBody<
         MergeAccountsResponse
     > {
-        try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
-        try Self.check(request.fromAccountID, "from_account_id", max: Self.maxIDBytes)
-        try Self.check(request.intoAccountID, "into_account_id", max: Self.maxIDBytes)
+        try Ledger.check(request.idempotencyKey, "idempotency_key", max: Ledger.maxIdempotencyKeyBytes)
+        try Ledger.check(request.fromAccountID, "from_account_id", max: Ledger.maxIDBytes)
+        try Ledger.check(request.intoAccountID, "into_account_id", max: Ledger.maxIDBytes)
         guard request.fromAccountID != request.intoAccountID else {
             throw LedgerError.invalidArgument("from_account_id and into_account_id are the same account")
         }
         let hash = Digest.sha256Hex(request.serialized())
-        let at = now()
+        let at = transactions.now()
         return { tx in
             if let replay = try LedgerStore(tx).replay(request.idempotencyKey, hash, as: MergeAccountsResponse.self) {
                 return replay
@@ -57,7 +58,7 @@ extension Ledger {
             }
             let position = try LedgerStore(tx).nextPosition()
             let event = LifecycleEvent(
-                position: position, key: Self.accountEventKey, kind: .accountMerged, storeTimeMilliseconds: at,
+                position: position, key: Ledger.accountEventKey, kind: .accountMerged, storeTimeMilliseconds: at,
                 verifiedTimeMilliseconds: at, accountID: request.intoAccountID,
                 otherAccountID: request.fromAccountID,
                 detail: "\(moved.count) subscription\(moved.count == 1 ? "" : "s") moved", actor: actor)
@@ -92,16 +93,16 @@ extension Ledger {
     /// states, products and prices — the store's financial facts.
     /// `deleteAccountWrite`, run: `actor` is who asked, for the audit trail.
     public func deleteAccount(_ request: DeleteAccountRequest, actor: String) async throws -> DeleteAccountResponse {
-        try await write(try deleteAccountWrite(request, actor: actor))
+        try await transactions.write(try deleteAccountWrite(request, actor: actor))
     }
 
     func deleteAccountWrite(_ request: DeleteAccountRequest, actor: String) throws -> WriteBody<
         DeleteAccountResponse
     > {
-        try Self.check(request.accountID, "account_id", max: Self.maxIDBytes)
+        try Ledger.check(request.accountID, "account_id", max: Ledger.maxIDBytes)
         let account = request.accountID
-        let at = now()
-        let dialect = database.dialect
+        let at = transactions.now()
+        let dialect = transactions.database.dialect
         return { tx in
             let held = try LedgerStore(tx).holdings(of: account)
             var references = Set(held.compactMap(\.storeAccountRef).filter { !$0.isEmpty })
@@ -140,7 +141,7 @@ extension Ledger {
             redacted += try LedgerStore(tx).redactEventLog(redaction, dialect: dialect)
             let position = try LedgerStore(tx).nextPosition()
             let event = LifecycleEvent(
-                position: position, key: Self.accountEventKey, kind: .accountDeleted, storeTimeMilliseconds: at,
+                position: position, key: Ledger.accountEventKey, kind: .accountDeleted, storeTimeMilliseconds: at,
                 verifiedTimeMilliseconds: at,
                 detail: "an account was deleted: \(held.count) unlinked, \(redacted) stored entries redacted",
                 actor: actor)
@@ -192,4 +193,51 @@ extension Ledger {
         }
     }
 
+    /// An account's subscriptions and links; NOT_FOUND for an account the ledger never saw.
+    public func account(_ accountID: String) async throws -> GetAccountResponse {
+        try Ledger.check(accountID, "account_id", max: Ledger.maxIDBytes)
+        let found = try await transactions.read { tx in
+            let store = LedgerStore(tx)
+            return GetAccountResponse(
+                accountID: accountID,
+                subscriptions: try store.subscriptions(of: accountID, limit: Ledger.maxAccountRows),
+                links: try store.links(of: accountID, limit: Ledger.maxAccountRows))
+        }
+        guard !found.subscriptions.isEmpty || !found.links.isEmpty else {
+            throw LedgerError.notFound("no account \"\(accountID.prefix(Ledger.maxIDBytes))\" in the ledger")
+        }
+        return found
+    }
+
+    /// The audit trail of an account or a subscription, newest first.
+    public func history(_ request: GetHistoryRequest) async throws -> GetHistoryResponse {
+        let size = try Ledger.pageSize(request.pageSize)
+        let about: LedgerStore.HistoryFilter
+        switch (request.accountID, request.key) {
+        case (let account?, nil):
+            try Ledger.check(account, "account_id", max: Ledger.maxIDBytes)
+            about = .account(account)
+        case (nil, let key?):
+            try Ledger.check(key, "key")
+            about = .subscription(key)
+        default:
+            throw LedgerError.invalidArgument("exactly one of account_id and key must be set")
+        }
+        var before: Int64?
+        if let token = request.pageToken {
+            guard let id = Int64(token), id > 0 else {
+                throw LedgerError.invalidArgument("page_token \"\(token.prefix(40))\" is not one this ledger issued")
+            }
+            before = id
+        }
+        let start = before
+        return try await transactions.read { tx in
+            let rows = try LedgerStore(tx).history(about, before: start, limit: Int(size) + 1)
+            let events = try Ledger.page(min(rows.count, Int(size))) { index in
+                (try LedgerStore.decode(LifecycleEvent.self, rows[index].stored), rows[index].stored?.count ?? 0)
+            }
+            let next = rows.count > events.count ? String(rows[events.count - 1].id) : nil
+            return GetHistoryResponse(events: events, nextPageToken: next)
+        }
+    }
 }

@@ -3,28 +3,28 @@ import Model
 public import Wire
 
 /// Account links under the transfer policy.
-extension Ledger {
+extension LedgerAccounts {
     /// Links a subscription to an account. A claim by a second account follows the request's
     /// policy (or the configured default): transfer it, keep it with the first account, or
     /// refuse; every such claim is recorded as an event naming both accounts.
     public func linkAccount(_ request: LinkAccountRequest) async throws -> LinkAccountResponse {
-        try await write(try linkAccountWrite(request))
+        try await transactions.write(try linkAccountWrite(request))
     }
 
     /// `linkAccount` checked and ready for the writer (which runs the returned body).
     func linkAccountWrite(_ request: LinkAccountRequest) throws -> WriteBody<LinkAccountResponse> {
-        try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
+        try Ledger.check(request.idempotencyKey, "idempotency_key", max: Ledger.maxIdempotencyKeyBytes)
         guard let key = request.key else { throw LedgerError.invalidArgument("key is missing") }
-        try Self.check(key, "key")
-        try Self.checkSold(key.store, "key.store")
-        try Self.check(request.accountID, "account_id", max: Self.maxIDBytes)
-        try Self.checkOptional(request.storeAccountRef ?? "", "store_account_ref", max: Self.maxIDBytes)
+        try Ledger.check(key, "key")
+        try Ledger.checkSold(key.store, "key.store")
+        try Ledger.check(request.accountID, "account_id", max: Ledger.maxIDBytes)
+        try Ledger.checkOptional(request.storeAccountRef ?? "", "store_account_ref", max: Ledger.maxIDBytes)
         let policy = request.policy ?? defaultTransferPolicy
         if case .unknown(let number) = policy {
             throw LedgerError.invalidArgument("policy \(number) is not a transfer policy")
         }
         let hash = Digest.sha256Hex(request.serialized())
-        let at = now()
+        let at = transactions.now()
         let chosen = policy
         return { tx in
             if let replay = try LedgerStore(tx).replay(request.idempotencyKey, hash, as: LinkAccountResponse.self) {

@@ -1,13 +1,13 @@
 import Crypto
 import Foundation
-public import Model
+import Model
 public import Wire
 
 /// Promotional grants: a capability given to an account by this backend, not sold by a store.
 /// A grant is kept like a store's purchase (store PROMOTIONAL, its id the store id, the
 /// capability its product id), so the change feed, snapshots, history and the account's links
 /// carry it with no path of their own, and the entitlement view counts it like any purchase.
-extension Ledger {
+extension LedgerAccounts {
     static let maxCapabilityBytes = 64
     static let maxReasonBytes = 1024
     /// A grant's duration, at most: a century.
@@ -25,17 +25,17 @@ extension Ledger {
     public func grantEntitlement(_ request: GrantEntitlementRequest, actor: String) async throws
         -> GrantEntitlementResponse
     {
-        try await write(try grantEntitlementWrite(request, actor: actor))
+        try await transactions.write(try grantEntitlementWrite(request, actor: actor))
     }
 
     func grantEntitlementWrite(_ request: GrantEntitlementRequest, actor: String) throws -> WriteBody<
         GrantEntitlementResponse
     > {
-        try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
-        try Self.check(request.accountID, "account_id", max: Self.maxIDBytes)
-        try Self.check(request.capability, "capability", max: Self.maxCapabilityBytes)
-        try Self.checkOptional(request.reason ?? "", "reason", max: Self.maxReasonBytes)
-        let at = now()
+        try Ledger.check(request.idempotencyKey, "idempotency_key", max: Ledger.maxIdempotencyKeyBytes)
+        try Ledger.check(request.accountID, "account_id", max: Ledger.maxIDBytes)
+        try Ledger.check(request.capability, "capability", max: Self.maxCapabilityBytes)
+        try Ledger.checkOptional(request.reason ?? "", "reason", max: Self.maxReasonBytes)
+        let at = transactions.now()
         let end: Int64?
         switch (request.untilMilliseconds, request.durationMilliseconds) {
         case (nil, nil):
@@ -103,14 +103,14 @@ extension Ledger {
     /// `RevokeGrant` checked and ready for the writer.
     /// `revokeGrantWrite`, run: `actor` is who asked, for the audit trail.
     public func revokeGrant(_ request: RevokeGrantRequest, actor: String) async throws -> RevokeGrantResponse {
-        try await write(try revokeGrantWrite(request, actor: actor))
+        try await transactions.write(try revokeGrantWrite(request, actor: actor))
     }
 
     func revokeGrantWrite(_ request: RevokeGrantRequest, actor: String) throws -> WriteBody<RevokeGrantResponse> {
-        try Self.check(request.grantID, "grant_id", max: Self.maxIDBytes)
-        try Self.checkOptional(request.reason ?? "", "reason", max: Self.maxReasonBytes)
+        try Ledger.check(request.grantID, "grant_id", max: Ledger.maxIDBytes)
+        try Ledger.checkOptional(request.reason ?? "", "reason", max: Self.maxReasonBytes)
         let key = SubscriptionKey(store: .promotional, environment: .production, storeID: request.grantID)
-        let at = now()
+        let at = transactions.now()
         return { tx in
             guard var grant = try LedgerStore(tx).subscriptionRow(key) else {
                 throw LedgerError.notFound("no grant \(request.grantID)")

@@ -1,29 +1,27 @@
 import Crypto
 import Foundation
-public import Model
+import Model
 public import Wire
 
 /// The event log and what event computation needs to resume: the entitlement instance that
 /// holds the `events` lease appends the events it computes from the feed and the clock; the
 /// ledger keeps them in one order (the log's sequence), once each by id, and keeps from the
-/// access events the access announced and not yet ended.
-extension Ledger {
-    /// The lease the appending instance holds.
-    public static let eventsLease = "events"
-    /// The cursor holding the feed position event computation has covered.
-    static let eventsCursor = "events.feed"
-    /// The cursor holding the feed position the log began at.
-    static let eventsStartCursor = "events.start"
+/// access events the access announced and not yet ended; and webhook delivery state per
+/// endpoint (`LedgerEventLog+Deliveries`).
+public struct LedgerEventLog: Sendable {
+    let transactions: LedgerTransactions
+}
+
+extension LedgerEventLog {
     static let maxAppendedEvents = 1000
     static let maxListedEvents: UInt32 = 1000
     static let maxStatePage = 1000
-    static let leaseMilliseconds: ClosedRange<Int64> = 1000...60_000
 
     /// The log after `after_sequence`, at most `limit` entries looked at, those of `types`; a
     /// page also stops once its events reach `maxPageBytes` (each holds its subscription's
     /// state), `last_sequence` then being the last one given.
     public func listEvents(_ request: ListEventsRequest) async throws -> ListEventsResponse {
-        let limit = request.limit == 0 ? Self.defaultPageSize : request.limit
+        let limit = request.limit == 0 ? Ledger.defaultPageSize : request.limit
         guard limit <= Self.maxListedEvents else {
             throw LedgerError.invalidArgument("limit \(limit) is above the maximum of \(Self.maxListedEvents)")
         }
@@ -34,13 +32,13 @@ extension Ledger {
             throw LedgerError.invalidArgument(
                 "types[\(index)] \"\(type.prefix(64))\" is not an event type or a prefix with .* (subscription.*)")
         }
-        return try await read { tx in
+        return try await transactions.read { tx in
             var response = ListEventsResponse(lastSequence: request.afterSequence)
             var bytes = 0
             for (sequence, type, stored) in try LedgerStore(tx).logEntries(after: request.afterSequence, limit: limit) {
                 if EventType.matches(type, request.types) {
                     bytes += stored?.count ?? 0
-                    if !response.events.isEmpty && bytes > Self.maxPageBytes { break }
+                    if !response.events.isEmpty && bytes > Ledger.maxPageBytes { break }
                     var event = try LedgerStore.decode(Event.self, stored)
                     event.sequence = sequence
                     response.events.append(event)
@@ -53,31 +51,31 @@ extension Ledger {
 
     /// `AppendEvents`, checked and ready for the writer.
     public func appendEvents(_ request: AppendEventsRequest) async throws -> AppendEventsResponse {
-        try await write(try appendEventsWrite(request))
+        try await transactions.write(try appendEventsWrite(request))
     }
 
     func appendEventsWrite(_ request: AppendEventsRequest) throws -> WriteBody<AppendEventsResponse> {
-        try Self.check(request.owner, "owner", max: Self.maxCursorNameBytes)
+        try Ledger.check(request.owner, "owner", max: Ledger.maxCursorNameBytes)
         guard request.events.count <= Self.maxAppendedEvents else {
             throw LedgerError.invalidArgument(
                 "at most \(Self.maxAppendedEvents) events per append, got \(request.events.count)")
         }
         for (index, event) in request.events.enumerated() {
-            try Self.check(event.id, "events[\(index)].id", max: Self.maxIdempotencyKeyBytes)
-            try Self.check(event.type, "events[\(index)].type", max: 64)
-            try Self.checkOptional(event.accountID ?? "", "events[\(index)].account_id", max: Self.maxIDBytes)
+            try Ledger.check(event.id, "events[\(index)].id", max: Ledger.maxIdempotencyKeyBytes)
+            try Ledger.check(event.type, "events[\(index)].type", max: 64)
+            try Ledger.checkOptional(event.accountID ?? "", "events[\(index)].account_id", max: Ledger.maxIDBytes)
             if event.type.hasPrefix("access.") {
                 guard let capability = event.capability, !capability.isEmpty, event.accountID != nil else {
                     throw LedgerError.invalidArgument(
                         "events[\(index)] is an access event without an account and a capability")
                 }
-                try Self.checkOptional(capability, "events[\(index)].capability", max: 64)
+                try Ledger.checkOptional(capability, "events[\(index)].capability", max: 64)
             }
         }
-        let at = now()
+        let at = transactions.now()
         return { tx in
             let store = LedgerStore(tx)
-            try Self.checkLease(store, Self.eventsLease, owner: request.owner, at: at)
+            try LedgerCursors.checkLease(store, Ledger.eventsLease, owner: request.owner, at: at)
             var appended: UInt32 = 0
             for var event in request.events {
                 event.sequence = 0
@@ -85,19 +83,19 @@ extension Ledger {
                 appended += 1
                 try Self.recordAccess(store, event)
             }
-            try store.raiseCursor(Self.eventsCursor, to: Int64(clamping: request.throughFeedPosition), at: at)
+            try store.raiseCursor(Ledger.eventsCursor, to: Int64(clamping: request.throughFeedPosition), at: at)
             return AppendEventsResponse(appended: appended, lastSequence: try store.lastLogSequence())
         }
     }
 
     /// `LogTestEvent`: a `test` event at the end of the log.
     public func logTestEvent(_ request: LogTestEventRequest) async throws -> Event {
-        try await write(try logTestEventWrite(request))
+        try await transactions.write(try logTestEventWrite(request))
     }
 
     func logTestEventWrite(_ request: LogTestEventRequest) throws -> WriteBody<Event> {
-        try Self.checkOptional(request.accountID ?? "", "account_id", max: Self.maxIDBytes)
-        let at = now()
+        try Ledger.checkOptional(request.accountID ?? "", "account_id", max: Ledger.maxIDBytes)
+        let at = transactions.now()
         let id = "evt_test_" + Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255) })
         return { tx in
             var event = Event(
@@ -125,16 +123,6 @@ extension Ledger {
         }
     }
 
-    /// Throws FAILED_PRECONDITION unless `owner` holds lease `name` now.
-    static func checkLease(_ store: LedgerStore, _ name: String, owner: String, at: Int64) throws {
-        let (holder, expires) = try store.lease(name)
-        guard holder == owner, (expires ?? 0) > at else {
-            throw LedgerError.failedPrecondition(
-                holder.map { "the \(name) lease is held by \($0), not by \(owner)" }
-                    ?? "the \(name) lease is not held: take it with AcquireLease first")
-        }
-    }
-
     /// Where event computation stands, a page of the announced access at a time.
     public func eventState(_ request: GetEventStateRequest) async throws -> GetEventStateResponse {
         var after: (account: String, capability: String)?
@@ -148,12 +136,12 @@ extension Ledger {
             after = (account, capability)
         }
         let start = after
-        return try await read { tx in
+        return try await transactions.read { tx in
             let store = LedgerStore(tx)
-            let cursor = try store.storedCursor(Self.eventsCursor)
+            let cursor = try store.storedCursor(Ledger.eventsCursor)
             var response = GetEventStateResponse(
                 started: cursor != nil, throughFeedPosition: UInt64(clamping: cursor?.value ?? 0))
-            response.startFeedPosition = UInt64(clamping: try store.cursor(Self.eventsStartCursor).value)
+            response.startFeedPosition = UInt64(clamping: try store.cursor(Ledger.eventsStartCursor).value)
             response.announced = try store.announcedAccess(
                 after: start?.account ?? "", start?.capability ?? "", limit: Self.maxStatePage)
             if response.announced.count == Self.maxStatePage, let last = response.announced.last {
@@ -163,61 +151,16 @@ extension Ledger {
         }
     }
 
-    /// Takes or renews lease `name` for `owner`.
-    public func acquireLease(_ request: AcquireLeaseRequest) async throws -> AcquireLeaseResponse {
-        try await write(try acquireLeaseWrite(request))
-    }
-
-    func acquireLeaseWrite(_ request: AcquireLeaseRequest) throws -> WriteBody<AcquireLeaseResponse> {
-        try Self.check(request.name, "name", max: Self.maxCursorNameBytes)
-        guard request.name != Self.accessRulesLease else {
-            throw LedgerError.invalidArgument("lease \(Self.accessRulesLease) is the ledger's own")
-        }
-        try Self.check(request.owner, "owner", max: Self.maxCursorNameBytes)
-        guard Self.leaseMilliseconds.contains(request.ttlMilliseconds) else {
-            throw LedgerError.invalidArgument(
-                "ttl_ms \(request.ttlMilliseconds) is not between \(Self.leaseMilliseconds.lowerBound) and \(Self.leaseMilliseconds.upperBound)"
-            )
-        }
-        if let logOn = request.logOnMilliseconds, logOn < 0 {
-            throw LedgerError.invalidArgument("log_on_ms \(logOn) is negative")
-        }
-        let at = now()
-        return { tx in
-            let store = LedgerStore(tx)
-            let answer = try Self.takeLease(
-                store, request.name, owner: request.owner, for: request.ttlMilliseconds, at: at)
-            if answer.held, request.name == Self.eventsLease {
-                try Self.startEventLog(store, turnedOn: request.logOnMilliseconds, at: at)
-            }
-            return answer
-        }
-    }
-
     /// Starts the event log, when it has not started, at the newest position of the feed
     /// committed by `turnedOn` (when the asking instance turned the log on; nil: now): the first
     /// holder of the `events` lease computes the events of every change after it (on a new
     /// ledger, position 0: every change). Written under the writer's position lock, so a change
     /// is either at or before the start (taken as known) or after it (given events).
     static func startEventLog(_ store: LedgerStore, turnedOn: Int64?, at: Int64) throws {
-        guard try store.storedCursor(Self.eventsCursor) == nil else { return }
+        guard try store.storedCursor(Ledger.eventsCursor) == nil else { return }
         let head = try turnedOn.map { try store.lastPosition(committedBy: $0) } ?? store.lastPosition()
-        for name in [Self.eventsCursor, Self.eventsStartCursor] {
+        for name in [Ledger.eventsCursor, Ledger.eventsStartCursor] {
             try store.insertCursor(name, value: head, at: at)
         }
-    }
-
-    /// Takes or renews lease `name` for `owner` until `milliseconds` after `at`, unless another
-    /// owner holds it unexpired (then `held` is false and the answer names that owner).
-    static func takeLease(
-        _ store: LedgerStore, _ name: String, owner: String, for milliseconds: Int64, at: Int64
-    ) throws -> AcquireLeaseResponse {
-        let held = try store.lease(name)
-        if let holder = held.owner, holder != owner, let expires = held.expires, expires > at {
-            return AcquireLeaseResponse(held: false, owner: holder, expiresMilliseconds: expires)
-        }
-        let expires = at + milliseconds
-        try store.saveLease(name, owner: owner, expires: expires)
-        return AcquireLeaseResponse(held: true, owner: owner, expiresMilliseconds: expires)
     }
 }

@@ -1,8 +1,5 @@
 import Foundation
-public import Lifecycle
 import Model
-public import Observability
-import Synchronization
 import Wire
 
 /// Stored App Store access periods derived again when the rules that derive them change.
@@ -17,18 +14,8 @@ import Wire
 /// records the version in the `ledger.access-rules` cursor. One instance runs the pass at a time
 /// (the `ledger.access-rules` lease, renewed with each page). A pass cut short is run again from
 /// the start: a state derived already compares equal and is not written twice.
-extension Ledger {
-    /// The version of the App Store access rules the stored states are derived with, raised with
-    /// every change to them. 1: a renewal charged early that an immediate upgrade replaced gives
-    /// no access; a family-sharing REVOKE ends the chain's periods that run past it. 2: periods
-    /// of different offer types (a free trial, then paid months) are not joined.
-    public static let appStoreAccessRulesVersion: Int64 = 2
-    static let accessRulesCursor = "ledger.access-rules"
+extension LedgerVerifiedStates {
     static let accessRulesPage = 200
-    /// Held by the instance that runs the pass (several on one PostgreSQL run it one at a time),
-    /// renewed with each page.
-    static let accessRulesLease = "ledger.access-rules"
-    static let accessRulesLeaseMilliseconds: Int64 = 60_000
 
     /// One page of the pass.
     public struct AccessRulesPage: Sendable, Equatable {
@@ -49,13 +36,13 @@ extension Ledger {
     func deriveAccessAgain(after: PairCursor?, owner: String, limit: Int = accessRulesPage) async throws
         -> AccessRulesPage?
     {
-        let version = Self.appStoreAccessRulesVersion
-        let at = now()
-        return try await write { tx in
+        let version = Ledger.appStoreAccessRulesVersion
+        let at = transactions.now()
+        return try await transactions.write { tx in
             let store = LedgerStore(tx)
-            guard try store.cursor(Self.accessRulesCursor).value < version else { return nil }
-            let lease = try Self.takeLease(
-                store, Self.accessRulesLease, owner: owner, for: Self.accessRulesLeaseMilliseconds, at: at)
+            guard try store.cursor(Ledger.accessRulesCursor).value < version else { return nil }
+            let lease = try LedgerCursors.takeLease(
+                store, Ledger.accessRulesLease, owner: owner, for: Ledger.accessRulesLeaseMilliseconds, at: at)
             guard lease.held else { return AccessRulesPage(elsewhere: true) }
             let rows = try store.applePeriodStates(after: after, limit: limit)
             var page = AccessRulesPage(read: rows.count)
@@ -74,7 +61,7 @@ extension Ledger {
             if rows.count == limit {
                 page.next = rows[rows.count - 1].cursor
             } else {
-                try store.raiseCursor(Self.accessRulesCursor, to: version, at: at)
+                try store.raiseCursor(Ledger.accessRulesCursor, to: version, at: at)
             }
             return page
         }
@@ -97,57 +84,5 @@ extension Ledger {
         }
         total.next = nil
         return total
-    }
-}
-
-/// Runs `Ledger.deriveAccessAgain()` once the ledger serves, and again after a failure (every
-/// `retry`) until it completes; logs what it did.
-public final class AccessRulesPass: LifecycleService {
-    public let name = "access-rules"
-    let ledger: Ledger
-    let logger: Logger
-    let retry: Duration
-    private let task = Mutex<Task<Void, Never>?>(nil)
-
-    public init(ledger: Ledger, logger: Logger, retry: Duration = .seconds(5)) {
-        self.ledger = ledger
-        self.logger = logger
-        self.retry = retry
-    }
-
-    public func start() async throws {
-        let (ledger, logger, retry) = (ledger, logger, retry)
-        let owner = UUID().uuidString
-        let running = Task {
-            let rules = "\(Ledger.appStoreAccessRulesVersion)"
-            while !Task.isCancelled {
-                do {
-                    guard let done = try await ledger.deriveAccessAgain(owner: owner) else {
-                        logger.info("App Store access periods are derived under the current rules", ["rules": rules])
-                        return
-                    }
-                    if !done.elsewhere {
-                        logger.info(
-                            "App Store access periods derived again",
-                            ["rules": rules, "read": "\(done.read)", "changed": "\(done.changed)"])
-                        return
-                    }
-                    // Another instance runs the pass: look again once it may have finished.
-                } catch is CancellationError {
-                    return
-                } catch {
-                    logger.warning(
-                        "deriving App Store access periods again failed; trying again", ["error": "\(error)"])
-                }
-                do { try await Task.sleep(for: retry) } catch { return }
-            }
-        }
-        task.withLock { $0 = running }
-    }
-
-    public func shutdown() async {
-        let running = task.withLock { $0 }
-        running?.cancel()
-        await running?.value
     }
 }

@@ -1,12 +1,10 @@
 import Foundation
-public import Model
+import Model
 public import Wire
 
 /// Webhook delivery state, per endpoint: written by the entitlement instance holding the
 /// endpoint's lease, so that a restart or another instance resumes where delivery was.
-extension Ledger {
-    /// The lease an endpoint's deliverer holds.
-    public static func deliveryLease(_ endpoint: String) -> String { "webhook.\(endpoint)" }
+extension LedgerEventLog {
     static let maxRetrying = 1000
 
     static func checkEndpoint(_ endpoint: String) throws {
@@ -16,7 +14,7 @@ extension Ledger {
 
     public func deliveryState(_ request: GetDeliveryStateRequest) async throws -> GetDeliveryStateResponse {
         try Self.checkEndpoint(request.endpoint)
-        return try await read { tx in try Self.deliveryState(LedgerStore(tx), request.endpoint) }
+        return try await transactions.read { tx in try Self.deliveryState(LedgerStore(tx), request.endpoint) }
     }
 
     static func deliveryState(_ store: LedgerStore, _ endpoint: String) throws -> GetDeliveryStateResponse {
@@ -27,12 +25,12 @@ extension Ledger {
     }
 
     public func recordDeliveries(_ request: RecordDeliveriesRequest) async throws -> RecordDeliveriesResponse {
-        try await write(try recordDeliveriesWrite(request))
+        try await transactions.write(try recordDeliveriesWrite(request))
     }
 
     func recordDeliveriesWrite(_ request: RecordDeliveriesRequest) throws -> WriteBody<RecordDeliveriesResponse> {
         try Self.checkEndpoint(request.endpoint)
-        try Self.check(request.owner, "owner", max: Self.maxCursorNameBytes)
+        try Ledger.check(request.owner, "owner", max: Ledger.maxCursorNameBytes)
         guard request.attempts.count <= Self.maxRetrying, request.delivered.count <= Self.maxRetrying else {
             throw LedgerError.invalidArgument("at most \(Self.maxRetrying) attempts and delivered entries per call")
         }
@@ -40,12 +38,12 @@ extension Ledger {
             guard attempt.sequence > 0 else {
                 throw LedgerError.invalidArgument("attempts[\(index)].sequence is missing")
             }
-            try Self.checkOptional(attempt.lastError ?? "", "attempts[\(index)].last_error", max: 1024)
+            try Ledger.checkOptional(attempt.lastError ?? "", "attempts[\(index)].last_error", max: 1024)
         }
-        let at = now()
+        let at = transactions.now()
         return { tx in
             let store = LedgerStore(tx)
-            try Self.checkLease(store, Self.deliveryLease(request.endpoint), owner: request.owner, at: at)
+            try LedgerCursors.checkLease(store, Ledger.deliveryLease(request.endpoint), owner: request.owner, at: at)
             try store.raiseDelivered(
                 request.endpoint, through: request.deliveredThrough, disabledAt: request.disable ? at : nil)
             for var attempt in request.attempts {
@@ -64,13 +62,13 @@ extension Ledger {
     /// page also stops at the ledger's page bytes).
     public func deadLetters(_ request: ListDeadLettersRequest) async throws -> ListDeadLettersResponse {
         if let endpoint = request.endpoint { try Self.checkEndpoint(endpoint) }
-        let limit = try Self.pageSize(request.limit)
+        let limit = try Ledger.pageSize(request.limit)
         let after = try request.pageToken.map(PairCursor.init(token:))
         if let after { try Self.checkEndpoint(after.text) }
-        return try await read { tx in
+        return try await transactions.read { tx in
             let rows = try LedgerStore(tx).deadLetters(
                 endpoint: request.endpoint, after: after, limit: Int(limit) + 1)
-            let letters = try Self.page(min(rows.count, Int(limit))) { index in
+            let letters = try Ledger.page(min(rows.count, Int(limit))) { index in
                 let (endpoint, stored) = rows[index]
                 let letter = DeadLetter(
                     endpoint: endpoint, attempt: try LedgerStore.decode(DeliveryAttempt.self, stored))
@@ -85,7 +83,7 @@ extension Ledger {
     }
 
     public func replayDeliveries(_ request: ReplayDeliveriesRequest) async throws -> GetDeliveryStateResponse {
-        try await write(try replayDeliveriesWrite(request))
+        try await transactions.write(try replayDeliveriesWrite(request))
     }
 
     func replayDeliveriesWrite(_ request: ReplayDeliveriesRequest) throws -> WriteBody<GetDeliveryStateResponse> {
