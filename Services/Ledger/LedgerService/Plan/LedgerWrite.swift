@@ -17,6 +17,8 @@ enum LedgerWrite: Sendable, Equatable {
     case appendChange(Change)
     /// A link of a subscription to an account, unless the subscription has one already.
     case insertLink(AccountLink)
+    /// A link of a subscription to an account, in place of any link it had.
+    case saveLink(AccountLink)
     /// A notification of the inbox marked processed, counting the attempt, unless it was
     /// rejected (kept for audit only).
     case markProcessed(store: Store, notificationID: String)

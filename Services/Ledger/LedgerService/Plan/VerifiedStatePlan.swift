@@ -43,21 +43,6 @@ struct VerifiedStateRows: Sendable, Equatable {
     var facts: [StateFact]?
     /// The newest change-feed position of the transaction.
     var lastPosition: UInt64
-
-    init(
-        idempotency: IdempotencyRecord? = nil, current: Subscription? = nil, linkedAccount: String? = nil,
-        replaced: Subscription? = nil, replacedLinkedAccount: String? = nil, periods: [SubscriptionKey: [Period]] = [:],
-        facts: [StateFact]? = nil, lastPosition: UInt64
-    ) {
-        self.idempotency = idempotency
-        self.current = current
-        self.linkedAccount = linkedAccount
-        self.replaced = replaced
-        self.replacedLinkedAccount = replacedLinkedAccount
-        self.periods = periods
-        self.facts = facts
-        self.lastPosition = lastPosition
-    }
 }
 
 /// The rules of a verified state's write as a pure function of the request and the rows it

@@ -208,6 +208,8 @@ struct LedgerStore {
                 tx.batch.lastPosition = max(tx.batch.lastPosition ?? 0, change.position)
             case .insertLink(let link):
                 try insertLink(link)
+            case .saveLink(let link):
+                try saveLink(link)
             case .markProcessed(let store, let notificationID):
                 try markProcessed(store: store, notificationID: notificationID)
             case .remember(let key, let requestHash, let response, let at):
@@ -275,12 +277,21 @@ struct LedgerStore {
 
     // MARK: Reads for plans
 
-    /// What a verified state's write depends on (`VerifiedStatePlan.reads` says which periods and
-    /// whether the facts). The fixed rows come in one round trip: the idempotency record, the
-    /// current state and link, the replaced purchase's, and (for the first write of a batch)
-    /// the newest position.
-    func verifiedStateRows(_ intent: VerifiedStateIntent) throws -> VerifiedStateRows {
-        let key = intent.key
+    /// The rows a write about one subscription depends on, read in one round trip: the
+    /// request's idempotency record, the subscription's state and link, those of the purchase
+    /// it replaced (when `replacedStoreID` names one), and the newest committed position.
+    struct KeyRows {
+        var idempotency: IdempotencyRecord?
+        var state: Subscription?
+        var linkedAccount: String?
+        var replaced: Subscription?
+        var replacedLinkedAccount: String?
+        var lastPosition: UInt64
+    }
+
+    /// See `KeyRows`. The first write of a batch takes its positions from the newest committed
+    /// one; the next ones follow the batch's.
+    func keyRows(idempotencyKey: String, key: SubscriptionKey, replacedStoreID: String?) throws -> KeyRows {
         let lookup = try tx.query(
             """
             SELECT (SELECT request_hash FROM idempotency WHERE idempotency_key = $1) AS request_hash,
@@ -293,19 +304,32 @@ struct LedgerStore {
                        AS replaced_account_id,
                    (SELECT COALESCE(MAX(position), 0) FROM changes) AS last_position
             """,
-            [.text(intent.request.idempotencyKey)] + Self.keyParameters(key) + [.text(intent.replacedKey?.storeID)])
-        if tx.batch.lastPosition == nil, let last = lookup.int(0, "last_position") {
-            tx.batch.lastPosition = UInt64(last)
-        }
-        var rows = VerifiedStateRows(lastPosition: tx.batch.lastPosition ?? 0)
+            [.text(idempotencyKey)] + Self.keyParameters(key) + [.text(replacedStoreID)])
+        let last = UInt64(lookup.int(0, "last_position") ?? 0)
+        if tx.batch.lastPosition == nil { tx.batch.lastPosition = last }
+        var rows = KeyRows(lastPosition: last)
         if let hash = lookup.text(0, "request_hash") {
             rows.idempotency = IdempotencyRecord(requestHash: hash, response: lookup.blob(0, "response"))
             return rows
         }
-        rows.current = try lookup.blob(0, "state").map { try Self.decode(Subscription.self, $0) }
+        rows.state = try lookup.blob(0, "state").map { try Self.decode(Subscription.self, $0) }
         rows.linkedAccount = lookup.text(0, "account_id")
         rows.replaced = try lookup.blob(0, "replaced_state").map { try Self.decode(Subscription.self, $0) }
         rows.replacedLinkedAccount = lookup.text(0, "replaced_account_id")
+        return rows
+    }
+
+    /// What a verified state's write depends on: `keyRows`, then the periods and facts
+    /// `VerifiedStatePlan.reads` asks for.
+    func verifiedStateRows(_ intent: VerifiedStateIntent) throws -> VerifiedStateRows {
+        let key = intent.key
+        let fixed = try keyRows(
+            idempotencyKey: intent.request.idempotencyKey, key: key, replacedStoreID: intent.replacedKey?.storeID)
+        var rows = VerifiedStateRows(
+            idempotency: fixed.idempotency, current: fixed.state, linkedAccount: fixed.linkedAccount,
+            replaced: fixed.replaced, replacedLinkedAccount: fixed.replacedLinkedAccount,
+            lastPosition: tx.batch.lastPosition ?? 0)
+        guard rows.idempotency == nil else { return rows }
         let reads = VerifiedStatePlan.reads(intent, rows: rows)
         for periodsOf in reads.periodsOf { rows.periods[periodsOf] = try storedPeriods(periodsOf) }
         if reads.facts { rows.facts = try stateFacts(key) }
