@@ -3,8 +3,8 @@ public import Lifecycle
 public import Observability
 import Synchronization
 
-/// Runs `LedgerVerifiedStates.deriveAccessAgain()` once the ledger serves, and again after a failure (every
-/// `retry`) until it completes; logs what it did.
+/// Runs `LedgerVerifiedStates.deriveAccessAgain()` once the ledger serves, and again after a
+/// failure (every `retry`) until it completes; logs what it did.
 public final class AccessRulesPass: LifecycleService {
     public let name = "access-rules"
     let ledger: Ledger
