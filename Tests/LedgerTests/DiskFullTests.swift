@@ -45,7 +45,7 @@ struct DiskFullTests {
                     bundleOrPackage: "com.example"),
                 events: [LifecycleEvent(key: key, kind: .purchased, rawPayload: String(repeating: "x", count: 2000))])
             do {
-                _ = try await ledger.recordVerifiedState(request)
+                _ = try await ledger.verifiedStates.recordVerifiedState(request)
                 acknowledged.append(key)
             } catch {
                 failure = error
@@ -57,15 +57,15 @@ struct DiskFullTests {
             error as? LedgerError == LedgerError.resourceExhausted("the ledger's disk is full; nothing was recorded"))
         #expect(!acknowledged.isEmpty)
         // Every acknowledged write is there; the failed one is not.
-        for key in acknowledged { _ = try await ledger.subscription(key) }
+        for key in acknowledged { _ = try await ledger.verifiedStates.subscription(key) }
         let failedKey = SubscriptionKey(
             store: .google, environment: .production, storeID: "token-\(acknowledged.count)")
         await #expect(throws: LedgerError.notFound("no subscription \(failedKey)")) {
-            _ = try await ledger.subscription(failedKey)
+            _ = try await ledger.verifiedStates.subscription(failedKey)
         }
         // Room again: the same database takes writes.
         #expect(try Self.run(["mount", "-o", "remount,size=16m", mountPoint.path]) == 0)
-        let retried = try await ledger.recordVerifiedState(
+        let retried = try await ledger.verifiedStates.recordVerifiedState(
             RecordVerifiedStateRequest(
                 idempotencyKey: "fill-\(acknowledged.count)",
                 subscription: Subscription(
@@ -74,7 +74,7 @@ struct DiskFullTests {
                 events: [LifecycleEvent(key: failedKey, kind: .purchased)]))
         #expect(retried.applied && !retried.replayed)
         #expect(try database.integrityCheck() == "ok")
-        let changes = try await ledger.changes(after: 0, limit: 5000)
+        let changes = try await ledger.changeFeed.changes(after: 0, limit: 5000)
         #expect(changes.count == acknowledged.count + 1)
         #expect(changes.map(\.position) == Array(UInt64(1)...UInt64(acknowledged.count + 1)))
         await database.close()

@@ -18,14 +18,14 @@ struct LedgerAccountTests {
     ) async throws -> SubscriptionKey {
         let key = SubscriptionKey.apple(id)
         let notification = "n-\(id)"
-        _ = try await ledger.recordNotification(
+        _ = try await ledger.inbox.recordNotification(
             RecordNotificationRequest(
                 entry: InboxEntry(
                     store: .apple, environment: .sandbox, notificationID: notification, notificationType: "SUBSCRIBED",
                     signedTimeMilliseconds: at, key: key, rawPayload: "signed-notification-\(reference)")))
         var state = LedgerConformanceTests.state(key, .active, storeTime: at)
         state.storeAccountRef = reference
-        _ = try await ledger.recordVerifiedState(
+        _ = try await ledger.verifiedStates.recordVerifiedState(
             RecordVerifiedStateRequest(
                 idempotencyKey: "state-\(id)", subscription: state,
                 events: [
@@ -39,13 +39,13 @@ struct LedgerAccountTests {
                         periodID: "t-\(id)", productID: "pro.monthly", startMilliseconds: at,
                         endMilliseconds: at + 30 * day, productKind: .autoRenewable, raw: "raw-\(reference)")
                 ]))
-        _ = try await ledger.linkAccount(
+        _ = try await ledger.accounts.linkAccount(
             LinkAccountRequest(idempotencyKey: "link-\(id)", key: key, accountID: account, storeAccountRef: reference))
         return key
     }
 
     static func allChanges(_ ledger: Ledger) async throws -> [Change] {
-        try await ledger.changes(after: 0, limit: 10_000)
+        try await ledger.changeFeed.changes(after: 0, limit: 10_000)
     }
 
     @Test(
@@ -54,7 +54,7 @@ struct LedgerAccountTests {
     func grants(engine: LedgerEngine) async throws {
         try await engine.withLedger { ledger, clock in
             let start = clock.now
-            let ended = try await ledger.grantEntitlement(
+            let ended = try await ledger.accounts.grantEntitlement(
                 GrantEntitlementRequest(
                     idempotencyKey: "support-1", accountID: "acct-1", capability: "pro",
                     durationMilliseconds: 7 * Self.day,
@@ -64,13 +64,13 @@ struct LedgerAccountTests {
             #expect(grant.accountID == "acct-1" && grant.productID == "pro" && grant.state == .active)
             #expect(grant.purchaseTimeMilliseconds == start && grant.expiresTimeMilliseconds == start + 7 * Self.day)
             #expect(grant.productKind == .nonRenewing && !ended.replayed)
-            let lifetime = try await ledger.grantEntitlement(
+            let lifetime = try await ledger.accounts.grantEntitlement(
                 GrantEntitlementRequest(idempotencyKey: "support-2", accountID: "acct-1", capability: "pro"),
                 actor: "support-desk")
             #expect(lifetime.grant?.expiresTimeMilliseconds == nil && lifetime.grant?.productKind == .nonConsumable)
             // The same key answers the first grant; other content under it is refused.
             clock.advance(by: 1000)
-            let again = try await ledger.grantEntitlement(
+            let again = try await ledger.accounts.grantEntitlement(
                 GrantEntitlementRequest(
                     idempotencyKey: "support-1", accountID: "acct-1", capability: "pro",
                     durationMilliseconds: 7 * Self.day,
@@ -80,13 +80,13 @@ struct LedgerAccountTests {
                 throws: LedgerError.failedPrecondition(
                     "idempotency key \"support-1\" was already used with a different request")
             ) {
-                _ = try await ledger.grantEntitlement(
+                _ = try await ledger.accounts.grantEntitlement(
                     GrantEntitlementRequest(idempotencyKey: "support-1", accountID: "acct-2", capability: "pro"),
                     actor: "x")
             }
-            let account = try await ledger.account("acct-1")
+            let account = try await ledger.accounts.account("acct-1")
             #expect(Set(account.links.map(\.key)) == [grant.key, try #require(lifetime.grant?.key)])
-            let history = try await ledger.history(GetHistoryRequest(accountID: "acct-1"))
+            let history = try await ledger.accounts.history(GetHistoryRequest(accountID: "acct-1"))
             #expect(history.events.map(\.kind) == [.grantCreated, .grantCreated])
             #expect(history.events.allSatisfy { $0.actor == "support-desk" })
             #expect(history.events.last?.detail == "pro until \(start + 7 * Self.day): ticket 4411")
@@ -96,17 +96,18 @@ struct LedgerAccountTests {
 
             // A revocation ends it now, once.
             clock.advance(by: Self.day)
-            let revoked = try await ledger.revokeGrant(
+            let revoked = try await ledger.accounts.revokeGrant(
                 RevokeGrantRequest(grantID: grant.key.storeID, reason: "granted by mistake"), actor: "ops")
             #expect(revoked.revoked && revoked.grant?.state == .revoked)
             #expect(revoked.grant?.revokedTimeMilliseconds == clock.now)
-            let twice = try await ledger.revokeGrant(RevokeGrantRequest(grantID: grant.key.storeID), actor: "ops")
+            let twice = try await ledger.accounts.revokeGrant(
+                RevokeGrantRequest(grantID: grant.key.storeID), actor: "ops")
             #expect(!twice.revoked && twice.grant == revoked.grant && twice.position == revoked.position)
-            let revocation = try await ledger.history(GetHistoryRequest(key: grant.key)).events.first
+            let revocation = try await ledger.accounts.history(GetHistoryRequest(key: grant.key)).events.first
             #expect(revocation?.kind == .grantRevoked && revocation?.actor == "ops")
             #expect(revocation?.detail == "granted by mistake")
             await #expect(throws: LedgerError.notFound("no grant grant_nope")) {
-                _ = try await ledger.revokeGrant(RevokeGrantRequest(grantID: "grant_nope"), actor: "ops")
+                _ = try await ledger.accounts.revokeGrant(RevokeGrantRequest(grantID: "grant_nope"), actor: "ops")
             }
         }
     }
@@ -140,7 +141,7 @@ struct LedgerAccountTests {
             ]
             for (request, message) in refused {
                 await #expect(throws: LedgerError.invalidArgument(message)) {
-                    _ = try await ledger.grantEntitlement(request, actor: "t")
+                    _ = try await ledger.accounts.grantEntitlement(request, actor: "t")
                 }
             }
             // A grant is not a store's fact: the store's writes refuse its store.
@@ -149,7 +150,7 @@ struct LedgerAccountTests {
                 (
                     "subscription.key.store",
                     {
-                        _ = try await ledger.recordVerifiedState(
+                        _ = try await ledger.verifiedStates.recordVerifiedState(
                             LedgerConformanceTests.record(
                                 "k", LedgerConformanceTests.state(grantKey, .active, storeTime: now)))
                     }
@@ -157,14 +158,14 @@ struct LedgerAccountTests {
                 (
                     "key.store",
                     {
-                        _ = try await ledger.linkAccount(
+                        _ = try await ledger.accounts.linkAccount(
                             LinkAccountRequest(idempotencyKey: "k", key: grantKey, accountID: "a"))
                     }
                 ),
                 (
                     "entry.store",
                     {
-                        _ = try await ledger.recordNotification(
+                        _ = try await ledger.inbox.recordNotification(
                             RecordNotificationRequest(
                                 entry: InboxEntry(
                                     store: .promotional, environment: .production, notificationID: "n",
@@ -191,23 +192,23 @@ struct LedgerAccountTests {
             let first = try await Self.subscribe(ledger, "anon-7", "1001", reference: "token-a", at: clock.now)
             let second = try await Self.subscribe(ledger, "anon-7", "1002", reference: "token-b", at: clock.now)
             let grant = try #require(
-                try await ledger.grantEntitlement(
+                try await ledger.accounts.grantEntitlement(
                     GrantEntitlementRequest(idempotencyKey: "g", accountID: "anon-7", capability: "pro"), actor: "t"
                 ).grant)
-            let before = try await ledger.lastPosition()
-            let merged = try await ledger.mergeAccounts(
+            let before = try await ledger.changeFeed.lastPosition()
+            let merged = try await ledger.accounts.mergeAccounts(
                 MergeAccountsRequest(idempotencyKey: "merge-1", fromAccountID: "anon-7", intoAccountID: "user-7"),
                 actor: "app-backend")
             #expect(Set(merged.moved) == [first, second, grant.key] && merged.moved.count == 3)
             await #expect(throws: LedgerError.notFound("no account \"anon-7\" in the ledger")) {
-                _ = try await ledger.account("anon-7")
+                _ = try await ledger.accounts.account("anon-7")
             }
-            let into = try await ledger.account("user-7")
+            let into = try await ledger.accounts.account("user-7")
             #expect(Set(into.subscriptions.map(\.key)) == [first, second, grant.key])
             #expect(into.subscriptions.allSatisfy { $0.accountID == "user-7" })
             // The store's account reference stays with the link it came with.
             #expect(into.links.first { $0.key == first }?.storeAccountRef == "token-a")
-            let changes = try await ledger.changes(after: before, limit: 100)
+            let changes = try await ledger.changeFeed.changes(after: before, limit: 100)
             #expect(changes.map(\.kind) == [.link, .link, .link, .account])
             #expect(changes.dropLast().allSatisfy { $0.subscription?.accountID == "user-7" && $0.events.isEmpty })
             let event = try #require(changes.last?.events.first)
@@ -216,18 +217,20 @@ struct LedgerAccountTests {
             #expect(event.position == merged.position && changes.last?.position == merged.position)
             // Both accounts' trails show it.
             #expect(
-                try await ledger.history(GetHistoryRequest(accountID: "user-7")).events.first?.kind == .accountMerged)
+                try await ledger.accounts.history(GetHistoryRequest(accountID: "user-7")).events.first?.kind
+                    == .accountMerged)
             #expect(
-                try await ledger.history(GetHistoryRequest(accountID: "anon-7")).events.first?.kind == .accountMerged)
-            let replay = try await ledger.mergeAccounts(
+                try await ledger.accounts.history(GetHistoryRequest(accountID: "anon-7")).events.first?.kind
+                    == .accountMerged)
+            let replay = try await ledger.accounts.mergeAccounts(
                 MergeAccountsRequest(idempotencyKey: "merge-1", fromAccountID: "anon-7", intoAccountID: "user-7"),
                 actor: "app-backend")
-            let position = try await ledger.lastPosition()
+            let position = try await ledger.changeFeed.lastPosition()
             #expect(replay == merged && position == merged.position)
             await #expect(
                 throws: LedgerError.invalidArgument("from_account_id and into_account_id are the same account")
             ) {
-                _ = try await ledger.mergeAccounts(
+                _ = try await ledger.accounts.mergeAccounts(
                     MergeAccountsRequest(idempotencyKey: "m", fromAccountID: "a", intoAccountID: "a"), actor: "t")
             }
         }
@@ -243,32 +246,32 @@ struct LedgerAccountTests {
             // Another account whose id contains the deleted one's, and whose data must stay.
             let other = try await Self.subscribe(ledger, "alice-2", "2002", reference: "ref-other", at: start)
             let grant = try #require(
-                try await ledger.grantEntitlement(
+                try await ledger.accounts.grantEntitlement(
                     GrantEntitlementRequest(idempotencyKey: "g-alice", accountID: "alice", capability: "pro"),
                     actor: "t"
                 ).grant)
             // A claim by another account is recorded with both ids.
-            _ = try await ledger.linkAccount(
+            _ = try await ledger.accounts.linkAccount(
                 LinkAccountRequest(idempotencyKey: "claim", key: key, accountID: "mallory", policy: .refuse))
             clock.advance(by: 1000)
-            let deleted = try await ledger.deleteAccount(
+            let deleted = try await ledger.accounts.deleteAccount(
                 DeleteAccountRequest(accountID: "alice"), actor: "privacy-desk")
             #expect(deleted.unlinked == 2)
 
             // Current rows.
             await #expect(throws: LedgerError.notFound("no account \"alice\" in the ledger")) {
-                _ = try await ledger.account("alice")
+                _ = try await ledger.accounts.account("alice")
             }
-            let kept = try await ledger.subscriptionAndPeriods(key)
+            let kept = try await ledger.verifiedStates.subscriptionAndPeriods(key)
             #expect(kept.subscription?.accountID == nil && kept.subscription?.storeAccountRef == nil)
             #expect(kept.subscription?.state == .active && kept.subscription?.productID == "pro.monthly")
             #expect(kept.periods.map(\.periodID) == ["t-2001"] && kept.periods.allSatisfy { $0.raw == nil })
-            let revokedGrant = try await ledger.subscriptionAndPeriods(grant.key).subscription
+            let revokedGrant = try await ledger.verifiedStates.subscriptionAndPeriods(grant.key).subscription
             #expect(revokedGrant?.state == .revoked && revokedGrant?.accountID == nil)
 
             // History: nothing under the id; the subscription's events keep their facts only.
-            #expect(try await ledger.history(GetHistoryRequest(accountID: "alice")).events.isEmpty)
-            let events = try await ledger.history(GetHistoryRequest(key: key)).events
+            #expect(try await ledger.accounts.history(GetHistoryRequest(accountID: "alice")).events.isEmpty)
+            let events = try await ledger.accounts.history(GetHistoryRequest(key: key)).events
             #expect(events.map(\.kind) == [.other, .accountLinked, .purchased])
             for event in events {
                 #expect(event.accountID != "alice" && event.otherAccountID != "alice")
@@ -278,7 +281,7 @@ struct LedgerAccountTests {
             #expect(events.first?.accountID == "mallory")
             #expect(events.first?.detail == "claim by mallory refused: the subscription belongs to (deleted account)")
             #expect(events.last?.storeTimeMilliseconds == start && events.last?.storeType == "SUBSCRIBED")
-            let inbox = try await ledger.listInbox(ListInboxRequest(status: .processed))
+            let inbox = try await ledger.inbox.listInbox(ListInboxRequest(status: .processed))
             #expect(inbox.entries.first { $0.notificationID == "n-2001" }?.rawPayload == "")
             #expect(
                 inbox.entries.first { $0.notificationID == "n-2002" }?.rawPayload == "signed-notification-ref-other")
@@ -308,18 +311,18 @@ struct LedgerAccountTests {
                     "idempotency key \"link-2001\" was used for a request about an account deleted since: it is not run again"
                 )
             ) {
-                _ = try await ledger.linkAccount(
+                _ = try await ledger.accounts.linkAccount(
                     LinkAccountRequest(
                         idempotencyKey: "link-2001", key: key, accountID: "alice", storeAccountRef: "ref-alice"))
             }
 
             // The other account is untouched.
-            let untouched = try await ledger.account("alice-2")
+            let untouched = try await ledger.accounts.account("alice-2")
             #expect(untouched.subscriptions.map(\.key) == [other])
             #expect(untouched.links.first?.storeAccountRef == "ref-other")
-            let otherEvents = try await ledger.history(GetHistoryRequest(key: other)).events
+            let otherEvents = try await ledger.accounts.history(GetHistoryRequest(key: other)).events
             #expect(otherEvents.contains { $0.rawTransaction == "transaction-ref-other" })
-            #expect(try await ledger.subscriptionAndPeriods(other).periods.first?.raw == "raw-ref-other")
+            #expect(try await ledger.verifiedStates.subscriptionAndPeriods(other).periods.first?.raw == "raw-ref-other")
         }
     }
 }

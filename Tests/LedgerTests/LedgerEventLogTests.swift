@@ -12,7 +12,8 @@ struct LedgerEventLogTests {
     static let key = SubscriptionKey.apple("3001")
 
     static func lease(_ ledger: Ledger, _ owner: String, ttl: Int64 = 10_000) async throws -> AcquireLeaseResponse {
-        try await ledger.acquireLease(AcquireLeaseRequest(name: Ledger.eventsLease, owner: owner, ttlMilliseconds: ttl))
+        try await ledger.cursors.acquireLease(
+            AcquireLeaseRequest(name: Ledger.eventsLease, owner: owner, ttlMilliseconds: ttl))
     }
 
     static func access(
@@ -40,13 +41,13 @@ struct LedgerEventLogTests {
             let size = events[0].serialized().count
             #expect(size > 30_000 && size < 60_000)
             for batch in [events.prefix(10), events.suffix(10)] {
-                _ = try await ledger.appendEvents(
+                _ = try await ledger.eventLog.appendEvents(
                     AppendEventsRequest(owner: "instance-a", events: Array(batch), throughFeedPosition: 20))
             }
             var pages: [[UInt64]] = []
             var after: UInt64 = 0
             while true {
-                let page = try await ledger.listEvents(ListEventsRequest(afterSequence: after, limit: 1000))
+                let page = try await ledger.eventLog.listEvents(ListEventsRequest(afterSequence: after, limit: 1000))
                 guard !page.events.isEmpty else { break }
                 pages.append(page.events.map(\.sequence))
                 #expect(page.lastSequence == page.events.last?.sequence)
@@ -64,10 +65,10 @@ struct LedgerEventLogTests {
     func deadLetterPages(engine: LedgerEngine) async throws {
         try await engine.withLedger { ledger, clock in
             for (endpoint, sequences) in [("crm", [2, 4]), ("audit", [1, 2, 3])] {
-                let lease = try await ledger.acquireLease(
+                let lease = try await ledger.cursors.acquireLease(
                     AcquireLeaseRequest(name: "webhook.\(endpoint)", owner: "deliverer", ttlMilliseconds: 10_000))
                 #expect(lease.held)
-                _ = try await ledger.recordDeliveries(
+                _ = try await ledger.eventLog.recordDeliveries(
                     RecordDeliveriesRequest(
                         endpoint: endpoint, owner: "deliverer", deliveredThrough: 4,
                         attempts: sequences.map { sequence in
@@ -81,7 +82,7 @@ struct LedgerEventLogTests {
                 var request = request
                 var pages: [[String]] = []
                 while true {
-                    let page = try await ledger.deadLetters(request)
+                    let page = try await ledger.eventLog.deadLetters(request)
                     pages.append(page.deadLetters.map { "\($0.endpoint) \($0.attempt?.event?.id ?? "-")" })
                     guard let token = page.nextPageToken else { return pages }
                     request.pageToken = token
@@ -95,10 +96,10 @@ struct LedgerEventLogTests {
             #expect(
                 try await pages(ListDeadLettersRequest()) == [["audit e1", "audit e2", "audit e3", "crm e2", "crm e4"]])
             await #expect(throws: LedgerError.invalidArgument("page_token \"crm\" is not one this ledger issued")) {
-                _ = try await ledger.deadLetters(ListDeadLettersRequest(pageToken: "crm"))
+                _ = try await ledger.eventLog.deadLetters(ListDeadLettersRequest(pageToken: "crm"))
             }
             await #expect(throws: LedgerError.invalidArgument("endpoint must be 1 to 64 of a-z, 0-9, _ and -")) {
-                _ = try await ledger.deadLetters(ListDeadLettersRequest(pageToken: "2:CRM"))
+                _ = try await ledger.eventLog.deadLetters(ListDeadLettersRequest(pageToken: "2:CRM"))
             }
         }
     }
@@ -141,24 +142,24 @@ struct LedgerEventLogTests {
             await #expect(
                 throws: LedgerError.failedPrecondition("the events lease is not held: take it with AcquireLease first")
             ) {
-                _ = try await ledger.appendEvents(
+                _ = try await ledger.eventLog.appendEvents(
                     AppendEventsRequest(owner: "x", events: events, throughFeedPosition: 6))
             }
             #expect(try await Self.lease(ledger, "x").held)
-            var appended = try await ledger.appendEvents(
+            var appended = try await ledger.eventLog.appendEvents(
                 AppendEventsRequest(owner: "x", events: events, throughFeedPosition: 6))
             #expect(appended.appended == 3 && appended.lastSequence == 3)
             // Again, after a crash between the append and its answer: nothing twice.
-            appended = try await ledger.appendEvents(
+            appended = try await ledger.eventLog.appendEvents(
                 AppendEventsRequest(owner: "x", events: Array(events.suffix(2)), throughFeedPosition: 6))
             #expect(appended.appended == 0 && appended.lastSequence == 3)
-            var state = try await ledger.eventState(GetEventStateRequest())
+            var state = try await ledger.eventLog.eventState(GetEventStateRequest())
             #expect(state.started && state.throughFeedPosition == 6)
             #expect(state.announced.map(\.accountID) == ["a", "b"])
             #expect(
                 state.announced.first?.untilMilliseconds == 1_800_000_000_000 && state.announced.first?.key == Self.key)
             // An extension moves the end; an end withdraws it.
-            _ = try await ledger.appendEvents(
+            _ = try await ledger.eventLog.appendEvents(
                 AppendEventsRequest(
                     owner: "x",
                     events: [
@@ -168,7 +169,7 @@ struct LedgerEventLogTests {
                             "evt_6_ended_2", "access.ended", account: "b", capability: "extra", position: 6,
                             reason: "expired"),
                     ], throughFeedPosition: 7))
-            state = try await ledger.eventState(GetEventStateRequest())
+            state = try await ledger.eventLog.eventState(GetEventStateRequest())
             #expect(state.throughFeedPosition == 7 && state.announced.count == 1)
             #expect(
                 state.announced.first?.untilMilliseconds == 1_900_000_000_000 && state.announced.first?.position == 7)
@@ -176,11 +177,13 @@ struct LedgerEventLogTests {
             clock.advance(by: 20_000)
             #expect(try await Self.lease(ledger, "y").held)
             await #expect(throws: LedgerError.failedPrecondition("the events lease is held by y, not by x")) {
-                _ = try await ledger.appendEvents(AppendEventsRequest(owner: "x", events: [], throughFeedPosition: 8))
+                _ = try await ledger.eventLog.appendEvents(
+                    AppendEventsRequest(owner: "x", events: [], throughFeedPosition: 8))
             }
             // A lower position leaves the cursor where it is.
-            _ = try await ledger.appendEvents(AppendEventsRequest(owner: "y", events: [], throughFeedPosition: 3))
-            #expect(try await ledger.eventState(GetEventStateRequest()).throughFeedPosition == 7)
+            _ = try await ledger.eventLog.appendEvents(
+                AppendEventsRequest(owner: "y", events: [], throughFeedPosition: 3))
+            #expect(try await ledger.eventLog.eventState(GetEventStateRequest()).throughFeedPosition == 7)
         }
     }
 
@@ -198,29 +201,31 @@ struct LedgerEventLogTests {
                     ? Self.access("evt_\(index)", type, account: "a", position: UInt64(index + 1))
                     : Event(id: "evt_\(index)", type: type, accountID: "a", key: Self.key, position: UInt64(index + 1))
             }
-            _ = try await ledger.appendEvents(AppendEventsRequest(owner: "x", events: events, throughFeedPosition: 5))
-            let all = try await ledger.listEvents(ListEventsRequest())
+            _ = try await ledger.eventLog.appendEvents(
+                AppendEventsRequest(owner: "x", events: events, throughFeedPosition: 5))
+            let all = try await ledger.eventLog.listEvents(ListEventsRequest())
             #expect(all.events.map(\.type) == types && all.events.map(\.sequence) == [1, 2, 3, 4, 5])
             #expect(all.lastSequence == 5 && all.events.map(\.id) == events.map(\.id))
-            let page = try await ledger.listEvents(ListEventsRequest(afterSequence: 1, limit: 2))
+            let page = try await ledger.eventLog.listEvents(ListEventsRequest(afterSequence: 1, limit: 2))
             #expect(page.events.map(\.sequence) == [2, 3] && page.lastSequence == 3)
-            let access = try await ledger.listEvents(ListEventsRequest(afterSequence: 0, limit: 3, types: ["access.*"]))
+            let access = try await ledger.eventLog.listEvents(
+                ListEventsRequest(afterSequence: 0, limit: 3, types: ["access.*"]))
             #expect(access.events.map(\.sequence) == [2] && access.lastSequence == 3)
-            let rest = try await ledger.listEvents(
+            let rest = try await ledger.eventLog.listEvents(
                 ListEventsRequest(afterSequence: 3, types: ["access.*", "grant.created"]))
             #expect(rest.events.map(\.type) == ["access.ended", "grant.created"] && rest.lastSequence == 5)
-            let none = try await ledger.listEvents(ListEventsRequest(afterSequence: 5))
+            let none = try await ledger.eventLog.listEvents(ListEventsRequest(afterSequence: 5))
             #expect(none.events.isEmpty && none.lastSequence == 5)
             // A test event goes at the end, without the lease.
-            let test = try await ledger.logTestEvent(LogTestEventRequest(accountID: "a"))
+            let test = try await ledger.eventLog.logTestEvent(LogTestEventRequest(accountID: "a"))
             #expect(
                 test.type == "test" && test.id.hasPrefix("evt_test_") && test.sequence == 6 && test.accountID == "a")
-            #expect(try await ledger.listEvents(ListEventsRequest(afterSequence: 5)).events == [test])
+            #expect(try await ledger.eventLog.listEvents(ListEventsRequest(afterSequence: 5)).events == [test])
             await #expect(
                 throws: LedgerError.invalidArgument(
                     "types[0] \"renewed\" is not an event type or a prefix with .* (subscription.*)")
             ) {
-                _ = try await ledger.listEvents(ListEventsRequest(types: ["renewed"]))
+                _ = try await ledger.eventLog.listEvents(ListEventsRequest(types: ["renewed"]))
             }
         }
     }
@@ -234,7 +239,7 @@ struct LedgerEventLogTests {
             var subscription = LedgerConformanceTests.state(Self.key, .active, storeTime: 1)
             subscription.accountID = "carol"
             subscription.storeAccountRef = "ref-carol"
-            _ = try await ledger.appendEvents(
+            _ = try await ledger.eventLog.appendEvents(
                 AppendEventsRequest(
                     owner: "x",
                     events: [
@@ -245,13 +250,13 @@ struct LedgerEventLogTests {
                         Self.access("evt_1_granted", "access.granted", account: "carol", position: 1),
                         Self.access("evt_2_granted", "access.granted", account: "dave", position: 2),
                     ], throughFeedPosition: 2))
-            _ = try await ledger.deleteAccount(DeleteAccountRequest(accountID: "carol"), actor: "privacy")
-            let logged = try await ledger.listEvents(ListEventsRequest()).events
+            _ = try await ledger.accounts.deleteAccount(DeleteAccountRequest(accountID: "carol"), actor: "privacy")
+            let logged = try await ledger.eventLog.listEvents(ListEventsRequest()).events
             #expect(logged.map(\.id) == ["evt_1_0", "evt_1_granted", "evt_2_granted"])
             #expect(logged[0].accountID == nil && logged[0].subscription?.accountID == nil)
             #expect(logged[0].subscription?.storeAccountRef == "ref-carol")  // not linked: not the account's reference
             #expect(logged[1].accountID == nil && logged[2].accountID == "dave")
-            let state = try await ledger.eventState(GetEventStateRequest())
+            let state = try await ledger.eventLog.eventState(GetEventStateRequest())
             #expect(state.announced.map(\.accountID) == ["dave"])
         }
     }

@@ -44,9 +44,9 @@ struct LedgerPeriodTests {
     @Test("an early renewal adds its period: the state holds one merged period over both", arguments: engines)
     func earlyRenewal(engine: LedgerEngine) async throws {
         try await withLedger(engine) { ledger in
-            _ = try await ledger.recordVerifiedState(
+            _ = try await ledger.verifiedStates.recordVerifiedState(
                 Self.request("a", Self.state(.active, storeTime: Self.t0, latest: 0), [Self.month(0)]))
-            let renewed = try await ledger.recordVerifiedState(
+            let renewed = try await ledger.verifiedStates.recordVerifiedState(
                 Self.request(
                     "b", Self.state(.active, storeTime: Self.t0 + 29 * Self.day, latest: 1), [Self.month(1)]))
             let periods = try #require(renewed.subscription?.periods)
@@ -54,11 +54,11 @@ struct LedgerPeriodTests {
             #expect(periods[0].startMilliseconds == Self.t0)
             #expect(periods[0].endMilliseconds == Self.t0 + 60 * Self.day)
             #expect(periods[0].raw == nil)
-            let stored = try await ledger.subscriptionAndPeriods(Self.key)
+            let stored = try await ledger.verifiedStates.subscriptionAndPeriods(Self.key)
             #expect(stored.periods.map(\.periodID) == ["2000", "2001"])
             #expect(stored.periods[1].raw == "eyJhbGciOiJFUzI1NiJ9.month1.sig")
             // The state only: the same state, no recorded periods or raw data.
-            let stateOnly = try await ledger.subscriptionAndPeriods(Self.key, stateOnly: true)
+            let stateOnly = try await ledger.verifiedStates.subscriptionAndPeriods(Self.key, stateOnly: true)
             #expect(stateOnly.subscription == stored.subscription && stateOnly.periods.isEmpty)
         }
     }
@@ -68,7 +68,7 @@ struct LedgerPeriodTests {
         arguments: engines)
     func partialRefund(engine: LedgerEngine) async throws {
         try await withLedger(engine) { ledger in
-            _ = try await ledger.recordVerifiedState(
+            _ = try await ledger.verifiedStates.recordVerifiedState(
                 Self.request(
                     "a", Self.state(.active, storeTime: Self.t0 + 89 * Self.day, latest: 3),
                     (0...3).map { Self.month($0) }))
@@ -76,7 +76,7 @@ struct LedgerPeriodTests {
             let refundedAt = Self.t0 + 100 * Self.day
             var old = Self.state(.revoked, storeTime: refundedAt, latest: 1)
             old.revokedTimeMilliseconds = refundedAt
-            let answer = try await ledger.recordVerifiedState(
+            let answer = try await ledger.verifiedStates.recordVerifiedState(
                 Self.request("b", old, [Self.month(1, revoked: refundedAt, signed: refundedAt)], partial: true))
             #expect(!answer.applied)
             let state = try #require(answer.subscription)
@@ -85,7 +85,7 @@ struct LedgerPeriodTests {
             #expect(state.periods.map(\.periodID) == ["2000", "2001", "2003"])
             #expect(state.periods[1].revokedTimeMilliseconds == refundedAt)
             // An older unrevoked version of month 1 does not undo the refund.
-            let stale = try await ledger.recordVerifiedState(
+            let stale = try await ledger.verifiedStates.recordVerifiedState(
                 Self.request("c", Self.state(.active, storeTime: Self.t0 + 89 * Self.day, latest: 3), [Self.month(1)]))
             #expect(stale.subscription?.periods[1].revokedTimeMilliseconds == refundedAt)
         }
@@ -117,12 +117,13 @@ struct LedgerPeriodTests {
                     Self.request("grace", grace, [Self.month(0)]), Self.request("recovered", recovered, [recovery]),
                 ]
                 if recoveryFirst { requests.reverse() }
-                for request in requests { _ = try await ledger.recordVerifiedState(request) }
+                for request in requests { _ = try await ledger.verifiedStates.recordVerifiedState(request) }
                 // A refund notification's own transaction, later: partial, so no fact of the state.
                 var refund = Self.state(.gracePeriod, storeTime: Self.t0 + 40 * Self.day, latest: 0)
                 refund.graceExpiresTimeMilliseconds = Self.t0 + 46 * Self.day
-                _ = try await ledger.recordVerifiedState(Self.request("refund", refund, [], partial: true))
-                let stored = try await ledger.subscriptionAndPeriods(Self.key)
+                _ = try await ledger.verifiedStates.recordVerifiedState(
+                    Self.request("refund", refund, [], partial: true))
+                let stored = try await ledger.verifiedStates.subscriptionAndPeriods(Self.key)
                 #expect(stored.subscription?.statusIntervals == expected, "recovery first: \(recoveryFirst)")
                 #expect(stored.subscription?.state == .active)
             }
@@ -142,11 +143,11 @@ struct LedgerPeriodTests {
             grace.expiresTimeMilliseconds = Self.t0 + 30 * Self.day
             let notified = LifecycleEvent(
                 key: Self.key, kind: .gracePeriodStarted, storeTimeMilliseconds: Self.t0 + 31 * Self.day)
-            _ = try await ledger.recordVerifiedState(
+            _ = try await ledger.verifiedStates.recordVerifiedState(
                 RecordVerifiedStateRequest(
                     idempotencyKey: "g", subscription: grace, events: [notified], periods: [Self.month(0)]))
             let expired = Self.state(.expired, storeTime: Self.t0 + 50 * Self.day, latest: 0)
-            let answer = try await ledger.recordVerifiedState(Self.request("e", expired, []))
+            let answer = try await ledger.verifiedStates.recordVerifiedState(Self.request("e", expired, []))
             #expect(
                 answer.subscription?.statusIntervals == [
                     StatusInterval(
@@ -161,7 +162,7 @@ struct LedgerPeriodTests {
                 autoResumeTimeMilliseconds: Self.t0 + 60 * Self.day)
             paused.bundleOrPackage = "com.example.app"
             let rtdn = LifecycleEvent(key: token, kind: .paused, storeTimeMilliseconds: Self.t0 + 30 * Self.day)
-            let recorded = try await ledger.recordVerifiedState(
+            let recorded = try await ledger.verifiedStates.recordVerifiedState(
                 RecordVerifiedStateRequest(idempotencyKey: "p", subscription: paused, events: [rtdn]))
             #expect(recorded.subscription?.statusIntervals.first?.shownTimeMilliseconds == Self.t0 + 30 * Self.day)
         }
@@ -173,10 +174,10 @@ struct LedgerPeriodTests {
         for order in [[SubscriptionState.active, .expired], [.expired, .active]] {
             try await withLedger(engine) { ledger in
                 for (index, state) in order.enumerated() {
-                    _ = try await ledger.recordVerifiedState(
+                    _ = try await ledger.verifiedStates.recordVerifiedState(
                         Self.request("k\(index)", Self.state(state, storeTime: Self.t0, latest: 0), [Self.month(0)]))
                 }
-                finals.append(try await ledger.subscription(Self.key).state)
+                finals.append(try await ledger.verifiedStates.subscription(Self.key).state)
             }
         }
         #expect(finals == [.expired, .expired])
@@ -188,14 +189,14 @@ struct LedgerPeriodTests {
             let entry = InboxEntry(
                 store: .apple, environment: .sandbox, notificationID: "n-1", notificationType: "DID_RENEW",
                 rawPayload: "payload")
-            _ = try await ledger.recordNotification(RecordNotificationRequest(entry: entry))
+            _ = try await ledger.inbox.recordNotification(RecordNotificationRequest(entry: entry))
             var request = Self.request("same", Self.state(.active, storeTime: Self.t0, latest: 0), [Self.month(0)])
             request.notificationID = "n-1"
-            _ = try await ledger.recordVerifiedState(request)
-            _ = try await ledger.replayInbox(ReplayInboxRequest(store: .apple, notificationID: "n-1"))
-            let again = try await ledger.recordVerifiedState(request)
+            _ = try await ledger.verifiedStates.recordVerifiedState(request)
+            _ = try await ledger.inbox.replayInbox(ReplayInboxRequest(store: .apple, notificationID: "n-1"))
+            let again = try await ledger.verifiedStates.recordVerifiedState(request)
             #expect(again.replayed)
-            let listed = try await ledger.listInbox(ListInboxRequest(status: .processed))
+            let listed = try await ledger.inbox.listInbox(ListInboxRequest(status: .processed))
             #expect(listed.entries.map(\.notificationID) == ["n-1"])
         }
     }
@@ -214,11 +215,11 @@ struct LedgerPeriodTests {
                 (Array(repeating: Self.month(0), count: 257), "at most 256 periods per request, got 257"),
             ] {
                 await #expect(throws: LedgerError.invalidArgument(message)) {
-                    try await ledger.recordVerifiedState(Self.request("x", state, periods))
+                    try await ledger.verifiedStates.recordVerifiedState(Self.request("x", state, periods))
                 }
             }
             await #expect(throws: LedgerError.notFound("no subscription \(Self.key)")) {
-                try await ledger.subscription(Self.key)
+                try await ledger.verifiedStates.subscription(Self.key)
             }
         }
     }

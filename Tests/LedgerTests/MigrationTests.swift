@@ -36,9 +36,10 @@ struct MigrationTests {
         let database = try SQLiteLedgerDatabase(path: path)
         try await database.migrate()
         let ledger = Ledger(database: database)
-        let found = try await ledger.listSubscriptions(ListSubscriptionsRequest(store: .apple, state: .gracePeriod))
+        let found = try await ledger.verifiedStates.listSubscriptions(
+            ListSubscriptionsRequest(store: .apple, state: .gracePeriod))
         #expect(found.subscriptions == [state])
-        let expiring = try await ledger.listSubscriptions(
+        let expiring = try await ledger.verifiedStates.listSubscriptions(
             ListSubscriptionsRequest(store: .apple, expiresBeforeMilliseconds: 1_800_000_000_001))
         #expect(expiring.subscriptions.map(\.key.storeID) == ["1000000001"])
         await database.close()

@@ -42,12 +42,14 @@ struct TwoInstanceTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for time in Array(1...40).shuffled() {
                     let ledger = time % 2 == 0 ? first : second
-                    group.addTask { _ = try await ledger.recordVerifiedState(Self.state(key, Int64(time))) }
+                    group.addTask {
+                        _ = try await ledger.verifiedStates.recordVerifiedState(Self.state(key, Int64(time)))
+                    }
                 }
                 try await group.waitForAll()
             }
-            #expect(try await first.subscription(key).storeTimeMilliseconds == 40)
-            let changes = try await first.changes(after: 0, limit: 100)
+            #expect(try await first.verifiedStates.subscription(key).storeTimeMilliseconds == 40)
+            let changes = try await first.changeFeed.changes(after: 0, limit: 100)
             #expect(changes.map(\.position) == Array(UInt64(1)...40))
         }
     }
@@ -56,8 +58,10 @@ struct TwoInstanceTests {
     func refuseRace() async throws {
         try await withTwoLedgers(policy: .refuse) { first, second in
             let key = SubscriptionKey(store: .google, environment: .production, storeID: "race-2")
-            async let x = first.linkAccount(LinkAccountRequest(idempotencyKey: "x", key: key, accountID: "xavier"))
-            async let y = second.linkAccount(LinkAccountRequest(idempotencyKey: "y", key: key, accountID: "yvonne"))
+            async let x = first.accounts.linkAccount(
+                LinkAccountRequest(idempotencyKey: "x", key: key, accountID: "xavier"))
+            async let y = second.accounts.linkAccount(
+                LinkAccountRequest(idempotencyKey: "y", key: key, accountID: "yvonne"))
             let outcomes = try await [x.outcome, y.outcome]
             #expect(outcomes.filter { $0 == .linked }.count == 1)
             #expect(outcomes.filter { $0 == .refused }.count == 1)
@@ -68,12 +72,12 @@ struct TwoInstanceTests {
     func idempotencyRace() async throws {
         try await withTwoLedgers { first, second in
             let key = SubscriptionKey(store: .apple, environment: .production, storeID: "race-3")
-            async let a = first.recordVerifiedState(Self.state(key, 7))
-            async let b = second.recordVerifiedState(Self.state(key, 7))
+            async let a = first.verifiedStates.recordVerifiedState(Self.state(key, 7))
+            async let b = second.verifiedStates.recordVerifiedState(Self.state(key, 7))
             let answers = try await [a, b]
             #expect(answers.filter(\.replayed).count == 1)
             #expect(answers[0].position == answers[1].position)
-            #expect(try await first.history(GetHistoryRequest(key: key)).events.count == 1)
+            #expect(try await first.accounts.history(GetHistoryRequest(key: key)).events.count == 1)
         }
     }
 }

@@ -50,4 +50,26 @@ extension Ledger {
         }
         return requested
     }
+
+    static func check(_ periods: [Period]) throws {
+        guard periods.count <= maxPeriods else {
+            throw LedgerError.invalidArgument("at most \(maxPeriods) periods per request, got \(periods.count)")
+        }
+        for (index, period) in periods.enumerated() {
+            let field = "periods[\(index)]"
+            try check(period.periodID, "\(field).period_id", max: maxIDBytes)
+            try check(period.productID, "\(field).product_id", max: maxIDBytes)
+            for (value, name) in [(period.basePlanID, "base_plan_id"), (period.revocationReason, "revocation_reason")] {
+                try checkOptional(value ?? "", "\(field).\(name)", max: maxIDBytes)
+            }
+            try checkOptional(period.raw ?? "", "\(field).raw", max: maxPayloadBytes)
+            guard period.startMilliseconds > 0 else {
+                throw LedgerError.invalidArgument("\(field).start_ms is missing: a period starts somewhere")
+            }
+            if let end = period.endMilliseconds, end < period.startMilliseconds {
+                throw LedgerError.invalidArgument(
+                    "\(field).end_ms \(end) is before its start_ms \(period.startMilliseconds)")
+            }
+        }
+    }
 }

@@ -3,17 +3,24 @@ import Foundation
 public import Model
 import Wire
 
-/// The ledger's rules over a `LedgerDatabase`: the inbox, verified states with idempotency and
-/// store-time ordering, account links under a transfer policy, history, and the change feed.
-/// Every method validates its input first; a refused request writes nothing.
+/// The ledger over a `LedgerDatabase`, in parts by what each owns: the inbox, verified states
+/// (idempotency, store-time ordering, periods), accounts (links under a transfer policy, grants,
+/// merges, deletions, history), the event log and webhook deliveries, cursors and leases, and
+/// the change feed. Every method validates its input first; a refused request writes nothing.
+/// The parts share the database (through `LedgerTransactions`) and the clock.
 public struct Ledger: Sendable {
     public let database: any LedgerDatabase
     /// The policy for a second account's claim when the request names none.
     public let defaultTransferPolicy: TransferPolicy
     /// The clock, injectable for tests: Unix epoch milliseconds.
     public let now: @Sendable () -> Int64
-    /// Rung after every commit of this instance, for change-feed readers.
-    let changeSignal = ChangeSignal()
+    let transactions: LedgerTransactions
+    public let inbox: LedgerInbox
+    public let verifiedStates: LedgerVerifiedStates
+    public let accounts: LedgerAccounts
+    public let eventLog: LedgerEventLog
+    public let cursors: LedgerCursors
+    public let changeFeed: LedgerChangeFeed
 
     public init(
         database: any LedgerDatabase, defaultTransferPolicy: TransferPolicy = .transfer,
@@ -21,7 +28,16 @@ public struct Ledger: Sendable {
     ) {
         self.database = database
         self.defaultTransferPolicy = defaultTransferPolicy
-        self.now = now ?? { Int64(Date().timeIntervalSince1970 * 1000) }
+        let now = now ?? { Int64(Date().timeIntervalSince1970 * 1000) }
+        self.now = now
+        let transactions = LedgerTransactions(database: database, now: now, changeSignal: ChangeSignal())
+        self.transactions = transactions
+        inbox = LedgerInbox(transactions: transactions)
+        verifiedStates = LedgerVerifiedStates(transactions: transactions)
+        accounts = LedgerAccounts(transactions: transactions, defaultTransferPolicy: defaultTransferPolicy)
+        eventLog = LedgerEventLog(transactions: transactions)
+        cursors = LedgerCursors(transactions: transactions)
+        changeFeed = LedgerChangeFeed(transactions: transactions)
     }
 
     // MARK: Limits

@@ -1,8 +1,9 @@
 public import Wire
 
 /// What the ledger refuses, and why. Thrown by the ledger's domain code; the RPC layer answers
-/// with the status each stands for (`rpcError`).
-public enum LedgerError: Error, Sendable, Equatable, CustomStringConvertible, RPCErrorConvertible {
+/// with the status each stands for (`code`), in the one place the ledger's methods map it
+/// (`LedgerMethods`).
+public enum LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The request is not one the ledger accepts: a field missing, too long, out of range.
     case invalidArgument(String)
     /// What the request names is not in the ledger.
@@ -14,15 +15,25 @@ public enum LedgerError: Error, Sendable, Equatable, CustomStringConvertible, RP
     /// The database cannot be reached or is busy; the same request may pass later.
     case unavailable(String)
 
-    public var rpcError: RPCError {
+    /// The status the error stands for.
+    public var code: StatusCode {
         switch self {
-        case .invalidArgument(let message): RPCError(.invalidArgument, message)
-        case .notFound(let message): RPCError(.notFound, message)
-        case .failedPrecondition(let message): RPCError(.failedPrecondition, message)
-        case .resourceExhausted(let message): RPCError(.resourceExhausted, message)
-        case .unavailable(let message): RPCError(.unavailable, message)
+        case .invalidArgument: .invalidArgument
+        case .notFound: .notFound
+        case .failedPrecondition: .failedPrecondition
+        case .resourceExhausted: .resourceExhausted
+        case .unavailable: .unavailable
         }
     }
 
-    public var description: String { rpcError.description }
+    /// The message for humans.
+    public var message: String {
+        switch self {
+        case .invalidArgument(let message), .notFound(let message), .failedPrecondition(let message),
+            .resourceExhausted(let message), .unavailable(let message):
+            message
+        }
+    }
+
+    public var description: String { message.isEmpty ? code.name : "\(code.name): \(message)" }
 }

@@ -1,6 +1,11 @@
 import Model
 import RPC
-import Wire
+public import Wire
+
+/// The ledger's errors as the wire answers them: the one place a ledger error becomes a status.
+extension LedgerError: RPCErrorConvertible {
+    public var rpcError: RPCError { RPCError(code, message) }
+}
 
 /// The ledger's RPC methods, registered on a router.
 enum LedgerMethods {
@@ -21,70 +26,72 @@ enum LedgerMethods {
         // once their batch is durable: no task between the socket and the storage writer.
         func write<Request, Response>(
             _ method: UnaryMethod<Request, Response>, limits: RPCMethodLimits = .standard,
-            _ prepare: @escaping @Sendable (Request) throws -> Ledger.WriteBody<Response>
+            _ prepare: @escaping @Sendable (Request) throws -> WriteBody<Response>
         ) {
             router.deferred(method, limits: limits) { (_, request: Request, respond) in
-                ledger.perform({ try prepare(request) }, completion: respond)
+                ledger.transactions.perform({ try prepare(request) }, completion: respond)
             }
         }
         // Writes a caller asks for in its own name (a grant, a merge, a deletion): the audit
         // trail records who.
         func audited<Request, Response>(
             _ method: UnaryMethod<Request, Response>,
-            _ prepare: @escaping @Sendable (Request, String) throws -> Ledger.WriteBody<Response>
+            _ prepare: @escaping @Sendable (Request, String) throws -> WriteBody<Response>
         ) {
             router.deferred(method) { (context, request: Request, respond) in
-                ledger.perform({ try prepare(request, actor(context)) }, completion: respond)
+                ledger.transactions.perform({ try prepare(request, actor(context)) }, completion: respond)
             }
         }
-        audited(LedgerRPC.grantEntitlement, ledger.grantEntitlementWrite)
-        audited(LedgerRPC.revokeGrant, ledger.revokeGrantWrite)
-        audited(LedgerRPC.mergeAccounts, ledger.mergeAccountsWrite)
-        audited(LedgerRPC.deleteAccount, ledger.deleteAccountWrite)
-        router.unary(LedgerRPC.listEvents) { (_, request: ListEventsRequest) in try await ledger.listEvents(request) }
+        audited(LedgerRPC.grantEntitlement, ledger.accounts.grantEntitlementWrite)
+        audited(LedgerRPC.revokeGrant, ledger.accounts.revokeGrantWrite)
+        audited(LedgerRPC.mergeAccounts, ledger.accounts.mergeAccountsWrite)
+        audited(LedgerRPC.deleteAccount, ledger.accounts.deleteAccountWrite)
+        router.unary(LedgerRPC.listEvents) { (_, request: ListEventsRequest) in
+            try await ledger.eventLog.listEvents(request)
+        }
         // A thousand events with their subscriptions' states.
-        write(LedgerRPC.appendEvents, limits: .large, ledger.appendEventsWrite)
+        write(LedgerRPC.appendEvents, limits: .large, ledger.eventLog.appendEventsWrite)
         router.unary(LedgerRPC.getEventState) { (_, request: GetEventStateRequest) in
-            try await ledger.eventState(request)
+            try await ledger.eventLog.eventState(request)
         }
-        write(LedgerRPC.acquireLease, ledger.acquireLeaseWrite)
-        write(LedgerRPC.logTestEvent, ledger.logTestEventWrite)
+        write(LedgerRPC.acquireLease, ledger.cursors.acquireLeaseWrite)
+        write(LedgerRPC.logTestEvent, ledger.eventLog.logTestEventWrite)
         router.unary(LedgerRPC.getDeliveryState) { (_, request: GetDeliveryStateRequest) in
-            try await ledger.deliveryState(request)
+            try await ledger.eventLog.deliveryState(request)
         }
-        write(LedgerRPC.recordDeliveries, limits: .large, ledger.recordDeliveriesWrite)
+        write(LedgerRPC.recordDeliveries, limits: .large, ledger.eventLog.recordDeliveriesWrite)
         router.unary(LedgerRPC.listDeadLetters) { (_, request: ListDeadLettersRequest) in
-            try await ledger.deadLetters(request)
+            try await ledger.eventLog.deadLetters(request)
         }
-        write(LedgerRPC.replayDeliveries, ledger.replayDeliveriesWrite)
+        write(LedgerRPC.replayDeliveries, ledger.eventLog.replayDeliveriesWrite)
         // These carry the store's signed data (a notification, a state with its periods).
-        write(LedgerRPC.recordNotification, limits: .large, ledger.recordNotificationWrite)
-        write(LedgerRPC.recordVerifiedState, limits: .large, ledger.recordVerifiedStateWrite)
-        write(LedgerRPC.linkAccount, ledger.linkAccountWrite)
+        write(LedgerRPC.recordNotification, limits: .large, ledger.inbox.recordNotificationWrite)
+        write(LedgerRPC.recordVerifiedState, limits: .large, ledger.verifiedStates.recordVerifiedStateWrite)
+        write(LedgerRPC.linkAccount, ledger.accounts.linkAccountWrite)
         router.unary(LedgerRPC.getSubscription) { (_, request: GetSubscriptionRequest) in
-            guard let key = request.key else { throw RPCError(.invalidArgument, "key is missing") }
-            return try await ledger.subscriptionAndPeriods(key, stateOnly: request.stateOnly)
+            guard let key = request.key else { throw LedgerError.invalidArgument("key is missing") }
+            return try await ledger.verifiedStates.subscriptionAndPeriods(key, stateOnly: request.stateOnly)
         }
         router.unary(LedgerRPC.getAccount) { (_, request: GetAccountRequest) in
-            try await ledger.account(request.accountID)
+            try await ledger.accounts.account(request.accountID)
         }
         router.unary(LedgerRPC.getHistory) { (_, request: GetHistoryRequest) in
-            try await ledger.history(request)
+            try await ledger.accounts.history(request)
         }
         router.unary(LedgerRPC.listInbox) { (_, request: ListInboxRequest) in
-            try await ledger.listInbox(request)
+            try await ledger.inbox.listInbox(request)
         }
-        write(LedgerRPC.markInbox, ledger.markInboxWrite)
-        write(LedgerRPC.replayInbox, ledger.replayInboxWrite)
+        write(LedgerRPC.markInbox, ledger.inbox.markInboxWrite)
+        write(LedgerRPC.replayInbox, ledger.inbox.replayInboxWrite)
         router.unary(LedgerRPC.listSubscriptions) { (_, request: ListSubscriptionsRequest) in
-            try await ledger.listSubscriptions(request)
+            try await ledger.verifiedStates.listSubscriptions(request)
         }
         router.unary(LedgerRPC.getCursor) { (_, request: GetCursorRequest) in
-            try await ledger.cursor(request)
+            try await ledger.cursors.cursor(request)
         }
-        write(LedgerRPC.advanceCursor, ledger.advanceCursorWrite)
+        write(LedgerRPC.advanceCursor, ledger.cursors.advanceCursorWrite)
         router.unary(LedgerRPC.getFeedPosition) { (_, _: GetFeedPositionRequest) in
-            GetFeedPositionResponse(position: try await ledger.lastPosition())
+            GetFeedPositionResponse(position: try await ledger.changeFeed.lastPosition())
         }
         // Page by page, the stored states sent as stored. The position is taken first: a page
         // may already hold a state newer than it, which the changes after it then bring again,
@@ -93,18 +100,19 @@ enum LedgerMethods {
             LedgerRPC.snapshot,
             .serverStream { _, bytes, writer in
                 let request = try SnapshotRequest(serialized: bytes)
-                let position = try await ledger.lastPosition()
+                let position = try await ledger.changeFeed.lastPosition()
                 try await writer.send(
-                    SnapshotChunk(expectedSubscriptions: try await ledger.subscriptionEstimate()).serialized())
-                var cursor: Ledger.SnapshotCursor?
+                    SnapshotChunk(expectedSubscriptions: try await ledger.changeFeed.subscriptionEstimate())
+                        .serialized())
+                var cursor: LedgerChangeFeed.SnapshotCursor?
                 repeat {
-                    let page = try await ledger.subscriptionChunk(after: cursor, limit: snapshotPage)
+                    let page = try await ledger.changeFeed.subscriptionChunk(after: cursor, limit: snapshotPage)
                     if page.count > 0 { try await writer.send(page.chunk) }
                     cursor = page.next
                 } while cursor != nil
                 repeat {
                     guard !request.statesOnly else { break }
-                    let page = try await ledger.linkPage(after: cursor, limit: snapshotPage)
+                    let page = try await ledger.changeFeed.linkPage(after: cursor, limit: snapshotPage)
                     if !page.links.isEmpty { try await writer.send(SnapshotChunk(links: page.links).serialized()) }
                     cursor = page.next
                 } while cursor != nil
@@ -113,22 +121,24 @@ enum LedgerMethods {
         router.serverStream(LedgerRPC.watchChanges) {
             (_, request: WatchChangesRequest, stream: ServerStreamSender<Change>) in
             var cursor = request.after
-            let newest = try await ledger.lastPosition()
+            let newest = try await ledger.changeFeed.lastPosition()
             guard cursor <= newest else {
                 // A reader ahead of the ledger (a restored backup, the wrong database) would
                 // otherwise wait and then silently skip everything up to its cursor.
-                throw RPCError(
-                    .failedPrecondition, "after = \(cursor) is beyond the newest position \(newest) of this ledger")
+                throw LedgerError.failedPrecondition(
+                    "after = \(cursor) is beyond the newest position \(newest) of this ledger")
             }
             while !Task.isCancelled {
                 // Read the signal before the changes: a commit between the two wakes the wait.
-                let seen = ledger.changeSignal.version
-                let changes = try await ledger.changes(after: cursor, limit: feedBatch)
+                let seen = ledger.transactions.changeSignal.version
+                let changes = try await ledger.changeFeed.changes(after: cursor, limit: feedBatch)
                 for change in changes {
                     try await stream.send(change)
                     cursor = change.position
                 }
-                if changes.count < feedBatch { await ledger.changeSignal.wait(beyond: seen, timeout: pollInterval) }
+                if changes.count < feedBatch {
+                    await ledger.transactions.changeSignal.wait(beyond: seen, timeout: pollInterval)
+                }
             }
         }
     }

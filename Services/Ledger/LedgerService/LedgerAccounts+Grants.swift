@@ -1,13 +1,13 @@
 import Crypto
 import Foundation
-public import Model
+import Model
 public import Wire
 
 /// Promotional grants: a capability given to an account by this backend, not sold by a store.
 /// A grant is kept like a store's purchase (store PROMOTIONAL, its id the store id, the
 /// capability its product id), so the change feed, snapshots, history and the account's links
 /// carry it with no path of their own, and the entitlement view counts it like any purchase.
-extension Ledger {
+extension LedgerAccounts {
     static let maxCapabilityBytes = 64
     static let maxReasonBytes = 1024
     /// A grant's duration, at most: a century.
@@ -25,17 +25,17 @@ extension Ledger {
     public func grantEntitlement(_ request: GrantEntitlementRequest, actor: String) async throws
         -> GrantEntitlementResponse
     {
-        try await write(try grantEntitlementWrite(request, actor: actor))
+        try await transactions.write(try grantEntitlementWrite(request, actor: actor))
     }
 
     func grantEntitlementWrite(_ request: GrantEntitlementRequest, actor: String) throws -> WriteBody<
         GrantEntitlementResponse
     > {
-        try Self.check(request.idempotencyKey, "idempotency_key", max: Self.maxIdempotencyKeyBytes)
-        try Self.check(request.accountID, "account_id", max: Self.maxIDBytes)
-        try Self.check(request.capability, "capability", max: Self.maxCapabilityBytes)
-        try Self.checkOptional(request.reason ?? "", "reason", max: Self.maxReasonBytes)
-        let at = now()
+        try Ledger.check(request.idempotencyKey, "idempotency_key", max: Ledger.maxIdempotencyKeyBytes)
+        try Ledger.check(request.accountID, "account_id", max: Ledger.maxIDBytes)
+        try Ledger.check(request.capability, "capability", max: Self.maxCapabilityBytes)
+        try Ledger.checkOptional(request.reason ?? "", "reason", max: Self.maxReasonBytes)
+        let at = transactions.now()
         let end: Int64?
         switch (request.untilMilliseconds, request.durationMilliseconds) {
         case (nil, nil):
@@ -61,14 +61,15 @@ extension Ledger {
         let hash = Digest.sha256Hex(request.serialized())
         let key = Self.grantKey(idempotencyKey: request.idempotencyKey)
         return { tx in
-            if var replay = try Self.replay(tx, request.idempotencyKey, hash, as: GrantEntitlementResponse.self) {
+            if var replay = try LedgerStore(tx).replay(request.idempotencyKey, hash, as: GrantEntitlementResponse.self)
+            {
                 replay.replayed = true
                 return replay
             }
-            guard try Self.subscriptionRow(tx, key) == nil else {
+            guard try LedgerStore(tx).subscriptionRow(key) == nil else {
                 throw LedgerError.failedPrecondition("grant \(key.storeID) exists already")
             }
-            let position = try Self.nextPosition(tx)
+            let position = try LedgerStore(tx).nextPosition()
             // Without an end it is a lifetime grant; with one, active until its end (the view
             // judges the end by time: nothing needs to expire it).
             let grant = Subscription(
@@ -81,16 +82,15 @@ extension Ledger {
                 verifiedTimeMilliseconds: at, accountID: request.accountID, state: .active,
                 detail: Self.grantDetail(request.capability, end: end, reason: request.reason), actor: actor)
             let link = AccountLink(accountID: request.accountID, key: key, linkedTimeMilliseconds: at)
-            try Self.saveLink(tx, link)
-            try Self.saveSubscription(tx, grant, position: position)
-            try Self.insertEvent(tx, event)
-            try Self.appendChange(
-                tx,
+            try LedgerStore(tx).saveLink(link)
+            try LedgerStore(tx).saveSubscription(grant, position: position)
+            try LedgerStore(tx).insertEvent(event)
+            try LedgerStore(tx).appendChange(
                 Change(
                     position: position, committedTimeMilliseconds: at, kind: .link, subscription: grant, link: link,
                     events: [event]))
             let response = GrantEntitlementResponse(grant: grant, replayed: false, position: position)
-            try Self.remember(tx, request.idempotencyKey, hash, response, at: at)
+            try LedgerStore(tx).remember(request.idempotencyKey, hash, response, at: at)
             return response
         }
     }
@@ -103,22 +103,23 @@ extension Ledger {
     /// `RevokeGrant` checked and ready for the writer.
     /// `revokeGrantWrite`, run: `actor` is who asked, for the audit trail.
     public func revokeGrant(_ request: RevokeGrantRequest, actor: String) async throws -> RevokeGrantResponse {
-        try await write(try revokeGrantWrite(request, actor: actor))
+        try await transactions.write(try revokeGrantWrite(request, actor: actor))
     }
 
     func revokeGrantWrite(_ request: RevokeGrantRequest, actor: String) throws -> WriteBody<RevokeGrantResponse> {
-        try Self.check(request.grantID, "grant_id", max: Self.maxIDBytes)
-        try Self.checkOptional(request.reason ?? "", "reason", max: Self.maxReasonBytes)
+        try Ledger.check(request.grantID, "grant_id", max: Ledger.maxIDBytes)
+        try Ledger.checkOptional(request.reason ?? "", "reason", max: Self.maxReasonBytes)
         let key = SubscriptionKey(store: .promotional, environment: .production, storeID: request.grantID)
-        let at = now()
+        let at = transactions.now()
         return { tx in
-            guard var grant = try Self.subscriptionRow(tx, key) else {
+            guard var grant = try LedgerStore(tx).subscriptionRow(key) else {
                 throw LedgerError.notFound("no grant \(request.grantID)")
             }
             if grant.state == .revoked {
-                return RevokeGrantResponse(grant: grant, revoked: false, position: UInt64(try Self.lastPosition(tx)))
+                return RevokeGrantResponse(
+                    grant: grant, revoked: false, position: UInt64(try LedgerStore(tx).lastPosition()))
             }
-            let position = try Self.nextPosition(tx)
+            let position = try LedgerStore(tx).nextPosition()
             grant.state = .revoked
             grant.revokedTimeMilliseconds = at
             grant.revocationReason = request.reason
@@ -128,26 +129,13 @@ extension Ledger {
                 position: position, key: key, kind: .grantRevoked, storeTimeMilliseconds: at,
                 verifiedTimeMilliseconds: at, accountID: grant.accountID, state: .revoked, detail: request.reason,
                 actor: actor)
-            try Self.saveSubscription(tx, grant, position: position)
-            try Self.insertEvent(tx, event)
-            try Self.appendChange(
-                tx,
+            try LedgerStore(tx).saveSubscription(grant, position: position)
+            try LedgerStore(tx).insertEvent(event)
+            try LedgerStore(tx).appendChange(
                 Change(
                     position: position, committedTimeMilliseconds: at, kind: .subscription, subscription: grant,
                     events: [event]))
             return RevokeGrantResponse(grant: grant, revoked: true, position: position)
         }
-    }
-
-    static func saveLink(_ tx: any LedgerTransaction, _ link: AccountLink) throws {
-        try tx.enqueue(
-            """
-            INSERT INTO links (store, environment, store_id, account_id, store_account_ref, linked_ms)
-            VALUES ($1, $2, $3, $4, $5, $6)
-            ON CONFLICT (store, environment, store_id) DO UPDATE SET account_id = $4, store_account_ref = $5, linked_ms = $6
-            """,
-            keyParameters(link.key) + [
-                .text(link.accountID), .text(link.storeAccountRef), .int(link.linkedTimeMilliseconds ?? 0),
-            ])
     }
 }

@@ -1,7 +1,7 @@
 import Model
 
 /// The ledger's merge rules for a verified state, as pure functions of what the ledger holds and
-/// what a request brings; `recordVerifiedStateWrite` does the reads and writes around them.
+/// what a request brings; `VerifiedStatePlan` decides a write with them.
 enum StateMerge {
     /// `incoming` as it would stand: owned by the account the ledger knows (`account`), and
     /// still naming what replaced it when the ledger knows that (lineage is the ledger's

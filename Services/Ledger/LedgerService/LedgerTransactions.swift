@@ -1,10 +1,17 @@
 import Model
 import Wire
 
-/// Storage access: checked writes with retries, reads, engine errors turned into `LedgerError`.
-extension Ledger {
-    /// The transaction body of a checked write.
-    typealias WriteBody<T> = @Sendable (any LedgerTransaction) throws -> T
+/// The transaction body of a checked write.
+typealias WriteBody<T> = @Sendable (any LedgerTransaction) throws -> T
+
+/// How the ledger's parts reach their database: checked writes with retries, reads, engine
+/// errors turned into `LedgerError`, the change signal rung after each commit, and the clock.
+struct LedgerTransactions: Sendable {
+    let database: any LedgerDatabase
+    /// The clock: Unix epoch milliseconds.
+    let now: @Sendable () -> Int64
+    /// Rung after every commit of this instance, for change-feed readers.
+    let changeSignal: ChangeSignal
 
     /// Checks a write (`prepare` throws what is wrong with the request) and runs it; `completion`
     /// runs once, on the writer thread when the write got that far.

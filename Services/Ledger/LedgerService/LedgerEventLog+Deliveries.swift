@@ -1,0 +1,97 @@
+import Foundation
+import Model
+public import Wire
+
+/// Webhook delivery state, per endpoint: written by the entitlement instance holding the
+/// endpoint's lease, so that a restart or another instance resumes where delivery was.
+extension LedgerEventLog {
+    static let maxRetrying = 1000
+
+    static func checkEndpoint(_ endpoint: String) throws {
+        guard WebhookEndpointName.isValid(endpoint)
+        else { throw LedgerError.invalidArgument("endpoint must be 1 to 64 of a-z, 0-9, _ and -") }
+    }
+
+    public func deliveryState(_ request: GetDeliveryStateRequest) async throws -> GetDeliveryStateResponse {
+        try Self.checkEndpoint(request.endpoint)
+        return try await transactions.read { tx in try Self.deliveryState(LedgerStore(tx), request.endpoint) }
+    }
+
+    static func deliveryState(_ store: LedgerStore, _ endpoint: String) throws -> GetDeliveryStateResponse {
+        let state = try store.webhookState(endpoint)
+        return GetDeliveryStateResponse(
+            deliveredThrough: state.deliveredThrough, disabledMilliseconds: state.disabled,
+            retrying: try store.retryingAttempts(endpoint, after: state.deliveredThrough, limit: maxRetrying))
+    }
+
+    public func recordDeliveries(_ request: RecordDeliveriesRequest) async throws -> RecordDeliveriesResponse {
+        try await transactions.write(try recordDeliveriesWrite(request))
+    }
+
+    func recordDeliveriesWrite(_ request: RecordDeliveriesRequest) throws -> WriteBody<RecordDeliveriesResponse> {
+        try Self.checkEndpoint(request.endpoint)
+        try Ledger.check(request.owner, "owner", max: Ledger.maxCursorNameBytes)
+        guard request.attempts.count <= Self.maxRetrying, request.delivered.count <= Self.maxRetrying else {
+            throw LedgerError.invalidArgument("at most \(Self.maxRetrying) attempts and delivered entries per call")
+        }
+        for (index, attempt) in request.attempts.enumerated() {
+            guard attempt.sequence > 0 else {
+                throw LedgerError.invalidArgument("attempts[\(index)].sequence is missing")
+            }
+            try Ledger.checkOptional(attempt.lastError ?? "", "attempts[\(index)].last_error", max: 1024)
+        }
+        let at = transactions.now()
+        return { tx in
+            let store = LedgerStore(tx)
+            try LedgerCursors.checkLease(store, Ledger.deliveryLease(request.endpoint), owner: request.owner, at: at)
+            try store.raiseDelivered(
+                request.endpoint, through: request.deliveredThrough, disabledAt: request.disable ? at : nil)
+            for var attempt in request.attempts {
+                // Only a dead letter keeps its event: an attempt still retrying is read again from the log.
+                if attempt.deadMilliseconds == nil { attempt.event = nil }
+                try store.saveAttempt(request.endpoint, attempt)
+            }
+            for delivered in request.delivered {
+                try store.deleteRetrying(request.endpoint, sequence: delivered.sequence)
+            }
+            return RecordDeliveriesResponse(deliveredThrough: try store.webhookState(request.endpoint).deliveredThrough)
+        }
+    }
+
+    /// Dead letters by endpoint, then sequence, a page at a time (each keeps its event, so a
+    /// page also stops at the ledger's page bytes).
+    public func deadLetters(_ request: ListDeadLettersRequest) async throws -> ListDeadLettersResponse {
+        if let endpoint = request.endpoint { try Self.checkEndpoint(endpoint) }
+        let limit = try Ledger.pageSize(request.limit)
+        let after = try request.pageToken.map(PairCursor.init(token:))
+        if let after { try Self.checkEndpoint(after.text) }
+        return try await transactions.read { tx in
+            let rows = try LedgerStore(tx).deadLetters(
+                endpoint: request.endpoint, after: after, limit: Int(limit) + 1)
+            let letters = try Ledger.page(min(rows.count, Int(limit))) { index in
+                let (endpoint, stored) = rows[index]
+                let letter = DeadLetter(
+                    endpoint: endpoint, attempt: try LedgerStore.decode(DeliveryAttempt.self, stored))
+                return (letter, stored?.count ?? 0)
+            }
+            var next: String?
+            if rows.count > letters.count, let last = letters.last {
+                next = PairCursor(number: Int64(clamping: last.attempt?.sequence ?? 0), text: last.endpoint).token
+            }
+            return ListDeadLettersResponse(deadLetters: letters, nextPageToken: next)
+        }
+    }
+
+    public func replayDeliveries(_ request: ReplayDeliveriesRequest) async throws -> GetDeliveryStateResponse {
+        try await transactions.write(try replayDeliveriesWrite(request))
+    }
+
+    func replayDeliveriesWrite(_ request: ReplayDeliveriesRequest) throws -> WriteBody<GetDeliveryStateResponse> {
+        try Self.checkEndpoint(request.endpoint)
+        return { tx in
+            let store = LedgerStore(tx)
+            try store.resetDeliveries(request.endpoint, after: request.afterSequence)
+            return try Self.deliveryState(store, request.endpoint)
+        }
+    }
+}
