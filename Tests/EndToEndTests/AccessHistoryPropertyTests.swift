@@ -72,7 +72,7 @@ struct AccessHistoryPropertyTests {
 
     @Test(
         "what CheckAccess answered about an instant it answers later, but where a later store fact rewrote that past",
-        .timeLimit(.minutes(5)))
+        .timeLimit(.minutes(10)))
     func pastAnswersStand() async throws {
         let seed = SeededGenerator.seed(default: 0x4157_0129)
         let began = ContinuousClock.now

@@ -26,7 +26,7 @@ struct AppleRecordedReplayTests {
 
     @Test(
         "the 14 notifications in store order and in 20 seeded shuffles give one access timeline, the one the verified periods give",
-        .timeLimit(.minutes(3)))
+        .timeLimit(.minutes(10)))
     func replayInAnyOrder() async throws {
         let lifecycle = try RecordedAppleLifecycle()
         try #require(lifecycle.notifications.count == 14, "the fixture should hold 14 notifications")

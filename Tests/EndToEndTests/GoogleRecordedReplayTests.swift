@@ -47,7 +47,7 @@ struct GoogleRecordedReplayTests {
 
     @Test(
         "the 60 notifications in Play's order and in 20 seeded shuffles give every token one access timeline",
-        .timeLimit(.minutes(5)))
+        .timeLimit(.minutes(10)))
     func replayInAnyOrder() async throws {
         let notifications = try Self.notifications()
         try #require(notifications.count == 60, "the fixture should hold 60 notifications")

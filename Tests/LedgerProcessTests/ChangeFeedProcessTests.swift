@@ -6,7 +6,7 @@ import Wire
 
 /// The change feed of two ledger processes sharing one PostgreSQL database, read by a client
 /// that keeps stopping and resuming, on either process and across a restart of one.
-@Suite("Change feed across ledger processes", .timeLimit(.minutes(2)))
+@Suite("Change feed across ledger processes", .timeLimit(.minutes(10)))
 struct ChangeFeedProcessTests {
     static let writers = 4
     static let statesPerWriter = 250

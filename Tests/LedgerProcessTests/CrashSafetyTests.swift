@@ -7,7 +7,7 @@ import Wire
 
 /// The ledger process killed with SIGKILL while it ingests: nothing acknowledged is lost,
 /// nothing resent is recorded twice, and the SQLite file stays sound.
-@Suite("Ledger process crash safety", .serialized, .timeLimit(.minutes(3)))
+@Suite("Ledger process crash safety", .serialized, .timeLimit(.minutes(10)))
 struct CrashSafetyTests {
     static let requests = 10_000
     static let inFlight = 16
