@@ -42,7 +42,7 @@ public final class AccessRulesPass: LifecycleService {
                     logger.warning(
                         "deriving App Store access periods again failed; trying again", ["error": "\(error)"])
                 }
-                do { try await Task.sleep(for: retry) } catch { return }
+                do { try await logger.clock.sleep(for: retry) } catch { return }
             }
         }
         task.withLock { $0 = running }

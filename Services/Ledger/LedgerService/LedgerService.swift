@@ -34,7 +34,9 @@ public enum LedgerService {
         let policyName = try environment.choice(
             "LEDGER_TRANSFER_POLICY", default: "transfer", choices: ["transfer", "keep", "refuse"])
         let policy: TransferPolicy = policyName == "keep" ? .keep : policyName == "refuse" ? .refuse : .transfer
-        let ledger = Ledger(database: database, defaultTransferPolicy: policy)
+        let ledger = Ledger(
+            database: database, defaultTransferPolicy: policy,
+            now: { [clock = host.clock] in clock.epochMilliseconds() })
         LedgerMethods.register(on: host.router, ledger: ledger)
         host.add(AccessRulesPass(ledger: ledger, logger: host.logger))
         return host

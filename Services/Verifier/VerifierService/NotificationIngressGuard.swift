@@ -32,10 +32,10 @@ public final class NotificationIngressGuard: Sendable {
     private let samples = Mutex<[String: [Sample]]>([:])
     private let counts = Mutex<[String: Int]>([:])
 
-    /// A guard with a limit of `rate` deliveries a second per address (`burst` at once); nil
-    /// `rate` turns the limit off.
-    public init(rate: Double?, burst: Double) {
-        limiter = rate.map { AddressRateLimiter(rate: $0, burst: max(1, burst)) }
+    /// A guard with a limit of `rate` deliveries a second per address (`burst` at once), on
+    /// `clock`'s time; nil `rate` turns the limit off.
+    public init(rate: Double?, burst: Double, clock: any ServiceClock = SystemClock()) {
+        limiter = rate.map { AddressRateLimiter(rate: $0, burst: max(1, burst), clock: clock) }
     }
 
     /// Wraps a notification handler: a client whose refused deliveries have spent its tokens

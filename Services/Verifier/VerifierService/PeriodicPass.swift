@@ -1,21 +1,27 @@
+public import Observability
 import Synchronization
 
-/// Runs a pass every `interval` (never when it is zero) until stopped: the loop both stores'
-/// reconciliation runs in.
+/// Runs a pass every `interval` of `clock`'s time (never when it is zero) until stopped: the
+/// loop both stores' reconciliation runs in.
 final class PeriodicPass: Sendable {
     let interval: Duration
+    let clock: any ServiceClock
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(interval: Duration) { self.interval = interval }
+    init(interval: Duration, clock: any ServiceClock) {
+        self.interval = interval
+        self.clock = clock
+    }
 
     /// Starts the loop: wait `interval`, run `pass`, again.
     func start(_ pass: @escaping @Sendable () async -> Void) {
         guard interval > .zero else { return }
         let interval = self.interval
+        let clock = self.clock
         let running = Task {
             while !Task.isCancelled {
                 do {
-                    try await Task.sleep(for: interval)
+                    try await clock.sleep(for: interval)
                 } catch {
                     return
                 }

@@ -30,7 +30,8 @@ public enum VerifierService {
         let rate = try environment.int("NOTIFY_RATE_PER_ADDRESS", default: 100, range: 0...1_000_000)
         let ingress = NotificationIngressGuard(
             rate: rate == 0 ? nil : Double(rate),
-            burst: Double(try environment.int("NOTIFY_BURST_PER_ADDRESS", default: 200, range: 1...1_000_000)))
+            burst: Double(try environment.int("NOTIFY_BURST_PER_ADDRESS", default: 200, range: 1...1_000_000)),
+            clock: host.clock)
         host.metrics.addCollector { text in ingress.writeMetrics(into: &text) }
         host.ops?.route("GET", "/rejected") { _ in ingress.samplesResponse() }
         var apple: AppleAdapter?
@@ -38,7 +39,7 @@ public enum VerifierService {
             let settings = try AppleSettings(environment: environment)
             let adapter = try makeAppleAdapter(settings, ledger: ledger, host: host, ingress: ingress)
             adapter.installNotificationRoutes(on: host.http)
-            host.add(AppleReconciler(adapter: adapter, interval: settings.reconcileInterval))
+            host.add(AppleReconciler(adapter: adapter, interval: settings.reconcileInterval, clock: host.clock))
             host.logger.info(
                 "apple adapter on",
                 [
@@ -53,7 +54,7 @@ public enum VerifierService {
             let (adapter, authenticator) = try makeGoogleAdapter(
                 settings, ledger: ledger, host: host, ingress: ingress)
             adapter.installNotificationRoute(on: host.http, authenticator: authenticator)
-            host.add(GoogleReconciler(adapter: adapter, interval: settings.reconcileInterval))
+            host.add(GoogleReconciler(adapter: adapter, interval: settings.reconcileInterval, clock: host.clock))
             host.logger.info("google play adapter on", ["packages": settings.packages.sorted().joined(separator: ",")])
             google = adapter
         }
@@ -77,6 +78,8 @@ public enum VerifierService {
         configuration.baseURL = settings.apiURL
         configuration.tokenURL = settings.tokenURL
         configuration.requestTimeout = settings.apiTimeout
+        configuration.now = host.date
+        configuration.sleep = { [clock = host.clock] in try await clock.sleep(for: $0) }
         let client: GooglePlayDeveloperAPIClient
         do {
             client = try GooglePlayDeveloperAPIClient(configuration: configuration)
@@ -95,8 +98,8 @@ public enum VerifierService {
             configuration: .init(
                 audience: settings.pushAudience, serviceAccountEmail: settings.pushServiceAccount, keySource: keys))
         let adapter = GoogleAdapter(
-            catalog: settings.catalog, api: client, ledger: ledger, logger: host.logger, metrics: host.metrics,
-            ingress: ingress)
+            catalog: settings.catalog, api: client, ledger: ledger, now: host.date, logger: host.logger,
+            metrics: host.metrics, ingress: ingress)
         return (adapter, authenticator)
     }
 
@@ -118,6 +121,8 @@ public enum VerifierService {
         configuration.sandboxBaseURL = settings.sandboxAPI
         configuration.fallBackToOtherEnvironment = settings.askOtherEnvironment
         configuration.requestTimeout = settings.apiTimeout
+        configuration.now = host.date
+        configuration.sleep = { [clock = host.clock] in try await clock.sleep(for: $0) }
         let client: AppStoreServerAPIClient
         do {
             client = try AppStoreServerAPIClient(configuration: configuration)
@@ -126,7 +131,7 @@ public enum VerifierService {
         }
         return AppleAdapter(
             verifiers: try settings.verifiers(), api: client, ledger: ledger, tokenNamespace: settings.tokenNamespace,
-            revocation: try settings.revocationChecker(),
+            revocation: try settings.revocationChecker(), now: host.date,
             logger: host.logger, metrics: host.metrics, ingress: ingress)
     }
 }

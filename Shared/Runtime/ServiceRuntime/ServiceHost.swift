@@ -1,6 +1,6 @@
 public import Config
 public import Connect
-import Foundation
+public import Foundation
 public import HTTP
 public import Lifecycle
 public import Observability
@@ -99,6 +99,11 @@ public final class ServiceHost: Sendable {
         router.inline(healthMethod, limits: RPCMethodLimits(maxRequestBytes: 1024)) { [self] (_: HealthRequest) in
             health()
         }
+    }
+
+    /// The clock's wall time as a date, for parts that take one.
+    public var date: @Sendable () -> Date {
+        { [clock] in Date(timeIntervalSince1970: Double(clock.epochMilliseconds()) / 1000) }
     }
 
     /// The release this build reports.

@@ -2,7 +2,7 @@ import AppStore
 import Foundation
 public import Lifecycle
 import Model
-import Observability
+public import Observability
 import Wire
 
 /// Reconciliation for the App Store, every `interval`:
@@ -24,9 +24,10 @@ public final class AppleReconciler: LifecycleService {
     static let riskWindow: Int64 = 86_400_000
     static let maxPerStep = 1000
 
-    public init(adapter: AppleAdapter, interval: Duration) {
+    /// Passes every `interval` of `clock`'s time.
+    public init(adapter: AppleAdapter, interval: Duration, clock: any ServiceClock = SystemClock()) {
         self.adapter = adapter
-        loop = PeriodicPass(interval: interval)
+        loop = PeriodicPass(interval: interval, clock: clock)
     }
 
     public func start() async throws { loop.start { [self] in await runPass() } }

@@ -3,7 +3,7 @@ import Foundation
 import GooglePlay
 public import Lifecycle
 import Model
-import Observability
+public import Observability
 import Wire
 
 /// Reconciliation for Google Play, every `interval`:
@@ -27,9 +27,10 @@ public final class GoogleReconciler: LifecycleService {
     static let riskWindow: Int64 = 86_400_000
     static let maxPerStep = 1000
 
-    public init(adapter: GoogleAdapter, interval: Duration) {
+    /// Passes every `interval` of `clock`'s time.
+    public init(adapter: GoogleAdapter, interval: Duration, clock: any ServiceClock = SystemClock()) {
         self.adapter = adapter
-        loop = PeriodicPass(interval: interval)
+        loop = PeriodicPass(interval: interval, clock: clock)
     }
 
     public func start() async throws { loop.start { [self] in await runPass() } }
