@@ -16,6 +16,8 @@ struct CheckAccessWireTests {
         bytes.withUnsafeBytes { raw in
             do throws(EntitlementError) {
                 let request = try CheckAccessWire.read(raw, budget: budget)
+                // The prefetch's reading names the same account.
+                #expect(CheckAccessWire.accountID(in: raw).map(Array.init) == Array(request.accountID))
                 return .success([
                     String(decoding: request.accountID, as: UTF8.self),
                     String(decoding: request.capability, as: UTF8.self), "\(request.atMilliseconds ?? 0)",

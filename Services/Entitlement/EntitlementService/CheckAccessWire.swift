@@ -22,21 +22,49 @@ enum CheckAccessWire {
     /// Reads `bytes` as a `CheckAccessRequest`, in place, with the answer protobuf-c and
     /// `CheckAccessRequest(serialized:)` give for the same bytes: first the decode budget in
     /// force, held on the wire bytes (`overBudget`); then the bytes as protobuf-c 1.4 scans and
-    /// parses them (keys of at most 5 bytes, lengths of at most 5, varints of at most 10, each
-    /// known field of its own wire type, unknown fields skipped, the last of a field standing),
-    /// else `badRequest` naming the first fault; then each string must be UTF-8 (`badRequest`).
+    /// parses them (`scan`), else `badRequest` naming the first fault; then each string must be
+    /// UTF-8 (`badRequest`).
     static func read(_ bytes: UnsafeRawBufferPointer, budget: DecodeBudget = .current) throws(EntitlementError)
         -> Request
     {
+        guard let fields = scan(bytes) else { throw fault(bytes, budget) }
+        if fields.known > budget.maxFields || fields.unknown > budget.maxUnknownFields || budget.maxDepth < 0 {
+            try checkBudget(bytes, budget)
+        }
+        guard let accountID = utf8(bytes, fields.account) else { throw notUTF8("account_id") }
+        guard let capability = utf8(bytes, fields.capability) else { throw notUTF8("capability") }
+        return Request(
+            accountID: accountID, capability: capability,
+            atMilliseconds: fields.at == 0 ? nil : Int64(bitPattern: fields.at))
+    }
+
+    /// The account id of a request `read` may accept, up to its first NUL, without the checks
+    /// that decide nothing here (budget, UTF-8): for a prefetch, which only warms the cache for
+    /// the account; nil for bytes `read` refuses as protobuf-c does.
+    static func accountID(in bytes: UnsafeRawBufferPointer) -> UnsafeBufferPointer<UInt8>? {
+        guard let fields = scan(bytes) else { return nil }
+        return text(bytes, fields.account)
+    }
+
+    /// Where a request's fields lie in its bytes, and how many fields of each kind it has.
+    private struct Fields {
         var account: (start: Int, count: Int) = (0, 0)
         var capability: (start: Int, count: Int) = (0, 0)
         var at: UInt64 = 0
         var known = 0
         var unknown = 0
+    }
+
+    /// The fields of `bytes` as protobuf-c 1.4 scans and parses them: keys of at most 5 bytes,
+    /// lengths of at most 5 and below 2^31, varints of at most 10, each known field of its own
+    /// wire type, unknown fields skipped, the last of a field standing; nil where it refuses them.
+    @inline(__always)
+    private static func scan(_ bytes: UnsafeRawBufferPointer) -> Fields? {
+        var fields = Fields()
         let count = bytes.count
         var offset = 0
         while offset < count {
-            guard let (tag, wireType, keyBytes) = key(bytes, at: offset) else { throw fault(bytes, budget) }
+            guard let (tag, wireType, keyBytes) = key(bytes, at: offset) else { return nil }
             offset += keyBytes
             let left = count - offset
             // Where the value's contents start, and the bytes it takes in all.
@@ -47,11 +75,11 @@ enum CheckAccessWire {
                 let most = min(left, 10)
                 var index = 0
                 while index < most, bytes[offset + index] & 0x80 != 0 { index += 1 }
-                guard index < most else { throw fault(bytes, budget) }
+                guard index < most else { return nil }
                 length = index + 1
             case 1, 5:
                 length = wireType == 1 ? 8 : 4
-                guard left >= length else { throw fault(bytes, budget) }
+                guard left >= length else { return nil }
             case 2:
                 let most = min(left, 5)
                 var value = 0
@@ -62,37 +90,30 @@ enum CheckAccessWire {
                     if byte & 0x80 == 0 { break }
                     index += 1
                 }
-                guard index < most, value <= Int(Int32.max), index + 1 + value <= left else {
-                    throw fault(bytes, budget)
-                }
+                guard index < most, value <= Int(Int32.max), index + 1 + value <= left else { return nil }
                 contents = offset + index + 1
                 length = index + 1 + value
             default:
-                throw fault(bytes, budget)
+                return nil
             }
             switch tag {
             case 1, 2:
-                guard wireType == 2 else { throw fault(bytes, budget) }
-                known += 1
+                guard wireType == 2 else { return nil }
+                fields.known += 1
                 let text = (contents, offset + length - contents)
-                if tag == 1 { account = text } else { capability = text }
+                if tag == 1 { fields.account = text } else { fields.capability = text }
             case 3:
-                guard wireType == 0 else { throw fault(bytes, budget) }
-                known += 1
-                at = 0
+                guard wireType == 0 else { return nil }
+                fields.known += 1
+                var at: UInt64 = 0
                 for index in 0..<length { at |= UInt64(bytes[offset + index] & 0x7F) << (7 * UInt64(index)) }
+                fields.at = at
             default:
-                unknown += 1
+                fields.unknown += 1
             }
             offset += length
         }
-        if known > budget.maxFields || unknown > budget.maxUnknownFields || budget.maxDepth < 0 {
-            try checkBudget(bytes, budget)
-        }
-        guard let accountID = utf8(bytes, account) else { throw notUTF8("account_id") }
-        guard let capabilityName = utf8(bytes, capability) else { throw notUTF8("capability") }
-        return Request(
-            accountID: accountID, capability: capabilityName, atMilliseconds: at == 0 ? nil : Int64(bitPattern: at))
+        return fields
     }
 
     /// The field key at `offset` as protobuf-c reads it: the tag, the wire type and the bytes the
@@ -116,15 +137,23 @@ enum CheckAccessWire {
         return nil
     }
 
-    /// The text at `range`, up to its first NUL, or nil when that is not UTF-8.
+    /// The text at `range`, up to its first NUL (protobuf-c's C string of it ends there).
     @inline(__always)
-    private static func utf8(_ bytes: UnsafeRawBufferPointer, _ range: (start: Int, count: Int))
-        -> UnsafeBufferPointer<UInt8>?
+    private static func text(_ bytes: UnsafeRawBufferPointer, _ range: (start: Int, count: Int))
+        -> UnsafeBufferPointer<UInt8>
     {
         guard range.count > 0, let base = bytes.baseAddress else { return UnsafeBufferPointer(start: nil, count: 0) }
         let start = (base + range.start).assumingMemoryBound(to: UInt8.self)
         let count = memchr(start, 0, range.count).map { UnsafeRawPointer(start).distance(to: $0) } ?? range.count
-        let text = UnsafeBufferPointer(start: start, count: count)
+        return UnsafeBufferPointer(start: start, count: count)
+    }
+
+    /// `text`, or nil when it is not UTF-8.
+    @inline(__always)
+    private static func utf8(_ bytes: UnsafeRawBufferPointer, _ range: (start: Int, count: Int))
+        -> UnsafeBufferPointer<UInt8>?
+    {
+        let text = text(bytes, range)
         if text.allSatisfy({ $0 < 0x80 }) { return text }
         return String(validating: text, as: UTF8.self) == nil ? nil : text
     }
@@ -196,6 +225,13 @@ enum CheckAccessWire {
         }
     }
 
+    /// The wire number of an enum value, 0 for nil (specialized here: a generic call into
+    /// another module would look up the enum's type at run time on every answer).
+    @inline(__always)
+    private static func wireNumber<E: RawRepresentable>(_ value: E?) -> UInt32 where E.RawValue == Int32 {
+        UInt32(bitPattern: value?.rawValue ?? 0)
+    }
+
     /// Packs a `CheckAccessResponse` onto the end of `output`: the bytes
     /// `CheckAccessResponse(...).serialized()` gives for the same fields (an empty string is
     /// left out, as there).
@@ -207,25 +243,25 @@ enum CheckAccessWire {
         subscriptions__entitlement__v1__check_access_response__init(&response)
         response.allowed = allowed ? 1 : 0
         response.until_ms = untilMilliseconds ?? 0
-        response.reason = .init(rawValue: ProtoField.number(reason))
+        response.reason = .init(rawValue: wireNumber(reason))
         if let detail, detail.pointee != 0 { response.detail = UnsafeMutablePointer(mutating: detail) }
-        guard let grant else { return ProtobufC.pack(&response, onto: &output) }
+        guard let grant else { return withUnsafePointer(to: &response) { ProtobufC.pack(message: $0, onto: &output) } }
         var key = Subscriptions__Common__V1__SubscriptionKey()
         subscriptions__common__v1__subscription_key__init(&key)
-        key.store = .init(rawValue: ProtoField.number(grant.store))
-        key.environment = .init(rawValue: ProtoField.number(grant.environment))
+        key.store = .init(rawValue: wireNumber(grant.store))
+        key.environment = .init(rawValue: wireNumber(grant.environment))
         if grant.storeID.pointee != 0 { key.store_id = UnsafeMutablePointer(mutating: grant.storeID) }
         var cGrant = Subscriptions__Entitlement__V1__AccessGrant()
         subscriptions__entitlement__v1__access_grant__init(&cGrant)
         if grant.productID.pointee != 0 { cGrant.product_id = UnsafeMutablePointer(mutating: grant.productID) }
         if let plan = grant.basePlanID, plan.pointee != 0 { cGrant.base_plan_id = UnsafeMutablePointer(mutating: plan) }
-        cGrant.state = .init(rawValue: ProtoField.number(grant.state))
+        cGrant.state = .init(rawValue: wireNumber(grant.state))
         cGrant.until_ms = grant.untilMilliseconds ?? 0
         withUnsafeMutablePointer(to: &key) { key in
             cGrant.key = key
             withUnsafeMutablePointer(to: &cGrant) { cGrant in
                 response.grant = cGrant
-                ProtobufC.pack(&response, onto: &output)
+                withUnsafePointer(to: &response) { ProtobufC.pack(message: $0, onto: &output) }
             }
         }
     }

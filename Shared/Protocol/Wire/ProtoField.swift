@@ -1,7 +1,7 @@
 /// Field conversions shared by every message: protobuf-c's representation on one side, the
 /// Swift types' on the other. Proto3 has no presence for scalars, so the zero value stands for
 /// absent: 0 ⇄ `nil` for times, positions and enums, the empty string ⇄ `nil` for optional strings.
-package enum ProtoField {
+enum ProtoField {
     // MARK: Reading an unpacked struct
 
     /// The string, or "" for NULL (protobuf-c never leaves a string NULL, but a filled struct may).
@@ -84,7 +84,7 @@ package enum ProtoField {
     // MARK: Filling a struct
 
     /// The wire number for a C enum field: the value's raw value, 0 for nil.
-    package static func number<E: RawRepresentable>(_ value: E?) -> UInt32 where E.RawValue == Int32 {
+    static func number<E: RawRepresentable>(_ value: E?) -> UInt32 where E.RawValue == Int32 {
         UInt32(bitPattern: value?.rawValue ?? 0)
     }
 }

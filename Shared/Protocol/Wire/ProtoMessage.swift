@@ -74,17 +74,21 @@ package enum ProtobufC {
 
     /// Packs a filled protobuf-c struct (whose first member is its `ProtobufCMessage` base) onto
     /// the end of `output`, after its length as 4 big-endian bytes when `framed` (a whole frame).
-    package static func pack<CMessage>(_ message: inout CMessage, onto output: inout [UInt8], framed: Bool = false) {
-        withUnsafePointer(to: &message) { pointer in
-            pointer.withMemoryRebound(to: ProtobufCMessage.self, capacity: 1) { message in
-                let size = protobuf_c_message_get_packed_size(message)
-                if output.isEmpty { output.reserveCapacity(size + 4) }
-                if framed { withUnsafeBytes(of: UInt32(truncatingIfNeeded: size).bigEndian) { output += $0 } }
-                let start = output.count
-                output.appendZeros(size)
-                output.withUnsafeMutableBufferPointer { _ = protobuf_c_message_pack(message, $0.baseAddress! + start) }
-            }
-        }
+    static func pack<CMessage>(_ message: inout CMessage, onto output: inout [UInt8], framed: Bool = false) {
+        withUnsafePointer(to: &message) { pack(message: UnsafeRawPointer($0), onto: &output, framed: framed) }
+    }
+
+    /// `pack` for the filled struct at `message`: not generic, so that another module's hot
+    /// path calls it without looking up the struct's type at run time.
+    package static func pack(message: UnsafeRawPointer, onto output: inout [UInt8], framed: Bool = false) {
+        // The struct begins with its `ProtobufCMessage` base; protobuf-c reads it through that.
+        let message = UnsafePointer<ProtobufCMessage>(OpaquePointer(message))
+        let size = protobuf_c_message_get_packed_size(message)
+        if output.isEmpty { output.reserveCapacity(size + 4) }
+        if framed { withUnsafeBytes(of: UInt32(truncatingIfNeeded: size).bigEndian) { output += $0 } }
+        let start = output.count
+        output.appendZeros(size)
+        output.withUnsafeMutableBufferPointer { _ = protobuf_c_message_pack(message, $0.baseAddress! + start) }
     }
 }
 

@@ -212,11 +212,10 @@ public final class EntitlementView: Sendable {
                 lock.read { _ in
                     for i in 0..<count {
                         entries[i] = -1
-                        // Read as the check will read it; one it will refuse is left alone.
-                        guard let request = try? CheckAccessWire.read(payloads[i]),
-                            (1...256).contains(request.accountID.count)
+                        // Read as the check reads it; one it refuses is left alone.
+                        guard let id = CheckAccessWire.accountID(in: payloads[i]), (1...256).contains(id.count)
                         else { continue }
-                        hashes[i] = tables.accountHash(utf8: request.accountID)
+                        hashes[i] = tables.accountHash(utf8: id)
                         tables.accountIndex.prefetch(hashes[i])
                         entries[i] = 0
                     }
