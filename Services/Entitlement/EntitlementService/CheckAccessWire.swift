@@ -209,20 +209,6 @@ enum CheckAccessWire {
         var basePlanID: UnsafePointer<CChar>?
         var state: SubscriptionState?
         var untilMilliseconds: Int64?
-
-        init(
-            store: Store, environment: StoreEnvironment, storeID: UnsafePointer<CChar>,
-            productID: UnsafePointer<CChar>, basePlanID: UnsafePointer<CChar>?, state: SubscriptionState?,
-            untilMilliseconds: Int64?
-        ) {
-            self.store = store
-            self.environment = environment
-            self.storeID = storeID
-            self.productID = productID
-            self.basePlanID = basePlanID
-            self.state = state
-            self.untilMilliseconds = untilMilliseconds
-        }
     }
 
     /// The wire number of an enum value, 0 for nil (specialized here: a generic call into
