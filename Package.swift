@@ -132,6 +132,8 @@ let package = Package(
             dependencies: [
                 "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Crypto", "HTTPClient",
                 "ProtoJSON",
+                // CheckAccess's answer is packed by protobuf-c from the view's C strings, in place.
+                "CProto",
             ],
             path: "Services/Entitlement/EntitlementService", swiftSettings: hotPathSettings),
         .executableTarget(

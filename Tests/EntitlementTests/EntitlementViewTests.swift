@@ -253,8 +253,8 @@ struct EntitlementViewTests {
                     }
                     #expect(output.first == 0xAA)  // appended, not overwritten
                     return Array(output.dropFirst())
-                } catch let error as RPCError {
-                    throw error
+                } catch let error as any RPCErrorConvertible {
+                    throw error.rpcError
                 } catch {
                     throw RPCError(.internal, "\(error)")
                 }
@@ -265,8 +265,8 @@ struct EntitlementViewTests {
                 do {
                     return try EntitlementMethods.check(request, view: view, policy: Self.policy, now: Self.now)
                         .serialized()
-                } catch let error as RPCError {
-                    throw error
+                } catch let error as any RPCErrorConvertible {
+                    throw error.rpcError
                 } catch {
                     throw RPCError(.internal, "\(error)")
                 }

@@ -132,7 +132,7 @@ struct WireSubscriptionTests {
             _ = try read(message.bytes, maxRepeated: maxRepeated)
             return nil
         } catch {
-            return error as? RPCError
+            return (error as? any RPCErrorConvertible)?.rpcError
         }
     }
 
@@ -300,7 +300,7 @@ struct WireSubscriptionTests {
                 _ = try bytes.withUnsafeBytes { raw in try builder.add(chunk: raw, budget: budget) }
                 return nil
             } catch {
-                return error as? RPCError
+                return (error as? any RPCErrorConvertible)?.rpcError
             }
         }
         #expect(refusal([0x18, 0x01, 0x20])?.message == "a SnapshotChunk is not well-formed protobuf")

@@ -46,14 +46,14 @@ extension EntitlementMethods {
     /// value before text ones (Play's tokens) by their bytes.
     static func activeSubscriptions(
         _ request: GetActiveSubscriptionsRequest, view: EntitlementView, policy: ProductPolicy?, now: Int64
-    ) throws -> [ActiveSubscription] {
+    ) throws(EntitlementError) -> [ActiveSubscription] {
         try checkAccount(request.accountID.utf8.count)
         guard request.productIDs.count <= maxProductFilter else {
-            throw RPCError(
-                .invalidArgument, "at most \(maxProductFilter) product_ids, got \(request.productIDs.count)")
+            throw EntitlementError(
+                .badRequest, "at most \(maxProductFilter) product_ids, got \(request.productIDs.count)")
         }
         for (index, productID) in request.productIDs.enumerated() where !(1...256).contains(productID.utf8.count) {
-            throw RPCError(.invalidArgument, "product_ids[\(index)] must be 1 to 256 bytes")
+            throw EntitlementError(.badRequest, "product_ids[\(index)] must be 1 to 256 bytes")
         }
         let only = Set(request.productIDs)
         let at = request.atMilliseconds ?? now
@@ -68,7 +68,7 @@ extension EntitlementMethods {
             for holding in holdings {
                 let product = tables.products[Int(holding.product)]
                 guard only.isEmpty || only.contains(product.productID),
-                    let decision = tables.decision(holding, nil, rules: policy.access, at: at)
+                    let decision = HoldingAccess.decision(holding, nil, in: tables, rules: policy.access, at: at)
                 else { continue }
                 let until: Int64?
                 switch decision {

@@ -3,31 +3,31 @@ import RPC
 import Wire
 
 /// `GetAccessTimeline`: an account's access over a span, per capability, as intervals of one
-/// kind, each instant in them answered as `CheckAccess` answers it (`evaluate`, the same union
+/// kind, each instant in them answered as `CheckAccess` answers it (`AccountAccess.evaluate`, the same union
 /// over the account's subscriptions).
 extension EntitlementMethods {
     /// The most intervals one answer holds, over all its capabilities (about 100 bytes each).
     static let maxTimelineIntervals = 2000
     static let maxTimelineSpan: Int64 = 50 * 366 * 86_400_000
 
-    static func timeline(_ request: GetAccessTimelineRequest, view: EntitlementView, policy: ProductPolicy?) throws
-        -> GetAccessTimelineResponse
+    static func timeline(_ request: GetAccessTimelineRequest, view: EntitlementView, policy: ProductPolicy?)
+        throws(EntitlementError) -> GetAccessTimelineResponse
     {
         try checkAccount(request.accountID.utf8.count)
         if let capability = request.capability { try checkCapability(capability.utf8.count) }
         guard request.fromMilliseconds < request.toMilliseconds else {
-            throw RPCError(
-                .invalidArgument,
+            throw EntitlementError(
+                .badRequest,
                 "to_ms \(request.toMilliseconds) must be after from_ms \(request.fromMilliseconds)")
         }
         guard request.toMilliseconds - request.fromMilliseconds <= maxTimelineSpan else {
-            throw RPCError(.invalidArgument, "the span from from_ms to to_ms is longer than 50 years")
+            throw EntitlementError(.badRequest, "the span from from_ms to to_ms is longer than 50 years")
         }
         guard let policy else { return GetAccessTimelineResponse() }
         var asked: CapabilityID?
         if let name = request.capability {
             guard let id = policy.capabilityID(named: name) else {
-                throw RPCError(.notFound, unknownCapability(name))
+                throw EntitlementError(.unknownCapability, unknownCapability(name))
             }
             asked = id
         }
@@ -37,8 +37,10 @@ extension EntitlementMethods {
             var instants: Set<Int64> = [span.lowerBound]
             if let account {
                 tables.forEachHolding(of: account) { holding in
-                    if asked == nil { capabilities = capabilities.union(tables.capabilities(of: holding)) }
-                    tables.boundaries(of: holding, into: &instants)
+                    if asked == nil {
+                        capabilities = capabilities.union(HoldingAccess.capabilities(of: holding, in: tables))
+                    }
+                    HoldingAccess.boundaries(of: holding, in: tables, into: &instants)
                 }
             }
             let starts = instants.filter { span.contains($0) }.sorted()
@@ -66,10 +68,10 @@ extension EntitlementMethods {
         for (index, start) in starts.enumerated() {
             let stop = index + 1 < starts.count ? starts[index + 1] : end
             var interval = TimelineInterval(startMilliseconds: start, endMilliseconds: stop)
-            if let (decision, holding) = evaluate(
+            if let (decision, holding) = AccountAccess.evaluate(
                 tables, account: account, capability: capability, rules: rules, at: start)
             {
-                let fact = tables.fact(of: holding, at: start)
+                let fact = HoldingAccess.fact(of: holding, in: tables, at: start)
                 interval.kind = kind(decision, holding: holding, fact: fact)
                 interval.allowed = decision.isAllowed
                 interval.reason = decision.isAllowed ? .granted : denial(decision).map(reason) ?? .noGrant
@@ -104,7 +106,7 @@ extension EntitlementMethods {
     }
 
     /// What an instant is, from its answer, the subscription behind it and the fact that holds it.
-    static func kind(_ decision: AccessDecision, holding: Holding, fact: ViewTables.TimelineFact?) -> TimelineKind {
+    static func kind(_ decision: AccessDecision, holding: Holding, fact: HoldingAccess.TimelineFact?) -> TimelineKind {
         switch decision {
         case .allowed:
             if holding.store == .promotional { return .granted }

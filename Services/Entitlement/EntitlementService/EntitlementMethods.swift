@@ -1,4 +1,3 @@
-import Foundation
 import Model
 import RPC
 import Wire
@@ -25,7 +24,7 @@ enum EntitlementMethods {
             maxRequestBytes: 64 * 1024, budget: DecodeBudget(maxFields: 4 * maxBatch + 1, maxRepeated: maxBatch))
         router.inline(EntitlementRPC.checkAccessBatch, limits: batchLimits) { (request: CheckAccessBatchRequest) in
             guard request.checks.count <= maxBatch else {
-                throw RPCError(.invalidArgument, "at most \(maxBatch) checks per batch, got \(request.checks.count)")
+                throw EntitlementError(.badRequest, "at most \(maxBatch) checks per batch, got \(request.checks.count)")
             }
             let policy = policies?.policy
             let at = now()
@@ -41,7 +40,7 @@ enum EntitlementMethods {
         }
         router.unary(EntitlementRPC.reloadPolicy) { (_, _: ReloadPolicyRequest) in
             guard let policies else {
-                throw RPCError(.failedPrecondition, "no policy file is configured (ENTITLEMENT_POLICY_FILE)")
+                throw EntitlementError(.noPolicyFile, "no policy file is configured (ENTITLEMENT_POLICY_FILE)")
             }
             do {
                 let policy = try policies.reload()
@@ -49,125 +48,89 @@ enum EntitlementMethods {
                     version: policy.version, products: UInt32(policy.productCount),
                     capabilities: UInt32(policy.capabilityCount))
             } catch {
-                throw RPCError(.failedPrecondition, "the policy in force is unchanged: \(error)")
+                throw EntitlementError(.policyRefused, "the policy in force is unchanged: \(error)", cause: error)
             }
         }
     }
 
-    static func checkAccount(_ byteCount: Int) throws {
+    static func checkAccount(_ byteCount: Int) throws(EntitlementError) {
         guard (1...256).contains(byteCount) else {
-            throw RPCError(.invalidArgument, "account_id must be 1 to 256 bytes")
+            throw EntitlementError(.badRequest, "account_id must be 1 to 256 bytes")
         }
     }
 
-    static func checkCapability(_ byteCount: Int) throws {
-        guard (1...64).contains(byteCount) else { throw RPCError(.invalidArgument, "capability must be 1 to 64 bytes") }
+    static func checkCapability(_ byteCount: Int) throws(EntitlementError) {
+        guard (1...64).contains(byteCount) else {
+            throw EntitlementError(.badRequest, "capability must be 1 to 64 bytes")
+        }
     }
 
     static func unknownCapability(_ name: String) -> String { "capability \(name) is not in the policy" }
     static func noGrant(_ name: String) -> String { "nothing the account has grants \(name)" }
 
-    /// The union over the account's subscriptions whose products grant `capability`, with the
-    /// subscription behind it (the one that gives the latest end, or the nearest miss); nil when
-    /// none does.
-    static func evaluate(
-        _ tables: ViewTables, account: Int?, capability: CapabilityID, rules: AccessRules, at: Int64
-    ) -> (decision: AccessDecision, holding: Holding)? {
-        guard let account, var index = tables.firstHolding(of: account) else { return nil }
-        var best: (decision: AccessDecision, holding: Holding)?
-        // A loop, not `forEachHolding`: a closure that captured `tables` would copy them.
-        while true {
-            let holding = tables.holdings[index]
-            // Of two that rank the same, the one that began first, then the one whose key comes
-            // first: the answer does not depend on the order the view learned of them.
-            if let decision = tables.decision(holding, capability, rules: rules, at: at),
-                best.map({
-                    decision.outranks($0.decision)
-                        || (!$0.decision.outranks(decision) && tables.tiePrecedes(holding, $0.holding))
-                }) ?? true
-            {
-                best = (decision, holding)
-            }
-            guard holding.next != 0 else { return best }
-            index = Int(holding.next) - 1
-        }
-    }
-
-    /// One check, with Swift values in and out (`CheckAccessBatch`, tests).
-    static func check(_ request: CheckAccessRequest, view: EntitlementView, policy: ProductPolicy?, now: Int64) throws
-        -> CheckAccessResponse
+    /// One check with Swift values in and out (each check of a batch, tests): the request's
+    /// bytes answered by `checkPacked`, so that a check is read and evaluated one way only.
+    static func check(_ request: CheckAccessRequest, view: EntitlementView, policy: ProductPolicy?, now: Int64)
+        throws(EntitlementError) -> CheckAccessResponse
     {
-        try checkAccount(request.accountID.utf8.count)
-        try checkCapability(request.capability.utf8.count)
-        guard let policy, let capability = policy.capabilityID(named: request.capability) else {
-            return CheckAccessResponse(reason: .unknownCapability, detail: unknownCapability(request.capability))
+        var output: [UInt8] = []
+        let serialized = request.serialized()
+        try serialized.span.bytes.withUnsafeBytes { (bytes) throws(EntitlementError) in
+            try checkPacked(bytes, into: &output, view: view, policy: policy, now: { now })
         }
-        let at = request.atMilliseconds ?? now
-        return view.withAccount(request.accountID, policy: policy) { tables, account in
-            guard
-                let (decision, holding) = evaluate(
-                    tables, account: account, capability: capability, rules: policy.access, at: at)
-            else {
-                return CheckAccessResponse(reason: .noGrant, detail: noGrant(request.capability))
-            }
-            let grant = grant(
-                holding, capability: capability, tables: tables,
-                until: decision.isAllowed ? Holding.time(decision.wireUntilMilliseconds) : nil)
-            switch decision {
-            case .allowed(let until):
-                return CheckAccessResponse(allowed: true, untilMilliseconds: until, reason: .granted, grant: grant)
-            case .denied(let denial):
-                return CheckAccessResponse(reason: reason(denial), grant: grant, detail: "\(denial)")
-            }
+        // The answer was packed by protobuf-c from valid fields: it reads back.
+        do { return try CheckAccessResponse(serialized: output) } catch {
+            preconditionFailure("a packed CheckAccessResponse did not read back: \(error)")
         }
     }
 
-    /// One check from the request's bytes to the response's, appended to `output`: the same
-    /// answer as `check`, byte for byte, without building Swift values for either message.
+    /// One check from the request's bytes to the response's, appended to `output`: the request
+    /// read in place (`CheckAccessWire.read`), the account's access to the capability decided
+    /// (`AccountAccess.evaluate`), and the answer packed from the view's C strings, with no
+    /// Swift value built for either message.
     static func checkPacked(
         _ bytes: UnsafeRawBufferPointer, into output: inout [UInt8], view: EntitlementView, policy: ProductPolicy?,
         now: () -> Int64
-    ) throws {
-        try CheckAccessWire.withRequest(bytes) { request in
-            try checkAccount(request.accountID.count)
-            try checkCapability(request.capability.count)
-            let name = String(decoding: request.capability, as: UTF8.self)
-            guard let policy, let capability = policy.capabilityID(named: name) else {
-                return unknownCapability(name).withCString {
+    ) throws(EntitlementError) {
+        let request = try CheckAccessWire.read(bytes)
+        try checkAccount(request.accountID.count)
+        try checkCapability(request.capability.count)
+        let name = String(decoding: request.capability, as: UTF8.self)
+        guard let policy, let capability = policy.capabilityID(named: name) else {
+            return unknownCapability(name).withCString {
+                CheckAccessWire.appendResponse(
+                    to: &output, allowed: false, untilMilliseconds: nil, reason: .unknownCapability, grant: nil,
+                    detail: $0)
+            }
+        }
+        let at = request.atMilliseconds ?? now()
+        view.withAccount(utf8: request.accountID, policy: policy) { tables, account in
+            guard
+                let (decision, holding) = AccountAccess.evaluate(
+                    tables, account: account, capability: capability, rules: policy.access, at: at)
+            else {
+                return noGrant(name).withCString {
                     CheckAccessWire.appendResponse(
-                        to: &output, allowed: false, untilMilliseconds: nil, reason: .unknownCapability, grant: nil,
+                        to: &output, allowed: false, untilMilliseconds: nil, reason: .noGrant, grant: nil,
                         detail: $0)
                 }
             }
-            let at = request.atMilliseconds ?? now()
-            view.withAccount(utf8: request.accountID, policy: policy) { tables, account in
-                guard
-                    let (decision, holding) = evaluate(
-                        tables, account: account, capability: capability, rules: policy.access, at: at)
-                else {
-                    return noGrant(name).withCString {
+            tables.withGrantCStrings(holding, product: HoldingAccess.grantingProduct(holding, capability, in: tables)) {
+                storeID, productID, basePlanID in
+                var grant = CheckAccessWire.Grant(
+                    store: holding.store, environment: holding.environment, storeID: storeID, productID: productID,
+                    basePlanID: basePlanID, state: holding.subscriptionState, untilMilliseconds: nil)
+                switch decision {
+                case .allowed(let until):
+                    grant.untilMilliseconds = Holding.time(decision.wireUntilMilliseconds)
+                    CheckAccessWire.appendResponse(
+                        to: &output, allowed: true, untilMilliseconds: until, reason: .granted, grant: grant,
+                        detail: nil)
+                case .denied(let denial):
+                    "\(denial)".withCString {
                         CheckAccessWire.appendResponse(
-                            to: &output, allowed: false, untilMilliseconds: nil, reason: .noGrant, grant: nil,
-                            detail: $0)
-                    }
-                }
-                tables.withGrantCStrings(holding, product: tables.grantingProduct(holding, capability)) {
-                    storeID, productID, basePlanID in
-                    var grant = CheckAccessWire.Grant(
-                        store: holding.store, environment: holding.environment, storeID: storeID, productID: productID,
-                        basePlanID: basePlanID, state: holding.subscriptionState, untilMilliseconds: nil)
-                    switch decision {
-                    case .allowed(let until):
-                        grant.untilMilliseconds = Holding.time(decision.wireUntilMilliseconds)
-                        CheckAccessWire.appendResponse(
-                            to: &output, allowed: true, untilMilliseconds: until, reason: .granted, grant: grant,
-                            detail: nil)
-                    case .denied(let denial):
-                        "\(denial)".withCString {
-                            CheckAccessWire.appendResponse(
-                                to: &output, allowed: false, untilMilliseconds: nil, reason: reason(denial),
-                                grant: grant, detail: $0)
-                        }
+                            to: &output, allowed: false, untilMilliseconds: nil, reason: reason(denial),
+                            grant: grant, detail: $0)
                     }
                 }
             }
@@ -179,7 +142,7 @@ enum EntitlementMethods {
     static func grant(
         _ holding: Holding, capability: CapabilityID, tables: ViewTables, until: Int64?, renewal: Bool = false
     ) -> AccessGrant {
-        let granting = tables.grantingProduct(holding, capability)
+        let granting = HoldingAccess.grantingProduct(holding, capability, in: tables)
         let product = tables.products[Int(granting)]
         return AccessGrant(
             key: tables.subscriptionKey(of: holding), productID: product.productID, basePlanID: product.basePlanID,
@@ -188,8 +151,7 @@ enum EntitlementMethods {
     }
 
     static func list(_ request: ListEntitlementsRequest, view: EntitlementView, policy: ProductPolicy?, now: Int64)
-        throws
-        -> ListEntitlementsResponse
+        throws(EntitlementError) -> ListEntitlementsResponse
     {
         try checkAccount(request.accountID.utf8.count)
         guard let policy else { return ListEntitlementsResponse() }
@@ -204,8 +166,10 @@ enum EntitlementMethods {
             tables.forEachHolding(of: account) { holdings.append($0) }
             holdings.sort { tables.keyPrecedes($0, $1) }
             for holding in holdings {
-                for capability in tables.capabilities(of: holding) {
-                    guard case .allowed(let until)? = tables.decision(holding, capability, rules: rules, at: at)
+                for capability in HoldingAccess.capabilities(of: holding, in: tables) {
+                    guard
+                        case .allowed(let until)? = HoldingAccess.decision(
+                            holding, capability, in: tables, rules: rules, at: at)
                     else { continue }
                     var entry =
                         entries[capability]
@@ -236,10 +200,12 @@ enum EntitlementMethods {
             var access: [String: AccessEventTracker.Access] = [:]
             guard let index else { return access }
             var capabilities = CapabilitySet.empty
-            tables.forEachHolding(of: index) { capabilities = capabilities.union(tables.capabilities(of: $0)) }
+            tables.forEachHolding(of: index) {
+                capabilities = capabilities.union(HoldingAccess.capabilities(of: $0, in: tables))
+            }
             for capability in capabilities {
                 guard
-                    let (decision, holding) = evaluate(
+                    let (decision, holding) = AccountAccess.evaluate(
                         tables, account: index, capability: capability, rules: policy.access, at: at)
                 else { continue }
                 let name = policy.name(of: capability)

@@ -45,8 +45,9 @@ extension Collection where Element: ProtoMessage {
     }
 }
 
-/// Helpers for message types: unpack with protobuf-c, convert, free; pack a filled C struct.
-enum ProtobufC {
+/// Helpers for message types: unpack with protobuf-c, convert, free; pack a filled C struct
+/// (`package`: a service's hot path packs its own answer).
+package enum ProtobufC {
     /// Unpacks `bytes` as the message `descriptor` describes and hands the C struct to
     /// `convert`; the unpacked message is freed when `convert` returns. The bytes are first
     /// held to `DecodeBudget.current`. Take `descriptor` from
@@ -74,16 +75,20 @@ enum ProtobufC {
     /// Packs a filled protobuf-c struct (whose first member is its `ProtobufCMessage` base) onto
     /// the end of `output`, after its length as 4 big-endian bytes when `framed` (a whole frame).
     static func pack<CMessage>(_ message: inout CMessage, onto output: inout [UInt8], framed: Bool = false) {
-        withUnsafePointer(to: &message) { pointer in
-            pointer.withMemoryRebound(to: ProtobufCMessage.self, capacity: 1) { message in
-                let size = protobuf_c_message_get_packed_size(message)
-                if output.isEmpty { output.reserveCapacity(size + 4) }
-                if framed { withUnsafeBytes(of: UInt32(truncatingIfNeeded: size).bigEndian) { output += $0 } }
-                let start = output.count
-                output.appendZeros(size)
-                output.withUnsafeMutableBufferPointer { _ = protobuf_c_message_pack(message, $0.baseAddress! + start) }
-            }
-        }
+        withUnsafePointer(to: &message) { pack(message: UnsafeRawPointer($0), onto: &output, framed: framed) }
+    }
+
+    /// `pack` for the filled struct at `message`: not generic, so that another module's hot
+    /// path calls it without looking up the struct's type at run time.
+    package static func pack(message: UnsafeRawPointer, onto output: inout [UInt8], framed: Bool = false) {
+        // The struct begins with its `ProtobufCMessage` base; protobuf-c reads it through that.
+        let message = UnsafePointer<ProtobufCMessage>(OpaquePointer(message))
+        let size = protobuf_c_message_get_packed_size(message)
+        if output.isEmpty { output.reserveCapacity(size + 4) }
+        if framed { withUnsafeBytes(of: UInt32(truncatingIfNeeded: size).bigEndian) { output += $0 } }
+        let start = output.count
+        output.appendZeros(size)
+        output.withUnsafeMutableBufferPointer { _ = protobuf_c_message_pack(message, $0.baseAddress! + start) }
     }
 }
 

@@ -204,7 +204,7 @@ public actor EventPublisher {
             }
             guard state.started else {
                 // The ledger starts the log when the lease is taken: one that did not is older.
-                throw RPCError(.failedPrecondition, "the ledger has not started the event log")
+                throw EventLogError(.notStarted, "the ledger has not started the event log")
             }
             var tracker = AccessEventTracker()
             tracker.restore(announced)
@@ -228,8 +228,8 @@ public actor EventPublisher {
                     if covered >= position { break }
                 }
                 guard covered >= position else {
-                    throw RPCError(
-                        .unavailable, "the change feed ended at \(covered), before the view's position \(position)")
+                    throw EventLogError(
+                        .feedEnded, "the change feed ended at \(covered), before the view's position \(position)")
                 }
             }
             let at = now()

@@ -50,8 +50,8 @@ public final class EntitlementView: Sendable {
         }
 
         /// `add(chunk:)` within the decode budget in force: how many subscriptions the chunk
-        /// held, whether it is the last, and the position it carries. Throws `RPCError`.
-        public mutating func add(serializedChunk bytes: UnsafeRawBufferPointer) throws -> (
+        /// held, whether it is the last, and the position it carries. Throws `ViewError`.
+        public mutating func add(serializedChunk bytes: UnsafeRawBufferPointer) throws(ViewError) -> (
             subscriptions: Int, complete: Bool, position: UInt64
         ) {
             let summary = try add(chunk: bytes)
@@ -67,9 +67,9 @@ public final class EntitlementView: Sendable {
 
         /// Adds the subscriptions of a serialized `SnapshotChunk`, read in place
         /// (`WireSubscription`); its links are the ledger's, not the view's, and are skipped.
-        /// Throws `RPCError` for bytes that do not read as a chunk, having added the
+        /// Throws `ViewError` for bytes that do not read as a chunk, having added the
         /// subscriptions before the fault (the snapshot is then abandoned).
-        mutating func add(chunk bytes: UnsafeRawBufferPointer, budget: DecodeBudget = .current) throws(RPCError)
+        mutating func add(chunk bytes: UnsafeRawBufferPointer, budget: DecodeBudget = .current) throws(ViewError)
             -> ChunkSummary
         {
             var summary = ChunkSummary()
@@ -80,8 +80,8 @@ public final class EntitlementView: Sendable {
                 case (1, .bytes(let subscription)):
                     summary.subscriptions += 1
                     guard summary.subscriptions <= budget.maxRepeated else {
-                        throw RPCError(
-                            .resourceExhausted, "SnapshotChunk.subscriptions: more than \(budget.maxRepeated) elements")
+                        throw ViewError(
+                            .overBudget, "SnapshotChunk.subscriptions: more than \(budget.maxRepeated) elements")
                     }
                     tables.put(try WireSubscription(subscription, maxRepeated: budget.maxRepeated))
                 case (2, .bytes): break
@@ -91,18 +91,18 @@ public final class EntitlementView: Sendable {
                     // Sized once for what is coming, rather than doubled (and rehashed) all the way.
                     tables.reserve(Int(min(value, Self.mostReserved)))
                 case (1...5, _):
-                    throw RPCError(.invalidArgument, "SnapshotChunk field \(field.number) has the wrong wire type")
+                    throw ViewError(.malformed, "SnapshotChunk field \(field.number) has the wrong wire type")
                 default:
                     unknown += 1
                     guard unknown <= budget.maxUnknownFields else {
-                        throw RPCError(
-                            .resourceExhausted,
+                        throw ViewError(
+                            .overBudget,
                             "SnapshotChunk: more than \(budget.maxUnknownFields) fields this schema does not know")
                     }
                 }
             }
             guard !reader.isMalformed else {
-                throw RPCError(.invalidArgument, "a SnapshotChunk is not well-formed protobuf")
+                throw ViewError(.malformed, "a SnapshotChunk is not well-formed protobuf")
             }
             return summary
         }
@@ -212,11 +212,10 @@ public final class EntitlementView: Sendable {
                 lock.read { _ in
                     for i in 0..<count {
                         entries[i] = -1
-                        // CheckAccessRequest.account_id is field 1.
-                        guard let id = ProtoWireReader.lastLengthDelimited(1, in: payloads[i]),
-                            (1...256).contains(id.count)
+                        // Read as the check reads it; one it refuses is left alone.
+                        guard let id = CheckAccessWire.accountID(in: payloads[i]), (1...256).contains(id.count)
                         else { continue }
-                        hashes[i] = tables.accountHash(utf8: id.assumingMemoryBound(to: UInt8.self))
+                        hashes[i] = tables.accountHash(utf8: id)
                         tables.accountIndex.prefetch(hashes[i])
                         entries[i] = 0
                     }

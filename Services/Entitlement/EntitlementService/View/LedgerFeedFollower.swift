@@ -98,7 +98,7 @@ public final class LedgerFeedFollower: LifecycleService {
                 if view.position == nil { try await loadSnapshot() }
                 try await watch()
                 backoff = .milliseconds(100)
-            } catch let error as RPCError where error.code == .failedPrecondition {
+            } catch let error where Self.isPositionMissing(error) {
                 logger.warning(
                     "the ledger does not have the view's position; taking a new snapshot", ["error": "\(error)"])
                 try? await loadSnapshot()
@@ -163,7 +163,7 @@ public final class LedgerFeedFollower: LifecycleService {
         var builder = EntitlementView.Builder()
         var count = 0
         for try await message in stream {
-            let chunk = try message.withUnsafeBytes { bytes throws(RPCError) in try builder.add(chunk: bytes) }
+            let chunk = try message.withUnsafeBytes { bytes throws(ViewError) in try builder.add(chunk: bytes) }
             count += chunk.subscriptions
             if chunk.complete {
                 view.install(builder, position: chunk.position)
@@ -175,7 +175,7 @@ public final class LedgerFeedFollower: LifecycleService {
                 return
             }
         }
-        throw RPCError(.unavailable, "the snapshot ended without its last chunk")
+        throw ViewError(.feedEnded, "the snapshot ended without its last chunk")
     }
 
     /// Follows the feed from the change at the view's position, sent again: it names the feed
@@ -189,8 +189,8 @@ public final class LedgerFeedFollower: LifecycleService {
             if change.position <= current {
                 guard view.confirm(position: change.position, committed: change.committedTimeMilliseconds ?? 0) else {
                     view.forgetPosition()
-                    throw RPCError(
-                        .failedPrecondition,
+                    throw ViewError(
+                        .feedMismatch,
                         "the ledger's change at position \(change.position) is not the one the view applied")
                 }
                 continue
@@ -207,6 +207,13 @@ public final class LedgerFeedFollower: LifecycleService {
             position.set(Int(change.position))
             lagMilliseconds.set(Int(max(0, now() - (change.committedTimeMilliseconds ?? now()))))
         }
-        throw RPCError(.unavailable, "the ledger ended the change feed")
+        throw ViewError(.feedEnded, "the ledger ended the change feed")
+    }
+
+    /// Whether `error` says the ledger does not have the view's position: the ledger refused to
+    /// resume there, or its change at that position is not the one the view applied.
+    static func isPositionMissing(_ error: any Error) -> Bool {
+        if let error = error as? RPCError { return error.code == .failedPrecondition }
+        return (error as? ViewError)?.code == .feedMismatch
     }
 }

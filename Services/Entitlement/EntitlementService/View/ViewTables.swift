@@ -12,9 +12,12 @@ struct RenewalProfile: Hashable, Sendable {
     var bundleOrPackage: String?
 }
 
-/// The view's tables. Accounts and subscriptions, once seen, keep their records (an account
-/// that loses its last subscription, a subscription that loses its account, hold nothing): the
-/// view only grows until the next snapshot replaces it.
+/// The view's tables: its records, their indexes, and the writing of records. Accounts and
+/// subscriptions, once seen, keep their records (an account that loses its last subscription, a
+/// subscription that loses its account, hold nothing): the view only grows until the next
+/// snapshot replaces it. What a subscription means for access is the policy's to say
+/// (`HoldingAccess`, `AccountAccess`); answers are written from the tables by
+/// `ViewTables+Rendering`; checkpoints by `ViewTables+Checkpoint`.
 final class ViewTables: @unchecked Sendable {  // used under its view's lock, or by one builder
     /// A product as the policy names it.
     struct Product: Hashable, Sendable {
@@ -140,102 +143,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         return first == 0 ? nil : Int(first) - 1
     }
 
-    /// Whether product `product` grants `capability` under the policy the capabilities were
-    /// worked out for; any product does for nil (the subscription's own access, whatever it
-    /// grants).
-    func grants(_ product: UInt32, _ capability: CapabilityID?) -> Bool {
-        guard let capability else { return true }
-        return capabilities.sets[Int(product)].contains(capability)
-    }
-
-    /// What holding `holding` means for `capability` (nil: for the access it gives at all) at
-    /// `at` under `rules`, or nil when none of its products grants the capability. A subscription with periods is judged by them
-    /// (`AccessRules.decision(periods:…)`), one without by its state (`decision(for:at:)`).
-    func decision(_ holding: Holding, _ capability: CapabilityID?, rules: AccessRules, at: Int64) -> AccessDecision? {
-        guard holding.isPeriodic else {
-            guard grants(holding.product, capability) else { return nil }
-            return rules.decision(for: holding.facts, at: at)
-        }
-        // Play moves `expiryTime` to the end of grace: a Google period already holds its grace,
-        // and the state's grace end (read at some moment) adds nothing to it.
-        let grace = holding.store == .google ? nil : Holding.time(holding.grace)
-        let lastPeriod = interval(
-            start: holding.purchase, end: holding.expires, revoked: holding.revoked, product: holding.product,
-            kind: holding.kind, capability)
-        var granting = lastPeriod.grants
-        guard holding.earlier != 0 else {
-            guard granting else { return nil }
-            return rules.decision(
-                periods: CollectionOfOne(lastPeriod), kind: holding.facts.productKind,
-                state: holding.subscriptionState, grace: grace, at: at)
-        }
-        // A Google purchase's line items (a base plan and its add-ons) run side by side: each
-        // capability is judged by the periods of the products that grant it.
-        let sideBySide = holding.store == .google
-        var periods: [AccessInterval] = []
-        var statuses: [StatusSpan] = []
-        var next = holding.earlier
-        while next != 0 {
-            let record = periodRecords[Int(next) - 1]
-            if let state = record.status {
-                statuses.append(StatusSpan(state: state, start: record.start, end: Holding.time(record.end)))
-                next = record.next
-                continue
-            }
-            let period = interval(
-                start: record.start, end: record.end, revoked: record.revoked, product: record.productIndex,
-                kind: holding.kind, capability)
-            granting = granting || period.grants
-            if period.grants || !sideBySide { periods.append(period) }
-            next = record.next
-        }
-        guard granting else { return nil }
-        if lastPeriod.grants || !sideBySide { periods.append(lastPeriod) }
-        return rules.decision(
-            periods: periods, statuses: statuses, kind: holding.facts.productKind,
-            state: holding.subscriptionState, grace: grace, at: at)
-    }
-
-    /// A period as the rule reads it: a non-renewing one without an end lasts the policy's
-    /// duration for its product, and grants nothing without one.
-    private func interval(
-        start: Int64, end: Int64, revoked: Int64, product: UInt32, kind: UInt8, _ capability: CapabilityID?
-    ) -> AccessInterval {
-        var grants = grants(product, capability)
-        var end = Holding.time(end)
-        if end == nil, kind == UInt8(ProductKind.nonRenewing.rawValue) {
-            if let duration = durations[Int(product)] { end = start + duration } else { grants = false }
-        }
-        return AccessInterval(start: start, end: end, revoked: Holding.time(revoked), grants: grants)
-    }
-
-    /// The product a grant of `capability` by `holding` names: its last period's product when
-    /// that grants it, else that of the latest earlier period that does (an add-on, or the
-    /// product before a change).
-    func grantingProduct(_ holding: Holding, _ capability: CapabilityID) -> UInt32 {
-        guard holding.isPeriodic, !grants(holding.product, capability) else { return holding.product }
-        var found = holding.product
-        var next = holding.earlier
-        while next != 0 {
-            let record = periodRecords[Int(next) - 1]
-            if record.status == nil, grants(record.productIndex, capability) { found = record.productIndex }
-            next = record.next
-        }
-        return found
-    }
-
-    /// The capabilities any of the holding's periods' products grants.
-    func capabilities(of holding: Holding) -> CapabilitySet {
-        var set = capabilities.sets[Int(holding.product)]
-        var next = holding.isPeriodic ? holding.earlier : 0
-        while next != 0 {
-            let record = periodRecords[Int(next) - 1]
-            if record.status == nil { set = set.union(capabilities.sets[Int(record.productIndex)]) }
-            next = record.next
-        }
-        return set
-    }
-
     /// Whether holding `a`'s key comes before `b`'s: by store and environment, then a numeric
     /// store id before a text one, numbers by value and texts by their bytes. An order that does
     /// not depend on when the view learned of either, for answers that must not either.
@@ -246,17 +153,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         if a.hasTextID != b.hasTextID { return !a.hasTextID }
         guard a.hasTextID else { return a.id < b.id }
         return texts.withText(a.id) { x in texts.withText(b.id) { y in x.lexicographicallyPrecedes(y) } }
-    }
-
-    /// Which of two holdings whose decisions rank the same names the answer: the one whose last
-    /// period (or purchase) began first, the one already running (an old plan beside a deferred
-    /// replacement that has not started), then the key that comes first. Store facts only, so
-    /// the answer does not depend on the order the view learned of either.
-    func tiePrecedes(_ a: Holding, _ b: Holding) -> Bool {
-        let first = Holding.time(a.purchase) ?? Int64.max
-        let second = Holding.time(b.purchase) ?? Int64.max
-        if first != second { return first < second }
-        return keyPrecedes(a, b)
     }
 
     /// Calls `body` with each subscription the account holds, in the order the view learned of
@@ -270,83 +166,26 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         }
     }
 
-    /// Runs `body` with the holding's store id, product id and base plan id (nil for none) as
-    /// C strings that live as long as the call.
-    func withGrantCStrings<T>(
-        _ holding: Holding, product: UInt32? = nil,
-        _ body: (
-            _ storeID: UnsafePointer<CChar>, _ productID: UnsafePointer<CChar>, _ basePlanID: UnsafePointer<CChar>?
-        )
-            -> T
-    ) -> T {
-        let names = productNames[Int(product ?? holding.product)]
-        return texts.withCString(names.productID) { productID in
-            func withPlan(_ storeID: UnsafePointer<CChar>) -> T {
-                guard let plan = names.basePlanID else { return body(storeID, productID, nil) }
-                return texts.withCString(plan) { body(storeID, productID, $0) }
-            }
-            if holding.hasTextID { return texts.withCString(holding.id) { withPlan($0) } }
-            return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 24) { buffer in
-                // The decimal digits of the number, NUL-terminated.
-                var number = holding.id
-                var digits = 0
-                repeat {
-                    buffer[22 - digits] = CChar(UInt8(ascii: "0") + UInt8(number % 10))
-                    number /= 10
-                    digits += 1
-                } while number > 0
-                buffer[23] = 0
-                return withPlan(buffer.baseAddress! + 23 - digits)
-            }
-        }
+    /// The records of the holding's chain before its last period, in order: its earlier periods,
+    /// then its status intervals (none for a subscription judged by its state alone).
+    func earlier(of holding: Holding) -> EarlierRecords {
+        EarlierRecords(tables: self, link: holding.isPeriodic ? holding.earlier : 0)
     }
 
-    func subscriptionKey(of holding: Holding) -> SubscriptionKey {
-        SubscriptionKey(
-            store: holding.store, environment: holding.environment,
-            storeID: holding.hasTextID ? texts.string(holding.id) : String(holding.id))
-    }
+    /// A walk along a chain of period records, lent under the view's lock.
+    struct EarlierRecords: Sequence, IteratorProtocol {
+        // Read while the caller holds the tables (under the view's lock): no reference counting
+        // per step.
+        unowned(unsafe) let tables: ViewTables
+        /// The next record's index + 1; 0 after the last.
+        var link: UInt32
 
-    func subscription(_ holding: Holding, account: String) -> Subscription {
-        let product = products[Int(holding.product)]
-        let facts = holding.facts
-        var periods: [Period] = []
-        var statuses: [StatusInterval] = []
-        if holding.isPeriodic {
-            func period(_ start: Int64, _ end: Int64, _ revoked: Int64, _ productIndex: UInt32, _ offer: OfferType?)
-                -> Period
-            {
-                let named = products[Int(productIndex)]
-                return Period(
-                    periodID: "", productID: named.productID, basePlanID: named.basePlanID, startMilliseconds: start,
-                    endMilliseconds: Holding.time(end), offerType: offer,
-                    revokedTimeMilliseconds: Holding.time(revoked),
-                    productKind: facts.productKind)
-            }
-            var next = holding.earlier
-            while next != 0 {
-                let record = periodRecords[Int(next) - 1]
-                if let state = record.status {
-                    statuses.append(
-                        StatusInterval(
-                            state: state, startMilliseconds: record.start, endMilliseconds: Holding.time(record.end)))
-                } else {
-                    periods.append(period(record.start, record.end, record.revoked, record.productIndex, record.offer))
-                }
-                next = record.next
-            }
-            periods.append(
-                period(
-                    holding.purchase, holding.expires, holding.revoked, holding.product,
-                    PeriodRecord.offer(holding.offer)))
+        mutating func next() -> PeriodRecord? {
+            guard link != 0 else { return nil }
+            let record = tables.periodRecords[Int(link) - 1]
+            link = record.next
+            return record
         }
-        return Subscription(
-            key: subscriptionKey(of: holding), accountID: account, productID: product.productID,
-            basePlanID: product.basePlanID, productKind: facts.productKind, state: facts.state,
-            purchaseTimeMilliseconds: facts.purchase, expiresTimeMilliseconds: facts.expires,
-            graceExpiresTimeMilliseconds: facts.grace, revokedTimeMilliseconds: facts.revoked,
-            // The successor's id is not kept, only that there is one.
-            replacedByStoreID: facts.replaced ? "(replaced)" : nil, periods: periods, statusIntervals: statuses)
     }
 
     // MARK: Writing
@@ -584,28 +423,6 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         }
         lastRenewalProfile = index + 1
         return index + 1
-    }
-
-    /// The holding's renewal details as `ListEntitlements` shows them for a grant of `product`
-    /// (an add-on whose renewal is off shows that); nil for none.
-    func renewal(of holding: Holding, product: UInt32? = nil) -> GrantRenewal? {
-        guard holding.renewal != 0 else { return nil }
-        let profile = renewalProfiles[Int(holding.renewal) - 1]
-        // A profile kept for the app's id alone holds no renewal details.
-        guard profile.renewal != GrantRenewal() || !profile.offProducts.isEmpty else { return nil }
-        var renewal = profile.renewal
-        if profile.dueAtEnd { renewal.renewalTimeMilliseconds = Holding.time(holding.expires) }
-        renewal.graceExpiresTimeMilliseconds = Holding.time(holding.grace)
-        if let product, profile.offProducts.contains(products[Int(product)].productID) {
-            renewal.autoRenew = false
-            renewal.renewalTimeMilliseconds = nil
-        }
-        return renewal
-    }
-
-    /// The app's bundle id or package name the holding's store data named, if any.
-    func bundleOrPackage(of holding: Holding) -> String? {
-        holding.renewal == 0 ? nil : renewalProfiles[Int(holding.renewal) - 1].bundleOrPackage
     }
 
     /// The index of the product (store, product id, base plan; UTF-8), added when new.

@@ -60,8 +60,8 @@ struct WireSubscription {
 
     static var empty: Text { Text(start: nil, count: 0) }
 
-    /// Reads `bytes`; throws `RPCError(.invalidArgument)` saying what is wrong.
-    init(_ bytes: UnsafeRawBufferPointer, maxRepeated: Int) throws(RPCError) {
+    /// Reads `bytes`; throws `ViewError` (`malformed`, or `overBudget` past `maxRepeated`) saying what is wrong.
+    init(_ bytes: UnsafeRawBufferPointer, maxRepeated: Int) throws(ViewError) {
         self.bytes = bytes
         var hasKey = false
         var installmentsCommitted: Int32 = 0
@@ -120,7 +120,7 @@ struct WireSubscription {
             }
         }
         guard !reader.isMalformed else { throw Self.malformed("Subscription") }
-        guard hasKey else { throw RPCError(.invalidArgument, "Subscription.key is missing") }
+        guard hasKey else { throw ViewError(.malformed, "Subscription.key is missing") }
         if installmentsCommitted != 0 {
             renewal.installmentsCommitted = installmentsCommitted
             renewal.installmentsRemaining = installmentsRemaining
@@ -157,7 +157,7 @@ struct WireSubscription {
         }
     }
 
-    private mutating func readKey(_ bytes: UnsafeRawBufferPointer) throws(RPCError) {
+    private mutating func readKey(_ bytes: UnsafeRawBufferPointer) throws(ViewError) {
         var storeNumber: UInt64 = 0
         var environmentNumber: UInt64 = 0
         var id = Self.empty
@@ -173,17 +173,17 @@ struct WireSubscription {
         }
         guard !reader.isMalformed else { throw Self.malformed("SubscriptionKey") }
         guard let store = Self.known(Store.self, storeNumber) else {
-            throw RPCError(.invalidArgument, "Subscription.key.store is \(Self.describe(storeNumber))")
+            throw ViewError(.malformed, "Subscription.key.store is \(Self.describe(storeNumber))")
         }
         guard let environment = Self.known(StoreEnvironment.self, environmentNumber) else {
-            throw RPCError(.invalidArgument, "Subscription.key.environment is \(Self.describe(environmentNumber))")
+            throw ViewError(.malformed, "Subscription.key.environment is \(Self.describe(environmentNumber))")
         }
         self.store = store
         self.environment = environment
         storeID = id
     }
 
-    private static func period(_ bytes: UnsafeRawBufferPointer) throws(RPCError) -> WirePeriod {
+    private static func period(_ bytes: UnsafeRawBufferPointer) throws(ViewError) -> WirePeriod {
         var period = WirePeriod()
         var reader = ProtoWireReader(bytes)
         while let field = reader.next() {
@@ -203,7 +203,7 @@ struct WireSubscription {
         return period
     }
 
-    private static func status(_ bytes: UnsafeRawBufferPointer) throws(RPCError) -> WireStatus {
+    private static func status(_ bytes: UnsafeRawBufferPointer) throws(ViewError) -> WireStatus {
         var status = WireStatus()
         var reader = ProtoWireReader(bytes)
         while let field = reader.next() {
@@ -221,7 +221,7 @@ struct WireSubscription {
     }
 
     /// A field the view does not keep must still have its schema's wire type.
-    private static func checkSkipped(_ number: UInt64, _ value: ProtoWireReader.Value) throws(RPCError) {
+    private static func checkSkipped(_ number: UInt64, _ value: ProtoWireReader.Value) throws(ViewError) {
         // Subscription's texts and messages; every other field of 1...39 is a varint.
         let isText: Bool
         switch number {
@@ -240,21 +240,21 @@ struct WireSubscription {
     }
 
     /// The text, checked to be UTF-8 without NUL (a C string of it says all of it).
-    private static func text(_ bytes: UnsafeRawBufferPointer, _ field: String) throws(RPCError) -> Text {
+    private static func text(_ bytes: UnsafeRawBufferPointer, _ field: String) throws(ViewError) -> Text {
         let text = buffer(bytes)
         var ascii = true
         for byte in text where byte >= 0x80 || byte == 0 {
-            guard byte != 0 else { throw RPCError(.invalidArgument, "Subscription.\(field) holds a NUL byte") }
+            guard byte != 0 else { throw ViewError(.malformed, "Subscription.\(field) holds a NUL byte") }
             ascii = false
         }
         if !ascii, String(validating: text, as: UTF8.self) == nil {
-            throw RPCError(.invalidArgument, "Subscription.\(field) is not valid UTF-8")
+            throw ViewError(.malformed, "Subscription.\(field) is not valid UTF-8")
         }
         return text
     }
 
     /// `text`, nil for empty (absent).
-    private static func optionalText(_ bytes: UnsafeRawBufferPointer, _ field: String) throws(RPCError) -> Text? {
+    private static func optionalText(_ bytes: UnsafeRawBufferPointer, _ field: String) throws(ViewError) -> Text? {
         let read = try text(bytes, field)
         return read.isEmpty ? nil : read
     }
@@ -268,12 +268,12 @@ struct WireSubscription {
     }
 
     /// The enum value, nil for 0 (unspecified); throws for a number a closed enum does not know.
-    private static func enumValue<E: RawRepresentable>(_ number: UInt64, _ field: String) throws(RPCError) -> E?
+    private static func enumValue<E: RawRepresentable>(_ number: UInt64, _ field: String) throws(ViewError) -> E?
     where E.RawValue == Int32 {
         guard number != 0 else { return nil }
         guard let value = E(rawValue: Int32(truncatingIfNeeded: number)) else {
-            throw RPCError(
-                .invalidArgument, "Subscription.\(field) has unknown value \(Int32(truncatingIfNeeded: number))")
+            throw ViewError(
+                .malformed, "Subscription.\(field) has unknown value \(Int32(truncatingIfNeeded: number))")
         }
         return value
     }
@@ -282,15 +282,15 @@ struct WireSubscription {
         number == 0 ? "unspecified" : "unknown value \(Int32(truncatingIfNeeded: number))"
     }
 
-    private static func malformed(_ message: String) -> RPCError {
-        RPCError(.invalidArgument, "a \(message) is not well-formed protobuf")
+    private static func malformed(_ message: String) -> ViewError {
+        ViewError(.malformed, "a \(message) is not well-formed protobuf")
     }
 
-    private static func wrongType(_ message: String, _ number: UInt64) -> RPCError {
-        RPCError(.invalidArgument, "\(message) field \(number) has the wrong wire type")
+    private static func wrongType(_ message: String, _ number: UInt64) -> ViewError {
+        ViewError(.malformed, "\(message) field \(number) has the wrong wire type")
     }
 
-    private static func tooMany(_ field: String, _ limit: Int) -> RPCError {
-        RPCError(.resourceExhausted, "Subscription.\(field): more than \(limit) elements")
+    private static func tooMany(_ field: String, _ limit: Int) -> ViewError {
+        ViewError(.overBudget, "Subscription.\(field): more than \(limit) elements")
     }
 }
