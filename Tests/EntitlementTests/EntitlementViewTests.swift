@@ -400,6 +400,23 @@ struct EntitlementViewTests {
         #expect(answers() == before)
         #expect(view.position == 2)
     }
+
+    @Test(
+        "a view from a snapshot knows when its position's change was committed: another ledger's change there is refused"
+    )
+    func snapshotCommitTime() {
+        let view = EntitlementView()
+        view.install(EntitlementView.Builder(), position: 12, committed: 1_790_000_000_500)
+        #expect(!view.confirm(position: 12, committed: 1_790_000_000_501))
+        let same = EntitlementView()
+        same.install(EntitlementView.Builder(), position: 12, committed: 1_790_000_000_500)
+        #expect(same.confirm(position: 12, committed: 1_790_000_000_500))
+        // A snapshot without the time (an older ledger) takes the first one it is shown.
+        let unknown = EntitlementView()
+        unknown.install(EntitlementView.Builder(), position: 12)
+        #expect(unknown.confirm(position: 12, committed: 7))
+        #expect(!unknown.confirm(position: 12, committed: 8))
+    }
 }
 
 extension Result {

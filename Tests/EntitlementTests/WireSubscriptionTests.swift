@@ -273,10 +273,14 @@ struct WireSubscriptionTests {
             purchaseTimeMilliseconds: 1_700_000_000_000, expiresTimeMilliseconds: 1_702_592_000_000, autoRenew: true)
         let chunk = SnapshotChunk(
             subscriptions: [Self.full, other],
-            links: [AccountLink(accountID: "user-42", key: other.key)], complete: true, position: 77)
+            links: [AccountLink(accountID: "user-42", key: other.key)], complete: true, position: 77,
+            positionCommittedMilliseconds: 1_790_000_000_123)
         var builder = EntitlementView.Builder()
         let summary = try chunk.serialized().withUnsafeBytes { try builder.add(chunk: $0) }
-        #expect(summary == EntitlementView.Builder.ChunkSummary(subscriptions: 2, complete: true, position: 77))
+        #expect(
+            summary
+                == EntitlementView.Builder.ChunkSummary(
+                    subscriptions: 2, complete: true, position: 77, positionCommitted: 1_790_000_000_123))
         let inPlace = EntitlementView()
         inPlace.install(builder, position: summary.position)
         let decoded = EntitlementView()

@@ -21,12 +21,12 @@ public enum EntitlementService {
     /// (`LEDGER_ADDR`) kept by its change feed. It is ready once the ledger answers and the
     /// first snapshot is loaded. Throws `ConfigError` naming a bad variable or a bad policy file.
     public static func make(environment: EnvironmentReader, signal: ShutdownSignal) throws -> ServiceHost {
-        // When the event log is turned on, if it is: before anything else this instance does.
-        let started = Int64(Date().timeIntervalSince1970 * 1000)
         let host = try ServiceHost(
             name: "entitlement", healthMethod: healthMethod, defaultRPC: defaultRPCListen,
             defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
+        // When the event log is turned on, if it is: before anything else this instance does.
+        let started = host.clock.epochMilliseconds()
         let client = try host.ledgerDependency(environment: environment)
         var policies: PolicyStore?
         let view = EntitlementView()
@@ -131,7 +131,7 @@ public enum EntitlementService {
             text.sample("entitlement_view_subscriptions", [:], Double(counts.subscriptions))
         }
         EntitlementMethods.register(
-            on: host.router, view: view, policies: policies, now: { Int64(Date().timeIntervalSince1970 * 1000) })
+            on: host.router, view: view, policies: policies, now: { [clock = host.clock] in clock.epochMilliseconds() })
         return host
     }
 }

@@ -116,7 +116,14 @@ enum LedgerMethods {
                     if !page.links.isEmpty { try await writer.send(SnapshotChunk(links: page.links).serialized()) }
                     cursor = page.next
                 } while cursor != nil
-                try await writer.send(SnapshotChunk(complete: true, position: position).serialized())
+                let committed =
+                    position == 0
+                    ? nil
+                    : try await ledger.changeFeed.changes(after: position - 1, limit: 1).first?
+                        .committedTimeMilliseconds
+                try await writer.send(
+                    SnapshotChunk(complete: true, position: position, positionCommittedMilliseconds: committed)
+                        .serialized())
             })
         router.serverStream(LedgerRPC.watchChanges) {
             (_, request: WatchChangesRequest, stream: ServerStreamSender<Change>) in

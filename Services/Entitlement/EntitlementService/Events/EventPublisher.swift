@@ -21,7 +21,7 @@ public import Wire
 /// and ended again within those seconds is not announced). Ids are stable, so what the previous
 /// holder appended is not appended twice.
 public actor EventPublisher {
-    let client: RPCClient
+    let client: any ClientTransport
     let view: EntitlementView
     let policies: PolicyStore?
     /// This instance's name in the lease.
@@ -49,9 +49,9 @@ public actor EventPublisher {
     private let leader: Gauge
 
     public init(
-        client: RPCClient, view: EntitlementView, policies: PolicyStore?, owner: String,
+        client: any ClientTransport, view: EntitlementView, policies: PolicyStore?, owner: String,
         leaseMilliseconds: Int64 = 6000, logger: Logger, metrics: MetricsRegistry? = nil,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }, logOn: Int64? = nil
+        now: (@Sendable () -> Int64)? = nil, logOn: Int64? = nil
     ) {
         self.client = client
         self.view = view
@@ -59,7 +59,8 @@ public actor EventPublisher {
         self.owner = owner
         self.leaseMilliseconds = leaseMilliseconds
         self.logger = logger
-        self.now = now
+        // Unless told otherwise, the logger's clock: the service's.
+        self.now = now ?? { [clock = logger.clock] in clock.epochMilliseconds() }
         lease = LeaseKeeper(name: "events", owner: owner, milliseconds: leaseMilliseconds)
         lease.logOn = logOn
         appended =
@@ -316,13 +317,13 @@ public final class EventPublisherService: LifecycleService {
                 group.addTask {
                     while !Task.isCancelled {
                         await publisher.renewLease()
-                        try? await Task.sleep(for: .milliseconds(publisher.leaseMilliseconds / 3))
+                        try? await publisher.logger.clock.sleep(for: .milliseconds(publisher.leaseMilliseconds / 3))
                     }
                 }
                 group.addTask {
                     while !Task.isCancelled {
                         await publisher.flush()
-                        try? await Task.sleep(for: .milliseconds(20))
+                        try? await publisher.logger.clock.sleep(for: .milliseconds(20))
                     }
                 }
                 group.addTask {
@@ -330,7 +331,7 @@ public final class EventPublisherService: LifecycleService {
                         let wall = publisher.now()
                         await publisher.tick(now: wall)
                         let next = await publisher.nextEnd().map { max(1, min($0 - wall, 1000)) } ?? 1000
-                        try? await Task.sleep(for: .milliseconds(next))
+                        try? await publisher.logger.clock.sleep(for: .milliseconds(next))
                     }
                 }
             }

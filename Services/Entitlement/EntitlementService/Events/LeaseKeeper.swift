@@ -31,7 +31,7 @@ struct LeaseKeeper: Sendable {
     }
 
     /// Asks the ledger once to take or renew it.
-    func ask(_ client: RPCClient) async -> Result<AcquireLeaseResponse, RPCError> {
+    func ask(_ client: any ClientTransport) async -> Result<AcquireLeaseResponse, RPCError> {
         do throws(RPCError) {
             return .success(
                 try await client.call(

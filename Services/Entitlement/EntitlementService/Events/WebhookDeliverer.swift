@@ -45,7 +45,7 @@ public struct DeliveryRules: Sendable {
 /// jitter, and after `maxAge` becomes a dead letter.
 public actor WebhookDeliverer {
     public private(set) var endpoint: WebhookEndpoint
-    let client: RPCClient
+    let client: any ClientTransport
     let transport: HTTPClientTransport
     let owner: String
     let leaseMilliseconds: Int64
@@ -78,9 +78,9 @@ public actor WebhookDeliverer {
     private var generation = 0
 
     public init(
-        endpoint: WebhookEndpoint, client: RPCClient, owner: String, leaseMilliseconds: Int64 = 6000,
+        endpoint: WebhookEndpoint, client: any ClientTransport, owner: String, leaseMilliseconds: Int64 = 6000,
         rules: DeliveryRules = DeliveryRules(), logger: Logger, metrics: MetricsRegistry? = nil,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        now: (@Sendable () -> Int64)? = nil,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.endpoint = endpoint
@@ -90,7 +90,8 @@ public actor WebhookDeliverer {
         self.rules = rules
         self.logger = logger
         self.metrics = metrics
-        self.now = now
+        // Unless told otherwise, the logger's clock: the service's.
+        self.now = now ?? { [clock = logger.clock] in clock.epochMilliseconds() }
         self.random = random
         lease = LeaseKeeper(name: "webhook.\(endpoint.name)", owner: owner, milliseconds: leaseMilliseconds)
         transport = HTTPClientTransport(requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024)

@@ -10,7 +10,7 @@ import Synchronization
 public final class WebhookDeliveryService: LifecycleService {
     public let name = "webhooks"
     let path: String
-    let client: RPCClient
+    let client: any ClientTransport
     let owner: String
     let leaseMilliseconds: Int64
     let rules: DeliveryRules
@@ -21,7 +21,7 @@ public final class WebhookDeliveryService: LifecycleService {
 
     /// Reads the endpoints file; throws `WebhookConfigError` naming what is wrong with it.
     public init(
-        path: String, client: RPCClient, owner: String, leaseMilliseconds: Int64,
+        path: String, client: any ClientTransport, owner: String, leaseMilliseconds: Int64,
         rules: DeliveryRules = DeliveryRules(),
         logger: Logger, metrics: MetricsRegistry?
     ) throws(WebhookConfigError) {
@@ -52,18 +52,19 @@ public final class WebhookDeliveryService: LifecycleService {
             endpoint: endpoint, client: client, owner: owner, leaseMilliseconds: leaseMilliseconds, rules: rules,
             logger: logger, metrics: metrics)
         let lease = leaseMilliseconds
+        let clock = logger.clock
         let task = Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     while !Task.isCancelled {
                         await deliverer.renewLease()
-                        try? await Task.sleep(for: .milliseconds(lease / 3))
+                        try? await clock.sleep(for: .milliseconds(lease / 3))
                     }
                 }
                 group.addTask {
                     while !Task.isCancelled {
                         await deliverer.step()
-                        try? await Task.sleep(for: .milliseconds(50))
+                        try? await clock.sleep(for: .milliseconds(50))
                     }
                 }
             }

@@ -63,6 +63,8 @@ public final class EntitlementView: Sendable {
             var subscriptions = 0
             var complete = false
             var position: UInt64 = 0
+            /// When the change at `position` was committed, if the ledger said.
+            var positionCommitted: Int64?
         }
 
         /// Adds the subscriptions of a serialized `SnapshotChunk`, read in place
@@ -87,10 +89,11 @@ public final class EntitlementView: Sendable {
                 case (2, .bytes): break
                 case (3, .varint(let value)): summary.complete = value != 0
                 case (4, .varint(let value)): summary.position = value
+                case (6, .varint(let value)): summary.positionCommitted = Int64(bitPattern: value)
                 case (5, .varint(let value)):
                     // Sized once for what is coming, rather than doubled (and rehashed) all the way.
                     tables.reserve(Int(min(value, Self.mostReserved)))
-                case (1...5, _):
+                case (1...6, _):
                     throw ViewError(.malformed, "SnapshotChunk field \(field.number) has the wrong wire type")
                 default:
                     unknown += 1
@@ -109,9 +112,12 @@ public final class EntitlementView: Sendable {
     }
 
     /// Puts a finished snapshot, taken at `position`, in force.
-    public func install(_ builder: Builder, position: UInt64) {
+    /// `committed`: when the change at `position` was committed, if known (a later feed is
+    /// then checked against it).
+    public func install(_ builder: Builder, position: UInt64, committed: Int64? = nil) {
         let fresh = builder.tables
         fresh.position = position
+        fresh.positionCommitted = committed
         lock.write { _ in tables.exchange(with: fresh) }
         // The old contents, now in `fresh`, are freed with it, outside the lock.
     }

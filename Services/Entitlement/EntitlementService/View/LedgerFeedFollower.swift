@@ -14,7 +14,7 @@ public final class LedgerFeedFollower: LifecycleService {
     public let name = "ledger-feed"
 
     let view: EntitlementView
-    let client: RPCClient
+    let client: any ClientTransport
     let logger: Logger
     let policies: PolicyStore?
     let now: @Sendable () -> Int64
@@ -31,10 +31,10 @@ public final class LedgerFeedFollower: LifecycleService {
     private let appliedChanges: Counter
 
     public init(
-        view: EntitlementView, client: RPCClient, logger: Logger, metrics: MetricsRegistry? = nil,
+        view: EntitlementView, client: any ClientTransport, logger: Logger, metrics: MetricsRegistry? = nil,
         policies: PolicyStore? = nil, publisher: EventPublisher? = nil, checkpoint: ViewCheckpoint? = nil,
         checkpointService: ViewCheckpointService? = nil,
-        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        now: (@Sendable () -> Int64)? = nil
     ) {
         self.publisher = publisher
         self.checkpoint = checkpoint
@@ -43,7 +43,8 @@ public final class LedgerFeedFollower: LifecycleService {
         self.client = client
         self.logger = logger
         self.policies = policies
-        self.now = now
+        // Unless told otherwise, the logger's clock: the service's.
+        self.now = now ?? { [clock = logger.clock] in clock.epochMilliseconds() }
         position =
             metrics?.gauge("entitlement_feed_position", help: "The ledger change-feed position the view reflects.")
             ?? Gauge()
@@ -78,7 +79,7 @@ public final class LedgerFeedFollower: LifecycleService {
             {
                 lagPositions.set(Int(newest > current ? newest - current : 0))
             }
-            try? await Task.sleep(for: .seconds(1))
+            try? await logger.clock.sleep(for: .seconds(1))
         }
     }
 
@@ -105,7 +106,7 @@ public final class LedgerFeedFollower: LifecycleService {
             } catch {
                 if Task.isCancelled { return }
                 logger.warning("ledger feed interrupted; resuming", ["error": "\(error)"])
-                try? await Task.sleep(for: backoff)
+                try? await logger.clock.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(2))
             }
         }
@@ -115,7 +116,7 @@ public final class LedgerFeedFollower: LifecycleService {
     /// position (and a ledger that does not have that change takes the view to a snapshot).
     func loadCheckpoint() async {
         guard let checkpoint, view.position == nil else { return }
-        let started = ContinuousClock.now
+        let started = logger.clock.nanoseconds()
         let result: Result<CheckpointSummary?, CheckpointError> = await withCheckedContinuation { continuation in
             // Seconds of reading at millions of accounts: not on a worker of the pool.
             Thread.detachNewThread {
@@ -129,7 +130,7 @@ public final class LedgerFeedFollower: LifecycleService {
         case .success(nil):
             logger.info("no checkpoint; taking a snapshot", ["path": checkpoint.path])
         case .success(let summary?):
-            let elapsed = ContinuousClock.now - started
+            let elapsed = Duration.nanoseconds(Int64(clamping: logger.clock.nanoseconds() - started))
             await publisher?.viewReplaced()
             checkpointService?.loaded(at: summary.position)
             position.set(Int(summary.position))
@@ -166,7 +167,7 @@ public final class LedgerFeedFollower: LifecycleService {
             let chunk = try message.withUnsafeBytes { bytes throws(ViewError) in try builder.add(chunk: bytes) }
             count += chunk.subscriptions
             if chunk.complete {
-                view.install(builder, position: chunk.position)
+                view.install(builder, position: chunk.position, committed: chunk.positionCommitted)
                 await publisher?.viewReplaced()
                 position.set(Int(chunk.position))
                 logger.info(

@@ -149,7 +149,7 @@ public final class ViewCheckpointService: LifecycleService {
     public func start() async throws {
         let running = Task { [self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+                try? await logger.clock.sleep(for: interval)
                 if Task.isCancelled { break }
                 await writeIfMoved()
             }
@@ -171,17 +171,18 @@ public final class ViewCheckpointService: LifecycleService {
         let checkpoint = checkpoint
         let view = view
         let version = policyVersion()
-        let started = ContinuousClock.now
+        let written = logger.clock.epochMilliseconds()
+        let started = logger.clock.nanoseconds()
         let result: Result<CheckpointSummary?, CheckpointError> = await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(
                     returning: Result { () throws(CheckpointError) in
                         try checkpoint.write(
-                            view, policyVersion: version, now: Int64(Date().timeIntervalSince1970 * 1000))
+                            view, policyVersion: version, now: written)
                     })
             }
         }
-        let elapsed = ContinuousClock.now - started
+        let elapsed = Duration.nanoseconds(Int64(clamping: logger.clock.nanoseconds() - started))
         let milliseconds = Int(
             elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         switch result {

@@ -2629,19 +2629,26 @@ public struct SnapshotChunk: ProtoMessage, Hashable {
     /// size its tables by; never a promise).
     public var expectedSubscriptions: UInt64
 
+    /// Set on the complete chunk when `position` is not 0: when the change at `position` was
+    /// committed, so that a reader that kept this snapshot can tell this ledger's change at that
+    /// position from another ledger's.
+    public var positionCommittedMilliseconds: Int64?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         subscriptions: [Subscription] = [],
         links: [AccountLink] = [],
         complete: Bool = false,
         position: UInt64 = 0,
-        expectedSubscriptions: UInt64 = 0
+        expectedSubscriptions: UInt64 = 0,
+        positionCommittedMilliseconds: Int64? = nil
     ) {
         self.subscriptions = subscriptions
         self.links = links
         self.complete = complete
         self.position = position
         self.expectedSubscriptions = expectedSubscriptions
+        self.positionCommittedMilliseconds = positionCommittedMilliseconds
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -2665,7 +2672,8 @@ extension SnapshotChunk: CMessageConvertible {
             links: ProtoField.messages(m.links, count: m.n_links, "links"),
             complete: m.complete != 0,
             position: m.position,
-            expectedSubscriptions: m.expected_subscriptions)
+            expectedSubscriptions: m.expected_subscriptions,
+            positionCommittedMilliseconds: ProtoField.nonZero(m.position_committed_ms))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -2676,6 +2684,7 @@ extension SnapshotChunk: CMessageConvertible {
         c.complete = complete ? 1 : 0
         c.position = position
         c.expected_subscriptions = expectedSubscriptions
+        c.position_committed_ms = positionCommittedMilliseconds ?? 0
     }
 }
 

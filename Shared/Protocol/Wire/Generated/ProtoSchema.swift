@@ -535,6 +535,7 @@ public enum ProtoSchema {
             Field(3, "complete", "complete", .bool),
             Field(4, "position", "position", .uint64),
             Field(5, "expected_subscriptions", "expectedSubscriptions", .uint64),
+            Field(6, "position_committed_ms", "positionCommittedMs", .int64, optional: true),
         ]),
         "subscriptions.ledger.v1.WatchChangesRequest": Message(fullName: "subscriptions.ledger.v1.WatchChangesRequest", fields: [
             Field(1, "after", "after", .uint64),

@@ -925,10 +925,16 @@ struct  Subscriptions__Ledger__V1__SnapshotChunk
    * size its tables by; never a promise).
    */
   uint64_t expected_subscriptions;
+  /*
+   * Set on the complete chunk when `position` is not 0: when the change at `position` was
+   * committed, so that a reader that kept this snapshot can tell this ledger's change at that
+   * position from another ledger's.
+   */
+  int64_t position_committed_ms;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__SNAPSHOT_CHUNK__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__snapshot_chunk__descriptor) \
-    , 0,NULL, 0,NULL, 0, 0, 0 }
+    , 0,NULL, 0,NULL, 0, 0, 0, 0 }
 
 
 struct  Subscriptions__Ledger__V1__WatchChangesRequest

@@ -5388,7 +5388,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__snapshot_request__de
   (ProtobufCMessageInit) subscriptions__ledger__v1__snapshot_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__snapshot_chunk__field_descriptors[5] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__snapshot_chunk__field_descriptors[6] =
 {
   {
     "subscriptions",
@@ -5450,18 +5450,31 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__snapshot_chunk_
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "position_committed_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__SnapshotChunk, position_committed_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__snapshot_chunk__field_indices_by_name[] = {
   2,   /* field[2] = complete */
   4,   /* field[4] = expected_subscriptions */
   1,   /* field[1] = links */
   3,   /* field[3] = position */
+  5,   /* field[5] = position_committed_ms */
   0,   /* field[0] = subscriptions */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__snapshot_chunk__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__snapshot_chunk__descriptor =
 {
@@ -5471,7 +5484,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__snapshot_chunk__desc
   "Subscriptions__Ledger__V1__SnapshotChunk",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__SnapshotChunk),
-  5,
+  6,
   subscriptions__ledger__v1__snapshot_chunk__field_descriptors,
   subscriptions__ledger__v1__snapshot_chunk__field_indices_by_name,
   1,  subscriptions__ledger__v1__snapshot_chunk__number_ranges,
