@@ -3,7 +3,7 @@ public import Wire
 /// How a client reaches a service's methods, named by their generated descriptors
 /// (`LedgerRPC.getSubscription`, …): over TCP (`RPCClient`) or in process
 /// (`InProcessTransport`, the server's router called directly, held to the same admission and
-/// deadlines). The generated clients (`LedgerServiceClient`, …) take any transport.
+/// deadlines). The generated clients (`LedgerClient`, …) take any transport.
 public protocol ClientTransport: Sendable {
     /// Calls a unary method. The deadline is the earliest of `timeout` and the deadline of the
     /// call being served (inside a handler); with neither, the transport's default.
