@@ -100,10 +100,12 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
         if draining || isDraining {
             return .failure(Refusal(methodIndex: nil, error: RPCError(.unavailable, Self.shuttingDown)))
         }
-        let method = found.map { router.entries[$0].name } ?? String(name().prefix(200))
+        // The name is read only for a refusal or a policy to check: an admitted call on a
+        // plaintext connection builds no string.
+        func method() -> String { found.map { router.entries[$0].name } ?? String(name().prefix(200)) }
         switch asker {
         case .peer(let identities):
-            if tls != nil, let refusal = refusal(method: method, identities: identities) {
+            if tls != nil, let refusal = refusal(method: method(), identities: identities) {
                 return .failure(Refusal(methodIndex: found, error: RPCError(.permissionDenied, refusal)))
             }
         case .caller(let identities?):
@@ -111,7 +113,7 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
                 return .failure(
                     Refusal(methodIndex: found, error: RPCError(.unauthenticated, "the caller has no identity")))
             }
-            if let refusal = refusal(method: method, identities: identities) {
+            if let refusal = refusal(method: method(), identities: identities) {
                 return .failure(Refusal(methodIndex: found, error: RPCError(.permissionDenied, refusal)))
             }
         case .caller(nil):
@@ -123,7 +125,7 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
             }
         }
         guard let index = found else {
-            return .failure(Refusal(methodIndex: nil, error: RPCError(.unimplemented, Self.unknownMethod(method))))
+            return .failure(Refusal(methodIndex: nil, error: RPCError(.unimplemented, Self.unknownMethod(method()))))
         }
         if let tooLarge = oversized(bytes, for: router.entries[index]) {
             return .failure(Refusal(methodIndex: index, error: RPCError(.resourceExhausted, tooLarge)))
