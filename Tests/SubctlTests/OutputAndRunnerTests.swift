@@ -195,6 +195,7 @@ struct OutputAndRunnerTests {
                   3  complete               bool
                   4  position               uint64
                   5  expectedSubscriptions  uint64
+                  6  positionCommittedMs    int64
                 """)
         let ambiguous = #expect(throws: SubctlError.self) { try OutputText.describe("Health") }
         #expect(

@@ -2,6 +2,7 @@ public import Config
 import Foundation
 public import Lifecycle
 import Observability
+public import RPC
 public import ServiceRuntime
 import Wire
 
@@ -21,13 +22,23 @@ public enum EntitlementService {
     /// (`LEDGER_ADDR`) kept by its change feed. It is ready once the ledger answers and the
     /// first snapshot is loaded. Throws `ConfigError` naming a bad variable or a bad policy file.
     public static func make(environment: EnvironmentReader, signal: ShutdownSignal) throws -> ServiceHost {
+        try make(environment: environment, signal: signal, ledger: nil)
+    }
+
+    /// As `make(environment:signal:)`, with `ledger` in place of a client of `LEDGER_ADDR` when
+    /// given (a ledger in this process, through `InProcessTransport`).
+    public static func make(
+        environment: EnvironmentReader, signal: ShutdownSignal, ledger ledgerTransport: (any ClientTransport)?
+    )
+        throws -> ServiceHost
+    {
         let host = try ServiceHost(
             name: "entitlement", healthMethod: healthMethod, defaultRPC: defaultRPCListen,
             defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
         // When the event log is turned on, if it is: before anything else this instance does.
         let started = host.clock.epochMilliseconds()
-        let client = try host.ledgerDependency(environment: environment)
+        let client = try host.ledgerDependency(environment: environment, transport: ledgerTransport)
         var policies: PolicyStore?
         let view = EntitlementView()
         if let path = environment.raw("ENTITLEMENT_POLICY_FILE") {

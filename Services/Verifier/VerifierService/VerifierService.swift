@@ -6,7 +6,7 @@ import GooglePlay
 import HTTP
 public import Lifecycle
 import Observability
-import RPC
+public import RPC
 public import ServiceRuntime
 import Wire
 
@@ -23,10 +23,20 @@ public enum VerifierService {
     /// `apple` (or, unset, when `APPLE_BUNDLE_ID` is): see `AppleSettings` for its variables.
     /// Throws `ConfigError` naming a bad variable.
     public static func make(environment: EnvironmentReader, signal: ShutdownSignal) throws -> ServiceHost {
+        try make(environment: environment, signal: signal, ledger: nil)
+    }
+
+    /// As `make(environment:signal:)`, with `ledger` in place of a client of `LEDGER_ADDR` when
+    /// given (a ledger in this process, through `InProcessTransport`).
+    public static func make(
+        environment: EnvironmentReader, signal: ShutdownSignal, ledger ledgerTransport: (any ClientTransport)?
+    )
+        throws -> ServiceHost
+    {
         let host = try ServiceHost(
             name: "verifier", healthMethod: healthMethod, defaultRPC: defaultRPCListen, defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
-        let ledger = LedgerClient(try host.ledgerDependency(environment: environment))
+        let ledger = LedgerClient(try host.ledgerDependency(environment: environment, transport: ledgerTransport))
         let rate = try environment.int("NOTIFY_RATE_PER_ADDRESS", default: 100, range: 0...1_000_000)
         let ingress = NotificationIngressGuard(
             rate: rate == 0 ? nil : Double(rate),

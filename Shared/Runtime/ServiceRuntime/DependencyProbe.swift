@@ -9,7 +9,7 @@ import Wire
 /// answer was SERVING. A service's readiness depends on the services it cannot work without.
 public final class DependencyProbe: LifecycleService {
     public let name: String
-    private let client: RPCClient
+    private let client: any ClientTransport
     private let method: String
     private let interval: Duration
     private let logger: Logger
@@ -18,7 +18,8 @@ public final class DependencyProbe: LifecycleService {
 
     /// Probes `method` (a `…/Health` method) through `client` every `interval` of the logger's time.
     public init(
-        name: String, client: RPCClient, healthMethod method: String, interval: Duration = .seconds(2), logger: Logger
+        name: String, client: any ClientTransport, healthMethod method: String, interval: Duration = .seconds(2),
+        logger: Logger
     ) {
         self.name = name
         self.client = client
@@ -55,7 +56,8 @@ public final class DependencyProbe: LifecycleService {
     private func probe() async {
         let wasHealthy = isHealthy
         do {
-            let response = try await client.call(method, HealthRequest(), as: HealthResponse.self, timeout: .seconds(1))
+            let response = try await client.call(
+                UnaryMethod<HealthRequest, HealthResponse>(method), HealthRequest(), timeout: .seconds(1))
             healthy.store(response.status == .serving, ordering: .relaxed)
         } catch {
             healthy.store(false, ordering: .relaxed)

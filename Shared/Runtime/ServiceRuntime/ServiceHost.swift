@@ -240,17 +240,23 @@ struct HTTPServerPart: LifecycleService {
 
 extension ServiceHost {
     /// A client for the ledger at `LEDGER_ADDR` (comma-separated for several instances), with
-    /// this service's TLS settings, and a probe of its health that `/readyz` waits for.
-    /// Throws `ConfigError` for a bad `LEDGER_ADDR`.
-    public func ledgerDependency(environment: EnvironmentReader) throws(ConfigError) -> RPCClient {
-        let endpoints = try environment.addresses("LEDGER_ADDR", default: "127.0.0.1:7002")
-        let client: RPCClient
-        do {
-            var configuration = RPCClientConfiguration(tls: settings.clientTLS)
-            configuration.clock = clock
-            client = try RPCClient(endpoints: endpoints, configuration: configuration, logger: logger)
-        } catch {
-            throw ConfigError(variable: "TLS_CERT", problem: error.message)
+    /// this service's TLS settings, or `transport` when given (a ledger in this process), and a
+    /// probe of its health that `/readyz` waits for. Throws `ConfigError` for a bad `LEDGER_ADDR`.
+    public func ledgerDependency(environment: EnvironmentReader, transport: (any ClientTransport)? = nil)
+        throws(ConfigError) -> any ClientTransport
+    {
+        let client: any ClientTransport
+        if let transport {
+            client = transport
+        } else {
+            let endpoints = try environment.addresses("LEDGER_ADDR", default: "127.0.0.1:7002")
+            do {
+                var configuration = RPCClientConfiguration(tls: settings.clientTLS)
+                configuration.clock = clock
+                client = try RPCClient(endpoints: endpoints, configuration: configuration, logger: logger)
+            } catch {
+                throw ConfigError(variable: "TLS_CERT", problem: error.message)
+            }
         }
         let probe = DependencyProbe(
             name: "ledger", client: client, healthMethod: LedgerRPC.health.name, logger: logger)
