@@ -109,7 +109,7 @@ struct AppleRecordedReplayTests {
                 try await stack.settle()
                 if index == 0 {
                     // The data carries no appAccountToken: the app's backend links the subscription.
-                    try await stack.entitlementStack.link(
+                    _ = try await stack.entitlementStack.link(
                         SubscriptionKey(store: .apple, environment: .sandbox, storeID: original), account: account,
                         tag: "link-\(account)")
                     try await stack.settle()

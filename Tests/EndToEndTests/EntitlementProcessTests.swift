@@ -158,7 +158,7 @@ struct EntitlementProcessTests {
                 "\(5_000_000_000 + index)", account: "acct-\(index % 30)",
                 expires: Self.now + Int64(index % 9 - 3) * 86_400_000, storeTime: Self.now + Int64(index))
         }
-        var first = try await stack.startEntitlement(environment: settings)
+        let first = try await stack.startEntitlement(environment: settings)
         #expect(try await first.process.line(containing: "no checkpoint; taking a snapshot", within: 20).contains(path))
         try await EntitlementStack.waitForPosition(last, http: first.http)
         first.process.terminate()

@@ -307,7 +307,7 @@ struct EventLogTests {
             let expires = clock.now + 10 * Self.day
             let key = SubscriptionKey(store: .apple, environment: .production, storeID: "4001")
             try await Self.recordCancelled(stack, "4001", at: clock.now, expires: expires)
-            try await stack.link(key, account: "acct-1", tag: "link-4001")
+            _ = try await stack.link(key, account: "acct-1", tag: "link-4001")
             var events = try await Self.until(stack, first, "the grant of access") {
                 $0.contains { $0.type == "access.granted" }
             }

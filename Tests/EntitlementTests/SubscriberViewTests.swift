@@ -131,7 +131,7 @@ struct SubscriberViewTests {
             do {
                 _ = try EntitlementMethods.activeSubscriptions(request, view: view, policy: Self.policy, now: Self.now)
                 return nil
-            } catch { return (error as? any RPCErrorConvertible)?.rpcError }
+            } catch { return error.rpcError }
         }
         #expect(
             refused(GetActiveSubscriptionsRequest(accountID: ""))

@@ -32,11 +32,11 @@ struct InProcessTransportTests {
         }
         let transport = InProcessTransport(server: server.server)
         let unknown = await Self.failure {
-            try await transport.call(Self.method("test.v1.Test/Nope"), RawMessage(bytes: []))
+            _ = try await transport.call(Self.method("test.v1.Test/Nope"), RawMessage(bytes: []))
         }
         #expect(unknown == RPCError(.unimplemented, #"unknown method "test.v1.Test/Nope""#))
         let large = await Self.failure {
-            try await transport.call(Self.method("test.v1.Test/Small"), RawMessage(bytes: [1, 2, 3, 4, 5]))
+            _ = try await transport.call(Self.method("test.v1.Test/Small"), RawMessage(bytes: [1, 2, 3, 4, 5]))
         }
         #expect(
             large
@@ -55,7 +55,7 @@ struct InProcessTransportTests {
             let transport = InProcessTransport(
                 server: server.server, caller: RPCCaller(identities: identities, peer: "test"))
             return await Self.failure {
-                try await transport.call(Self.method(TestMethods.echo), RawMessage(bytes: [1]))
+                _ = try await transport.call(Self.method(TestMethods.echo), RawMessage(bytes: [1]))
             }
         }
         #expect(await call(["verifier"]) == nil)
@@ -72,7 +72,7 @@ struct InProcessTransportTests {
         let transport = InProcessTransport(server: server.server)
         let call = Task {
             await Self.failure {
-                try await transport.call(
+                _ = try await transport.call(
                     Self.method(TestMethods.held), RawMessage(bytes: [1]), timeout: .milliseconds(20))
             }
         }

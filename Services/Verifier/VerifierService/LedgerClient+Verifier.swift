@@ -1,7 +1,7 @@
 public import Clients
 import Crypto
 public import Model
-public import RPC
+import RPC
 public import Wire
 
 /// The ledger calls the verifier makes beyond the generated ones: records keyed by content,

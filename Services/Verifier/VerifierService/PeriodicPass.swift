@@ -1,4 +1,4 @@
-public import Observability
+import Observability
 import Synchronization
 
 /// Runs a pass every `interval` of `clock`'s time (never when it is zero) until stopped: the

@@ -1,4 +1,4 @@
-public import Clients
+import Clients
 import Foundation
 import Model
 import Wire

@@ -1,7 +1,7 @@
 import AppStore
 import GooglePlay
 import Model
-public import Wire
+import Wire
 
 // The one place where the verifier's errors become wire statuses: the RPC layer answers a call
 // that threw one of them with its `rpcError`. Errors from the ledger client are `RPCError`

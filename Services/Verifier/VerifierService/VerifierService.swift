@@ -1,5 +1,5 @@
 import AppStore
-public import Clients
+import Clients
 public import Config
 import Foundation
 import GooglePlay

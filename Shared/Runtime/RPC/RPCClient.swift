@@ -1,4 +1,4 @@
-public import Config
+import Config
 import Dispatch
 import Glibc
 public import Observability

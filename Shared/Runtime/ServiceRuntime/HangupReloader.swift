@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-public import Lifecycle
+import Lifecycle
 
 /// Runs the service's reload actions (its policy file, its API keys) on every SIGHUP, one after
 /// the other in the order they were added, on a queue of their own. Each action logs what it

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Glibc
 
 /// Reading a service's JSON log lines on its stderr: until the listening line names the port,

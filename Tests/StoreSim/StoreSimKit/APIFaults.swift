@@ -1,5 +1,5 @@
 import Glibc
-public import HTTP
+import HTTP
 import Synchronization
 
 /// Failures a store's API gives instead of its real answer, for a while: the next `count` calls

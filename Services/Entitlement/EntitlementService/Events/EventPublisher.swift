@@ -1,10 +1,10 @@
-public import Foundation
+import Foundation
 public import Lifecycle
-public import Model
+import Model
 public import Observability
 public import RPC
 import Synchronization
-public import Wire
+import Wire
 
 /// Computes the event log in the one entitlement instance that holds the ledger's `events`
 /// lease, and appends it to the ledger (where `ListEvents` serves it).
@@ -277,7 +277,7 @@ public actor EventPublisher {
                 guard generation == pendingGeneration else { continue }
                 pending.removeFirst(min(batch.count, pending.count))
                 appendedThrough = max(appendedThrough, covers)
-            } catch let error as RPCError where error.code == .failedPrecondition {
+            } catch where error.code == .failedPrecondition {
                 stepDown("\(error.message)")
                 return false
             } catch {

@@ -1,5 +1,5 @@
 import Foundation
-public import RPC
+import RPC
 import Wire
 
 /// One named lease of the ledger kept by one owner: taken and renewed with `AcquireLease`, and

@@ -1,10 +1,10 @@
 public import Foundation
 import HTTPClient
-public import Model
+import Model
 public import Observability
 import ProtoJSON
 public import RPC
-public import Wire
+import Wire
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,7 +1,7 @@
 public import Clients
 public import Foundation
 public import GooglePlay
-public import Model
+import Model
 public import Observability
 
 /// The verifier's Google Play half: Real-time Developer Notifications, purchase verification

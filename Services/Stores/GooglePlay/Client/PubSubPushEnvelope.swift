@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The body of a Pub/Sub push request: `{"message":{"data":"<base64>","messageId":…,`
 /// `"publishTime":…,"attributes":{…}},"subscription":"projects/…"}`.

@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+import Foundation
 
 /// App Store signed data captured from Apple (notifications, transactions and renewal infos,
 /// each the JWS exactly as Apple signed it), and what the App Store Server API answered from it
