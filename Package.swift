@@ -255,7 +255,8 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "RPC", "Wire", "Connect", "ProtoJSON", "Config", "Crypto", "Model", "Sockets", "TestSupport",
-                "EntitlementService", "Observability", "HTTP", "SQLite",
+                "EntitlementService", "Observability", "HTTP", "SQLite", "LedgerService", "VerifierService",
+                "ServiceRuntime", "Lifecycle", "ServiceProcessKit",
             ],
             path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings),

@@ -77,7 +77,9 @@ struct AccessHistoryPropertyTests {
         let seed = SeededGenerator.seed(default: 0x4157_0129)
         let began = ContinuousClock.now
         // The simulator draws Apple's early charge moments from the seed too.
-        try await StoreSimStack.with(start: Self.start, simulator: ["STORESIM_APPLE_SEED": String(seed)]) { stack in
+        try await StoreSimStack.with(
+            start: Self.start, simulator: ["STORESIM_APPLE_SEED": String(seed)], inProcess: true
+        ) { stack in
             var generator = SeededGenerator(seed: seed)
             var lifecycles = (0..<2 * Self.lifecyclesPerStore).map { number in
                 let apple = number < Self.lifecyclesPerStore

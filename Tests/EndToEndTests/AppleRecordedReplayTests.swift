@@ -93,7 +93,7 @@ struct AppleRecordedReplayTests {
                 "STORESIM_APPLE_BUNDLE_ID": RecordedAppleLifecycle.bundleID,
                 "STORESIM_APPLE_APP_ID": String(RecordedAppleLifecycle.appAppleID),
             ],
-            policy: policy)
+            policy: policy, inProcess: true)
         do {
             let ingress = try await stack.verifier.httpPort()
             let account = "replay-\(UUID().uuidString.prefix(8).lowercased())"

@@ -1,6 +1,8 @@
 import Config
+import EntitlementService
 import Foundation
 import Glibc
+import LedgerService
 import Model
 import RPC
 import Sockets
@@ -21,19 +23,36 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
 
     let directory: URL
     let ledgerPort: Int
-    var ledger: ServiceProcess
+    /// The ledger's process; nil for a ledger in this test's process (`ledgerHost`).
+    var ledger: ServiceProcess!
+    /// The ledger in this test's process, when the stack runs it there.
+    private(set) var ledgerHost: InProcessService?
     var ledgerClient: RPCClient
     let policyPath: String
     /// Extra settings of the ledger (`LEDGER_TRANSFER_POLICY`, say), kept across restarts.
     let ledgerEnvironment: [String: String]
 
-    /// A stack whose entitlement services read `policy` (a policy file's text).
-    init(ledgerEnvironment: [String: String] = [:], policy: String = EntitlementStack.policy) async throws {
+    /// A stack whose entitlement services read `policy` (a policy file's text); with
+    /// `inProcess`, its ledger runs in this test's process (it cannot then be killed).
+    init(ledgerEnvironment: [String: String] = [:], policy: String = EntitlementStack.policy, inProcess: Bool = false)
+        async throws
+    {
         self.ledgerEnvironment = ledgerEnvironment
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("entitlement-stack-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         policyPath = directory.appendingPathComponent("policy.conf").path
         try Data(policy.utf8).write(to: URL(fileURLWithPath: policyPath))
+        if inProcess {
+            let host = try await InProcessService(
+                LedgerService.make,
+                environment: ledgerEnvironment.merging([
+                    "LEDGER_SQLITE_PATH": directory.appendingPathComponent("ledger.sqlite").path
+                ]) { old, _ in old })
+            ledgerHost = host
+            ledgerPort = host.rpcPort()
+            ledgerClient = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: ledgerPort)])
+            return
+        }
         // A port free a moment ago may be taken by the time the ledger binds it (another stack
         // chose it too): then the ledger says so and exits, and another port is tried.
         var attempt = 0
@@ -106,9 +125,28 @@ final class EntitlementStack: @unchecked Sendable {  // used from one test task 
 
     func stop() async {
         ledgerClient.shutdown()
-        ledger.terminate()
-        _ = await ledger.waitForExit()
+        if let ledgerHost {
+            await ledgerHost.stop()
+        } else {
+            ledger.terminate()
+            _ = await ledger.waitForExit()
+        }
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// An entitlement service in this test's process on the in-process ledger, reaching it
+    /// through the in-process transport.
+    func startEntitlementInProcess(environment extra: [String: String] = [:]) async throws -> (
+        service: InProcessService, client: RPCClient, http: Int
+    ) {
+        let ledger = try #require(ledgerHost, "the stack's ledger is a process").transport()
+        let service = try await InProcessService(
+            { environment, signal in
+                try EntitlementService.make(environment: environment, signal: signal, ledger: ledger)
+            },
+            environment: ["ENTITLEMENT_POLICY_FILE": policyPath].merging(extra) { _, new in new })
+        let client = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: service.rpcPort())])
+        return (service, client, service.httpPort())
     }
 
     // MARK: Ledger calls

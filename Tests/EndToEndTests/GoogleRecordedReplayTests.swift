@@ -64,7 +64,7 @@ struct GoogleRecordedReplayTests {
         }
         let stack = try await StoreSimStack(
             simulator: ["STORESIM_GOOGLE_RECORDED": Self.file.path, "STORESIM_GOOGLE_PACKAGE": Self.package],
-            policy: Self.policy)
+            policy: Self.policy, inProcess: true)
         do {
             for (run, (name, order)) in orders.enumerated() {
                 var history = RecordedHistory()

@@ -5,6 +5,7 @@ import RPC
 import Sockets
 import TestSupport
 import Testing
+import VerifierService
 import Wire
 
 /// The whole system against the store simulator: `storesim`, `ledger`, `verifier` and
@@ -18,9 +19,9 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     let storesim: ServiceProcess
     /// The simulator's control surface.
     let storesimPort: Int
-    let verifier: ServiceProcess
+    let verifier: any RunningService
     let verifierClient: RPCClient
-    let entitlement: ServiceProcess
+    let entitlement: any RunningService
     let entitlementHTTP: Int
     let entitlementClient: RPCClient
 
@@ -30,12 +31,16 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
 
     /// The stack with the simulator's clock starting at `start` (epoch ms; nil for now), extra
     /// settings for the ledger, the verifier and the simulator, and the entitlement policy.
+    /// With `inProcess`, the ledger, the entitlement service and the verifier run in this test's
+    /// process (the simulator, which plays the stores, stays a process), and the services reach
+    /// the ledger through the in-process transport: no process to start for each stack.
     init(
         start: Int64? = StoreSimStack.defaultStart, ledger: [String: String] = [:],
         verifier verifierExtra: [String: String] = [:], simulator simulatorExtra: [String: String] = [:],
-        entitlement entitlementExtra: [String: String] = [:], policy: String = EntitlementStack.policy
+        entitlement entitlementExtra: [String: String] = [:], policy: String = EntitlementStack.policy,
+        inProcess: Bool = false
     ) async throws {
-        entitlementStack = try await EntitlementStack(ledgerEnvironment: ledger, policy: policy)
+        entitlementStack = try await EntitlementStack(ledgerEnvironment: ledger, policy: policy, inProcess: inProcess)
         let directory = entitlementStack.directory.appendingPathComponent("storesim")
         var simulator = ["STORESIM_DIR": directory.path]
         simulator["STORESIM_START"] = start.map(String.init)
@@ -45,10 +50,20 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
         storesimPort = try #require(Int(ServiceProcess.field("control_port", in: ready) ?? ""))
         var settings = try ServiceFiles.environment(at: directory.appendingPathComponent("verifier.env"))
         settings["LEDGER_ADDR"] = "127.0.0.1:\(entitlementStack.ledgerPort)"
-        (entitlement, entitlementClient, entitlementHTTP) = try await entitlementStack.startEntitlement(
-            environment: entitlementExtra)
         settings.merge(verifierExtra) { _, new in new }
-        verifier = try ServiceProcess("verifier", environment: settings)
+        if let ledgerHost = entitlementStack.ledgerHost {
+            (entitlement, entitlementClient, entitlementHTTP) = try await entitlementStack.startEntitlementInProcess(
+                environment: entitlementExtra)
+            let transport = try ledgerHost.transport()
+            verifier = try await InProcessService(
+                { environment, signal in
+                    try VerifierService.make(environment: environment, signal: signal, ledger: transport)
+                }, environment: settings)
+        } else {
+            (entitlement, entitlementClient, entitlementHTTP) = try await entitlementStack.startEntitlement(
+                environment: entitlementExtra)
+            verifier = try ServiceProcess("verifier", environment: settings)
+        }
         verifierClient = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: try await verifier.rpcPort())])
         let verifierHTTP = try await verifier.httpPort()
         _ = try await control(
@@ -114,9 +129,9 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     /// happened.
     static func with(
         policy: String = EntitlementStack.policy, start: Int64? = StoreSimStack.defaultStart,
-        simulator: [String: String] = [:], _ body: (StoreSimStack) async throws -> Void
+        simulator: [String: String] = [:], inProcess: Bool = false, _ body: (StoreSimStack) async throws -> Void
     ) async throws {
-        let stack = try await StoreSimStack(start: start, simulator: simulator, policy: policy)
+        let stack = try await StoreSimStack(start: start, simulator: simulator, policy: policy, inProcess: inProcess)
         do { try await body(stack) } catch {
             await stack.stop()
             throw error
@@ -133,10 +148,7 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
     func stop() async {
         verifierClient.shutdown()
         entitlementClient.shutdown()
-        for process in [verifier, entitlement, storesim] {
-            process.terminate()
-            _ = await process.waitForExit()
-        }
+        for service in [verifier, entitlement, storesim] as [any RunningService] { await service.stop() }
         await entitlementStack.stop()
     }
 

@@ -152,7 +152,7 @@ struct WebhookLifecycleTests {
             _ = try await Self.delivered(stack, receiver) { $0.filter { $0.type == "subscription.renewed" }.count >= 3 }
             // Kill whichever instance delivers, mid-stream: more renewals are coming.
             let first = try await HostileLoadTests.metric(stack.entitlementHTTP, #"webhook_delivering{endpoint="crm"}"#)
-            let victim = first == 1 ? stack.entitlement : other
+            let victim = try #require(first == 1 ? stack.entitlement as? ServiceProcess : other)
             let survivor = first == 1 ? otherHTTP : stack.entitlementHTTP
             try await stack.control("clock/advance", ["by": "+31d"])
             victim.kill()
