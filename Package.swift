@@ -215,7 +215,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "RPCTests",
-            dependencies: ["RPC", "Wire", "Crypto", "Observability", "Lifecycle", "Sockets", "TestSupport"],
+            dependencies: [
+                "RPC", "Wire", "Crypto", "Observability", "Lifecycle", "Sockets", "TestSupport", "ServiceProcessKit",
+            ],
             path: "Tests/RPCTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPTests", dependencies: ["HTTP", "Observability"], path: "Tests/HTTPTests",

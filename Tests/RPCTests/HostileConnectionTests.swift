@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RPC
+import ServiceProcessKit
 import Testing
 import Wire
 
@@ -170,12 +171,11 @@ struct HostileConnectionTests {
         // the count stops moving.
         var previous = -1
         var current = test.streamSent.all.count
-        for _ in 0..<40 where current != previous {
-            try await Task.sleep(for: .milliseconds(250))
-            previous = current
-            current = test.streamSent.all.count
+        let stopped = try await poll(within: .seconds(10), every: .milliseconds(250)) {
+            (previous, current) = (current, test.streamSent.all.count)
+            return current == previous
         }
-        #expect(current == previous, "the handler kept sending: \(current) messages")
+        #expect(stopped, "the handler kept sending: \(current) messages")
         // 64 KiB each: the kernel's buffers (at most 4 MiB sending, 0.5 MiB receiving) plus
         // 5 MiB here, far below the 4096 messages (256 MiB) the credit alone would allow.
         #expect(current < 170, "\(current) messages")

@@ -55,12 +55,13 @@ public final class ServiceProcess: Sendable {
                     for continuation in ready { continuation.resume(returning: line) }
                 }
             }
+            // Ended first, so that a waiter added from now on sees it and does not wait.
+            output.logEnded.withLock { $0 = true }
             let left = output.waiters.withLock { list -> [CheckedContinuation<String?, Never>] in
                 defer { list.removeAll() }
                 return list.map(\.1)
             }
             for continuation in left { continuation.resume(returning: nil) }
-            output.logEnded.withLock { $0 = true }
         }
         let waiter = Thread { [process, output] in
             let status = process.wait()
@@ -80,8 +81,10 @@ public final class ServiceProcess: Sendable {
             let found = output.lines.withLock { $0.first { $0.contains(text) } }
             if let found { return continuation.resume(returning: found) }
             output.waiters.withLock { $0.append((text, continuation)) }
-            // A line may have arrived between the two looks.
-            if let late = output.lines.withLock({ $0.first { $0.contains(text) } }) {
+            // A line may have arrived between the two looks, or the log ended (nothing more
+            // will wake the waiter).
+            let late = output.lines.withLock { $0.first { $0.contains(text) } }
+            if late != nil || output.logEnded.withLock({ $0 }) {
                 let mine = output.waiters.withLock { list -> CheckedContinuation<String?, Never>? in
                     guard let index = list.firstIndex(where: { $0.0 == text }) else { return nil }
                     return list.remove(at: index).1
@@ -91,13 +94,23 @@ public final class ServiceProcess: Sendable {
         }
     }
 
-    /// The first stderr line containing `text`, waiting at most `seconds`; throws when the
-    /// process ends or the time passes without one.
+    /// The first stderr line containing `text`, as `line(containing:)` waits for it (woken by
+    /// the line, or by the end of the log); throws when the process ends without one, or when
+    /// `seconds` pass first (a guard against a hang: the waiter is then given up).
     public func line(containing text: String, within seconds: Double) async throws -> String {
-        _ = try await poll(within: .milliseconds(Int64(seconds * 1000))) {
-            output.lines.withLock { $0.contains { $0.contains(text) } } || process.exitStatus != nil
+        let output = self.output
+        let guardTimer = DispatchWorkItem {
+            let abandoned = output.waiters.withLock { list -> [CheckedContinuation<String?, Never>] in
+                let mine = list.filter { $0.0 == text }.map(\.1)
+                list.removeAll { $0.0 == text }
+                return mine
+            }
+            for continuation in abandoned { continuation.resume(returning: nil) }
         }
-        if let line = output.lines.withLock({ $0.first { $0.contains(text) } }) { return line }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: guardTimer)
+        let found = await line(containing: text)
+        guardTimer.cancel()
+        if let found { return found }
         throw ServiceProcessError("\(name) did not log \(text) within \(seconds) s: \(log.suffix(5))")
     }
 
