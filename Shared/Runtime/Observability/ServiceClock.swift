@@ -175,4 +175,7 @@ extension UInt64 {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? .max : sum
     }
+
+    /// `self - other`, or 0 where `other` is larger (the time left before a deadline passed).
+    public func subtractingClamped(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
 }

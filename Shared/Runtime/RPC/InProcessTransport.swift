@@ -24,7 +24,7 @@ public struct InProcessTransport: ClientTransport {
         if Task.isCancelled { throw RPCError(.cancelled, "the caller cancelled the call") }
         let core = server.core
         let started = core.clock.nanoseconds()
-        let index = core.router.entries.firstIndex { $0.name == method.name }
+        let index = core.router.index(named: method.name)
         core.callStarted()
         let result: Result<[UInt8], RPCError>
         switch core.begin(
@@ -61,7 +61,7 @@ public struct InProcessTransport: ClientTransport {
         let state = ResponseStreamState(
             window: window, grant: { link.writer?.grant($0) }, cancelCall: { link.task?.cancel() })
         let stream = RPCResponseStream(handle: StreamHandle(state: state))
-        let index = core.router.entries.firstIndex { $0.name == method.name }
+        let index = core.router.index(named: method.name)
         let entry: RPCRouter.Entry
         switch core.admit(index, name: method.name, asker: .caller(caller.identities), bytes: payload.count) {
         case .success(let admitted): entry = core.router.entries[admitted]
@@ -152,9 +152,4 @@ private final class StreamLink: Sendable {
         get { state.withLock { $0.task } }
         set { state.withLock { $0.task = newValue } }
     }
-}
-
-extension UInt64 {
-    /// `self - other`, or 0 where `other` is larger.
-    func subtractingClamped(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
 }

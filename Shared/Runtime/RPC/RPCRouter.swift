@@ -163,6 +163,9 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
     /// Every registered method name.
     public var methodNames: [String] { entries.map(\.name) }
 
+    /// The index in `entries` of the method named `name`, for a call that did not come in a frame.
+    func index(named name: String) -> Int? { entries.firstIndex { $0.name == name } }
+
     /// The index in `entries` of the method with this UTF-8 name.
     func index(of name: UnsafeBufferPointer<UInt8>) -> Int? {
         nameBytes.withUnsafeBufferPointer { bytes in

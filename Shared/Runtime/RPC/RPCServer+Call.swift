@@ -43,7 +43,7 @@ extension RPCServer {
     {
         let core = self.core
         let started = core.clock.nanoseconds()
-        let index = core.router.entries.firstIndex { $0.name == method }
+        let index = core.router.index(named: method)
         let result = core.callBlocking(index, method, payload, timeoutMilliseconds, caller, started: started)
         core.recordCall(index, result, started: started)
         return result
@@ -157,8 +157,7 @@ final class CallAnswer: Sendable {
 
     /// The answer, or nil when `clock`'s monotonic time `deadline` passed first.
     func wait(until deadline: UInt64, on clock: any ServiceClock) -> Result<[UInt8], RPCError>? {
-        let now = clock.nanoseconds()
-        let left = deadline > now ? deadline - now : 0
+        let left = deadline.subtractingClamped(clock.nanoseconds())
         guard clock.wait(done, for: .nanoseconds(Int64(clamping: left))) else { return nil }
         return state.withLock { $0.result }
     }
