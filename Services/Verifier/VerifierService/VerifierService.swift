@@ -88,7 +88,7 @@ public enum VerifierService {
         configuration.baseURL = settings.apiURL
         configuration.tokenURL = settings.tokenURL
         configuration.requestTimeout = settings.apiTimeout
-        configuration.now = host.date
+        configuration.now = host.machineDate
         configuration.sleep = { [clock = host.clock] in try await clock.sleep(for: $0) }
         let client: GooglePlayDeveloperAPIClient
         do {
@@ -131,7 +131,7 @@ public enum VerifierService {
         configuration.sandboxBaseURL = settings.sandboxAPI
         configuration.fallBackToOtherEnvironment = settings.askOtherEnvironment
         configuration.requestTimeout = settings.apiTimeout
-        configuration.now = host.date
+        configuration.now = host.machineDate
         configuration.sleep = { [clock = host.clock] in try await clock.sleep(for: $0) }
         let client: AppStoreServerAPIClient
         do {

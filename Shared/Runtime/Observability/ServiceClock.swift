@@ -8,8 +8,14 @@ import Synchronization
 public protocol ServiceClock: Sendable {
     /// Monotonic nanoseconds: the time base of deadlines, timers and latency figures.
     func nanoseconds() -> UInt64
-    /// Wall time, in milliseconds since the Unix epoch.
+    /// Wall time, in milliseconds since the Unix epoch: the time the service decides at
+    /// (commit times, "now" of an access question, when access ended).
     func epochMilliseconds() -> Int64
+    /// The machine's wall time, for what another party checks against its own clock: the
+    /// issue and expiry times of tokens the service signs, a webhook's `webhook-timestamp`, an
+    /// HTTP `Retry-After` date. The same as `epochMilliseconds()` except for a clock that
+    /// follows a simulated one (`FileClock`).
+    func machineEpochMilliseconds() -> Int64
     /// Suspends for `duration` of this clock's time; throws `CancellationError` when the task
     /// is cancelled first.
     func sleep(for duration: Duration) async throws
@@ -45,6 +51,10 @@ public struct SystemClock: ServiceClock {
     public func wait(_ semaphore: DispatchSemaphore, for duration: Duration) -> Bool {
         semaphore.wait(timeout: .now() + .nanoseconds(Int(clamping: duration.nanosecondsClamped))) == .success
     }
+}
+
+extension ServiceClock {
+    public func machineEpochMilliseconds() -> Int64 { epochMilliseconds() }
 }
 
 extension ServiceClock where Self == SystemClock {

@@ -1,6 +1,7 @@
 public import Config
 import Foundation
 public import HTTP
+public import Observability
 public import RPC
 public import Sockets
 import Wire
@@ -19,6 +20,9 @@ public struct HostSettings: Sendable {
     public var apiKeysFile: String?
     /// Whether `HTTP_LISTEN` is HTTPS with the TLS files (`HTTP_TLS`, on by default with them).
     public var httpTLS: Bool
+    /// A clock file (`CLOCK_FILE`) whose time the service decides at instead of the machine's:
+    /// the store simulator's, for a sandbox or a demo; nil runs on the machine's clock.
+    public var clock: FileClock?
     /// Client-side TLS for calls this service makes to others (same files as its server side).
     public var clientTLS: TLSConfiguration? { server.tls }
 
@@ -104,6 +108,13 @@ public struct HostSettings: Sendable {
             )
         }
         self.server = server
+        if let path = try env.readableFile("CLOCK_FILE") {
+            do throws(FileClockError) {
+                clock = try FileClock(path: path)
+            } catch {
+                throw ConfigError(variable: "CLOCK_FILE", problem: error.message)
+            }
+        }
         httpTLS = try env.choice("HTTP_TLS", default: "on", choices: ["on", "off"]) == "on" && server.tls != nil
         if env.raw("HTTP_TLS") == "on" && server.tls == nil {
             throw ConfigError(variable: "HTTP_TLS", problem: "needs TLS_CERT, TLS_KEY and TLS_CA")

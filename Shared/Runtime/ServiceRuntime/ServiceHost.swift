@@ -50,9 +50,11 @@ public final class ServiceHost: Sendable {
     ) throws(ConfigError) {
         self.name = name
         self.version = version
+        var settings = try HostSettings(environment: environment, defaultRPC: defaultRPC, defaultHTTP: defaultHTTP)
+        // A clock file, where one is set, stands in for the machine's clock.
+        let clock: any ServiceClock = settings.clock ?? clock
         self.clock = clock
         started = clock.nanoseconds()
-        var settings = try HostSettings(environment: environment, defaultRPC: defaultRPC, defaultHTTP: defaultHTTP)
         settings.server.clock = clock
         self.settings = settings
         logger = Logger(
@@ -104,6 +106,12 @@ public final class ServiceHost: Sendable {
     /// The clock's wall time as a date, for parts that take one.
     public var date: @Sendable () -> Date {
         { [clock] in Date(timeIntervalSince1970: Double(clock.epochMilliseconds()) / 1000) }
+    }
+
+    /// The machine's wall time as a date, for what another party checks against its own clock
+    /// (the tokens the service signs to call a store).
+    public var machineDate: @Sendable () -> Date {
+        { [clock] in Date(timeIntervalSince1970: Double(clock.machineEpochMilliseconds()) / 1000) }
     }
 
     /// The release this build reports.

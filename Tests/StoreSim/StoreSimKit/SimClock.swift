@@ -1,21 +1,47 @@
+import Foundation
 import Synchronization
 
 /// The simulator's clock: epoch milliseconds that move only when told to, so a test or the
 /// demo can live through a year of renewals in seconds and get the same answers every time.
 public final class SimClock: Sendable {
-    private let milliseconds: Mutex<Int64>
+    private struct State {
+        var milliseconds: Int64
+        /// Where the time is written at each move, for services that follow it (`CLOCK_FILE`).
+        var file: URL?
+    }
 
-    public init(startMilliseconds: Int64) { milliseconds = Mutex(startMilliseconds) }
+    private let state: Mutex<State>
 
-    public var now: Int64 { milliseconds.withLock { $0 } }
+    public init(startMilliseconds: Int64) { state = Mutex(State(milliseconds: startMilliseconds)) }
+
+    public var now: Int64 { state.withLock { $0.milliseconds } }
+
+    /// Writes the time into `path` now and at every move from here on (replaced whole, so a
+    /// reader sees the old time or the new one): the file services name as `CLOCK_FILE`.
+    public func publish(to path: String) throws {
+        try state.withLock { state in
+            let file = URL(fileURLWithPath: path)
+            try Self.write(state.milliseconds, to: file)
+            state.file = file
+        }
+    }
 
     /// Moves the clock forward by `offset` milliseconds (never back) and returns the new time.
     @discardableResult
     public func advance(by offset: Int64) -> Int64 {
-        milliseconds.withLock { value in
-            value += max(0, offset)
-            return value
+        state.withLock { state in
+            state.milliseconds += max(0, offset)
+            if let file = state.file {
+                // A file that can no longer be written leaves the followers a step behind; the
+                // simulator's own time moves on regardless.
+                try? Self.write(state.milliseconds, to: file)
+            }
+            return state.milliseconds
         }
+    }
+
+    private static func write(_ milliseconds: Int64, to file: URL) throws {
+        try Data("\(milliseconds)\n".utf8).write(to: file, options: .atomic)
     }
 
     /// An offset written `+<number><unit>` with the unit `d`, `h`, `m` or `s` (`+31d`, `+90m`),

@@ -18,7 +18,9 @@ import Sockets
 ///   so that a control call waiting for the services to take its notifications never holds a
 ///   thread the services' calls back into the store APIs need. The log line "storesim ready"
 ///   gives both ports (`port`, `control_port`).
-/// - `STORESIM_DIR`: where to write the files (default `./storesim`).
+/// - `STORESIM_DIR`: where to write the files (default `./storesim`), among them `clock`: the
+///   simulator's time in epoch milliseconds, rewritten at each move, which services started
+///   with `CLOCK_FILE` naming it decide at.
 /// - `STORESIM_START`: the clock's start, epoch milliseconds (default now).
 /// - `STORESIM_APPLE_BUNDLE_ID` (default `com.example.app`), `STORESIM_APPLE_APP_ID`
 ///   (default 1234567890), `STORESIM_APPLE_GRACE_DAYS` (default 16; 0 for none).
@@ -124,6 +126,8 @@ public enum StoreSimLauncher {
             recorded?.registerControl(on: control)
             recordedGoogle?.registerControl(on: control, delivery: simulator.googleDelivery)
             try control.start()
+            try FileManager.default.createDirectory(atPath: settings.directory, withIntermediateDirectories: true)
+            try clock.publish(to: URL(fileURLWithPath: settings.directory).appendingPathComponent("clock").path)
             // verifier.env last and whole: a reader that sees it finds every file it names.
             let appleSettings = try writeAppleFiles(settings: settings, chain: chain, apiKey: apiKey, port: server.port)
             let googleSettings = try writeGoogleFiles(
