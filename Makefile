@@ -1,6 +1,6 @@
 # Entry points. Each installs what a fresh Debian machine lacks before it builds.
 SWIFT ?= swift
-.PHONY: deps build release run demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement bench-webhooks format clean
+.PHONY: deps build release run sandbox demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement bench-webhooks format clean
 
 deps:
 	@scripts/install-deps build
@@ -14,6 +14,12 @@ release: deps
 # The whole system on loopback with its embedded defaults (Ctrl-C stops it).
 run: build
 	scripts/run-local
+
+# The services and the store simulator wired together on loopback, on the simulator's clock,
+# with the event log delivering to a local webhook receiver: the quickstart's playground
+# (docs/quickstart.md; a new sandbox at each start; Ctrl-C stops it).
+sandbox: build
+	scripts/run-local --sandbox
 
 check-generated: deps
 	scripts/check-generated

@@ -175,6 +175,15 @@ struct LedgerEventLogTests {
                 state.announced.first?.untilMilliseconds == 1_900_000_000_000 && state.announced.first?.position == 7)
             // Another owner, once it holds the lease, goes on; the first may not append any more.
             clock.advance(by: 20_000)
+            // Expired and not yet taken: the owner is told its lease ran out, and when.
+            await #expect {
+                _ = try await ledger.eventLog.appendEvents(
+                    AppendEventsRequest(owner: "x", events: [], throughFeedPosition: 8))
+            } throws: { error in
+                guard case LedgerError.failedPrecondition(let message) = error else { return false }
+                return message.hasPrefix("the events lease of x expired at ")
+                    && message.hasSuffix(": take it again with AcquireLease")
+            }
             #expect(try await Self.lease(ledger, "y").held)
             await #expect(throws: LedgerError.failedPrecondition("the events lease is held by y, not by x")) {
                 _ = try await ledger.eventLog.appendEvents(

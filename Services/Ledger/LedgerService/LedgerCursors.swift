@@ -75,6 +75,11 @@ extension LedgerCursors {
     static func checkLease(_ store: LedgerStore, _ name: String, owner: String, at: Int64) throws {
         let (holder, expires) = try store.lease(name)
         guard holder == owner, (expires ?? 0) > at else {
+            if holder == owner, let expires {
+                throw LedgerError.failedPrecondition(
+                    "the \(name) lease of \(owner) expired at \(expires) ms, before \(at): take it again with AcquireLease"
+                )
+            }
             throw LedgerError.failedPrecondition(
                 holder.map { "the \(name) lease is held by \($0), not by \(owner)" }
                     ?? "the \(name) lease is not held: take it with AcquireLease first")

@@ -108,7 +108,8 @@ public enum VerifierService {
             configuration: .init(
                 audience: settings.pushAudience, serviceAccountEmail: settings.pushServiceAccount, keySource: keys))
         let adapter = GoogleAdapter(
-            catalog: settings.catalog, api: client, ledger: ledger, now: host.date, logger: host.logger,
+            catalog: settings.catalog, api: client, ledger: ledger, now: host.date, machineNow: host.machineDate,
+            logger: host.logger,
             metrics: host.metrics, ingress: ingress)
         return (adapter, authenticator)
     }
@@ -141,7 +142,7 @@ public enum VerifierService {
         }
         return AppleAdapter(
             verifiers: try settings.verifiers(), api: client, ledger: ledger, tokenNamespace: settings.tokenNamespace,
-            revocation: try settings.revocationChecker(), now: host.date,
+            revocation: try settings.revocationChecker(), now: host.date, machineNow: host.machineDate,
             logger: host.logger, metrics: host.metrics, ingress: ingress)
     }
 }

@@ -5,13 +5,14 @@ import Synchronization
 /// A clock whose wall time follows a time another program writes into a file: the store
 /// simulator writes its own time there (`STORESIM_DIR/clock`) at each move, and services
 /// started with `CLOCK_FILE` decide at it, so that a sandbox's thirty days pass in one call.
-/// The file holds the time in epoch milliseconds as decimal digits; the writer replaces it
-/// whole (a rename), so a reader sees the old time or the new one.
 ///
-/// Between two moves the time runs on at the machine's pace from the last time written (a
-/// simulator's clock stands still between its moves; leases, retries and timers of the
-/// services must not). A move to a time the running clock already passed is taken as no move:
-/// the wall time never goes back.
+/// The file holds two numbers in decimal, epoch milliseconds: the simulated time and the
+/// machine's wall time when it was written (`1767225600000 1796455704530`). Between two moves
+/// the time runs on at the machine's pace from there — a simulator's clock stands still between
+/// its moves, but the leases, retries and timers of the services must not — and every process
+/// reading the file computes the same time. The writer replaces the file whole (a rename), so a
+/// reader sees the old pair or the new one. A move to a time this clock already passed is no
+/// move: the wall time never goes back.
 ///
 /// Only the wall time follows the file. Deadlines, timeouts and sleeps run on the machine's
 /// monotonic clock, and `machineEpochMilliseconds()` stays the machine's, so that tokens and
@@ -22,16 +23,14 @@ public final class FileClock: ServiceClock {
     public let path: String
     /// The machine's clocks (another clock in tests).
     private let system: any ServiceClock
+    /// The file's last pair, and the latest time answered (the floor of the next answer).
+    private let state: Mutex<(pair: Pair, answered: Int64)>
 
-    private struct State {
-        /// The last time read from the file.
-        var written: Int64
-        /// The wall time at `base` on the monotonic clock; it runs on from there.
-        var start: Int64
-        var base: UInt64
+    /// A time and the machine's wall time when it was that.
+    struct Pair: Equatable {
+        var time: Int64
+        var machine: Int64
     }
-
-    private let state: Mutex<State>
 
     /// Reads `path` once; throws a message saying what is wrong with it.
     public init(path: String, machine: any ServiceClock = SystemClock()) throws(FileClockError) {
@@ -39,24 +38,24 @@ public final class FileClock: ServiceClock {
         system = machine
         guard let first = Self.read(path) else {
             throw FileClockError(
-                message: "cannot read a time in epoch milliseconds (decimal digits) from \(path)")
+                message:
+                    "\(path) does not hold a time and the machine's time when it was written, "
+                    + "two numbers of epoch milliseconds (as storesim writes STORESIM_DIR/clock)")
         }
-        state = Mutex(State(written: first, start: first, base: system.nanoseconds()))
+        state = Mutex((first, first.time))
     }
 
     public func nanoseconds() -> UInt64 { system.nanoseconds() }
 
     public func epochMilliseconds() -> Int64 {
-        // A failed read (the file gone for a moment) leaves the time running from the last one.
+        // A failed read (the file gone for a moment) leaves the time running from the last pair.
         let read = Self.read(path)
-        let monotonic = system.nanoseconds()
+        let machine = system.machineEpochMilliseconds()
         return state.withLock { state in
-            let running = state.start + Int64((monotonic.subtractingClamped(state.base)) / 1_000_000)
-            guard let read, read != state.written else { return running }
-            state.written = read
-            state.start = max(read, running)
-            state.base = monotonic
-            return state.start
+            if let read { state.pair = read }
+            let running = state.pair.time + max(0, machine - state.pair.machine)
+            state.answered = max(state.answered, running)
+            return state.answered
         }
     }
 
@@ -70,19 +69,23 @@ public final class FileClock: ServiceClock {
         system.wait(semaphore, for: duration)
     }
 
-    /// The time in the file, or nil when it cannot be opened or holds anything but 1 to 18
-    /// decimal digits (and a newline).
-    static func read(_ path: String) -> Int64? {
+    /// The pair in the file, or nil when it cannot be opened or holds anything but two numbers
+    /// of 1 to 18 decimal digits separated by one space (and a newline).
+    static func read(_ path: String) -> Pair? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: 32)
+        var bytes = [UInt8](repeating: 0, count: 64)
         let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        var digits = bytes[0..<count]
-        while let last = digits.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") {
-            digits = digits.dropLast()
-        }
+        guard count > 0, count < 64 else { return nil }
+        var text = bytes[0..<count]
+        if text.last == UInt8(ascii: "\n") { text = text.dropLast() }
+        let fields = text.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        guard fields.count == 2, let time = number(fields[0]), let machine = number(fields[1]) else { return nil }
+        return Pair(time: time, machine: machine)
+    }
+
+    private static func number(_ digits: ArraySlice<UInt8>) -> Int64? {
         guard (1...18).contains(digits.count) else { return nil }
         var value: Int64 = 0
         for byte in digits {

@@ -16,8 +16,9 @@ public final class SimClock: Sendable {
 
     public var now: Int64 { state.withLock { $0.milliseconds } }
 
-    /// Writes the time into `path` now and at every move from here on (replaced whole, so a
-    /// reader sees the old time or the new one): the file services name as `CLOCK_FILE`.
+    /// Writes the time into `path` now and at every move from here on, with the machine's time
+    /// (replaced whole, so a reader sees the old pair or the new one): the file services name as
+    /// `CLOCK_FILE`.
     public func publish(to path: String) throws {
         try state.withLock { state in
             let file = URL(fileURLWithPath: path)
@@ -40,8 +41,10 @@ public final class SimClock: Sendable {
         }
     }
 
+    /// The time and the machine's wall time now, the pair a `FileClock` runs on from.
     private static func write(_ milliseconds: Int64, to file: URL) throws {
-        try Data("\(milliseconds)\n".utf8).write(to: file, options: .atomic)
+        let machine = Int64(Date().timeIntervalSince1970 * 1000)
+        try Data("\(milliseconds) \(machine)\n".utf8).write(to: file, options: .atomic)
     }
 
     /// An offset written `+<number><unit>` with the unit `d`, `h`, `m` or `s` (`+31d`, `+90m`),

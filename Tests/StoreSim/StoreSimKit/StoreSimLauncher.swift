@@ -19,8 +19,8 @@ import Sockets
 ///   thread the services' calls back into the store APIs need. The log line "storesim ready"
 ///   gives both ports (`port`, `control_port`).
 /// - `STORESIM_DIR`: where to write the files (default `./storesim`), among them `clock`: the
-///   simulator's time in epoch milliseconds, rewritten at each move, which services started
-///   with `CLOCK_FILE` naming it decide at.
+///   simulator's time and the machine's when it was written (epoch milliseconds), rewritten at
+///   each move, which services started with `CLOCK_FILE` naming it decide at (`FileClock`).
 /// - `STORESIM_START`: the clock's start, epoch milliseconds (default now).
 /// - `STORESIM_APPLE_BUNDLE_ID` (default `com.example.app`), `STORESIM_APPLE_APP_ID`
 ///   (default 1234567890), `STORESIM_APPLE_GRACE_DAYS` (default 16; 0 for none).

@@ -30,14 +30,17 @@ struct LeaseKeeper: Sendable {
         self.milliseconds = milliseconds
     }
 
-    /// Asks the ledger once to take or renew it.
+    /// Asks the ledger once to take or renew it, waiting at most a third of the lease (the
+    /// time between two asks): an ask held up longer, by a ledger not yet listening, would
+    /// hold up the next one too.
     func ask(_ client: any ClientTransport) async -> Result<AcquireLeaseResponse, RPCError> {
         do throws(RPCError) {
             return .success(
                 try await client.call(
                     LedgerRPC.acquireLease,
                     AcquireLeaseRequest(
-                        name: name, owner: owner, ttlMilliseconds: milliseconds, logOnMilliseconds: logOn)))
+                        name: name, owner: owner, ttlMilliseconds: milliseconds, logOnMilliseconds: logOn),
+                    timeout: .milliseconds(max(1, milliseconds / 3))))
         } catch {
             return .failure(error)
         }

@@ -13,6 +13,9 @@ public final class AppleAdapter: Sendable {
     let ledger: any LedgerClientProtocol
     let tokenNamespace: UUID
     let now: @Sendable () -> Date
+    /// The machine's time, for what was signed against another party's clock (a push's token,
+    /// an OCSP answer); `now` unless the service decides at a simulated time.
+    let machineNow: @Sendable () -> Date
     let logger: Logger
     let revocation: AppleRevocationChecker?
     let queue: BoundedWorkQueue
@@ -51,7 +54,7 @@ public final class AppleAdapter: Sendable {
     public init(
         verifiers: [AppleEnvironment: AppleSignedDataVerifier], api: any AppStoreAPI, ledger: any LedgerClientProtocol,
         tokenNamespace: UUID = AppleSettings.defaultTokenNamespace, revocation: AppleRevocationChecker? = nil,
-        now: @escaping @Sendable () -> Date = { Date() },
+        now: @escaping @Sendable () -> Date = { Date() }, machineNow: (@Sendable () -> Date)? = nil,
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
         processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5),
         ingress: NotificationIngressGuard = NotificationIngressGuard(rate: nil, burst: 1)
@@ -64,6 +67,7 @@ public final class AppleAdapter: Sendable {
         self.tokenNamespace = tokenNamespace
         self.revocation = revocation
         self.now = now
+        self.machineNow = machineNow ?? now
         self.logger = logger
         queue = BoundedWorkQueue(concurrency: processingConcurrency, capacity: processingCapacity)
         counters = Counters(registry: metrics)
@@ -74,7 +78,7 @@ public final class AppleAdapter: Sendable {
 
     /// With online checks on: the OCSP status of the chain that signed `jws` (verified already).
     func checkRevocation(_ jws: String) async throws(AppleVerificationError) {
-        try await revocation?.check(jws, now: now())
+        try await revocation?.check(jws, now: machineNow())
     }
 
     var nowMilliseconds: Int64 { Int64(now().timeIntervalSince1970 * 1000) }

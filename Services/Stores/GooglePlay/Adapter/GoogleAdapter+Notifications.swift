@@ -31,7 +31,7 @@ extension GoogleAdapter {
     /// Handles one push (on an HTTP server thread; blocks for the checks and the ledger).
     public func receivePush(_ request: HTTPRequest, authenticator: PubSubPushAuthenticator) -> HTTPResponse {
         let header = request.headers.first { $0.key.lowercased() == "authorization" }?.value
-        let now = self.now()
+        let now = machineNow()
         guard
             let checked = BlockingCall.run(
                 timeout: ledgerTimeout,

@@ -26,6 +26,9 @@ public final class GoogleAdapter: Sendable {
     let api: any GooglePlayAPI
     let ledger: any LedgerClientProtocol
     let now: @Sendable () -> Date
+    /// The machine's time, for what was signed against another party's clock (a push's token,
+    /// an OCSP answer); `now` unless the service decides at a simulated time.
+    let machineNow: @Sendable () -> Date
     let logger: Logger
     let queue: BoundedWorkQueue
     let counters: Counters
@@ -67,7 +70,7 @@ public final class GoogleAdapter: Sendable {
 
     public init(
         catalog: Catalog, api: any GooglePlayAPI, ledger: any LedgerClientProtocol,
-        now: @escaping @Sendable () -> Date = { Date() },
+        now: @escaping @Sendable () -> Date = { Date() }, machineNow: (@Sendable () -> Date)? = nil,
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
         processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5),
         ingress: NotificationIngressGuard = NotificationIngressGuard(rate: nil, burst: 1)
@@ -78,6 +81,7 @@ public final class GoogleAdapter: Sendable {
         self.api = api
         self.ledger = ledger
         self.now = now
+        self.machineNow = machineNow ?? now
         self.logger = logger
         queue = BoundedWorkQueue(concurrency: processingConcurrency, capacity: processingCapacity)
         counters = Counters(registry: metrics)
