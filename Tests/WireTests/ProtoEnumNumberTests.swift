@@ -23,6 +23,6 @@ struct ProtoEnumNumberTests {
         #expect(ProductKind(rawValue: -2)?.description == "unknown(-2)")
         #expect(TransferPolicy(rawValue: 3) == .refuse)
         #expect(Ownership.allCases.map(\.rawValue) == [1, 2])
-        #expect(EventKind.allCases.map(\.rawValue) == Array(1...32))
+        #expect(EventKind.allCases.map(\.rawValue) == Array(1...34))
     }
 }

@@ -41,6 +41,8 @@ public enum EventType {
         case .grantRevoked: "grant.revoked"
         case .accountMerged: "account.merged"
         case .accountDeleted: "account.deleted"
+        case .imported: "subscription.imported"
+        case .storeAction: "subscription.store_action"
         case .unknown: "subscription.other"
         }
     }

@@ -36,6 +36,8 @@ public struct LifecycleEvent: Sendable, Hashable {
     public var rawRenewalInfo: String?
     /// Who asked for it (a grant, a merge, a deletion): the caller's identity or address.
     public var actor: String?
+    /// The reason the caller gave for an operation (a grant, an import, an action at a store).
+    public var reason: String?
 
     /// An event; every field but `key` and `kind` defaults to absent.
     public init(
@@ -43,7 +45,7 @@ public struct LifecycleEvent: Sendable, Hashable {
         verifiedTimeMilliseconds: Int64? = nil, accountID: String? = nil, otherAccountID: String? = nil,
         storeType: String? = nil, storeSubtype: String? = nil, notificationID: String? = nil,
         state: SubscriptionState? = nil, rawPayload: String? = nil, detail: String? = nil,
-        rawTransaction: String? = nil, rawRenewalInfo: String? = nil, actor: String? = nil
+        rawTransaction: String? = nil, rawRenewalInfo: String? = nil, actor: String? = nil, reason: String? = nil
     ) {
         self.position = position
         self.key = key
@@ -61,5 +63,6 @@ public struct LifecycleEvent: Sendable, Hashable {
         self.rawTransaction = rawTransaction
         self.rawRenewalInfo = rawRenewalInfo
         self.actor = actor
+        self.reason = reason
     }
 }

@@ -272,11 +272,19 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
     case accountMerged
     /// An account was deleted (DeleteAccount); the event names no account.
     case accountDeleted
+    /// A subscription was brought in by an import (subctl import): actor is the caller, reason
+    /// names the import and its row.
+    case imported
+    /// An operator acted at the store on this subscription: store_subtype names the action
+    /// (EXTEND_RENEWAL_DATE, MASS_EXTEND_RENEWAL_DATE, SEND_CONSUMPTION_INFORMATION,
+    /// SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL), actor the caller,
+    /// reason the reason given, detail the store's answer.
+    case storeAction
     /// A non-zero wire number this version does not know. Never holds a known number.
     case unknown(Int32)
 
     /// Every value this version knows, in wire order (no `unknown`).
-    public static let allCases: [EventKind] = [.purchased, .renewed, .renewalDisabled, .renewalEnabled, .productChangeScheduled, .productChanged, .billingFailed, .gracePeriodStarted, .billingRecovered, .accountHold, .paused, .pauseScheduled, .resumed, .expired, .refunded, .refundDeclined, .refundReversed, .revoked, .renewalExtended, .priceChange, .acknowledged, .accountLinked, .accountTransferred, .pendingCancelled, .consumptionRequest, .test, .other, .stateRefreshed, .grantCreated, .grantRevoked, .accountMerged, .accountDeleted]
+    public static let allCases: [EventKind] = [.purchased, .renewed, .renewalDisabled, .renewalEnabled, .productChangeScheduled, .productChanged, .billingFailed, .gracePeriodStarted, .billingRecovered, .accountHold, .paused, .pauseScheduled, .resumed, .expired, .refunded, .refundDeclined, .refundReversed, .revoked, .renewalExtended, .priceChange, .acknowledged, .accountLinked, .accountTransferred, .pendingCancelled, .consumptionRequest, .test, .other, .stateRefreshed, .grantCreated, .grantRevoked, .accountMerged, .accountDeleted, .imported, .storeAction]
 
     /// The value with wire number `rawValue`; `nil` only for 0 (unspecified).
     public init?(rawValue: Int32) {
@@ -314,6 +322,8 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
         case 30: self = .grantRevoked
         case 31: self = .accountMerged
         case 32: self = .accountDeleted
+        case 33: self = .imported
+        case 34: self = .storeAction
         default: self = .unknown(rawValue)
         }
     }
@@ -353,6 +363,8 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
         case .grantRevoked: 30
         case .accountMerged: 31
         case .accountDeleted: 32
+        case .imported: 33
+        case .storeAction: 34
         case .unknown(let number): number
         }
     }
@@ -392,6 +404,8 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
         case .grantRevoked: "grant_revoked"
         case .accountMerged: "account_merged"
         case .accountDeleted: "account_deleted"
+        case .imported: "imported"
+        case .storeAction: "store_action"
         case .unknown(let number): "unknown(\(number))"
         }
     }
@@ -431,6 +445,8 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
         case .grantRevoked: "EVENT_KIND_GRANT_REVOKED"
         case .accountMerged: "EVENT_KIND_ACCOUNT_MERGED"
         case .accountDeleted: "EVENT_KIND_ACCOUNT_DELETED"
+        case .imported: "EVENT_KIND_IMPORTED"
+        case .storeAction: "EVENT_KIND_STORE_ACTION"
         case .unknown: nil
         }
     }

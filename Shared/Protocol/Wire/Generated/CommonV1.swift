@@ -331,7 +331,8 @@ extension LifecycleEvent: CMessageConvertible {
             detail: ProtoField.optionalString(m.detail, "detail"),
             rawTransaction: ProtoField.optionalString(m.raw_transaction, "raw_transaction"),
             rawRenewalInfo: ProtoField.optionalString(m.raw_renewal_info, "raw_renewal_info"),
-            actor: ProtoField.optionalString(m.actor, "actor"))
+            actor: ProtoField.optionalString(m.actor, "actor"),
+            reason: ProtoField.optionalString(m.reason, "reason"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -351,6 +352,7 @@ extension LifecycleEvent: CMessageConvertible {
         arena.set(&c.raw_transaction, rawTransaction)
         arena.set(&c.raw_renewal_info, rawRenewalInfo)
         arena.set(&c.actor, actor)
+        arena.set(&c.reason, reason)
     }
 }
 

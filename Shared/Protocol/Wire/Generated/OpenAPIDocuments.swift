@@ -3386,7 +3386,7 @@ public enum OpenAPIDocuments {
       },
       "subscriptions.common.v1.EventKind": {
         "type": "string",
-        "description": "Normalized lifecycle events; the store's own type and subtype travel beside them.\n\n- `EVENT_KIND_UNSPECIFIED` (0)\n- `EVENT_KIND_PURCHASED` (1)\n- `EVENT_KIND_RENEWED` (2)\n- `EVENT_KIND_RENEWAL_DISABLED` (3)\n- `EVENT_KIND_RENEWAL_ENABLED` (4)\n- `EVENT_KIND_PRODUCT_CHANGE_SCHEDULED` (5)\n- `EVENT_KIND_PRODUCT_CHANGED` (6)\n- `EVENT_KIND_BILLING_FAILED` (7)\n- `EVENT_KIND_GRACE_PERIOD_STARTED` (8)\n- `EVENT_KIND_BILLING_RECOVERED` (9)\n- `EVENT_KIND_ACCOUNT_HOLD` (10)\n- `EVENT_KIND_PAUSED` (11)\n- `EVENT_KIND_PAUSE_SCHEDULED` (12)\n- `EVENT_KIND_RESUMED` (13)\n- `EVENT_KIND_EXPIRED` (14)\n- `EVENT_KIND_REFUNDED` (15)\n- `EVENT_KIND_REFUND_DECLINED` (16)\n- `EVENT_KIND_REFUND_REVERSED` (17)\n- `EVENT_KIND_REVOKED` (18)\n- `EVENT_KIND_RENEWAL_EXTENDED` (19)\n- `EVENT_KIND_PRICE_CHANGE` (20)\n- `EVENT_KIND_ACKNOWLEDGED` (21)\n- `EVENT_KIND_ACCOUNT_LINKED` (22)\n- `EVENT_KIND_ACCOUNT_TRANSFERRED` (23)\n- `EVENT_KIND_PENDING_CANCELLED` (24)\n- `EVENT_KIND_CONSUMPTION_REQUEST` (25)\n- `EVENT_KIND_TEST` (26)\n- `EVENT_KIND_OTHER` (27): A store event this version does not map; store_type and store_subtype say what it was.\n- `EVENT_KIND_STATE_REFRESHED` (28)\n- `EVENT_KIND_GRANT_CREATED` (29): A promotional grant was made or revoked (GrantEntitlement, RevokeGrant).\n- `EVENT_KIND_GRANT_REVOKED` (30)\n- `EVENT_KIND_ACCOUNT_MERGED` (31): An account's subscriptions moved to another (MergeAccounts): account_id is the one they moved into, other_account_id the one merged away.\n- `EVENT_KIND_ACCOUNT_DELETED` (32): An account was deleted (DeleteAccount); the event names no account.",
+        "description": "Normalized lifecycle events; the store's own type and subtype travel beside them.\n\n- `EVENT_KIND_UNSPECIFIED` (0)\n- `EVENT_KIND_PURCHASED` (1)\n- `EVENT_KIND_RENEWED` (2)\n- `EVENT_KIND_RENEWAL_DISABLED` (3)\n- `EVENT_KIND_RENEWAL_ENABLED` (4)\n- `EVENT_KIND_PRODUCT_CHANGE_SCHEDULED` (5)\n- `EVENT_KIND_PRODUCT_CHANGED` (6)\n- `EVENT_KIND_BILLING_FAILED` (7)\n- `EVENT_KIND_GRACE_PERIOD_STARTED` (8)\n- `EVENT_KIND_BILLING_RECOVERED` (9)\n- `EVENT_KIND_ACCOUNT_HOLD` (10)\n- `EVENT_KIND_PAUSED` (11)\n- `EVENT_KIND_PAUSE_SCHEDULED` (12)\n- `EVENT_KIND_RESUMED` (13)\n- `EVENT_KIND_EXPIRED` (14)\n- `EVENT_KIND_REFUNDED` (15)\n- `EVENT_KIND_REFUND_DECLINED` (16)\n- `EVENT_KIND_REFUND_REVERSED` (17)\n- `EVENT_KIND_REVOKED` (18)\n- `EVENT_KIND_RENEWAL_EXTENDED` (19)\n- `EVENT_KIND_PRICE_CHANGE` (20)\n- `EVENT_KIND_ACKNOWLEDGED` (21)\n- `EVENT_KIND_ACCOUNT_LINKED` (22)\n- `EVENT_KIND_ACCOUNT_TRANSFERRED` (23)\n- `EVENT_KIND_PENDING_CANCELLED` (24)\n- `EVENT_KIND_CONSUMPTION_REQUEST` (25)\n- `EVENT_KIND_TEST` (26)\n- `EVENT_KIND_OTHER` (27): A store event this version does not map; store_type and store_subtype say what it was.\n- `EVENT_KIND_STATE_REFRESHED` (28)\n- `EVENT_KIND_GRANT_CREATED` (29): A promotional grant was made or revoked (GrantEntitlement, RevokeGrant).\n- `EVENT_KIND_GRANT_REVOKED` (30)\n- `EVENT_KIND_ACCOUNT_MERGED` (31): An account's subscriptions moved to another (MergeAccounts): account_id is the one they moved into, other_account_id the one merged away.\n- `EVENT_KIND_ACCOUNT_DELETED` (32): An account was deleted (DeleteAccount); the event names no account.\n- `EVENT_KIND_IMPORTED` (33): A subscription was brought in by an import (subctl import): actor is the caller, reason names the import and its row.\n- `EVENT_KIND_STORE_ACTION` (34): An operator acted at the store on this subscription: store_subtype names the action (EXTEND_RENEWAL_DATE, MASS_EXTEND_RENEWAL_DATE, SEND_CONSUMPTION_INFORMATION, SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL), actor the caller, reason the reason given, detail the store's answer.",
         "enum": [
           "EVENT_KIND_UNSPECIFIED",
           "EVENT_KIND_PURCHASED",
@@ -3420,7 +3420,9 @@ public enum OpenAPIDocuments {
           "EVENT_KIND_GRANT_CREATED",
           "EVENT_KIND_GRANT_REVOKED",
           "EVENT_KIND_ACCOUNT_MERGED",
-          "EVENT_KIND_ACCOUNT_DELETED"
+          "EVENT_KIND_ACCOUNT_DELETED",
+          "EVENT_KIND_IMPORTED",
+          "EVENT_KIND_STORE_ACTION"
         ]
       },
       "subscriptions.common.v1.ExpirationReason": {
@@ -3535,6 +3537,10 @@ public enum OpenAPIDocuments {
           "actor": {
             "type": "string",
             "description": "Who asked for it, for the operations a caller makes (a grant, a merge, a deletion): the\ncaller's certificate or API key identity, or its address when it has none."
+          },
+          "reason": {
+            "type": "string",
+            "description": "The reason the caller gave for an operation (a grant, an import, an action at a store)."
           }
         }
       },

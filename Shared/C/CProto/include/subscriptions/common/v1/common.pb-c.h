@@ -144,7 +144,19 @@ typedef enum _Subscriptions__Common__V1__EventKind {
   /*
    * An account was deleted (DeleteAccount); the event names no account.
    */
-  SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_ACCOUNT_DELETED = 32
+  SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_ACCOUNT_DELETED = 32,
+  /*
+   * A subscription was brought in by an import (subctl import): actor is the caller, reason
+   * names the import and its row.
+   */
+  SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_IMPORTED = 33,
+  /*
+   * An operator acted at the store on this subscription: store_subtype names the action
+   * (EXTEND_RENEWAL_DATE, MASS_EXTEND_RENEWAL_DATE, SEND_CONSUMPTION_INFORMATION,
+   * SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL), actor the caller,
+   * reason the reason given, detail the store's answer.
+   */
+  SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_STORE_ACTION = 34
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__EVENT_KIND)
 } Subscriptions__Common__V1__EventKind;
 /*
@@ -506,10 +518,14 @@ struct  Subscriptions__Common__V1__LifecycleEvent
    * caller's certificate or API key identity, or its address when it has none.
    */
   char *actor;
+  /*
+   * The reason the caller gave for an operation (a grant, an import, an action at a store).
+   */
+  char *reason;
 };
 #define SUBSCRIPTIONS__COMMON__V1__LIFECYCLE_EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__lifecycle_event__descriptor) \
-    , 0, NULL, SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , 0, NULL, SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*

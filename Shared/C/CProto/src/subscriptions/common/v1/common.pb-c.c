@@ -1234,7 +1234,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__status_interval__des
   (ProtobufCMessageInit) subscriptions__common__v1__status_interval__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event__field_descriptors[16] =
+static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event__field_descriptors[17] =
 {
   {
     "position",
@@ -1428,6 +1428,18 @@ static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "reason",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__LifecycleEvent, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__common__v1__lifecycle_event__field_indices_by_name[] = {
   5,   /* field[5] = account_id */
@@ -1441,6 +1453,7 @@ static const unsigned subscriptions__common__v1__lifecycle_event__field_indices_
   11,   /* field[11] = raw_payload */
   14,   /* field[14] = raw_renewal_info */
   13,   /* field[13] = raw_transaction */
+  16,   /* field[16] = reason */
   10,   /* field[10] = state */
   8,   /* field[8] = store_subtype */
   3,   /* field[3] = store_time_ms */
@@ -1450,7 +1463,7 @@ static const unsigned subscriptions__common__v1__lifecycle_event__field_indices_
 static const ProtobufCIntRange subscriptions__common__v1__lifecycle_event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 16 }
+  { 0, 17 }
 };
 const ProtobufCMessageDescriptor subscriptions__common__v1__lifecycle_event__descriptor =
 {
@@ -1460,7 +1473,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__lifecycle_event__des
   "Subscriptions__Common__V1__LifecycleEvent",
   "subscriptions.common.v1",
   sizeof(Subscriptions__Common__V1__LifecycleEvent),
-  16,
+  17,
   subscriptions__common__v1__lifecycle_event__field_descriptors,
   subscriptions__common__v1__lifecycle_event__field_indices_by_name,
   1,  subscriptions__common__v1__lifecycle_event__number_ranges,
@@ -1835,7 +1848,7 @@ const ProtobufCEnumDescriptor subscriptions__common__v1__ownership__descriptor =
   subscriptions__common__v1__ownership__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue subscriptions__common__v1__event_kind__enum_values_by_number[33] =
+static const ProtobufCEnumValue subscriptions__common__v1__event_kind__enum_values_by_number[35] =
 {
   { "EVENT_KIND_UNSPECIFIED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED", 0 },
   { "EVENT_KIND_PURCHASED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_PURCHASED", 1 },
@@ -1870,11 +1883,13 @@ static const ProtobufCEnumValue subscriptions__common__v1__event_kind__enum_valu
   { "EVENT_KIND_GRANT_REVOKED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_GRANT_REVOKED", 30 },
   { "EVENT_KIND_ACCOUNT_MERGED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_ACCOUNT_MERGED", 31 },
   { "EVENT_KIND_ACCOUNT_DELETED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_ACCOUNT_DELETED", 32 },
+  { "EVENT_KIND_IMPORTED", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_IMPORTED", 33 },
+  { "EVENT_KIND_STORE_ACTION", "SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_STORE_ACTION", 34 },
 };
 static const ProtobufCIntRange subscriptions__common__v1__event_kind__value_ranges[] = {
-{0, 0},{0, 33}
+{0, 0},{0, 35}
 };
-static const ProtobufCEnumValueIndex subscriptions__common__v1__event_kind__enum_values_by_name[33] =
+static const ProtobufCEnumValueIndex subscriptions__common__v1__event_kind__enum_values_by_name[35] =
 {
   { "EVENT_KIND_ACCOUNT_DELETED", 32 },
   { "EVENT_KIND_ACCOUNT_HOLD", 10 },
@@ -1889,6 +1904,7 @@ static const ProtobufCEnumValueIndex subscriptions__common__v1__event_kind__enum
   { "EVENT_KIND_GRACE_PERIOD_STARTED", 8 },
   { "EVENT_KIND_GRANT_CREATED", 29 },
   { "EVENT_KIND_GRANT_REVOKED", 30 },
+  { "EVENT_KIND_IMPORTED", 33 },
   { "EVENT_KIND_OTHER", 27 },
   { "EVENT_KIND_PAUSED", 11 },
   { "EVENT_KIND_PAUSE_SCHEDULED", 12 },
@@ -1907,6 +1923,7 @@ static const ProtobufCEnumValueIndex subscriptions__common__v1__event_kind__enum
   { "EVENT_KIND_RESUMED", 13 },
   { "EVENT_KIND_REVOKED", 18 },
   { "EVENT_KIND_STATE_REFRESHED", 28 },
+  { "EVENT_KIND_STORE_ACTION", 34 },
   { "EVENT_KIND_TEST", 26 },
   { "EVENT_KIND_UNSPECIFIED", 0 },
 };
@@ -1917,9 +1934,9 @@ const ProtobufCEnumDescriptor subscriptions__common__v1__event_kind__descriptor 
   "EventKind",
   "Subscriptions__Common__V1__EventKind",
   "subscriptions.common.v1",
-  33,
+  35,
   subscriptions__common__v1__event_kind__enum_values_by_number,
-  33,
+  35,
   subscriptions__common__v1__event_kind__enum_values_by_name,
   1,
   subscriptions__common__v1__event_kind__value_ranges,
