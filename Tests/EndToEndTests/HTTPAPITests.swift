@@ -1,11 +1,14 @@
 import Connect
 import Crypto
+import EntitlementService
 import Foundation
 import Glibc
+import LedgerService
 import ProtoJSON
 import RPC
 import TestSupport
 import Testing
+import VerifierService
 import Wire
 
 @Suite("The services' methods over HTTP (Connect)", .serialized)
@@ -126,6 +129,20 @@ struct HTTPAPITests {
         entitlement.terminate()
         _ = await entitlement.waitForExit()
         await stack.stop()
+    }
+
+    @Test("the services the HTTP listener points a misplaced call to are the services, on their default ports")
+    func systemServicesAreTheServices() {
+        #expect(
+            SystemServices.all.map { "\($0.protoService) \($0.name) 127.0.0.1:\($0.rpcPort) 127.0.0.1:\($0.httpPort)" }
+                == [
+                    "\(VerifierService.serviceName) verifier \(VerifierService.defaultRPCListen) "
+                        + VerifierService.defaultHTTPListen,
+                    "\(LedgerService.serviceName) ledger \(LedgerService.defaultRPCListen) \(LedgerService.defaultHTTPListen)",
+                    "\(EntitlementService.serviceName) entitlement \(EntitlementService.defaultRPCListen) "
+                        + EntitlementService.defaultHTTPListen,
+                ])
+        #expect(Set(SystemServices.all.map(\.protoService)) == Set(ProtoSchema.services.map(\.fullName)))
     }
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
