@@ -55,7 +55,9 @@ struct HTTPAPITests {
                     default:
                         #expect(proto.body == bytes, "\(name)")
                         #expect(
-                            json.text == (try ProtoJSON.decodeToJSON(bytes, as: method.output, pretty: false)),
+                            json.text
+                                == (try ProtoJSON.decodeToJSON(
+                                    bytes, as: method.output, pretty: false, defaults: .boolsAndLists)),
                             "\(name)")
                     }
                 case .failure(let error):
@@ -191,10 +193,22 @@ struct HTTPAPITests {
                     "method": EntitlementRPC.checkAccess.name, "codec": "json",
                     "request": ["accountId": "x", "capability": 5],
                 ],
+                // Denied: `allowed` is there, false, as `hasActive` is.
+                [
+                    "method": EntitlementRPC.checkAccess.name, "codec": "json",
+                    "request": ["accountId": "bob", "capability": "pro"],
+                ],
+                [
+                    "method": EntitlementRPC.hasActiveSubscriptions.name, "codec": "json",
+                    "request": ["accountId": "bob"],
+                ],
             ])
-        #expect(answers.count == 3)
+        #expect(answers.count == 5)
         let expectedJSON = try JSONSerialization.jsonObject(
-            with: Data(try ProtoJSON.decodeToJSON(overRPC, as: CheckAccessResponse.protoName, pretty: false).utf8))
+            with: Data(
+                try ProtoJSON.decodeToJSON(
+                    overRPC, as: CheckAccessResponse.protoName, pretty: false, defaults: .boolsAndLists
+                ).utf8))
         #expect((answers[0]["ok"] as? NSDictionary) == (expectedJSON as? NSDictionary))
         #expect((answers[0]["ok"] as? [String: Any])?["allowed"] as? Bool == true)
         #expect(answers[1]["ok"] as? String == overRPC.map { String(format: "%02x", $0) }.joined())
@@ -203,6 +217,10 @@ struct HTTPAPITests {
         #expect(
             refusal?["message"]
                 == "subscriptions.entitlement.v1.CheckAccessRequest.capability: expected a string, got 5")
+        let denied = try #require(answers[3]["ok"] as? [String: Any])
+        #expect(denied["allowed"] as? Bool == false)
+        #expect(denied["reason"] as? String == "ACCESS_REASON_NO_GRANT")
+        #expect((answers[4]["ok"] as? [String: Any])?["hasActive"] as? Bool == false)
         entitlement.terminate()
         _ = await entitlement.waitForExit()
         await stack.stop()

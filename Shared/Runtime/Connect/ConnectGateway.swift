@@ -149,7 +149,10 @@ public struct ConnectGateway: Sendable {
         let result = server.callBlocking(route.method, payload: payload, timeoutMilliseconds: timeout, caller: caller)
         guard case .success(let response) = result, codec == .json else { return result }
         do {
-            return .success(Array(try ProtoJSON.decodeToJSON(response, as: route.output, pretty: false).utf8))
+            return .success(
+                Array(
+                    try ProtoJSON.decodeToJSON(response, as: route.output, pretty: false, defaults: .boolsAndLists).utf8
+                ))
         } catch {
             return .failure(RPCError(.internal, "the answer could not be written as JSON: \(error.message)"))
         }
