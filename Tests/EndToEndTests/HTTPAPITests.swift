@@ -140,7 +140,8 @@ struct HTTPAPITests {
                 == [
                     "\(VerifierService.serviceName) verifier \(VerifierService.defaultRPCListen) "
                         + VerifierService.defaultHTTPListen,
-                    "\(LedgerService.serviceName) ledger \(LedgerService.defaultRPCListen) \(LedgerService.defaultHTTPListen)",
+                    "\(LedgerService.serviceName) ledger \(LedgerService.defaultRPCListen) "
+                        + LedgerService.defaultHTTPListen,
                     "\(EntitlementService.serviceName) entitlement \(EntitlementService.defaultRPCListen) "
                         + EntitlementService.defaultHTTPListen,
                 ])

@@ -77,10 +77,10 @@ public enum ProtoJSON {
     public enum Defaults: Sendable {
         /// None: proto3 JSON's usual output.
         case omitted
-        /// `false` for a bool field and `[]` for a repeated one (`proto/` has no map fields, and
-        /// the schema table none to describe), so that a reader may index them in every answer; other defaults (0, "", an enum's zero value,
-        /// an absent message) and `optional` fields are still left out. proto3 JSON allows it,
-        /// and a parser takes either form.
+        /// `false` for a bool field and `[]` for a repeated one, so that a reader may index them
+        /// in every answer (`proto/` has no map fields, and the schema table none to describe);
+        /// other defaults (0, "", an enum's zero value, an absent message) and `optional` fields
+        /// are still left out. proto3 JSON allows it, and a parser takes either form.
         case boolsAndLists
     }
 
