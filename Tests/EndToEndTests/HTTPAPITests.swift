@@ -110,7 +110,10 @@ struct HTTPAPITests {
         let allowed = try await connectCall(
             port: http, method: method, body: body, headers: ["Authorization": "Bearer key-two"])
         #expect(allowed.status == 200)
-        #expect(allowed.text == #"{"reason":"ACCESS_REASON_NO_GRANT","detail":"nothing the account has grants pro"}"#)
+        #expect(
+            allowed.text
+                == #"{"allowed":false,"reason":"ACCESS_REASON_NO_GRANT","detail":"nothing the account has grants pro"}"#
+        )
         // Revoke crm's key and change the policy; one SIGHUP reloads both.
         try write([("billing", "key-one")])
         try (EntitlementStack.policy + "\ncapability extra\n  apple com.example.extra\n").write(
