@@ -90,14 +90,14 @@ struct ConnectGatewayTests {
         #expect(allowed.headers["content-type"] == "application/json")
         #expect(allowed.text == #"{"allowed":true,"untilMs":"5","reason":"ACCESS_REASON_GRANTED"}"#)
         let listed = try await fixture.postJSON(EntitlementRPC.listEntitlements.name, #"{"account_id": "b"}"#)
-        #expect(listed.text == #"{"entitlements":[{"capability":"b-pro"}]}"#)
+        #expect(listed.text == #"{"entitlements":[{"capability":"b-pro","grants":[]}]}"#)
         let batch = try await fixture.postJSON(
             EntitlementRPC.checkAccessBatch.name, #"{"checks": [{"accountId": "x"}, {"accountId": "y"}]}"#)
         #expect(batch.status == 200)
-        #expect(batch.text == #"{"results":[{},{}]}"#)
-        // An empty body is the empty message.
+        #expect(batch.text == #"{"results":[{"allowed":false},{"allowed":false}]}"#)
+        // An empty body is the empty message; an answer's bools and lists are there when unset.
         let empty = try await fixture.postJSON(EntitlementRPC.checkAccess.name, "")
-        #expect(empty.text == #"{"reason":"ACCESS_REASON_NO_GRANT"}"#)
+        #expect(empty.text == #"{"allowed":false,"reason":"ACCESS_REASON_NO_GRANT"}"#)
         await fixture.server.shutdown()
     }
 

@@ -1,11 +1,14 @@
 import Connect
 import Crypto
+import EntitlementService
 import Foundation
 import Glibc
+import LedgerService
 import ProtoJSON
 import RPC
 import TestSupport
 import Testing
+import VerifierService
 import Wire
 
 @Suite("The services' methods over HTTP (Connect)", .serialized)
@@ -52,7 +55,9 @@ struct HTTPAPITests {
                     default:
                         #expect(proto.body == bytes, "\(name)")
                         #expect(
-                            json.text == (try ProtoJSON.decodeToJSON(bytes, as: method.output, pretty: false)),
+                            json.text
+                                == (try ProtoJSON.decodeToJSON(
+                                    bytes, as: method.output, pretty: false, defaults: .boolsAndLists)),
                             "\(name)")
                     }
                 case .failure(let error):
@@ -105,7 +110,10 @@ struct HTTPAPITests {
         let allowed = try await connectCall(
             port: http, method: method, body: body, headers: ["Authorization": "Bearer key-two"])
         #expect(allowed.status == 200)
-        #expect(allowed.text == #"{"reason":"ACCESS_REASON_NO_GRANT","detail":"nothing the account has grants pro"}"#)
+        #expect(
+            allowed.text
+                == #"{"allowed":false,"reason":"ACCESS_REASON_NO_GRANT","detail":"nothing the account has grants pro"}"#
+        )
         // Revoke crm's key and change the policy; one SIGHUP reloads both.
         try write([("billing", "key-one")])
         try (EntitlementStack.policy + "\ncapability extra\n  apple com.example.extra\n").write(
@@ -126,6 +134,21 @@ struct HTTPAPITests {
         entitlement.terminate()
         _ = await entitlement.waitForExit()
         await stack.stop()
+    }
+
+    @Test("the services the HTTP listener points a misplaced call to are the services, on their default ports")
+    func systemServicesAreTheServices() {
+        #expect(
+            SystemServices.all.map { "\($0.protoService) \($0.name) 127.0.0.1:\($0.rpcPort) 127.0.0.1:\($0.httpPort)" }
+                == [
+                    "\(VerifierService.serviceName) verifier \(VerifierService.defaultRPCListen) "
+                        + VerifierService.defaultHTTPListen,
+                    "\(LedgerService.serviceName) ledger \(LedgerService.defaultRPCListen) "
+                        + LedgerService.defaultHTTPListen,
+                    "\(EntitlementService.serviceName) entitlement \(EntitlementService.defaultRPCListen) "
+                        + EntitlementService.defaultHTTPListen,
+                ])
+        #expect(Set(SystemServices.all.map(\.protoService)) == Set(ProtoSchema.services.map(\.fullName)))
     }
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -174,10 +197,22 @@ struct HTTPAPITests {
                     "method": EntitlementRPC.checkAccess.name, "codec": "json",
                     "request": ["accountId": "x", "capability": 5],
                 ],
+                // Denied: `allowed` is there, false, as `hasActive` is.
+                [
+                    "method": EntitlementRPC.checkAccess.name, "codec": "json",
+                    "request": ["accountId": "bob", "capability": "pro"],
+                ],
+                [
+                    "method": EntitlementRPC.hasActiveSubscriptions.name, "codec": "json",
+                    "request": ["accountId": "bob"],
+                ],
             ])
-        #expect(answers.count == 3)
+        #expect(answers.count == 5)
         let expectedJSON = try JSONSerialization.jsonObject(
-            with: Data(try ProtoJSON.decodeToJSON(overRPC, as: CheckAccessResponse.protoName, pretty: false).utf8))
+            with: Data(
+                try ProtoJSON.decodeToJSON(
+                    overRPC, as: CheckAccessResponse.protoName, pretty: false, defaults: .boolsAndLists
+                ).utf8))
         #expect((answers[0]["ok"] as? NSDictionary) == (expectedJSON as? NSDictionary))
         #expect((answers[0]["ok"] as? [String: Any])?["allowed"] as? Bool == true)
         #expect(answers[1]["ok"] as? String == overRPC.map { String(format: "%02x", $0) }.joined())
@@ -186,6 +221,10 @@ struct HTTPAPITests {
         #expect(
             refusal?["message"]
                 == "subscriptions.entitlement.v1.CheckAccessRequest.capability: expected a string, got 5")
+        let denied = try #require(answers[3]["ok"] as? [String: Any])
+        #expect(denied["allowed"] as? Bool == false)
+        #expect(denied["reason"] as? String == "ACCESS_REASON_NO_GRANT")
+        #expect((answers[4]["ok"] as? [String: Any])?["hasActive"] as? Bool == false)
         entitlement.terminate()
         _ = await entitlement.waitForExit()
         await stack.stop()

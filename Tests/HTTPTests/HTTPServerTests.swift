@@ -96,13 +96,47 @@ struct HTTPServerTests {
         #expect(recorder.request?.body == body)
     }
 
-    @Test func unknownPathGets404() throws {
+    @Test func unknownPathGets404ListingWhatIsServed() throws {
         try withServer { server in
+            #expect(try RawHTTPClient.request("GET", "/", port: server.port).text == "not found\n")
             server.route("GET", "/known") { _ in .text("known") }
+            server.route("POST", "/known") { _ in .text("known") }
+            server.route("GET", "/files/*") { _ in .text("file") }
             let response = try RawHTTPClient.request("GET", "/known/more", port: server.port)
             #expect(response.status == 404)
-            #expect(response.text == "not found\n")
+            #expect(response.text == "not found; served here: GET /files/*, GET /known, POST /known\n")
         }
+    }
+
+    @Test func refusalsTakeTheAnswerTheServerIsGivenWithTheirStatusAndHeaders() throws {
+        let calls = CallCounter()
+        try withServer(maxBodyBytes: 16) { server in
+            server.route("PUT", "/item") { _ in
+                calls.increment()
+                return .text("put")
+            }
+            server.answerRefusals { refusal in
+                var response = HTTPResponse.json(#"{"refused":"\#(refusal)"}"#, status: 200)
+                response.headers.append(("X-Refused", "yes"))
+                return response
+            }
+            let missing = try RawHTTPClient.request("POST", "/nothing", port: server.port)
+            #expect(missing.status == 404)
+            #expect(missing.headers["content-type"] == "application/json")
+            #expect(missing.headers["x-refused"] == "yes")
+            #expect(
+                missing.text == #"{"refused":"notFound(method: "POST", path: "/nothing", served: ["PUT /item"])"}"#)
+            let wrong = try RawHTTPClient.request("GET", "/item", port: server.port)
+            #expect(wrong.status == 405)
+            #expect(wrong.headers["allow"] == "PUT")
+            #expect(wrong.text == #"{"refused":"methodNotAllowed(method: "GET", path: "/item", allow: ["PUT"])"}"#)
+            let large = try RawHTTPClient.request(
+                "PUT", "/item", port: server.port, body: Array(repeating: 7, count: 17))
+            #expect(large.status == 413)
+            #expect(large.headers["connection"] == "close")
+            #expect(large.text == #"{"refused":"tooLarge(limit: 16)"}"#)
+        }
+        #expect(calls.count == 0)
     }
 
     @Test func wrongMethodGets405WithAllowWithoutCallingTheHandler() throws {

@@ -9,7 +9,7 @@ struct RouteTableTests {
         switch match {
         case .handler(let handler):
             "handler " + String(decoding: handler(HTTPRequest(method: "GET", path: "/")).body, as: UTF8.self)
-        case .methodNotAllowed(let allow): "405 \(allow)"
+        case .methodNotAllowed(let allow): "405 \(allow.joined(separator: ", "))"
         case .notFound: "404"
         }
     }
@@ -50,5 +50,15 @@ struct RouteTableTests {
         #expect(outcome(table.match("GET", "/a")) == "404")
         #expect(outcome(table.match("GET", "/ab")) == "404")
         #expect(outcome(table.match("DELETE", "/a/b/c")) == "405 GET, PUT")
+    }
+
+    @Test func listsWhatItServesByPathThenMethod() {
+        var table = RouteTable()
+        #expect(table.served == [])
+        table.add("post", "/b", { _ in .text("b") })
+        table.add("GET", "/b", { _ in .text("b") })
+        table.add("GET", "/a/*", { _ in .text("a/*") })
+        table.add("GET", "/a", { _ in .text("a") })
+        #expect(table.served == ["GET /a", "GET /a/*", "GET /b", "POST /b"])
     }
 }

@@ -45,6 +45,41 @@ struct ProtoJSONTests {
         )
     }
 
+    @Test("asked to, an answer writes unset bools as false and unset lists as [], in every message it holds")
+    func boolsAndListsWrittenWhenAsked() throws {
+        func both(_ json: String, _ name: String) throws -> (omitted: String, written: String) {
+            let bytes = try ProtoJSON.encode(json: json, as: name)
+            return (
+                try ProtoJSON.decodeToJSON(bytes, as: name, pretty: false),
+                try ProtoJSON.decodeToJSON(bytes, as: name, pretty: false, defaults: .boolsAndLists)
+            )
+        }
+        let denied = try both(#"{"reason": "ACCESS_REASON_NO_GRANT"}"#, CheckAccessResponse.protoName)
+        #expect(denied.omitted == #"{"reason":"ACCESS_REASON_NO_GRANT"}"#)
+        #expect(denied.written == #"{"allowed":false,"reason":"ACCESS_REASON_NO_GRANT"}"#)
+        // false given is false written; the enum at 0, the optional int64 and the absent grant stay out.
+        #expect(try both(#"{"allowed": false}"#, CheckAccessResponse.protoName).written == #"{"allowed":false}"#)
+        #expect(try both("{}", HasActiveSubscriptionsResponse.protoName).written == #"{"hasActive":false}"#)
+        #expect(try both("{}", ListEntitlementsResponse.protoName).written == #"{"entitlements":[]}"#)
+        let nested = try both(
+            #"{"capabilities": [{"capability": "pro", "intervals": [{"kind": 0}]}]}"#,
+            GetAccessTimelineResponse.protoName)
+        #expect(nested.omitted == #"{"capabilities":[{"capability":"pro","intervals":[{}]}]}"#)
+        #expect(
+            nested.written
+                == #"{"capabilities":[{"capability":"pro","intervals":[{"allowed":false}],"truncated":false}]}"#)
+        #expect(
+            try ProtoJSON.decodeToJSON(
+                [], as: HasActiveSubscriptionsResponse.protoName, pretty: true, defaults: .boolsAndLists)
+                == "{\n  \"hasActive\": false\n}")
+        // Parsing takes either form: the written JSON is the same message.
+        let written = try both(#"{"entitlements": [{"capability": "x"}]}"#, ListEntitlementsResponse.protoName)
+        #expect(written.written == #"{"entitlements":[{"capability":"x","grants":[]}]}"#)
+        #expect(
+            try ProtoJSON.encode(json: written.written, as: ListEntitlementsResponse.protoName)
+                == ListEntitlementsResponse(entitlements: [EntitlementEntry(capability: "x", grants: [])]).serialized())
+    }
+
     @Test func prettyOutputIndentsByTwoSpaces() throws {
         let bytes = try ProtoJSON.encode(
             json: #"{"subscriptions": [{"key": {"storeId": "a"}}, {"productId": "p"}], "accountId": "x"}"#,

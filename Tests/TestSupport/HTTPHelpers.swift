@@ -29,13 +29,15 @@ public struct ConnectAnswer: Sendable {
 }
 
 /// POSTs `body` to 127.0.0.1:`port`/`method` (a Connect unary call) with `Content-Type`
-/// `contentType` and `headers`, on a connection of its own.
+/// `contentType` and `headers`, on a connection of its own; sends `httpMethod` (without a body
+/// for `GET`) in place of `POST` when given.
 public func connectCall(
-    port: Int, method: String, body: [UInt8], contentType: String = "application/json", headers: [String: String] = [:]
+    port: Int, method: String, body: [UInt8], contentType: String = "application/json", headers: [String: String] = [:],
+    httpMethod: String = "POST"
 ) async throws -> ConnectAnswer {
     var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)/\(method)")))
-    request.httpMethod = "POST"
-    request.httpBody = Data(body)
+    request.httpMethod = httpMethod
+    if httpMethod != "GET" { request.httpBody = Data(body) }
     request.setValue(contentType, forHTTPHeaderField: "Content-Type")
     request.setValue("close", forHTTPHeaderField: "Connection")
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }

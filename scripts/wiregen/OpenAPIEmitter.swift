@@ -59,24 +59,33 @@ struct OpenAPIEmitter {
             for (serviceIndex, service) in file.services.enumerated() {
                 let full = "\(file.package).\(service.name)"
                 var paths: [(String, JSON)] = []
-                var wanted: [String] = []
+                var inputs: [String] = []
+                var outputs: [String] = []
                 for (methodIndex, method) in service.methods.enumerated() where !method.serverStreaming {
                     let input = String(method.inputType.dropFirst())
                     let output = String(method.outputType.dropFirst())
-                    wanted += [input, output]
+                    inputs.append(input)
+                    outputs.append(output)
                     let doc = Comment(file.comments[[6, serviceIndex, 2, methodIndex]]).lines.joined(separator: "\n")
                     paths.append(("/\(full)/\(method.name)", operation(service.name, method.name, doc, input, output)))
                 }
-                // Every message and enum the methods reach, in name order.
-                var reached: Set<String> = []
-                while let name = wanted.popLast() {
-                    guard reached.insert(name).inserted, let (message, _) = messages[name] else { continue }
-                    wanted += message.fields.filter { !$0.typeName.isEmpty }.map { String($0.typeName.dropFirst()) }
+                // Every message and enum the requests, and the answers, reach.
+                func reach(_ roots: [String]) -> Set<String> {
+                    var wanted = roots
+                    var reached: Set<String> = []
+                    while let name = wanted.popLast() {
+                        guard reached.insert(name).inserted, let (message, _) = messages[name] else { continue }
+                        wanted += message.fields.filter { !$0.typeName.isEmpty }.map { String($0.typeName.dropFirst()) }
+                    }
+                    return reached
                 }
+                let (asked, answered) = (reach(inputs), reach(outputs))
                 var schemas: [(String, JSON)] = []
-                for name in reached.sorted() {
+                for name in asked.union(answered).sorted() {
                     if let (message, declaration) = messages[name] {
-                        schemas.append((name, try messageSchema(name, message, declaration)))
+                        let presence: AnswerPresence =
+                            !answered.contains(name) ? .none : asked.contains(name) ? .described : .required
+                        schemas.append((name, try messageSchema(name, message, declaration, presence)))
                     } else if let (enumeration, declaration) = enums[name] {
                         schemas.append((name, enumSchema(enumeration, declaration)))
                     }
@@ -96,7 +105,9 @@ struct OpenAPIEmitter {
                                     (serviceDoc.isEmpty ? "" : serviceDoc + "\n\n")
                                         + "The Connect protocol's unary calls (connectrpc.com/docs/protocol): POST a "
                                         + "method's request as proto3 JSON or binary protobuf; the answer comes in the "
-                                        + "same encoding, an error as Connect's JSON error body.")
+                                        + "same encoding, an error as Connect's JSON error body. A JSON answer "
+                                        + "carries every bool and list field (false or [] when unset); other "
+                                        + "defaults are left out, as proto3 JSON has them.")
                             ),
                         ])
                     ),
@@ -199,15 +210,35 @@ struct OpenAPIEmitter {
         return .object([("post", .object(members))])
     }
 
-    private func messageSchema(_ name: String, _ message: MessageDescriptor, _ declaration: Declaration)
-        throws(GeneratorError)
-        -> JSON
-    {
+    /// How a message's schema says which of its fields an answer always carries (the gateway
+    /// writes bools and lists at their default, `ProtoJSON.Defaults.boolsAndLists`).
+    enum AnswerPresence {
+        /// Not in an answer.
+        case none
+        /// Only in answers: the fields are `required`.
+        case required
+        /// In requests too, where they may be left out: the fields' descriptions say so.
+        case described
+    }
+
+    private func messageSchema(
+        _ name: String, _ message: MessageDescriptor, _ declaration: Declaration, _ presence: AnswerPresence
+    ) throws(GeneratorError) -> JSON {
         var properties: [(String, JSON)] = []
+        var required: [JSON] = []
         for (index, field) in message.fields.enumerated() {
+            let json = field.jsonName.isEmpty ? Naming.lowerCamel(field.name) : field.jsonName
             var type = try fieldSchema(field, in: name)
             if field.repeated { type = .object([("type", .string("array")), ("items", type)]) }
-            let doc = Comment(declaration.file.comments[declaration.path + [2, index]]).lines.joined(separator: "\n")
+            var doc = Comment(declaration.file.comments[declaration.path + [2, index]]).lines.joined(separator: "\n")
+            let alwaysAnswered = (field.repeated || field.kind == .bool) && !field.proto3Optional
+            if alwaysAnswered && presence == .required {
+                required.append(.string(json))
+            } else if alwaysAnswered && presence == .described {
+                doc +=
+                    (doc.isEmpty ? "" : "\n\n")
+                    + "Always present in an answer (\(field.repeated ? "[]" : "false") when unset)."
+            }
             if !doc.isEmpty {
                 // A $ref takes no siblings in older tools: wrap it.
                 if case .object(let members) = type, members.first?.0 == "$ref" {
@@ -216,13 +247,13 @@ struct OpenAPIEmitter {
                     type = .object(members + [("description", .string(doc))])
                 }
             }
-            let json = field.jsonName.isEmpty ? Naming.lowerCamel(field.name) : field.jsonName
             properties.append((json, type))
         }
         var members: [(String, JSON)] = [("type", .string("object"))]
         let doc = Comment(declaration.file.comments[declaration.path]).lines.joined(separator: "\n")
         if !doc.isEmpty { members.append(("description", .string(doc))) }
         members.append(("properties", .object(properties)))
+        if !required.isEmpty { members.append(("required", .array(required))) }
         return .object(members)
     }
 

@@ -4,12 +4,14 @@ import Wire
 
 /// Writes protobuf bytes as proto3 JSON by their schema: JSON names, fields in field-number
 /// order, defaults left out, 64-bit integers as strings, enums by name, bytes as base64.
-/// Indents by two spaces when `pretty`, else writes one line.
+/// Indents by two spaces when `pretty`, else writes one line; writes the bools and lists at their
+/// default that `defaults` asks for.
 ///
 /// Read as protobuf reads: the last value of a singular field counts, the occurrences of a
 /// sub-message merge, a repeated number may come packed or not, unknown fields are skipped.
 struct JSONLayout {
     let pretty: Bool
+    var defaults: ProtoJSON.Defaults = .omitted
 
     /// The JSON object of `bytes` read as `message`, laid out for nesting level `depth`; nil when
     /// the bytes are not such a message (malformed, or a field of the wrong wire type).
@@ -23,7 +25,10 @@ struct JSONLayout {
         guard !reader.isMalformed else { return nil }
         var members: [(String, String)] = []
         for field in message.fields {
-            guard let occurrences = values[field.number] else { continue }
+            guard let occurrences = values[field.number] else {
+                if let shown = defaultShown(field) { members.append((field.jsonName, shown)) }
+                continue
+            }
             if field.isRepeated {
                 var items: [String] = []
                 for occurrence in occurrences {
@@ -38,7 +43,11 @@ struct JSONLayout {
                     guard let item = value([occurrence], field, depth: depth + 2) else { return nil }
                     items.append(item)
                 }
-                if !items.isEmpty { members.append((field.jsonName, enclose(items, "[", "]", depth: depth + 1))) }
+                if !items.isEmpty {
+                    members.append((field.jsonName, enclose(items, "[", "]", depth: depth + 1)))
+                } else if let shown = defaultShown(field) {
+                    members.append((field.jsonName, shown))
+                }
                 continue
             }
             let isMessage: Bool
@@ -47,11 +56,22 @@ struct JSONLayout {
             // default (zero, false, empty).
             let last = occurrences.last!
             guard let item = value(isMessage ? occurrences : [last], field, depth: depth + 1) else { return nil }
-            if isMessage || !Self.isDefault(last) { members.append((field.jsonName, item)) }
+            if isMessage || !Self.isDefault(last) {
+                members.append((field.jsonName, item))
+            } else if let shown = defaultShown(field) {
+                members.append((field.jsonName, shown))
+            }
         }
         guard !members.isEmpty else { return "{}" }
         let entries = members.map { "\(Self.quote($0.0)):\(pretty ? " " : "")\($0.1)" }
         return enclose(entries, "{", "}", depth: depth)
+    }
+
+    /// What `defaults` writes for `field` at its default value: nil when it is left out.
+    private func defaultShown(_ field: ProtoSchema.Field) -> String? {
+        guard defaults == .boolsAndLists, !field.isOptional else { return nil }
+        if field.isRepeated { return "[]" }
+        return field.type == .bool ? "false" : nil
     }
 
     private func enclose(_ entries: [String], _ open: String, _ close: String, depth: Int) -> String {

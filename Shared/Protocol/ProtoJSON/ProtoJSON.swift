@@ -7,7 +7,7 @@ public import Wire
 /// The JSON mapping is proto3's: fields by proto name or lowerCamelCase JSON name on input,
 /// JSON names on output; 64-bit integers as strings (numbers accepted too); enums by name
 /// (numbers accepted, unknown numbers printed as numbers); bytes as base64; default values
-/// left out of the output, in field-number order. The bytes are what protoc-c's code writes for
+/// left out of the output (but bools and lists when asked, `Defaults`), in field-number order. The bytes are what protoc-c's code writes for
 /// the same message: fields in number order, zero values (without presence) not sent.
 public enum ProtoJSON {
     /// The protobuf bytes of the message `messageFullName` (e.g.
@@ -73,16 +73,28 @@ public enum ProtoJSON {
         try encode(json: Array(json.utf8), as: messageFullName)
     }
 
+    /// Which fields at their default value the JSON writes.
+    public enum Defaults: Sendable {
+        /// None: proto3 JSON's usual output.
+        case omitted
+        /// `false` for a bool field and `[]` for a repeated one, so that a reader may index them
+        /// in every answer (`proto/` has no map fields, and the schema table none to describe);
+        /// other defaults (0, "", an enum's zero value, an absent message) and `optional` fields
+        /// are still left out. proto3 JSON allows it, and a parser takes either form.
+        case boolsAndLists
+    }
+
     /// The proto3 JSON of `bytes`, decoded as the message `messageFullName`: indented by two
-    /// spaces when `pretty`, else on one line.
+    /// spaces when `pretty`, else on one line, with the fields at their default value that
+    /// `defaults` says, in this message and every message in it.
     ///
     /// Throws `dataLoss` saying why when the bytes are not such a message, `notFound` when
     /// there is no such message.
-    public static func decodeToJSON(_ bytes: [UInt8], as messageFullName: String, pretty: Bool) throws(RPCError)
-        -> String
-    {
+    public static func decodeToJSON(
+        _ bytes: [UInt8], as messageFullName: String, pretty: Bool, defaults: Defaults = .omitted
+    ) throws(RPCError) -> String {
         let message = try message(named: messageFullName)
-        let layout = JSONLayout(pretty: pretty)
+        let layout = JSONLayout(pretty: pretty, defaults: defaults)
         let written = bytes.withUnsafeBytes { layout.message($0, message, depth: 0) }
         guard let json = written else {
             let reason = bytes.withUnsafeBytes { ProtoWireReader.firstProblem(in: $0) }

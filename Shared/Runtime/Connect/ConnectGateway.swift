@@ -10,7 +10,10 @@ public import Wire
 /// (`Content-Type: application/json`) or binary protobuf (`application/proto`) and the answer in
 /// the same encoding. The call is the RPC server's own (`RPCServer.callBlocking`): the same
 /// handler, request limit, decode budget, deadline, access policy and metrics as over the framed
-/// protocol. An error is Connect's JSON error body with Connect's HTTP status for its code.
+/// protocol. An error is Connect's JSON error body with Connect's HTTP status for its code; so is
+/// every other answer of the listener that is not a call's (`refusal(_:methods:openAPI:)`: an
+/// unknown path, a wrong HTTP method, a body over the limit), and an unsupported `Content-Type`
+/// is 415 with `Accept-Post`.
 ///
 /// Headers: `Connect-Timeout-Ms` (1 to 10 digits) is the call's timeout, as the framed
 /// protocol's `timeout_ms`; `Connect-Protocol-Version` must be `1` when sent; a body may be gzip
@@ -61,9 +64,13 @@ public struct ConnectGateway: Sendable {
             http.route("POST", "/\(route.method)") { [self] request in handle(request, route) }
         }
         let services = Set(routes.map { $0.method.split(separator: "/")[0] })
+        var openAPI = false
         if services.count == 1, let document = OpenAPIDocuments.byService[String(services.first!)] {
             http.route("GET", "/openapi.json") { _ in .json(document) }
+            openAPI = true
         }
+        let methods = routes.map(\.method)
+        http.answerRefusals { [openAPI] refusal in Self.refusal(refusal, methods: methods, openAPI: openAPI) }
     }
 
     /// The answer to one request for `route`.
@@ -76,7 +83,8 @@ public struct ConnectGateway: Sendable {
                 RPCError(
                     .unknown,
                     "Content-Type must be application/json or application/proto, got "
-                        + "\"\(request.headers["content-type"]?.prefix(100) ?? "")\""))
+                        + "\"\(request.headers["content-type"]?.prefix(100) ?? "")\": send Content-Type: "
+                        + "application/json with the request in proto3 JSON"))
             response.status = 415
             response.headers.append(("Accept-Post", "application/json, application/proto"))
             return response
@@ -141,7 +149,10 @@ public struct ConnectGateway: Sendable {
         let result = server.callBlocking(route.method, payload: payload, timeoutMilliseconds: timeout, caller: caller)
         guard case .success(let response) = result, codec == .json else { return result }
         do {
-            return .success(Array(try ProtoJSON.decodeToJSON(response, as: route.output, pretty: false).utf8))
+            return .success(
+                Array(
+                    try ProtoJSON.decodeToJSON(response, as: route.output, pretty: false, defaults: .boolsAndLists).utf8
+                ))
         } catch {
             return .failure(RPCError(.internal, "the answer could not be written as JSON: \(error.message)"))
         }

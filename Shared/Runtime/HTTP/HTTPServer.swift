@@ -5,9 +5,10 @@ import Synchronization
 /// An HTTP/1.1 server on libmicrohttpd that routes requests by exact path and method to
 /// synchronous handlers running on the server's own threads.
 ///
-/// Unknown paths get 404, known paths with another method 405 with an `Allow` header, and bodies
-/// over `maxBodyBytes` 413 (announced or chunked; the connection is then closed); the handler is
-/// not called for any of these. Paths match exactly after percent-decoding, and `%00` is not
+/// Unknown paths get 404 (in plain text, listing the routes), known paths with another method
+/// 405 with an `Allow` header, and bodies over `maxBodyBytes` 413 (announced or chunked; the
+/// connection is then closed); the handler is not called for any of these, and
+/// `answerRefusals(with:)` may give them other bodies. Paths match exactly after percent-decoding, and `%00` is not
 /// decoded. A connection whose request headers or body do not arrive within the deadlines of
 /// `HTTPLimits` is closed. Routes may be added before
 /// or after `start()`, from any thread.
@@ -75,6 +76,14 @@ public final class HTTPServer: Sendable {
     /// that has no exact route (the longest such prefix wins). Safe to call from any thread, also while running.
     public func route(_ method: String, _ path: String, _ handler: @escaping HTTPHandler) {
         dispatcher.route(method, path, handler)
+    }
+
+    /// Answers the requests the server refuses (`HTTPRefusal`: 404, 405, 413) with `answer`'s
+    /// headers and body instead of plain text; the status stays the refusal's, and the server still
+    /// adds `Allow` to a 405 and `Connection: close` to a 413. Safe to call from any thread, also
+    /// while running.
+    public func answerRefusals(with answer: @escaping HTTPRefusalAnswer) {
+        dispatcher.answerRefusals(with: answer)
     }
 
     /// Binds and starts serving. Tries each address `host` resolves to until one binds.

@@ -20,6 +20,8 @@ final class RequestDispatcher: Sendable {
     /// Requests refused with 413.
     let tooLargeCount = Atomic<Int>(0)
     private let routes = Mutex(RouteTable())
+    /// How refusals are answered: `HTTPRefusal.plainText` unless the server is told otherwise.
+    private let refusalAnswer = Mutex<HTTPRefusalAnswer>({ $0.plainText })
 
     init(limits: HTTPLimits, logger: Logger) {
         self.maxBodyBytes = limits.maxBodyBytes
@@ -34,14 +36,24 @@ final class RequestDispatcher: Sendable {
         routes.withLock { $0.add(method, path, handler) }
     }
 
+    /// Answers refusals with `answer` from now on.
+    func answerRefusals(with answer: @escaping HTTPRefusalAnswer) {
+        refusalAnswer.withLock { $0 = answer }
+    }
+
     /// Resolves the route for a request whose headers have arrived.
     func start(method: String, path: String, contentLength: Int?) -> Start {
-        switch routes.withLock({ $0.match(method, path) }) {
+        let (match, served) = routes.withLock { table in
+            let match = table.match(method, path)
+            guard case .notFound = match else { return (match, [String]()) }
+            return (match, table.served)
+        }
+        switch match {
         case .notFound:
-            return .respond(.text("not found\n", status: 404))
+            return .respond(refuse(.notFound(method: method, path: path, served: served)))
         case .methodNotAllowed(let allow):
-            var response = HTTPResponse.text("method not allowed\n", status: 405)
-            response.headers.append(("Allow", allow))
+            var response = refuse(.methodNotAllowed(method: method, path: path, allow: allow))
+            response.headers.append(("Allow", allow.joined(separator: ", ")))
             return .respond(response)
         case .handler(let handler):
             if let contentLength, contentLength > maxBodyBytes { return .respond(tooLarge()) }
@@ -58,8 +70,15 @@ final class RequestDispatcher: Sendable {
     /// The 413 answer, counted.
     func tooLarge() -> HTTPResponse {
         tooLargeCount.add(1, ordering: .relaxed)
-        var response = HTTPResponse.text("request body exceeds \(maxBodyBytes) bytes\n", status: 413)
+        var response = refuse(.tooLarge(limit: maxBodyBytes))
         response.headers.append(("Connection", "close"))
+        return response
+    }
+
+    /// The answer to `refusal`, with its status whatever the answer says.
+    private func refuse(_ refusal: HTTPRefusal) -> HTTPResponse {
+        var response = refusalAnswer.withLock { $0 }(refusal)
+        response.status = refusal.status
         return response
     }
 }

@@ -4,8 +4,8 @@ struct RouteTable {
     enum Match {
         /// A handler is registered for the method and path.
         case handler(HTTPHandler)
-        /// The path is known but not with this method; `allow` lists its methods for the `Allow` header.
-        case methodNotAllowed(allow: String)
+        /// The path is known but not with this method; `allow` lists its methods, sorted.
+        case methodNotAllowed(allow: [String])
         /// No handler is registered for the path.
         case notFound
     }
@@ -39,8 +39,15 @@ struct RouteTable {
                 .byMethod
         else { return .notFound }
         guard let handler = byMethod[method] else {
-            return .methodNotAllowed(allow: byMethod.keys.sorted().joined(separator: ", "))
+            return .methodNotAllowed(allow: byMethod.keys.sorted())
         }
         return .handler(handler)
+    }
+
+    /// Every route as `METHOD /path` (a prefix route as `/path/*`), by path, then method.
+    var served: [String] {
+        let exact = handlers.flatMap { path, byMethod in byMethod.keys.map { (path, $0) } }
+        let below = prefixes.flatMap { prefix, byMethod in byMethod.keys.map { (prefix + "*", $0) } }
+        return (exact + below).sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map { "\($0.1) \($0.0)" }
     }
 }

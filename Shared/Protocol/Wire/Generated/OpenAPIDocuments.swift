@@ -12,7 +12,7 @@ public enum OpenAPIDocuments {
   "info": {
     "title": "subscriptions.entitlement.v1.Entitlement",
     "version": "v1",
-    "description": "The Connect protocol's unary calls (connectrpc.com/docs/protocol): POST a method's request as proto3 JSON or binary protobuf; the answer comes in the same encoding, an error as Connect's JSON error body."
+    "description": "The Connect protocol's unary calls (connectrpc.com/docs/protocol): POST a method's request as proto3 JSON or binary protobuf; the answer comes in the same encoding, an error as Connect's JSON error body. A JSON answer carries every bool and list field (false or [] when unset); other defaults are left out, as proto3 JSON has them."
   },
   "paths": {
     "/subscriptions.entitlement.v1.Entitlement/Health": {
@@ -862,7 +862,10 @@ public enum OpenAPIDocuments {
             "type": "string",
             "description": "Where the customer manages it: the App Store's subscriptions page, or Play's for this\nproduct and app; empty for a grant or a one-time purchase."
           }
-        }
+        },
+        "required": [
+          "isActive"
+        ]
       },
       "subscriptions.entitlement.v1.CapabilityTimeline": {
         "type": "object",
@@ -881,7 +884,11 @@ public enum OpenAPIDocuments {
             "type": "boolean",
             "description": "More intervals than were returned: ask again from the last one's end."
           }
-        }
+        },
+        "required": [
+          "intervals",
+          "truncated"
+        ]
       },
       "subscriptions.entitlement.v1.CheckAccessBatchRequest": {
         "type": "object",
@@ -905,7 +912,10 @@ public enum OpenAPIDocuments {
             },
             "description": "One per check, in the same order."
           }
-        }
+        },
+        "required": [
+          "results"
+        ]
       },
       "subscriptions.entitlement.v1.CheckAccessRequest": {
         "type": "object",
@@ -945,7 +955,10 @@ public enum OpenAPIDocuments {
           "detail": {
             "type": "string"
           }
-        }
+        },
+        "required": [
+          "allowed"
+        ]
       },
       "subscriptions.entitlement.v1.EntitlementEntry": {
         "type": "object",
@@ -965,7 +978,10 @@ public enum OpenAPIDocuments {
             },
             "description": "Every subscription that grants it; at most 100."
           }
-        }
+        },
+        "required": [
+          "grants"
+        ]
       },
       "subscriptions.entitlement.v1.GetAccessTimelineRequest": {
         "type": "object",
@@ -1000,7 +1016,10 @@ public enum OpenAPIDocuments {
             },
             "description": "In capability order."
           }
-        }
+        },
+        "required": [
+          "capabilities"
+        ]
       },
       "subscriptions.entitlement.v1.GetActiveSubscriptionsRequest": {
         "type": "object",
@@ -1033,7 +1052,10 @@ public enum OpenAPIDocuments {
             },
             "description": "In key order: store and environment, then numeric store ids by value before text ones by\ntheir bytes."
           }
-        }
+        },
+        "required": [
+          "subscriptions"
+        ]
       },
       "subscriptions.entitlement.v1.GrantRenewal": {
         "type": "object",
@@ -1096,7 +1118,11 @@ public enum OpenAPIDocuments {
             "type": "integer",
             "format": "int32"
           }
-        }
+        },
+        "required": [
+          "autoRenew",
+          "inBillingRetry"
+        ]
       },
       "subscriptions.entitlement.v1.HasActiveSubscriptionsResponse": {
         "type": "object",
@@ -1104,7 +1130,10 @@ public enum OpenAPIDocuments {
           "hasActive": {
             "type": "boolean"
           }
-        }
+        },
+        "required": [
+          "hasActive"
+        ]
       },
       "subscriptions.entitlement.v1.ListEntitlementsRequest": {
         "type": "object",
@@ -1128,7 +1157,10 @@ public enum OpenAPIDocuments {
               "$ref": "#/components/schemas/subscriptions.entitlement.v1.EntitlementEntry"
             }
           }
-        }
+        },
+        "required": [
+          "entitlements"
+        ]
       },
       "subscriptions.entitlement.v1.ReloadPolicyRequest": {
         "type": "object",
@@ -1197,7 +1229,10 @@ public enum OpenAPIDocuments {
             "format": "int64",
             "pattern": "^-?[0-9]+$"
           }
-        }
+        },
+        "required": [
+          "allowed"
+        ]
       },
       "subscriptions.entitlement.v1.TimelineKind": {
         "type": "string",
@@ -1275,7 +1310,7 @@ public enum OpenAPIDocuments {
   "info": {
     "title": "subscriptions.ledger.v1.Ledger",
     "version": "v1",
-    "description": "The Connect protocol's unary calls (connectrpc.com/docs/protocol): POST a method's request as proto3 JSON or binary protobuf; the answer comes in the same encoding, an error as Connect's JSON error body."
+    "description": "The Connect protocol's unary calls (connectrpc.com/docs/protocol): POST a method's request as proto3 JSON or binary protobuf; the answer comes in the same encoding, an error as Connect's JSON error body. A JSON answer carries every bool and list field (false or [] when unset); other defaults are left out, as proto3 JSON has them."
   },
   "paths": {
     "/subscriptions.ledger.v1.Ledger/Health": {
@@ -3750,14 +3785,16 @@ public enum OpenAPIDocuments {
             "type": "string"
           },
           "autoRenew": {
-            "type": "boolean"
+            "type": "boolean",
+            "description": "Always present in an answer (false when unset)."
           },
           "autoRenewProductId": {
             "type": "string",
             "description": "The product the next renewal switches to (a pending downgrade), when different."
           },
           "acknowledged": {
-            "type": "boolean"
+            "type": "boolean",
+            "description": "Always present in an answer (false when unset)."
           },
           "storeTimeMs": {
             "type": "string",
@@ -3795,7 +3832,7 @@ public enum OpenAPIDocuments {
             "items": {
               "$ref": "#/components/schemas/subscriptions.common.v1.Period"
             },
-            "description": "The verified periods as access reads them, set by the ledger from every period it holds\n(ignored in requests): ordered by start, an Apple period cut short where the next\ntransaction of the chain starts inside it (an upgrade), and contiguous unrevoked periods\nof one product joined into one (its period_id the latest's). No raw data. At most 256."
+            "description": "The verified periods as access reads them, set by the ledger from every period it holds\n(ignored in requests): ordered by start, an Apple period cut short where the next\ntransaction of the chain starts inside it (an upgrade), and contiguous unrevoked periods\nof one product joined into one (its period_id the latest's). No raw data. At most 256.\n\nAlways present in an answer ([] when unset)."
           },
           "offerType": {
             "allOf": [
@@ -3822,7 +3859,7 @@ public enum OpenAPIDocuments {
           },
           "inBillingRetry": {
             "type": "boolean",
-            "description": "The store is retrying a failed renewal (Apple isInBillingRetryPeriod)."
+            "description": "The store is retrying a failed renewal (Apple isInBillingRetryPeriod).\n\nAlways present in an answer (false when unset)."
           },
           "renewalTimeMs": {
             "type": "string",
@@ -3848,7 +3885,7 @@ public enum OpenAPIDocuments {
             "items": {
               "type": "string"
             },
-            "description": "Google: line items (add-ons) whose renewal is off, by product id, where the subscription's\nauto_renew is its base plan's. At most 50."
+            "description": "Google: line items (add-ons) whose renewal is off, by product id, where the subscription's\nauto_renew is its base plan's. At most 50.\n\nAlways present in an answer ([] when unset)."
           },
           "installmentsCommitted": {
             "type": "integer",
@@ -3864,7 +3901,7 @@ public enum OpenAPIDocuments {
             "items": {
               "$ref": "#/components/schemas/subscriptions.common.v1.StatusInterval"
             },
-            "description": "The states that passed or are passing (billing grace, billing retry, account hold, pause),\neach from where the store showed it began to where a later fact ended it, set by the ledger\nfrom every state it recorded (ignored in requests): access at an instant inside one is what\nthat state means. Ordered by start. At most 64 (the latest)."
+            "description": "The states that passed or are passing (billing grace, billing retry, account hold, pause),\neach from where the store showed it began to where a later fact ended it, set by the ledger\nfrom every state it recorded (ignored in requests): access at an instant inside one is what\nthat state means. Ordered by start. At most 64 (the latest).\n\nAlways present in an answer ([] when unset)."
           },
           "autoResumeTimeMs": {
             "type": "string",
@@ -4061,7 +4098,10 @@ public enum OpenAPIDocuments {
             "format": "int64",
             "pattern": "^-?[0-9]+$"
           }
-        }
+        },
+        "required": [
+          "held"
+        ]
       },
       "subscriptions.ledger.v1.AdvanceCursorRequest": {
         "type": "object",
@@ -4245,7 +4285,11 @@ public enum OpenAPIDocuments {
               "$ref": "#/components/schemas/subscriptions.common.v1.AccountLink"
             }
           }
-        }
+        },
+        "required": [
+          "subscriptions",
+          "links"
+        ]
       },
       "subscriptions.ledger.v1.GetCursorRequest": {
         "type": "object",
@@ -4286,7 +4330,10 @@ public enum OpenAPIDocuments {
             },
             "description": "The attempts after `delivered_through` that failed and wait for their next try (at most 1000)."
           }
-        }
+        },
+        "required": [
+          "retrying"
+        ]
       },
       "subscriptions.ledger.v1.GetEventStateRequest": {
         "type": "object",
@@ -4324,7 +4371,11 @@ public enum OpenAPIDocuments {
             "pattern": "^[0-9]+$",
             "description": "The feed position the log began at: every change after it has its events (0 for a log\nbegun on a new ledger, or before the ledger recorded where logs begin)."
           }
-        }
+        },
+        "required": [
+          "started",
+          "announced"
+        ]
       },
       "subscriptions.ledger.v1.GetFeedPositionRequest": {
         "type": "object",
@@ -4374,7 +4425,10 @@ public enum OpenAPIDocuments {
             "type": "string",
             "description": "Empty on the last page."
           }
-        }
+        },
+        "required": [
+          "events"
+        ]
       },
       "subscriptions.ledger.v1.GetSubscriptionRequest": {
         "type": "object",
@@ -4401,7 +4455,10 @@ public enum OpenAPIDocuments {
             },
             "description": "The latest 100 periods the ledger holds for it, as recorded (with the raw signed data),\nby start."
           }
-        }
+        },
+        "required": [
+          "periods"
+        ]
       },
       "subscriptions.ledger.v1.GrantEntitlementRequest": {
         "type": "object",
@@ -4453,7 +4510,10 @@ public enum OpenAPIDocuments {
             "format": "uint64",
             "pattern": "^[0-9]+$"
           }
-        }
+        },
+        "required": [
+          "replayed"
+        ]
       },
       "subscriptions.ledger.v1.InboxEntry": {
         "type": "object",
@@ -4604,7 +4664,10 @@ public enum OpenAPIDocuments {
             "type": "string",
             "description": "Empty on the last page."
           }
-        }
+        },
+        "required": [
+          "deadLetters"
+        ]
       },
       "subscriptions.ledger.v1.ListEventsRequest": {
         "type": "object",
@@ -4644,7 +4707,10 @@ public enum OpenAPIDocuments {
             "pattern": "^[0-9]+$",
             "description": "The last sequence this answer looked at (beyond the last event when types skipped some):\ncontinue after it."
           }
-        }
+        },
+        "required": [
+          "events"
+        ]
       },
       "subscriptions.ledger.v1.ListInboxRequest": {
         "type": "object",
@@ -4682,7 +4748,10 @@ public enum OpenAPIDocuments {
           "nextPageToken": {
             "type": "string"
           }
-        }
+        },
+        "required": [
+          "entries"
+        ]
       },
       "subscriptions.ledger.v1.ListSubscriptionsRequest": {
         "type": "object",
@@ -4732,7 +4801,10 @@ public enum OpenAPIDocuments {
           "nextPageToken": {
             "type": "string"
           }
-        }
+        },
+        "required": [
+          "subscriptions"
+        ]
       },
       "subscriptions.ledger.v1.LogTestEventRequest": {
         "type": "object",
@@ -4804,7 +4876,10 @@ public enum OpenAPIDocuments {
             "format": "uint64",
             "pattern": "^[0-9]+$"
           }
-        }
+        },
+        "required": [
+          "moved"
+        ]
       },
       "subscriptions.ledger.v1.RecordDeliveriesRequest": {
         "type": "object",
@@ -4874,7 +4949,10 @@ public enum OpenAPIDocuments {
           "entry": {
             "$ref": "#/components/schemas/subscriptions.ledger.v1.InboxEntry"
           }
-        }
+        },
+        "required": [
+          "duplicate"
+        ]
       },
       "subscriptions.ledger.v1.RecordVerifiedStateRequest": {
         "type": "object",
@@ -4934,7 +5012,11 @@ public enum OpenAPIDocuments {
             "format": "uint64",
             "pattern": "^[0-9]+$"
           }
-        }
+        },
+        "required": [
+          "applied",
+          "replayed"
+        ]
       },
       "subscriptions.ledger.v1.ReplayDeliveriesRequest": {
         "type": "object",
@@ -4989,7 +5071,10 @@ public enum OpenAPIDocuments {
             "format": "uint64",
             "pattern": "^[0-9]+$"
           }
-        }
+        },
+        "required": [
+          "revoked"
+        ]
       },
       "connect.error": {
         "type": "object",
@@ -5048,7 +5133,7 @@ public enum OpenAPIDocuments {
   "info": {
     "title": "subscriptions.verifier.v1.Verifier",
     "version": "v1",
-    "description": "The Connect protocol's unary calls (connectrpc.com/docs/protocol): POST a method's request as proto3 JSON or binary protobuf; the answer comes in the same encoding, an error as Connect's JSON error body."
+    "description": "The Connect protocol's unary calls (connectrpc.com/docs/protocol): POST a method's request as proto3 JSON or binary protobuf; the answer comes in the same encoding, an error as Connect's JSON error body. A JSON answer carries every bool and list field (false or [] when unset); other defaults are left out, as proto3 JSON has them."
   },
   "paths": {
     "/subscriptions.verifier.v1.Verifier/Health": {
@@ -5820,7 +5905,15 @@ public enum OpenAPIDocuments {
             "pattern": "^-?[0-9]+$",
             "description": "Google pausedStateContext.autoResumeTime: when a paused subscription resumes by itself."
           }
-        }
+        },
+        "required": [
+          "autoRenew",
+          "acknowledged",
+          "periods",
+          "inBillingRetry",
+          "renewalOffProducts",
+          "statusIntervals"
+        ]
       },
       "subscriptions.common.v1.SubscriptionKey": {
         "type": "object",
@@ -5885,7 +5978,10 @@ public enum OpenAPIDocuments {
             "type": "boolean",
             "description": "True when the store's answer changed the recorded state."
           }
-        }
+        },
+        "required": [
+          "changed"
+        ]
       },
       "subscriptions.verifier.v1.RestorePurchasesRequest": {
         "type": "object",
@@ -5928,7 +6024,10 @@ public enum OpenAPIDocuments {
             },
             "description": "Every subscription the account owns after the restore; at most 1000."
           }
-        }
+        },
+        "required": [
+          "subscriptions"
+        ]
       },
       "subscriptions.verifier.v1.VerifyApplePurchaseRequest": {
         "type": "object",
@@ -5994,7 +6093,10 @@ public enum OpenAPIDocuments {
             "type": "string",
             "description": "The account the purchase was linked to before, when the transfer policy moved it."
           }
-        }
+        },
+        "required": [
+          "newlyLinked"
+        ]
       },
       "connect.error": {
         "type": "object",
