@@ -10,6 +10,7 @@ struct OpenAPIEmitter {
     indirect enum JSON {
         case string(String)
         case bool(Bool)
+        case integer(Int)
         case array([JSON])
         case object([(String, JSON)])
 
@@ -18,6 +19,7 @@ struct OpenAPIEmitter {
             switch self {
             case .string(let text): return Self.quote(text)
             case .bool(let flag): return flag ? "true" : "false"
+            case .integer(let value): return String(value)
             case .array(let items):
                 if items.isEmpty { return "[]" }
                 return "[\n" + items.map { inner + $0.write(inner) }.joined(separator: ",\n") + "\n\(indent)]"
@@ -207,7 +209,10 @@ struct OpenAPIEmitter {
         for (index, field) in message.fields.enumerated() {
             var type = try fieldSchema(field, in: name)
             if field.repeated { type = .object([("type", .string("array")), ("items", type)]) }
-            let doc = Comment(declaration.file.comments[declaration.path + [2, index]]).lines.joined(separator: "\n")
+            let comment = declaration.file.comments[declaration.path + [2, index]]
+            type = try FieldLimit.openAPI(type, comment, field: field, label: "\(name).\(field.name)")
+            // The limit lines are the schema's bounds: not repeated in the description.
+            let doc = Comment(comment).lines.filter { !$0.hasPrefix(FieldLimit.prefix) }.joined(separator: "\n")
             if !doc.isEmpty {
                 // A $ref takes no siblings in older tools: wrap it.
                 if case .object(let members) = type, members.first?.0 == "$ref" {

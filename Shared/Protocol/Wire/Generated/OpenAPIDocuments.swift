@@ -747,7 +747,9 @@ public enum OpenAPIDocuments {
             "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
           },
           "storeId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -3497,21 +3499,26 @@ public enum OpenAPIDocuments {
             "description": "When this backend verified it."
           },
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "otherAccountId": {
             "type": "string",
+            "maxLength": 256,
             "description": "For links and transfers: the other account involved."
           },
           "storeType": {
             "type": "string",
+            "maxLength": 256,
             "description": "The store's own notification type and subtype, kept verbatim (also unknown ones)."
           },
           "storeSubtype": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "notificationId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Apple notificationUUID or Pub/Sub messageId, when a notification carried it."
           },
           "state": {
@@ -3519,17 +3526,21 @@ public enum OpenAPIDocuments {
           },
           "rawPayload": {
             "type": "string",
+            "maxLength": 65536,
             "description": "The raw signed payload (JWS or JSON) for audit; at most 64 KiB."
           },
           "detail": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 4096
           },
           "rawTransaction": {
             "type": "string",
+            "maxLength": 65536,
             "description": "The store's answer the state rests on, for audit: Apple's signedTransactionInfo (Google's\npurchase as JSON); at most 64 KiB."
           },
           "rawRenewalInfo": {
             "type": "string",
+            "maxLength": 65536,
             "description": "Apple's signedRenewalInfo, when there is one; at most 64 KiB."
           },
           "actor": {
@@ -3565,13 +3576,18 @@ public enum OpenAPIDocuments {
         "properties": {
           "periodId": {
             "type": "string",
-            "description": "Apple transactionId; Google orderId. 1..256 bytes."
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "Apple transactionId; Google orderId."
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "basePlanId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google base plan; Apple subscription group."
           },
           "startMs": {
@@ -3596,7 +3612,8 @@ public enum OpenAPIDocuments {
             "description": "When the store revoked or refunded this period; access from it ends then."
           },
           "revocationReason": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "signedTimeMs": {
             "type": "string",
@@ -3609,6 +3626,7 @@ public enum OpenAPIDocuments {
           },
           "raw": {
             "type": "string",
+            "maxLength": 65536,
             "description": "The signed store data it came from (Apple signedTransactionInfo), kept by the ledger for\naudit; at most 64 KiB. Never in the change feed or a snapshot."
           },
           "stoppedTimeMs": {
@@ -3692,17 +3710,22 @@ public enum OpenAPIDocuments {
           },
           "accountId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The app account that owns it; empty while unlinked."
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "basePlanId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google base plan and offer; Apple subscription group and offer identifier."
           },
           "offerId": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "productKind": {
             "$ref": "#/components/schemas/subscriptions.common.v1.ProductKind"
@@ -3741,13 +3764,15 @@ public enum OpenAPIDocuments {
             "pattern": "^-?[0-9]+$"
           },
           "revocationReason": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "autoRenew": {
             "type": "boolean"
           },
           "autoRenewProductId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The product the next renewal switches to (a pending downgrade), when different."
           },
           "acknowledged": {
@@ -3767,21 +3792,26 @@ public enum OpenAPIDocuments {
           },
           "replacesStoreId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google linkedPurchaseToken: the token this one replaced."
           },
           "replacedByStoreId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Set when a newer token or transaction replaced this one."
           },
           "storeAccountRef": {
             "type": "string",
+            "maxLength": 256,
             "description": "Apple appAccountToken or Google obfuscatedExternalAccountId, as the store reported it."
           },
           "bundleOrPackage": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "latestOrderId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Apple latest transactionId, Google latestSuccessfulOrderId."
           },
           "periods": {
@@ -3801,6 +3831,7 @@ public enum OpenAPIDocuments {
           },
           "renewalOfferId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The offer the next renewal is charged under (Apple renewal info offerIdentifier/offerType)."
           },
           "renewalOfferType": {
@@ -3826,6 +3857,7 @@ public enum OpenAPIDocuments {
           },
           "storefront": {
             "type": "string",
+            "maxLength": 256,
             "description": "The storefront (Apple storefront, ISO 3166-1 alpha-3; Google regionCode)."
           },
           "priceMicros": {
@@ -3835,13 +3867,17 @@ public enum OpenAPIDocuments {
             "description": "Price of the current period in millionths of the currency unit, and the ISO 4217 currency."
           },
           "currency": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "renewalOffProducts": {
             "type": "array",
             "items": {
-              "type": "string"
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 256
             },
+            "maxItems": 50,
             "description": "Google: line items (add-ons) whose renewal is off, by product id, where the subscription's\nauto_renew is its base plan's. At most 50."
           },
           "installmentsCommitted": {
@@ -3879,7 +3915,9 @@ public enum OpenAPIDocuments {
             "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
           },
           "storeId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -3942,13 +3980,18 @@ public enum OpenAPIDocuments {
         "properties": {
           "id": {
             "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
             "description": "Stable: the same event has the same id in every delivery, retry, replay and listing\n(`evt_<position>_<n>`: the n-th event of the change at that feed position)."
           },
           "type": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
           },
           "accountId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The account it concerns; absent for an account deletion (which names none)."
           },
           "key": {
@@ -3986,6 +4029,7 @@ public enum OpenAPIDocuments {
           },
           "capability": {
             "type": "string",
+            "maxLength": 64,
             "description": "access.*: the capability, and the end of access (access.granted, access.extended; absent:\nno end) or the reason it ended (access.ended: expired, revoked or state)."
           },
           "accessUntilMs": {
@@ -4141,7 +4185,9 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -4216,7 +4262,9 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -4339,6 +4387,8 @@ public enum OpenAPIDocuments {
         "properties": {
           "accountId": {
             "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
             "description": "Exactly one of account_id and key."
           },
           "key": {
@@ -4402,14 +4452,20 @@ public enum OpenAPIDocuments {
         "properties": {
           "idempotencyKey": {
             "type": "string",
-            "description": "1..128 bytes; the same key again answers the first grant (replayed = true)."
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "The same key again answers the first grant (replayed = true)."
           },
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "capability": {
             "type": "string",
-            "description": "The capability granted, as the entitlement policy names it (1..64 bytes)."
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "The capability granted, as the entitlement policy names it."
           },
           "untilMs": {
             "type": "string",
@@ -4424,7 +4480,8 @@ public enum OpenAPIDocuments {
           },
           "reason": {
             "type": "string",
-            "description": "Why (support case, campaign); in the audit trail. At most 1 KiB."
+            "maxLength": 1024,
+            "description": "Why (support case, campaign); in the audit trail."
           }
         }
       },
@@ -4486,7 +4543,8 @@ public enum OpenAPIDocuments {
             "format": "uint32"
           },
           "lastError": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 4096
           },
           "key": {
             "allOf": [
@@ -4517,13 +4575,17 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "idempotencyKey": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128
           },
           "key": {
             "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionKey"
           },
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "storeAccountRef": {
             "type": "string",
@@ -4732,7 +4794,8 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           }
         }
       },
@@ -4755,7 +4818,8 @@ public enum OpenAPIDocuments {
           },
           "error": {
             "type": "string",
-            "description": "The reason, for FAILED; at most 4 KiB."
+            "maxLength": 4096,
+            "description": "The reason, for FAILED."
           }
         }
       },
@@ -4772,14 +4836,19 @@ public enum OpenAPIDocuments {
         "properties": {
           "idempotencyKey": {
             "type": "string",
-            "description": "1..128 bytes."
+            "minLength": 1,
+            "maxLength": 128
           },
           "fromAccountId": {
             "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
             "description": "The account that goes away (an anonymous one) and the one that keeps everything."
           },
           "intoAccountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -4875,7 +4944,9 @@ public enum OpenAPIDocuments {
         "properties": {
           "idempotencyKey": {
             "type": "string",
-            "description": "1..128 bytes. The same key with different content is FAILED_PRECONDITION."
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "The same key with different content is FAILED_PRECONDITION."
           },
           "subscription": {
             "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
@@ -4960,11 +5031,14 @@ public enum OpenAPIDocuments {
         "properties": {
           "grantId": {
             "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
             "description": "GrantEntitlementResponse.grant.key.store_id."
           },
           "reason": {
             "type": "string",
-            "description": "At most 1 KiB."
+            "maxLength": 1024,
+            "description": "Why; in the audit trail."
           }
         }
       },
@@ -5513,13 +5587,18 @@ public enum OpenAPIDocuments {
         "properties": {
           "periodId": {
             "type": "string",
-            "description": "Apple transactionId; Google orderId. 1..256 bytes."
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "Apple transactionId; Google orderId."
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "basePlanId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google base plan; Apple subscription group."
           },
           "startMs": {
@@ -5544,7 +5623,8 @@ public enum OpenAPIDocuments {
             "description": "When the store revoked or refunded this period; access from it ends then."
           },
           "revocationReason": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "signedTimeMs": {
             "type": "string",
@@ -5557,6 +5637,7 @@ public enum OpenAPIDocuments {
           },
           "raw": {
             "type": "string",
+            "maxLength": 65536,
             "description": "The signed store data it came from (Apple signedTransactionInfo), kept by the ledger for\naudit; at most 64 KiB. Never in the change feed or a snapshot."
           },
           "stoppedTimeMs": {
@@ -5640,17 +5721,22 @@ public enum OpenAPIDocuments {
           },
           "accountId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The app account that owns it; empty while unlinked."
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "basePlanId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google base plan and offer; Apple subscription group and offer identifier."
           },
           "offerId": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "productKind": {
             "$ref": "#/components/schemas/subscriptions.common.v1.ProductKind"
@@ -5689,13 +5775,15 @@ public enum OpenAPIDocuments {
             "pattern": "^-?[0-9]+$"
           },
           "revocationReason": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "autoRenew": {
             "type": "boolean"
           },
           "autoRenewProductId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The product the next renewal switches to (a pending downgrade), when different."
           },
           "acknowledged": {
@@ -5715,21 +5803,26 @@ public enum OpenAPIDocuments {
           },
           "replacesStoreId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google linkedPurchaseToken: the token this one replaced."
           },
           "replacedByStoreId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Set when a newer token or transaction replaced this one."
           },
           "storeAccountRef": {
             "type": "string",
+            "maxLength": 256,
             "description": "Apple appAccountToken or Google obfuscatedExternalAccountId, as the store reported it."
           },
           "bundleOrPackage": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "latestOrderId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Apple latest transactionId, Google latestSuccessfulOrderId."
           },
           "periods": {
@@ -5749,6 +5842,7 @@ public enum OpenAPIDocuments {
           },
           "renewalOfferId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The offer the next renewal is charged under (Apple renewal info offerIdentifier/offerType)."
           },
           "renewalOfferType": {
@@ -5774,6 +5868,7 @@ public enum OpenAPIDocuments {
           },
           "storefront": {
             "type": "string",
+            "maxLength": 256,
             "description": "The storefront (Apple storefront, ISO 3166-1 alpha-3; Google regionCode)."
           },
           "priceMicros": {
@@ -5783,13 +5878,17 @@ public enum OpenAPIDocuments {
             "description": "Price of the current period in millionths of the currency unit, and the ISO 4217 currency."
           },
           "currency": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "renewalOffProducts": {
             "type": "array",
             "items": {
-              "type": "string"
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 256
             },
+            "maxItems": 50,
             "description": "Google: line items (add-ons) whose renewal is off, by product id, where the subscription's\nauto_renew is its base plan's. At most 50."
           },
           "installmentsCommitted": {
@@ -5827,7 +5926,9 @@ public enum OpenAPIDocuments {
             "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
           },
           "storeId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -5854,10 +5955,14 @@ public enum OpenAPIDocuments {
             "type": "string"
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "purchaseToken": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096
           }
         }
       },
@@ -5885,30 +5990,39 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "appleSignedTransactions": {
             "type": "array",
             "items": {
               "type": "string"
             },
+            "maxItems": 100,
             "description": "At most 100 Apple signed transactions or transaction ids, together."
           },
           "appleTransactionIds": {
             "type": "array",
             "items": {
-              "type": "string"
-            }
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "maxItems": 100
           },
           "googlePurchases": {
             "type": "array",
             "items": {
               "$ref": "#/components/schemas/subscriptions.verifier.v1.GooglePurchaseRef"
             },
-            "description": "At most 100 Google purchases."
+            "maxItems": 100
           },
           "idempotencyKey": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "Retries with the same key return the first answer."
           }
         }
       },
@@ -5929,7 +6043,9 @@ public enum OpenAPIDocuments {
         "properties": {
           "accountId": {
             "type": "string",
-            "description": "The authenticated app account; 1..256 bytes."
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "The authenticated app account."
           },
           "signedTransaction": {
             "type": "string",
@@ -5937,7 +6053,9 @@ public enum OpenAPIDocuments {
           },
           "transactionId": {
             "type": "string",
-            "description": "... or a transaction id to look up with the App Store Server API. Exactly one is set."
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "... or a transaction id to look up with the App Store Server API (ASCII). Exactly one is\nset."
           },
           "environment": {
             "allOf": [
@@ -5949,7 +6067,9 @@ public enum OpenAPIDocuments {
           },
           "idempotencyKey": {
             "type": "string",
-            "description": "Retries with the same key return the first answer; 1..128 bytes."
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "Retries with the same key return the first answer."
           }
         }
       },
@@ -5957,20 +6077,28 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "packageName": {
             "type": "string"
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "purchaseToken": {
             "type": "string",
-            "description": "At most 4 KiB."
+            "minLength": 1,
+            "maxLength": 4096
           },
           "idempotencyKey": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "Retries with the same key return the first answer."
           }
         }
       },
