@@ -14,16 +14,20 @@ public struct FieldLimit: Sendable, Hashable, CustomStringConvertible {
 
     /// The proto field name (`idempotency_key`), as messages name the field.
     public let field: String
+    /// The counts allowed, both ends included (a minimum of 0: the field may be empty or absent).
     public let range: ClosedRange<Int>
     public let unit: Unit
 
+    /// The limit of `field`: `range` of `unit` (generated code makes these; a test may too).
     public init(_ field: String, _ range: ClosedRange<Int>, _ unit: Unit) {
         self.field = field
         self.range = range
         self.unit = unit
     }
 
+    /// The fewest bytes or items allowed.
     public var minimum: Int { range.lowerBound }
+    /// The most bytes or items allowed.
     public var maximum: Int { range.upperBound }
 
     /// Whether `text`'s length in UTF-8 bytes is within the bounds.
