@@ -282,7 +282,7 @@ let package = Package(
             dependencies: [
                 "HTTPClient", "VerifierService", "AppStore", "GooglePlay", "Crypto", "Model", "Wire", "RPC", "Config",
                 "HTTP", "Observability", "Sockets", "SQLite", "TestSupport", "Clients", "LedgerService", "Lifecycle",
-                "ServiceRuntime",
+                "ServiceRuntime", "Connect",
             ],
             path: "Tests/VerifierTests", swiftSettings: swiftSettings),
         .testTarget(

@@ -112,6 +112,45 @@ struct LedgerAccountTests {
         }
     }
 
+    @Test(
+        "a grant's fields are bounded by the limits proto/ states: the longest are taken, one byte more is refused",
+        arguments: engines)
+    func grantLimits(engine: LedgerEngine) async throws {
+        try await engine.withLedger { ledger, _ in
+            let limits = GrantEntitlementRequest.Limits.self
+            func text(_ limit: FieldLimit, _ extra: Int = 0) -> String {
+                String(repeating: "x", count: limit.maximum + extra)
+            }
+            let longest = GrantEntitlementRequest(
+                idempotencyKey: text(limits.idempotencyKey), accountID: text(limits.accountID),
+                capability: text(limits.capability), reason: text(limits.reason))
+            let grant = try await ledger.accounts.grantEntitlement(longest, actor: "t")
+            #expect(
+                grant.grant?.accountID == text(limits.accountID) && grant.grant?.productID == text(limits.capability))
+            var over = longest
+            over.idempotencyKey += "x"
+            await #expect(throws: LedgerError.invalidArgument("idempotency_key is 129 bytes; at most 128 are allowed"))
+            {
+                _ = try await ledger.accounts.grantEntitlement(over, actor: "t")
+            }
+            over = longest
+            over.accountID += "x"
+            await #expect(throws: LedgerError.invalidArgument("account_id is 257 bytes; at most 256 are allowed")) {
+                _ = try await ledger.accounts.grantEntitlement(over, actor: "t")
+            }
+            over = longest
+            over.reason = text(limits.reason, 1)
+            await #expect(throws: LedgerError.invalidArgument("reason is 1025 bytes; at most 1024 are allowed")) {
+                _ = try await ledger.accounts.grantEntitlement(over, actor: "t")
+            }
+            let revoke = RevokeGrantRequest(
+                grantID: try #require(grant.grant?.key.storeID), reason: text(limits.reason, 1))
+            await #expect(throws: LedgerError.invalidArgument("reason is 1025 bytes; at most 1024 are allowed")) {
+                _ = try await ledger.accounts.revokeGrant(revoke, actor: "t")
+            }
+        }
+    }
+
     @Test("a grant's end is checked before anything is written", arguments: engines)
     func grantChecks(engine: LedgerEngine) async throws {
         try await engine.withLedger { ledger, clock in

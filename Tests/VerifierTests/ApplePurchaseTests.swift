@@ -1,16 +1,29 @@
 import AppStore
 import Clients
+import Connect
 import Foundation
+import HTTP
 import Model
+import Observability
 import RPC
+import TestSupport
 import Testing
-import VerifierService
 import Wire
+
+@testable import VerifierService
 
 @Suite("Apple purchase verification", .serialized)
 struct ApplePurchaseTests {
     static let key = SubscriptionKey(store: .apple, environment: .sandbox, storeID: "2000000001")
     static let namespace = AppleSettings.defaultTokenNamespace
+
+    /// The answer for a transaction id the App Store knows in neither environment.
+    static func unknown(_ id: String) -> RPCError {
+        RPCError(
+            .notFound,
+            "no App Store transaction \(id) in Sandbox or Production; check the id (any transaction id of the subscription works)"
+        )
+    }
 
     @Test("a signed transaction with the account's token is verified, recorded from the API and linked")
     func verifiesAndLinks() async throws {
@@ -61,8 +74,7 @@ struct ApplePurchaseTests {
             VerifyApplePurchaseRequest(accountID: "user-7", transactionID: "2000000009", idempotencyKey: "v-3"))
         #expect(response.subscription?.state == .cancelled && response.subscription?.accountID == "user-7")
         let verifier = try verifierClient(apple: harness.adapter)
-        await #expect(throws: RPCError(.notFound, "the App Store does not know this transaction (unknown transaction)"))
-        {
+        await #expect(throws: Self.unknown("999")) {
             _ = try await verifier.verifyApplePurchase(
                 VerifyApplePurchaseRequest(accountID: "user-7", transactionID: "999", idempotencyKey: "v-4"))
         }
@@ -83,6 +95,62 @@ struct ApplePurchaseTests {
             #expect(
                 error.code == .invalidArgument
                     && error.message.hasPrefix("the signed transaction is refused: bad_chain: "))
+        }
+        await harness.stop()
+    }
+
+    @Test(
+        "a transaction id in neither environment is NOT_FOUND naming the id and both environments, not the other environment's"
+    )
+    func mistypedTransactionID() async throws {
+        let harness = try await AppleAdapterHarness()
+        harness.api.setFallsBack(false)
+        let verifier = try verifierClient(apple: harness.adapter)
+        await #expect(throws: Self.unknown("2000000123")) {
+            _ = try await verifier.verifyApplePurchase(
+                VerifyApplePurchaseRequest(accountID: "user-7", transactionID: "2000000123", idempotencyKey: "m-1"))
+        }
+        // Asked where it was presented, then in the other environment only to tell the answers apart.
+        #expect(harness.api.calls == ["transactionInfo 2000000123", "transactionInfo 2000000123"])
+        await harness.stop()
+    }
+
+    @Test("over HTTP (Connect, JSON) a transaction id in neither environment is a 404 not_found naming it")
+    func mistypedTransactionIDOverHTTP() async throws {
+        let harness = try await AppleAdapterHarness()
+        harness.api.setFallsBack(false)
+        let router = RPCRouter()
+        VerifierMethods.register(on: router, apple: harness.adapter, google: nil)
+        let server = try RPCServer(configuration: RPCServerConfiguration(), router: router)
+        try server.start()
+        let http = HTTPServer(
+            host: "127.0.0.1", port: 0,
+            logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()))
+        ConnectGateway(server: server).install(on: http)
+        try http.start()
+        let answer = try await connectCall(
+            port: http.port, method: VerifierRPC.verifyApplePurchase.name,
+            body: Array(#"{"accountId": "user-7", "transactionId": "2000000123", "idempotencyKey": "m-3"}"#.utf8))
+        #expect(answer.status == 404)
+        #expect(answer.text == #"{"code":"not_found","message":"\#(Self.unknown("2000000123").message)"}"#)
+        http.stop()
+        await server.shutdown()
+        await harness.stop()
+    }
+
+    @Test("a transaction id found only in the environment this verifier does not take it from is that environment's")
+    func transactionInOtherEnvironment() async throws {
+        let harness = try await AppleAdapterHarness()
+        harness.api.setFallsBack(false)
+        var production = harness.transaction(original: "2000000501", id: "2000000502")
+        production["environment"] = "Production"
+        harness.api.set("2000000501", .init(transaction: production, renewal: nil, status: 1))
+        let verifier = try verifierClient(apple: harness.adapter)
+        await #expect(
+            throws: RPCError(.failedPrecondition, "the transaction belongs to the other App Store environment")
+        ) {
+            _ = try await verifier.verifyApplePurchase(
+                VerifyApplePurchaseRequest(accountID: "user-7", transactionID: "2000000502", idempotencyKey: "m-2"))
         }
         await harness.stop()
     }

@@ -19,6 +19,7 @@ final class FakeAppStoreAPI: AppStoreAPI {
         var history: [String] = []
         var failing = false
         var calls: [String] = []
+        var fallsBack = true
     }
 
     let chain: AppleSigningChain
@@ -36,6 +37,13 @@ final class FakeAppStoreAPI: AppStoreAPI {
     }
 
     func setFailing(_ failing: Bool) { state.withLock { $0.failing = failing } }
+
+    /// Whether a transaction id not in the environment asked is looked for in the other one,
+    /// as the client does with `fallBackToOtherEnvironment` (the default here): found there, it
+    /// is answered; found nowhere, it is `.notFound` (4040010). Without, an id not in the
+    /// environment asked (a purchase's is its transaction's `environment`) is
+    /// `.wrongEnvironment` (4040010), wherever it is.
+    func setFallsBack(_ fallsBack: Bool) { state.withLock { $0.fallsBack = fallsBack } }
     func addHistory(_ signedPayload: String) { state.withLock { $0.history.append(signedPayload) } }
     var calls: [String] { state.withLock { $0.calls } }
 
@@ -57,27 +65,32 @@ final class FakeAppStoreAPI: AppStoreAPI {
         }
     }
 
-    private func purchase(_ id: String) throws(AppStoreAPIError) -> Purchase {
-        let found = state.withLock { state in
-            state.purchases[id] ?? state.purchases.values.first { ($0.transaction["transactionId"] as? String) == id }
+    private func purchase(_ id: String, _ environment: AppleEnvironment) throws(AppStoreAPIError) -> Purchase {
+        let (found, fallsBack) = state.withLock { state in
+            (
+                state.purchases[id]
+                    ?? state.purchases.values.first { ($0.transaction["transactionId"] as? String) == id },
+                state.fallsBack
+            )
         }
-        guard let found else {
-            throw AppStoreAPIError(.notFound, "unknown transaction", httpStatus: 404, apiErrorCode: 4_040_010)
+        if let found, fallsBack || (found.transaction["environment"] as? String) == environment.rawValue {
+            return found
         }
-        return found
+        throw AppStoreAPIError(
+            fallsBack ? .notFound : .wrongEnvironment, "unknown transaction", httpStatus: 404, apiErrorCode: 4_040_010)
     }
 
     func transactionInfo(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError) -> String
     {
         try begin("transactionInfo \(transactionID)")
-        return try signed(try purchase(transactionID).transaction)
+        return try signed(try purchase(transactionID, environment).transaction)
     }
 
     func allSubscriptionStatuses(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
         -> AppleSubscriptionStatuses
     {
         try begin("allSubscriptionStatuses \(transactionID)")
-        let found = try purchase(transactionID)
+        let found = try purchase(transactionID, environment)
         let last = AppleSubscriptionStatuses.LastTransaction(
             status: found.status, originalTransactionId: found.transaction["originalTransactionId"] as? String,
             signedTransactionInfo: try signed(found.transaction),

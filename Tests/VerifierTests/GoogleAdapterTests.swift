@@ -209,6 +209,31 @@ struct GoogleAdapterTests {
         await harness.stop()
     }
 
+    @Test("a token Play does not know is NOT_FOUND saying how it was looked up and what to check")
+    func unknownToken() async throws {
+        let harness = try await Harness()
+        let verifier = try verifierClient(google: harness.adapter)
+        let check = "check purchase_token (the app's Purchase.getPurchaseToken(), whole)"
+        for (product, message) in [
+            (
+                "pro_monthly",
+                "as a subscription (pro_monthly is not in GOOGLE_ONE_TIME_PRODUCTS) (HTTP 404: no such token); \(check)"
+            ),
+            ("lifetime", "as one-time product lifetime (HTTP 404: no such token); \(check) and product_id"),
+        ] {
+            await #expect(
+                throws: RPCError(
+                    .notFound, "Google Play has no purchase of com.example.app with this purchase_token \(message)")
+            ) {
+                _ = try await verifier.verifyGooglePurchase(
+                    .init(
+                        accountID: "user-9", packageName: Self.package, productID: product,
+                        purchaseToken: "tok-mistyped", idempotencyKey: "g-\(product)"))
+            }
+        }
+        await harness.stop()
+    }
+
     @Test("an upgrade's new token continues the old one's subscription for the same account; the old one ends")
     func lineage() async throws {
         let harness = try await Harness()

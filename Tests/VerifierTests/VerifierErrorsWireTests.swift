@@ -90,6 +90,18 @@ struct VerifierErrorsWireTests {
                 error: AppleAdapterError.store(wrongEnvironment),
                 expected: RPCError(.failedPrecondition, "the transaction belongs to the other App Store environment")),
             Case(
+                error: AppleAdapterError.transactionNotFound(id: "2000000123", environments: [.production, .sandbox]),
+                expected: RPCError(
+                    .notFound,
+                    "no App Store transaction 2000000123 in Production or Sandbox; check the id (any transaction id of the subscription works)"
+                )),
+            Case(
+                error: AppleAdapterError.transactionNotFound(id: "2000000123", environments: [.sandbox]),
+                expected: RPCError(
+                    .notFound,
+                    "no App Store transaction 2000000123 in Sandbox; check the id (any transaction id of the subscription works)"
+                )),
+            Case(
                 error: AppleAdapterError.store(AppStoreAPIError(.rateLimited, "slow down", httpStatus: 429)),
                 expected: RPCError(.unavailable, "App Store Server API: rateLimited (HTTP 429): slow down")),
             Case(
@@ -121,6 +133,10 @@ struct VerifierErrorsWireTests {
 
     static let googleCases: [Case] = {
         let key = SubscriptionKey(store: .google, environment: .production, storeID: String(repeating: "t", count: 60))
+        let subscription = GoogleAdapterError.PresentedPurchase(
+            packageName: "com.example.app", productID: "pro_monthly", oneTime: false)
+        let oneTime = GoogleAdapterError.PresentedPurchase(
+            packageName: "com.example.app", productID: "lifetime", oneTime: true)
         return [
             Case(
                 error: GoogleAdapterError.invalidRequest("product_id must be 1 to 256 bytes"),
@@ -164,6 +180,48 @@ struct VerifierErrorsWireTests {
             Case(
                 error: GoogleAdapterError.store(GooglePlayAPIError(.invalidRequest, "bad token", httpStatus: 400)),
                 expected: RPCError(.invalidArgument, "Google Play Developer API: invalidRequest (HTTP 400): bad token")),
+            Case(
+                error: GoogleAdapterError.presentedPurchase(
+                    GooglePlayAPIError(
+                        .notFound, "purchases.subscriptionsv2.get com.example.app: not found", httpStatus: 404),
+                    subscription),
+                expected: RPCError(
+                    .notFound,
+                    "Google Play has no purchase of com.example.app with this purchase_token as a subscription "
+                        + "(pro_monthly is not in GOOGLE_ONE_TIME_PRODUCTS) (HTTP 404: purchases.subscriptionsv2.get "
+                        + "com.example.app: not found); check purchase_token (the app's Purchase.getPurchaseToken(), whole)"
+                )),
+            Case(
+                error: GoogleAdapterError.presentedPurchase(
+                    GooglePlayAPIError(.notFound, "purchases.products.get com.example.app: not found", httpStatus: 404),
+                    oneTime),
+                expected: RPCError(
+                    .notFound,
+                    "Google Play has no purchase of com.example.app with this purchase_token as one-time product lifetime "
+                        + "(HTTP 404: purchases.products.get com.example.app: not found); check purchase_token (the app's "
+                        + "Purchase.getPurchaseToken(), whole) and product_id"
+                )),
+            Case(
+                error: GoogleAdapterError.presentedPurchase(
+                    GooglePlayAPIError(
+                        .gone, "purchases.subscriptionsv2.get com.example.app: expired", httpStatus: 410),
+                    subscription),
+                expected: RPCError(
+                    .notFound,
+                    "Google Play no longer keeps this purchase of com.example.app (HTTP 410: purchases.subscriptionsv2.get "
+                        + "com.example.app: expired): it ended too long ago"
+                )),
+            Case(
+                error: GoogleAdapterError.presentedPurchase(
+                    GooglePlayAPIError(
+                        .invalidRequest, "purchases.subscriptionsv2.get com.example.app: Invalid Value", httpStatus: 400
+                    ),
+                    subscription),
+                expected: RPCError(
+                    .invalidArgument,
+                    "Google Play refuses this purchase_token for com.example.app (HTTP 400: purchases.subscriptionsv2.get "
+                        + "com.example.app: Invalid Value); check purchase_token (the app's Purchase.getPurchaseToken(), whole)"
+                )),
             Case(
                 error: GoogleAdapterError.store(GooglePlayAPIError(.unauthorized, "refused", httpStatus: 403)),
                 expected: RPCError(.internal, "Google Play Developer API: unauthorized (HTTP 403): refused")),

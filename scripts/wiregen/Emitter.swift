@@ -379,6 +379,7 @@ struct Emitter {
         out += ["    }", "", "    func fill(_ c: inout CMessage, in arena: CArena) {"]
         for field in fields { out += field.fill.map { "        \($0)" } }
         out += ["    }", "}"]
+        out += try FieldLimit.swiftExtension(name, message, file: file, path: path)
     }
 
     // MARK: Services

@@ -10,6 +10,7 @@ struct OpenAPIEmitter {
     indirect enum JSON {
         case string(String)
         case bool(Bool)
+        case integer(Int)
         case array([JSON])
         case object([(String, JSON)])
 
@@ -18,6 +19,7 @@ struct OpenAPIEmitter {
             switch self {
             case .string(let text): return Self.quote(text)
             case .bool(let flag): return flag ? "true" : "false"
+            case .integer(let value): return String(value)
             case .array(let items):
                 if items.isEmpty { return "[]" }
                 return "[\n" + items.map { inner + $0.write(inner) }.joined(separator: ",\n") + "\n\(indent)]"
@@ -230,7 +232,10 @@ struct OpenAPIEmitter {
             let json = field.jsonName.isEmpty ? Naming.lowerCamel(field.name) : field.jsonName
             var type = try fieldSchema(field, in: name)
             if field.repeated { type = .object([("type", .string("array")), ("items", type)]) }
-            var doc = Comment(declaration.file.comments[declaration.path + [2, index]]).lines.joined(separator: "\n")
+            let comment = declaration.file.comments[declaration.path + [2, index]]
+            type = try FieldLimit.openAPI(type, comment, field: field, label: "\(name).\(field.name)")
+            // The limit lines are the schema's bounds: not repeated in the description.
+            var doc = Comment(comment).lines.filter { !$0.hasPrefix(FieldLimit.prefix) }.joined(separator: "\n")
             let alwaysAnswered = (field.repeated || field.kind == .bool) && !field.proto3Optional
             if alwaysAnswered && presence == .required {
                 required.append(.string(json))

@@ -15,8 +15,24 @@ extension Ledger {
         }
     }
 
+    /// `value` within `limit` (a field's bound as `proto/` states it): missing when empty and the
+    /// limit's minimum is above 0, too long past its maximum. `field` names it in the message
+    /// (the limit's own field name when nil).
+    static func check(_ value: String, _ limit: FieldLimit, _ field: @autoclosure () -> String? = nil) throws {
+        guard !value.isEmpty || limit.minimum == 0 else {
+            throw LedgerError.invalidArgument("\(field() ?? limit.field) is missing")
+        }
+        try checkOptional(value, field() ?? limit.field, max: limit.maximum)
+    }
+
+    /// An optional field's value within `limit`, when it is set.
+    static func check(_ value: String?, _ limit: FieldLimit, _ field: @autoclosure () -> String? = nil) throws {
+        guard let value else { return }
+        try check(value, limit, field())
+    }
+
     static func check(_ key: SubscriptionKey, _ field: @autoclosure () -> String) throws {
-        try check(key.storeID, "\(field()).store_id", max: maxIDBytes)
+        try check(key.storeID, SubscriptionKey.Limits.storeID, "\(field()).store_id")
     }
 
     /// A store's fact names a store: a grant is made by `GrantEntitlement` and moved by
@@ -57,12 +73,13 @@ extension Ledger {
         }
         for (index, period) in periods.enumerated() {
             let field = "periods[\(index)]"
-            try check(period.periodID, "\(field).period_id", max: maxIDBytes)
-            try check(period.productID, "\(field).product_id", max: maxIDBytes)
-            for (value, name) in [(period.basePlanID, "base_plan_id"), (period.revocationReason, "revocation_reason")] {
-                try checkOptional(value ?? "", "\(field).\(name)", max: maxIDBytes)
+            for (value, limit) in [
+                (period.periodID, Period.Limits.periodID), (period.productID, Period.Limits.productID),
+                (period.basePlanID ?? "", Period.Limits.basePlanID),
+                (period.revocationReason ?? "", Period.Limits.revocationReason), (period.raw ?? "", Period.Limits.raw),
+            ] {
+                try check(value, limit, "\(field).\(limit.field)")
             }
-            try checkOptional(period.raw ?? "", "\(field).raw", max: maxPayloadBytes)
             guard period.startMilliseconds > 0 else {
                 throw LedgerError.invalidArgument("\(field).start_ms is missing: a period starts somewhere")
             }

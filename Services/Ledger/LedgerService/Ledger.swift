@@ -43,9 +43,7 @@ public struct Ledger: Sendable {
     // MARK: Limits
 
     static let maxIDBytes = 256
-    static let maxIdempotencyKeyBytes = 128
     static let maxPayloadBytes = 64 * 1024
-    static let maxErrorBytes = 4 * 1024
     static let maxEvents = 16
     static let maxPageSize: UInt32 = 500
     static let defaultPageSize: UInt32 = 100

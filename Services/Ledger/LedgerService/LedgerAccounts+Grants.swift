@@ -8,8 +8,6 @@ public import Wire
 /// capability its product id), so the change feed, snapshots, history and the account's links
 /// carry it with no path of their own, and the entitlement view counts it like any purchase.
 extension LedgerAccounts {
-    static let maxCapabilityBytes = 64
-    static let maxReasonBytes = 1024
     /// A grant's duration, at most: a century.
     static let maxGrantMilliseconds: Int64 = 100 * 366 * 86_400_000
 
@@ -31,10 +29,10 @@ extension LedgerAccounts {
     func grantEntitlementWrite(_ request: GrantEntitlementRequest, actor: String) throws -> WriteBody<
         GrantEntitlementResponse
     > {
-        try Ledger.check(request.idempotencyKey, "idempotency_key", max: Ledger.maxIdempotencyKeyBytes)
-        try Ledger.check(request.accountID, "account_id", max: Ledger.maxIDBytes)
-        try Ledger.check(request.capability, "capability", max: Self.maxCapabilityBytes)
-        try Ledger.checkOptional(request.reason ?? "", "reason", max: Self.maxReasonBytes)
+        try Ledger.check(request.idempotencyKey, GrantEntitlementRequest.Limits.idempotencyKey)
+        try Ledger.check(request.accountID, GrantEntitlementRequest.Limits.accountID)
+        try Ledger.check(request.capability, GrantEntitlementRequest.Limits.capability)
+        try Ledger.check(request.reason, GrantEntitlementRequest.Limits.reason)
         let at = transactions.now()
         let end: Int64?
         switch (request.untilMilliseconds, request.durationMilliseconds) {
@@ -107,8 +105,8 @@ extension LedgerAccounts {
     }
 
     func revokeGrantWrite(_ request: RevokeGrantRequest, actor: String) throws -> WriteBody<RevokeGrantResponse> {
-        try Ledger.check(request.grantID, "grant_id", max: Ledger.maxIDBytes)
-        try Ledger.checkOptional(request.reason ?? "", "reason", max: Self.maxReasonBytes)
+        try Ledger.check(request.grantID, RevokeGrantRequest.Limits.grantID)
+        try Ledger.check(request.reason, RevokeGrantRequest.Limits.reason)
         let key = SubscriptionKey(store: .promotional, environment: .production, storeID: request.grantID)
         let at = transactions.now()
         return { tx in

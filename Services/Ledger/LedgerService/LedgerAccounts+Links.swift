@@ -14,11 +14,11 @@ extension LedgerAccounts {
 
     /// `linkAccount` checked and ready for the writer (which runs the returned body).
     func linkAccountWrite(_ request: LinkAccountRequest) throws -> WriteBody<LinkAccountResponse> {
-        try Ledger.check(request.idempotencyKey, "idempotency_key", max: Ledger.maxIdempotencyKeyBytes)
+        try Ledger.check(request.idempotencyKey, LinkAccountRequest.Limits.idempotencyKey)
         guard let key = request.key else { throw LedgerError.invalidArgument("key is missing") }
         try Ledger.check(key, "key")
         try Ledger.checkSold(key.store, "key.store")
-        try Ledger.check(request.accountID, "account_id", max: Ledger.maxIDBytes)
+        try Ledger.check(request.accountID, LinkAccountRequest.Limits.accountID)
         try Ledger.checkOptional(request.storeAccountRef ?? "", "store_account_ref", max: Ledger.maxIDBytes)
         let policy = request.policy ?? defaultTransferPolicy
         if case .unknown(let number) = policy {

@@ -26,9 +26,9 @@ extension LedgerAccounts {
     func mergeAccountsWrite(_ request: MergeAccountsRequest, actor: String) throws -> WriteBody<
         MergeAccountsResponse
     > {
-        try Ledger.check(request.idempotencyKey, "idempotency_key", max: Ledger.maxIdempotencyKeyBytes)
-        try Ledger.check(request.fromAccountID, "from_account_id", max: Ledger.maxIDBytes)
-        try Ledger.check(request.intoAccountID, "into_account_id", max: Ledger.maxIDBytes)
+        try Ledger.check(request.idempotencyKey, MergeAccountsRequest.Limits.idempotencyKey)
+        try Ledger.check(request.fromAccountID, MergeAccountsRequest.Limits.fromAccountID)
+        try Ledger.check(request.intoAccountID, MergeAccountsRequest.Limits.intoAccountID)
         guard request.fromAccountID != request.intoAccountID else {
             throw LedgerError.invalidArgument("from_account_id and into_account_id are the same account")
         }
@@ -99,7 +99,7 @@ extension LedgerAccounts {
     func deleteAccountWrite(_ request: DeleteAccountRequest, actor: String) throws -> WriteBody<
         DeleteAccountResponse
     > {
-        try Ledger.check(request.accountID, "account_id", max: Ledger.maxIDBytes)
+        try Ledger.check(request.accountID, DeleteAccountRequest.Limits.accountID)
         let account = request.accountID
         let at = transactions.now()
         let dialect = transactions.database.dialect
@@ -195,7 +195,7 @@ extension LedgerAccounts {
 
     /// An account's subscriptions and links; NOT_FOUND for an account the ledger never saw.
     public func account(_ accountID: String) async throws -> GetAccountResponse {
-        try Ledger.check(accountID, "account_id", max: Ledger.maxIDBytes)
+        try Ledger.check(accountID, GetAccountRequest.Limits.accountID)
         let found = try await transactions.read { tx in
             let store = LedgerStore(tx)
             return GetAccountResponse(
@@ -215,7 +215,7 @@ extension LedgerAccounts {
         let about: LedgerStore.HistoryFilter
         switch (request.accountID, request.key) {
         case (let account?, nil):
-            try Ledger.check(account, "account_id", max: Ledger.maxIDBytes)
+            try Ledger.check(account, GetHistoryRequest.Limits.accountID)
             about = .account(account)
         case (nil, let key?):
             try Ledger.check(key, "key")

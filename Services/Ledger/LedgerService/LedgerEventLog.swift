@@ -61,15 +61,18 @@ extension LedgerEventLog {
                 "at most \(Self.maxAppendedEvents) events per append, got \(request.events.count)")
         }
         for (index, event) in request.events.enumerated() {
-            try Ledger.check(event.id, "events[\(index)].id", max: Ledger.maxIdempotencyKeyBytes)
-            try Ledger.check(event.type, "events[\(index)].type", max: 64)
-            try Ledger.checkOptional(event.accountID ?? "", "events[\(index)].account_id", max: Ledger.maxIDBytes)
+            for (value, limit) in [
+                (event.id, Event.Limits.id), (event.type, Event.Limits.type),
+                (event.accountID ?? "", Event.Limits.accountID),
+            ] {
+                try Ledger.check(value, limit, "events[\(index)].\(limit.field)")
+            }
             if event.type.hasPrefix("access.") {
                 guard let capability = event.capability, !capability.isEmpty, event.accountID != nil else {
                     throw LedgerError.invalidArgument(
                         "events[\(index)] is an access event without an account and a capability")
                 }
-                try Ledger.checkOptional(capability, "events[\(index)].capability", max: 64)
+                try Ledger.check(capability, Event.Limits.capability, "events[\(index)].capability")
             }
         }
         let at = transactions.now()
@@ -94,7 +97,7 @@ extension LedgerEventLog {
     }
 
     func logTestEventWrite(_ request: LogTestEventRequest) throws -> WriteBody<Event> {
-        try Ledger.checkOptional(request.accountID ?? "", "account_id", max: Ledger.maxIDBytes)
+        try Ledger.check(request.accountID, LogTestEventRequest.Limits.accountID)
         let at = transactions.now()
         let id = "evt_test_" + Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255) })
         return { tx in

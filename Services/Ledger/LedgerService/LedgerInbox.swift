@@ -25,7 +25,8 @@ extension LedgerInbox {
         try Ledger.checkSold(entryStore, "entry.store")
         if entry.status == .rejected {
             try Ledger.check(
-                entry.lastError ?? "", "entry.last_error (the reason for the rejection)", max: Ledger.maxErrorBytes)
+                entry.lastError ?? "", "entry.last_error (the reason for the rejection)",
+                max: InboxEntry.Limits.lastError.maximum)
         } else {
             entry.status = .pending
             entry.lastError = nil
@@ -78,7 +79,9 @@ extension LedgerInbox {
         guard let status = request.status, status == .processed || status == .failed else {
             throw LedgerError.invalidArgument("status must be INBOX_STATUS_PROCESSED or INBOX_STATUS_FAILED")
         }
-        if status == .failed { try Ledger.check(request.error ?? "", "error", max: Ledger.maxErrorBytes) }
+        if status == .failed {
+            try Ledger.check(request.error ?? "", "error", max: MarkInboxRequest.Limits.error.maximum)
+        }
         return updateInbox(store: store, notificationID: request.notificationID) { entry in
             entry.status = status
             entry.attempts += 1

@@ -22,39 +22,45 @@ extension LedgerVerifiedStates {
     func recordVerifiedStateWrite(_ request: RecordVerifiedStateRequest) throws -> WriteBody<
         RecordVerifiedStateResponse
     > {
-        try Ledger.check(request.idempotencyKey, "idempotency_key", max: Ledger.maxIdempotencyKeyBytes)
+        try Ledger.check(request.idempotencyKey, RecordVerifiedStateRequest.Limits.idempotencyKey)
         guard var incoming = request.subscription else { throw LedgerError.invalidArgument("subscription is missing") }
         try Ledger.check(incoming.key, "subscription.key")
         try Ledger.checkSold(incoming.key.store, "subscription.key.store")
-        try Ledger.check(incoming.productID, "subscription.product_id", max: Ledger.maxIDBytes)
+        try Ledger.check(incoming.productID, Subscription.Limits.productID, "subscription.product_id")
         guard incoming.state != nil else { throw LedgerError.invalidArgument("subscription.state is missing") }
         guard (incoming.storeTimeMilliseconds ?? 0) > 0 else {
             throw LedgerError.invalidArgument(
                 "subscription.store_time_ms is missing: states are ordered by the store's time")
         }
-        for (value, field) in [
-            (incoming.replacesStoreID, "replaces_store_id"), (incoming.replacedByStoreID, "replaced_by_store_id"),
-            (incoming.storeAccountRef, "store_account_ref"), (incoming.accountID, "account_id"),
-            (incoming.basePlanID, "base_plan_id"), (incoming.offerID, "offer_id"),
-            (incoming.autoRenewProductID, "auto_renew_product_id"), (incoming.latestOrderID, "latest_order_id"),
-            (incoming.revocationReason, "revocation_reason"), (Optional(incoming.bundleOrPackage), "bundle_or_package"),
-            (request.notificationID, "notification_id"),
+        for (value, limit) in [
+            (incoming.replacesStoreID, Subscription.Limits.replacesStoreID),
+            (incoming.replacedByStoreID, Subscription.Limits.replacedByStoreID),
+            (incoming.storeAccountRef, Subscription.Limits.storeAccountRef),
+            (incoming.accountID, Subscription.Limits.accountID), (incoming.basePlanID, Subscription.Limits.basePlanID),
+            (incoming.offerID, Subscription.Limits.offerID),
+            (incoming.autoRenewProductID, Subscription.Limits.autoRenewProductID),
+            (incoming.latestOrderID, Subscription.Limits.latestOrderID),
+            (incoming.revocationReason, Subscription.Limits.revocationReason),
+            (Optional(incoming.bundleOrPackage), Subscription.Limits.bundleOrPackage),
         ] {
-            try Ledger.checkOptional(
-                value ?? "", field == "notification_id" ? field : "subscription.\(field)", max: Ledger.maxIDBytes)
+            try Ledger.check(value, limit, "subscription.\(limit.field)")
         }
-        for (value, field) in [
-            (incoming.renewalOfferID, "renewal_offer_id"), (incoming.storefront, "storefront"),
-            (incoming.currency, "currency"),
+        try Ledger.checkOptional(request.notificationID ?? "", "notification_id", max: Ledger.maxIDBytes)
+        for (value, limit) in [
+            (incoming.renewalOfferID, Subscription.Limits.renewalOfferID),
+            (incoming.storefront, Subscription.Limits.storefront), (incoming.currency, Subscription.Limits.currency),
         ] {
-            try Ledger.checkOptional(value ?? "", "subscription.\(field)", max: Ledger.maxIDBytes)
+            try Ledger.check(value, limit, "subscription.\(limit.field)")
         }
-        guard incoming.renewalOffProducts.count <= 50 else {
+        let products = Subscription.Limits.renewalOffProductsCount
+        guard products.admits(count: incoming.renewalOffProducts.count) else {
             throw LedgerError.invalidArgument(
-                "subscription.renewal_off_products has \(incoming.renewalOffProducts.count) entries; at most 50")
+                "subscription.renewal_off_products has \(incoming.renewalOffProducts.count) entries; at most \(products.maximum)"
+            )
         }
         for (index, product) in incoming.renewalOffProducts.enumerated() {
-            try Ledger.check(product, "subscription.renewal_off_products[\(index)]", max: Ledger.maxIDBytes)
+            try Ledger.check(
+                product, Subscription.Limits.renewalOffProducts, "subscription.renewal_off_products[\(index)]")
         }
         for (value, field) in [
             (incoming.installmentsCommitted, "installments_committed"),
@@ -73,20 +79,19 @@ extension LedgerVerifiedStates {
             guard event.key == incoming.key else {
                 throw LedgerError.invalidArgument("events[\(index)].key differs from subscription.key")
             }
-            try Ledger.checkOptional(
-                event.rawPayload ?? "", "events[\(index)].raw_payload", max: Ledger.maxPayloadBytes)
-            for (value, field) in [
-                (event.storeType, "store_type"), (event.storeSubtype, "store_subtype"),
-                (event.notificationID, "notification_id"), (event.accountID, "account_id"),
-                (event.otherAccountID, "other_account_id"),
+            for (value, limit) in [
+                (event.rawPayload, LifecycleEvent.Limits.rawPayload),
+                (event.storeType, LifecycleEvent.Limits.storeType),
+                (event.storeSubtype, LifecycleEvent.Limits.storeSubtype),
+                (event.notificationID, LifecycleEvent.Limits.notificationID),
+                (event.accountID, LifecycleEvent.Limits.accountID),
+                (event.otherAccountID, LifecycleEvent.Limits.otherAccountID),
+                (event.detail, LifecycleEvent.Limits.detail),
+                (event.rawTransaction, LifecycleEvent.Limits.rawTransaction),
+                (event.rawRenewalInfo, LifecycleEvent.Limits.rawRenewalInfo),
             ] {
-                try Ledger.checkOptional(value ?? "", "events[\(index)].\(field)", max: Ledger.maxIDBytes)
+                try Ledger.check(value, limit, "events[\(index)].\(limit.field)")
             }
-            try Ledger.checkOptional(event.detail ?? "", "events[\(index)].detail", max: Ledger.maxErrorBytes)
-            try Ledger.checkOptional(
-                event.rawTransaction ?? "", "events[\(index)].raw_transaction", max: Ledger.maxPayloadBytes)
-            try Ledger.checkOptional(
-                event.rawRenewalInfo ?? "", "events[\(index)].raw_renewal_info", max: Ledger.maxPayloadBytes)
         }
         let verifiedAt = transactions.now()
         incoming.verifiedTimeMilliseconds = incoming.verifiedTimeMilliseconds ?? verifiedAt

@@ -1,18 +1,21 @@
+import Crypto
 import Model
 import Wire
 
 /// Checks and comparisons every store adapter applies to what an app backend presents.
 enum PurchaseChecks {
-    static func account(_ accountID: String) throws(PurchaseRequestError) {
-        guard !accountID.isEmpty, accountID.utf8.count <= 256 else {
-            throw .invalidRequest("account_id must be 1 to 256 bytes")
-        }
+    /// Throws when `value` is not within `limit` (a request field's bound as `proto/` states
+    /// it), naming the field and the bound.
+    static func check(_ value: String, _ limit: FieldLimit) throws(PurchaseRequestError) {
+        guard limit.admits(value) else { throw .invalidRequest(limit.requirement) }
     }
 
-    static func idempotencyKey(_ key: String) throws(PurchaseRequestError) {
-        guard !key.isEmpty, key.utf8.count <= 100 else {
-            throw .invalidRequest("idempotency_key must be 1 to 100 bytes")
-        }
+    /// The idempotency key of one step of a restore (`part` names the step): a digest of the
+    /// caller's key and the step, so that any key the API allows gives a key the ledger takes,
+    /// the same key gives the same step's key again, and different keys or steps never share
+    /// one.
+    static func restoreStepKey(_ key: String, _ part: String) -> String {
+        "restore-" + Digest.sha256Hex(Array("\(key)#\(part)".utf8)).prefix(48)
     }
 
     /// Throws when the ledger did not give the purchase to the caller's account (its transfer

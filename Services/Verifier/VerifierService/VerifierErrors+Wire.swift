@@ -1,5 +1,6 @@
 import AppStore
 import GooglePlay
+import HTTPClient
 import Model
 import Wire
 
@@ -53,6 +54,13 @@ extension AppleAdapterError: VerifierWireError {
         case .unrecordable(let error): (.invalidArgument, "the transaction cannot be recorded: \(error)")
         case .storeNotFound(let error):
             (.notFound, "the App Store does not know this transaction (\(error.message))")
+        case .transactionNotFound(let id, let environments):
+            (
+                .notFound,
+                "no App Store transaction \(id.printableASCII(limit: 64)) in "
+                    + environments.map(\.rawValue).joined(separator: " or ")
+                    + "; check the id (any transaction id of the subscription works)"
+            )
         case .storeOtherEnvironment:
             (.failedPrecondition, "the transaction belongs to the other App Store environment")
         case .storeUnavailable(let error): (.unavailable, "\(error)")
@@ -82,6 +90,40 @@ extension GoogleAdapterError: VerifierWireError {
         case .storeUnavailable(let error): (.unavailable, "\(error)")
         case .storeRefusedRequest(let error): (.invalidArgument, "\(error)")
         case .storeFailed(let error): (.internal, "\(error)")
+        case .presentedPurchase(let error, let purchase): Self.presentedStatus(error, purchase)
+        }
+    }
+
+    /// What Play's answer about a presented purchase tells the caller to check. A subscription's
+    /// token is looked up alone (`purchases.subscriptionsv2.get`), a one-time product's with its
+    /// product id (`purchases.products.get`).
+    static func presentedStatus(_ error: GooglePlayAPIError, _ purchase: GoogleAdapterError.PresentedPurchase)
+        -> (code: StatusCode, message: String)
+    {
+        let package = purchase.packageName.printableASCII(limit: 100)
+        let product = purchase.productID.printableASCII(limit: 100)
+        let said = "HTTP \(error.httpStatus ?? 0): \(error.message)"
+        let check =
+            "check purchase_token (the app's Purchase.getPurchaseToken(), whole)"
+            + (purchase.oneTime ? " and product_id" : "")
+        switch error.code {
+        case .gone:
+            return (
+                .notFound, "Google Play no longer keeps this purchase of \(package) (\(said)): it ended too long ago"
+            )
+        case .notFound:
+            let kind =
+                purchase.oneTime
+                ? "one-time product \(product)" : "a subscription (\(product) is not in GOOGLE_ONE_TIME_PRODUCTS)"
+            return (
+                .notFound,
+                "Google Play has no purchase of \(package) with this purchase_token as \(kind) (\(said)); \(check)"
+            )
+        default:
+            let with = purchase.oneTime ? " with product_id \(product)" : ""
+            return (
+                .invalidArgument, "Google Play refuses this purchase_token\(with) for \(package) (\(said)); \(check)"
+            )
         }
     }
 }

@@ -30,11 +30,12 @@ enum VerifierMethods {
     static func restore(_ request: RestorePurchasesRequest, apple: AppleAdapter?, google: GoogleAdapter?) async throws
         -> RestorePurchasesResponse
     {
-        try PurchaseChecks.account(request.accountID)
-        try PurchaseChecks.idempotencyKey(request.idempotencyKey)
-        guard request.googlePurchases.count <= 100 else {
+        try PurchaseChecks.check(request.accountID, RestorePurchasesRequest.Limits.accountID)
+        try PurchaseChecks.check(request.idempotencyKey, RestorePurchasesRequest.Limits.idempotencyKey)
+        let googleLimit = RestorePurchasesRequest.Limits.googlePurchasesCount
+        guard googleLimit.admits(count: request.googlePurchases.count) else {
             throw PurchaseRequestError.invalidRequest(
-                "at most 100 Google purchases per restore, got \(request.googlePurchases.count)")
+                "at most \(googleLimit.maximum) Google purchases per restore, got \(request.googlePurchases.count)")
         }
         var response = RestorePurchasesResponse()
         if !request.appleSignedTransactions.isEmpty || !request.appleTransactionIDs.isEmpty {
@@ -47,7 +48,7 @@ enum VerifierMethods {
                 VerifyGooglePurchaseRequest(
                     accountID: request.accountID, packageName: purchase.packageName, productID: purchase.productID,
                     purchaseToken: purchase.purchaseToken,
-                    idempotencyKey: "\(request.idempotencyKey.prefix(90))#g\(index)"))
+                    idempotencyKey: PurchaseChecks.restoreStepKey(request.idempotencyKey, "g\(index)")))
         }
         return RestorePurchasesResponse(
             subscriptions: try await adapter.ledger.subscriptions(ofAccount: request.accountID))

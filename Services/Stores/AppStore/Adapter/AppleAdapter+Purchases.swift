@@ -11,7 +11,6 @@ public import Wire
 /// one from the store.
 extension AppleAdapter {
     static let maxSignedTransactionBytes = 16 * 1024
-    static let maxRestoreItems = 100
     /// The newest periods of a chain's history recorded with a state: each carries its signed
     /// transaction (about 3 KiB), so 100 stay well inside a frame.
     static let maxRecordedPeriods = 100
@@ -21,8 +20,8 @@ extension AppleAdapter {
     /// must be the account's (PERMISSION_DENIED otherwise); without one the ledger's transfer
     /// policy decides a claim by a second account.
     public func verifyPurchase(_ request: VerifyApplePurchaseRequest) async throws -> VerifyPurchaseResponse {
-        try PurchaseChecks.account(request.accountID)
-        try PurchaseChecks.idempotencyKey(request.idempotencyKey)
+        try PurchaseChecks.check(request.accountID, VerifyApplePurchaseRequest.Limits.accountID)
+        try PurchaseChecks.check(request.idempotencyKey, VerifyApplePurchaseRequest.Limits.idempotencyKey)
         let (transaction, environment, verifier) = try await presentedTransaction(
             signed: request.signedTransaction, id: request.transactionID, environment: request.environment)
         if let token = transaction.appAccountToken,
@@ -48,12 +47,14 @@ extension AppleAdapter {
     /// current state of every purchase found and links it to the account; returns everything
     /// the account owns afterwards.
     public func restorePurchases(_ request: RestorePurchasesRequest) async throws -> RestorePurchasesResponse {
-        try PurchaseChecks.account(request.accountID)
-        try PurchaseChecks.idempotencyKey(request.idempotencyKey)
+        try PurchaseChecks.check(request.accountID, RestorePurchasesRequest.Limits.accountID)
+        try PurchaseChecks.check(request.idempotencyKey, RestorePurchasesRequest.Limits.idempotencyKey)
+        // The two lists share one bound (each list's own is the same number).
+        let limit = RestorePurchasesRequest.Limits.appleTransactionIDsCount
         let count = request.appleSignedTransactions.count + request.appleTransactionIDs.count
-        guard count <= Self.maxRestoreItems else {
+        guard limit.admits(count: count) else {
             throw AppleAdapterError.invalidRequest(
-                "at most \(Self.maxRestoreItems) Apple transactions per restore, got \(count)")
+                "at most \(limit.maximum) Apple transactions per restore, got \(count)")
         }
         var presented: [(AppleTransaction, AppleEnvironment, AppleSignedDataVerifier)] = []
         for signed in request.appleSignedTransactions {
@@ -99,8 +100,7 @@ extension AppleAdapter {
                     history: periods[original] ?? [])
                 _ = try await ledger.linkAccount(
                     LinkAccountRequest(
-                        idempotencyKey: "restore-"
-                            + Digest.sha256Hex(Array("\(request.idempotencyKey)#\(original)".utf8)).prefix(48),
+                        idempotencyKey: PurchaseChecks.restoreStepKey(request.idempotencyKey, original),
                         key: subscription.key,
                         accountID: request.accountID, storeAccountRef: found.appAccountToken))
             }
@@ -157,19 +157,28 @@ extension AppleAdapter {
             }
             return (transaction, environment, verifier)
         case (nil, let id?):
-            guard !id.isEmpty, id.utf8.count <= 64, id.allSatisfy(\.isASCII) else {
-                throw AppleAdapterError.invalidRequest("transaction_id must be 1 to 64 ASCII characters")
+            let limit = VerifyApplePurchaseRequest.Limits.transactionID
+            guard limit.admits(id), id.allSatisfy(\.isASCII) else {
+                throw AppleAdapterError.invalidRequest(
+                    "\(limit.field) must be \(limit.minimum) to \(limit.maximum) ASCII characters")
             }
-            let environment: AppleEnvironment =
+            var environment: AppleEnvironment =
                 requested.map(AppleEnvironment.init) ?? defaultEnvironment
-            guard let verifier = verifiers[environment] else {
+            guard var verifier = verifiers[environment] else {
                 throw AppleAdapterError.environmentNotServed(environment)
             }
             let signed: String
             do {
                 signed = try await api.transactionInfo(transactionID: id, environment: environment)
             } catch {
-                throw AppleAdapterError.store(error)
+                throw await lookupFailure(id, asked: environment, error)
+            }
+            // Found in the other environment, where the client may ask (APPLE_API_OTHER_ENVIRONMENT):
+            // the data is that environment's, checked by its verifier.
+            if let claimed = Self.claimedEnvironment(signed), claimed != environment {
+                guard let other = verifiers[claimed] else { throw AppleAdapterError.environmentNotServed(claimed) }
+                environment = claimed
+                verifier = other
             }
             let transaction = try Self.refusal { () throws(AppleVerificationError) in
                 try verifier.verifyTransaction(signed, now: now())
@@ -177,6 +186,31 @@ extension AppleAdapter {
             return (transaction, environment, verifier)
         default:
             throw AppleAdapterError.invalidRequest("set exactly one of signed_transaction and transaction_id")
+        }
+    }
+
+    /// What a failed look-up of the transaction id `id` in `asked` means. Apple's error 4040010
+    /// says only that the id is not in the environment asked: the other one is asked too (by the
+    /// client itself when APPLE_API_OTHER_ENVIRONMENT allows it, else here, only to tell the two
+    /// answers apart). An id in neither is NOT_FOUND naming both; one in the other environment
+    /// only, which the configuration does not take it from, is `.storeOtherEnvironment`; when the
+    /// other environment cannot be asked, NOT_FOUND names the one that was.
+    private func lookupFailure(_ id: String, asked: AppleEnvironment, _ error: any Error) async -> AppleAdapterError {
+        let notFound = AppStoreServerAPIClient.transactionIDNotFoundErrorCode
+        guard let error = error as? AppStoreAPIError, error.apiErrorCode == notFound else {
+            return .store(error)
+        }
+        let other: AppleEnvironment = asked == .production ? .sandbox : .production
+        // The client asked the other environment itself and found the id in neither.
+        guard error.code == .wrongEnvironment else {
+            return .transactionNotFound(id: id, environments: [asked, other])
+        }
+        do {
+            _ = try await api.transactionInfo(transactionID: id, environment: other)
+            return .store(error)
+        } catch {
+            return .transactionNotFound(
+                id: id, environments: error.apiErrorCode == notFound ? [asked, other] : [asked])
         }
     }
 

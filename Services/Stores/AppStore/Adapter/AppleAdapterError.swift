@@ -23,6 +23,9 @@ public enum AppleAdapterError: Error, Sendable {
     case unrecordable(AppleLifecycle.Incomplete)
     /// The App Store Server API does not know the transaction.
     case storeNotFound(AppStoreAPIError)
+    /// The transaction id the caller presented is in none of the environments asked (error
+    /// 4040010 in each): mistyped, or of another app.
+    case transactionNotFound(id: String, environments: [AppleEnvironment])
     /// The App Store Server API says the transaction is in the other environment.
     case storeOtherEnvironment(AppStoreAPIError)
     /// The App Store Server API cannot answer now: rate limited, failing, or out of reach.

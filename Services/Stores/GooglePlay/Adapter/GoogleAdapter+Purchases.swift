@@ -22,24 +22,29 @@ extension GoogleAdapter {
     /// link (the obfuscated account id, when present, must be the account's: the account id
     /// itself or its SHA-256 in hex) → acknowledge when still pending.
     public func verifyPurchase(_ request: VerifyGooglePurchaseRequest) async throws -> VerifyPurchaseResponse {
-        try PurchaseChecks.account(request.accountID)
-        try PurchaseChecks.idempotencyKey(request.idempotencyKey)
+        try PurchaseChecks.check(request.accountID, VerifyGooglePurchaseRequest.Limits.accountID)
+        try PurchaseChecks.check(request.idempotencyKey, VerifyGooglePurchaseRequest.Limits.idempotencyKey)
         guard catalog.packages.contains(request.packageName) else {
             throw GoogleAdapterError.packageNotServed(request.packageName)
         }
-        let maxProduct = GooglePlayDeveloperAPIClient.maxProductIDBytes
-        guard !request.productID.isEmpty, request.productID.utf8.count <= maxProduct else {
-            throw GoogleAdapterError.invalidRequest("product_id must be 1 to \(maxProduct) bytes")
+        for (value, limit) in [
+            (request.productID, VerifyGooglePurchaseRequest.Limits.productID),
+            (request.purchaseToken, VerifyGooglePurchaseRequest.Limits.purchaseToken),
+        ] where !limit.admits(value) {
+            throw GoogleAdapterError.invalidRequest(limit.requirement)
         }
-        guard !request.purchaseToken.isEmpty,
-            request.purchaseToken.utf8.count <= GooglePlayDeveloperAPIClient.maxTokenBytes
-        else {
-            throw GoogleAdapterError.invalidRequest(
-                "purchase_token must be 1 to \(GooglePlayDeveloperAPIClient.maxTokenBytes) bytes")
+        let subscription: Subscription
+        do {
+            subscription = try await fetchAndRecord(
+                packageName: request.packageName, productID: request.productID, token: request.purchaseToken,
+                detail: "VerifyGooglePurchase", requireProduct: true)
+        } catch {
+            throw GoogleAdapterError.presented(
+                error,
+                .init(
+                    packageName: request.packageName, productID: request.productID,
+                    oneTime: catalog.oneTimeProducts.contains(request.productID)))
         }
-        let subscription = try await fetchAndRecord(
-            packageName: request.packageName, productID: request.productID, token: request.purchaseToken,
-            detail: "VerifyGooglePurchase", requireProduct: true)
         if let reference = subscription.storeAccountRef, !Self.accountMatches(reference, request.accountID) {
             throw GoogleAdapterError.otherAccount
         }

@@ -28,6 +28,37 @@ public enum GoogleAdapterError: Error, Sendable {
     /// The Play Developer API call failed otherwise: credentials refused, an answer it does not
     /// document, a configuration it cannot use.
     case storeFailed(GooglePlayAPIError)
+    /// The Play Developer API does not know the purchase a caller presented (404), no longer
+    /// keeps it (410), or refuses its token or product as malformed (400): said in the terms of
+    /// the request, with what to check.
+    case presentedPurchase(GooglePlayAPIError, PresentedPurchase)
+
+    /// What a caller presented, as the Play Developer API was asked about it.
+    public struct PresentedPurchase: Sendable {
+        public var packageName: String
+        public var productID: String
+        /// Looked up as a one-time product (`GOOGLE_ONE_TIME_PRODUCTS` names it), else as a
+        /// subscription.
+        public var oneTime: Bool
+
+        public init(packageName: String, productID: String, oneTime: Bool) {
+            self.packageName = packageName
+            self.productID = productID
+            self.oneTime = oneTime
+        }
+    }
+
+    /// `error` of the verification of `purchase`: the Play Developer API's answer about the
+    /// token itself in the request's terms; anything else as it is.
+    static func presented(_ error: any Error, _ purchase: PresentedPurchase) -> any Error {
+        switch error as? GoogleAdapterError {
+        // A refusal by the client's own checks (no HTTP status) is not Google's answer.
+        case .storeNotFound(let answer)? where answer.httpStatus != nil,
+            .storeRefusedRequest(let answer)? where answer.httpStatus != nil:
+            return GoogleAdapterError.presentedPurchase(answer, purchase)
+        default: return error
+        }
+    }
 
     /// What a failed Play Developer API call means for the purchase asked about.
     static func store(_ error: GooglePlayAPIError) -> GoogleAdapterError {

@@ -113,6 +113,24 @@ extension Period: CMessageConvertible {
     }
 }
 
+extension Period {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `period_id`: 1..256 bytes.
+        public static let periodID = FieldLimit("period_id", 1...256, .bytes)
+        /// `product_id`: 1..256 bytes.
+        public static let productID = FieldLimit("product_id", 1...256, .bytes)
+        /// `base_plan_id`: 0..256 bytes.
+        public static let basePlanID = FieldLimit("base_plan_id", 0...256, .bytes)
+        /// `revocation_reason`: 0..256 bytes.
+        public static let revocationReason = FieldLimit("revocation_reason", 0...256, .bytes)
+        /// `raw`: 0..65536 bytes.
+        public static let raw = FieldLimit("raw", 0...65536, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [periodID, productID, basePlanID, revocationReason, raw]
+    }
+}
+
 /// `subscriptions.common.v1.SubscriptionKey`: `SubscriptionKey` of Model, converted by its field numbers and names here.
 extension SubscriptionKey: ProtoMessage {
     /// The fully qualified protobuf name.
@@ -144,6 +162,16 @@ extension SubscriptionKey: CMessageConvertible {
         c.store = .init(rawValue: ProtoField.number(store))
         c.environment = .init(rawValue: ProtoField.number(environment))
         arena.set(&c.store_id, storeID)
+    }
+}
+
+extension SubscriptionKey {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `store_id`: 1..256 bytes.
+        public static let storeID = FieldLimit("store_id", 1...256, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [storeID]
     }
 }
 
@@ -256,6 +284,46 @@ extension Subscription: CMessageConvertible {
     }
 }
 
+extension Subscription {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `account_id`: 0..256 bytes.
+        public static let accountID = FieldLimit("account_id", 0...256, .bytes)
+        /// `product_id`: 1..256 bytes.
+        public static let productID = FieldLimit("product_id", 1...256, .bytes)
+        /// `base_plan_id`: 0..256 bytes.
+        public static let basePlanID = FieldLimit("base_plan_id", 0...256, .bytes)
+        /// `offer_id`: 0..256 bytes.
+        public static let offerID = FieldLimit("offer_id", 0...256, .bytes)
+        /// `revocation_reason`: 0..256 bytes.
+        public static let revocationReason = FieldLimit("revocation_reason", 0...256, .bytes)
+        /// `auto_renew_product_id`: 0..256 bytes.
+        public static let autoRenewProductID = FieldLimit("auto_renew_product_id", 0...256, .bytes)
+        /// `replaces_store_id`: 0..256 bytes.
+        public static let replacesStoreID = FieldLimit("replaces_store_id", 0...256, .bytes)
+        /// `replaced_by_store_id`: 0..256 bytes.
+        public static let replacedByStoreID = FieldLimit("replaced_by_store_id", 0...256, .bytes)
+        /// `store_account_ref`: 0..256 bytes.
+        public static let storeAccountRef = FieldLimit("store_account_ref", 0...256, .bytes)
+        /// `bundle_or_package`: 0..256 bytes.
+        public static let bundleOrPackage = FieldLimit("bundle_or_package", 0...256, .bytes)
+        /// `latest_order_id`: 0..256 bytes.
+        public static let latestOrderID = FieldLimit("latest_order_id", 0...256, .bytes)
+        /// `renewal_offer_id`: 0..256 bytes.
+        public static let renewalOfferID = FieldLimit("renewal_offer_id", 0...256, .bytes)
+        /// `storefront`: 0..256 bytes.
+        public static let storefront = FieldLimit("storefront", 0...256, .bytes)
+        /// `currency`: 0..256 bytes.
+        public static let currency = FieldLimit("currency", 0...256, .bytes)
+        /// `renewal_off_products`: 0..50 items.
+        public static let renewalOffProductsCount = FieldLimit("renewal_off_products", 0...50, .items)
+        /// `renewal_off_products`: 1..256 bytes each.
+        public static let renewalOffProducts = FieldLimit("renewal_off_products", 1...256, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [accountID, productID, basePlanID, offerID, revocationReason, autoRenewProductID, replacesStoreID, replacedByStoreID, storeAccountRef, bundleOrPackage, latestOrderID, renewalOfferID, storefront, currency, renewalOffProductsCount, renewalOffProducts]
+    }
+}
+
 /// `subscriptions.common.v1.StatusInterval`: `StatusInterval` of Model, converted by its field numbers and names here.
 extension StatusInterval: ProtoMessage {
     /// The fully qualified protobuf name.
@@ -353,6 +421,32 @@ extension LifecycleEvent: CMessageConvertible {
         arena.set(&c.raw_renewal_info, rawRenewalInfo)
         arena.set(&c.actor, actor)
         arena.set(&c.reason, reason)
+    }
+}
+
+extension LifecycleEvent {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `account_id`: 0..256 bytes.
+        public static let accountID = FieldLimit("account_id", 0...256, .bytes)
+        /// `other_account_id`: 0..256 bytes.
+        public static let otherAccountID = FieldLimit("other_account_id", 0...256, .bytes)
+        /// `store_type`: 0..256 bytes.
+        public static let storeType = FieldLimit("store_type", 0...256, .bytes)
+        /// `store_subtype`: 0..256 bytes.
+        public static let storeSubtype = FieldLimit("store_subtype", 0...256, .bytes)
+        /// `notification_id`: 0..256 bytes.
+        public static let notificationID = FieldLimit("notification_id", 0...256, .bytes)
+        /// `raw_payload`: 0..65536 bytes.
+        public static let rawPayload = FieldLimit("raw_payload", 0...65536, .bytes)
+        /// `detail`: 0..4096 bytes.
+        public static let detail = FieldLimit("detail", 0...4096, .bytes)
+        /// `raw_transaction`: 0..65536 bytes.
+        public static let rawTransaction = FieldLimit("raw_transaction", 0...65536, .bytes)
+        /// `raw_renewal_info`: 0..65536 bytes.
+        public static let rawRenewalInfo = FieldLimit("raw_renewal_info", 0...65536, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [accountID, otherAccountID, storeType, storeSubtype, notificationID, rawPayload, detail, rawTransaction, rawRenewalInfo]
     }
 }
 

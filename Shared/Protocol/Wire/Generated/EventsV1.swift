@@ -16,11 +16,14 @@ public struct Event: ProtoMessage, Hashable {
 
     /// Stable: the same event has the same id in every delivery, retry, replay and listing
     /// (`evt_<position>_<n>`: the n-th event of the change at that feed position).
+    /// limit: 1..128 bytes
     public var id: String
 
+    /// limit: 1..64 bytes
     public var type: String
 
     /// The account it concerns; absent for an account deletion (which names none).
+    /// limit: 0..256 bytes
     public var accountID: String?
 
     /// The store subscription (or grant) it concerns; absent for account events.
@@ -39,6 +42,7 @@ public struct Event: ProtoMessage, Hashable {
 
     /// access.*: the capability, and the end of access (access.granted, access.extended; absent:
     /// no end) or the reason it ended (access.ended: expired, revoked or state).
+    /// limit: 0..64 bytes
     public var capability: String?
 
     public var accessUntilMilliseconds: Int64?
@@ -141,6 +145,22 @@ extension Event: CMessageConvertible {
         arena.set(&c.store_type, storeType)
         arena.set(&c.store_subtype, storeSubtype)
         c.sequence = sequence
+    }
+}
+
+extension Event {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `id`: 1..128 bytes.
+        public static let id = FieldLimit("id", 1...128, .bytes)
+        /// `type`: 1..64 bytes.
+        public static let type = FieldLimit("type", 1...64, .bytes)
+        /// `account_id`: 0..256 bytes.
+        public static let accountID = FieldLimit("account_id", 0...256, .bytes)
+        /// `capability`: 0..64 bytes.
+        public static let capability = FieldLimit("capability", 0...64, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [id, type, accountID, capability]
     }
 }
 

@@ -220,6 +220,7 @@ public struct InboxEntry: ProtoMessage, Hashable {
 
     public var attempts: UInt32
 
+    /// limit: 0..4096 bytes
     public var lastError: String?
 
     /// The subscription the notification is about, when known.
@@ -301,6 +302,16 @@ extension InboxEntry: CMessageConvertible {
         arena.set(&c.last_error, lastError)
         c.key = key?.cMessage(in: arena)
         arena.set(&c.raw_payload, rawPayload)
+    }
+}
+
+extension InboxEntry {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `last_error`: 0..4096 bytes.
+        public static let lastError = FieldLimit("last_error", 0...4096, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [lastError]
     }
 }
 
@@ -395,7 +406,8 @@ public struct RecordVerifiedStateRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.ledger.v1.RecordVerifiedStateRequest"
 
-    /// 1..128 bytes. The same key with different content is FAILED_PRECONDITION.
+    /// The same key with different content is FAILED_PRECONDITION.
+    /// limit: 1..128 bytes
     public var idempotencyKey: String
 
     public var subscription: Subscription?
@@ -469,6 +481,16 @@ extension RecordVerifiedStateRequest: CMessageConvertible {
     }
 }
 
+extension RecordVerifiedStateRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `idempotency_key`: 1..128 bytes.
+        public static let idempotencyKey = FieldLimit("idempotency_key", 1...128, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [idempotencyKey]
+    }
+}
+
 /// `subscriptions.ledger.v1.RecordVerifiedStateResponse`.
 public struct RecordVerifiedStateResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -534,10 +556,12 @@ public struct LinkAccountRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.ledger.v1.LinkAccountRequest"
 
+    /// limit: 1..128 bytes
     public var idempotencyKey: String
 
     public var key: SubscriptionKey?
 
+    /// limit: 1..256 bytes
     public var accountID: String
 
     /// Apple appAccountToken or Google obfuscated account id, when the purchase carried one.
@@ -590,6 +614,18 @@ extension LinkAccountRequest: CMessageConvertible {
         arena.set(&c.account_id, accountID)
         arena.set(&c.store_account_ref, storeAccountRef)
         c.policy = .init(rawValue: ProtoField.number(policy))
+    }
+}
+
+extension LinkAccountRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `idempotency_key`: 1..128 bytes.
+        public static let idempotencyKey = FieldLimit("idempotency_key", 1...128, .bytes)
+        /// `account_id`: 1..256 bytes.
+        public static let accountID = FieldLimit("account_id", 1...256, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [idempotencyKey, accountID]
     }
 }
 
@@ -656,12 +692,15 @@ public struct GrantEntitlementRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.ledger.v1.GrantEntitlementRequest"
 
-    /// 1..128 bytes; the same key again answers the first grant (replayed = true).
+    /// The same key again answers the first grant (replayed = true).
+    /// limit: 1..128 bytes
     public var idempotencyKey: String
 
+    /// limit: 1..256 bytes
     public var accountID: String
 
-    /// The capability granted, as the entitlement policy names it (1..64 bytes).
+    /// The capability granted, as the entitlement policy names it.
+    /// limit: 1..64 bytes
     public var capability: String
 
     /// The grant's end: at most one of until_ms (an instant after now) and duration_ms (from now);
@@ -670,7 +709,8 @@ public struct GrantEntitlementRequest: ProtoMessage, Hashable {
 
     public var durationMilliseconds: Int64?
 
-    /// Why (support case, campaign); in the audit trail. At most 1 KiB.
+    /// Why (support case, campaign); in the audit trail.
+    /// limit: 0..1024 bytes
     public var reason: String?
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -722,6 +762,22 @@ extension GrantEntitlementRequest: CMessageConvertible {
         c.until_ms = untilMilliseconds ?? 0
         c.duration_ms = durationMilliseconds ?? 0
         arena.set(&c.reason, reason)
+    }
+}
+
+extension GrantEntitlementRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `idempotency_key`: 1..128 bytes.
+        public static let idempotencyKey = FieldLimit("idempotency_key", 1...128, .bytes)
+        /// `account_id`: 1..256 bytes.
+        public static let accountID = FieldLimit("account_id", 1...256, .bytes)
+        /// `capability`: 1..64 bytes.
+        public static let capability = FieldLimit("capability", 1...64, .bytes)
+        /// `reason`: 0..1024 bytes.
+        public static let reason = FieldLimit("reason", 0...1024, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [idempotencyKey, accountID, capability, reason]
     }
 }
 
@@ -784,9 +840,11 @@ public struct RevokeGrantRequest: ProtoMessage, Hashable {
     public static let protoName = "subscriptions.ledger.v1.RevokeGrantRequest"
 
     /// GrantEntitlementResponse.grant.key.store_id.
+    /// limit: 1..256 bytes
     public var grantID: String
 
-    /// At most 1 KiB.
+    /// Why; in the audit trail.
+    /// limit: 0..1024 bytes
     public var reason: String?
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -822,6 +880,18 @@ extension RevokeGrantRequest: CMessageConvertible {
     func fill(_ c: inout CMessage, in arena: CArena) {
         arena.set(&c.grant_id, grantID)
         arena.set(&c.reason, reason)
+    }
+}
+
+extension RevokeGrantRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `grant_id`: 1..256 bytes.
+        public static let grantID = FieldLimit("grant_id", 1...256, .bytes)
+        /// `reason`: 0..1024 bytes.
+        public static let reason = FieldLimit("reason", 0...1024, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [grantID, reason]
     }
 }
 
@@ -882,12 +952,14 @@ public struct MergeAccountsRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.ledger.v1.MergeAccountsRequest"
 
-    /// 1..128 bytes.
+    /// limit: 1..128 bytes
     public var idempotencyKey: String
 
     /// The account that goes away (an anonymous one) and the one that keeps everything.
+    /// limit: 1..256 bytes
     public var fromAccountID: String
 
+    /// limit: 1..256 bytes
     public var intoAccountID: String
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -927,6 +999,20 @@ extension MergeAccountsRequest: CMessageConvertible {
         arena.set(&c.idempotency_key, idempotencyKey)
         arena.set(&c.from_account_id, fromAccountID)
         arena.set(&c.into_account_id, intoAccountID)
+    }
+}
+
+extension MergeAccountsRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `idempotency_key`: 1..128 bytes.
+        public static let idempotencyKey = FieldLimit("idempotency_key", 1...128, .bytes)
+        /// `from_account_id`: 1..256 bytes.
+        public static let fromAccountID = FieldLimit("from_account_id", 1...256, .bytes)
+        /// `into_account_id`: 1..256 bytes.
+        public static let intoAccountID = FieldLimit("into_account_id", 1...256, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [idempotencyKey, fromAccountID, intoAccountID]
     }
 }
 
@@ -982,6 +1068,7 @@ public struct DeleteAccountRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.ledger.v1.DeleteAccountRequest"
 
+    /// limit: 1..256 bytes
     public var accountID: String
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -1013,6 +1100,16 @@ extension DeleteAccountRequest: CMessageConvertible {
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         arena.set(&c.account_id, accountID)
+    }
+}
+
+extension DeleteAccountRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `account_id`: 1..256 bytes.
+        public static let accountID = FieldLimit("account_id", 1...256, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [accountID]
     }
 }
 
@@ -1176,6 +1273,7 @@ public struct LogTestEventRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.ledger.v1.LogTestEventRequest"
 
+    /// limit: 0..256 bytes
     public var accountID: String?
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -1207,6 +1305,16 @@ extension LogTestEventRequest: CMessageConvertible {
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         arena.set(&c.account_id, accountID)
+    }
+}
+
+extension LogTestEventRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `account_id`: 0..256 bytes.
+        public static let accountID = FieldLimit("account_id", 0...256, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [accountID]
     }
 }
 
@@ -2126,6 +2234,7 @@ public struct GetAccountRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.ledger.v1.GetAccountRequest"
 
+    /// limit: 1..256 bytes
     public var accountID: String
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -2157,6 +2266,16 @@ extension GetAccountRequest: CMessageConvertible {
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         arena.set(&c.account_id, accountID)
+    }
+}
+
+extension GetAccountRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `account_id`: 1..256 bytes.
+        public static let accountID = FieldLimit("account_id", 1...256, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [accountID]
     }
 }
 
@@ -2220,6 +2339,7 @@ public struct GetHistoryRequest: ProtoMessage, Hashable {
     public static let protoName = "subscriptions.ledger.v1.GetHistoryRequest"
 
     /// Exactly one of account_id and key.
+    /// limit: 1..256 bytes
     public var accountID: String?
 
     public var key: SubscriptionKey?
@@ -2271,6 +2391,16 @@ extension GetHistoryRequest: CMessageConvertible {
         c.key = key?.cMessage(in: arena)
         c.page_size = pageSize
         arena.set(&c.page_token, pageToken)
+    }
+}
+
+extension GetHistoryRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `account_id`: 1..256 bytes.
+        public static let accountID = FieldLimit("account_id", 1...256, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [accountID]
     }
 }
 
@@ -2438,7 +2568,8 @@ public struct MarkInboxRequest: ProtoMessage, Hashable {
     /// PROCESSED or FAILED.
     public var status: InboxStatus?
 
-    /// The reason, for FAILED; at most 4 KiB.
+    /// The reason, for FAILED.
+    /// limit: 0..4096 bytes
     public var error: String?
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -2482,6 +2613,16 @@ extension MarkInboxRequest: CMessageConvertible {
         arena.set(&c.notification_id, notificationID)
         c.status = .init(rawValue: ProtoField.number(status))
         arena.set(&c.error, error)
+    }
+}
+
+extension MarkInboxRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `error`: 0..4096 bytes.
+        public static let error = FieldLimit("error", 0...4096, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [error]
     }
 }
 

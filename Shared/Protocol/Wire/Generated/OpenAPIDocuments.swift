@@ -747,7 +747,9 @@ public enum OpenAPIDocuments {
             "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
           },
           "storeId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -3534,21 +3536,26 @@ public enum OpenAPIDocuments {
             "description": "When this backend verified it."
           },
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "otherAccountId": {
             "type": "string",
+            "maxLength": 256,
             "description": "For links and transfers: the other account involved."
           },
           "storeType": {
             "type": "string",
+            "maxLength": 256,
             "description": "The store's own notification type and subtype, kept verbatim (also unknown ones)."
           },
           "storeSubtype": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "notificationId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Apple notificationUUID or Pub/Sub messageId, when a notification carried it."
           },
           "state": {
@@ -3556,17 +3563,21 @@ public enum OpenAPIDocuments {
           },
           "rawPayload": {
             "type": "string",
+            "maxLength": 65536,
             "description": "The raw signed payload (JWS or JSON) for audit; at most 64 KiB."
           },
           "detail": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 4096
           },
           "rawTransaction": {
             "type": "string",
+            "maxLength": 65536,
             "description": "The store's answer the state rests on, for audit: Apple's signedTransactionInfo (Google's\npurchase as JSON); at most 64 KiB."
           },
           "rawRenewalInfo": {
             "type": "string",
+            "maxLength": 65536,
             "description": "Apple's signedRenewalInfo, when there is one; at most 64 KiB."
           },
           "actor": {
@@ -3606,13 +3617,18 @@ public enum OpenAPIDocuments {
         "properties": {
           "periodId": {
             "type": "string",
-            "description": "Apple transactionId; Google orderId. 1..256 bytes."
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "Apple transactionId; Google orderId."
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "basePlanId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google base plan; Apple subscription group."
           },
           "startMs": {
@@ -3637,7 +3653,8 @@ public enum OpenAPIDocuments {
             "description": "When the store revoked or refunded this period; access from it ends then."
           },
           "revocationReason": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "signedTimeMs": {
             "type": "string",
@@ -3650,6 +3667,7 @@ public enum OpenAPIDocuments {
           },
           "raw": {
             "type": "string",
+            "maxLength": 65536,
             "description": "The signed store data it came from (Apple signedTransactionInfo), kept by the ledger for\naudit; at most 64 KiB. Never in the change feed or a snapshot."
           },
           "stoppedTimeMs": {
@@ -3733,17 +3751,22 @@ public enum OpenAPIDocuments {
           },
           "accountId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The app account that owns it; empty while unlinked."
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "basePlanId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google base plan and offer; Apple subscription group and offer identifier."
           },
           "offerId": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "productKind": {
             "$ref": "#/components/schemas/subscriptions.common.v1.ProductKind"
@@ -3782,7 +3805,8 @@ public enum OpenAPIDocuments {
             "pattern": "^-?[0-9]+$"
           },
           "revocationReason": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "autoRenew": {
             "type": "boolean",
@@ -3790,6 +3814,7 @@ public enum OpenAPIDocuments {
           },
           "autoRenewProductId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The product the next renewal switches to (a pending downgrade), when different."
           },
           "acknowledged": {
@@ -3810,21 +3835,26 @@ public enum OpenAPIDocuments {
           },
           "replacesStoreId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google linkedPurchaseToken: the token this one replaced."
           },
           "replacedByStoreId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Set when a newer token or transaction replaced this one."
           },
           "storeAccountRef": {
             "type": "string",
+            "maxLength": 256,
             "description": "Apple appAccountToken or Google obfuscatedExternalAccountId, as the store reported it."
           },
           "bundleOrPackage": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "latestOrderId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Apple latest transactionId, Google latestSuccessfulOrderId."
           },
           "periods": {
@@ -3844,6 +3874,7 @@ public enum OpenAPIDocuments {
           },
           "renewalOfferId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The offer the next renewal is charged under (Apple renewal info offerIdentifier/offerType)."
           },
           "renewalOfferType": {
@@ -3869,6 +3900,7 @@ public enum OpenAPIDocuments {
           },
           "storefront": {
             "type": "string",
+            "maxLength": 256,
             "description": "The storefront (Apple storefront, ISO 3166-1 alpha-3; Google regionCode)."
           },
           "priceMicros": {
@@ -3878,13 +3910,17 @@ public enum OpenAPIDocuments {
             "description": "Price of the current period in millionths of the currency unit, and the ISO 4217 currency."
           },
           "currency": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "renewalOffProducts": {
             "type": "array",
             "items": {
-              "type": "string"
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 256
             },
+            "maxItems": 50,
             "description": "Google: line items (add-ons) whose renewal is off, by product id, where the subscription's\nauto_renew is its base plan's. At most 50.\n\nAlways present in an answer ([] when unset)."
           },
           "installmentsCommitted": {
@@ -3922,7 +3958,9 @@ public enum OpenAPIDocuments {
             "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
           },
           "storeId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -3985,13 +4023,18 @@ public enum OpenAPIDocuments {
         "properties": {
           "id": {
             "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
             "description": "Stable: the same event has the same id in every delivery, retry, replay and listing\n(`evt_<position>_<n>`: the n-th event of the change at that feed position)."
           },
           "type": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
           },
           "accountId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The account it concerns; absent for an account deletion (which names none)."
           },
           "key": {
@@ -4029,6 +4072,7 @@ public enum OpenAPIDocuments {
           },
           "capability": {
             "type": "string",
+            "maxLength": 64,
             "description": "access.*: the capability, and the end of access (access.granted, access.extended; absent:\nno end) or the reason it ended (access.ended: expired, revoked or state)."
           },
           "accessUntilMs": {
@@ -4187,7 +4231,9 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -4262,7 +4308,9 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -4396,6 +4444,8 @@ public enum OpenAPIDocuments {
         "properties": {
           "accountId": {
             "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
             "description": "Exactly one of account_id and key."
           },
           "key": {
@@ -4465,14 +4515,20 @@ public enum OpenAPIDocuments {
         "properties": {
           "idempotencyKey": {
             "type": "string",
-            "description": "1..128 bytes; the same key again answers the first grant (replayed = true)."
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "The same key again answers the first grant (replayed = true)."
           },
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "capability": {
             "type": "string",
-            "description": "The capability granted, as the entitlement policy names it (1..64 bytes)."
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "The capability granted, as the entitlement policy names it."
           },
           "untilMs": {
             "type": "string",
@@ -4487,7 +4543,8 @@ public enum OpenAPIDocuments {
           },
           "reason": {
             "type": "string",
-            "description": "Why (support case, campaign); in the audit trail. At most 1 KiB."
+            "maxLength": 1024,
+            "description": "Why (support case, campaign); in the audit trail."
           }
         }
       },
@@ -4552,7 +4609,8 @@ public enum OpenAPIDocuments {
             "format": "uint32"
           },
           "lastError": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 4096
           },
           "key": {
             "allOf": [
@@ -4583,13 +4641,17 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "idempotencyKey": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128
           },
           "key": {
             "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionKey"
           },
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "storeAccountRef": {
             "type": "string",
@@ -4810,7 +4872,8 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           }
         }
       },
@@ -4833,7 +4896,8 @@ public enum OpenAPIDocuments {
           },
           "error": {
             "type": "string",
-            "description": "The reason, for FAILED; at most 4 KiB."
+            "maxLength": 4096,
+            "description": "The reason, for FAILED."
           }
         }
       },
@@ -4850,14 +4914,19 @@ public enum OpenAPIDocuments {
         "properties": {
           "idempotencyKey": {
             "type": "string",
-            "description": "1..128 bytes."
+            "minLength": 1,
+            "maxLength": 128
           },
           "fromAccountId": {
             "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
             "description": "The account that goes away (an anonymous one) and the one that keeps everything."
           },
           "intoAccountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -4959,7 +5028,9 @@ public enum OpenAPIDocuments {
         "properties": {
           "idempotencyKey": {
             "type": "string",
-            "description": "1..128 bytes. The same key with different content is FAILED_PRECONDITION."
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "The same key with different content is FAILED_PRECONDITION."
           },
           "subscription": {
             "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
@@ -5048,11 +5119,14 @@ public enum OpenAPIDocuments {
         "properties": {
           "grantId": {
             "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
             "description": "GrantEntitlementResponse.grant.key.store_id."
           },
           "reason": {
             "type": "string",
-            "description": "At most 1 KiB."
+            "maxLength": 1024,
+            "description": "Why; in the audit trail."
           }
         }
       },
@@ -5604,13 +5678,18 @@ public enum OpenAPIDocuments {
         "properties": {
           "periodId": {
             "type": "string",
-            "description": "Apple transactionId; Google orderId. 1..256 bytes."
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "Apple transactionId; Google orderId."
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "basePlanId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google base plan; Apple subscription group."
           },
           "startMs": {
@@ -5635,7 +5714,8 @@ public enum OpenAPIDocuments {
             "description": "When the store revoked or refunded this period; access from it ends then."
           },
           "revocationReason": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "signedTimeMs": {
             "type": "string",
@@ -5648,6 +5728,7 @@ public enum OpenAPIDocuments {
           },
           "raw": {
             "type": "string",
+            "maxLength": 65536,
             "description": "The signed store data it came from (Apple signedTransactionInfo), kept by the ledger for\naudit; at most 64 KiB. Never in the change feed or a snapshot."
           },
           "stoppedTimeMs": {
@@ -5731,17 +5812,22 @@ public enum OpenAPIDocuments {
           },
           "accountId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The app account that owns it; empty while unlinked."
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "basePlanId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google base plan and offer; Apple subscription group and offer identifier."
           },
           "offerId": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "productKind": {
             "$ref": "#/components/schemas/subscriptions.common.v1.ProductKind"
@@ -5780,13 +5866,15 @@ public enum OpenAPIDocuments {
             "pattern": "^-?[0-9]+$"
           },
           "revocationReason": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "autoRenew": {
             "type": "boolean"
           },
           "autoRenewProductId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The product the next renewal switches to (a pending downgrade), when different."
           },
           "acknowledged": {
@@ -5806,21 +5894,26 @@ public enum OpenAPIDocuments {
           },
           "replacesStoreId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Google linkedPurchaseToken: the token this one replaced."
           },
           "replacedByStoreId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Set when a newer token or transaction replaced this one."
           },
           "storeAccountRef": {
             "type": "string",
+            "maxLength": 256,
             "description": "Apple appAccountToken or Google obfuscatedExternalAccountId, as the store reported it."
           },
           "bundleOrPackage": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "latestOrderId": {
             "type": "string",
+            "maxLength": 256,
             "description": "Apple latest transactionId, Google latestSuccessfulOrderId."
           },
           "periods": {
@@ -5840,6 +5933,7 @@ public enum OpenAPIDocuments {
           },
           "renewalOfferId": {
             "type": "string",
+            "maxLength": 256,
             "description": "The offer the next renewal is charged under (Apple renewal info offerIdentifier/offerType)."
           },
           "renewalOfferType": {
@@ -5865,6 +5959,7 @@ public enum OpenAPIDocuments {
           },
           "storefront": {
             "type": "string",
+            "maxLength": 256,
             "description": "The storefront (Apple storefront, ISO 3166-1 alpha-3; Google regionCode)."
           },
           "priceMicros": {
@@ -5874,13 +5969,17 @@ public enum OpenAPIDocuments {
             "description": "Price of the current period in millionths of the currency unit, and the ISO 4217 currency."
           },
           "currency": {
-            "type": "string"
+            "type": "string",
+            "maxLength": 256
           },
           "renewalOffProducts": {
             "type": "array",
             "items": {
-              "type": "string"
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 256
             },
+            "maxItems": 50,
             "description": "Google: line items (add-ons) whose renewal is off, by product id, where the subscription's\nauto_renew is its base plan's. At most 50."
           },
           "installmentsCommitted": {
@@ -5926,7 +6025,9 @@ public enum OpenAPIDocuments {
             "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
           },
           "storeId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           }
         }
       },
@@ -5953,10 +6054,14 @@ public enum OpenAPIDocuments {
             "type": "string"
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "purchaseToken": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096
           }
         }
       },
@@ -5987,30 +6092,39 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "appleSignedTransactions": {
             "type": "array",
             "items": {
               "type": "string"
             },
+            "maxItems": 100,
             "description": "At most 100 Apple signed transactions or transaction ids, together."
           },
           "appleTransactionIds": {
             "type": "array",
             "items": {
-              "type": "string"
-            }
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "maxItems": 100
           },
           "googlePurchases": {
             "type": "array",
             "items": {
               "$ref": "#/components/schemas/subscriptions.verifier.v1.GooglePurchaseRef"
             },
-            "description": "At most 100 Google purchases."
+            "maxItems": 100
           },
           "idempotencyKey": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "Retries with the same key return the first answer."
           }
         }
       },
@@ -6034,7 +6148,9 @@ public enum OpenAPIDocuments {
         "properties": {
           "accountId": {
             "type": "string",
-            "description": "The authenticated app account; 1..256 bytes."
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "The authenticated app account."
           },
           "signedTransaction": {
             "type": "string",
@@ -6042,7 +6158,9 @@ public enum OpenAPIDocuments {
           },
           "transactionId": {
             "type": "string",
-            "description": "... or a transaction id to look up with the App Store Server API. Exactly one is set."
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "... or a transaction id to look up with the App Store Server API (ASCII). Exactly one is\nset."
           },
           "environment": {
             "allOf": [
@@ -6054,7 +6172,9 @@ public enum OpenAPIDocuments {
           },
           "idempotencyKey": {
             "type": "string",
-            "description": "Retries with the same key return the first answer; 1..128 bytes."
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "Retries with the same key return the first answer."
           }
         }
       },
@@ -6062,20 +6182,28 @@ public enum OpenAPIDocuments {
         "type": "object",
         "properties": {
           "accountId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "packageName": {
             "type": "string"
           },
           "productId": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256
           },
           "purchaseToken": {
             "type": "string",
-            "description": "At most 4 KiB."
+            "minLength": 1,
+            "maxLength": 4096
           },
           "idempotencyKey": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "Retries with the same key return the first answer."
           }
         }
       },

@@ -10,19 +10,23 @@ public struct VerifyApplePurchaseRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.verifier.v1.VerifyApplePurchaseRequest"
 
-    /// The authenticated app account; 1..256 bytes.
+    /// The authenticated app account.
+    /// limit: 1..256 bytes
     public var accountID: String
 
     /// A StoreKit 2 signed transaction (JWS, at most 16 KiB) ...
     public var signedTransaction: String?
 
-    /// ... or a transaction id to look up with the App Store Server API. Exactly one is set.
+    /// ... or a transaction id to look up with the App Store Server API (ASCII). Exactly one is
+    /// set.
+    /// limit: 1..64 bytes
     public var transactionID: String?
 
     /// Which environment to look the transaction id up in; unspecified means the configured one.
     public var environment: StoreEnvironment?
 
-    /// Retries with the same key return the first answer; 1..128 bytes.
+    /// Retries with the same key return the first answer.
+    /// limit: 1..128 bytes
     public var idempotencyKey: String
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -73,20 +77,38 @@ extension VerifyApplePurchaseRequest: CMessageConvertible {
     }
 }
 
+extension VerifyApplePurchaseRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `account_id`: 1..256 bytes.
+        public static let accountID = FieldLimit("account_id", 1...256, .bytes)
+        /// `transaction_id`: 1..64 bytes.
+        public static let transactionID = FieldLimit("transaction_id", 1...64, .bytes)
+        /// `idempotency_key`: 1..128 bytes.
+        public static let idempotencyKey = FieldLimit("idempotency_key", 1...128, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [accountID, transactionID, idempotencyKey]
+    }
+}
+
 /// `subscriptions.verifier.v1.VerifyGooglePurchaseRequest`.
 public struct VerifyGooglePurchaseRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.verifier.v1.VerifyGooglePurchaseRequest"
 
+    /// limit: 1..256 bytes
     public var accountID: String
 
     public var packageName: String
 
+    /// limit: 1..256 bytes
     public var productID: String
 
-    /// At most 4 KiB.
+    /// limit: 1..4096 bytes
     public var purchaseToken: String
 
+    /// Retries with the same key return the first answer.
+    /// limit: 1..128 bytes
     public var idempotencyKey: String
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -134,6 +156,22 @@ extension VerifyGooglePurchaseRequest: CMessageConvertible {
         arena.set(&c.product_id, productID)
         arena.set(&c.purchase_token, purchaseToken)
         arena.set(&c.idempotency_key, idempotencyKey)
+    }
+}
+
+extension VerifyGooglePurchaseRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `account_id`: 1..256 bytes.
+        public static let accountID = FieldLimit("account_id", 1...256, .bytes)
+        /// `product_id`: 1..256 bytes.
+        public static let productID = FieldLimit("product_id", 1...256, .bytes)
+        /// `purchase_token`: 1..4096 bytes.
+        public static let purchaseToken = FieldLimit("purchase_token", 1...4096, .bytes)
+        /// `idempotency_key`: 1..128 bytes.
+        public static let idempotencyKey = FieldLimit("idempotency_key", 1...128, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [accountID, productID, purchaseToken, idempotencyKey]
     }
 }
 
@@ -195,16 +233,22 @@ public struct RestorePurchasesRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
     public static let protoName = "subscriptions.verifier.v1.RestorePurchasesRequest"
 
+    /// limit: 1..256 bytes
     public var accountID: String
 
     /// At most 100 Apple signed transactions or transaction ids, together.
+    /// limit: 0..100 items
     public var appleSignedTransactions: [String]
 
+    /// limit: 0..100 items
+    /// limit: 1..64 bytes
     public var appleTransactionIDs: [String]
 
-    /// At most 100 Google purchases.
+    /// limit: 0..100 items
     public var googlePurchases: [GooglePurchaseRef]
 
+    /// Retries with the same key return the first answer.
+    /// limit: 1..128 bytes
     public var idempotencyKey: String
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -258,6 +302,26 @@ extension RestorePurchasesRequest: CMessageConvertible {
     }
 }
 
+extension RestorePurchasesRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `account_id`: 1..256 bytes.
+        public static let accountID = FieldLimit("account_id", 1...256, .bytes)
+        /// `apple_signed_transactions`: 0..100 items.
+        public static let appleSignedTransactionsCount = FieldLimit("apple_signed_transactions", 0...100, .items)
+        /// `apple_transaction_ids`: 0..100 items.
+        public static let appleTransactionIDsCount = FieldLimit("apple_transaction_ids", 0...100, .items)
+        /// `apple_transaction_ids`: 1..64 bytes each.
+        public static let appleTransactionIDs = FieldLimit("apple_transaction_ids", 1...64, .bytes)
+        /// `google_purchases`: 0..100 items.
+        public static let googlePurchasesCount = FieldLimit("google_purchases", 0...100, .items)
+        /// `idempotency_key`: 1..128 bytes.
+        public static let idempotencyKey = FieldLimit("idempotency_key", 1...128, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [accountID, appleSignedTransactionsCount, appleTransactionIDsCount, appleTransactionIDs, googlePurchasesCount, idempotencyKey]
+    }
+}
+
 /// `subscriptions.verifier.v1.GooglePurchaseRef`.
 public struct GooglePurchaseRef: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -265,8 +329,10 @@ public struct GooglePurchaseRef: ProtoMessage, Hashable {
 
     public var packageName: String
 
+    /// limit: 1..256 bytes
     public var productID: String
 
+    /// limit: 1..4096 bytes
     public var purchaseToken: String
 
     /// A value with the fields given; the others empty, zero or absent.
@@ -306,6 +372,18 @@ extension GooglePurchaseRef: CMessageConvertible {
         arena.set(&c.package_name, packageName)
         arena.set(&c.product_id, productID)
         arena.set(&c.purchase_token, purchaseToken)
+    }
+}
+
+extension GooglePurchaseRef {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `product_id`: 1..256 bytes.
+        public static let productID = FieldLimit("product_id", 1...256, .bytes)
+        /// `purchase_token`: 1..4096 bytes.
+        public static let purchaseToken = FieldLimit("purchase_token", 1...4096, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [productID, purchaseToken]
     }
 }
 

@@ -234,12 +234,17 @@ struct  Subscriptions__Common__V1__Period
 {
   ProtobufCMessage base;
   /*
-   * Apple transactionId; Google orderId. 1..256 bytes.
+   * Apple transactionId; Google orderId.
+   * limit: 1..256 bytes
    */
   char *period_id;
+  /*
+   * limit: 1..256 bytes
+   */
   char *product_id;
   /*
    * Google base plan; Apple subscription group.
+   * limit: 0..256 bytes
    */
   char *base_plan_id;
   /*
@@ -256,6 +261,9 @@ struct  Subscriptions__Common__V1__Period
    * When the store revoked or refunded this period; access from it ends then.
    */
   int64_t revoked_time_ms;
+  /*
+   * limit: 0..256 bytes
+   */
   char *revocation_reason;
   /*
    * The store's signed time of the data it came from: of two versions of one period, the one
@@ -266,6 +274,7 @@ struct  Subscriptions__Common__V1__Period
   /*
    * The signed store data it came from (Apple signedTransactionInfo), kept by the ledger for
    * audit; at most 64 KiB. Never in the change feed or a snapshot.
+   * limit: 0..65536 bytes
    */
   char *raw;
   /*
@@ -289,6 +298,9 @@ struct  Subscriptions__Common__V1__SubscriptionKey
   ProtobufCMessage base;
   Subscriptions__Common__V1__Store store;
   Subscriptions__Common__V1__Environment environment;
+  /*
+   * limit: 1..256 bytes
+   */
   char *store_id;
 };
 #define SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_KEY__INIT \
@@ -305,13 +317,21 @@ struct  Subscriptions__Common__V1__Subscription
   Subscriptions__Common__V1__SubscriptionKey *key;
   /*
    * The app account that owns it; empty while unlinked.
+   * limit: 0..256 bytes
    */
   char *account_id;
+  /*
+   * limit: 1..256 bytes
+   */
   char *product_id;
   /*
    * Google base plan and offer; Apple subscription group and offer identifier.
+   * limit: 0..256 bytes
    */
   char *base_plan_id;
+  /*
+   * limit: 0..256 bytes
+   */
   char *offer_id;
   Subscriptions__Common__V1__ProductKind product_kind;
   Subscriptions__Common__V1__SubscriptionState state;
@@ -327,10 +347,14 @@ struct  Subscriptions__Common__V1__Subscription
    */
   int64_t grace_expires_time_ms;
   int64_t revoked_time_ms;
+  /*
+   * limit: 0..256 bytes
+   */
   char *revocation_reason;
   protobuf_c_boolean auto_renew;
   /*
    * The product the next renewal switches to (a pending downgrade), when different.
+   * limit: 0..256 bytes
    */
   char *auto_renew_product_id;
   protobuf_c_boolean acknowledged;
@@ -344,19 +368,26 @@ struct  Subscriptions__Common__V1__Subscription
   int64_t verified_time_ms;
   /*
    * Google linkedPurchaseToken: the token this one replaced.
+   * limit: 0..256 bytes
    */
   char *replaces_store_id;
   /*
    * Set when a newer token or transaction replaced this one.
+   * limit: 0..256 bytes
    */
   char *replaced_by_store_id;
   /*
    * Apple appAccountToken or Google obfuscatedExternalAccountId, as the store reported it.
+   * limit: 0..256 bytes
    */
   char *store_account_ref;
+  /*
+   * limit: 0..256 bytes
+   */
   char *bundle_or_package;
   /*
    * Apple latest transactionId, Google latestSuccessfulOrderId.
+   * limit: 0..256 bytes
    */
   char *latest_order_id;
   /*
@@ -374,6 +405,7 @@ struct  Subscriptions__Common__V1__Subscription
   Subscriptions__Common__V1__OfferType offer_type;
   /*
    * The offer the next renewal is charged under (Apple renewal info offerIdentifier/offerType).
+   * limit: 0..256 bytes
    */
   char *renewal_offer_id;
   Subscriptions__Common__V1__OfferType renewal_offer_type;
@@ -391,16 +423,22 @@ struct  Subscriptions__Common__V1__Subscription
   int64_t renewal_time_ms;
   /*
    * The storefront (Apple storefront, ISO 3166-1 alpha-3; Google regionCode).
+   * limit: 0..256 bytes
    */
   char *storefront;
   /*
    * Price of the current period in millionths of the currency unit, and the ISO 4217 currency.
    */
   int64_t price_micros;
+  /*
+   * limit: 0..256 bytes
+   */
   char *currency;
   /*
    * Google: line items (add-ons) whose renewal is off, by product id, where the subscription's
    * auto_renew is its base plan's. At most 50.
+   * limit: 0..50 items
+   * limit: 1..256 bytes
    */
   size_t n_renewal_off_products;
   char **renewal_off_products;
@@ -484,33 +522,48 @@ struct  Subscriptions__Common__V1__LifecycleEvent
    * When this backend verified it.
    */
   int64_t verified_time_ms;
+  /*
+   * limit: 0..256 bytes
+   */
   char *account_id;
   /*
    * For links and transfers: the other account involved.
+   * limit: 0..256 bytes
    */
   char *other_account_id;
   /*
    * The store's own notification type and subtype, kept verbatim (also unknown ones).
+   * limit: 0..256 bytes
    */
   char *store_type;
+  /*
+   * limit: 0..256 bytes
+   */
   char *store_subtype;
   /*
    * Apple notificationUUID or Pub/Sub messageId, when a notification carried it.
+   * limit: 0..256 bytes
    */
   char *notification_id;
   Subscriptions__Common__V1__SubscriptionState state;
   /*
    * The raw signed payload (JWS or JSON) for audit; at most 64 KiB.
+   * limit: 0..65536 bytes
    */
   char *raw_payload;
+  /*
+   * limit: 0..4096 bytes
+   */
   char *detail;
   /*
    * The store's answer the state rests on, for audit: Apple's signedTransactionInfo (Google's
    * purchase as JSON); at most 64 KiB.
+   * limit: 0..65536 bytes
    */
   char *raw_transaction;
   /*
    * Apple's signedRenewalInfo, when there is one; at most 64 KiB.
+   * limit: 0..65536 bytes
    */
   char *raw_renewal_info;
   /*

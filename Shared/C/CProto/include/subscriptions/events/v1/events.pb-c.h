@@ -36,11 +36,16 @@ struct  Subscriptions__Events__V1__Event
   /*
    * Stable: the same event has the same id in every delivery, retry, replay and listing
    * (`evt_<position>_<n>`: the n-th event of the change at that feed position).
+   * limit: 1..128 bytes
    */
   char *id;
+  /*
+   * limit: 1..64 bytes
+   */
   char *type;
   /*
    * The account it concerns; absent for an account deletion (which names none).
+   * limit: 0..256 bytes
    */
   char *account_id;
   /*
@@ -63,6 +68,7 @@ struct  Subscriptions__Events__V1__Event
   /*
    * access.*: the capability, and the end of access (access.granted, access.extended; absent:
    * no end) or the reason it ended (access.ended: expired, revoked or state).
+   * limit: 0..64 bytes
    */
   char *capability;
   int64_t access_until_ms;

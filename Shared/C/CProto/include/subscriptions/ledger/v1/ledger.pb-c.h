@@ -126,6 +126,9 @@ struct  Subscriptions__Ledger__V1__InboxEntry
   int64_t received_time_ms;
   Subscriptions__Ledger__V1__InboxStatus status;
   uint32_t attempts;
+  /*
+   * limit: 0..4096 bytes
+   */
   char *last_error;
   /*
    * The subscription the notification is about, when known.
@@ -170,7 +173,8 @@ struct  Subscriptions__Ledger__V1__RecordVerifiedStateRequest
 {
   ProtobufCMessage base;
   /*
-   * 1..128 bytes. The same key with different content is FAILED_PRECONDITION.
+   * The same key with different content is FAILED_PRECONDITION.
+   * limit: 1..128 bytes
    */
   char *idempotency_key;
   Subscriptions__Common__V1__Subscription *subscription;
@@ -226,8 +230,14 @@ struct  Subscriptions__Ledger__V1__RecordVerifiedStateResponse
 struct  Subscriptions__Ledger__V1__LinkAccountRequest
 {
   ProtobufCMessage base;
+  /*
+   * limit: 1..128 bytes
+   */
   char *idempotency_key;
   Subscriptions__Common__V1__SubscriptionKey *key;
+  /*
+   * limit: 1..256 bytes
+   */
   char *account_id;
   /*
    * Apple appAccountToken or Google obfuscated account id, when the purchase carried one.
@@ -260,12 +270,17 @@ struct  Subscriptions__Ledger__V1__GrantEntitlementRequest
 {
   ProtobufCMessage base;
   /*
-   * 1..128 bytes; the same key again answers the first grant (replayed = true).
+   * The same key again answers the first grant (replayed = true).
+   * limit: 1..128 bytes
    */
   char *idempotency_key;
+  /*
+   * limit: 1..256 bytes
+   */
   char *account_id;
   /*
-   * The capability granted, as the entitlement policy names it (1..64 bytes).
+   * The capability granted, as the entitlement policy names it.
+   * limit: 1..64 bytes
    */
   char *capability;
   /*
@@ -275,7 +290,8 @@ struct  Subscriptions__Ledger__V1__GrantEntitlementRequest
   int64_t until_ms;
   int64_t duration_ms;
   /*
-   * Why (support case, campaign); in the audit trail. At most 1 KiB.
+   * Why (support case, campaign); in the audit trail.
+   * limit: 0..1024 bytes
    */
   char *reason;
 };
@@ -305,10 +321,12 @@ struct  Subscriptions__Ledger__V1__RevokeGrantRequest
   ProtobufCMessage base;
   /*
    * GrantEntitlementResponse.grant.key.store_id.
+   * limit: 1..256 bytes
    */
   char *grant_id;
   /*
-   * At most 1 KiB.
+   * Why; in the audit trail.
+   * limit: 0..1024 bytes
    */
   char *reason;
 };
@@ -336,13 +354,17 @@ struct  Subscriptions__Ledger__V1__MergeAccountsRequest
 {
   ProtobufCMessage base;
   /*
-   * 1..128 bytes.
+   * limit: 1..128 bytes
    */
   char *idempotency_key;
   /*
    * The account that goes away (an anonymous one) and the one that keeps everything.
+   * limit: 1..256 bytes
    */
   char *from_account_id;
+  /*
+   * limit: 1..256 bytes
+   */
   char *into_account_id;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__MERGE_ACCOUNTS_REQUEST__INIT \
@@ -368,6 +390,9 @@ struct  Subscriptions__Ledger__V1__MergeAccountsResponse
 struct  Subscriptions__Ledger__V1__DeleteAccountRequest
 {
   ProtobufCMessage base;
+  /*
+   * limit: 1..256 bytes
+   */
   char *account_id;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__DELETE_ACCOUNT_REQUEST__INIT \
@@ -431,6 +456,9 @@ struct  Subscriptions__Ledger__V1__ListEventsResponse
 struct  Subscriptions__Ledger__V1__LogTestEventRequest
 {
   ProtobufCMessage base;
+  /*
+   * limit: 0..256 bytes
+   */
   char *account_id;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__LOG_TEST_EVENT_REQUEST__INIT \
@@ -759,6 +787,9 @@ struct  Subscriptions__Ledger__V1__GetSubscriptionResponse
 struct  Subscriptions__Ledger__V1__GetAccountRequest
 {
   ProtobufCMessage base;
+  /*
+   * limit: 1..256 bytes
+   */
   char *account_id;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__GET_ACCOUNT_REQUEST__INIT \
@@ -788,6 +819,7 @@ struct  Subscriptions__Ledger__V1__GetHistoryRequest
   ProtobufCMessage base;
   /*
    * Exactly one of account_id and key.
+   * limit: 1..256 bytes
    */
   char *account_id;
   Subscriptions__Common__V1__SubscriptionKey *key;
@@ -861,7 +893,8 @@ struct  Subscriptions__Ledger__V1__MarkInboxRequest
    */
   Subscriptions__Ledger__V1__InboxStatus status;
   /*
-   * The reason, for FAILED; at most 4 KiB.
+   * The reason, for FAILED.
+   * limit: 0..4096 bytes
    */
   char *error;
 };

@@ -35,7 +35,8 @@ struct  Subscriptions__Verifier__V1__VerifyApplePurchaseRequest
 {
   ProtobufCMessage base;
   /*
-   * The authenticated app account; 1..256 bytes.
+   * The authenticated app account.
+   * limit: 1..256 bytes
    */
   char *account_id;
   /*
@@ -43,7 +44,9 @@ struct  Subscriptions__Verifier__V1__VerifyApplePurchaseRequest
    */
   char *signed_transaction;
   /*
-   * ... or a transaction id to look up with the App Store Server API. Exactly one is set.
+   * ... or a transaction id to look up with the App Store Server API (ASCII). Exactly one is
+   * set.
+   * limit: 1..64 bytes
    */
   char *transaction_id;
   /*
@@ -51,7 +54,8 @@ struct  Subscriptions__Verifier__V1__VerifyApplePurchaseRequest
    */
   Subscriptions__Common__V1__Environment environment;
   /*
-   * Retries with the same key return the first answer; 1..128 bytes.
+   * Retries with the same key return the first answer.
+   * limit: 1..128 bytes
    */
   char *idempotency_key;
 };
@@ -63,13 +67,23 @@ struct  Subscriptions__Verifier__V1__VerifyApplePurchaseRequest
 struct  Subscriptions__Verifier__V1__VerifyGooglePurchaseRequest
 {
   ProtobufCMessage base;
+  /*
+   * limit: 1..256 bytes
+   */
   char *account_id;
   char *package_name;
+  /*
+   * limit: 1..256 bytes
+   */
   char *product_id;
   /*
-   * At most 4 KiB.
+   * limit: 1..4096 bytes
    */
   char *purchase_token;
+  /*
+   * Retries with the same key return the first answer.
+   * limit: 1..128 bytes
+   */
   char *idempotency_key;
 };
 #define SUBSCRIPTIONS__VERIFIER__V1__VERIFY_GOOGLE_PURCHASE_REQUEST__INIT \
@@ -98,19 +112,31 @@ struct  Subscriptions__Verifier__V1__VerifyPurchaseResponse
 struct  Subscriptions__Verifier__V1__RestorePurchasesRequest
 {
   ProtobufCMessage base;
+  /*
+   * limit: 1..256 bytes
+   */
   char *account_id;
   /*
    * At most 100 Apple signed transactions or transaction ids, together.
+   * limit: 0..100 items
    */
   size_t n_apple_signed_transactions;
   char **apple_signed_transactions;
+  /*
+   * limit: 0..100 items
+   * limit: 1..64 bytes
+   */
   size_t n_apple_transaction_ids;
   char **apple_transaction_ids;
   /*
-   * At most 100 Google purchases.
+   * limit: 0..100 items
    */
   size_t n_google_purchases;
   Subscriptions__Verifier__V1__GooglePurchaseRef **google_purchases;
+  /*
+   * Retries with the same key return the first answer.
+   * limit: 1..128 bytes
+   */
   char *idempotency_key;
 };
 #define SUBSCRIPTIONS__VERIFIER__V1__RESTORE_PURCHASES_REQUEST__INIT \
@@ -122,7 +148,13 @@ struct  Subscriptions__Verifier__V1__GooglePurchaseRef
 {
   ProtobufCMessage base;
   char *package_name;
+  /*
+   * limit: 1..256 bytes
+   */
   char *product_id;
+  /*
+   * limit: 1..4096 bytes
+   */
   char *purchase_token;
 };
 #define SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_PURCHASE_REF__INIT \
