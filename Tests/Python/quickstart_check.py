@@ -27,6 +27,13 @@ blocks = [(m.group(2), m.group(3), m.group(1) is not None) for m in FENCE.findit
 failures = []
 
 
+def default_signals():
+    """Children take Ctrl-C and TERM as a terminal gives them, whatever this process inherited
+    (a test runner may ignore them, and ignored signals pass through exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def block_after(index, language="text"):
     if index + 1 < len(blocks) and blocks[index + 1][0] == language:
         return blocks[index + 1][1]
@@ -45,7 +52,7 @@ def start_sandbox():
     process = subprocess.Popen(
         [os.path.join(ROOT, "scripts", "run-local"), "--sandbox"],
         cwd=ROOT, env={**os.environ, "BIN_DIR": BIN_DIR}, stdout=subprocess.PIPE, stderr=log,
-        text=True, start_new_session=True)
+        text=True, start_new_session=True, preexec_fn=default_signals)
     seen = []
     deadline = time.monotonic() + 120
     for line in process.stdout:
@@ -84,7 +91,9 @@ _, receiver_code = python_block("receiver.py")
 with open(os.path.join(WORK, "receiver.py"), "w") as file:
     file.write(receiver_code + "\n")
 receiver_out = open(os.path.join(WORK, "receiver.out"), "w")
-receiver = subprocess.Popen([sys.executable, "receiver.py"], cwd=WORK, stdout=receiver_out, stderr=subprocess.STDOUT)
+receiver = subprocess.Popen(
+    [sys.executable, "receiver.py"], cwd=WORK, stdout=receiver_out, stderr=subprocess.STDOUT,
+    preexec_fn=default_signals)
 
 sandbox = start_sandbox()
 try:
@@ -97,7 +106,9 @@ try:
         script.append(text)
         script.append(f"echo '@@block {len(checks)}@@'")
         checks.append((text, block_after(index)))
-    run = subprocess.run(["bash", "-c", "\n".join(script)], cwd=WORK, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        ["bash", "-c", "\n".join(script)], cwd=WORK, capture_output=True, text=True, timeout=300,
+        preexec_fn=default_signals)
     outputs = re.split(r"^@@block \d+@@\n", run.stdout, flags=re.M)
     if run.returncode != 0:
         failures.append(f"the sh blocks stopped with status {run.returncode}: {run.stderr}")
@@ -135,7 +146,7 @@ try:
         failures.append(f"quickstart.py (status {run.returncode}) printed:\n{run.stdout}{run.stderr}\nthe page says:\n{expected}")
 finally:
     stop(sandbox, "python")
-    receiver.terminate()
+    receiver.kill()
     receiver.wait()
 
 if failures:
