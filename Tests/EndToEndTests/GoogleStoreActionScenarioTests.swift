@@ -88,7 +88,8 @@ struct GoogleStoreActionScenarioTests {
 
             let revoked = try await revoke()
             #expect(revoked.subscription?.state == .revoked)
-            let denied = try await stack.check(account, at: try await stack.simNow())
+            // The entitlement service learns of the revocation from the ledger's feed.
+            let denied = try await stack.eventually(account, "the revocation") { !$0.allowed }
             #expect(!denied.allowed && denied.reason == .revoked)
             let actions = try await Self.actions(stack, account)
             #expect(actions.map(\.0) == ["REFUND_ORDER", "REVOKE"])

@@ -18,8 +18,8 @@ extension GoogleAdapter {
     public func revokePurchase(_ request: RevokeGooglePurchaseRequest, actor: String) async throws
         -> GoogleStoreActionResponse
     {
-        try check(request.reason, RevokeGooglePurchaseRequest.Limits.reason)
-        try check(request.purchaseToken, RevokeGooglePurchaseRequest.Limits.purchaseToken)
+        try PurchaseChecks.check(request.reason, RevokeGooglePurchaseRequest.Limits.reason)
+        try PurchaseChecks.check(request.purchaseToken, RevokeGooglePurchaseRequest.Limits.purchaseToken)
         let refund: GoogleRevocationRefund
         switch request.refund {
         case .full?: refund = .full
@@ -43,9 +43,9 @@ extension GoogleAdapter {
     public func refundOrder(_ request: RefundGoogleOrderRequest, actor: String) async throws
         -> GoogleStoreActionResponse
     {
-        try check(request.reason, RefundGoogleOrderRequest.Limits.reason)
-        try check(request.orderID, RefundGoogleOrderRequest.Limits.orderID)
-        try check(request.purchaseToken, RefundGoogleOrderRequest.Limits.purchaseToken)
+        try PurchaseChecks.check(request.reason, RefundGoogleOrderRequest.Limits.reason)
+        try PurchaseChecks.check(request.orderID, RefundGoogleOrderRequest.Limits.orderID)
+        try PurchaseChecks.check(request.purchaseToken, RefundGoogleOrderRequest.Limits.purchaseToken)
         let subscription = try await recorded(request.purchaseToken, packageName: request.packageName)
         let periods = try await ledger.recordedState(subscription.key)?.1 ?? []
         let orders = Set(periods.map(\.googleOrderID).filter { !$0.isEmpty }.map(Self.orderBase))
@@ -72,9 +72,9 @@ extension GoogleAdapter {
     public func deferRenewal(_ request: DeferGoogleRenewalRequest, actor: String) async throws
         -> GoogleStoreActionResponse
     {
-        try check(request.reason, DeferGoogleRenewalRequest.Limits.reason)
-        try check(request.purchaseToken, DeferGoogleRenewalRequest.Limits.purchaseToken)
-        try check(request.productID, DeferGoogleRenewalRequest.Limits.productID)
+        try PurchaseChecks.check(request.reason, DeferGoogleRenewalRequest.Limits.reason)
+        try PurchaseChecks.check(request.purchaseToken, DeferGoogleRenewalRequest.Limits.purchaseToken)
+        try PurchaseChecks.check(request.productID, DeferGoogleRenewalRequest.Limits.productID)
         guard (request.days == nil) != (request.desiredExpiryMilliseconds == nil) else {
             throw GoogleAdapterError.invalidRequest("give exactly one of days and desired_expiry_ms")
         }
@@ -116,8 +116,8 @@ extension GoogleAdapter {
     public func cancelSubscription(_ request: CancelGoogleSubscriptionRequest, actor: String) async throws
         -> GoogleStoreActionResponse
     {
-        try check(request.reason, CancelGoogleSubscriptionRequest.Limits.reason)
-        try check(request.purchaseToken, CancelGoogleSubscriptionRequest.Limits.purchaseToken)
+        try PurchaseChecks.check(request.reason, CancelGoogleSubscriptionRequest.Limits.reason)
+        try PurchaseChecks.check(request.purchaseToken, CancelGoogleSubscriptionRequest.Limits.purchaseToken)
         let subscription = try await recordedSubscription(request.purchaseToken, packageName: request.packageName)
         let action = "CANCEL"
         try await act(action) { () async throws(GooglePlayAPIError) in
@@ -129,11 +129,6 @@ extension GoogleAdapter {
     }
 
     // MARK: Steps
-
-    /// `value` within `limit`, or `.invalidRequest` saying what the limit is.
-    private func check(_ value: String, _ limit: FieldLimit) throws(GoogleAdapterError) {
-        guard limit.admits(value) else { throw .invalidRequest(limit.requirement) }
-    }
 
     /// The ledger's record of `token` in a package this verifier serves (production first, then
     /// a test purchase); `.notInLedger` when the ledger has neither.
