@@ -152,8 +152,8 @@ final class GooglePlayWire: @unchecked Sendable {  // used from one test task at
     }
 
     /// `method` of `path` with the access token; the status and the body as sent.
-    func call(_ method: String, _ path: String) async throws -> (Int, String) {
-        try await Self.call(method, path, port: server.port, token: try await token())
+    func call(_ method: String, _ path: String, body: String = "{}") async throws -> (Int, String) {
+        try await Self.call(method, path, port: server.port, token: try await token(), body: body)
     }
 
     /// An access token from the token endpoint on `port` for an assertion signed by `key` for the
@@ -175,10 +175,13 @@ final class GooglePlayWire: @unchecked Sendable {  // used from one test task at
     }
 
     /// `method` of `path` on `port` with the bearer `token`; the status and the body as sent.
-    static func call(_ method: String, _ path: String, port: Int, token: String) async throws -> (Int, String) {
+    /// `method` on `path` with the access token; a POST sends `body` (none when empty).
+    static func call(_ method: String, _ path: String, port: Int, token: String, body: String = "{}") async throws
+        -> (Int, String)
+    {
         var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)\(path)")))
         request.httpMethod = method
-        if method == "POST" { request.httpBody = Data("{}".utf8) }
+        if method == "POST", !body.isEmpty { request.httpBody = Data(body.utf8) }
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         let (data, status) = try await loopbackExchange(request)
         return (status, String(decoding: data, as: UTF8.self))

@@ -16,6 +16,8 @@ final class FakeGooglePlayAPI: GooglePlayAPI {
         var voidedWindows: [ClosedRange<Int64>] = []
         /// Calls (by their `calls` name prefix) to hold after they have read their answer.
         var holds: [String: Gate] = [:]
+        /// What the next store action (revoke, refund, defer, cancel) fails with.
+        var actionFailure: GooglePlayAPIError?
     }
 
     /// Holds one call, after it has read its answer, until `open()`: a slow answer.
@@ -142,6 +144,56 @@ final class FakeGooglePlayAPI: GooglePlayAPI {
             state.voidedWindows.append(
                 Int64(start.timeIntervalSince1970 * 1000)...Int64(end.timeIntervalSince1970 * 1000))
             return state.voided
+        }
+    }
+
+    // MARK: Store actions
+
+    /// Makes the next store action fail with `error` and change nothing.
+    func failNextAction(_ error: GooglePlayAPIError) { state.withLock { $0.actionFailure = error } }
+
+    /// Records the action `call` and applies `change` unless a failure was set for it.
+    private func action(_ call: String, _ change: (inout State) throws(GooglePlayAPIError) -> Void)
+        throws(GooglePlayAPIError)
+    {
+        try state.withLock { state throws(GooglePlayAPIError) in
+            state.calls.append(call)
+            if let failure = state.actionFailure {
+                state.actionFailure = nil
+                throw failure
+            }
+            try change(&state)
+        }
+    }
+
+    func revokeSubscription(packageName: String, token: String, refund: GoogleRevocationRefund)
+        async throws(GooglePlayAPIError)
+    {
+        try action("revoke \(refund.rawValue) \(token)") { state in
+            state.subscriptions[token]?.subscriptionState = "SUBSCRIPTION_STATE_EXPIRED"
+            state.subscriptions[token]?.lineItems?[0].autoRenewingPlan?.autoRenewEnabled = nil
+        }
+    }
+
+    func refundOrder(packageName: String, orderID: String, revoke: Bool) async throws(GooglePlayAPIError) {
+        try action("refund \(orderID) revoke=\(revoke)") { _ in }
+    }
+
+    func deferSubscription(
+        packageName: String, subscriptionID: String, token: String, expectedExpiry: Int64, desiredExpiry: Int64
+    ) async throws(GooglePlayAPIError) -> Int64 {
+        try action("defer \(subscriptionID) \(token) \(expectedExpiry)->\(desiredExpiry)") { state in
+            state.subscriptions[token]?.lineItems?[0].expiryTime = Date(
+                timeIntervalSince1970: Double(desiredExpiry) / 1000
+            ).formatted(.iso8601)
+        }
+        return desiredExpiry
+    }
+
+    func cancelSubscription(packageName: String, token: String) async throws(GooglePlayAPIError) {
+        try action("cancel \(token)") { state in
+            state.subscriptions[token]?.subscriptionState = "SUBSCRIPTION_STATE_CANCELED"
+            state.subscriptions[token]?.lineItems?[0].autoRenewingPlan?.autoRenewEnabled = nil
         }
     }
 }

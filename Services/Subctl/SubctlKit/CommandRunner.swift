@@ -66,6 +66,9 @@ public struct CommandRunner {
             try await run(command, transport: transport, options: options)
         case .apple(let command):
             try run(command, standardInput: standardInput)
+        case .google(let command, let options):
+            guard let transport else { preconditionFailure("google commands need a transport") }
+            try await run(command, transport: transport, options: options)
         }
     }
 }

@@ -25,13 +25,16 @@ public enum SubctlCommand: Sendable, Equatable {
     case access(AccessCommand, options: CallOptions)
     /// Check App Store signed data offline.
     case apple(AppleCommand)
+    /// Act at Google Play through the verifier: revoke, refund, defer, cancel.
+    case google(GoogleCommand, options: CallOptions)
     /// Print `usage`.
     case help
 
     /// The connection a command needs; nil for those that print from the catalog only.
     public var callOptions: CallOptions? {
         switch self {
-        case .health(_, let options), .call(_, _, let options), .ledger(_, let options), .access(_, let options):
+        case .health(_, let options), .call(_, _, let options), .ledger(_, let options), .access(_, let options),
+            .google(_, let options):
             options
         case .methods, .describe, .apple, .help: nil
         }
@@ -104,6 +107,20 @@ public enum SubctlCommand: Sendable, Equatable {
                       place (each verified too, its verdict on a line of its own), then `valid`
                       or `invalid: CODE: reason`. Decoded payloads are shown even when invalid:
                       only the verdict says whether to trust them.
+
+        support operations at Google Play (--addr is the verifier's; each needs --reason TEXT,
+        recorded in the ledger's audit trail with the caller):
+          google revoke TOKEN --package PKG --refund full|prorated --reason TEXT --addr HOST:PORT
+                      End a subscription's access now with a full or prorated refund.
+          google refund ORDER_ID --token TOKEN --package PKG [--revoke] --reason TEXT --addr HOST:PORT
+                      Refund one order (a renewal's GPA.…..N: that order only) of the purchase
+                      TOKEN; --revoke ends access too.
+          google defer TOKEN --package PKG --product ID (--days N | --until TIME) --reason TEXT
+                --addr HOST:PORT
+                      Move the next renewal N days (1...365) later, or to TIME.
+          google cancel TOKEN --package PKG --reason TEXT --addr HOST:PORT
+                      Turn renewal off; access stays to the period's end.
+                      Each prints what Play answered and the subscription as recorded after it.
 
         METHOD is package.Service/Method, Service/Method, or Method when only one service has it.
         NAME is a message or enum with or without its package, or a METHOD.
@@ -182,13 +199,15 @@ public enum SubctlCommand: Sendable, Equatable {
             return try parseAccess(rest)
         case "apple":
             return try parseApple(rest)
+        case "google":
+            return try parseGoogle(rest)
         default:
             throw SubctlError(.usage, "unknown command \"\(command)\" (\(commandNames))")
         }
     }
 
     private static let commandNames =
-        "health, call, methods, describe, account, history, inbox, replay, events, access or apple"
+        "health, call, methods, describe, account, history, inbox, replay, events, access, apple or google"
 
     /// The arguments of one command, sorted into option values, flags and positionals.
     struct Scanned {

@@ -91,6 +91,54 @@ extension GoogleAdapterError: VerifierWireError {
         case .storeRefusedRequest(let error): (.invalidArgument, "\(error)")
         case .storeFailed(let error): (.internal, "\(error)")
         case .presentedPurchase(let error, let purchase): Self.presentedStatus(error, purchase)
+        case .actionRefused(let error, let action): Self.actionStatus(error, action)
+        }
+    }
+
+    /// What Play's refusal of an operator's action tells the caller to do, by Play's HTTP
+    /// status and status name: an unknown token or order is NOT_FOUND, a purchase or order not
+    /// eligible (already refunded, too old, not active, another expiry) FAILED_PRECONDITION, a
+    /// rate limit RESOURCE_EXHAUSTED with the wait Play asked for.
+    static func actionStatus(_ error: GooglePlayAPIError, _ action: String) -> (code: StatusCode, message: String) {
+        let said =
+            "HTTP \(error.httpStatus ?? 0)" + (error.googleStatus.map { " \($0)" } ?? "") + ": \(error.message)"
+        let head = "Google Play refused \(action) (\(said))"
+        switch (error.code, error.googleStatus) {
+        case (.notFound, _), (.gone, _):
+            return (
+                .notFound,
+                "\(head); check the purchase token"
+                    + (action == "REFUND_ORDER" ? " and the order id (GPA.…, a renewal's GPA.…..N)" : "")
+            )
+        case (.rateLimited, _):
+            let wait = error.retryAfter.map { "after \($0.components.seconds) s" } ?? "later"
+            return (.resourceExhausted, "\(head); Play's quota for this call is used up, try again \(wait)")
+        case (.invalidRequest, "FAILED_PRECONDITION"?):
+            return (.failedPrecondition, "\(head); " + Self.eligibility(action))
+        case (.invalidRequest, _):
+            return (.invalidArgument, "\(head); check the request's fields")
+        case (.server, _), (.network, _):
+            return (.unavailable, "\(head); Play cannot answer now, try again later")
+        case (.unauthorized, _):
+            return (
+                .failedPrecondition,
+                "\(head); the service account lacks permission for this app (Play Console, API access)"
+            )
+        default:
+            return (.internal, "\(head)")
+        }
+    }
+
+    /// What Play requires of a purchase or order for `action`.
+    private static func eligibility(_ action: String) -> String {
+        switch action {
+        case "REFUND_ORDER": "an order already refunded, or older than 3 years, cannot be refunded"
+        case "DEFER_RENEWAL":
+            "only an active, renewing subscription is deferred, from the expiry Play has now "
+                + "(RefreshSubscription reads it again)"
+        case "REVOKE": "only a subscription that still gives access can be revoked"
+        case "CANCEL": "only an active, renewing subscription can be cancelled"
+        default: "the purchase is not eligible"
         }
     }
 

@@ -23,6 +23,7 @@ enum VerifierMethods {
                 throw PurchaseRequestError.invalidRequest("a promotional grant has no store to refresh it from")
             }
         }
+        registerGoogleActions(on: router, google: google)
     }
 
     /// Restores Apple purchases through their history and re-verifies each Google purchase

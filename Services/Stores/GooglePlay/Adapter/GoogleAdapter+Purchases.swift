@@ -83,6 +83,15 @@ extension GoogleAdapter {
         var notificationID: String?
         /// The RTDN `notificationType`, when a notification led to the fetch.
         var notificationType: Int?
+        /// For an operator's action at the store: the action (`store_subtype`), who asked, why,
+        /// and what Play answered.
+        var storeSubtype: String?
+        var actor: String?
+        var reason: String?
+        var detail: String?
+        /// The action ended access at this time: a subscription Play reads expired after it is
+        /// recorded revoked from then.
+        var revokedAt: Int64?
     }
 
     /// Fetches a subscription (subscriptionsv2) or a one-time product, by the catalog's word for
@@ -136,6 +145,7 @@ extension GoogleAdapter {
             default: break
             }
         }
+        if let revoked = event?.revokedAt, subscription.state == .expired { circumstances.revokedAt = revoked }
         if let revoked = circumstances.revokedAt {
             // subscriptionsv2 reports a revoked subscription as expired; the notification says when.
             subscription.state = .revoked
@@ -219,8 +229,10 @@ extension GoogleAdapter {
         let recorded = LifecycleEvent(
             key: subscription.key, kind: event?.kind ?? .stateRefreshed,
             storeTimeMilliseconds: event?.time ?? storeTime,
-            storeType: event?.storeType ?? "API", notificationID: event?.notificationID, state: subscription.state,
-            detail: event == nil ? detail : nil, rawTransaction: raw)
+            storeType: event?.storeType ?? "API", storeSubtype: event?.storeSubtype,
+            notificationID: event?.notificationID, state: subscription.state,
+            detail: event == nil ? detail : event?.detail, rawTransaction: raw, actor: event?.actor,
+            reason: event?.reason)
         return try await ledger.recordFetchedState(
             subscription, event: recorded, periods: periods, keyPrefix: "google-state-")
     }

@@ -32,6 +32,10 @@ public enum GoogleAdapterError: Error, Sendable {
     /// keeps it (410), or refuses its token or product as malformed (400): said in the terms of
     /// the request, with what to check.
     case presentedPurchase(GooglePlayAPIError, PresentedPurchase)
+    /// Play refused an operator's action, or could not take it now: `action` names it as the
+    /// audit event would (`REVOKE`, `REFUND_ORDER`, `DEFER_RENEWAL`, `CANCEL`). Nothing was
+    /// recorded.
+    case actionRefused(GooglePlayAPIError, action: String)
 
     /// What a caller presented, as the Play Developer API was asked about it.
     public struct PresentedPurchase: Sendable {

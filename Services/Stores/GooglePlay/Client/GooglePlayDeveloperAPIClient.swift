@@ -105,11 +105,9 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
     public func subscription(packageName: String, token: String) async throws(GooglePlayAPIError)
         -> SubscriptionPurchaseV2
     {
-        let path =
-            try Self.applicationPath(packageName) + "/purchases/subscriptionsv2/tokens/"
-            + (try Self.tokenSegment(token))
         let call = HTTPCall(
-            method: "GET", path: path, summary: "purchases.subscriptionsv2.get for \(packageName)")
+            method: "GET", path: try Self.subscriptionV2Path(packageName, token),
+            summary: "purchases.subscriptionsv2.get for \(packageName)")
         let body = try await send(call, retryingNotFound: true)
         var purchase = try Self.decode(SubscriptionPurchaseV2.self, body, call: call)
         purchase.raw = Self.raw(body)
@@ -210,19 +208,24 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
 
     // MARK: Sending
 
+    /// One attempt, for the calls that change a purchase.
+    private static let single = RetryPolicy(maxAttempts: 1, baseBackoff: .zero, maxBackoff: .zero)
+
     /// `{}`, the body of the acknowledge calls.
     private static let emptyObject = Data("{}".utf8)
 
     /// Sends `call`, retrying what may succeed later, and returns the body of its 2xx answer.
     /// With `retryingNotFound`, a 404 is asked again up to `notFoundAttempts` times in all.
-    private func send(_ call: HTTPCall, retryingNotFound: Bool) async throws(GooglePlayAPIError) -> Data {
+    /// With `once`, an answer that may succeed later (429, 5xx, a network failure) is not tried
+    /// again: it ends the call (a refused access token is still renewed once).
+    func send(_ call: HTTPCall, retryingNotFound: Bool, once: Bool = false) async throws(GooglePlayAPIError) -> Data {
         guard var request = call.urlRequest(below: configuration.baseURL, timeout: configuration.requestTimeout)
         else {
             throw GooglePlayAPIError(.invalidRequest, "\(call.summary) does not make a URL")
         }
         var notFoundAttempt = 1
         var renewedAccessToken = false
-        return try await retry.run(
+        return try await (once ? Self.single : retry).run(
             sleep: configuration.sleep,
             interrupted: GooglePlayAPIError(.network, "\(call.summary): cancelled while waiting to retry")
         ) { _ in
@@ -270,10 +273,13 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         let google = (try? JSONDecoder().decode(ErrorBody.self, from: response.body))?.error
         let reason = (google?.message ?? google?.status)?.printableASCII() ?? ""
         let message = summary + (reason.isEmpty ? "" : ": " + reason)
-        func error(_ code: GooglePlayAPIError.Code) -> GooglePlayAPIError {
-            GooglePlayAPIError(code, message, httpStatus: status)
-        }
         let retryAfter = response.headers["retry-after"].flatMap { RetryPolicy.retryAfter($0, now: now) }
+        func error(_ code: GooglePlayAPIError.Code) -> GooglePlayAPIError {
+            var error = GooglePlayAPIError(code, message, httpStatus: status)
+            error.googleStatus = google?.status?.printableASCII(limit: 64)
+            error.retryAfter = retryAfter
+            return error
+        }
         switch status {
         case 401: return .failure(error(.unauthorized))
         case 403: return .failure(error(.unauthorized))

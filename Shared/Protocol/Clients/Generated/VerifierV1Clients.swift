@@ -17,6 +17,18 @@ public protocol VerifierClientProtocol: Sendable {
     func restorePurchases(_ request: RestorePurchasesRequest, timeout: Duration?) async throws(RPCError) -> RestorePurchasesResponse
     /// Fetches one subscription's current state from its store and records it.
     func refreshSubscription(_ request: RefreshSubscriptionRequest, timeout: Duration?) async throws(RPCError) -> RefreshSubscriptionResponse
+    /// Revokes a Google Play subscription at once with a full or prorated refund
+    /// (purchases.subscriptionsv2.revoke), then records the state Play reads after it.
+    func revokeGooglePurchase(_ request: RevokeGooglePurchaseRequest, timeout: Duration?) async throws(RPCError) -> GoogleStoreActionResponse
+    /// Refunds one Google Play order (orders.refund), revoking its item when asked, then records
+    /// the purchase's state as Play reads it after.
+    func refundGoogleOrder(_ request: RefundGoogleOrderRequest, timeout: Duration?) async throws(RPCError) -> GoogleStoreActionResponse
+    /// Moves a Google Play subscription's next renewal later (purchases.subscriptions.defer), then
+    /// records the state Play reads after it.
+    func deferGoogleRenewal(_ request: DeferGoogleRenewalRequest, timeout: Duration?) async throws(RPCError) -> GoogleStoreActionResponse
+    /// Turns a Google Play subscription's renewal off (purchases.subscriptionsv2.cancel); access
+    /// stays to the period's end. Records the state Play reads after it.
+    func cancelGoogleSubscription(_ request: CancelGoogleSubscriptionRequest, timeout: Duration?) async throws(RPCError) -> GoogleStoreActionResponse
 }
 
 extension VerifierClientProtocol {
@@ -34,6 +46,18 @@ extension VerifierClientProtocol {
     }
     public func refreshSubscription(_ request: RefreshSubscriptionRequest) async throws(RPCError) -> RefreshSubscriptionResponse {
         try await refreshSubscription(request, timeout: nil)
+    }
+    public func revokeGooglePurchase(_ request: RevokeGooglePurchaseRequest) async throws(RPCError) -> GoogleStoreActionResponse {
+        try await revokeGooglePurchase(request, timeout: nil)
+    }
+    public func refundGoogleOrder(_ request: RefundGoogleOrderRequest) async throws(RPCError) -> GoogleStoreActionResponse {
+        try await refundGoogleOrder(request, timeout: nil)
+    }
+    public func deferGoogleRenewal(_ request: DeferGoogleRenewalRequest) async throws(RPCError) -> GoogleStoreActionResponse {
+        try await deferGoogleRenewal(request, timeout: nil)
+    }
+    public func cancelGoogleSubscription(_ request: CancelGoogleSubscriptionRequest) async throws(RPCError) -> GoogleStoreActionResponse {
+        try await cancelGoogleSubscription(request, timeout: nil)
     }
 }
 
@@ -61,5 +85,21 @@ public struct VerifierClient: VerifierClientProtocol {
 
     public func refreshSubscription(_ request: RefreshSubscriptionRequest, timeout: Duration?) async throws(RPCError) -> RefreshSubscriptionResponse {
         try await transport.call(VerifierRPC.refreshSubscription, request, timeout: timeout)
+    }
+
+    public func revokeGooglePurchase(_ request: RevokeGooglePurchaseRequest, timeout: Duration?) async throws(RPCError) -> GoogleStoreActionResponse {
+        try await transport.call(VerifierRPC.revokeGooglePurchase, request, timeout: timeout)
+    }
+
+    public func refundGoogleOrder(_ request: RefundGoogleOrderRequest, timeout: Duration?) async throws(RPCError) -> GoogleStoreActionResponse {
+        try await transport.call(VerifierRPC.refundGoogleOrder, request, timeout: timeout)
+    }
+
+    public func deferGoogleRenewal(_ request: DeferGoogleRenewalRequest, timeout: Duration?) async throws(RPCError) -> GoogleStoreActionResponse {
+        try await transport.call(VerifierRPC.deferGoogleRenewal, request, timeout: timeout)
+    }
+
+    public func cancelGoogleSubscription(_ request: CancelGoogleSubscriptionRequest, timeout: Duration?) async throws(RPCError) -> GoogleStoreActionResponse {
+        try await transport.call(VerifierRPC.cancelGoogleSubscription, request, timeout: timeout)
     }
 }

@@ -5593,6 +5593,314 @@ public enum OpenAPIDocuments {
           }
         }
       }
+    },
+    "/subscriptions.verifier.v1.Verifier/RevokeGooglePurchase": {
+      "post": {
+        "operationId": "Verifier.RevokeGooglePurchase",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Revokes a Google Play subscription at once with a full or prorated refund\n(purchases.subscriptionsv2.revoke), then records the state Play reads after it.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.RevokeGooglePurchaseRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.GoogleStoreActionResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.verifier.v1.Verifier/RefundGoogleOrder": {
+      "post": {
+        "operationId": "Verifier.RefundGoogleOrder",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Refunds one Google Play order (orders.refund), revoking its item when asked, then records\nthe purchase's state as Play reads it after.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.RefundGoogleOrderRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.GoogleStoreActionResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.verifier.v1.Verifier/DeferGoogleRenewal": {
+      "post": {
+        "operationId": "Verifier.DeferGoogleRenewal",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Moves a Google Play subscription's next renewal later (purchases.subscriptions.defer), then\nrecords the state Play reads after it.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.DeferGoogleRenewalRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.GoogleStoreActionResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.verifier.v1.Verifier/CancelGoogleSubscription": {
+      "post": {
+        "operationId": "Verifier.CancelGoogleSubscription",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Turns a Google Play subscription's renewal off (purchases.subscriptionsv2.cancel); access\nstays to the period's end. Records the state Play reads after it.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.CancelGoogleSubscriptionRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.GoogleStoreActionResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -6047,6 +6355,64 @@ public enum OpenAPIDocuments {
           "SUBSCRIPTION_STATE_PENDING"
         ]
       },
+      "subscriptions.verifier.v1.CancelGoogleSubscriptionRequest": {
+        "type": "object",
+        "properties": {
+          "purchaseToken": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096
+          },
+          "packageName": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why, for the audit trail."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.DeferGoogleRenewalRequest": {
+        "type": "object",
+        "properties": {
+          "purchaseToken": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096
+          },
+          "packageName": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "productId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "The subscription (product) id of the purchase."
+          },
+          "days": {
+            "type": "integer",
+            "format": "int32",
+            "description": "Exactly one: whole days to add to the current expiry (1 to 365), or the new expiry in epoch\nmilliseconds (1 day to 365 days after the current one)."
+          },
+          "desiredExpiryMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why, for the audit trail."
+          }
+        }
+      },
       "subscriptions.verifier.v1.GooglePurchaseRef": {
         "type": "object",
         "properties": {
@@ -6062,6 +6428,32 @@ public enum OpenAPIDocuments {
             "type": "string",
             "minLength": 1,
             "maxLength": 4096
+          }
+        }
+      },
+      "subscriptions.verifier.v1.GoogleRefund": {
+        "type": "string",
+        "description": "How Play refunds a revoked subscription.\n\n- `GOOGLE_REFUND_UNSPECIFIED` (0)\n- `GOOGLE_REFUND_FULL` (1): The latest charge of every item, in full (revocationContext.fullRefund).\n- `GOOGLE_REFUND_PRORATED` (2): What is left of the paid period, pro rata (revocationContext.proratedRefund).",
+        "enum": [
+          "GOOGLE_REFUND_UNSPECIFIED",
+          "GOOGLE_REFUND_FULL",
+          "GOOGLE_REFUND_PRORATED"
+        ]
+      },
+      "subscriptions.verifier.v1.GoogleStoreActionResponse": {
+        "type": "object",
+        "properties": {
+          "subscription": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
+              }
+            ],
+            "description": "The subscription as recorded from Play's answer after the action."
+          },
+          "detail": {
+            "type": "string",
+            "description": "What Play answered to the action (for a deferral, the new expiry)."
           }
         }
       },
@@ -6087,6 +6479,38 @@ public enum OpenAPIDocuments {
         "required": [
           "changed"
         ]
+      },
+      "subscriptions.verifier.v1.RefundGoogleOrderRequest": {
+        "type": "object",
+        "properties": {
+          "packageName": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "orderId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "The order to refund (GPA.…, a renewal's GPA.…..N): that order only."
+          },
+          "purchaseToken": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096,
+            "description": "The purchase token the order belongs to, read again after the refund; the ledger must have\nit and an order of the same purchase."
+          },
+          "revoke": {
+            "type": "boolean",
+            "description": "Also end access now (and every later payment of a subscription). Without it, Play refunds\nthe money and access stays."
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why, for the audit trail."
+          }
+        }
       },
       "subscriptions.verifier.v1.RestorePurchasesRequest": {
         "type": "object",
@@ -6142,6 +6566,36 @@ public enum OpenAPIDocuments {
         "required": [
           "subscriptions"
         ]
+      },
+      "subscriptions.verifier.v1.RevokeGooglePurchaseRequest": {
+        "type": "object",
+        "properties": {
+          "purchaseToken": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096,
+            "description": "The subscription's purchase token; the ledger must have it."
+          },
+          "packageName": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "refund": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.GoogleRefund"
+              }
+            ],
+            "description": "Required: FULL or PRORATED."
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why, for the audit trail."
+          }
+        }
       },
       "subscriptions.verifier.v1.VerifyApplePurchaseRequest": {
         "type": "object",

@@ -632,6 +632,36 @@ public enum ProtoSchema {
             Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
             Field(2, "changed", "changed", .bool),
         ]),
+        "subscriptions.verifier.v1.RevokeGooglePurchaseRequest": Message(fullName: "subscriptions.verifier.v1.RevokeGooglePurchaseRequest", fields: [
+            Field(1, "purchase_token", "purchaseToken", .string),
+            Field(2, "package_name", "packageName", .string),
+            Field(3, "refund", "refund", .enumeration("subscriptions.verifier.v1.GoogleRefund")),
+            Field(4, "reason", "reason", .string),
+        ]),
+        "subscriptions.verifier.v1.RefundGoogleOrderRequest": Message(fullName: "subscriptions.verifier.v1.RefundGoogleOrderRequest", fields: [
+            Field(1, "package_name", "packageName", .string),
+            Field(2, "order_id", "orderId", .string),
+            Field(3, "purchase_token", "purchaseToken", .string),
+            Field(4, "revoke", "revoke", .bool),
+            Field(5, "reason", "reason", .string),
+        ]),
+        "subscriptions.verifier.v1.DeferGoogleRenewalRequest": Message(fullName: "subscriptions.verifier.v1.DeferGoogleRenewalRequest", fields: [
+            Field(1, "purchase_token", "purchaseToken", .string),
+            Field(2, "package_name", "packageName", .string),
+            Field(3, "product_id", "productId", .string),
+            Field(4, "days", "days", .int32, optional: true),
+            Field(5, "desired_expiry_ms", "desiredExpiryMs", .int64, optional: true),
+            Field(6, "reason", "reason", .string),
+        ]),
+        "subscriptions.verifier.v1.CancelGoogleSubscriptionRequest": Message(fullName: "subscriptions.verifier.v1.CancelGoogleSubscriptionRequest", fields: [
+            Field(1, "purchase_token", "purchaseToken", .string),
+            Field(2, "package_name", "packageName", .string),
+            Field(3, "reason", "reason", .string),
+        ]),
+        "subscriptions.verifier.v1.GoogleStoreActionResponse": Message(fullName: "subscriptions.verifier.v1.GoogleStoreActionResponse", fields: [
+            Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
+            Field(2, "detail", "detail", .string),
+        ]),
     ]
 
     /// Every enum, by full name.
@@ -653,6 +683,7 @@ public enum ProtoSchema {
         "subscriptions.ledger.v1.ChangeKind": Enum(fullName: "subscriptions.ledger.v1.ChangeKind", values: [("CHANGE_KIND_UNSPECIFIED", 0), ("CHANGE_KIND_SUBSCRIPTION", 1), ("CHANGE_KIND_LINK", 2), ("CHANGE_KIND_UNLINK", 3), ("CHANGE_KIND_ACCOUNT", 4)]),
         "subscriptions.rpc.v1.StatusCode": Enum(fullName: "subscriptions.rpc.v1.StatusCode", values: [("OK", 0), ("CANCELLED", 1), ("UNKNOWN", 2), ("INVALID_ARGUMENT", 3), ("DEADLINE_EXCEEDED", 4), ("NOT_FOUND", 5), ("ALREADY_EXISTS", 6), ("PERMISSION_DENIED", 7), ("RESOURCE_EXHAUSTED", 8), ("FAILED_PRECONDITION", 9), ("ABORTED", 10), ("OUT_OF_RANGE", 11), ("UNIMPLEMENTED", 12), ("INTERNAL", 13), ("UNAVAILABLE", 14), ("DATA_LOSS", 15), ("UNAUTHENTICATED", 16)]),
         "subscriptions.rpc.v1.FrameKind": Enum(fullName: "subscriptions.rpc.v1.FrameKind", values: [("FRAME_KIND_UNSPECIFIED", 0), ("FRAME_KIND_REQUEST", 1), ("FRAME_KIND_RESPONSE", 2), ("FRAME_KIND_STREAM_MESSAGE", 3), ("FRAME_KIND_STREAM_END", 4), ("FRAME_KIND_CANCEL", 5), ("FRAME_KIND_WINDOW_UPDATE", 6)]),
+        "subscriptions.verifier.v1.GoogleRefund": Enum(fullName: "subscriptions.verifier.v1.GoogleRefund", values: [("GOOGLE_REFUND_UNSPECIFIED", 0), ("GOOGLE_REFUND_FULL", 1), ("GOOGLE_REFUND_PRORATED", 2)]),
     ]
 
     /// Every service, in .proto order.
@@ -704,6 +735,10 @@ public enum ProtoSchema {
             Method(name: "VerifyGooglePurchase", input: "subscriptions.verifier.v1.VerifyGooglePurchaseRequest", output: "subscriptions.verifier.v1.VerifyPurchaseResponse", isServerStreaming: false),
             Method(name: "RestorePurchases", input: "subscriptions.verifier.v1.RestorePurchasesRequest", output: "subscriptions.verifier.v1.RestorePurchasesResponse", isServerStreaming: false),
             Method(name: "RefreshSubscription", input: "subscriptions.verifier.v1.RefreshSubscriptionRequest", output: "subscriptions.verifier.v1.RefreshSubscriptionResponse", isServerStreaming: false),
+            Method(name: "RevokeGooglePurchase", input: "subscriptions.verifier.v1.RevokeGooglePurchaseRequest", output: "subscriptions.verifier.v1.GoogleStoreActionResponse", isServerStreaming: false),
+            Method(name: "RefundGoogleOrder", input: "subscriptions.verifier.v1.RefundGoogleOrderRequest", output: "subscriptions.verifier.v1.GoogleStoreActionResponse", isServerStreaming: false),
+            Method(name: "DeferGoogleRenewal", input: "subscriptions.verifier.v1.DeferGoogleRenewalRequest", output: "subscriptions.verifier.v1.GoogleStoreActionResponse", isServerStreaming: false),
+            Method(name: "CancelGoogleSubscription", input: "subscriptions.verifier.v1.CancelGoogleSubscriptionRequest", output: "subscriptions.verifier.v1.GoogleStoreActionResponse", isServerStreaming: false),
         ]),
     ]
 }

@@ -5,6 +5,61 @@
 internal import CProto
 public import Model
 
+/// `subscriptions.verifier.v1.GoogleRefund`.
+///
+/// How Play refunds a revoked subscription.
+///
+/// Open: `GOOGLE_REFUND_UNSPECIFIED` (0) has no case (fields hold `GoogleRefund?`, and `nil` is unspecified),
+/// and a number this version does not know is kept as `.unknown(number)`.
+public enum GoogleRefund: Sendable, Hashable, CaseIterable, RawRepresentable, CustomStringConvertible {
+    /// The latest charge of every item, in full (revocationContext.fullRefund).
+    case full
+    /// What is left of the paid period, pro rata (revocationContext.proratedRefund).
+    case prorated
+    /// A non-zero wire number this version does not know. Never holds a known number.
+    case unknown(Int32)
+
+    /// Every value this version knows, in wire order (no `unknown`).
+    public static let allCases: [GoogleRefund] = [.full, .prorated]
+
+    /// The value with wire number `rawValue`; `nil` only for 0 (unspecified).
+    public init?(rawValue: Int32) {
+        switch rawValue {
+        case 0: return nil
+        case 1: self = .full
+        case 2: self = .prorated
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    /// The wire number.
+    public var rawValue: Int32 {
+        switch self {
+        case .full: 1
+        case .prorated: 2
+        case .unknown(let number): number
+        }
+    }
+
+    /// The proto value name without `GOOGLE_REFUND_`, lowercased; `unknown(n)` otherwise.
+    public var description: String {
+        switch self {
+        case .full: "full"
+        case .prorated: "prorated"
+        case .unknown(let number): "unknown(\(number))"
+        }
+    }
+
+    /// The proto value name (`GOOGLE_REFUND_…`), as proto3 JSON writes it; `nil` for `unknown`.
+    public var protoValueName: String? {
+        switch self {
+        case .full: "GOOGLE_REFUND_FULL"
+        case .prorated: "GOOGLE_REFUND_PRORATED"
+        case .unknown: nil
+        }
+    }
+}
+
 /// `subscriptions.verifier.v1.VerifyApplePurchaseRequest`.
 public struct VerifyApplePurchaseRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -513,6 +568,381 @@ extension RefreshSubscriptionResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.verifier.v1.RevokeGooglePurchaseRequest`.
+public struct RevokeGooglePurchaseRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.RevokeGooglePurchaseRequest"
+
+    /// The subscription's purchase token; the ledger must have it.
+    /// limit: 1..4096 bytes
+    public var purchaseToken: String
+
+    /// limit: 1..255 bytes
+    public var packageName: String
+
+    /// Required: FULL or PRORATED.
+    public var refund: GoogleRefund?
+
+    /// Why, for the audit trail.
+    /// limit: 1..512 bytes
+    public var reason: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        purchaseToken: String = "",
+        packageName: String = "",
+        refund: GoogleRefund? = nil,
+        reason: String = ""
+    ) {
+        self.purchaseToken = purchaseToken
+        self.packageName = packageName
+        self.refund = refund
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension RevokeGooglePurchaseRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__revoke_google_purchase_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            purchaseToken: ProtoField.string(m.purchase_token, "purchase_token"),
+            packageName: ProtoField.string(m.package_name, "package_name"),
+            refund: ProtoField.enumValue(m.refund.rawValue, "refund"),
+            reason: ProtoField.string(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.purchase_token, purchaseToken)
+        arena.set(&c.package_name, packageName)
+        c.refund = .init(rawValue: ProtoField.number(refund))
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension RevokeGooglePurchaseRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `purchase_token`: 1..4096 bytes.
+        public static let purchaseToken = FieldLimit("purchase_token", 1...4096, .bytes)
+        /// `package_name`: 1..255 bytes.
+        public static let packageName = FieldLimit("package_name", 1...255, .bytes)
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [purchaseToken, packageName, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.RefundGoogleOrderRequest`.
+public struct RefundGoogleOrderRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.RefundGoogleOrderRequest"
+
+    /// limit: 1..255 bytes
+    public var packageName: String
+
+    /// The order to refund (GPA.…, a renewal's GPA.…..N): that order only.
+    /// limit: 1..64 bytes
+    public var orderID: String
+
+    /// The purchase token the order belongs to, read again after the refund; the ledger must have
+    /// it and an order of the same purchase.
+    /// limit: 1..4096 bytes
+    public var purchaseToken: String
+
+    /// Also end access now (and every later payment of a subscription). Without it, Play refunds
+    /// the money and access stays.
+    public var revoke: Bool
+
+    /// Why, for the audit trail.
+    /// limit: 1..512 bytes
+    public var reason: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        packageName: String = "",
+        orderID: String = "",
+        purchaseToken: String = "",
+        revoke: Bool = false,
+        reason: String = ""
+    ) {
+        self.packageName = packageName
+        self.orderID = orderID
+        self.purchaseToken = purchaseToken
+        self.revoke = revoke
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension RefundGoogleOrderRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__RefundGoogleOrderRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__refund_google_order_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            packageName: ProtoField.string(m.package_name, "package_name"),
+            orderID: ProtoField.string(m.order_id, "order_id"),
+            purchaseToken: ProtoField.string(m.purchase_token, "purchase_token"),
+            revoke: m.revoke != 0,
+            reason: ProtoField.string(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.package_name, packageName)
+        arena.set(&c.order_id, orderID)
+        arena.set(&c.purchase_token, purchaseToken)
+        c.revoke = revoke ? 1 : 0
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension RefundGoogleOrderRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `package_name`: 1..255 bytes.
+        public static let packageName = FieldLimit("package_name", 1...255, .bytes)
+        /// `order_id`: 1..64 bytes.
+        public static let orderID = FieldLimit("order_id", 1...64, .bytes)
+        /// `purchase_token`: 1..4096 bytes.
+        public static let purchaseToken = FieldLimit("purchase_token", 1...4096, .bytes)
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [packageName, orderID, purchaseToken, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.DeferGoogleRenewalRequest`.
+public struct DeferGoogleRenewalRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.DeferGoogleRenewalRequest"
+
+    /// limit: 1..4096 bytes
+    public var purchaseToken: String
+
+    /// limit: 1..255 bytes
+    public var packageName: String
+
+    /// The subscription (product) id of the purchase.
+    /// limit: 1..256 bytes
+    public var productID: String
+
+    /// Exactly one: whole days to add to the current expiry (1 to 365), or the new expiry in epoch
+    /// milliseconds (1 day to 365 days after the current one).
+    public var days: Int32?
+
+    public var desiredExpiryMilliseconds: Int64?
+
+    /// Why, for the audit trail.
+    /// limit: 1..512 bytes
+    public var reason: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        purchaseToken: String = "",
+        packageName: String = "",
+        productID: String = "",
+        days: Int32? = nil,
+        desiredExpiryMilliseconds: Int64? = nil,
+        reason: String = ""
+    ) {
+        self.purchaseToken = purchaseToken
+        self.packageName = packageName
+        self.productID = productID
+        self.days = days
+        self.desiredExpiryMilliseconds = desiredExpiryMilliseconds
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension DeferGoogleRenewalRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__DeferGoogleRenewalRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__defer_google_renewal_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            purchaseToken: ProtoField.string(m.purchase_token, "purchase_token"),
+            packageName: ProtoField.string(m.package_name, "package_name"),
+            productID: ProtoField.string(m.product_id, "product_id"),
+            days: ProtoField.nonZero(m.days),
+            desiredExpiryMilliseconds: ProtoField.nonZero(m.desired_expiry_ms),
+            reason: ProtoField.string(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.purchase_token, purchaseToken)
+        arena.set(&c.package_name, packageName)
+        arena.set(&c.product_id, productID)
+        c.days = days ?? 0
+        c.desired_expiry_ms = desiredExpiryMilliseconds ?? 0
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension DeferGoogleRenewalRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `purchase_token`: 1..4096 bytes.
+        public static let purchaseToken = FieldLimit("purchase_token", 1...4096, .bytes)
+        /// `package_name`: 1..255 bytes.
+        public static let packageName = FieldLimit("package_name", 1...255, .bytes)
+        /// `product_id`: 1..256 bytes.
+        public static let productID = FieldLimit("product_id", 1...256, .bytes)
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [purchaseToken, packageName, productID, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.CancelGoogleSubscriptionRequest`.
+public struct CancelGoogleSubscriptionRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.CancelGoogleSubscriptionRequest"
+
+    /// limit: 1..4096 bytes
+    public var purchaseToken: String
+
+    /// limit: 1..255 bytes
+    public var packageName: String
+
+    /// Why, for the audit trail.
+    /// limit: 1..512 bytes
+    public var reason: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        purchaseToken: String = "",
+        packageName: String = "",
+        reason: String = ""
+    ) {
+        self.purchaseToken = purchaseToken
+        self.packageName = packageName
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension CancelGoogleSubscriptionRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__cancel_google_subscription_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            purchaseToken: ProtoField.string(m.purchase_token, "purchase_token"),
+            packageName: ProtoField.string(m.package_name, "package_name"),
+            reason: ProtoField.string(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.purchase_token, purchaseToken)
+        arena.set(&c.package_name, packageName)
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension CancelGoogleSubscriptionRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `purchase_token`: 1..4096 bytes.
+        public static let purchaseToken = FieldLimit("purchase_token", 1...4096, .bytes)
+        /// `package_name`: 1..255 bytes.
+        public static let packageName = FieldLimit("package_name", 1...255, .bytes)
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [purchaseToken, packageName, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.GoogleStoreActionResponse`.
+public struct GoogleStoreActionResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.GoogleStoreActionResponse"
+
+    /// The subscription as recorded from Play's answer after the action.
+    public var subscription: Subscription?
+
+    /// What Play answered to the action (for a deferral, the new expiry).
+    public var detail: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        subscription: Subscription? = nil,
+        detail: String = ""
+    ) {
+        self.subscription = subscription
+        self.detail = detail
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GoogleStoreActionResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__GoogleStoreActionResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__google_store_action_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            subscription: ProtoField.message(m.subscription, "subscription"),
+            detail: ProtoField.string(m.detail, "detail"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.subscription = subscription?.cMessage(in: arena)
+        arena.set(&c.detail, detail)
+    }
+}
+
 /// The methods of `subscriptions.verifier.v1.Verifier`, typed by request and response.
 public enum VerifierRPC {
     /// The service's full name.
@@ -532,6 +962,22 @@ public enum VerifierRPC {
     /// Fetches one subscription's current state from its store and records it.
     public static let refreshSubscription = UnaryMethod<RefreshSubscriptionRequest, RefreshSubscriptionResponse>("subscriptions.verifier.v1.Verifier/RefreshSubscription")
 
+    /// Revokes a Google Play subscription at once with a full or prorated refund
+    /// (purchases.subscriptionsv2.revoke), then records the state Play reads after it.
+    public static let revokeGooglePurchase = UnaryMethod<RevokeGooglePurchaseRequest, GoogleStoreActionResponse>("subscriptions.verifier.v1.Verifier/RevokeGooglePurchase")
+
+    /// Refunds one Google Play order (orders.refund), revoking its item when asked, then records
+    /// the purchase's state as Play reads it after.
+    public static let refundGoogleOrder = UnaryMethod<RefundGoogleOrderRequest, GoogleStoreActionResponse>("subscriptions.verifier.v1.Verifier/RefundGoogleOrder")
+
+    /// Moves a Google Play subscription's next renewal later (purchases.subscriptions.defer), then
+    /// records the state Play reads after it.
+    public static let deferGoogleRenewal = UnaryMethod<DeferGoogleRenewalRequest, GoogleStoreActionResponse>("subscriptions.verifier.v1.Verifier/DeferGoogleRenewal")
+
+    /// Turns a Google Play subscription's renewal off (purchases.subscriptionsv2.cancel); access
+    /// stays to the period's end. Records the state Play reads after it.
+    public static let cancelGoogleSubscription = UnaryMethod<CancelGoogleSubscriptionRequest, GoogleStoreActionResponse>("subscriptions.verifier.v1.Verifier/CancelGoogleSubscription")
+
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription]
+    public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription, revokeGooglePurchase, refundGoogleOrder, deferGoogleRenewal, cancelGoogleSubscription]
 }

@@ -63,7 +63,7 @@ enum GoogleAPICall {
         else { return googleError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.") }
         return faults.answer(path: request.path) { status in
             switch status {
-            case 429: googleError(429, "RESOURCE_EXHAUSTED", "Quota exceeded.")
+            case 429: googleError(429, "RESOURCE_EXHAUSTED", "Quota exceeded.", retryAfter: 1)
             case 503: googleError(503, "UNAVAILABLE", "The service is currently unavailable.")
             default: googleError(status, "INTERNAL", "Internal error encountered.")
             }
@@ -95,8 +95,12 @@ enum GoogleAPICall {
         try object.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }
     }
 
-    static func googleError(_ status: Int, _ name: String, _ message: String) -> HTTPResponse {
-        .json("{\"error\":{\"code\":\(status),\"message\":\"\(message)\",\"status\":\"\(name)\"}}", status: status)
+    /// Google's error body; with `retryAfter`, a `Retry-After` of that many seconds.
+    static func googleError(_ status: Int, _ name: String, _ message: String, retryAfter: Int? = nil) -> HTTPResponse {
+        var response = HTTPResponse.json(
+            "{\"error\":{\"code\":\(status),\"message\":\"\(message)\",\"status\":\"\(name)\"}}", status: status)
+        if let retryAfter { response.headers.append(("Retry-After", String(retryAfter))) }
+        return response
     }
 
     static func oauthError(_ error: String, _ description: String) -> HTTPResponse {

@@ -5,7 +5,9 @@ public import HTTP
 /// Google's side of the wire for a `GoogleSimStore`: the OAuth token endpoint that takes a
 /// service account's RS256 assertion, the Play Developer API endpoints the verifier calls behind
 /// the access tokens it hands out (`subscriptionsv2.get`, subscription and product
-/// `:acknowledge`, `products.get`, `:consume`, `voidedpurchases.list`), the JWKS of the key that
+/// `:acknowledge`, `products.get`, `:consume`, `voidedpurchases.list`, and the calls that change
+/// a purchase: `subscriptionsv2` `:revoke` and `:cancel`, `subscriptions` `:defer`,
+/// `orders` `:refund`), the JWKS of the key that
 /// signs Pub/Sub push tokens, and the push tokens themselves.
 public final class GoogleSimAPI: Sendable {
     /// The service account the verifier authenticates as, and the push identity.
@@ -70,10 +72,11 @@ public final class GoogleSimAPI: Sendable {
         server.route("POST", "\(application)/subscriptions/*") { [self] request in
             authorized(request) {
                 let call = try GoogleAPICall.tokenAction(request.path, after: "\(application)/subscriptions/")
-                guard call.verb == "acknowledge" else {
-                    throw GoogleAPICall.Failure.google(404, "NOT_FOUND", "Not found.")
+                switch call.verb {
+                case "acknowledge": try store.acknowledge(call.token, productID: call.product)
+                case "defer": return try deferRenewal(request, product: call.product, token: call.token)
+                default: throw GoogleAPICall.Failure.google(404, "NOT_FOUND", "Not found.")
                 }
-                try store.acknowledge(call.token, productID: call.product)
                 return nil
             }
         }
@@ -97,6 +100,8 @@ public final class GoogleSimAPI: Sendable {
         server.route("GET", "\(application)/voidedpurchases") { [self] request in
             authorized(request) { try voided(request) }
         }
+        registerActions(
+            on: server, application: "/androidpublisher/v3/applications/\(store.configuration.packageName)")
     }
 
     /// A Pub/Sub push body and its OIDC bearer token for a message of the store.
@@ -108,7 +113,7 @@ public final class GoogleSimAPI: Sendable {
 
     // MARK: Play Developer API
 
-    private func authorized(_ request: HTTPRequest, _ body: () throws -> [String: any Sendable]?) -> HTTPResponse {
+    func authorized(_ request: HTTPRequest, _ body: () throws -> [String: any Sendable]?) -> HTTPResponse {
         GoogleAPICall.answer(request, tokens: accessTokens, faults: faults, now: wallClock()) {
             try GoogleAPICall.json(try body())
         }

@@ -97,7 +97,7 @@ extension GoogleSimStore {
         voidSubscriptionOrder(&state, token, orderIndex: orderIndex, at: now, source: source, reason: reason)
     }
 
-    private func voidSubscriptionOrder(
+    func voidSubscriptionOrder(
         _ state: inout State, _ token: String, orderIndex: Int, at now: Int64, source: Int, reason: Int
     ) {
         let order = state.purchases[token]!.orders[orderIndex]

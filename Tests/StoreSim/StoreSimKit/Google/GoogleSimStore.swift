@@ -47,6 +47,8 @@ public final class GoogleSimStore: Sendable {
         public internal(set) var voidedQuantity = 0
         /// When the order was voided in full (nil while any unit stands).
         public internal(set) var voidedAt: Int64?
+        /// When the developer refunded it (`orders.refund`, `subscriptionsv2.revoke`).
+        public internal(set) var refundedAt: Int64?
     }
 
     /// A notification as made: its Pub/Sub message id, the notification JSON and when.
@@ -460,10 +462,11 @@ public final class GoogleSimStore: Sendable {
         purchase.phase = .active
     }
 
-    private func cancelRenewal(_ state: inout State, _ token: String, at now: Int64) {
+    /// Renewal off for every item of `token` (by the subscriber unless `ending` says otherwise).
+    func cancelRenewal(_ state: inout State, _ token: String, at now: Int64, ending: Ending? = nil) {
         for index in state.purchases[token]!.items.indices { state.purchases[token]!.items[index].autoRenew = false }
         state.purchases[token]!.phase = .canceled
-        state.purchases[token]!.ending = .user(at: now)
+        state.purchases[token]!.ending = ending ?? .user(at: now)
         emit(&state, token, 3, at: now)
     }
 

@@ -24,10 +24,30 @@ typedef struct Subscriptions__Verifier__V1__GooglePurchaseRef Subscriptions__Ver
 typedef struct Subscriptions__Verifier__V1__RestorePurchasesResponse Subscriptions__Verifier__V1__RestorePurchasesResponse;
 typedef struct Subscriptions__Verifier__V1__RefreshSubscriptionRequest Subscriptions__Verifier__V1__RefreshSubscriptionRequest;
 typedef struct Subscriptions__Verifier__V1__RefreshSubscriptionResponse Subscriptions__Verifier__V1__RefreshSubscriptionResponse;
+typedef struct Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest;
+typedef struct Subscriptions__Verifier__V1__RefundGoogleOrderRequest Subscriptions__Verifier__V1__RefundGoogleOrderRequest;
+typedef struct Subscriptions__Verifier__V1__DeferGoogleRenewalRequest Subscriptions__Verifier__V1__DeferGoogleRenewalRequest;
+typedef struct Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest;
+typedef struct Subscriptions__Verifier__V1__GoogleStoreActionResponse Subscriptions__Verifier__V1__GoogleStoreActionResponse;
 
 
 /* --- enums --- */
 
+/*
+ * How Play refunds a revoked subscription.
+ */
+typedef enum _Subscriptions__Verifier__V1__GoogleRefund {
+  SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_REFUND__GOOGLE_REFUND_UNSPECIFIED = 0,
+  /*
+   * The latest charge of every item, in full (revocationContext.fullRefund).
+   */
+  SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_REFUND__GOOGLE_REFUND_FULL = 1,
+  /*
+   * What is left of the paid period, pro rata (revocationContext.proratedRefund).
+   */
+  SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_REFUND__GOOGLE_REFUND_PRORATED = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_REFUND)
+} Subscriptions__Verifier__V1__GoogleRefund;
 
 /* --- messages --- */
 
@@ -200,6 +220,139 @@ struct  Subscriptions__Verifier__V1__RefreshSubscriptionResponse
     , NULL, 0 }
 
 
+struct  Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The subscription's purchase token; the ledger must have it.
+   * limit: 1..4096 bytes
+   */
+  char *purchase_token;
+  /*
+   * limit: 1..255 bytes
+   */
+  char *package_name;
+  /*
+   * Required: FULL or PRORATED.
+   */
+  Subscriptions__Verifier__V1__GoogleRefund refund;
+  /*
+   * Why, for the audit trail.
+   * limit: 1..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__REVOKE_GOOGLE_PURCHASE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__revoke_google_purchase_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_REFUND__GOOGLE_REFUND_UNSPECIFIED, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__RefundGoogleOrderRequest
+{
+  ProtobufCMessage base;
+  /*
+   * limit: 1..255 bytes
+   */
+  char *package_name;
+  /*
+   * The order to refund (GPA.…, a renewal's GPA.…..N): that order only.
+   * limit: 1..64 bytes
+   */
+  char *order_id;
+  /*
+   * The purchase token the order belongs to, read again after the refund; the ledger must have
+   * it and an order of the same purchase.
+   * limit: 1..4096 bytes
+   */
+  char *purchase_token;
+  /*
+   * Also end access now (and every later payment of a subscription). Without it, Play refunds
+   * the money and access stays.
+   */
+  protobuf_c_boolean revoke;
+  /*
+   * Why, for the audit trail.
+   * limit: 1..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__REFUND_GOOGLE_ORDER_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__refund_google_order_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__DeferGoogleRenewalRequest
+{
+  ProtobufCMessage base;
+  /*
+   * limit: 1..4096 bytes
+   */
+  char *purchase_token;
+  /*
+   * limit: 1..255 bytes
+   */
+  char *package_name;
+  /*
+   * The subscription (product) id of the purchase.
+   * limit: 1..256 bytes
+   */
+  char *product_id;
+  /*
+   * Exactly one: whole days to add to the current expiry (1 to 365), or the new expiry in epoch
+   * milliseconds (1 day to 365 days after the current one).
+   */
+  int32_t days;
+  int64_t desired_expiry_ms;
+  /*
+   * Why, for the audit trail.
+   * limit: 1..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__DEFER_GOOGLE_RENEWAL_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__defer_google_renewal_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest
+{
+  ProtobufCMessage base;
+  /*
+   * limit: 1..4096 bytes
+   */
+  char *purchase_token;
+  /*
+   * limit: 1..255 bytes
+   */
+  char *package_name;
+  /*
+   * Why, for the audit trail.
+   * limit: 1..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__CANCEL_GOOGLE_SUBSCRIPTION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__cancel_google_subscription_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__GoogleStoreActionResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The subscription as recorded from Play's answer after the action.
+   */
+  Subscriptions__Common__V1__Subscription *subscription;
+  /*
+   * What Play answered to the action (for a deferral, the new expiry).
+   */
+  char *detail;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_STORE_ACTION_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__google_store_action_response__descriptor) \
+    , NULL, (char *)protobuf_c_empty_string }
+
+
 /* Subscriptions__Verifier__V1__VerifyApplePurchaseRequest methods */
 void   subscriptions__verifier__v1__verify_apple_purchase_request__init
                      (Subscriptions__Verifier__V1__VerifyApplePurchaseRequest         *message);
@@ -352,6 +505,101 @@ Subscriptions__Verifier__V1__RefreshSubscriptionResponse *
 void   subscriptions__verifier__v1__refresh_subscription_response__free_unpacked
                      (Subscriptions__Verifier__V1__RefreshSubscriptionResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest methods */
+void   subscriptions__verifier__v1__revoke_google_purchase_request__init
+                     (Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest         *message);
+size_t subscriptions__verifier__v1__revoke_google_purchase_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest   *message);
+size_t subscriptions__verifier__v1__revoke_google_purchase_request__pack
+                     (const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__revoke_google_purchase_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *
+       subscriptions__verifier__v1__revoke_google_purchase_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__revoke_google_purchase_request__free_unpacked
+                     (Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__RefundGoogleOrderRequest methods */
+void   subscriptions__verifier__v1__refund_google_order_request__init
+                     (Subscriptions__Verifier__V1__RefundGoogleOrderRequest         *message);
+size_t subscriptions__verifier__v1__refund_google_order_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__RefundGoogleOrderRequest   *message);
+size_t subscriptions__verifier__v1__refund_google_order_request__pack
+                     (const Subscriptions__Verifier__V1__RefundGoogleOrderRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__refund_google_order_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__RefundGoogleOrderRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__RefundGoogleOrderRequest *
+       subscriptions__verifier__v1__refund_google_order_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__refund_google_order_request__free_unpacked
+                     (Subscriptions__Verifier__V1__RefundGoogleOrderRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__DeferGoogleRenewalRequest methods */
+void   subscriptions__verifier__v1__defer_google_renewal_request__init
+                     (Subscriptions__Verifier__V1__DeferGoogleRenewalRequest         *message);
+size_t subscriptions__verifier__v1__defer_google_renewal_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest   *message);
+size_t subscriptions__verifier__v1__defer_google_renewal_request__pack
+                     (const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__defer_google_renewal_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *
+       subscriptions__verifier__v1__defer_google_renewal_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__defer_google_renewal_request__free_unpacked
+                     (Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest methods */
+void   subscriptions__verifier__v1__cancel_google_subscription_request__init
+                     (Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest         *message);
+size_t subscriptions__verifier__v1__cancel_google_subscription_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest   *message);
+size_t subscriptions__verifier__v1__cancel_google_subscription_request__pack
+                     (const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__cancel_google_subscription_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *
+       subscriptions__verifier__v1__cancel_google_subscription_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__cancel_google_subscription_request__free_unpacked
+                     (Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__GoogleStoreActionResponse methods */
+void   subscriptions__verifier__v1__google_store_action_response__init
+                     (Subscriptions__Verifier__V1__GoogleStoreActionResponse         *message);
+size_t subscriptions__verifier__v1__google_store_action_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__GoogleStoreActionResponse   *message);
+size_t subscriptions__verifier__v1__google_store_action_response__pack
+                     (const Subscriptions__Verifier__V1__GoogleStoreActionResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__google_store_action_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__GoogleStoreActionResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__GoogleStoreActionResponse *
+       subscriptions__verifier__v1__google_store_action_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__google_store_action_response__free_unpacked
+                     (Subscriptions__Verifier__V1__GoogleStoreActionResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Verifier__V1__VerifyApplePurchaseRequest_Closure)
@@ -377,6 +625,21 @@ typedef void (*Subscriptions__Verifier__V1__RefreshSubscriptionRequest_Closure)
                   void *closure_data);
 typedef void (*Subscriptions__Verifier__V1__RefreshSubscriptionResponse_Closure)
                  (const Subscriptions__Verifier__V1__RefreshSubscriptionResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest_Closure)
+                 (const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__RefundGoogleOrderRequest_Closure)
+                 (const Subscriptions__Verifier__V1__RefundGoogleOrderRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__DeferGoogleRenewalRequest_Closure)
+                 (const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest_Closure)
+                 (const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure)
+                 (const Subscriptions__Verifier__V1__GoogleStoreActionResponse *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -405,6 +668,22 @@ struct Subscriptions__Verifier__V1__Verifier_Service
                                const Subscriptions__Verifier__V1__RefreshSubscriptionRequest *input,
                                Subscriptions__Verifier__V1__RefreshSubscriptionResponse_Closure closure,
                                void *closure_data);
+  void (*revoke_google_purchase)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                                 const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *input,
+                                 Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                                 void *closure_data);
+  void (*refund_google_order)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                              const Subscriptions__Verifier__V1__RefundGoogleOrderRequest *input,
+                              Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                              void *closure_data);
+  void (*defer_google_renewal)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                               const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *input,
+                               Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                               void *closure_data);
+  void (*cancel_google_subscription)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                                     const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *input,
+                                     Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                                     void *closure_data);
 };
 typedef void (*Subscriptions__Verifier__V1__Verifier_ServiceDestroy)(Subscriptions__Verifier__V1__Verifier_Service *);
 void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__Verifier_Service *service,
@@ -417,7 +696,11 @@ void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__V
       function_prefix__ ## verify_apple_purchase,\
       function_prefix__ ## verify_google_purchase,\
       function_prefix__ ## restore_purchases,\
-      function_prefix__ ## refresh_subscription  }
+      function_prefix__ ## refresh_subscription,\
+      function_prefix__ ## revoke_google_purchase,\
+      function_prefix__ ## refund_google_order,\
+      function_prefix__ ## defer_google_renewal,\
+      function_prefix__ ## cancel_google_subscription  }
 void subscriptions__verifier__v1__verifier__health(ProtobufCService *service,
                                                    const Subscriptions__Common__V1__HealthRequest *input,
                                                    Subscriptions__Common__V1__HealthResponse_Closure closure,
@@ -438,9 +721,26 @@ void subscriptions__verifier__v1__verifier__refresh_subscription(ProtobufCServic
                                                                  const Subscriptions__Verifier__V1__RefreshSubscriptionRequest *input,
                                                                  Subscriptions__Verifier__V1__RefreshSubscriptionResponse_Closure closure,
                                                                  void *closure_data);
+void subscriptions__verifier__v1__verifier__revoke_google_purchase(ProtobufCService *service,
+                                                                   const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *input,
+                                                                   Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                                                                   void *closure_data);
+void subscriptions__verifier__v1__verifier__refund_google_order(ProtobufCService *service,
+                                                                const Subscriptions__Verifier__V1__RefundGoogleOrderRequest *input,
+                                                                Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                                                                void *closure_data);
+void subscriptions__verifier__v1__verifier__defer_google_renewal(ProtobufCService *service,
+                                                                 const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *input,
+                                                                 Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                                                                 void *closure_data);
+void subscriptions__verifier__v1__verifier__cancel_google_subscription(ProtobufCService *service,
+                                                                       const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *input,
+                                                                       Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                                                                       void *closure_data);
 
 /* --- descriptors --- */
 
+extern const ProtobufCEnumDescriptor    subscriptions__verifier__v1__google_refund__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__verify_apple_purchase_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__verify_google_purchase_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__verify_purchase_response__descriptor;
@@ -449,6 +749,11 @@ extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__google_purc
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__restore_purchases_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__refresh_subscription_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__refresh_subscription_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__revoke_google_purchase_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__refund_google_order_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__defer_google_renewal_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__cancel_google_subscription_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__google_store_action_response__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__verifier__v1__verifier__descriptor;
 
 PROTOBUF_C__END_DECLS

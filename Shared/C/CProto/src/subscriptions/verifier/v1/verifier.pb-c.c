@@ -367,6 +367,231 @@ void   subscriptions__verifier__v1__refresh_subscription_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__verifier__v1__refresh_subscription_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__verifier__v1__revoke_google_purchase_request__init
+                     (Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__REVOKE_GOOGLE_PURCHASE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__revoke_google_purchase_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__revoke_google_purchase_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__revoke_google_purchase_request__pack
+                     (const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__revoke_google_purchase_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__revoke_google_purchase_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__revoke_google_purchase_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *
+       subscriptions__verifier__v1__revoke_google_purchase_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__revoke_google_purchase_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__revoke_google_purchase_request__free_unpacked
+                     (Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__revoke_google_purchase_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__refund_google_order_request__init
+                     (Subscriptions__Verifier__V1__RefundGoogleOrderRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__RefundGoogleOrderRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__REFUND_GOOGLE_ORDER_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__refund_google_order_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__RefundGoogleOrderRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__refund_google_order_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__refund_google_order_request__pack
+                     (const Subscriptions__Verifier__V1__RefundGoogleOrderRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__refund_google_order_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__refund_google_order_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__RefundGoogleOrderRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__refund_google_order_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__RefundGoogleOrderRequest *
+       subscriptions__verifier__v1__refund_google_order_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__RefundGoogleOrderRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__refund_google_order_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__refund_google_order_request__free_unpacked
+                     (Subscriptions__Verifier__V1__RefundGoogleOrderRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__refund_google_order_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__defer_google_renewal_request__init
+                     (Subscriptions__Verifier__V1__DeferGoogleRenewalRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__DEFER_GOOGLE_RENEWAL_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__defer_google_renewal_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__defer_google_renewal_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__defer_google_renewal_request__pack
+                     (const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__defer_google_renewal_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__defer_google_renewal_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__defer_google_renewal_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *
+       subscriptions__verifier__v1__defer_google_renewal_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__defer_google_renewal_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__defer_google_renewal_request__free_unpacked
+                     (Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__defer_google_renewal_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__cancel_google_subscription_request__init
+                     (Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__CANCEL_GOOGLE_SUBSCRIPTION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__cancel_google_subscription_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__cancel_google_subscription_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__cancel_google_subscription_request__pack
+                     (const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__cancel_google_subscription_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__cancel_google_subscription_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__cancel_google_subscription_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *
+       subscriptions__verifier__v1__cancel_google_subscription_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__cancel_google_subscription_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__cancel_google_subscription_request__free_unpacked
+                     (Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__cancel_google_subscription_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__google_store_action_response__init
+                     (Subscriptions__Verifier__V1__GoogleStoreActionResponse         *message)
+{
+  static const Subscriptions__Verifier__V1__GoogleStoreActionResponse init_value = SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_STORE_ACTION_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__google_store_action_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__GoogleStoreActionResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__google_store_action_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__google_store_action_response__pack
+                     (const Subscriptions__Verifier__V1__GoogleStoreActionResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__google_store_action_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__google_store_action_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__GoogleStoreActionResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__google_store_action_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__GoogleStoreActionResponse *
+       subscriptions__verifier__v1__google_store_action_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__GoogleStoreActionResponse *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__google_store_action_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__google_store_action_response__free_unpacked
+                     (Subscriptions__Verifier__V1__GoogleStoreActionResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__google_store_action_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor subscriptions__verifier__v1__verify_apple_purchase_request__field_descriptors[5] =
 {
   {
@@ -892,18 +1117,441 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__refresh_subscripti
   (ProtobufCMessageInit) subscriptions__verifier__v1__refresh_subscription_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__method_descriptors[5] =
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__revoke_google_purchase_request__field_descriptors[4] =
+{
+  {
+    "purchase_token",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest, purchase_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "package_name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest, package_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "refund",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest, refund),
+    &subscriptions__verifier__v1__google_refund__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__revoke_google_purchase_request__field_indices_by_name[] = {
+  1,   /* field[1] = package_name */
+  0,   /* field[0] = purchase_token */
+  3,   /* field[3] = reason */
+  2,   /* field[2] = refund */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__revoke_google_purchase_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__revoke_google_purchase_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.RevokeGooglePurchaseRequest",
+  "RevokeGooglePurchaseRequest",
+  "Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest),
+  4,
+  subscriptions__verifier__v1__revoke_google_purchase_request__field_descriptors,
+  subscriptions__verifier__v1__revoke_google_purchase_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__revoke_google_purchase_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__revoke_google_purchase_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__refund_google_order_request__field_descriptors[5] =
+{
+  {
+    "package_name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RefundGoogleOrderRequest, package_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "order_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RefundGoogleOrderRequest, order_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_token",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RefundGoogleOrderRequest, purchase_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "revoke",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RefundGoogleOrderRequest, revoke),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RefundGoogleOrderRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__refund_google_order_request__field_indices_by_name[] = {
+  1,   /* field[1] = order_id */
+  0,   /* field[0] = package_name */
+  2,   /* field[2] = purchase_token */
+  4,   /* field[4] = reason */
+  3,   /* field[3] = revoke */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__refund_google_order_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__refund_google_order_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.RefundGoogleOrderRequest",
+  "RefundGoogleOrderRequest",
+  "Subscriptions__Verifier__V1__RefundGoogleOrderRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__RefundGoogleOrderRequest),
+  5,
+  subscriptions__verifier__v1__refund_google_order_request__field_descriptors,
+  subscriptions__verifier__v1__refund_google_order_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__refund_google_order_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__refund_google_order_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__defer_google_renewal_request__field_descriptors[6] =
+{
+  {
+    "purchase_token",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__DeferGoogleRenewalRequest, purchase_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "package_name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__DeferGoogleRenewalRequest, package_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "product_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__DeferGoogleRenewalRequest, product_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "days",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__DeferGoogleRenewalRequest, days),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "desired_expiry_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__DeferGoogleRenewalRequest, desired_expiry_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__DeferGoogleRenewalRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__defer_google_renewal_request__field_indices_by_name[] = {
+  3,   /* field[3] = days */
+  4,   /* field[4] = desired_expiry_ms */
+  1,   /* field[1] = package_name */
+  2,   /* field[2] = product_id */
+  0,   /* field[0] = purchase_token */
+  5,   /* field[5] = reason */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__defer_google_renewal_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__defer_google_renewal_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.DeferGoogleRenewalRequest",
+  "DeferGoogleRenewalRequest",
+  "Subscriptions__Verifier__V1__DeferGoogleRenewalRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__DeferGoogleRenewalRequest),
+  6,
+  subscriptions__verifier__v1__defer_google_renewal_request__field_descriptors,
+  subscriptions__verifier__v1__defer_google_renewal_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__defer_google_renewal_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__defer_google_renewal_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__cancel_google_subscription_request__field_descriptors[3] =
+{
+  {
+    "purchase_token",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest, purchase_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "package_name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest, package_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__cancel_google_subscription_request__field_indices_by_name[] = {
+  1,   /* field[1] = package_name */
+  0,   /* field[0] = purchase_token */
+  2,   /* field[2] = reason */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__cancel_google_subscription_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__cancel_google_subscription_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.CancelGoogleSubscriptionRequest",
+  "CancelGoogleSubscriptionRequest",
+  "Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest),
+  3,
+  subscriptions__verifier__v1__cancel_google_subscription_request__field_descriptors,
+  subscriptions__verifier__v1__cancel_google_subscription_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__cancel_google_subscription_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__cancel_google_subscription_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__google_store_action_response__field_descriptors[2] =
+{
+  {
+    "subscription",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GoogleStoreActionResponse, subscription),
+    &subscriptions__common__v1__subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "detail",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GoogleStoreActionResponse, detail),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__google_store_action_response__field_indices_by_name[] = {
+  1,   /* field[1] = detail */
+  0,   /* field[0] = subscription */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__google_store_action_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__google_store_action_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.GoogleStoreActionResponse",
+  "GoogleStoreActionResponse",
+  "Subscriptions__Verifier__V1__GoogleStoreActionResponse",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__GoogleStoreActionResponse),
+  2,
+  subscriptions__verifier__v1__google_store_action_response__field_descriptors,
+  subscriptions__verifier__v1__google_store_action_response__field_indices_by_name,
+  1,  subscriptions__verifier__v1__google_store_action_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__google_store_action_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue subscriptions__verifier__v1__google_refund__enum_values_by_number[3] =
+{
+  { "GOOGLE_REFUND_UNSPECIFIED", "SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_REFUND__GOOGLE_REFUND_UNSPECIFIED", 0 },
+  { "GOOGLE_REFUND_FULL", "SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_REFUND__GOOGLE_REFUND_FULL", 1 },
+  { "GOOGLE_REFUND_PRORATED", "SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_REFUND__GOOGLE_REFUND_PRORATED", 2 },
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__google_refund__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex subscriptions__verifier__v1__google_refund__enum_values_by_name[3] =
+{
+  { "GOOGLE_REFUND_FULL", 1 },
+  { "GOOGLE_REFUND_PRORATED", 2 },
+  { "GOOGLE_REFUND_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor subscriptions__verifier__v1__google_refund__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.GoogleRefund",
+  "GoogleRefund",
+  "Subscriptions__Verifier__V1__GoogleRefund",
+  "subscriptions.verifier.v1",
+  3,
+  subscriptions__verifier__v1__google_refund__enum_values_by_number,
+  3,
+  subscriptions__verifier__v1__google_refund__enum_values_by_name,
+  1,
+  subscriptions__verifier__v1__google_refund__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__method_descriptors[9] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "VerifyApplePurchase", &subscriptions__verifier__v1__verify_apple_purchase_request__descriptor, &subscriptions__verifier__v1__verify_purchase_response__descriptor },
   { "VerifyGooglePurchase", &subscriptions__verifier__v1__verify_google_purchase_request__descriptor, &subscriptions__verifier__v1__verify_purchase_response__descriptor },
   { "RestorePurchases", &subscriptions__verifier__v1__restore_purchases_request__descriptor, &subscriptions__verifier__v1__restore_purchases_response__descriptor },
   { "RefreshSubscription", &subscriptions__verifier__v1__refresh_subscription_request__descriptor, &subscriptions__verifier__v1__refresh_subscription_response__descriptor },
+  { "RevokeGooglePurchase", &subscriptions__verifier__v1__revoke_google_purchase_request__descriptor, &subscriptions__verifier__v1__google_store_action_response__descriptor },
+  { "RefundGoogleOrder", &subscriptions__verifier__v1__refund_google_order_request__descriptor, &subscriptions__verifier__v1__google_store_action_response__descriptor },
+  { "DeferGoogleRenewal", &subscriptions__verifier__v1__defer_google_renewal_request__descriptor, &subscriptions__verifier__v1__google_store_action_response__descriptor },
+  { "CancelGoogleSubscription", &subscriptions__verifier__v1__cancel_google_subscription_request__descriptor, &subscriptions__verifier__v1__google_store_action_response__descriptor },
 };
 const unsigned subscriptions__verifier__v1__verifier__method_indices_by_name[] = {
+  8,        /* CancelGoogleSubscription */
+  7,        /* DeferGoogleRenewal */
   0,        /* Health */
   4,        /* RefreshSubscription */
+  6,        /* RefundGoogleOrder */
   3,        /* RestorePurchases */
+  5,        /* RevokeGooglePurchase */
   1,        /* VerifyApplePurchase */
   2         /* VerifyGooglePurchase */
 };
@@ -914,7 +1562,7 @@ const ProtobufCServiceDescriptor subscriptions__verifier__v1__verifier__descript
   "Verifier",
   "Subscriptions__Verifier__V1__Verifier",
   "subscriptions.verifier.v1",
-  5,
+  9,
   subscriptions__verifier__v1__verifier__method_descriptors,
   subscriptions__verifier__v1__verifier__method_indices_by_name
 };
@@ -957,6 +1605,38 @@ void subscriptions__verifier__v1__verifier__refresh_subscription(ProtobufCServic
 {
   assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
   service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__revoke_google_purchase(ProtobufCService *service,
+                                                                   const Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest *input,
+                                                                   Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                                                                   void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__refund_google_order(ProtobufCService *service,
+                                                                const Subscriptions__Verifier__V1__RefundGoogleOrderRequest *input,
+                                                                Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                                                                void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__defer_google_renewal(ProtobufCService *service,
+                                                                 const Subscriptions__Verifier__V1__DeferGoogleRenewalRequest *input,
+                                                                 Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                                                                 void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__cancel_google_subscription(ProtobufCService *service,
+                                                                       const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *input,
+                                                                       Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
+                                                                       void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__Verifier_Service *service,
                                                   Subscriptions__Verifier__V1__Verifier_ServiceDestroy destroy)
