@@ -66,6 +66,9 @@ public struct CommandRunner {
             try await run(command, transport: transport, options: options)
         case .apple(let command):
             try run(command, standardInput: standardInput)
+        case .appleOperation(let operation, let options):
+            guard let transport else { preconditionFailure("apple operations need a transport") }
+            try await run(operation, transport: transport, options: options)
         }
     }
 }

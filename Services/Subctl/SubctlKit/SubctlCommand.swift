@@ -25,13 +25,16 @@ public enum SubctlCommand: Sendable, Equatable {
     case access(AccessCommand, options: CallOptions)
     /// Check App Store signed data offline.
     case apple(AppleCommand)
+    /// `apple extend|set-token|refunds`: an App Store operation through the verifier.
+    case appleOperation(AppleOperation, options: CallOptions)
     /// Print `usage`.
     case help
 
     /// The connection a command needs; nil for those that print from the catalog only.
     public var callOptions: CallOptions? {
         switch self {
-        case .health(_, let options), .call(_, _, let options), .ledger(_, let options), .access(_, let options):
+        case .health(_, let options), .call(_, _, let options), .ledger(_, let options), .access(_, let options),
+            .appleOperation(_, let options):
             options
         case .methods, .describe, .apple, .help: nil
         }
@@ -104,6 +107,21 @@ public enum SubctlCommand: Sendable, Equatable {
                       place (each verified too, its verdict on a line of its own), then `valid`
                       or `invalid: CODE: reason`. Decoded payloads are shown even when invalid:
                       only the verdict says whether to trust them.
+
+        App Store operations (--addr is the verifier's; each is kept in the subscription's audit
+        trail with the caller and --reason; --env production|sandbox, default the verifier's):
+          apple extend ORIGINAL_TRANSACTION_ID --days N [--reason-code 0-3] [--request-id UUID]
+                --reason TEXT --addr HOST:PORT
+                      Extend a subscription's renewal date by N days (1...90; Apple allows two
+                      extensions in 365 days). --reason-code is Apple's extendReasonCode (0
+                      undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage).
+                      Without --request-id a new one is made and printed: run again with it to
+                      retry without extending twice.
+          apple set-token ORIGINAL_TRANSACTION_ID --account ACCOUNT_ID --reason TEXT --addr HOST:PORT
+                      Set the purchase's appAccountToken to the account's and link it to the account.
+          apple refunds TRANSACTION_ID --reason TEXT --addr HOST:PORT
+                      The customer's refunded purchases, each marked recorded-before yes or no
+                      (the ones the ledger did not know are recorded now).
 
         METHOD is package.Service/Method, Service/Method, or Method when only one service has it.
         NAME is a message or enum with or without its package, or a METHOD.

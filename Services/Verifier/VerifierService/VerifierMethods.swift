@@ -23,6 +23,7 @@ enum VerifierMethods {
                 throw PurchaseRequestError.invalidRequest("a promotional grant has no store to refresh it from")
             }
         }
+        registerAppleOperations(on: router, apple: apple)
     }
 
     /// Restores Apple purchases through their history and re-verifies each Google purchase

@@ -17,6 +17,17 @@ public protocol VerifierClientProtocol: Sendable {
     func restorePurchases(_ request: RestorePurchasesRequest, timeout: Duration?) async throws(RPCError) -> RestorePurchasesResponse
     /// Fetches one subscription's current state from its store and records it.
     func refreshSubscription(_ request: RefreshSubscriptionRequest, timeout: Duration?) async throws(RPCError) -> RefreshSubscriptionResponse
+    /// App Store support operations: each is recorded in the subscription's audit trail with the
+    /// caller and the reason given (EVENT_KIND_STORE_ACTION).
+    /// Extends an App Store subscription's renewal date (Extend a Subscription Renewal Date), then
+    /// records the subscription's state from the App Store.
+    func extendAppleRenewalDate(_ request: ExtendAppleRenewalDateRequest, timeout: Duration?) async throws(RPCError) -> ExtendAppleRenewalDateResponse
+    /// Sets a purchase's appAccountToken to the account's (Set App Account Token) and links the
+    /// purchase to the account.
+    func setAppleAppAccountToken(_ request: SetAppleAppAccountTokenRequest, timeout: Duration?) async throws(RPCError) -> SetAppleAppAccountTokenResponse
+    /// Reads a customer's refunded App Store purchases (Get Refund History, every page) and records
+    /// any refund the ledger did not know.
+    func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest, timeout: Duration?) async throws(RPCError) -> GetAppleRefundHistoryResponse
 }
 
 extension VerifierClientProtocol {
@@ -34,6 +45,15 @@ extension VerifierClientProtocol {
     }
     public func refreshSubscription(_ request: RefreshSubscriptionRequest) async throws(RPCError) -> RefreshSubscriptionResponse {
         try await refreshSubscription(request, timeout: nil)
+    }
+    public func extendAppleRenewalDate(_ request: ExtendAppleRenewalDateRequest) async throws(RPCError) -> ExtendAppleRenewalDateResponse {
+        try await extendAppleRenewalDate(request, timeout: nil)
+    }
+    public func setAppleAppAccountToken(_ request: SetAppleAppAccountTokenRequest) async throws(RPCError) -> SetAppleAppAccountTokenResponse {
+        try await setAppleAppAccountToken(request, timeout: nil)
+    }
+    public func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest) async throws(RPCError) -> GetAppleRefundHistoryResponse {
+        try await getAppleRefundHistory(request, timeout: nil)
     }
 }
 
@@ -61,5 +81,17 @@ public struct VerifierClient: VerifierClientProtocol {
 
     public func refreshSubscription(_ request: RefreshSubscriptionRequest, timeout: Duration?) async throws(RPCError) -> RefreshSubscriptionResponse {
         try await transport.call(VerifierRPC.refreshSubscription, request, timeout: timeout)
+    }
+
+    public func extendAppleRenewalDate(_ request: ExtendAppleRenewalDateRequest, timeout: Duration?) async throws(RPCError) -> ExtendAppleRenewalDateResponse {
+        try await transport.call(VerifierRPC.extendAppleRenewalDate, request, timeout: timeout)
+    }
+
+    public func setAppleAppAccountToken(_ request: SetAppleAppAccountTokenRequest, timeout: Duration?) async throws(RPCError) -> SetAppleAppAccountTokenResponse {
+        try await transport.call(VerifierRPC.setAppleAppAccountToken, request, timeout: timeout)
+    }
+
+    public func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest, timeout: Duration?) async throws(RPCError) -> GetAppleRefundHistoryResponse {
+        try await transport.call(VerifierRPC.getAppleRefundHistory, request, timeout: timeout)
     }
 }
