@@ -490,8 +490,15 @@ struct AppleSimStrictnessTests {
         #expect(try await errorCode(id, tooLong) == (400, 4_000_009))
         #expect(try await errorCode(shared, body) == (403, 4_030_007))
         #expect(try await errorCode("2000000000000999", body) == (404, 4_040_005))
-        _ = try await errorCode(id, body)
-        #expect(try await errorCode(id, body) == (403, 4_030_005))
+        // The same requestIdentifier again answers the first extension and extends nothing more.
+        let (_, replayed) = try await served.call("PUT", "/inApps/v1/subscriptions/extend/\(id)", body: body)
+        #expect((replayed["effectiveDate"] as? NSNumber)?.int64Value == Self.february + 7 * Self.day)
+        var second = body
+        second["requestIdentifier"] = "outage-2"
+        _ = try await errorCode(id, second)
+        var third = body
+        third["requestIdentifier"] = "outage-3"
+        #expect(try await errorCode(id, third) == (403, 4_030_005))
     }
 
     // MARK: The control surface

@@ -20,6 +20,7 @@ final class FakeAppStoreAPI: AppStoreAPI {
         var failing = false
         var calls: [String] = []
         var fallsBack = true
+        var actionRefusal: AppStoreAPIError?
     }
 
     let chain: AppleSigningChain
@@ -124,5 +125,48 @@ final class FakeAppStoreAPI: AppStoreAPI {
         async throws(AppStoreAPIError)
     {
         try begin("setAppAccountToken \(originalTransactionID)")
+        _ = try purchase(originalTransactionID, environment)
+        state.withLock { state in
+            state.purchases[originalTransactionID]?.transaction["appAccountToken"] = appAccountToken
+            state.purchases[originalTransactionID]?.renewal?["appAccountToken"] = appAccountToken
+        }
     }
+
+    /// Moves the purchase's `expiresDate` (its renewal info's `renewalDate` too) by the days
+    /// asked, or throws the refusal set with `refuseActions`.
+    func extendRenewalDate(
+        originalTransactionID: String, _ request: AppleRenewalExtensionRequest, environment: AppleEnvironment
+    ) async throws(AppStoreAPIError) -> AppleRenewalExtension {
+        try begin("extendRenewalDate \(originalTransactionID) \(request.extendByDays)")
+        if let refusal = state.withLock({ $0.actionRefusal }) { throw refusal }
+        _ = try purchase(originalTransactionID, environment)
+        let expires = state.withLock { state -> Int64 in
+            let old = state.purchases[originalTransactionID]?.transaction["expiresDate"] as? Int64 ?? 0
+            let new = old + Int64(request.extendByDays) * 86_400_000
+            state.purchases[originalTransactionID]?.transaction["expiresDate"] = new
+            state.purchases[originalTransactionID]?.renewal?["renewalDate"] = new
+            return new
+        }
+        return AppleRenewalExtension(
+            effectiveDate: expires, originalTransactionId: originalTransactionID, success: true,
+            webOrderLineItemId: "8000000001")
+    }
+
+    /// The transactions of every purchase that carry a `revocationDate`.
+    func refundHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
+        -> [String]
+    {
+        try begin("refundHistory \(transactionID)")
+        if let refusal = state.withLock({ $0.actionRefusal }) { throw refusal }
+        _ = try purchase(transactionID, environment)
+        let all = state.withLock { Array($0.purchases.values) }
+        var result: [String] = []
+        for purchase in all where purchase.transaction["revocationDate"] != nil {
+            result.append(try signed(purchase.transaction))
+        }
+        return result
+    }
+
+    /// Makes the operations (extend, refund history) fail with `refusal` (nil: succeed).
+    func refuseActions(_ refusal: AppStoreAPIError?) { state.withLock { $0.actionRefusal = refusal } }
 }

@@ -16,10 +16,6 @@ enum LedgerMethods {
     /// Subscriptions or links per snapshot chunk (the proto's limit is 500).
     static let snapshotPage = 500
 
-    /// Who made a call: its certificate or API key identities, or its address without one.
-    static func actor(_ context: RPCRequestContext) -> String {
-        context.peerIdentities.isEmpty ? "address \(context.peer)" : context.peerIdentities.joined(separator: ",")
-    }
 
     static func register(on router: RPCRouter, ledger: Ledger) {
         // Writes start on the event loop (decode and checks) and answer from the writer thread
@@ -39,7 +35,7 @@ enum LedgerMethods {
             _ prepare: @escaping @Sendable (Request, String) throws -> WriteBody<Response>
         ) {
             router.deferred(method) { (context, request: Request, respond) in
-                ledger.transactions.perform({ try prepare(request, actor(context)) }, completion: respond)
+                ledger.transactions.perform({ try prepare(request, context.actor) }, completion: respond)
             }
         }
         audited(LedgerRPC.grantEntitlement, ledger.accounts.grantEntitlementWrite)

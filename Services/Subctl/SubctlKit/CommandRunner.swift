@@ -69,6 +69,9 @@ public struct CommandRunner {
         case .google(let command, let options):
             guard let transport else { preconditionFailure("google commands need a transport") }
             try await run(command, transport: transport, options: options)
+        case .appleOperation(let operation, let options):
+            guard let transport else { preconditionFailure("apple operations need a transport") }
+            try await run(operation, transport: transport, options: options)
         }
     }
 }

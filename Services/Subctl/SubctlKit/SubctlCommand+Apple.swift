@@ -4,9 +4,13 @@ extension SubctlCommand {
     /// Parses `apple SUBCOMMAND …` from the arguments after `apple`. Throws `usage` for a
     /// malformed command line; reads no file.
     static func parseApple(_ arguments: [String]) throws(SubctlError) -> SubctlCommand {
-        guard let subcommand = arguments.first else { throw SubctlError(.usage, "apple needs a subcommand (verify)") }
+        let subcommands = "verify, extend, set-token or refunds"
+        guard let subcommand = arguments.first else {
+            throw SubctlError(.usage, "apple needs a subcommand (\(subcommands))")
+        }
+        if appleOperations.contains(subcommand) { return try parseAppleOperation(arguments) }
         guard subcommand == "verify" else {
-            throw SubctlError(.usage, "unknown apple command \"\(subcommand)\" (verify)")
+            throw SubctlError(.usage, "unknown apple command \"\(subcommand)\" (\(subcommands))")
         }
         let scanned = try scan(
             Array(arguments.dropFirst()), command: "apple verify",

@@ -27,6 +27,8 @@ public enum SubctlCommand: Sendable, Equatable {
     case apple(AppleCommand)
     /// Act at Google Play through the verifier: revoke, refund, defer, cancel.
     case google(GoogleCommand, options: CallOptions)
+    /// `apple extend|set-token|refunds`: an App Store operation through the verifier.
+    case appleOperation(AppleOperation, options: CallOptions)
     /// Print `usage`.
     case help
 
@@ -34,7 +36,7 @@ public enum SubctlCommand: Sendable, Equatable {
     public var callOptions: CallOptions? {
         switch self {
         case .health(_, let options), .call(_, _, let options), .ledger(_, let options), .access(_, let options),
-            .google(_, let options):
+            .google(_, let options), .appleOperation(_, let options):
             options
         case .methods, .describe, .apple, .help: nil
         }
@@ -121,6 +123,21 @@ public enum SubctlCommand: Sendable, Equatable {
           google cancel TOKEN --package PKG --reason TEXT --addr HOST:PORT
                       Turn renewal off; access stays to the period's end.
                       Each prints what Play answered and the subscription as recorded after it.
+
+        App Store operations (--addr is the verifier's; each is kept in the subscription's audit
+        trail with the caller and --reason; --env production|sandbox, default the verifier's):
+          apple extend ORIGINAL_TRANSACTION_ID --days N [--reason-code 0-3] [--request-id UUID]
+                --reason TEXT --addr HOST:PORT
+                      Extend a subscription's renewal date by N days (1...90; Apple allows two
+                      extensions in 365 days). --reason-code is Apple's extendReasonCode (0
+                      undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage).
+                      Without --request-id a new one is made and printed: run again with it to
+                      retry without extending twice.
+          apple set-token ORIGINAL_TRANSACTION_ID --account ACCOUNT_ID --reason TEXT --addr HOST:PORT
+                      Set the purchase's appAccountToken to the account's and link it to the account.
+          apple refunds TRANSACTION_ID --reason TEXT --addr HOST:PORT
+                      The customer's refunded purchases, each marked recorded-before yes or no
+                      (the ones the ledger did not know are recorded now).
 
         METHOD is package.Service/Method, Service/Method, or Method when only one service has it.
         NAME is a message or enum with or without its package, or a METHOD.

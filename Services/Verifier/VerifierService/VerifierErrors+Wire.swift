@@ -68,6 +68,40 @@ extension AppleAdapterError: VerifierWireError {
         case .storeDataRefused(let error):
             (.unavailable, "the App Store answered with data that does not verify: \(error)")
         case .storeFailed(let error): (.internal, "\(error)")
+        case .actionRefused(let action, let error): Self.actionStatus(action, error)
+        }
+    }
+
+    /// What the App Store's refusal of an operator's action tells the caller to fix: its error
+    /// codes (App Store Server API error objects) told apart.
+    static func actionStatus(_ action: String, _ error: AppStoreAPIError) -> (code: StatusCode, message: String) {
+        let said =
+            "the App Store refused \(action) (HTTP \(error.httpStatus ?? 0), error \(error.apiErrorCode ?? 0)): "
+            + error.message
+        switch (error.httpStatus, error.apiErrorCode) {
+        case (429?, _):
+            let wait = error.retryAfter.map { "after \($0.components.seconds) s (Retry-After)" } ?? "later"
+            return (.resourceExhausted, "\(said); the App Store limits its request rate: try again \(wait)")
+        case (404?, _):
+            return (
+                .notFound,
+                "\(said); check the transaction id (an original transaction id of a subscription for an extension)"
+            )
+        case (_, 4_030_005?):
+            return (
+                .failedPrecondition,
+                "\(said); Apple extends a subscription at most twice in 365 days: compensate it another way"
+            )
+        case (_, 4_030_007?):
+            return (.failedPrecondition, "\(said); a family-shared subscription is extended through the purchaser's")
+        case (_, 4_030_004?):
+            return (
+                .failedPrecondition,
+                "\(said); Apple extends only an active, paid subscription (not expired, in billing retry, past its "
+                    + "end in grace, or in a free offer period): refresh it to see its state"
+            )
+        case (403?, _): return (.failedPrecondition, "\(said); the App Store does not allow this for this purchase")
+        default: return (.invalidArgument, "\(said); check the request's fields")
         }
     }
 }

@@ -7,22 +7,17 @@ import Wire
 extension VerifierMethods {
     static func registerGoogleActions(on router: RPCRouter, google: GoogleAdapter?) {
         router.unary(VerifierRPC.revokeGooglePurchase) { (context, request: RevokeGooglePurchaseRequest) in
-            try await required(google, "Google Play").revokePurchase(request, actor: actor(context))
+            try await required(google, "Google Play").revokePurchase(request, actor: context.actor)
         }
         router.unary(VerifierRPC.refundGoogleOrder) { (context, request: RefundGoogleOrderRequest) in
-            try await required(google, "Google Play").refundOrder(request, actor: actor(context))
+            try await required(google, "Google Play").refundOrder(request, actor: context.actor)
         }
         router.unary(VerifierRPC.deferGoogleRenewal) { (context, request: DeferGoogleRenewalRequest) in
-            try await required(google, "Google Play").deferRenewal(request, actor: actor(context))
+            try await required(google, "Google Play").deferRenewal(request, actor: context.actor)
         }
         router.unary(VerifierRPC.cancelGoogleSubscription) { (context, request: CancelGoogleSubscriptionRequest) in
-            try await required(google, "Google Play").cancelSubscription(request, actor: actor(context))
+            try await required(google, "Google Play").cancelSubscription(request, actor: context.actor)
         }
     }
 
-    /// Who made a call: its certificate or API key identities, or its address without one (as
-    /// the ledger names the caller of a grant).
-    static func actor(_ context: RPCRequestContext) -> String {
-        context.peerIdentities.isEmpty ? "address \(context.peer)" : context.peerIdentities.joined(separator: ",")
-    }
 }

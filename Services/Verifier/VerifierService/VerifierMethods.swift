@@ -24,6 +24,7 @@ enum VerifierMethods {
             }
         }
         registerGoogleActions(on: router, google: google)
+        registerAppleOperations(on: router, apple: apple)
     }
 
     /// Restores Apple purchases through their history and re-verifies each Google purchase

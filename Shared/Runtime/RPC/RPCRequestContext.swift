@@ -12,6 +12,11 @@ public struct RPCRequestContext: Sendable {
     public let deadline: UInt64
     /// Names from the caller's TLS certificate; empty on plaintext connections.
     public let peerIdentities: [String]
+    /// Who makes the call, for an audit trail: its certificate or API key identities, or its
+    /// address when it has none.
+    public var actor: String {
+        peerIdentities.isEmpty ? "address \(peer)" : peerIdentities.joined(separator: ",")
+    }
     /// The caller's address.
     public let peer: String
     /// The server's clock, which the deadline is on.

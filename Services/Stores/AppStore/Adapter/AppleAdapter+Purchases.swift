@@ -133,7 +133,7 @@ extension AppleAdapter {
     // MARK: Steps
 
     /// The transaction the caller presented, verified, with its environment and verifier.
-    private func presentedTransaction(signed: String?, id: String?, environment requested: StoreEnvironment?)
+    func presentedTransaction(signed: String?, id: String?, environment requested: StoreEnvironment?)
         async throws(AppleAdapterError) -> (AppleTransaction, AppleEnvironment, AppleSignedDataVerifier)
     {
         switch (signed, id) {
@@ -215,10 +215,11 @@ extension AppleAdapter {
     }
 
     /// Fetches the authoritative state of `transaction`'s purchase and records it, with the
-    /// periods of its chain's history (`history`, or read from the App Store when nil).
-    private func recordCurrentState(
+    /// periods of its chain's history (`history`, or read from the App Store when nil), after
+    /// an operator's `action` when one is given.
+    func recordCurrentState(
         of transaction: AppleTransaction, environment: AppleEnvironment, verifier: AppleSignedDataVerifier,
-        detail: String, history known: [Period]? = nil
+        detail: String, history known: [Period]? = nil, action: AppleStoreAction? = nil
     ) async throws -> Subscription {
         let current: AppleCurrentState
         do {
@@ -231,13 +232,14 @@ extension AppleAdapter {
         if known == nil, AppleLifecycle.productKind(current.transaction.type) == .autoRenewable {
             history = await historyPeriods(original: original, environment: environment, verifier: verifier)
         }
-        return try await record(current, detail: detail, history: history)
+        return try await record(current, detail: detail, history: history, action: action)
     }
 
-    /// Records a fetched state with a `stateRefreshed` event naming what asked for it, the
-    /// period of its transaction and those of the chain's history.
-    private func record(_ current: AppleCurrentState, detail: String, history: [Period]) async throws
-        -> Subscription
+    /// Records a fetched state with a `stateRefreshed` event naming what asked for it (or, after
+    /// an operator's `action` at the App Store, a `storeAction` event naming the action, the
+    /// caller and the reason), the period of its transaction and those of the chain's history.
+    func record(_ current: AppleCurrentState, detail: String, history: [Period], action: AppleStoreAction? = nil)
+        async throws -> Subscription
     {
         let subscription: Subscription
         do {
@@ -247,9 +249,11 @@ extension AppleAdapter {
             throw AppleAdapterError.unrecordable(error)
         }
         let event = LifecycleEvent(
-            key: subscription.key, kind: .stateRefreshed, storeTimeMilliseconds: subscription.storeTimeMilliseconds,
-            storeType: "API", state: subscription.state, detail: detail, rawTransaction: current.signedTransaction,
-            rawRenewalInfo: current.signedRenewalInfo)
+            key: subscription.key, kind: action == nil ? .stateRefreshed : .storeAction,
+            storeTimeMilliseconds: subscription.storeTimeMilliseconds, storeType: "API",
+            storeSubtype: action?.name, state: subscription.state, detail: action?.detail ?? detail,
+            rawTransaction: current.signedTransaction, rawRenewalInfo: current.signedRenewalInfo, actor: action?.actor,
+            reason: action?.reason)
         let periods =
             history + [AppleLifecycle.period(current.transaction, raw: current.signedTransaction)].compactMap { $0 }
         return try await ledger.recordFetchedState(

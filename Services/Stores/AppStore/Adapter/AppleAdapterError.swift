@@ -37,11 +37,25 @@ public enum AppleAdapterError: Error, Sendable {
     /// The App Store Server API call failed otherwise: credentials refused, an answer it does
     /// not document, a configuration it cannot use, or an error that is not the API's.
     case storeFailed(any Error)
+    /// The App Store refused an operator's action (`action`, as its audit event names it):
+    /// an id it does not know, a request it does not take, a subscription not eligible, a limit
+    /// reached, or too many requests.
+    case actionRefused(action: String, AppStoreAPIError)
 
     /// A signed transaction's refusal: a check that could not be completed, or data that is not
     /// acceptable as it is.
     static func presented(_ error: AppleVerificationError) -> AppleAdapterError {
         error.code == .retryable ? .checkIncomplete(error) : .transactionRefused(error)
+    }
+
+    /// What a failed App Store Server API call made for an operator's `action` means: Apple's
+    /// refusals (a 4xx answer, or 429 after the client's retries) are `actionRefused`, anything
+    /// else as for any call (`store`).
+    static func action(_ action: String, _ error: any Error) -> AppleAdapterError {
+        guard let error = error as? AppStoreAPIError, let status = error.httpStatus, (400..<500).contains(status),
+            status != 401
+        else { return store(error) }
+        return .actionRefused(action: action, error)
     }
 
     /// What a failed App Store Server API call, or the check of the signed data it answered,

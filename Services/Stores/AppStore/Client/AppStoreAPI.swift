@@ -20,6 +20,47 @@ public protocol AppStoreAPI: Sendable {
     /// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`.
     func setAppAccountToken(originalTransactionID: String, appAccountToken: String, environment: AppleEnvironment)
         async throws(AppStoreAPIError)
+    /// `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}`: moves the subscription's
+    /// renewal date later.
+    func extendRenewalDate(
+        originalTransactionID: String, _ request: AppleRenewalExtensionRequest, environment: AppleEnvironment
+    ) async throws(AppStoreAPIError) -> AppleRenewalExtension
+    /// `GET /inApps/v2/refund/lookup/{transactionId}`, every page: the signed transactions of
+    /// every refund of the customer, in Apple's order (by revocation date).
+    func refundHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
+        -> [String]
+}
+
+/// The body of Extend a Subscription Renewal Date (`ExtendRenewalDateRequest`).
+public struct AppleRenewalExtensionRequest: Sendable, Hashable, Codable {
+    /// Days to extend by, 1 to 90.
+    public var extendByDays: Int
+    /// 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage.
+    public var extendReasonCode: Int
+    /// The caller's id of this extension (at most 128 characters).
+    public var requestIdentifier: String
+
+    public init(extendByDays: Int, extendReasonCode: Int, requestIdentifier: String) {
+        self.extendByDays = extendByDays
+        self.extendReasonCode = extendReasonCode
+        self.requestIdentifier = requestIdentifier
+    }
+}
+
+/// The answer of Extend a Subscription Renewal Date (`ExtendRenewalDateResponse`).
+public struct AppleRenewalExtension: Sendable, Hashable, Decodable {
+    /// The new `expiresDate`, epoch ms.
+    public var effectiveDate: Int64?
+    public var originalTransactionId: String?
+    public var success: Bool?
+    public var webOrderLineItemId: String?
+
+    public init(effectiveDate: Int64?, originalTransactionId: String?, success: Bool?, webOrderLineItemId: String?) {
+        self.effectiveDate = effectiveDate
+        self.originalTransactionId = originalTransactionId
+        self.success = success
+        self.webOrderLineItemId = webOrderLineItemId
+    }
 }
 
 /// The body of Get All Subscription Statuses (`StatusResponse`).
@@ -85,12 +126,17 @@ public struct AppStoreAPIError: Error, Sendable, Equatable, CustomStringConverti
     /// The HTTP status, when there was an answer.
     public let httpStatus: Int?
     public let message: String
+    /// How long Apple asked to wait (`Retry-After`), when it answered 429 or 5xx with one.
+    public let retryAfter: Duration?
 
-    public init(_ code: Code, _ message: String, httpStatus: Int? = nil, apiErrorCode: Int? = nil) {
+    public init(
+        _ code: Code, _ message: String, httpStatus: Int? = nil, apiErrorCode: Int? = nil, retryAfter: Duration? = nil
+    ) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
         self.apiErrorCode = apiErrorCode
+        self.retryAfter = retryAfter
     }
 
     /// Whether trying again later may succeed (rate limits, server errors, network failures).

@@ -7,7 +7,7 @@ extension AppStoreServerAPIClient {
         let signedTransactionInfo: String
     }
 
-    /// One page of Get Transaction History v2.
+    /// One page of Get Transaction History v2, or of Get Refund History (the same fields).
     struct HistoryPage: Decodable, Sendable {
         let revision: String?
         let hasMore: Bool

@@ -146,12 +146,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     public func transactionHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
         -> [String]
     {
-        let first = HTTPCall(method: "GET", path: "/inApps/v2/history/" + (try Self.pathSegment(transactionID)))
-        return try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
-            try await collectPages(first, in: environment, cursorName: "revision") {
-                (page: HistoryPage) in (page.signedTransactions, page.hasMore, page.revision)
-            }
-        }
+        try await revisionPages("/inApps/v2/history/", transactionID, environment: environment)
     }
 
     /// `POST /inApps/v1/notifications/history` for notifications sent in [`start`, `end`),
@@ -190,6 +185,32 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         }
     }
 
+    /// `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}` with `request` as its body.
+    /// Apple answers `success` false when it did not extend; that is `.invalidResponse` here, as
+    /// an answer without the new date would be.
+    public func extendRenewalDate(
+        originalTransactionID: String, _ request: AppleRenewalExtensionRequest, environment: AppleEnvironment
+    ) async throws(AppStoreAPIError) -> AppleRenewalExtension {
+        let path = "/inApps/v1/subscriptions/extend/" + (try Self.pathSegment(originalTransactionID))
+        let call = HTTPCall(method: "PUT", path: path, body: try Self.encode(request))
+        let answer = try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
+            try Self.decode(AppleRenewalExtension.self, try await send(call, in: environment), call: call)
+        }
+        guard answer.success == true, answer.effectiveDate != nil else {
+            throw AppStoreAPIError(
+                .invalidResponse, "\(call.summary) answered without success and an effectiveDate", httpStatus: 200)
+        }
+        return answer
+    }
+
+    /// `GET /inApps/v2/refund/lookup/{transactionId}`, following `revision` while `hasMore`:
+    /// every refunded transaction, signed, in the order Apple lists them.
+    public func refundHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
+        -> [String]
+    {
+        try await revisionPages("/inApps/v2/refund/lookup/", transactionID, environment: environment)
+    }
+
     // MARK: Requests
 
     /// Runs `body` in `environment` and, when Apple answers 4040010 there and the configuration
@@ -207,6 +228,19 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
                 throw AppStoreAPIError(
                     .notFound, "not found in \(environment.rawValue) nor in \(other.rawValue): \(error.message)",
                     httpStatus: error.httpStatus, apiErrorCode: error.apiErrorCode)
+            }
+        }
+    }
+
+    /// Every signed transaction of `GET {prefix}{transactionId}`, paged by `revision` while
+    /// `hasMore` (Get Transaction History v2, Get Refund History).
+    private func revisionPages(_ prefix: String, _ transactionID: String, environment: AppleEnvironment)
+        async throws(AppStoreAPIError) -> [String]
+    {
+        let first = HTTPCall(method: "GET", path: prefix + (try Self.pathSegment(transactionID)))
+        return try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
+            try await collectPages(first, in: environment, cursorName: "revision") {
+                (page: HistoryPage) in (page.signedTransactions, page.hasMore, page.revision)
             }
         }
     }
@@ -286,10 +320,10 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         let apple = try? JSONDecoder().decode(ErrorBody.self, from: response.body)
         let apiErrorCode = apple?.errorCode
         let message = context + (apple?.errorMessage.map { ": " + $0.printableASCII() } ?? "")
-        func error(_ code: AppStoreAPIError.Code) -> AppStoreAPIError {
-            AppStoreAPIError(code, message, httpStatus: status, apiErrorCode: apiErrorCode)
-        }
         let retryAfter = response.headers["retry-after"].flatMap { RetryPolicy.retryAfter($0, now: now) }
+        func error(_ code: AppStoreAPIError.Code) -> AppStoreAPIError {
+            AppStoreAPIError(code, message, httpStatus: status, apiErrorCode: apiErrorCode, retryAfter: retryAfter)
+        }
         switch status {
         case 404 where apiErrorCode == transactionIDNotFoundErrorCode: return .failure(error(.wrongEnvironment))
         case 401: return .failure(error(.unauthorized))

@@ -29,6 +29,17 @@ public protocol VerifierClientProtocol: Sendable {
     /// Turns a Google Play subscription's renewal off (purchases.subscriptionsv2.cancel); access
     /// stays to the period's end. Records the state Play reads after it.
     func cancelGoogleSubscription(_ request: CancelGoogleSubscriptionRequest, timeout: Duration?) async throws(RPCError) -> GoogleStoreActionResponse
+    /// App Store support operations: each is recorded in the subscription's audit trail with the
+    /// caller and the reason given (EVENT_KIND_STORE_ACTION).
+    /// Extends an App Store subscription's renewal date (Extend a Subscription Renewal Date), then
+    /// records the subscription's state from the App Store.
+    func extendAppleRenewalDate(_ request: ExtendAppleRenewalDateRequest, timeout: Duration?) async throws(RPCError) -> ExtendAppleRenewalDateResponse
+    /// Sets a purchase's appAccountToken to the account's (Set App Account Token) and links the
+    /// purchase to the account.
+    func setAppleAppAccountToken(_ request: SetAppleAppAccountTokenRequest, timeout: Duration?) async throws(RPCError) -> SetAppleAppAccountTokenResponse
+    /// Reads a customer's refunded App Store purchases (Get Refund History, every page) and records
+    /// any refund the ledger did not know.
+    func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest, timeout: Duration?) async throws(RPCError) -> GetAppleRefundHistoryResponse
 }
 
 extension VerifierClientProtocol {
@@ -58,6 +69,15 @@ extension VerifierClientProtocol {
     }
     public func cancelGoogleSubscription(_ request: CancelGoogleSubscriptionRequest) async throws(RPCError) -> GoogleStoreActionResponse {
         try await cancelGoogleSubscription(request, timeout: nil)
+    }
+    public func extendAppleRenewalDate(_ request: ExtendAppleRenewalDateRequest) async throws(RPCError) -> ExtendAppleRenewalDateResponse {
+        try await extendAppleRenewalDate(request, timeout: nil)
+    }
+    public func setAppleAppAccountToken(_ request: SetAppleAppAccountTokenRequest) async throws(RPCError) -> SetAppleAppAccountTokenResponse {
+        try await setAppleAppAccountToken(request, timeout: nil)
+    }
+    public func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest) async throws(RPCError) -> GetAppleRefundHistoryResponse {
+        try await getAppleRefundHistory(request, timeout: nil)
     }
 }
 
@@ -101,5 +121,17 @@ public struct VerifierClient: VerifierClientProtocol {
 
     public func cancelGoogleSubscription(_ request: CancelGoogleSubscriptionRequest, timeout: Duration?) async throws(RPCError) -> GoogleStoreActionResponse {
         try await transport.call(VerifierRPC.cancelGoogleSubscription, request, timeout: timeout)
+    }
+
+    public func extendAppleRenewalDate(_ request: ExtendAppleRenewalDateRequest, timeout: Duration?) async throws(RPCError) -> ExtendAppleRenewalDateResponse {
+        try await transport.call(VerifierRPC.extendAppleRenewalDate, request, timeout: timeout)
+    }
+
+    public func setAppleAppAccountToken(_ request: SetAppleAppAccountTokenRequest, timeout: Duration?) async throws(RPCError) -> SetAppleAppAccountTokenResponse {
+        try await transport.call(VerifierRPC.setAppleAppAccountToken, request, timeout: timeout)
+    }
+
+    public func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest, timeout: Duration?) async throws(RPCError) -> GetAppleRefundHistoryResponse {
+        try await transport.call(VerifierRPC.getAppleRefundHistory, request, timeout: timeout)
     }
 }

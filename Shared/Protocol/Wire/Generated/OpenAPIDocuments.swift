@@ -5901,6 +5901,237 @@ public enum OpenAPIDocuments {
           }
         }
       }
+    },
+    "/subscriptions.verifier.v1.Verifier/ExtendAppleRenewalDate": {
+      "post": {
+        "operationId": "Verifier.ExtendAppleRenewalDate",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "App Store support operations: each is recorded in the subscription's audit trail with the\ncaller and the reason given (EVENT_KIND_STORE_ACTION).\nExtends an App Store subscription's renewal date (Extend a Subscription Renewal Date), then\nrecords the subscription's state from the App Store.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.ExtendAppleRenewalDateRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.ExtendAppleRenewalDateResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.verifier.v1.Verifier/SetAppleAppAccountToken": {
+      "post": {
+        "operationId": "Verifier.SetAppleAppAccountToken",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Sets a purchase's appAccountToken to the account's (Set App Account Token) and links the\npurchase to the account.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.SetAppleAppAccountTokenRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.SetAppleAppAccountTokenResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.verifier.v1.Verifier/GetAppleRefundHistory": {
+      "post": {
+        "operationId": "Verifier.GetAppleRefundHistory",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Reads a customer's refunded App Store purchases (Get Refund History, every page) and records\nany refund the ledger did not know.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.GetAppleRefundHistoryRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.GetAppleRefundHistoryResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -6355,6 +6586,45 @@ public enum OpenAPIDocuments {
           "SUBSCRIPTION_STATE_PENDING"
         ]
       },
+      "subscriptions.verifier.v1.AppleRefund": {
+        "type": "object",
+        "description": "One refunded App Store transaction.",
+        "properties": {
+          "transactionId": {
+            "type": "string"
+          },
+          "originalTransactionId": {
+            "type": "string"
+          },
+          "productId": {
+            "type": "string"
+          },
+          "purchaseTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "purchaseDate, epoch ms."
+          },
+          "revocationTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "revocationDate, epoch ms."
+          },
+          "revocationReason": {
+            "type": "integer",
+            "format": "int32",
+            "description": "Apple's revocationReason: 1 an issue in the app; 0 another reason."
+          },
+          "knownBefore": {
+            "type": "boolean",
+            "description": "True when the ledger had recorded this refund before the call; false ones are recorded by it."
+          }
+        },
+        "required": [
+          "knownBefore"
+        ]
+      },
       "subscriptions.verifier.v1.CancelGoogleSubscriptionRequest": {
         "type": "object",
         "properties": {
@@ -6412,6 +6682,110 @@ public enum OpenAPIDocuments {
             "description": "Why, for the audit trail."
           }
         }
+      },
+      "subscriptions.verifier.v1.ExtendAppleRenewalDateRequest": {
+        "type": "object",
+        "properties": {
+          "originalTransactionId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "The subscription's original transaction id (ASCII digits)."
+          },
+          "environment": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
+              }
+            ],
+            "description": "Unspecified means the configured environment."
+          },
+          "days": {
+            "type": "integer",
+            "format": "int32",
+            "description": "Days to move the renewal date by, 1 to 90 (Apple's extendByDays)."
+          },
+          "reasonCode": {
+            "type": "integer",
+            "format": "int32",
+            "description": "Apple's extendReasonCode: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue\nor outage."
+          },
+          "requestId": {
+            "type": "string",
+            "minLength": 36,
+            "maxLength": 36,
+            "description": "A UUID naming this extension (Apple's requestIdentifier): the same id again answers the\nfirst result and extends nothing more."
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why the caller extends, for the audit trail."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.ExtendAppleRenewalDateResponse": {
+        "type": "object",
+        "properties": {
+          "subscription": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
+              }
+            ],
+            "description": "The subscription as recorded after the extension."
+          },
+          "effectiveTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The new expiresDate Apple answered (effectiveDate), epoch ms."
+          },
+          "webOrderLineItemId": {
+            "type": "string",
+            "description": "The webOrderLineItemId of the extended period."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.GetAppleRefundHistoryRequest": {
+        "type": "object",
+        "properties": {
+          "transactionId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "Any transaction id of the customer (ASCII digits)."
+          },
+          "environment": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
+              }
+            ],
+            "description": "Unspecified means the configured environment."
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why the caller reads it, for the audit trail."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.GetAppleRefundHistoryResponse": {
+        "type": "object",
+        "properties": {
+          "refunds": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.verifier.v1.AppleRefund"
+            },
+            "description": "Every refunded transaction, in Apple's order (by revocation date)."
+          }
+        },
+        "required": [
+          "refunds"
+        ]
       },
       "subscriptions.verifier.v1.GooglePurchaseRef": {
         "type": "object",
@@ -6594,6 +6968,58 @@ public enum OpenAPIDocuments {
             "minLength": 1,
             "maxLength": 512,
             "description": "Why, for the audit trail."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.SetAppleAppAccountTokenRequest": {
+        "type": "object",
+        "properties": {
+          "originalTransactionId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "The purchase's original transaction id (ASCII digits)."
+          },
+          "environment": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
+              }
+            ],
+            "description": "Unspecified means the configured environment."
+          },
+          "accountId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "The app account whose token (a UUID derived from it) is set."
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why the caller sets it, for the audit trail."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.SetAppleAppAccountTokenResponse": {
+        "type": "object",
+        "properties": {
+          "subscription": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
+              }
+            ],
+            "description": "The purchase as recorded afterwards, linked to the account."
+          },
+          "appAccountToken": {
+            "type": "string",
+            "description": "The appAccountToken set (lowercase UUID)."
+          },
+          "previousAccountId": {
+            "type": "string",
+            "description": "The account the purchase was linked to before, when the link moved it."
           }
         }
       },

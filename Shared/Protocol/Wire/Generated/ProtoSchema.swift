@@ -662,6 +662,47 @@ public enum ProtoSchema {
             Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
             Field(2, "detail", "detail", .string),
         ]),
+        "subscriptions.verifier.v1.ExtendAppleRenewalDateRequest": Message(fullName: "subscriptions.verifier.v1.ExtendAppleRenewalDateRequest", fields: [
+            Field(1, "original_transaction_id", "originalTransactionId", .string),
+            Field(2, "environment", "environment", .enumeration("subscriptions.common.v1.Environment")),
+            Field(3, "days", "days", .int32),
+            Field(4, "reason_code", "reasonCode", .int32),
+            Field(5, "request_id", "requestId", .string),
+            Field(6, "reason", "reason", .string),
+        ]),
+        "subscriptions.verifier.v1.ExtendAppleRenewalDateResponse": Message(fullName: "subscriptions.verifier.v1.ExtendAppleRenewalDateResponse", fields: [
+            Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
+            Field(2, "effective_time_ms", "effectiveTimeMs", .int64),
+            Field(3, "web_order_line_item_id", "webOrderLineItemId", .string),
+        ]),
+        "subscriptions.verifier.v1.SetAppleAppAccountTokenRequest": Message(fullName: "subscriptions.verifier.v1.SetAppleAppAccountTokenRequest", fields: [
+            Field(1, "original_transaction_id", "originalTransactionId", .string),
+            Field(2, "environment", "environment", .enumeration("subscriptions.common.v1.Environment")),
+            Field(3, "account_id", "accountId", .string),
+            Field(4, "reason", "reason", .string),
+        ]),
+        "subscriptions.verifier.v1.SetAppleAppAccountTokenResponse": Message(fullName: "subscriptions.verifier.v1.SetAppleAppAccountTokenResponse", fields: [
+            Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
+            Field(2, "app_account_token", "appAccountToken", .string),
+            Field(3, "previous_account_id", "previousAccountId", .string, optional: true),
+        ]),
+        "subscriptions.verifier.v1.GetAppleRefundHistoryRequest": Message(fullName: "subscriptions.verifier.v1.GetAppleRefundHistoryRequest", fields: [
+            Field(1, "transaction_id", "transactionId", .string),
+            Field(2, "environment", "environment", .enumeration("subscriptions.common.v1.Environment")),
+            Field(3, "reason", "reason", .string),
+        ]),
+        "subscriptions.verifier.v1.AppleRefund": Message(fullName: "subscriptions.verifier.v1.AppleRefund", fields: [
+            Field(1, "transaction_id", "transactionId", .string),
+            Field(2, "original_transaction_id", "originalTransactionId", .string),
+            Field(3, "product_id", "productId", .string),
+            Field(4, "purchase_time_ms", "purchaseTimeMs", .int64),
+            Field(5, "revocation_time_ms", "revocationTimeMs", .int64),
+            Field(6, "revocation_reason", "revocationReason", .int32),
+            Field(7, "known_before", "knownBefore", .bool),
+        ]),
+        "subscriptions.verifier.v1.GetAppleRefundHistoryResponse": Message(fullName: "subscriptions.verifier.v1.GetAppleRefundHistoryResponse", fields: [
+            Field(1, "refunds", "refunds", .message("subscriptions.verifier.v1.AppleRefund"), repeated: true),
+        ]),
     ]
 
     /// Every enum, by full name.
@@ -739,6 +780,9 @@ public enum ProtoSchema {
             Method(name: "RefundGoogleOrder", input: "subscriptions.verifier.v1.RefundGoogleOrderRequest", output: "subscriptions.verifier.v1.GoogleStoreActionResponse", isServerStreaming: false),
             Method(name: "DeferGoogleRenewal", input: "subscriptions.verifier.v1.DeferGoogleRenewalRequest", output: "subscriptions.verifier.v1.GoogleStoreActionResponse", isServerStreaming: false),
             Method(name: "CancelGoogleSubscription", input: "subscriptions.verifier.v1.CancelGoogleSubscriptionRequest", output: "subscriptions.verifier.v1.GoogleStoreActionResponse", isServerStreaming: false),
+            Method(name: "ExtendAppleRenewalDate", input: "subscriptions.verifier.v1.ExtendAppleRenewalDateRequest", output: "subscriptions.verifier.v1.ExtendAppleRenewalDateResponse", isServerStreaming: false),
+            Method(name: "SetAppleAppAccountToken", input: "subscriptions.verifier.v1.SetAppleAppAccountTokenRequest", output: "subscriptions.verifier.v1.SetAppleAppAccountTokenResponse", isServerStreaming: false),
+            Method(name: "GetAppleRefundHistory", input: "subscriptions.verifier.v1.GetAppleRefundHistoryRequest", output: "subscriptions.verifier.v1.GetAppleRefundHistoryResponse", isServerStreaming: false),
         ]),
     ]
 }

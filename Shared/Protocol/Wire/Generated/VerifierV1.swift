@@ -943,6 +943,476 @@ extension GoogleStoreActionResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.verifier.v1.ExtendAppleRenewalDateRequest`.
+public struct ExtendAppleRenewalDateRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.ExtendAppleRenewalDateRequest"
+
+    /// The subscription's original transaction id (ASCII digits).
+    /// limit: 1..64 bytes
+    public var originalTransactionID: String
+
+    /// Unspecified means the configured environment.
+    public var environment: StoreEnvironment?
+
+    /// Days to move the renewal date by, 1 to 90 (Apple's extendByDays).
+    public var days: Int32
+
+    /// Apple's extendReasonCode: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue
+    /// or outage.
+    public var reasonCode: Int32
+
+    /// A UUID naming this extension (Apple's requestIdentifier): the same id again answers the
+    /// first result and extends nothing more.
+    /// limit: 36..36 bytes
+    public var requestID: String
+
+    /// Why the caller extends, for the audit trail.
+    /// limit: 1..512 bytes
+    public var reason: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        originalTransactionID: String = "",
+        environment: StoreEnvironment? = nil,
+        days: Int32 = 0,
+        reasonCode: Int32 = 0,
+        requestID: String = "",
+        reason: String = ""
+    ) {
+        self.originalTransactionID = originalTransactionID
+        self.environment = environment
+        self.days = days
+        self.reasonCode = reasonCode
+        self.requestID = requestID
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension ExtendAppleRenewalDateRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__extend_apple_renewal_date_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            originalTransactionID: ProtoField.string(m.original_transaction_id, "original_transaction_id"),
+            environment: ProtoField.enumValue(m.environment.rawValue, "environment"),
+            days: m.days,
+            reasonCode: m.reason_code,
+            requestID: ProtoField.string(m.request_id, "request_id"),
+            reason: ProtoField.string(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.original_transaction_id, originalTransactionID)
+        c.environment = .init(rawValue: ProtoField.number(environment))
+        c.days = days
+        c.reason_code = reasonCode
+        arena.set(&c.request_id, requestID)
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension ExtendAppleRenewalDateRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `original_transaction_id`: 1..64 bytes.
+        public static let originalTransactionID = FieldLimit("original_transaction_id", 1...64, .bytes)
+        /// `request_id`: 36..36 bytes.
+        public static let requestID = FieldLimit("request_id", 36...36, .bytes)
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [originalTransactionID, requestID, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.ExtendAppleRenewalDateResponse`.
+public struct ExtendAppleRenewalDateResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.ExtendAppleRenewalDateResponse"
+
+    /// The subscription as recorded after the extension.
+    public var subscription: Subscription?
+
+    /// The new expiresDate Apple answered (effectiveDate), epoch ms.
+    public var effectiveTimeMilliseconds: Int64
+
+    /// The webOrderLineItemId of the extended period.
+    public var webOrderLineItemID: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        subscription: Subscription? = nil,
+        effectiveTimeMilliseconds: Int64 = 0,
+        webOrderLineItemID: String = ""
+    ) {
+        self.subscription = subscription
+        self.effectiveTimeMilliseconds = effectiveTimeMilliseconds
+        self.webOrderLineItemID = webOrderLineItemID
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension ExtendAppleRenewalDateResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__extend_apple_renewal_date_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            subscription: ProtoField.message(m.subscription, "subscription"),
+            effectiveTimeMilliseconds: m.effective_time_ms,
+            webOrderLineItemID: ProtoField.string(m.web_order_line_item_id, "web_order_line_item_id"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.subscription = subscription?.cMessage(in: arena)
+        c.effective_time_ms = effectiveTimeMilliseconds
+        arena.set(&c.web_order_line_item_id, webOrderLineItemID)
+    }
+}
+
+/// `subscriptions.verifier.v1.SetAppleAppAccountTokenRequest`.
+public struct SetAppleAppAccountTokenRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.SetAppleAppAccountTokenRequest"
+
+    /// The purchase's original transaction id (ASCII digits).
+    /// limit: 1..64 bytes
+    public var originalTransactionID: String
+
+    /// Unspecified means the configured environment.
+    public var environment: StoreEnvironment?
+
+    /// The app account whose token (a UUID derived from it) is set.
+    /// limit: 1..256 bytes
+    public var accountID: String
+
+    /// Why the caller sets it, for the audit trail.
+    /// limit: 1..512 bytes
+    public var reason: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        originalTransactionID: String = "",
+        environment: StoreEnvironment? = nil,
+        accountID: String = "",
+        reason: String = ""
+    ) {
+        self.originalTransactionID = originalTransactionID
+        self.environment = environment
+        self.accountID = accountID
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension SetAppleAppAccountTokenRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__set_apple_app_account_token_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            originalTransactionID: ProtoField.string(m.original_transaction_id, "original_transaction_id"),
+            environment: ProtoField.enumValue(m.environment.rawValue, "environment"),
+            accountID: ProtoField.string(m.account_id, "account_id"),
+            reason: ProtoField.string(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.original_transaction_id, originalTransactionID)
+        c.environment = .init(rawValue: ProtoField.number(environment))
+        arena.set(&c.account_id, accountID)
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension SetAppleAppAccountTokenRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `original_transaction_id`: 1..64 bytes.
+        public static let originalTransactionID = FieldLimit("original_transaction_id", 1...64, .bytes)
+        /// `account_id`: 1..256 bytes.
+        public static let accountID = FieldLimit("account_id", 1...256, .bytes)
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [originalTransactionID, accountID, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.SetAppleAppAccountTokenResponse`.
+public struct SetAppleAppAccountTokenResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.SetAppleAppAccountTokenResponse"
+
+    /// The purchase as recorded afterwards, linked to the account.
+    public var subscription: Subscription?
+
+    /// The appAccountToken set (lowercase UUID).
+    public var appAccountToken: String
+
+    /// The account the purchase was linked to before, when the link moved it.
+    public var previousAccountID: String?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        subscription: Subscription? = nil,
+        appAccountToken: String = "",
+        previousAccountID: String? = nil
+    ) {
+        self.subscription = subscription
+        self.appAccountToken = appAccountToken
+        self.previousAccountID = previousAccountID
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension SetAppleAppAccountTokenResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__set_apple_app_account_token_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            subscription: ProtoField.message(m.subscription, "subscription"),
+            appAccountToken: ProtoField.string(m.app_account_token, "app_account_token"),
+            previousAccountID: ProtoField.optionalString(m.previous_account_id, "previous_account_id"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.subscription = subscription?.cMessage(in: arena)
+        arena.set(&c.app_account_token, appAccountToken)
+        arena.set(&c.previous_account_id, previousAccountID)
+    }
+}
+
+/// `subscriptions.verifier.v1.GetAppleRefundHistoryRequest`.
+public struct GetAppleRefundHistoryRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.GetAppleRefundHistoryRequest"
+
+    /// Any transaction id of the customer (ASCII digits).
+    /// limit: 1..64 bytes
+    public var transactionID: String
+
+    /// Unspecified means the configured environment.
+    public var environment: StoreEnvironment?
+
+    /// Why the caller reads it, for the audit trail.
+    /// limit: 1..512 bytes
+    public var reason: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        transactionID: String = "",
+        environment: StoreEnvironment? = nil,
+        reason: String = ""
+    ) {
+        self.transactionID = transactionID
+        self.environment = environment
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetAppleRefundHistoryRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__get_apple_refund_history_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            transactionID: ProtoField.string(m.transaction_id, "transaction_id"),
+            environment: ProtoField.enumValue(m.environment.rawValue, "environment"),
+            reason: ProtoField.string(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.transaction_id, transactionID)
+        c.environment = .init(rawValue: ProtoField.number(environment))
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension GetAppleRefundHistoryRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `transaction_id`: 1..64 bytes.
+        public static let transactionID = FieldLimit("transaction_id", 1...64, .bytes)
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [transactionID, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.AppleRefund`.
+///
+/// One refunded App Store transaction.
+public struct AppleRefund: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.AppleRefund"
+
+    public var transactionID: String
+
+    public var originalTransactionID: String
+
+    public var productID: String
+
+    /// purchaseDate, epoch ms.
+    public var purchaseTimeMilliseconds: Int64
+
+    /// revocationDate, epoch ms.
+    public var revocationTimeMilliseconds: Int64
+
+    /// Apple's revocationReason: 1 an issue in the app; 0 another reason.
+    public var revocationReason: Int32
+
+    /// True when the ledger had recorded this refund before the call; false ones are recorded by it.
+    public var knownBefore: Bool
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        transactionID: String = "",
+        originalTransactionID: String = "",
+        productID: String = "",
+        purchaseTimeMilliseconds: Int64 = 0,
+        revocationTimeMilliseconds: Int64 = 0,
+        revocationReason: Int32 = 0,
+        knownBefore: Bool = false
+    ) {
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+        self.productID = productID
+        self.purchaseTimeMilliseconds = purchaseTimeMilliseconds
+        self.revocationTimeMilliseconds = revocationTimeMilliseconds
+        self.revocationReason = revocationReason
+        self.knownBefore = knownBefore
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension AppleRefund: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__AppleRefund
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__apple_refund__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            transactionID: ProtoField.string(m.transaction_id, "transaction_id"),
+            originalTransactionID: ProtoField.string(m.original_transaction_id, "original_transaction_id"),
+            productID: ProtoField.string(m.product_id, "product_id"),
+            purchaseTimeMilliseconds: m.purchase_time_ms,
+            revocationTimeMilliseconds: m.revocation_time_ms,
+            revocationReason: m.revocation_reason,
+            knownBefore: m.known_before != 0)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.transaction_id, transactionID)
+        arena.set(&c.original_transaction_id, originalTransactionID)
+        arena.set(&c.product_id, productID)
+        c.purchase_time_ms = purchaseTimeMilliseconds
+        c.revocation_time_ms = revocationTimeMilliseconds
+        c.revocation_reason = revocationReason
+        c.known_before = knownBefore ? 1 : 0
+    }
+}
+
+/// `subscriptions.verifier.v1.GetAppleRefundHistoryResponse`.
+public struct GetAppleRefundHistoryResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.GetAppleRefundHistoryResponse"
+
+    /// Every refunded transaction, in Apple's order (by revocation date).
+    public var refunds: [AppleRefund]
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        refunds: [AppleRefund] = []
+    ) {
+        self.refunds = refunds
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetAppleRefundHistoryResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__get_apple_refund_history_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            refunds: ProtoField.messages(m.refunds, count: m.n_refunds, "refunds"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.n_refunds = refunds.count
+        c.refunds = arena.messages(refunds)
+    }
+}
+
 /// The methods of `subscriptions.verifier.v1.Verifier`, typed by request and response.
 public enum VerifierRPC {
     /// The service's full name.
@@ -978,6 +1448,20 @@ public enum VerifierRPC {
     /// stays to the period's end. Records the state Play reads after it.
     public static let cancelGoogleSubscription = UnaryMethod<CancelGoogleSubscriptionRequest, GoogleStoreActionResponse>("subscriptions.verifier.v1.Verifier/CancelGoogleSubscription")
 
+    /// App Store support operations: each is recorded in the subscription's audit trail with the
+    /// caller and the reason given (EVENT_KIND_STORE_ACTION).
+    /// Extends an App Store subscription's renewal date (Extend a Subscription Renewal Date), then
+    /// records the subscription's state from the App Store.
+    public static let extendAppleRenewalDate = UnaryMethod<ExtendAppleRenewalDateRequest, ExtendAppleRenewalDateResponse>("subscriptions.verifier.v1.Verifier/ExtendAppleRenewalDate")
+
+    /// Sets a purchase's appAccountToken to the account's (Set App Account Token) and links the
+    /// purchase to the account.
+    public static let setAppleAppAccountToken = UnaryMethod<SetAppleAppAccountTokenRequest, SetAppleAppAccountTokenResponse>("subscriptions.verifier.v1.Verifier/SetAppleAppAccountToken")
+
+    /// Reads a customer's refunded App Store purchases (Get Refund History, every page) and records
+    /// any refund the ledger did not know.
+    public static let getAppleRefundHistory = UnaryMethod<GetAppleRefundHistoryRequest, GetAppleRefundHistoryResponse>("subscriptions.verifier.v1.Verifier/GetAppleRefundHistory")
+
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription, revokeGooglePurchase, refundGoogleOrder, deferGoogleRenewal, cancelGoogleSubscription]
+    public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription, revokeGooglePurchase, refundGoogleOrder, deferGoogleRenewal, cancelGoogleSubscription, extendAppleRenewalDate, setAppleAppAccountToken, getAppleRefundHistory]
 }

@@ -76,6 +76,9 @@ public struct AppleSimAPI: Sendable {
         server.route("GET", "/inApps/v2/history/*") { request in
             authorized(request) { try history(request) }
         }
+        server.route("GET", "/inApps/v2/refund/lookup/*") { request in
+            authorized(request) { try refundHistory(request) }
+        }
         server.route("POST", "/inApps/v1/notifications/history") { request in
             authorized(request) { try notificationHistory(request) }
         }
@@ -119,7 +122,7 @@ public struct AppleSimAPI: Sendable {
         guard let requestID = body["requestIdentifier"] as? String, !requestID.isEmpty, requestID.utf8.count <= 128
         else { throw APIFailure.apple(400, 4_000_011, "Invalid request identifier.") }
         do throws(AppleSimStore.ExtensionRefusal) {
-            let extended = try store.extend(id, days: days, reason: reason)
+            let extended = try store.extend(id, days: days, reason: reason, requestIdentifier: requestID)
             return [
                 "effectiveDate": extended.effectiveDate, "originalTransactionId": extended.originalTransactionID,
                 "success": true, "webOrderLineItemId": extended.webOrderLineItemID,
@@ -147,6 +150,18 @@ public struct AppleSimAPI: Sendable {
             store.history(lastSegment(request, after: "/inApps/v2/history/")), request, pageSize: pageSize,
             bundleID: store.configuration.bundleID, appAppleID: store.configuration.appAppleID,
             environment: store.configuration.environment)
+    }
+
+    /// Get Refund History: the refunded transactions by revocation date, 20 a page behind
+    /// `revision` (Apple's page size), paged as transaction history is; the page carries only
+    /// `signedTransactions`, `revision` and `hasMore` (`RefundHistoryResponse`).
+    private func refundHistory(_ request: HTTPRequest) throws -> [String: any Sendable] {
+        var page = try AppleAPICall.historyPage(
+            store.refundHistory(lastSegment(request, after: "/inApps/v2/refund/lookup/")), request,
+            pageSize: Self.historyPageSize, bundleID: store.configuration.bundleID,
+            appAppleID: store.configuration.appAppleID, environment: store.configuration.environment)
+        for key in ["bundleId", "appAppleId", "environment"] { page[key] = nil }
+        return page
     }
 
     /// Notifications sent in [startDate, endDate), optionally for one transaction's

@@ -286,6 +286,8 @@ public final class AppleSimStore: Sendable {
         var nextID: Int64 = 2_000_000_000_000_001
         var outbox: [SentNotification] = []
         var sent: [SentNotification] = []
+        /// The extensions made, by original transaction id and the caller's `requestIdentifier`.
+        var extensionRequests: [String: RenewalExtension] = [:]
     }
 
     /// The reasons Apple gives in `consumptionRequestReason`.
@@ -658,11 +660,20 @@ public final class AppleSimStore: Sendable {
     }
 
     /// `extendRenewal`, its refusals told apart for the API's error codes.
-    func extend(_ originalTransactionID: String, days: Int, reason: Int) throws(ExtensionRefusal) -> RenewalExtension {
+    /// An extension of the same subscription with a `requestIdentifier` made before answers as it
+    /// did then and extends nothing more.
+    func extend(_ originalTransactionID: String, days: Int, reason: Int, requestIdentifier: String? = nil)
+        throws(ExtensionRefusal) -> RenewalExtension
+    {
         guard (1...90).contains(days) else { throw .badDays }
         guard (0...3).contains(reason) else { throw .badReason }
         let now = clock.now
         return try state.withLock { state throws(ExtensionRefusal) -> RenewalExtension in
+            if let requestIdentifier,
+                let earlier = state.extensionRequests[originalTransactionID + "/" + requestIdentifier]
+            {
+                return earlier
+            }
             guard let subscription = state.subscriptions[originalTransactionID] else { throw .notOriginal }
             guard !subscription.familyShared else { throw .familyShared }
             guard subscription.phase == .active else { throw .ineligible("is not active") }
@@ -677,9 +688,13 @@ public final class AppleSimStore: Sendable {
             state.subscriptions[originalTransactionID]!.extensions.append(now)
             emit(&state, originalTransactionID, "RENEWAL_EXTENDED", nil, at: now)
             let latest = state.subscriptions[originalTransactionID]!.latest
-            return RenewalExtension(
+            let extended = RenewalExtension(
                 originalTransactionID: originalTransactionID, webOrderLineItemID: latest.webOrderLineItemID,
                 effectiveDate: latest.expiresDate)
+            if let requestIdentifier {
+                state.extensionRequests[originalTransactionID + "/" + requestIdentifier] = extended
+            }
+            return extended
         }
     }
 
@@ -925,6 +940,27 @@ public final class AppleSimStore: Sendable {
             let subscription = state.subscriptions[original]!
             var signed: [String] = []
             for transaction in subscription.transactions {
+                signed.append(try sign(transactionPayload(subscription, transaction, signedAt: now)))
+            }
+            return signed
+        }
+    }
+
+    /// The refunded transactions of the customer `transactionID` belongs to, signed now, by
+    /// revocation date (Get Refund History): those of its subscription or its one-time purchase,
+    /// the simulator having no customers. A Family Sharing revocation is not a refund.
+    public func refundHistory(_ transactionID: String) throws(SimError) -> [String] {
+        try read { state, now throws(SimError) in
+            let original = try Self.original(transactionID, in: state)
+            if let purchase = state.purchases[original] {
+                return purchase.revocationReason == nil ? [] : [try sign(oneTimePayload(purchase, signedAt: now))]
+            }
+            let subscription = state.subscriptions[original]!
+            var signed: [String] = []
+            for transaction in subscription.transactions
+                .filter({ $0.revocationReason != nil })
+                .sorted(by: { ($0.revocationDate ?? 0, $0.id) < ($1.revocationDate ?? 0, $1.id) })
+            {
                 signed.append(try sign(transactionPayload(subscription, transaction, signedAt: now)))
             }
             return signed

@@ -29,6 +29,13 @@ typedef struct Subscriptions__Verifier__V1__RefundGoogleOrderRequest Subscriptio
 typedef struct Subscriptions__Verifier__V1__DeferGoogleRenewalRequest Subscriptions__Verifier__V1__DeferGoogleRenewalRequest;
 typedef struct Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest;
 typedef struct Subscriptions__Verifier__V1__GoogleStoreActionResponse Subscriptions__Verifier__V1__GoogleStoreActionResponse;
+typedef struct Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest;
+typedef struct Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse;
+typedef struct Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest;
+typedef struct Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse;
+typedef struct Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest;
+typedef struct Subscriptions__Verifier__V1__AppleRefund Subscriptions__Verifier__V1__AppleRefund;
+typedef struct Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse;
 
 
 /* --- enums --- */
@@ -353,6 +360,182 @@ struct  Subscriptions__Verifier__V1__GoogleStoreActionResponse
     , NULL, (char *)protobuf_c_empty_string }
 
 
+struct  Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The subscription's original transaction id (ASCII digits).
+   * limit: 1..64 bytes
+   */
+  char *original_transaction_id;
+  /*
+   * Unspecified means the configured environment.
+   */
+  Subscriptions__Common__V1__Environment environment;
+  /*
+   * Days to move the renewal date by, 1 to 90 (Apple's extendByDays).
+   */
+  int32_t days;
+  /*
+   * Apple's extendReasonCode: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue
+   * or outage.
+   */
+  int32_t reason_code;
+  /*
+   * A UUID naming this extension (Apple's requestIdentifier): the same id again answers the
+   * first result and extends nothing more.
+   * limit: 36..36 bytes
+   */
+  char *request_id;
+  /*
+   * Why the caller extends, for the audit trail.
+   * limit: 1..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__EXTEND_APPLE_RENEWAL_DATE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__extend_apple_renewal_date_request__descriptor) \
+    , (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The subscription as recorded after the extension.
+   */
+  Subscriptions__Common__V1__Subscription *subscription;
+  /*
+   * The new expiresDate Apple answered (effectiveDate), epoch ms.
+   */
+  int64_t effective_time_ms;
+  /*
+   * The webOrderLineItemId of the extended period.
+   */
+  char *web_order_line_item_id;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__EXTEND_APPLE_RENEWAL_DATE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__extend_apple_renewal_date_response__descriptor) \
+    , NULL, 0, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The purchase's original transaction id (ASCII digits).
+   * limit: 1..64 bytes
+   */
+  char *original_transaction_id;
+  /*
+   * Unspecified means the configured environment.
+   */
+  Subscriptions__Common__V1__Environment environment;
+  /*
+   * The app account whose token (a UUID derived from it) is set.
+   * limit: 1..256 bytes
+   */
+  char *account_id;
+  /*
+   * Why the caller sets it, for the audit trail.
+   * limit: 1..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__SET_APPLE_APP_ACCOUNT_TOKEN_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__set_apple_app_account_token_request__descriptor) \
+    , (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The purchase as recorded afterwards, linked to the account.
+   */
+  Subscriptions__Common__V1__Subscription *subscription;
+  /*
+   * The appAccountToken set (lowercase UUID).
+   */
+  char *app_account_token;
+  /*
+   * The account the purchase was linked to before, when the link moved it.
+   */
+  char *previous_account_id;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__SET_APPLE_APP_ACCOUNT_TOKEN_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__set_apple_app_account_token_response__descriptor) \
+    , NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest
+{
+  ProtobufCMessage base;
+  /*
+   * Any transaction id of the customer (ASCII digits).
+   * limit: 1..64 bytes
+   */
+  char *transaction_id;
+  /*
+   * Unspecified means the configured environment.
+   */
+  Subscriptions__Common__V1__Environment environment;
+  /*
+   * Why the caller reads it, for the audit trail.
+   * limit: 1..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__GET_APPLE_REFUND_HISTORY_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__get_apple_refund_history_request__descriptor) \
+    , (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED, (char *)protobuf_c_empty_string }
+
+
+/*
+ * One refunded App Store transaction.
+ */
+struct  Subscriptions__Verifier__V1__AppleRefund
+{
+  ProtobufCMessage base;
+  char *transaction_id;
+  char *original_transaction_id;
+  char *product_id;
+  /*
+   * purchaseDate, epoch ms.
+   */
+  int64_t purchase_time_ms;
+  /*
+   * revocationDate, epoch ms.
+   */
+  int64_t revocation_time_ms;
+  /*
+   * Apple's revocationReason: 1 an issue in the app; 0 another reason.
+   */
+  int32_t revocation_reason;
+  /*
+   * True when the ledger had recorded this refund before the call; false ones are recorded by it.
+   */
+  protobuf_c_boolean known_before;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__APPLE_REFUND__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__apple_refund__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
+
+
+struct  Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Every refunded transaction, in Apple's order (by revocation date).
+   */
+  size_t n_refunds;
+  Subscriptions__Verifier__V1__AppleRefund **refunds;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__GET_APPLE_REFUND_HISTORY_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__get_apple_refund_history_response__descriptor) \
+    , 0,NULL }
+
+
 /* Subscriptions__Verifier__V1__VerifyApplePurchaseRequest methods */
 void   subscriptions__verifier__v1__verify_apple_purchase_request__init
                      (Subscriptions__Verifier__V1__VerifyApplePurchaseRequest         *message);
@@ -600,6 +783,139 @@ Subscriptions__Verifier__V1__GoogleStoreActionResponse *
 void   subscriptions__verifier__v1__google_store_action_response__free_unpacked
                      (Subscriptions__Verifier__V1__GoogleStoreActionResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest methods */
+void   subscriptions__verifier__v1__extend_apple_renewal_date_request__init
+                     (Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest         *message);
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest   *message);
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_request__pack
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *
+       subscriptions__verifier__v1__extend_apple_renewal_date_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__extend_apple_renewal_date_request__free_unpacked
+                     (Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse methods */
+void   subscriptions__verifier__v1__extend_apple_renewal_date_response__init
+                     (Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse         *message);
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse   *message);
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_response__pack
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse *
+       subscriptions__verifier__v1__extend_apple_renewal_date_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__extend_apple_renewal_date_response__free_unpacked
+                     (Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest methods */
+void   subscriptions__verifier__v1__set_apple_app_account_token_request__init
+                     (Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest         *message);
+size_t subscriptions__verifier__v1__set_apple_app_account_token_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest   *message);
+size_t subscriptions__verifier__v1__set_apple_app_account_token_request__pack
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__set_apple_app_account_token_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *
+       subscriptions__verifier__v1__set_apple_app_account_token_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__set_apple_app_account_token_request__free_unpacked
+                     (Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse methods */
+void   subscriptions__verifier__v1__set_apple_app_account_token_response__init
+                     (Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse         *message);
+size_t subscriptions__verifier__v1__set_apple_app_account_token_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse   *message);
+size_t subscriptions__verifier__v1__set_apple_app_account_token_response__pack
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__set_apple_app_account_token_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse *
+       subscriptions__verifier__v1__set_apple_app_account_token_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__set_apple_app_account_token_response__free_unpacked
+                     (Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest methods */
+void   subscriptions__verifier__v1__get_apple_refund_history_request__init
+                     (Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest         *message);
+size_t subscriptions__verifier__v1__get_apple_refund_history_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest   *message);
+size_t subscriptions__verifier__v1__get_apple_refund_history_request__pack
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__get_apple_refund_history_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *
+       subscriptions__verifier__v1__get_apple_refund_history_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__get_apple_refund_history_request__free_unpacked
+                     (Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__AppleRefund methods */
+void   subscriptions__verifier__v1__apple_refund__init
+                     (Subscriptions__Verifier__V1__AppleRefund         *message);
+size_t subscriptions__verifier__v1__apple_refund__get_packed_size
+                     (const Subscriptions__Verifier__V1__AppleRefund   *message);
+size_t subscriptions__verifier__v1__apple_refund__pack
+                     (const Subscriptions__Verifier__V1__AppleRefund   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__apple_refund__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__AppleRefund   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__AppleRefund *
+       subscriptions__verifier__v1__apple_refund__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__apple_refund__free_unpacked
+                     (Subscriptions__Verifier__V1__AppleRefund *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse methods */
+void   subscriptions__verifier__v1__get_apple_refund_history_response__init
+                     (Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse         *message);
+size_t subscriptions__verifier__v1__get_apple_refund_history_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse   *message);
+size_t subscriptions__verifier__v1__get_apple_refund_history_response__pack
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__get_apple_refund_history_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *
+       subscriptions__verifier__v1__get_apple_refund_history_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__get_apple_refund_history_response__free_unpacked
+                     (Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Verifier__V1__VerifyApplePurchaseRequest_Closure)
@@ -640,6 +956,27 @@ typedef void (*Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest_Clos
                   void *closure_data);
 typedef void (*Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure)
                  (const Subscriptions__Verifier__V1__GoogleStoreActionResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest_Closure)
+                 (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse_Closure)
+                 (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest_Closure)
+                 (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse_Closure)
+                 (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest_Closure)
+                 (const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__AppleRefund_Closure)
+                 (const Subscriptions__Verifier__V1__AppleRefund *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse_Closure)
+                 (const Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -684,6 +1021,18 @@ struct Subscriptions__Verifier__V1__Verifier_Service
                                      const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *input,
                                      Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
                                      void *closure_data);
+  void (*extend_apple_renewal_date)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                                    const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *input,
+                                    Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse_Closure closure,
+                                    void *closure_data);
+  void (*set_apple_app_account_token)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                                      const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *input,
+                                      Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse_Closure closure,
+                                      void *closure_data);
+  void (*get_apple_refund_history)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                                   const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *input,
+                                   Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse_Closure closure,
+                                   void *closure_data);
 };
 typedef void (*Subscriptions__Verifier__V1__Verifier_ServiceDestroy)(Subscriptions__Verifier__V1__Verifier_Service *);
 void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__Verifier_Service *service,
@@ -700,7 +1049,10 @@ void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__V
       function_prefix__ ## revoke_google_purchase,\
       function_prefix__ ## refund_google_order,\
       function_prefix__ ## defer_google_renewal,\
-      function_prefix__ ## cancel_google_subscription  }
+      function_prefix__ ## cancel_google_subscription,\
+      function_prefix__ ## extend_apple_renewal_date,\
+      function_prefix__ ## set_apple_app_account_token,\
+      function_prefix__ ## get_apple_refund_history  }
 void subscriptions__verifier__v1__verifier__health(ProtobufCService *service,
                                                    const Subscriptions__Common__V1__HealthRequest *input,
                                                    Subscriptions__Common__V1__HealthResponse_Closure closure,
@@ -737,6 +1089,18 @@ void subscriptions__verifier__v1__verifier__cancel_google_subscription(ProtobufC
                                                                        const Subscriptions__Verifier__V1__CancelGoogleSubscriptionRequest *input,
                                                                        Subscriptions__Verifier__V1__GoogleStoreActionResponse_Closure closure,
                                                                        void *closure_data);
+void subscriptions__verifier__v1__verifier__extend_apple_renewal_date(ProtobufCService *service,
+                                                                      const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *input,
+                                                                      Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse_Closure closure,
+                                                                      void *closure_data);
+void subscriptions__verifier__v1__verifier__set_apple_app_account_token(ProtobufCService *service,
+                                                                        const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *input,
+                                                                        Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse_Closure closure,
+                                                                        void *closure_data);
+void subscriptions__verifier__v1__verifier__get_apple_refund_history(ProtobufCService *service,
+                                                                     const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *input,
+                                                                     Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse_Closure closure,
+                                                                     void *closure_data);
 
 /* --- descriptors --- */
 
@@ -754,6 +1118,13 @@ extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__refund_goog
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__defer_google_renewal_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__cancel_google_subscription_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__google_store_action_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__extend_apple_renewal_date_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__extend_apple_renewal_date_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__set_apple_app_account_token_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__set_apple_app_account_token_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_refund_history_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__apple_refund__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_refund_history_response__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__verifier__v1__verifier__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -592,6 +592,321 @@ void   subscriptions__verifier__v1__google_store_action_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__verifier__v1__google_store_action_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__verifier__v1__extend_apple_renewal_date_request__init
+                     (Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__EXTEND_APPLE_RENEWAL_DATE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__extend_apple_renewal_date_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_request__pack
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__extend_apple_renewal_date_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__extend_apple_renewal_date_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *
+       subscriptions__verifier__v1__extend_apple_renewal_date_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__extend_apple_renewal_date_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__extend_apple_renewal_date_request__free_unpacked
+                     (Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__extend_apple_renewal_date_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__extend_apple_renewal_date_response__init
+                     (Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse         *message)
+{
+  static const Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse init_value = SUBSCRIPTIONS__VERIFIER__V1__EXTEND_APPLE_RENEWAL_DATE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__extend_apple_renewal_date_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_response__pack
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__extend_apple_renewal_date_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__extend_apple_renewal_date_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__extend_apple_renewal_date_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse *
+       subscriptions__verifier__v1__extend_apple_renewal_date_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__extend_apple_renewal_date_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__extend_apple_renewal_date_response__free_unpacked
+                     (Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__extend_apple_renewal_date_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__set_apple_app_account_token_request__init
+                     (Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__SET_APPLE_APP_ACCOUNT_TOKEN_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__set_apple_app_account_token_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__set_apple_app_account_token_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__set_apple_app_account_token_request__pack
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__set_apple_app_account_token_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__set_apple_app_account_token_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__set_apple_app_account_token_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *
+       subscriptions__verifier__v1__set_apple_app_account_token_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__set_apple_app_account_token_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__set_apple_app_account_token_request__free_unpacked
+                     (Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__set_apple_app_account_token_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__set_apple_app_account_token_response__init
+                     (Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse         *message)
+{
+  static const Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse init_value = SUBSCRIPTIONS__VERIFIER__V1__SET_APPLE_APP_ACCOUNT_TOKEN_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__set_apple_app_account_token_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__set_apple_app_account_token_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__set_apple_app_account_token_response__pack
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__set_apple_app_account_token_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__set_apple_app_account_token_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__set_apple_app_account_token_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse *
+       subscriptions__verifier__v1__set_apple_app_account_token_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__set_apple_app_account_token_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__set_apple_app_account_token_response__free_unpacked
+                     (Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__set_apple_app_account_token_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__get_apple_refund_history_request__init
+                     (Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__GET_APPLE_REFUND_HISTORY_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__get_apple_refund_history_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_refund_history_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__get_apple_refund_history_request__pack
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_refund_history_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__get_apple_refund_history_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_refund_history_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *
+       subscriptions__verifier__v1__get_apple_refund_history_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__get_apple_refund_history_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__get_apple_refund_history_request__free_unpacked
+                     (Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_refund_history_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__apple_refund__init
+                     (Subscriptions__Verifier__V1__AppleRefund         *message)
+{
+  static const Subscriptions__Verifier__V1__AppleRefund init_value = SUBSCRIPTIONS__VERIFIER__V1__APPLE_REFUND__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__apple_refund__get_packed_size
+                     (const Subscriptions__Verifier__V1__AppleRefund *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__apple_refund__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__apple_refund__pack
+                     (const Subscriptions__Verifier__V1__AppleRefund *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__apple_refund__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__apple_refund__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__AppleRefund *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__apple_refund__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__AppleRefund *
+       subscriptions__verifier__v1__apple_refund__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__AppleRefund *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__apple_refund__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__apple_refund__free_unpacked
+                     (Subscriptions__Verifier__V1__AppleRefund *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__apple_refund__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__get_apple_refund_history_response__init
+                     (Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse         *message)
+{
+  static const Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse init_value = SUBSCRIPTIONS__VERIFIER__V1__GET_APPLE_REFUND_HISTORY_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__get_apple_refund_history_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_refund_history_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__get_apple_refund_history_response__pack
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_refund_history_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__get_apple_refund_history_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_refund_history_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *
+       subscriptions__verifier__v1__get_apple_refund_history_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__get_apple_refund_history_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__get_apple_refund_history_response__free_unpacked
+                     (Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_refund_history_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor subscriptions__verifier__v1__verify_apple_purchase_request__field_descriptors[5] =
 {
   {
@@ -1502,6 +1817,532 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__google_store_actio
   (ProtobufCMessageInit) subscriptions__verifier__v1__google_store_action_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__extend_apple_renewal_date_request__field_descriptors[6] =
+{
+  {
+    "original_transaction_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest, original_transaction_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "environment",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest, environment),
+    &subscriptions__common__v1__environment__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "days",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest, days),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason_code",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest, reason_code),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "request_id",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest, request_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__extend_apple_renewal_date_request__field_indices_by_name[] = {
+  2,   /* field[2] = days */
+  1,   /* field[1] = environment */
+  0,   /* field[0] = original_transaction_id */
+  5,   /* field[5] = reason */
+  3,   /* field[3] = reason_code */
+  4,   /* field[4] = request_id */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__extend_apple_renewal_date_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__extend_apple_renewal_date_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.ExtendAppleRenewalDateRequest",
+  "ExtendAppleRenewalDateRequest",
+  "Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest),
+  6,
+  subscriptions__verifier__v1__extend_apple_renewal_date_request__field_descriptors,
+  subscriptions__verifier__v1__extend_apple_renewal_date_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__extend_apple_renewal_date_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__extend_apple_renewal_date_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__extend_apple_renewal_date_response__field_descriptors[3] =
+{
+  {
+    "subscription",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse, subscription),
+    &subscriptions__common__v1__subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "effective_time_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse, effective_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "web_order_line_item_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse, web_order_line_item_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__extend_apple_renewal_date_response__field_indices_by_name[] = {
+  1,   /* field[1] = effective_time_ms */
+  0,   /* field[0] = subscription */
+  2,   /* field[2] = web_order_line_item_id */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__extend_apple_renewal_date_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__extend_apple_renewal_date_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.ExtendAppleRenewalDateResponse",
+  "ExtendAppleRenewalDateResponse",
+  "Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse),
+  3,
+  subscriptions__verifier__v1__extend_apple_renewal_date_response__field_descriptors,
+  subscriptions__verifier__v1__extend_apple_renewal_date_response__field_indices_by_name,
+  1,  subscriptions__verifier__v1__extend_apple_renewal_date_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__extend_apple_renewal_date_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__set_apple_app_account_token_request__field_descriptors[4] =
+{
+  {
+    "original_transaction_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest, original_transaction_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "environment",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest, environment),
+    &subscriptions__common__v1__environment__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "account_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest, account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__set_apple_app_account_token_request__field_indices_by_name[] = {
+  2,   /* field[2] = account_id */
+  1,   /* field[1] = environment */
+  0,   /* field[0] = original_transaction_id */
+  3,   /* field[3] = reason */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__set_apple_app_account_token_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__set_apple_app_account_token_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.SetAppleAppAccountTokenRequest",
+  "SetAppleAppAccountTokenRequest",
+  "Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest),
+  4,
+  subscriptions__verifier__v1__set_apple_app_account_token_request__field_descriptors,
+  subscriptions__verifier__v1__set_apple_app_account_token_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__set_apple_app_account_token_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__set_apple_app_account_token_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__set_apple_app_account_token_response__field_descriptors[3] =
+{
+  {
+    "subscription",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse, subscription),
+    &subscriptions__common__v1__subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "app_account_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse, app_account_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "previous_account_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse, previous_account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__set_apple_app_account_token_response__field_indices_by_name[] = {
+  1,   /* field[1] = app_account_token */
+  2,   /* field[2] = previous_account_id */
+  0,   /* field[0] = subscription */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__set_apple_app_account_token_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__set_apple_app_account_token_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.SetAppleAppAccountTokenResponse",
+  "SetAppleAppAccountTokenResponse",
+  "Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse),
+  3,
+  subscriptions__verifier__v1__set_apple_app_account_token_response__field_descriptors,
+  subscriptions__verifier__v1__set_apple_app_account_token_response__field_indices_by_name,
+  1,  subscriptions__verifier__v1__set_apple_app_account_token_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__set_apple_app_account_token_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__get_apple_refund_history_request__field_descriptors[3] =
+{
+  {
+    "transaction_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest, transaction_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "environment",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest, environment),
+    &subscriptions__common__v1__environment__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__get_apple_refund_history_request__field_indices_by_name[] = {
+  1,   /* field[1] = environment */
+  2,   /* field[2] = reason */
+  0,   /* field[0] = transaction_id */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__get_apple_refund_history_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_refund_history_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.GetAppleRefundHistoryRequest",
+  "GetAppleRefundHistoryRequest",
+  "Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest),
+  3,
+  subscriptions__verifier__v1__get_apple_refund_history_request__field_descriptors,
+  subscriptions__verifier__v1__get_apple_refund_history_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__get_apple_refund_history_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__get_apple_refund_history_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__apple_refund__field_descriptors[7] =
+{
+  {
+    "transaction_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__AppleRefund, transaction_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "original_transaction_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__AppleRefund, original_transaction_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "product_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__AppleRefund, product_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_time_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__AppleRefund, purchase_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "revocation_time_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__AppleRefund, revocation_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "revocation_reason",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__AppleRefund, revocation_reason),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "known_before",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__AppleRefund, known_before),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__apple_refund__field_indices_by_name[] = {
+  6,   /* field[6] = known_before */
+  1,   /* field[1] = original_transaction_id */
+  2,   /* field[2] = product_id */
+  3,   /* field[3] = purchase_time_ms */
+  5,   /* field[5] = revocation_reason */
+  4,   /* field[4] = revocation_time_ms */
+  0,   /* field[0] = transaction_id */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__apple_refund__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__apple_refund__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.AppleRefund",
+  "AppleRefund",
+  "Subscriptions__Verifier__V1__AppleRefund",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__AppleRefund),
+  7,
+  subscriptions__verifier__v1__apple_refund__field_descriptors,
+  subscriptions__verifier__v1__apple_refund__field_indices_by_name,
+  1,  subscriptions__verifier__v1__apple_refund__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__apple_refund__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__get_apple_refund_history_response__field_descriptors[1] =
+{
+  {
+    "refunds",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse, n_refunds),
+    offsetof(Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse, refunds),
+    &subscriptions__verifier__v1__apple_refund__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__get_apple_refund_history_response__field_indices_by_name[] = {
+  0,   /* field[0] = refunds */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__get_apple_refund_history_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_refund_history_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.GetAppleRefundHistoryResponse",
+  "GetAppleRefundHistoryResponse",
+  "Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse),
+  1,
+  subscriptions__verifier__v1__get_apple_refund_history_response__field_descriptors,
+  subscriptions__verifier__v1__get_apple_refund_history_response__field_indices_by_name,
+  1,  subscriptions__verifier__v1__get_apple_refund_history_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__get_apple_refund_history_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue subscriptions__verifier__v1__google_refund__enum_values_by_number[3] =
 {
   { "GOOGLE_REFUND_UNSPECIFIED", "SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_REFUND__GOOGLE_REFUND_UNSPECIFIED", 0 },
@@ -1532,7 +2373,7 @@ const ProtobufCEnumDescriptor subscriptions__verifier__v1__google_refund__descri
   subscriptions__verifier__v1__google_refund__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__method_descriptors[9] =
+static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__method_descriptors[12] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "VerifyApplePurchase", &subscriptions__verifier__v1__verify_apple_purchase_request__descriptor, &subscriptions__verifier__v1__verify_purchase_response__descriptor },
@@ -1543,15 +2384,21 @@ static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__me
   { "RefundGoogleOrder", &subscriptions__verifier__v1__refund_google_order_request__descriptor, &subscriptions__verifier__v1__google_store_action_response__descriptor },
   { "DeferGoogleRenewal", &subscriptions__verifier__v1__defer_google_renewal_request__descriptor, &subscriptions__verifier__v1__google_store_action_response__descriptor },
   { "CancelGoogleSubscription", &subscriptions__verifier__v1__cancel_google_subscription_request__descriptor, &subscriptions__verifier__v1__google_store_action_response__descriptor },
+  { "ExtendAppleRenewalDate", &subscriptions__verifier__v1__extend_apple_renewal_date_request__descriptor, &subscriptions__verifier__v1__extend_apple_renewal_date_response__descriptor },
+  { "SetAppleAppAccountToken", &subscriptions__verifier__v1__set_apple_app_account_token_request__descriptor, &subscriptions__verifier__v1__set_apple_app_account_token_response__descriptor },
+  { "GetAppleRefundHistory", &subscriptions__verifier__v1__get_apple_refund_history_request__descriptor, &subscriptions__verifier__v1__get_apple_refund_history_response__descriptor },
 };
 const unsigned subscriptions__verifier__v1__verifier__method_indices_by_name[] = {
   8,        /* CancelGoogleSubscription */
   7,        /* DeferGoogleRenewal */
+  9,        /* ExtendAppleRenewalDate */
+  11,        /* GetAppleRefundHistory */
   0,        /* Health */
   4,        /* RefreshSubscription */
   6,        /* RefundGoogleOrder */
   3,        /* RestorePurchases */
   5,        /* RevokeGooglePurchase */
+  10,        /* SetAppleAppAccountToken */
   1,        /* VerifyApplePurchase */
   2         /* VerifyGooglePurchase */
 };
@@ -1562,7 +2409,7 @@ const ProtobufCServiceDescriptor subscriptions__verifier__v1__verifier__descript
   "Verifier",
   "Subscriptions__Verifier__V1__Verifier",
   "subscriptions.verifier.v1",
-  9,
+  12,
   subscriptions__verifier__v1__verifier__method_descriptors,
   subscriptions__verifier__v1__verifier__method_indices_by_name
 };
@@ -1637,6 +2484,30 @@ void subscriptions__verifier__v1__verifier__cancel_google_subscription(ProtobufC
 {
   assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
   service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__extend_apple_renewal_date(ProtobufCService *service,
+                                                                      const Subscriptions__Verifier__V1__ExtendAppleRenewalDateRequest *input,
+                                                                      Subscriptions__Verifier__V1__ExtendAppleRenewalDateResponse_Closure closure,
+                                                                      void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__set_apple_app_account_token(ProtobufCService *service,
+                                                                        const Subscriptions__Verifier__V1__SetAppleAppAccountTokenRequest *input,
+                                                                        Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse_Closure closure,
+                                                                        void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__get_apple_refund_history(ProtobufCService *service,
+                                                                     const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *input,
+                                                                     Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse_Closure closure,
+                                                                     void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__Verifier_Service *service,
                                                   Subscriptions__Verifier__V1__Verifier_ServiceDestroy destroy)

@@ -1,0 +1,25 @@
+public import Wire
+
+/// `subctl apple extend|set-token|refunds …`: an operator's action at the App Store, made
+/// through the verifier (which records it in the subscription's audit trail with the caller and
+/// the reason given).
+public enum AppleOperation: Sendable, Equatable {
+    /// `apple extend`: Verifier/ExtendAppleRenewalDate. An empty `request_id` is filled in with
+    /// a new UUID when the command runs (and printed, for a retry).
+    case extend(ExtendAppleRenewalDateRequest)
+    /// `apple set-token`: Verifier/SetAppleAppAccountToken.
+    case setToken(SetAppleAppAccountTokenRequest)
+    /// `apple refunds`: Verifier/GetAppleRefundHistory.
+    case refunds(GetAppleRefundHistoryRequest)
+
+    /// The full name of the method the operation calls.
+    public var method: String {
+        let name =
+            switch self {
+            case .extend: "ExtendAppleRenewalDate"
+            case .setToken: "SetAppleAppAccountToken"
+            case .refunds: "GetAppleRefundHistory"
+            }
+        return "subscriptions.verifier.v1.Verifier/\(name)"
+    }
+}

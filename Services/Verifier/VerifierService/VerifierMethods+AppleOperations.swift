@@ -1,0 +1,19 @@
+import Model
+import RPC
+import Wire
+
+/// The App Store support operations, each done in the caller's name (`actor`).
+extension VerifierMethods {
+    static func registerAppleOperations(on router: RPCRouter, apple: AppleAdapter?) {
+        router.unary(VerifierRPC.extendAppleRenewalDate) { (context, request: ExtendAppleRenewalDateRequest) in
+            try await required(apple, "the App Store").extendRenewalDate(request, actor: context.actor)
+        }
+        router.unary(VerifierRPC.setAppleAppAccountToken) { (context, request: SetAppleAppAccountTokenRequest) in
+            try await required(apple, "the App Store").setAppAccountToken(request, actor: context.actor)
+        }
+        router.unary(VerifierRPC.getAppleRefundHistory) { (context, request: GetAppleRefundHistoryRequest) in
+            try await required(apple, "the App Store").refundHistory(request, actor: context.actor)
+        }
+    }
+
+}
