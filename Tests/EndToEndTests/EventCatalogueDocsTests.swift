@@ -77,6 +77,8 @@ struct EventCatalogueDocsTests {
     enum Source: Equatable {
         case apple(subtype: Bool)
         case google, fetched, voided
+        /// An operator's action at a store, read back from it (`storeType` API with the action).
+        case action
         case claim(other: Bool)
         case grant, merge, deletion
         case access(ended: Bool)
@@ -95,7 +97,7 @@ struct EventCatalogueDocsTests {
                 self = .grant
             } else if let storeType {
                 if storeType == "API" {
-                    self = .fetched
+                    self = example["storeSubtype"] == nil ? .fetched : .action
                 } else if storeType == "VOIDED_PURCHASE" {
                     self = .voided
                 } else if AppleNotificationType(rawValue: storeType).isKnown {
@@ -138,6 +140,8 @@ struct EventCatalogueDocsTests {
             return [EventKind.stateRefreshed, .acknowledged].first(where: named).map { ($0, "API", nil) }
         case .voided:
             return [EventKind.refunded, .other].first(where: named).map { ($0, "VOIDED_PURCHASE", nil) }
+        case .action:
+            return named(.storeAction) ? (.storeAction, "API", "EXTEND_RENEWAL_DATE") : nil
         case .claim(let other):
             let kinds: [EventKind] = other ? [.accountTransferred, .other] : [.accountLinked]
             return kinds.first(where: named).map { ($0, nil, nil) }
@@ -155,7 +159,7 @@ struct EventCatalogueDocsTests {
     /// Every type some source sends.
     static var sentTypes: Set<String> {
         let sources: [Source] = [
-            .apple(subtype: true), .apple(subtype: false), .google, .fetched, .voided, .claim(other: false),
+            .apple(subtype: true), .apple(subtype: false), .google, .fetched, .action, .voided, .claim(other: false),
             .claim(other: true), .grant, .merge, .deletion,
         ]
         var sent: Set<String> = [

@@ -17,6 +17,8 @@ enum CheckAccessWire {
         let capability: UnsafeBufferPointer<UInt8>
         /// The instant asked about; nil for now.
         let atMilliseconds: Int64?
+        /// The feed position the answer must come from at least (`min_position`); nil for any.
+        let minPosition: UInt64?
     }
 
     /// Reads `bytes` as a `CheckAccessRequest`, in place, with the answer protobuf-c and
@@ -35,7 +37,8 @@ enum CheckAccessWire {
         guard let capability = utf8(bytes, fields.capability) else { throw notUTF8("capability") }
         return Request(
             accountID: accountID, capability: capability,
-            atMilliseconds: fields.at == 0 ? nil : Int64(bitPattern: fields.at))
+            atMilliseconds: fields.at == 0 ? nil : Int64(bitPattern: fields.at),
+            minPosition: fields.minPosition == 0 ? nil : fields.minPosition)
     }
 
     /// The account id of a request `read` may accept, up to its first NUL, without the checks
@@ -51,6 +54,7 @@ enum CheckAccessWire {
         var account: (start: Int, count: Int) = (0, 0)
         var capability: (start: Int, count: Int) = (0, 0)
         var at: UInt64 = 0
+        var minPosition: UInt64 = 0
         var known = 0
         var unknown = 0
     }
@@ -102,12 +106,12 @@ enum CheckAccessWire {
                 fields.known += 1
                 let text = (contents, offset + length - contents)
                 if tag == 1 { fields.account = text } else { fields.capability = text }
-            case 3:
+            case 3, 4:
                 guard wireType == 0 else { return nil }
                 fields.known += 1
-                var at: UInt64 = 0
-                for index in 0..<length { at |= UInt64(bytes[offset + index] & 0x7F) << (7 * UInt64(index)) }
-                fields.at = at
+                var value: UInt64 = 0
+                for index in 0..<length { value |= UInt64(bytes[offset + index] & 0x7F) << (7 * UInt64(index)) }
+                if tag == 3 { fields.at = value } else { fields.minPosition = value }
             default:
                 fields.unknown += 1
             }
@@ -173,7 +177,7 @@ enum CheckAccessWire {
 
     /// Throws `overBudget` as `DecodeBudget` does for a `CheckAccessRequest` past `budget`: its
     /// walk of the wire bytes (stopping, silent, where they stop being well-formed) counts the
-    /// fields of numbers 1 to 3 and the others.
+    /// fields of numbers 1 to 4 and the others.
     private static func checkBudget(_ bytes: UnsafeRawBufferPointer, _ budget: DecodeBudget) throws(EntitlementError) {
         let name = CheckAccessRequest.protoName
         guard budget.maxDepth >= 0 else {
@@ -184,7 +188,7 @@ enum CheckAccessWire {
         var reader = ProtoWireReader(bytes)
         while let (number, _) = reader.next() {
             guard number <= UInt64(UInt32.max) else { continue }
-            if (1...3).contains(number) {
+            if (1...4).contains(number) {
                 fields += 1
                 guard fields <= budget.maxFields else {
                     throw EntitlementError(.overBudget, "\(name): more than \(budget.maxFields) fields in all")

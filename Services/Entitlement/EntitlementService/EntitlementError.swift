@@ -6,7 +6,7 @@ public struct EntitlementError: Error, Sendable, Equatable, CustomStringConverti
     /// The kind of problem.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Known: String, Sendable {
-            case badRequest, overBudget, unknownCapability, noPolicyFile, policyRefused
+            case badRequest, overBudget, unknownCapability, noPolicyFile, policyRefused, behind
         }
         private let known: Known
         private init(_ known: Known) { self.known = known }
@@ -21,6 +21,8 @@ public struct EntitlementError: Error, Sendable, Equatable, CustomStringConverti
         public static let noPolicyFile = Code(.noPolicyFile)
         /// A policy reload refused (`PolicyError` is the cause): the policy in force stays.
         public static let policyRefused = Code(.policyRefused)
+        /// A read asked for a feed position (`min_position`) the view did not reach in time.
+        public static let behind = Code(.behind)
 
         /// The code in snake case, as logs print it.
         public var description: String {
@@ -30,6 +32,7 @@ public struct EntitlementError: Error, Sendable, Equatable, CustomStringConverti
             case .unknownCapability: "unknown_capability"
             case .noPolicyFile: "no_policy_file"
             case .policyRefused: "policy_refused"
+            case .behind: "behind"
             }
         }
     }

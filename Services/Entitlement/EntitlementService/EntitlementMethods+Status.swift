@@ -11,6 +11,7 @@ extension EntitlementMethods {
             case .overBudget: .resourceExhausted
             case .unknownCapability: .notFound
             case .noPolicyFile, .policyRefused: .failedPrecondition
+            case .behind: .unavailable
             default: .invalidArgument
             }
         return RPCError(code, error.message, cause: error.cause)

@@ -27,14 +27,18 @@ extension EntitlementMethods {
             budget: DecodeBudget(maxFields: maxProductFilter + 3, maxRepeated: maxProductFilter))
         router.inline(EntitlementRPC.getActiveSubscriptions, limits: limits) {
             (request: GetActiveSubscriptionsRequest) in
-            GetActiveSubscriptionsResponse(
-                subscriptions: try activeSubscriptions(request, view: view, policy: policies?.policy, now: now()))
+            try after(request.minPosition, view: view) {
+                GetActiveSubscriptionsResponse(
+                    subscriptions: try activeSubscriptions(request, view: view, policy: policies?.policy, now: now()))
+            }
         }
         router.inline(EntitlementRPC.hasActiveSubscriptions, limits: limits) {
             (request: GetActiveSubscriptionsRequest) in
-            HasActiveSubscriptionsResponse(
-                hasActive: try activeSubscriptions(request, view: view, policy: policies?.policy, now: now())
-                    .contains { $0.isActive })
+            try after(request.minPosition, view: view) {
+                HasActiveSubscriptionsResponse(
+                    hasActive: try activeSubscriptions(request, view: view, policy: policies?.policy, now: now())
+                        .contains { $0.isActive })
+            }
         }
     }
 

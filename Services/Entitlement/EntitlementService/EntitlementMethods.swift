@@ -14,7 +14,11 @@ enum EntitlementMethods {
         router.register(
             EntitlementRPC.checkAccess,
             .inline({ bytes, output in
-                try checkPacked(bytes, into: &output, view: view, policy: policies?.policy, now: now)
+                guard
+                    let wanted = try checkPacked(bytes, into: &output, view: view, policy: policies?.policy, now: now)
+                else { return }
+                // A read of a write the view has not applied yet: answered once it has.
+                throw readAfter(wanted, request: [UInt8](bytes), view: view, policies: policies, now: now)
             }),
             // An account id, a capability and a time: a few hundred bytes.
             limits: RPCMethodLimits(maxRequestBytes: 4096),
@@ -75,9 +79,10 @@ enum EntitlementMethods {
     {
         var output: [UInt8] = []
         let serialized = request.serialized()
-        try serialized.span.bytes.withUnsafeBytes { (bytes) throws(EntitlementError) in
+        let wanted = try serialized.span.bytes.withUnsafeBytes { (bytes) throws(EntitlementError) in
             try checkPacked(bytes, into: &output, view: view, policy: policy, now: { now })
         }
+        if let wanted { throw behind(wanted, view: view) }
         // The answer was packed by protobuf-c from valid fields: it reads back.
         do { return try CheckAccessResponse(serialized: output) } catch {
             preconditionFailure("a packed CheckAccessResponse did not read back: \(error)")
@@ -88,20 +93,23 @@ enum EntitlementMethods {
     /// read in place (`CheckAccessWire.read`), the account's access to the capability decided
     /// (`AccountAccess.evaluate`), and the answer packed from the view's C strings, with no
     /// Swift value built for either message.
+    @discardableResult
     static func checkPacked(
         _ bytes: UnsafeRawBufferPointer, into output: inout [UInt8], view: EntitlementView, policy: ProductPolicy?,
         now: () -> Int64
-    ) throws(EntitlementError) {
+    ) throws(EntitlementError) -> UInt64? {
         let request = try CheckAccessWire.read(bytes)
         try checkAccount(request.accountID.count)
         try checkCapability(request.capability.count)
+        if let wanted = request.minPosition, !view.hasApplied(wanted) { return wanted }
         let name = String(decoding: request.capability, as: UTF8.self)
         guard let policy, let capability = policy.capabilityID(named: name) else {
-            return unknownCapability(name).withCString {
+            unknownCapability(name).withCString {
                 CheckAccessWire.appendResponse(
                     to: &output, allowed: false, untilMilliseconds: nil, reason: .unknownCapability, grant: nil,
                     detail: $0)
             }
+            return nil
         }
         let at = request.atMilliseconds ?? now()
         view.withAccount(utf8: request.accountID, policy: policy) { tables, account in
@@ -135,6 +143,65 @@ enum EntitlementMethods {
                 }
             }
         }
+        return nil
+    }
+
+    /// The longest a read waits for the view to apply the position it asked for.
+    static let longestWait: Duration = .seconds(10)
+
+    /// The hand-off of a CheckAccess whose `min_position` the view has not applied: the
+    /// request's bytes, copied, checked again once it has.
+    static func readAfter(
+        _ wanted: UInt64, request: [UInt8], view: EntitlementView, policies: PolicyStore?,
+        now: @escaping @Sendable () -> Int64
+    ) -> RPCHandOff {
+        handOff(until: wanted, view: view) {
+            var output: [UInt8] = []
+            let refused = request.withUnsafeBytes { bytes -> EntitlementError? in
+                do throws(EntitlementError) {
+                    _ = try checkPacked(bytes, into: &output, view: view, policy: policies?.policy, now: now)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            return refused.map { .failure($0) } ?? .success(output)
+        }
+    }
+
+    /// `body`'s answer now when the view has applied `wanted` (or none is asked for); else the
+    /// call is handed off until it has (a read of the caller's own write).
+    static func after<Response: ProtoMessage>(
+        _ wanted: UInt64?, view: EntitlementView, _ body: @escaping @Sendable () throws -> Response
+    ) throws -> Response {
+        guard let wanted, !view.hasApplied(wanted) else { return try body() }
+        throw handOff(until: wanted, view: view) { Result { try body().serialized() } }
+    }
+
+    /// A call answered by `answer` once the view has applied `wanted`, or `behind` after at most
+    /// `longestWait` and the call's deadline.
+    static func handOff(
+        until wanted: UInt64, view: EntitlementView, _ answer: @escaping @Sendable () -> Result<[UInt8], any Error>
+    ) -> RPCHandOff {
+        RPCHandOff { context, responder in
+            let left = Duration.nanoseconds(
+                Int64(clamping: context.deadline.subtractingClamped(context.clock.nanoseconds())))
+            view.whenApplied(wanted, within: min(left, longestWait), clock: context.clock) { reached in
+                guard reached else { return responder.fail(behind(wanted, view: view)) }
+                switch answer() {
+                case .success(let bytes): responder.succeed(bytes)
+                case .failure(let error): responder.fail(error)
+                }
+            }
+        }
+    }
+
+    /// Why a read of position `wanted` is not answered: the view is not there yet.
+    static func behind(_ wanted: UInt64, view: EntitlementView) -> EntitlementError {
+        EntitlementError(
+            .behind,
+            "this instance's view has applied the ledger's changes through position \(view.position.map { "\($0)" } ?? "none (loading)"), not yet \(wanted) (min_position): it follows the ledger's change feed and is behind; retry, or ask another instance"
+        )
     }
 
     /// What a grant rests on; with `renewal` (ListEntitlements), also the subscription's renewal

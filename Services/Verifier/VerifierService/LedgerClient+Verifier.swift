@@ -32,6 +32,12 @@ extension LedgerClientProtocol {
         return try await recordVerifiedState(record)
     }
 
+    /// The ledger's change-feed position now: at or past every write this caller made before
+    /// (what a caller gives CheckAccess as `min_position` to read its own writes).
+    public func feedPosition() async throws(RPCError) -> UInt64 {
+        try await getFeedPosition(GetFeedPositionRequest()).position
+    }
+
     /// The recorded subscription, or nil when the ledger has none (the state only).
     public func subscription(_ key: SubscriptionKey) async throws(RPCError) -> Subscription? {
         try await get(GetSubscriptionRequest(key: key, stateOnly: true))?.subscription

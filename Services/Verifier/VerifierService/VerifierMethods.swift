@@ -6,22 +6,38 @@ import Wire
 enum VerifierMethods {
     static func register(on router: RPCRouter, apple: AppleAdapter?, google: GoogleAdapter?) {
         router.unary(VerifierRPC.verifyApplePurchase, limits: .large) { (_, request: VerifyApplePurchaseRequest) in
-            try await required(apple, "the App Store").verifyPurchase(request)
+            let adapter = try required(apple, "the App Store")
+            var response = try await adapter.verifyPurchase(request)
+            response.position = try await adapter.ledger.feedPosition()
+            return response
         }
         router.unary(VerifierRPC.verifyGooglePurchase) { (_, request: VerifyGooglePurchaseRequest) in
-            try await required(google, "Google Play").verifyPurchase(request)
+            let adapter = try required(google, "Google Play")
+            var response = try await adapter.verifyPurchase(request)
+            response.position = try await adapter.ledger.feedPosition()
+            return response
         }
         router.unary(VerifierRPC.restorePurchases, limits: .large) { (_, request: RestorePurchasesRequest) in
-            try await restore(request, apple: apple, google: google)
+            var response = try await restore(request, apple: apple, google: google)
+            if let ledger = apple?.ledger ?? google?.ledger { response.position = try await ledger.feedPosition() }
+            return response
         }
         router.unary(VerifierRPC.refreshSubscription) { (_, request: RefreshSubscriptionRequest) in
             guard let key = request.key else { throw PurchaseRequestError.invalidRequest("key is missing") }
+            var response: RefreshSubscriptionResponse
             switch key.store {
-            case .apple: return try await required(apple, "the App Store").refresh(key)
-            case .google: return try await required(google, "Google Play").refresh(key)
+            case .apple:
+                let adapter = try required(apple, "the App Store")
+                response = try await adapter.refresh(key)
+                response.position = try await adapter.ledger.feedPosition()
+            case .google:
+                let adapter = try required(google, "Google Play")
+                response = try await adapter.refresh(key)
+                response.position = try await adapter.ledger.feedPosition()
             case .promotional:
                 throw PurchaseRequestError.invalidRequest("a promotional grant has no store to refresh it from")
             }
+            return response
         }
         registerGoogleActions(on: router, google: google)
         registerAppleOperations(on: router, apple: apple)

@@ -89,12 +89,19 @@ extension ServerCore {
             method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer,
             clock: clock)
         let answer = CallAnswer()
+        /// Sets `answer` from any thread, for a call answered later.
+        func responder() -> RPCResponder {
+            RPCResponder { [self] in answer.set($0.mapError { rpcError(from: $0, method: entry.name) }) }
+        }
         switch entry.handler {
         case .inline(let handler):
             var output: [UInt8] = []
             do {
                 try payload.withUnsafeBytes { try handler($0, &output) }
                 return .answered(.success(output))
+            } catch let later as RPCHandOff {
+                later.start(context, responder())
+                return .running(answer, deadline: deadline, budget: budget, task: nil)
             } catch {
                 return .answered(.failure(rpcError(from: error, method: entry.name)))
             }
@@ -103,9 +110,7 @@ extension ServerCore {
             return .running(answer, deadline: deadline, budget: budget, task: task)
         case .deferred(let handler):
             payload.withUnsafeBytes { bytes in
-                handler(
-                    context, bytes,
-                    RPCResponder { [self] in answer.set($0.mapError { rpcError(from: $0, method: entry.name) }) })
+                handler(context, bytes, responder())
             }
             return .running(answer, deadline: deadline, budget: budget, task: nil)
         case .serverStream:

@@ -246,9 +246,23 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 peerIdentities: channel.peerIdentities, peer: peer, clock: loop.clock)
         }
 
+        // A call answered later from any thread, through a responder, under its deadline.
+        func startDeferred(_ start: (RPCRequestContext, RPCResponder) -> Void) {
+            let context = makeContext()
+            let serial = track(callID, methodIndex, started: started, deadline: deadline, limit: limit)
+            let finish = finisher(callID, serial)
+            let core = self.core
+            let responder = RPCResponder { result in
+                finish(result.mapError { core.rpcError(from: $0, method: context.method) })
+            }
+            start(context, responder)
+        }
+
         switch core.router.entries[methodIndex].handler {
         case .inline(let handler):
-            runInline(handler, callID: callID, methodIndex: methodIndex, started: started, payload: view.payload)
+            runInline(handler, callID: callID, methodIndex: methodIndex, started: started, payload: view.payload) {
+                handOff in startDeferred(handOff.start)
+            }
 
         case .unary(let handler):
             let context = makeContext()
@@ -259,14 +273,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             calls[callID]!.task = Task { finish(await core.runUnary(handler, context, payload)) }
 
         case .deferred(let handler):
-            let context = makeContext()
-            let serial = track(callID, methodIndex, started: started, deadline: deadline, limit: limit)
-            let finish = finisher(callID, serial)
-            let core = self.core
-            let responder = RPCResponder { result in
-                finish(result.mapError { core.rpcError(from: $0, method: context.method) })
-            }
-            handler(context, view.payload, responder)
+            startDeferred { context, responder in handler(context, view.payload, responder) }
 
         case .serverStream(let handler):
             let context = makeContext()
@@ -309,7 +316,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     /// Runs an inline handler and queues its reply.
     private func runInline(
         _ handler: (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void, callID: UInt64, methodIndex: Int,
-        started: UInt64, payload: UnsafeRawBufferPointer
+        started: UInt64, payload: UnsafeRawBufferPointer, handOff: (RPCHandOff) -> Void
     ) {
         do {
             scratch.removeAll(keepingCapacity: true)
@@ -323,6 +330,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             inlineAnswered[methodIndex] += 1
             inlineAnsweredAny = true
             channel.scheduleFlush()
+        } catch let later as RPCHandOff {
+            handOff(later)
         } catch {
             let failure = core.rpcError(from: error, method: core.router.entries[methodIndex].name)
             reply(callID, methodIndex, started, failure.code, failure.message)

@@ -16,11 +16,24 @@ public final class EntitlementView: Sendable {
     /// A reference that never changes (a snapshot moves its contents in), so a check reads the
     /// tables with no reference counting.
     let tables = ViewTables()
+    /// Reads waiting for a position the view has not applied yet.
+    let waiters = PositionWaiters()
 
     public init() {}
 
     /// The feed position the view reflects; nil until a snapshot is loaded.
     public var position: UInt64? { lock.read { _ in tables.position } }
+
+    /// Whether the view has applied feed position `wanted` (a write's answer).
+    func hasApplied(_ wanted: UInt64) -> Bool { (position ?? 0) >= wanted && position != nil }
+
+    /// Calls `done(true)` once the view has applied `wanted` (at once when it has), or
+    /// `done(false)` when `within` passes first.
+    func whenApplied(
+        _ wanted: UInt64, within: Duration, clock: any ServiceClock, _ done: @escaping @Sendable (Bool) -> Void
+    ) {
+        waiters.wait(for: wanted, applied: { position }, within: within, clock: clock, done)
+    }
 
     /// How many distinct renewal details the view keeps (`RenewalProfile`).
     var renewalProfileCount: Int { lock.read { _ in tables.renewalProfiles.count } }
@@ -119,6 +132,7 @@ public final class EntitlementView: Sendable {
         fresh.position = position
         fresh.positionCommitted = committed
         lock.write { _ in tables.exchange(with: fresh) }
+        waiters.reached(position)
         // The old contents, now in `fresh`, are freed with it, outside the lock.
     }
 
@@ -126,13 +140,15 @@ public final class EntitlementView: Sendable {
     /// the view's position (already applied) or before any snapshot.
     @discardableResult
     public func apply(position: UInt64, subscription: Subscription?, committed: Int64? = nil) -> Bool {
-        lock.write { _ in
+        let applied = lock.write { _ in
             guard let current = tables.position, position > current else { return false }
             if let subscription { tables.put(subscription) }
             tables.position = position
             tables.positionCommitted = committed
             return true
         }
+        if applied { waiters.reached(position) }
+        return applied
     }
 
     /// Marks the view as at no position (not ready) until the next snapshot: its tables came from

@@ -408,15 +408,23 @@ public struct CheckAccessRequest: ProtoMessage, Hashable {
     /// The instant to answer for; 0 means now.
     public var atMilliseconds: Int64?
 
+    /// Read your own write: answer only from a view that has applied the ledger's change-feed
+    /// position a write answered (`position` of VerifyApplePurchase, VerifyGooglePurchase,
+    /// RestorePurchases, RefreshSubscription, GrantEntitlement, RevokeGrant ...). The answer waits
+    /// for the view to get there, at most 10 s and the call's deadline, then is UNAVAILABLE.
+    public var minPosition: UInt64?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         accountID: String = "",
         capability: String = "",
-        atMilliseconds: Int64? = nil
+        atMilliseconds: Int64? = nil,
+        minPosition: UInt64? = nil
     ) {
         self.accountID = accountID
         self.capability = capability
         self.atMilliseconds = atMilliseconds
+        self.minPosition = minPosition
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -438,13 +446,15 @@ extension CheckAccessRequest: CMessageConvertible {
         try self.init(
             accountID: ProtoField.string(m.account_id, "account_id"),
             capability: ProtoField.string(m.capability, "capability"),
-            atMilliseconds: ProtoField.nonZero(m.at_ms))
+            atMilliseconds: ProtoField.nonZero(m.at_ms),
+            minPosition: ProtoField.nonZero(m.min_position))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         arena.set(&c.account_id, accountID)
         arena.set(&c.capability, capability)
         c.at_ms = atMilliseconds ?? 0
+        c.min_position = minPosition ?? 0
     }
 }
 
@@ -745,15 +755,20 @@ public struct GetActiveSubscriptionsRequest: ProtoMessage, Hashable {
     /// The instant to answer for; 0 means now.
     public var atMilliseconds: Int64?
 
+    /// Read your own write, as CheckAccess's min_position.
+    public var minPosition: UInt64?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         accountID: String = "",
         productIDs: [String] = [],
-        atMilliseconds: Int64? = nil
+        atMilliseconds: Int64? = nil,
+        minPosition: UInt64? = nil
     ) {
         self.accountID = accountID
         self.productIDs = productIDs
         self.atMilliseconds = atMilliseconds
+        self.minPosition = minPosition
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -775,7 +790,8 @@ extension GetActiveSubscriptionsRequest: CMessageConvertible {
         try self.init(
             accountID: ProtoField.string(m.account_id, "account_id"),
             productIDs: ProtoField.strings(m.product_ids, count: m.n_product_ids, "product_ids"),
-            atMilliseconds: ProtoField.nonZero(m.at_ms))
+            atMilliseconds: ProtoField.nonZero(m.at_ms),
+            minPosition: ProtoField.nonZero(m.min_position))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -783,6 +799,7 @@ extension GetActiveSubscriptionsRequest: CMessageConvertible {
         c.n_product_ids = productIDs.count
         c.product_ids = arena.strings(productIDs)
         c.at_ms = atMilliseconds ?? 0
+        c.min_position = minPosition ?? 0
     }
 }
 

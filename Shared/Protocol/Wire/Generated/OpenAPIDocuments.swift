@@ -933,6 +933,12 @@ public enum OpenAPIDocuments {
             "format": "int64",
             "pattern": "^-?[0-9]+$",
             "description": "The instant to answer for; 0 means now."
+          },
+          "minPosition": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "Read your own write: answer only from a view that has applied the ledger's change-feed\nposition a write answered (`position` of VerifyApplePurchase, VerifyGooglePurchase,\nRestorePurchases, RefreshSubscription, GrantEntitlement, RevokeGrant ...). The answer waits\nfor the view to get there, at most 10 s and the call's deadline, then is UNAVAILABLE."
           }
         }
       },
@@ -1041,6 +1047,12 @@ public enum OpenAPIDocuments {
             "format": "int64",
             "pattern": "^-?[0-9]+$",
             "description": "The instant to answer for; 0 means now."
+          },
+          "minPosition": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "Read your own write, as CheckAccess's min_position."
           }
         }
       },
@@ -6848,6 +6860,12 @@ public enum OpenAPIDocuments {
           "changed": {
             "type": "boolean",
             "description": "True when the store's answer changed the recorded state."
+          },
+          "position": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "The ledger's change-feed position once the state was recorded (CheckAccess min_position)."
           }
         },
         "required": [
@@ -6935,6 +6953,12 @@ public enum OpenAPIDocuments {
               "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
             },
             "description": "Every subscription the account owns after the restore; at most 1000."
+          },
+          "position": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "The ledger's change-feed position once the restore's writes were made (CheckAccess\nmin_position)."
           }
         },
         "required": [
@@ -7100,6 +7124,12 @@ public enum OpenAPIDocuments {
           "previousAccountId": {
             "type": "string",
             "description": "The account the purchase was linked to before, when the transfer policy moved it."
+          },
+          "position": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "The ledger's change-feed position once the call's writes were made: give it to\nCheckAccess as min_position to read what this call wrote."
           }
         },
         "required": [

@@ -198,6 +198,7 @@ public enum ProtoSchema {
             Field(1, "account_id", "accountId", .string),
             Field(2, "capability", "capability", .string),
             Field(3, "at_ms", "atMs", .int64, optional: true),
+            Field(4, "min_position", "minPosition", .uint64, optional: true),
         ]),
         "subscriptions.entitlement.v1.CheckAccessResponse": Message(fullName: "subscriptions.entitlement.v1.CheckAccessResponse", fields: [
             Field(1, "allowed", "allowed", .bool),
@@ -228,6 +229,7 @@ public enum ProtoSchema {
             Field(1, "account_id", "accountId", .string),
             Field(2, "product_ids", "productIds", .string, repeated: true),
             Field(3, "at_ms", "atMs", .int64, optional: true),
+            Field(4, "min_position", "minPosition", .uint64, optional: true),
         ]),
         "subscriptions.entitlement.v1.ActiveSubscription": Message(fullName: "subscriptions.entitlement.v1.ActiveSubscription", fields: [
             Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
@@ -609,6 +611,7 @@ public enum ProtoSchema {
             Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
             Field(2, "newly_linked", "newlyLinked", .bool),
             Field(3, "previous_account_id", "previousAccountId", .string, optional: true),
+            Field(4, "position", "position", .uint64),
         ]),
         "subscriptions.verifier.v1.RestorePurchasesRequest": Message(fullName: "subscriptions.verifier.v1.RestorePurchasesRequest", fields: [
             Field(1, "account_id", "accountId", .string),
@@ -624,6 +627,7 @@ public enum ProtoSchema {
         ]),
         "subscriptions.verifier.v1.RestorePurchasesResponse": Message(fullName: "subscriptions.verifier.v1.RestorePurchasesResponse", fields: [
             Field(1, "subscriptions", "subscriptions", .message("subscriptions.common.v1.Subscription"), repeated: true),
+            Field(2, "position", "position", .uint64),
         ]),
         "subscriptions.verifier.v1.RefreshSubscriptionRequest": Message(fullName: "subscriptions.verifier.v1.RefreshSubscriptionRequest", fields: [
             Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
@@ -631,6 +635,7 @@ public enum ProtoSchema {
         "subscriptions.verifier.v1.RefreshSubscriptionResponse": Message(fullName: "subscriptions.verifier.v1.RefreshSubscriptionResponse", fields: [
             Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
             Field(2, "changed", "changed", .bool),
+            Field(3, "position", "position", .uint64),
         ]),
         "subscriptions.verifier.v1.RevokeGooglePurchaseRequest": Message(fullName: "subscriptions.verifier.v1.RevokeGooglePurchaseRequest", fields: [
             Field(1, "purchase_token", "purchaseToken", .string),

@@ -243,15 +243,21 @@ public struct VerifyPurchaseResponse: ProtoMessage, Hashable {
     /// The account the purchase was linked to before, when the transfer policy moved it.
     public var previousAccountID: String?
 
+    /// The ledger's change-feed position once the call's writes were made: give it to
+    /// CheckAccess as min_position to read what this call wrote.
+    public var position: UInt64
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         subscription: Subscription? = nil,
         newlyLinked: Bool = false,
-        previousAccountID: String? = nil
+        previousAccountID: String? = nil,
+        position: UInt64 = 0
     ) {
         self.subscription = subscription
         self.newlyLinked = newlyLinked
         self.previousAccountID = previousAccountID
+        self.position = position
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -273,13 +279,15 @@ extension VerifyPurchaseResponse: CMessageConvertible {
         try self.init(
             subscription: ProtoField.message(m.subscription, "subscription"),
             newlyLinked: m.newly_linked != 0,
-            previousAccountID: ProtoField.optionalString(m.previous_account_id, "previous_account_id"))
+            previousAccountID: ProtoField.optionalString(m.previous_account_id, "previous_account_id"),
+            position: m.position)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.subscription = subscription?.cMessage(in: arena)
         c.newly_linked = newlyLinked ? 1 : 0
         arena.set(&c.previous_account_id, previousAccountID)
+        c.position = position
     }
 }
 
@@ -450,11 +458,17 @@ public struct RestorePurchasesResponse: ProtoMessage, Hashable {
     /// Every subscription the account owns after the restore; at most 1000.
     public var subscriptions: [Subscription]
 
+    /// The ledger's change-feed position once the restore's writes were made (CheckAccess
+    /// min_position).
+    public var position: UInt64
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
-        subscriptions: [Subscription] = []
+        subscriptions: [Subscription] = [],
+        position: UInt64 = 0
     ) {
         self.subscriptions = subscriptions
+        self.position = position
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -474,12 +488,14 @@ extension RestorePurchasesResponse: CMessageConvertible {
     init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
         let m = c.pointee
         try self.init(
-            subscriptions: ProtoField.messages(m.subscriptions, count: m.n_subscriptions, "subscriptions"))
+            subscriptions: ProtoField.messages(m.subscriptions, count: m.n_subscriptions, "subscriptions"),
+            position: m.position)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.n_subscriptions = subscriptions.count
         c.subscriptions = arena.messages(subscriptions)
+        c.position = position
     }
 }
 
@@ -532,13 +548,18 @@ public struct RefreshSubscriptionResponse: ProtoMessage, Hashable {
     /// True when the store's answer changed the recorded state.
     public var changed: Bool
 
+    /// The ledger's change-feed position once the state was recorded (CheckAccess min_position).
+    public var position: UInt64
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         subscription: Subscription? = nil,
-        changed: Bool = false
+        changed: Bool = false,
+        position: UInt64 = 0
     ) {
         self.subscription = subscription
         self.changed = changed
+        self.position = position
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -559,12 +580,14 @@ extension RefreshSubscriptionResponse: CMessageConvertible {
         let m = c.pointee
         try self.init(
             subscription: ProtoField.message(m.subscription, "subscription"),
-            changed: m.changed != 0)
+            changed: m.changed != 0,
+            position: m.position)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.subscription = subscription?.cMessage(in: arena)
         c.changed = changed ? 1 : 0
+        c.position = position
     }
 }
 

@@ -197,10 +197,17 @@ struct  Subscriptions__Entitlement__V1__CheckAccessRequest
    * The instant to answer for; 0 means now.
    */
   int64_t at_ms;
+  /*
+   * Read your own write: answer only from a view that has applied the ledger's change-feed
+   * position a write answered (`position` of VerifyApplePurchase, VerifyGooglePurchase,
+   * RestorePurchases, RefreshSubscription, GrantEntitlement, RevokeGrant ...). The answer waits
+   * for the view to get there, at most 10 s and the call's deadline, then is UNAVAILABLE.
+   */
+  uint64_t min_position;
 };
 #define SUBSCRIPTIONS__ENTITLEMENT__V1__CHECK_ACCESS_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__check_access_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
 
 
 struct  Subscriptions__Entitlement__V1__CheckAccessResponse
@@ -299,10 +306,14 @@ struct  Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest
    * The instant to answer for; 0 means now.
    */
   int64_t at_ms;
+  /*
+   * Read your own write, as CheckAccess's min_position.
+   */
+  uint64_t min_position;
 };
 #define SUBSCRIPTIONS__ENTITLEMENT__V1__GET_ACTIVE_SUBSCRIPTIONS_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor) \
-    , (char *)protobuf_c_empty_string, 0,NULL, 0 }
+    , (char *)protobuf_c_empty_string, 0,NULL, 0, 0 }
 
 
 /*

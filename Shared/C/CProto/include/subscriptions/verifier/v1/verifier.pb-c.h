@@ -130,10 +130,15 @@ struct  Subscriptions__Verifier__V1__VerifyPurchaseResponse
    * The account the purchase was linked to before, when the transfer policy moved it.
    */
   char *previous_account_id;
+  /*
+   * The ledger's change-feed position once the call's writes were made: give it to
+   * CheckAccess as min_position to read what this call wrote.
+   */
+  uint64_t position;
 };
 #define SUBSCRIPTIONS__VERIFIER__V1__VERIFY_PURCHASE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__verify_purchase_response__descriptor) \
-    , NULL, 0, (char *)protobuf_c_empty_string }
+    , NULL, 0, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Subscriptions__Verifier__V1__RestorePurchasesRequest
@@ -197,10 +202,15 @@ struct  Subscriptions__Verifier__V1__RestorePurchasesResponse
    */
   size_t n_subscriptions;
   Subscriptions__Common__V1__Subscription **subscriptions;
+  /*
+   * The ledger's change-feed position once the restore's writes were made (CheckAccess
+   * min_position).
+   */
+  uint64_t position;
 };
 #define SUBSCRIPTIONS__VERIFIER__V1__RESTORE_PURCHASES_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__restore_purchases_response__descriptor) \
-    , 0,NULL }
+    , 0,NULL, 0 }
 
 
 struct  Subscriptions__Verifier__V1__RefreshSubscriptionRequest
@@ -221,10 +231,14 @@ struct  Subscriptions__Verifier__V1__RefreshSubscriptionResponse
    * True when the store's answer changed the recorded state.
    */
   protobuf_c_boolean changed;
+  /*
+   * The ledger's change-feed position once the state was recorded (CheckAccess min_position).
+   */
+  uint64_t position;
 };
 #define SUBSCRIPTIONS__VERIFIER__V1__REFRESH_SUBSCRIPTION_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__refresh_subscription_response__descriptor) \
-    , NULL, 0 }
+    , NULL, 0, 0 }
 
 
 struct  Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest

@@ -1172,7 +1172,7 @@ const ProtobufCMessageDescriptor subscriptions__entitlement__v1__grant_renewal__
   (ProtobufCMessageInit) subscriptions__entitlement__v1__grant_renewal__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__check_access_request__field_descriptors[3] =
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__check_access_request__field_descriptors[4] =
 {
   {
     "account_id",
@@ -1210,16 +1210,29 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__check_acce
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "min_position",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__CheckAccessRequest, min_position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__entitlement__v1__check_access_request__field_indices_by_name[] = {
   0,   /* field[0] = account_id */
   2,   /* field[2] = at_ms */
   1,   /* field[1] = capability */
+  3,   /* field[3] = min_position */
 };
 static const ProtobufCIntRange subscriptions__entitlement__v1__check_access_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor subscriptions__entitlement__v1__check_access_request__descriptor =
 {
@@ -1229,7 +1242,7 @@ const ProtobufCMessageDescriptor subscriptions__entitlement__v1__check_access_re
   "Subscriptions__Entitlement__V1__CheckAccessRequest",
   "subscriptions.entitlement.v1",
   sizeof(Subscriptions__Entitlement__V1__CheckAccessRequest),
-  3,
+  4,
   subscriptions__entitlement__v1__check_access_request__field_descriptors,
   subscriptions__entitlement__v1__check_access_request__field_indices_by_name,
   1,  subscriptions__entitlement__v1__check_access_request__number_ranges,
@@ -1555,7 +1568,7 @@ const ProtobufCMessageDescriptor subscriptions__entitlement__v1__list_entitlemen
   (ProtobufCMessageInit) subscriptions__entitlement__v1__list_entitlements_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__get_active_subscriptions_request__field_descriptors[3] =
+static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__get_active_subscriptions_request__field_descriptors[4] =
 {
   {
     "account_id",
@@ -1593,16 +1606,29 @@ static const ProtobufCFieldDescriptor subscriptions__entitlement__v1__get_active
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "min_position",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest, min_position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__entitlement__v1__get_active_subscriptions_request__field_indices_by_name[] = {
   0,   /* field[0] = account_id */
   2,   /* field[2] = at_ms */
+  3,   /* field[3] = min_position */
   1,   /* field[1] = product_ids */
 };
 static const ProtobufCIntRange subscriptions__entitlement__v1__get_active_subscriptions_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_active_subscriptions_request__descriptor =
 {
@@ -1612,7 +1638,7 @@ const ProtobufCMessageDescriptor subscriptions__entitlement__v1__get_active_subs
   "Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest",
   "subscriptions.entitlement.v1",
   sizeof(Subscriptions__Entitlement__V1__GetActiveSubscriptionsRequest),
-  3,
+  4,
   subscriptions__entitlement__v1__get_active_subscriptions_request__field_descriptors,
   subscriptions__entitlement__v1__get_active_subscriptions_request__field_indices_by_name,
   1,  subscriptions__entitlement__v1__get_active_subscriptions_request__number_ranges,

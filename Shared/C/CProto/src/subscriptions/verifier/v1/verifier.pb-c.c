@@ -1087,7 +1087,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__verify_google_purc
   (ProtobufCMessageInit) subscriptions__verifier__v1__verify_google_purchase_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__verifier__v1__verify_purchase_response__field_descriptors[3] =
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__verify_purchase_response__field_descriptors[4] =
 {
   {
     "subscription",
@@ -1125,16 +1125,29 @@ static const ProtobufCFieldDescriptor subscriptions__verifier__v1__verify_purcha
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "position",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__VerifyPurchaseResponse, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__verifier__v1__verify_purchase_response__field_indices_by_name[] = {
   1,   /* field[1] = newly_linked */
+  3,   /* field[3] = position */
   2,   /* field[2] = previous_account_id */
   0,   /* field[0] = subscription */
 };
 static const ProtobufCIntRange subscriptions__verifier__v1__verify_purchase_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor subscriptions__verifier__v1__verify_purchase_response__descriptor =
 {
@@ -1144,7 +1157,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__verify_purchase_re
   "Subscriptions__Verifier__V1__VerifyPurchaseResponse",
   "subscriptions.verifier.v1",
   sizeof(Subscriptions__Verifier__V1__VerifyPurchaseResponse),
-  3,
+  4,
   subscriptions__verifier__v1__verify_purchase_response__field_descriptors,
   subscriptions__verifier__v1__verify_purchase_response__field_indices_by_name,
   1,  subscriptions__verifier__v1__verify_purchase_response__number_ranges,
@@ -1305,7 +1318,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__google_purchase_re
   (ProtobufCMessageInit) subscriptions__verifier__v1__google_purchase_ref__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__verifier__v1__restore_purchases_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__restore_purchases_response__field_descriptors[2] =
 {
   {
     "subscriptions",
@@ -1319,14 +1332,27 @@ static const ProtobufCFieldDescriptor subscriptions__verifier__v1__restore_purch
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "position",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RestorePurchasesResponse, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__verifier__v1__restore_purchases_response__field_indices_by_name[] = {
+  1,   /* field[1] = position */
   0,   /* field[0] = subscriptions */
 };
 static const ProtobufCIntRange subscriptions__verifier__v1__restore_purchases_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor subscriptions__verifier__v1__restore_purchases_response__descriptor =
 {
@@ -1336,7 +1362,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__restore_purchases_
   "Subscriptions__Verifier__V1__RestorePurchasesResponse",
   "subscriptions.verifier.v1",
   sizeof(Subscriptions__Verifier__V1__RestorePurchasesResponse),
-  1,
+  2,
   subscriptions__verifier__v1__restore_purchases_response__field_descriptors,
   subscriptions__verifier__v1__restore_purchases_response__field_indices_by_name,
   1,  subscriptions__verifier__v1__restore_purchases_response__number_ranges,
@@ -1381,7 +1407,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__refresh_subscripti
   (ProtobufCMessageInit) subscriptions__verifier__v1__refresh_subscription_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__verifier__v1__refresh_subscription_response__field_descriptors[2] =
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__refresh_subscription_response__field_descriptors[3] =
 {
   {
     "subscription",
@@ -1407,15 +1433,28 @@ static const ProtobufCFieldDescriptor subscriptions__verifier__v1__refresh_subsc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "position",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RefreshSubscriptionResponse, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__verifier__v1__refresh_subscription_response__field_indices_by_name[] = {
   1,   /* field[1] = changed */
+  2,   /* field[2] = position */
   0,   /* field[0] = subscription */
 };
 static const ProtobufCIntRange subscriptions__verifier__v1__refresh_subscription_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor subscriptions__verifier__v1__refresh_subscription_response__descriptor =
 {
@@ -1425,7 +1464,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__refresh_subscripti
   "Subscriptions__Verifier__V1__RefreshSubscriptionResponse",
   "subscriptions.verifier.v1",
   sizeof(Subscriptions__Verifier__V1__RefreshSubscriptionResponse),
-  2,
+  3,
   subscriptions__verifier__v1__refresh_subscription_response__field_descriptors,
   subscriptions__verifier__v1__refresh_subscription_response__field_indices_by_name,
   1,  subscriptions__verifier__v1__refresh_subscription_response__number_ranges,
