@@ -6,7 +6,7 @@ import Testing
 /// `docs/quickstart.md` run as written: the sandbox (`scripts/run-local --sandbox`, what `make
 /// sandbox` runs once built), its receiver, its curl commands and its Python program, each
 /// compared with what the page says they print (`Tests/Python/quickstart_check.py`).
-@Suite("Quickstart", .serialized)
+@Suite("Quickstart", .serialized, .timeLimit(.minutes(10)))
 struct QuickstartTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -104,6 +104,26 @@ struct LedgerEventLogTests {
         }
     }
 
+    @Test("leases run on the machine's clock: a jump of the time the ledger decides at does not end one")
+    func leasesOnTheMachinesClock() async throws {
+        let (database, remove) = try await LedgerEngine.sqlite.open()
+        defer { remove() }
+        let decided = TestClock()
+        let machine = TestClock()
+        let ledger = Ledger(database: database, now: { decided.now }, leaseNow: { machine.now })
+        let first = try await Self.lease(ledger, "instance-a")
+        #expect(first.held && first.expiresMilliseconds == machine.now + 10_000)
+        // A simulated month passes in an instant: the lease and the appends under it go on.
+        decided.advance(by: 31 * 86_400_000)
+        _ = try await ledger.eventLog.appendEvents(
+            AppendEventsRequest(owner: "instance-a", events: [], throughFeedPosition: 0))
+        #expect(!(try await Self.lease(ledger, "instance-b")).held)
+        // The machine's ten seconds end it.
+        machine.advance(by: 10_000)
+        #expect(try await Self.lease(ledger, "instance-b").held)
+        await database.close()
+    }
+
     @Test(
         "a lease is held by one owner until it expires; its holder renews it, another takes it after",
         arguments: engines)

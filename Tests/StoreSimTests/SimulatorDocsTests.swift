@@ -150,7 +150,7 @@ struct SimulatorDocsTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let storesim = try ServiceProcess("storesim", environment: ["STORESIM_DIR": directory.path])
         defer { storesim.stop() }
-        _ = try #require(await storesim.line(containing: "\"msg\":\"storesim ready\""), "\(storesim.log)")
+        _ = try await storesim.line(containing: "\"msg\":\"storesim ready\"", within: 60)
         let written = Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
         let rows = try #require(try Self.page().table(with: ["file", "what it is"]))
         let files = rows.compactMap { ManualPage.codeSpans($0["file"] ?? "").first }

@@ -24,13 +24,14 @@ public struct Ledger: Sendable {
 
     public init(
         database: any LedgerDatabase, defaultTransferPolicy: TransferPolicy = .transfer,
-        now: (@Sendable () -> Int64)? = nil
+        now: (@Sendable () -> Int64)? = nil, leaseNow: (@Sendable () -> Int64)? = nil
     ) {
         self.database = database
         self.defaultTransferPolicy = defaultTransferPolicy
         let now = now ?? { Int64(Date().timeIntervalSince1970 * 1000) }
         self.now = now
-        let transactions = LedgerTransactions(database: database, now: now, changeSignal: ChangeSignal())
+        let transactions = LedgerTransactions(
+            database: database, now: now, leaseNow: leaseNow ?? now, changeSignal: ChangeSignal())
         self.transactions = transactions
         inbox = LedgerInbox(transactions: transactions)
         verifiedStates = LedgerVerifiedStates(transactions: transactions)

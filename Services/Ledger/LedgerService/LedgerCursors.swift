@@ -60,10 +60,11 @@ extension LedgerCursors {
             throw LedgerError.invalidArgument("log_on_ms \(logOn) is negative")
         }
         let at = transactions.now()
+        let leaseAt = transactions.leaseNow()
         return { tx in
             let store = LedgerStore(tx)
             let answer = try Self.takeLease(
-                store, request.name, owner: request.owner, for: request.ttlMilliseconds, at: at)
+                store, request.name, owner: request.owner, for: request.ttlMilliseconds, at: leaseAt)
             if answer.held, request.name == Ledger.eventsLease {
                 try LedgerEventLog.startEventLog(store, turnedOn: request.logOnMilliseconds, at: at)
             }

@@ -41,9 +41,11 @@ extension LedgerEventLog {
             try Ledger.checkOptional(attempt.lastError ?? "", "attempts[\(index)].last_error", max: 1024)
         }
         let at = transactions.now()
+        let leaseAt = transactions.leaseNow()
         return { tx in
             let store = LedgerStore(tx)
-            try LedgerCursors.checkLease(store, Ledger.deliveryLease(request.endpoint), owner: request.owner, at: at)
+            try LedgerCursors.checkLease(
+                store, Ledger.deliveryLease(request.endpoint), owner: request.owner, at: leaseAt)
             try store.raiseDelivered(
                 request.endpoint, through: request.deliveredThrough, disabledAt: request.disable ? at : nil)
             for var attempt in request.attempts {

@@ -75,7 +75,7 @@ extension LedgerEventLog {
                 try Ledger.check(capability, Event.Limits.capability, "events[\(index)].capability")
             }
         }
-        let at = transactions.now()
+        let at = transactions.leaseNow()
         return { tx in
             let store = LedgerStore(tx)
             try LedgerCursors.checkLease(store, Ledger.eventsLease, owner: request.owner, at: at)

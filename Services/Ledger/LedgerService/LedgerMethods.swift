@@ -16,7 +16,6 @@ enum LedgerMethods {
     /// Subscriptions or links per snapshot chunk (the proto's limit is 500).
     static let snapshotPage = 500
 
-
     static func register(on router: RPCRouter, ledger: Ledger) {
         // Writes start on the event loop (decode and checks) and answer from the writer thread
         // once their batch is durable: no task between the socket and the storage writer.

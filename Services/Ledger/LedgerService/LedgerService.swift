@@ -36,7 +36,8 @@ public enum LedgerService {
         let policy: TransferPolicy = policyName == "keep" ? .keep : policyName == "refuse" ? .refuse : .transfer
         let ledger = Ledger(
             database: database, defaultTransferPolicy: policy,
-            now: { [clock = host.clock] in clock.epochMilliseconds() })
+            now: { [clock = host.clock] in clock.epochMilliseconds() },
+            leaseNow: { [clock = host.clock] in clock.machineEpochMilliseconds() })
         LedgerMethods.register(on: host.router, ledger: ledger)
         host.add(AccessRulesPass(ledger: ledger, logger: host.logger))
         return host

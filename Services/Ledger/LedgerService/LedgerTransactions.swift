@@ -10,6 +10,9 @@ struct LedgerTransactions: Sendable {
     let database: any LedgerDatabase
     /// The clock: Unix epoch milliseconds.
     let now: @Sendable () -> Int64
+    /// The machine's clock, which leases run on: a lease lasts the seconds it says even where
+    /// the ledger decides at a simulated time that jumps (`CLOCK_FILE`).
+    let leaseNow: @Sendable () -> Int64
     /// Rung after every commit of this instance, for change-feed readers.
     let changeSignal: ChangeSignal
 

@@ -42,7 +42,8 @@ extension LedgerVerifiedStates {
             let store = LedgerStore(tx)
             guard try store.cursor(Ledger.accessRulesCursor).value < version else { return nil }
             let lease = try LedgerCursors.takeLease(
-                store, Ledger.accessRulesLease, owner: owner, for: Ledger.accessRulesLeaseMilliseconds, at: at)
+                store, Ledger.accessRulesLease, owner: owner, for: Ledger.accessRulesLeaseMilliseconds,
+                at: transactions.leaseNow())
             guard lease.held else { return AccessRulesPage(elsewhere: true) }
             let rows = try store.applePeriodStates(after: after, limit: limit)
             var page = AccessRulesPage(read: rows.count)

@@ -28,6 +28,9 @@ public actor EventPublisher {
     public let owner: String
     let leaseMilliseconds: Int64
     let now: @Sendable () -> Int64
+    /// The machine's time (what `now` is unless told otherwise), which the lease's renewals
+    /// run on.
+    let machineNow: @Sendable () -> Int64
     let logger: Logger
     private var leading = false
     private var ready = false
@@ -61,6 +64,7 @@ public actor EventPublisher {
         self.logger = logger
         // Unless told otherwise, the logger's clock: the service's.
         self.now = now ?? { [clock = logger.clock] in clock.epochMilliseconds() }
+        machineNow = now ?? { [clock = logger.clock] in clock.machineEpochMilliseconds() }
         lease = LeaseKeeper(name: "events", owner: owner, milliseconds: leaseMilliseconds)
         lease.logOn = logOn
         appended =
@@ -124,7 +128,7 @@ public actor EventPublisher {
     /// Takes or renews the lease; takes over or steps down as it says.
     public func renewLease() async {
         let answer = await lease.ask(client)
-        switch lease.update(answer, now: now()) {
+        switch lease.update(answer, now: machineNow()) {
         case .taken:
             logger.info("computing the event log", ["owner": owner])
             leading = true
@@ -277,7 +281,7 @@ public actor EventPublisher {
                 guard generation == pendingGeneration else { continue }
                 pending.removeFirst(min(batch.count, pending.count))
                 appendedThrough = max(appendedThrough, covers)
-            } catch where error.code == .failedPrecondition {
+            } catch  where error.code == .failedPrecondition {
                 stepDown("\(error.message)")
                 return false
             } catch {

@@ -51,9 +51,11 @@ public actor WebhookDeliverer {
     let leaseMilliseconds: Int64
     let rules: DeliveryRules
     let now: @Sendable () -> Int64
-    /// The time a request's `webhook-timestamp` says: the receiver checks it against its own
-    /// clock, so it is the machine's even where the service decides at a simulated time.
-    let signingTime: @Sendable () -> Int64
+    /// The machine's time (what `now` is unless told otherwise): a request's
+    /// `webhook-timestamp`, which the receiver checks against its own clock, and the lease's
+    /// renewals, which last the seconds they say even where the service decides at a
+    /// simulated time.
+    let machineNow: @Sendable () -> Int64
     let random: @Sendable () -> Double
     let logger: Logger
     let metrics: MetricsRegistry?
@@ -95,7 +97,7 @@ public actor WebhookDeliverer {
         self.metrics = metrics
         // Unless told otherwise, the logger's clock: the service's.
         self.now = now ?? { [clock = logger.clock] in clock.epochMilliseconds() }
-        signingTime = now ?? { [clock = logger.clock] in clock.machineEpochMilliseconds() }
+        machineNow = now ?? { [clock = logger.clock] in clock.machineEpochMilliseconds() }
         self.random = random
         lease = LeaseKeeper(name: "webhook.\(endpoint.name)", owner: owner, milliseconds: leaseMilliseconds)
         transport = HTTPClientTransport(requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024)
@@ -114,7 +116,7 @@ public actor WebhookDeliverer {
 
     public func renewLease() async {
         let answer = await lease.ask(client)
-        switch lease.update(answer, now: now()) {
+        switch lease.update(answer, now: machineNow()) {
         case .taken:
             leading = true
             loaded = false
@@ -230,7 +232,7 @@ public actor WebhookDeliverer {
             if let attempt = attempts[entry.sequence], attempt.nextAttemptMilliseconds > at { continue }
             guard inFlight.count < rules.maxInFlight else { break }
             inFlight.insert(entry.sequence)
-            let request = self.request(event, at: signingTime())
+            let request = self.request(event, at: machineNow())
             let sequence = entry.sequence
             Task { [transport] in
                 let outcome = await transport.perform(request)
