@@ -19,7 +19,12 @@ enum VerifierMethods {
             return response
         }
         router.unary(VerifierRPC.restorePurchases, limits: .large) { (context, request: RestorePurchasesRequest) in
-            var response = try await restore(request, actor: context.actor, apple: apple, google: google)
+            let actor = context.actor
+            let work = { try await restore(request, actor: actor, apple: apple, google: google) }
+            // An import's restore runs to its end even when its caller goes away (killed, or
+            // past its deadline): what the store answered is recorded, and the import run
+            // again finds it in the ledger instead of asking the store a second time.
+            var response = try await request.reason == nil ? work() : Task { try await work() }.value
             if let ledger = apple?.ledger ?? google?.ledger { response.position = try await ledger.feedPosition() }
             return response
         }
