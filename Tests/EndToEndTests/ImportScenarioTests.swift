@@ -43,6 +43,8 @@ struct ImportScenarioTests {
                 export.append(
                     "apple-\(index),alias-\(index),app_store,true,com.example.pro.monthly,\(original),\(original)")
             }
+            // An id the App Store does not know: refused, NOT_FOUND.
+            export.append("rc-lost,rc-lost,app_store,true,com.example.pro.monthly,9999999999,9999999999")
             export.append("rc-play,rc-play,play_store,false,pro_sub,GPA.1,GPA.1")
             export.append("rc-web,rc-web,stripe,false,pro_web,sub_1,sub_1")
             let exportFile = directory.appendingPathComponent("transactions.csv")
@@ -57,20 +59,23 @@ struct ImportScenarioTests {
 
             let verifier = "127.0.0.1:\(try await stack.verifier.rpcPort())"
             let started = ContinuousClock.now
-            let apple = try await Self.importKilledThenResumed(exportFile, verifier: verifier, subscriptions: half)
+            let apple = try await Self.importKilledThenResumed(exportFile, verifier: verifier, subscriptions: half + 1)
             let google = try await Self.importKilledThenResumed(ownFile, verifier: verifier, subscriptions: half)
             let elapsed = ContinuousClock.now - started
             print("imported \(2 * half) subscriptions in \(elapsed) (both runs of both files)")
 
-            for (report, extra) in [(apple, 2), (google, 0)] {
-                #expect(report["subscriptions"] as? Int == half)
-                #expect(report["rows"] as? Int == half + extra)
+            for (report, refused, extra) in [(apple, 1, 2), (google, 0, 0)] {
+                #expect(report["subscriptions"] as? Int == half + refused)
+                #expect(report["rows"] as? Int == half + refused + extra)
                 #expect(report["not_done"] as? Int == 0)
                 let imported = report["imported"] as? Int ?? 0
                 let present = report["already_present"] as? Int ?? 0
                 #expect(imported + present == half, "\(report)")
                 #expect(present <= 2, "only a subscription in flight at the kill may be found recorded: \(report)")
-                #expect((report["refused"] as? [String: Int]) == [:])
+                let reasons = report["refused"] as? [String: Int] ?? [:]
+                #expect(reasons.values.reduce(0, +) == refused, "\(reasons)")
+                #expect(
+                    reasons.keys.allSatisfy { $0.hasPrefix("NOT_FOUND: ") && $0.contains("9999999999") }, "\(reasons)")
             }
             #expect(apple["needs_token"] as? Int == 1)
             #expect((apple["skipped"] as? [String: Int]) == ["stripe": 1])
