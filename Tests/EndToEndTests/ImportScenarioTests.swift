@@ -112,6 +112,49 @@ struct ImportScenarioTests {
         }
     }
 
+    @Test("an import waits out the stores' rate limits and outages and imports everything, refusing nothing")
+    func rateLimitedAndUnavailable() async throws {
+        try await StoreSimStack.with(inProcess: true) { stack in
+            let originals = try #require(
+                try await stack.control("apple/buy-batch", ["productId": "com.example.pro.monthly", "count": 10])[
+                    "originalTransactionIds"] as? [String])
+            let tokens = try #require(
+                try await stack.control("google/buy-batch", ["productId": "pro_sub", "count": 10])["purchaseTokens"]
+                    as? [String])
+            var lines = originals.enumerated().map {
+                #"{"account_id": "apple-\#($0.offset)", "store": "apple", "environment": "sandbox", "transaction_id": "\#($0.element)"}"#
+            }
+            lines += tokens.enumerated().map {
+                #"{"account_id": "google-\#($0.offset)", "store": "google", "purchase_token": "\#($0.element)", "package_name": "com.example.app", "product_id": "pro_sub"}"#
+            }
+            let directory = stack.entitlementStack.directory.appendingPathComponent("import")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let file = directory.appendingPathComponent("subscribers.jsonl")
+            try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            // The App Store's rate limit (429, Retry-After: 1) and Play out of reach (503), for a while.
+            _ = try await stack.control("apple/api-faults", ["count": 12, "status": 429])
+            _ = try await stack.control("google/api-faults", ["count": 12, "status": 503])
+            let subctl = ServiceProcess.binDirectory.appendingPathComponent("subctl")
+            let result = try await runCommand(
+                subctl,
+                [
+                    "import", file.path, "--addr", "127.0.0.1:\(try await stack.verifier.rpcPort())", "--rate", "100",
+                    "--report-json", file.path + ".report.json",
+                ])
+            #expect(result.status == 0, "\(result.output)\(result.errors)")
+            let report = try #require(
+                try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: URL(fileURLWithPath: file.path + ".report.json")))
+                    as? [String: Any])
+            #expect(report["imported"] as? Int == 20, "\(report)")
+            #expect((report["refused"] as? [String: Int]) == [:], "\(report)")
+            for store in ["apple", "google"] {
+                #expect(try await stack.control("\(store)/api-faults")["remaining"] as? Int == 0, "\(store)")
+            }
+            #expect(result.output.hasPrefix("import: 20 rows, 20 subscriptions\n  imported           20\n"))
+        }
+    }
+
     /// Runs `subctl import FILE` until about a third of `subscriptions` are done, kills it with
     /// SIGKILL, runs it again to the end, and answers the second run's JSON report. Every
     /// subscription is in the progress file exactly once.
