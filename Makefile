@@ -1,6 +1,6 @@
 # Entry points. Each installs what a fresh Debian machine lacks before it builds.
 SWIFT ?= swift
-.PHONY: deps build release run sandbox demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement bench-webhooks format clean
+.PHONY: deps build release run sandbox demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement bench-webhooks bench-import format clean
 
 deps:
 	@scripts/install-deps build
@@ -78,6 +78,13 @@ bench-webhooks: deps
 	$(SWIFT) build -c release --product webhookbench
 	$(SWIFT) build -c release --product ledger
 	.build/release/webhookbench --ledger .build/release/ledger
+
+# subctl import of 10,000 subscriptions (5,000 App Store in a RevenueCat export, 5,000 Play in
+# the own CSV) against storesim, killed with SIGKILL a third of the way and run again; prints
+# the time both runs of both files took (`make bench-import ROWS=2000` for another size).
+bench-import: deps
+	$(SWIFT) build --build-tests
+	IMPORT_ROWS=$(or $(ROWS),10000) $(SWIFT) test --skip-build --filter ImportScenarioTests
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Shared Services Tests

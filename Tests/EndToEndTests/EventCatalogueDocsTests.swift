@@ -137,7 +137,7 @@ struct EventCatalogueDocsTests {
             }
             return nil
         case .fetched:
-            return [EventKind.stateRefreshed, .acknowledged].first(where: named).map { ($0, "API", nil) }
+            return [EventKind.stateRefreshed, .acknowledged, .imported].first(where: named).map { ($0, "API", nil) }
         case .voided:
             return [EventKind.refunded, .other].first(where: named).map { ($0, "VOIDED_PURCHASE", nil) }
         case .action:

@@ -170,6 +170,38 @@ struct ApplePurchaseTests {
         await harness.stop()
     }
 
+    @Test(
+        "an import's restore records an imported event with the caller and reason, and once held asks the store no more"
+    )
+    func importRestore() async throws {
+        let harness = try await AppleAdapterHarness()
+        harness.api.set("2000000001", .init(transaction: harness.transaction(), renewal: harness.renewal(), status: 1))
+        let verifier = try verifierClient(apple: harness.adapter)
+        let request = RestorePurchasesRequest(
+            accountID: "user-9", appleTransactionIDs: ["2000000001"], idempotencyKey: "import-1",
+            reason: "migration (subs.csv row 1)")
+        let first = try await verifier.restorePurchases(request)
+        // The harness's App Store is the sandbox.
+        let key = SubscriptionKey(store: .apple, environment: .sandbox, storeID: "2000000001")
+        #expect(first.restored == [RestoredPurchase(key: key, link: .linked)])
+        let imported = try #require(try await harness.history(key).first { $0.kind == .imported })
+        #expect(imported.reason == "migration (subs.csv row 1)")
+        #expect(imported.actor?.isEmpty == false)
+        #expect(imported.storeSubtype == nil)
+        let calls = harness.api.calls.count
+        let again = try await verifier.restorePurchases(request)
+        #expect(again.restored == [RestoredPurchase(key: key, link: .alreadyRecorded)])
+        #expect(again.subscriptions.map(\.key) == [key])
+        #expect(harness.api.calls.count == calls)
+        // Without a reason a restore asks the store as before, and records no imported event.
+        let restore = try await verifier.restorePurchases(
+            RestorePurchasesRequest(accountID: "user-9", appleTransactionIDs: ["2000000001"], idempotencyKey: "r-2"))
+        #expect(restore.restored == [RestoredPurchase(key: key, link: .alreadyLinked)])
+        #expect(harness.api.calls.count > calls)
+        #expect(try await harness.history(key).filter { $0.kind == .imported }.count == 1)
+        await harness.stop()
+    }
+
     @Test("account tokens: a UUID account is its own token; other ids map to a stable name-based UUID")
     func accountTokens() {
         let uuid = "7A1C2F0E-3B7D-4D7C-9A57-1B2C3D4E5F60"

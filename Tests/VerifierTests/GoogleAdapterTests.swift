@@ -146,6 +146,35 @@ struct GoogleAdapterTests {
         await harness.stop()
     }
 
+    @Test("an import's restore records an imported event; another account's purchase is its outcome, not a failure")
+    func importRestore() async throws {
+        let harness = try await Harness()
+        harness.api.setSubscription("tok-7", harness.purchase())
+        harness.api.setSubscription("tok-8", harness.purchase(account: "someone-else"))
+        let verifier = try verifierClient(google: harness.adapter)
+        let purchases = ["tok-7", "tok-8"].map {
+            GooglePurchaseRef(packageName: Self.package, productID: "pro_monthly", purchaseToken: $0)
+        }
+        let request = RestorePurchasesRequest(
+            accountID: "user-7", googlePurchases: purchases, idempotencyKey: "import-7",
+            reason: "migration (p.csv row 1)")
+        let response = try await verifier.restorePurchases(request)
+        #expect(
+            response.restored == [
+                RestoredPurchase(key: harness.key("tok-7"), link: .linked),
+                RestoredPurchase(key: harness.key("tok-8"), link: .kept),
+            ])
+        let history = try await harness.ledger.getHistory(GetHistoryRequest(key: harness.key("tok-7")))
+        let imported = try #require(history.events.first { $0.kind == .imported })
+        #expect(imported.reason == "migration (p.csv row 1)" && imported.actor?.isEmpty == false)
+        // Run again: the held purchase is answered from the ledger, Play is asked only about the other.
+        let calls = harness.api.calls.count
+        let again = try await verifier.restorePurchases(request)
+        #expect(again.restored.first == RestoredPurchase(key: harness.key("tok-7"), link: .alreadyRecorded))
+        #expect(harness.api.calls.dropFirst(calls).allSatisfy { $0.hasSuffix("tok-8") })
+        await harness.stop()
+    }
+
     @Test("the ledger's refusal reaches the caller as the ledger gave it; a refresh of an unknown token is NOT_FOUND")
     func ledgerRefusalPassesThrough() async throws {
         let harness = try await Harness()

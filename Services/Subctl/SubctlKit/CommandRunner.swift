@@ -7,12 +7,17 @@ import Wire
 public struct CommandRunner {
     let write: (String) -> Void
     let now: () -> Date
+    let status: ((String) -> Void)?
 
     /// `write` receives what goes to standard output; `now` is the time `apple verify` checks
-    /// data without a `signedDate` at.
-    public init(write: @escaping (String) -> Void, now: @escaping () -> Date = Date.init) {
+    /// data without a `signedDate` at; `status`, when given (stdout is a terminal), receives a
+    /// line that replaces the previous one: an import's progress bar.
+    public init(
+        write: @escaping (String) -> Void, now: @escaping () -> Date = Date.init, status: ((String) -> Void)? = nil
+    ) {
         self.write = write
         self.now = now
+        self.status = status
     }
 
     /// Runs `command`. `transport` must be given for commands with `callOptions`;
@@ -72,6 +77,8 @@ public struct CommandRunner {
         case .appleOperation(let operation, let options):
             guard let transport else { preconditionFailure("apple operations need a transport") }
             try await run(operation, transport: transport, options: options)
+        case .importFile(let options):
+            try await runImport(options, transport: transport)
         }
     }
 }

@@ -29,6 +29,8 @@ public enum SubctlCommand: Sendable, Equatable {
     case google(GoogleCommand, options: CallOptions)
     /// `apple extend|set-token|refunds`: an App Store operation through the verifier.
     case appleOperation(AppleOperation, options: CallOptions)
+    /// `import FILE`: restore the subscriptions an import file names through the verifier.
+    case importFile(ImportOptions)
     /// Print `usage`.
     case help
 
@@ -38,6 +40,7 @@ public enum SubctlCommand: Sendable, Equatable {
         case .health(_, let options), .call(_, _, let options), .ledger(_, let options), .access(_, let options),
             .google(_, let options), .appleOperation(_, let options):
             options
+        case .importFile(let options): options.dryRun ? nil : options.call
         case .methods, .describe, .apple, .help: nil
         }
     }
@@ -139,6 +142,18 @@ public enum SubctlCommand: Sendable, Equatable {
                       The customer's refunded purchases, each marked recorded-before yes or no
                       (the ones the ledger did not know are recorded now).
 
+        importing subscribers (--addr is the verifier's):
+          import FILE --addr HOST:PORT [--rate N] [--dry-run] [--progress FILE] [--report-json FILE]
+                [--account-from original|last-seen] [--reason TEXT]
+                      Restore each distinct subscription FILE names (a RevenueCat Transactions
+                      export, or CSV or JSON lines of account_id, store apple|google, environment,
+                      transaction_id, or purchase_token, package_name and product_id) for its
+                      account, at most N a second (default 10), waiting out the stores' rate
+                      limits. Each outcome is kept in the progress file (FILE.progress by
+                      default), so running the same command again after a stop goes on where it
+                      ended without asking the store twice. Ends with a report (--report-json
+                      writes it as JSON too); --dry-run reads and counts only.
+
         METHOD is package.Service/Method, Service/Method, or Method when only one service has it.
         NAME is a message or enum with or without its package, or a METHOD.
         KEY is STORE/ENV/STORE_ID: STORE apple or google, ENV production or sandbox, STORE_ID the
@@ -218,13 +233,15 @@ public enum SubctlCommand: Sendable, Equatable {
             return try parseApple(rest)
         case "google":
             return try parseGoogle(rest)
+        case "import":
+            return try parseImport(rest)
         default:
             throw SubctlError(.usage, "unknown command \"\(command)\" (\(commandNames))")
         }
     }
 
     private static let commandNames =
-        "health, call, methods, describe, account, history, inbox, replay, events, access, apple or google"
+        "health, call, methods, describe, account, history, inbox, replay, events, access, apple, google or import"
 
     /// The arguments of one command, sorted into option values, flags and positionals.
     struct Scanned {

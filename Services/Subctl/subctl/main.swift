@@ -16,7 +16,11 @@ do throws(SubctlError) {
     let command = try SubctlCommand.parse(Array(CommandLine.arguments.dropFirst()))
     let transport = try command.callOptions.map { options throws(SubctlError) in try options.client() }
     defer { transport?.shutdown() }
-    let runner = CommandRunner { emit($0, to: .standardOutput) }
+    // The progress bar rewrites one line, only on a terminal.
+    let status: ((String) -> Void)? =
+        isatty(STDOUT_FILENO) == 1
+        ? { FileHandle.standardOutput.write(Data("\r\u{1B}[K\($0)".utf8)) } : nil
+    let runner = CommandRunner(write: { emit($0, to: .standardOutput) }, status: status)
     try await runner.run(command, transport: transport) {
         String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
     }

@@ -30,6 +30,20 @@ enum PurchaseChecks {
         }
     }
 
+    /// How a restore's link of `key` ended, as the restore answers it.
+    static func restored(_ key: SubscriptionKey, _ link: LinkAccountResponse) -> RestoredPurchase {
+        let outcome: RestoreLink? =
+            switch link.outcome {
+            case .linked?: .linked
+            case .alreadyLinked?: .alreadyLinked
+            case .transferred?: .transferred
+            case .kept?: .kept
+            case .refused?: .refused
+            default: nil
+            }
+        return RestoredPurchase(key: key, link: outcome, otherAccountID: link.previousAccountID)
+    }
+
     /// Whether a refresh changed what access depends on.
     static func differs(_ before: Subscription, _ after: Subscription) -> Bool {
         before.state != after.state || before.expiresTimeMilliseconds != after.expiresTimeMilliseconds

@@ -14,6 +14,7 @@ public final class APIFaults: Sendable {
     }
 
     private let pending = Mutex<(count: Int, fault: Fault, matching: String?)>((0, .status(500), nil))
+    private let counts = Mutex<[String: Int]>([:])
 
     public init() {}
 
@@ -24,10 +25,15 @@ public final class APIFaults: Sendable {
     /// Calls not answered yet with the fault.
     public var remaining: Int { pending.withLock { $0.count } }
 
+    /// The calls the API answered (a fault's answer too), by path (which names the transaction
+    /// or token asked about), since the simulator started.
+    public var calls: [String: Int] { counts.withLock { $0 } }
+
     /// Answers one call of `path`: with `failure(status)` when a failing status is due, else
     /// with `answer()` — read now, as the store had it when the call came, and sent only after a
     /// due delay (too late for a caller that gave up; stale for one that waited).
     func answer(path: String, failure: (Int) -> HTTPResponse, _ answer: () -> HTTPResponse) -> HTTPResponse {
+        counts.withLock { $0[path, default: 0] += 1 }
         let fault = pending.withLock { pending -> Fault? in
             guard pending.count > 0, pending.matching.map({ path.contains($0) }) ?? true else { return nil }
             pending.count -= 1

@@ -61,6 +61,11 @@ public final class StoreSimulator: Sendable {
                 }
                 return ["remaining": faults.remaining]
             }
+            // The API calls answered since the start, by path and in all.
+            server.route("GET", "/control/\(store)/api-calls") { _ in
+                let calls = faults.calls
+                return Self.json(["total": calls.values.reduce(0, +), "byPath": calls])
+            }
         }
         for (store, delivery) in [("apple", appleDelivery), ("google", googleDelivery)] {
             control(server, "/control/\(store)/faults") { body in
@@ -83,7 +88,39 @@ public final class StoreSimulator: Sendable {
         }
     }
 
+    /// `count` (1 to 10,000) purchases of `productId` at once, bought before the app's backend
+    /// existed (as an import's subscribers were): their notifications are not sent. `make(i)`
+    /// buys the i-th and names it.
+    private func batch(
+        _ server: HTTPServer, _ path: String, _ field: String,
+        _ make: @escaping @Sendable (_ productID: String, _ index: Int, _ body: [String: Any]) throws -> String
+    ) {
+        server.route("POST", path) { request in
+            guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+                return Self.failure(SimError(.badRequest, "the body is not a JSON object"))
+            }
+            guard let count = body["count"] as? Int, (1...10_000).contains(count) else {
+                return Self.failure(SimError(.badRequest, "\"count\" must be 1 to 10000"))
+            }
+            do {
+                let productID = try Self.string(body, "productId")
+                let ids = try (0..<count).map { try make(productID, $0, body) }
+                _ = self.apple.takeOutbox()
+                _ = self.google.takeOutbox()
+                return Self.json([field: ids])
+            } catch let error as SimError {
+                return Self.failure(error)
+            } catch {
+                return Self.failure(SimError(.badRequest, "\(error)"))
+            }
+        }
+    }
+
     private func registerAppleControl(on server: HTTPServer) {
+        // Many subscriptions at once, without notifications: the original transaction ids.
+        batch(server, "/control/apple/buy-batch", "originalTransactionIds") { productID, _, _ in
+            try self.apple.buy(productID: productID)
+        }
         // A subscription (optionally with an "offer") or a one-time product; the answer names
         // the purchase by both ids (equal for a one-time product).
         control(server, "/control/apple/buy") { body in
@@ -180,6 +217,10 @@ public final class StoreSimulator: Sendable {
     }
 
     private func registerGoogleControl(on server: HTTPServer) {
+        // Many subscriptions at once, without notifications ("test" for test purchases): the tokens.
+        batch(server, "/control/google/buy-batch", "purchaseTokens") { productID, _, body in
+            try self.google.buy(productID: productID, test: body["test"] as? Bool)
+        }
         // A subscription with optional "addOns" (more products on its billing period); "test"
         // makes it a test purchase. The answer names the token and its first order.
         control(server, "/control/google/buy") { body in

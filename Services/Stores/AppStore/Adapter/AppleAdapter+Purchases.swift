@@ -45,8 +45,16 @@ extension AppleAdapter {
 
     /// Re-verifies each presented transaction, walks its transaction history, records the
     /// current state of every purchase found and links it to the account; returns everything
-    /// the account owns afterwards.
-    public func restorePurchases(_ request: RestorePurchasesRequest) async throws -> RestorePurchasesResponse {
+    /// the account owns afterwards, and how each purchase found was linked. With the request's
+    /// `reason` (an import) each state is recorded with an `imported` event naming `actor` and
+    /// the reason.
+    public func restorePurchases(_ request: RestorePurchasesRequest, actor: String = "") async throws
+        -> RestorePurchasesResponse
+    {
+        let imported = request.reason.map {
+            AppleStoreAction(name: "IMPORTED", actor: actor, reason: $0, detail: "RestorePurchases", kind: .imported)
+        }
+        var restored: [RestoredPurchase] = []
         try PurchaseChecks.check(request.accountID, RestorePurchasesRequest.Limits.accountID)
         try PurchaseChecks.check(request.idempotencyKey, RestorePurchasesRequest.Limits.idempotencyKey)
         // The two lists share one bound (each list's own is the same number).
@@ -93,19 +101,27 @@ extension AppleAdapter {
                 if let token = found.appAccountToken,
                     !AccountToken.matches(token, accountID: request.accountID, namespace: tokenNamespace)
                 {
-                    continue  // another account's purchase in the same Apple account: not restored here
+                    // Another account's purchase in the same Apple account: not restored here.
+                    restored.append(
+                        RestoredPurchase(
+                            key: SubscriptionKey(
+                                store: .apple, environment: environment.storeEnvironment, storeID: original),
+                            link: .kept))
+                    continue
                 }
                 let subscription = try await recordCurrentState(
                     of: found, environment: environment, verifier: verifier, detail: "RestorePurchases",
-                    history: periods[original] ?? [])
-                _ = try await ledger.linkAccount(
+                    history: periods[original] ?? [], action: imported)
+                let link = try await ledger.linkAccount(
                     LinkAccountRequest(
                         idempotencyKey: PurchaseChecks.restoreStepKey(request.idempotencyKey, original),
                         key: subscription.key,
                         accountID: request.accountID, storeAccountRef: found.appAccountToken))
+                restored.append(PurchaseChecks.restored(subscription.key, link))
             }
         }
-        return RestorePurchasesResponse(subscriptions: try await ledger.subscriptions(ofAccount: request.accountID))
+        return RestorePurchasesResponse(
+            subscriptions: try await ledger.subscriptions(ofAccount: request.accountID), restored: restored)
     }
 
     /// Asks the App Store for one subscription's current state and records it.
@@ -249,9 +265,10 @@ extension AppleAdapter {
             throw AppleAdapterError.unrecordable(error)
         }
         let event = LifecycleEvent(
-            key: subscription.key, kind: action == nil ? .stateRefreshed : .storeAction,
+            key: subscription.key, kind: action?.kind ?? .stateRefreshed,
             storeTimeMilliseconds: subscription.storeTimeMilliseconds, storeType: "API",
-            storeSubtype: action?.name, state: subscription.state, detail: action?.detail ?? detail,
+            storeSubtype: action?.kind == .storeAction ? action?.name : nil, state: subscription.state,
+            detail: action?.detail ?? detail,
             rawTransaction: current.signedTransaction, rawRenewalInfo: current.signedRenewalInfo, actor: action?.actor,
             reason: action?.reason)
         let periods =

@@ -15,12 +15,16 @@ public struct AppleStoreAction: Sendable, Hashable {
     public var reason: String
     /// The store's answer, in short.
     public var detail: String
+    /// The event recorded: `storeAction` (with `name` as its subtype), or `imported` for an
+    /// import's restore.
+    public var kind: EventKind
 
-    public init(name: String, actor: String, reason: String, detail: String = "") {
+    public init(name: String, actor: String, reason: String, detail: String = "", kind: EventKind = .storeAction) {
         self.name = name
         self.actor = actor
         self.reason = reason
         self.detail = detail
+        self.kind = kind
     }
 }
 

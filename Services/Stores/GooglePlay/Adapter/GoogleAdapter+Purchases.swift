@@ -21,7 +21,11 @@ extension GoogleAdapter {
     /// Verifies a purchase token for an account: fetch → check package and product → record →
     /// link (the obfuscated account id, when present, must be the account's: the account id
     /// itself or its SHA-256 in hex) → acknowledge when still pending.
-    public func verifyPurchase(_ request: VerifyGooglePurchaseRequest) async throws -> VerifyPurchaseResponse {
+    /// With `imported` (an import's restore: the caller and the reason) the state is recorded
+    /// with an `imported` event naming them.
+    public func verifyPurchase(
+        _ request: VerifyGooglePurchaseRequest, imported: (actor: String, reason: String)? = nil
+    ) async throws -> VerifyPurchaseResponse {
         try PurchaseChecks.check(request.accountID, VerifyGooglePurchaseRequest.Limits.accountID)
         try PurchaseChecks.check(request.idempotencyKey, VerifyGooglePurchaseRequest.Limits.idempotencyKey)
         guard catalog.packages.contains(request.packageName) else {
@@ -37,7 +41,12 @@ extension GoogleAdapter {
         do {
             subscription = try await fetchAndRecord(
                 packageName: request.packageName, productID: request.productID, token: request.purchaseToken,
-                detail: "VerifyGooglePurchase", requireProduct: true)
+                detail: imported == nil ? "VerifyGooglePurchase" : "RestorePurchases", requireProduct: true,
+                event: imported.map {
+                    FetchEvent(
+                        kind: .imported, storeType: "API", actor: $0.actor, reason: $0.reason,
+                        detail: "RestorePurchases")
+                })
         } catch {
             throw GoogleAdapterError.presented(
                 error,

@@ -6904,6 +6904,19 @@ public enum OpenAPIDocuments {
           }
         }
       },
+      "subscriptions.verifier.v1.RestoreLink": {
+        "type": "string",
+        "description": "- `RESTORE_LINK_UNSPECIFIED` (0)\n- `RESTORE_LINK_LINKED` (1): Linked to the account now.\n- `RESTORE_LINK_ALREADY_LINKED` (2): Already linked to the account.\n- `RESTORE_LINK_TRANSFERRED` (3): Moved from another account by the transfer policy.\n- `RESTORE_LINK_KEPT` (4): Another account keeps it, by the transfer policy (or its appAccountToken is another account's).\n- `RESTORE_LINK_REFUSED` (5): The transfer policy refused the claim.\n- `RESTORE_LINK_ALREADY_RECORDED` (6): An import's: the ledger held it for the account, and the store was not asked.",
+        "enum": [
+          "RESTORE_LINK_UNSPECIFIED",
+          "RESTORE_LINK_LINKED",
+          "RESTORE_LINK_ALREADY_LINKED",
+          "RESTORE_LINK_TRANSFERRED",
+          "RESTORE_LINK_KEPT",
+          "RESTORE_LINK_REFUSED",
+          "RESTORE_LINK_ALREADY_RECORDED"
+        ]
+      },
       "subscriptions.verifier.v1.RestorePurchasesRequest": {
         "type": "object",
         "properties": {
@@ -6941,6 +6954,11 @@ public enum OpenAPIDocuments {
             "minLength": 1,
             "maxLength": 128,
             "description": "Retries with the same key return the first answer."
+          },
+          "reason": {
+            "type": "string",
+            "maxLength": 512,
+            "description": "Set by an import (subctl import): each subscription restored is recorded with an\nEVENT_KIND_IMPORTED event naming the caller and this reason, and one the ledger already holds\nfor the account is answered from the ledger without asking the store."
           }
         }
       },
@@ -6959,11 +6977,35 @@ public enum OpenAPIDocuments {
             "format": "uint64",
             "pattern": "^[0-9]+$",
             "description": "The ledger's change-feed position once the restore's writes were made (CheckAccess\nmin_position)."
+          },
+          "restored": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.verifier.v1.RestoredPurchase"
+            },
+            "description": "What became of each purchase presented (Apple: each purchase its history names)."
           }
         },
         "required": [
-          "subscriptions"
+          "subscriptions",
+          "restored"
         ]
+      },
+      "subscriptions.verifier.v1.RestoredPurchase": {
+        "type": "object",
+        "description": "How one purchase of a restore ended.",
+        "properties": {
+          "key": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionKey"
+          },
+          "link": {
+            "$ref": "#/components/schemas/subscriptions.verifier.v1.RestoreLink"
+          },
+          "otherAccountId": {
+            "type": "string",
+            "description": "The account that held it before (TRANSFERRED) or holds it (KEPT, REFUSED)."
+          }
+        }
       },
       "subscriptions.verifier.v1.RevokeGooglePurchaseRequest": {
         "type": "object",

@@ -619,6 +619,7 @@ public enum ProtoSchema {
             Field(3, "apple_transaction_ids", "appleTransactionIds", .string, repeated: true),
             Field(4, "google_purchases", "googlePurchases", .message("subscriptions.verifier.v1.GooglePurchaseRef"), repeated: true),
             Field(5, "idempotency_key", "idempotencyKey", .string),
+            Field(6, "reason", "reason", .string, optional: true),
         ]),
         "subscriptions.verifier.v1.GooglePurchaseRef": Message(fullName: "subscriptions.verifier.v1.GooglePurchaseRef", fields: [
             Field(1, "package_name", "packageName", .string),
@@ -628,6 +629,12 @@ public enum ProtoSchema {
         "subscriptions.verifier.v1.RestorePurchasesResponse": Message(fullName: "subscriptions.verifier.v1.RestorePurchasesResponse", fields: [
             Field(1, "subscriptions", "subscriptions", .message("subscriptions.common.v1.Subscription"), repeated: true),
             Field(2, "position", "position", .uint64),
+            Field(3, "restored", "restored", .message("subscriptions.verifier.v1.RestoredPurchase"), repeated: true),
+        ]),
+        "subscriptions.verifier.v1.RestoredPurchase": Message(fullName: "subscriptions.verifier.v1.RestoredPurchase", fields: [
+            Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
+            Field(2, "link", "link", .enumeration("subscriptions.verifier.v1.RestoreLink")),
+            Field(3, "other_account_id", "otherAccountId", .string, optional: true),
         ]),
         "subscriptions.verifier.v1.RefreshSubscriptionRequest": Message(fullName: "subscriptions.verifier.v1.RefreshSubscriptionRequest", fields: [
             Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
@@ -729,6 +736,7 @@ public enum ProtoSchema {
         "subscriptions.ledger.v1.ChangeKind": Enum(fullName: "subscriptions.ledger.v1.ChangeKind", values: [("CHANGE_KIND_UNSPECIFIED", 0), ("CHANGE_KIND_SUBSCRIPTION", 1), ("CHANGE_KIND_LINK", 2), ("CHANGE_KIND_UNLINK", 3), ("CHANGE_KIND_ACCOUNT", 4)]),
         "subscriptions.rpc.v1.StatusCode": Enum(fullName: "subscriptions.rpc.v1.StatusCode", values: [("OK", 0), ("CANCELLED", 1), ("UNKNOWN", 2), ("INVALID_ARGUMENT", 3), ("DEADLINE_EXCEEDED", 4), ("NOT_FOUND", 5), ("ALREADY_EXISTS", 6), ("PERMISSION_DENIED", 7), ("RESOURCE_EXHAUSTED", 8), ("FAILED_PRECONDITION", 9), ("ABORTED", 10), ("OUT_OF_RANGE", 11), ("UNIMPLEMENTED", 12), ("INTERNAL", 13), ("UNAVAILABLE", 14), ("DATA_LOSS", 15), ("UNAUTHENTICATED", 16)]),
         "subscriptions.rpc.v1.FrameKind": Enum(fullName: "subscriptions.rpc.v1.FrameKind", values: [("FRAME_KIND_UNSPECIFIED", 0), ("FRAME_KIND_REQUEST", 1), ("FRAME_KIND_RESPONSE", 2), ("FRAME_KIND_STREAM_MESSAGE", 3), ("FRAME_KIND_STREAM_END", 4), ("FRAME_KIND_CANCEL", 5), ("FRAME_KIND_WINDOW_UPDATE", 6)]),
+        "subscriptions.verifier.v1.RestoreLink": Enum(fullName: "subscriptions.verifier.v1.RestoreLink", values: [("RESTORE_LINK_UNSPECIFIED", 0), ("RESTORE_LINK_LINKED", 1), ("RESTORE_LINK_ALREADY_LINKED", 2), ("RESTORE_LINK_TRANSFERRED", 3), ("RESTORE_LINK_KEPT", 4), ("RESTORE_LINK_REFUSED", 5), ("RESTORE_LINK_ALREADY_RECORDED", 6)]),
         "subscriptions.verifier.v1.GoogleRefund": Enum(fullName: "subscriptions.verifier.v1.GoogleRefund", values: [("GOOGLE_REFUND_UNSPECIFIED", 0), ("GOOGLE_REFUND_FULL", 1), ("GOOGLE_REFUND_PRORATED", 2)]),
     ]
 

@@ -5,6 +5,83 @@
 internal import CProto
 public import Model
 
+/// `subscriptions.verifier.v1.RestoreLink`.
+///
+/// Open: `RESTORE_LINK_UNSPECIFIED` (0) has no case (fields hold `RestoreLink?`, and `nil` is unspecified),
+/// and a number this version does not know is kept as `.unknown(number)`.
+public enum RestoreLink: Sendable, Hashable, CaseIterable, RawRepresentable, CustomStringConvertible {
+    /// Linked to the account now.
+    case linked
+    /// Already linked to the account.
+    case alreadyLinked
+    /// Moved from another account by the transfer policy.
+    case transferred
+    /// Another account keeps it, by the transfer policy (or its appAccountToken is another account's).
+    case kept
+    /// The transfer policy refused the claim.
+    case refused
+    /// An import's: the ledger held it for the account, and the store was not asked.
+    case alreadyRecorded
+    /// A non-zero wire number this version does not know. Never holds a known number.
+    case unknown(Int32)
+
+    /// Every value this version knows, in wire order (no `unknown`).
+    public static let allCases: [RestoreLink] = [.linked, .alreadyLinked, .transferred, .kept, .refused, .alreadyRecorded]
+
+    /// The value with wire number `rawValue`; `nil` only for 0 (unspecified).
+    public init?(rawValue: Int32) {
+        switch rawValue {
+        case 0: return nil
+        case 1: self = .linked
+        case 2: self = .alreadyLinked
+        case 3: self = .transferred
+        case 4: self = .kept
+        case 5: self = .refused
+        case 6: self = .alreadyRecorded
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    /// The wire number.
+    public var rawValue: Int32 {
+        switch self {
+        case .linked: 1
+        case .alreadyLinked: 2
+        case .transferred: 3
+        case .kept: 4
+        case .refused: 5
+        case .alreadyRecorded: 6
+        case .unknown(let number): number
+        }
+    }
+
+    /// The proto value name without `RESTORE_LINK_`, lowercased; `unknown(n)` otherwise.
+    public var description: String {
+        switch self {
+        case .linked: "linked"
+        case .alreadyLinked: "already_linked"
+        case .transferred: "transferred"
+        case .kept: "kept"
+        case .refused: "refused"
+        case .alreadyRecorded: "already_recorded"
+        case .unknown(let number): "unknown(\(number))"
+        }
+    }
+
+    /// The proto value name (`RESTORE_LINK_…`), as proto3 JSON writes it; `nil` for `unknown`.
+    public var protoValueName: String? {
+        switch self {
+        case .linked: "RESTORE_LINK_LINKED"
+        case .alreadyLinked: "RESTORE_LINK_ALREADY_LINKED"
+        case .transferred: "RESTORE_LINK_TRANSFERRED"
+        case .kept: "RESTORE_LINK_KEPT"
+        case .refused: "RESTORE_LINK_REFUSED"
+        case .alreadyRecorded: "RESTORE_LINK_ALREADY_RECORDED"
+        case .unknown: nil
+        }
+    }
+}
+
 /// `subscriptions.verifier.v1.GoogleRefund`.
 ///
 /// How Play refunds a revoked subscription.
@@ -314,19 +391,27 @@ public struct RestorePurchasesRequest: ProtoMessage, Hashable {
     /// limit: 1..128 bytes
     public var idempotencyKey: String
 
+    /// Set by an import (subctl import): each subscription restored is recorded with an
+    /// EVENT_KIND_IMPORTED event naming the caller and this reason, and one the ledger already holds
+    /// for the account is answered from the ledger without asking the store.
+    /// limit: 0..512 bytes
+    public var reason: String?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         accountID: String = "",
         appleSignedTransactions: [String] = [],
         appleTransactionIDs: [String] = [],
         googlePurchases: [GooglePurchaseRef] = [],
-        idempotencyKey: String = ""
+        idempotencyKey: String = "",
+        reason: String? = nil
     ) {
         self.accountID = accountID
         self.appleSignedTransactions = appleSignedTransactions
         self.appleTransactionIDs = appleTransactionIDs
         self.googlePurchases = googlePurchases
         self.idempotencyKey = idempotencyKey
+        self.reason = reason
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -350,7 +435,8 @@ extension RestorePurchasesRequest: CMessageConvertible {
             appleSignedTransactions: ProtoField.strings(m.apple_signed_transactions, count: m.n_apple_signed_transactions, "apple_signed_transactions"),
             appleTransactionIDs: ProtoField.strings(m.apple_transaction_ids, count: m.n_apple_transaction_ids, "apple_transaction_ids"),
             googlePurchases: ProtoField.messages(m.google_purchases, count: m.n_google_purchases, "google_purchases"),
-            idempotencyKey: ProtoField.string(m.idempotency_key, "idempotency_key"))
+            idempotencyKey: ProtoField.string(m.idempotency_key, "idempotency_key"),
+            reason: ProtoField.optionalString(m.reason, "reason"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -362,6 +448,7 @@ extension RestorePurchasesRequest: CMessageConvertible {
         c.n_google_purchases = googlePurchases.count
         c.google_purchases = arena.messages(googlePurchases)
         arena.set(&c.idempotency_key, idempotencyKey)
+        arena.set(&c.reason, reason)
     }
 }
 
@@ -380,8 +467,10 @@ extension RestorePurchasesRequest {
         public static let googlePurchasesCount = FieldLimit("google_purchases", 0...100, .items)
         /// `idempotency_key`: 1..128 bytes.
         public static let idempotencyKey = FieldLimit("idempotency_key", 1...128, .bytes)
+        /// `reason`: 0..512 bytes.
+        public static let reason = FieldLimit("reason", 0...512, .bytes)
         /// Every one above, in field order.
-        public static let all: [FieldLimit] = [accountID, appleSignedTransactionsCount, appleTransactionIDsCount, appleTransactionIDs, googlePurchasesCount, idempotencyKey]
+        public static let all: [FieldLimit] = [accountID, appleSignedTransactionsCount, appleTransactionIDsCount, appleTransactionIDs, googlePurchasesCount, idempotencyKey, reason]
     }
 }
 
@@ -462,13 +551,18 @@ public struct RestorePurchasesResponse: ProtoMessage, Hashable {
     /// min_position).
     public var position: UInt64
 
+    /// What became of each purchase presented (Apple: each purchase its history names).
+    public var restored: [RestoredPurchase]
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         subscriptions: [Subscription] = [],
-        position: UInt64 = 0
+        position: UInt64 = 0,
+        restored: [RestoredPurchase] = []
     ) {
         self.subscriptions = subscriptions
         self.position = position
+        self.restored = restored
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -489,13 +583,70 @@ extension RestorePurchasesResponse: CMessageConvertible {
         let m = c.pointee
         try self.init(
             subscriptions: ProtoField.messages(m.subscriptions, count: m.n_subscriptions, "subscriptions"),
-            position: m.position)
+            position: m.position,
+            restored: ProtoField.messages(m.restored, count: m.n_restored, "restored"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.n_subscriptions = subscriptions.count
         c.subscriptions = arena.messages(subscriptions)
         c.position = position
+        c.n_restored = restored.count
+        c.restored = arena.messages(restored)
+    }
+}
+
+/// `subscriptions.verifier.v1.RestoredPurchase`.
+///
+/// How one purchase of a restore ended.
+public struct RestoredPurchase: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.RestoredPurchase"
+
+    public var key: SubscriptionKey?
+
+    public var link: RestoreLink?
+
+    /// The account that held it before (TRANSFERRED) or holds it (KEPT, REFUSED).
+    public var otherAccountID: String?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        key: SubscriptionKey? = nil,
+        link: RestoreLink? = nil,
+        otherAccountID: String? = nil
+    ) {
+        self.key = key
+        self.link = link
+        self.otherAccountID = otherAccountID
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension RestoredPurchase: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__RestoredPurchase
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__restored_purchase__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            key: ProtoField.message(m.key, "key"),
+            link: ProtoField.enumValue(m.link.rawValue, "link"),
+            otherAccountID: ProtoField.optionalString(m.other_account_id, "other_account_id"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.key = key?.cMessage(in: arena)
+        c.link = .init(rawValue: ProtoField.number(link))
+        arena.set(&c.other_account_id, otherAccountID)
     }
 }
 

@@ -22,6 +22,7 @@ typedef struct Subscriptions__Verifier__V1__VerifyPurchaseResponse Subscriptions
 typedef struct Subscriptions__Verifier__V1__RestorePurchasesRequest Subscriptions__Verifier__V1__RestorePurchasesRequest;
 typedef struct Subscriptions__Verifier__V1__GooglePurchaseRef Subscriptions__Verifier__V1__GooglePurchaseRef;
 typedef struct Subscriptions__Verifier__V1__RestorePurchasesResponse Subscriptions__Verifier__V1__RestorePurchasesResponse;
+typedef struct Subscriptions__Verifier__V1__RestoredPurchase Subscriptions__Verifier__V1__RestoredPurchase;
 typedef struct Subscriptions__Verifier__V1__RefreshSubscriptionRequest Subscriptions__Verifier__V1__RefreshSubscriptionRequest;
 typedef struct Subscriptions__Verifier__V1__RefreshSubscriptionResponse Subscriptions__Verifier__V1__RefreshSubscriptionResponse;
 typedef struct Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest Subscriptions__Verifier__V1__RevokeGooglePurchaseRequest;
@@ -40,6 +41,34 @@ typedef struct Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse Subscr
 
 /* --- enums --- */
 
+typedef enum _Subscriptions__Verifier__V1__RestoreLink {
+  SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_UNSPECIFIED = 0,
+  /*
+   * Linked to the account now.
+   */
+  SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_LINKED = 1,
+  /*
+   * Already linked to the account.
+   */
+  SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_ALREADY_LINKED = 2,
+  /*
+   * Moved from another account by the transfer policy.
+   */
+  SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_TRANSFERRED = 3,
+  /*
+   * Another account keeps it, by the transfer policy (or its appAccountToken is another account's).
+   */
+  SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_KEPT = 4,
+  /*
+   * The transfer policy refused the claim.
+   */
+  SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_REFUSED = 5,
+  /*
+   * An import's: the ledger held it for the account, and the store was not asked.
+   */
+  SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_ALREADY_RECORDED = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK)
+} Subscriptions__Verifier__V1__RestoreLink;
 /*
  * How Play refunds a revoked subscription.
  */
@@ -170,10 +199,17 @@ struct  Subscriptions__Verifier__V1__RestorePurchasesRequest
    * limit: 1..128 bytes
    */
   char *idempotency_key;
+  /*
+   * Set by an import (subctl import): each subscription restored is recorded with an
+   * EVENT_KIND_IMPORTED event naming the caller and this reason, and one the ledger already holds
+   * for the account is answered from the ledger without asking the store.
+   * limit: 0..512 bytes
+   */
+  char *reason;
 };
 #define SUBSCRIPTIONS__VERIFIER__V1__RESTORE_PURCHASES_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__restore_purchases_request__descriptor) \
-    , (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Verifier__V1__GooglePurchaseRef
@@ -207,10 +243,33 @@ struct  Subscriptions__Verifier__V1__RestorePurchasesResponse
    * min_position).
    */
   uint64_t position;
+  /*
+   * What became of each purchase presented (Apple: each purchase its history names).
+   */
+  size_t n_restored;
+  Subscriptions__Verifier__V1__RestoredPurchase **restored;
 };
 #define SUBSCRIPTIONS__VERIFIER__V1__RESTORE_PURCHASES_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__restore_purchases_response__descriptor) \
-    , 0,NULL, 0 }
+    , 0,NULL, 0, 0,NULL }
+
+
+/*
+ * How one purchase of a restore ended.
+ */
+struct  Subscriptions__Verifier__V1__RestoredPurchase
+{
+  ProtobufCMessage base;
+  Subscriptions__Common__V1__SubscriptionKey *key;
+  Subscriptions__Verifier__V1__RestoreLink link;
+  /*
+   * The account that held it before (TRANSFERRED) or holds it (KEPT, REFUSED).
+   */
+  char *other_account_id;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__RESTORED_PURCHASE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__restored_purchase__descriptor) \
+    , NULL, SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_UNSPECIFIED, (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Verifier__V1__RefreshSubscriptionRequest
@@ -664,6 +723,25 @@ Subscriptions__Verifier__V1__RestorePurchasesResponse *
 void   subscriptions__verifier__v1__restore_purchases_response__free_unpacked
                      (Subscriptions__Verifier__V1__RestorePurchasesResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__RestoredPurchase methods */
+void   subscriptions__verifier__v1__restored_purchase__init
+                     (Subscriptions__Verifier__V1__RestoredPurchase         *message);
+size_t subscriptions__verifier__v1__restored_purchase__get_packed_size
+                     (const Subscriptions__Verifier__V1__RestoredPurchase   *message);
+size_t subscriptions__verifier__v1__restored_purchase__pack
+                     (const Subscriptions__Verifier__V1__RestoredPurchase   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__restored_purchase__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__RestoredPurchase   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__RestoredPurchase *
+       subscriptions__verifier__v1__restored_purchase__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__restored_purchase__free_unpacked
+                     (Subscriptions__Verifier__V1__RestoredPurchase *message,
+                      ProtobufCAllocator *allocator);
 /* Subscriptions__Verifier__V1__RefreshSubscriptionRequest methods */
 void   subscriptions__verifier__v1__refresh_subscription_request__init
                      (Subscriptions__Verifier__V1__RefreshSubscriptionRequest         *message);
@@ -950,6 +1028,9 @@ typedef void (*Subscriptions__Verifier__V1__GooglePurchaseRef_Closure)
 typedef void (*Subscriptions__Verifier__V1__RestorePurchasesResponse_Closure)
                  (const Subscriptions__Verifier__V1__RestorePurchasesResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__RestoredPurchase_Closure)
+                 (const Subscriptions__Verifier__V1__RestoredPurchase *message,
+                  void *closure_data);
 typedef void (*Subscriptions__Verifier__V1__RefreshSubscriptionRequest_Closure)
                  (const Subscriptions__Verifier__V1__RefreshSubscriptionRequest *message,
                   void *closure_data);
@@ -1118,6 +1199,7 @@ void subscriptions__verifier__v1__verifier__get_apple_refund_history(ProtobufCSe
 
 /* --- descriptors --- */
 
+extern const ProtobufCEnumDescriptor    subscriptions__verifier__v1__restore_link__descriptor;
 extern const ProtobufCEnumDescriptor    subscriptions__verifier__v1__google_refund__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__verify_apple_purchase_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__verify_google_purchase_request__descriptor;
@@ -1125,6 +1207,7 @@ extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__verify_purc
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__restore_purchases_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__google_purchase_ref__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__restore_purchases_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__restored_purchase__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__refresh_subscription_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__refresh_subscription_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__revoke_google_purchase_request__descriptor;

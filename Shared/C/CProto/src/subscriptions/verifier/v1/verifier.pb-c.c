@@ -277,6 +277,51 @@ void   subscriptions__verifier__v1__restore_purchases_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__verifier__v1__restore_purchases_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__verifier__v1__restored_purchase__init
+                     (Subscriptions__Verifier__V1__RestoredPurchase         *message)
+{
+  static const Subscriptions__Verifier__V1__RestoredPurchase init_value = SUBSCRIPTIONS__VERIFIER__V1__RESTORED_PURCHASE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__restored_purchase__get_packed_size
+                     (const Subscriptions__Verifier__V1__RestoredPurchase *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__restored_purchase__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__restored_purchase__pack
+                     (const Subscriptions__Verifier__V1__RestoredPurchase *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__restored_purchase__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__restored_purchase__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__RestoredPurchase *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__restored_purchase__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__RestoredPurchase *
+       subscriptions__verifier__v1__restored_purchase__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__RestoredPurchase *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__restored_purchase__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__restored_purchase__free_unpacked
+                     (Subscriptions__Verifier__V1__RestoredPurchase *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__restored_purchase__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   subscriptions__verifier__v1__refresh_subscription_request__init
                      (Subscriptions__Verifier__V1__RefreshSubscriptionRequest         *message)
 {
@@ -1164,7 +1209,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__verify_purchase_re
   (ProtobufCMessageInit) subscriptions__verifier__v1__verify_purchase_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__verifier__v1__restore_purchases_request__field_descriptors[5] =
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__restore_purchases_request__field_descriptors[6] =
 {
   {
     "account_id",
@@ -1226,6 +1271,18 @@ static const ProtobufCFieldDescriptor subscriptions__verifier__v1__restore_purch
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "reason",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RestorePurchasesRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__verifier__v1__restore_purchases_request__field_indices_by_name[] = {
   0,   /* field[0] = account_id */
@@ -1233,11 +1290,12 @@ static const unsigned subscriptions__verifier__v1__restore_purchases_request__fi
   2,   /* field[2] = apple_transaction_ids */
   3,   /* field[3] = google_purchases */
   4,   /* field[4] = idempotency_key */
+  5,   /* field[5] = reason */
 };
 static const ProtobufCIntRange subscriptions__verifier__v1__restore_purchases_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor subscriptions__verifier__v1__restore_purchases_request__descriptor =
 {
@@ -1247,7 +1305,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__restore_purchases_
   "Subscriptions__Verifier__V1__RestorePurchasesRequest",
   "subscriptions.verifier.v1",
   sizeof(Subscriptions__Verifier__V1__RestorePurchasesRequest),
-  5,
+  6,
   subscriptions__verifier__v1__restore_purchases_request__field_descriptors,
   subscriptions__verifier__v1__restore_purchases_request__field_indices_by_name,
   1,  subscriptions__verifier__v1__restore_purchases_request__number_ranges,
@@ -1318,7 +1376,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__google_purchase_re
   (ProtobufCMessageInit) subscriptions__verifier__v1__google_purchase_ref__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__verifier__v1__restore_purchases_response__field_descriptors[2] =
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__restore_purchases_response__field_descriptors[3] =
 {
   {
     "subscriptions",
@@ -1344,15 +1402,28 @@ static const ProtobufCFieldDescriptor subscriptions__verifier__v1__restore_purch
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "restored",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Verifier__V1__RestorePurchasesResponse, n_restored),
+    offsetof(Subscriptions__Verifier__V1__RestorePurchasesResponse, restored),
+    &subscriptions__verifier__v1__restored_purchase__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__verifier__v1__restore_purchases_response__field_indices_by_name[] = {
   1,   /* field[1] = position */
+  2,   /* field[2] = restored */
   0,   /* field[0] = subscriptions */
 };
 static const ProtobufCIntRange subscriptions__verifier__v1__restore_purchases_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor subscriptions__verifier__v1__restore_purchases_response__descriptor =
 {
@@ -1362,11 +1433,75 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__restore_purchases_
   "Subscriptions__Verifier__V1__RestorePurchasesResponse",
   "subscriptions.verifier.v1",
   sizeof(Subscriptions__Verifier__V1__RestorePurchasesResponse),
-  2,
+  3,
   subscriptions__verifier__v1__restore_purchases_response__field_descriptors,
   subscriptions__verifier__v1__restore_purchases_response__field_indices_by_name,
   1,  subscriptions__verifier__v1__restore_purchases_response__number_ranges,
   (ProtobufCMessageInit) subscriptions__verifier__v1__restore_purchases_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__restored_purchase__field_descriptors[3] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RestoredPurchase, key),
+    &subscriptions__common__v1__subscription_key__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "link",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RestoredPurchase, link),
+    &subscriptions__verifier__v1__restore_link__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "other_account_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RestoredPurchase, other_account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__restored_purchase__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = link */
+  2,   /* field[2] = other_account_id */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__restored_purchase__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__restored_purchase__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.RestoredPurchase",
+  "RestoredPurchase",
+  "Subscriptions__Verifier__V1__RestoredPurchase",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__RestoredPurchase),
+  3,
+  subscriptions__verifier__v1__restored_purchase__field_descriptors,
+  subscriptions__verifier__v1__restored_purchase__field_indices_by_name,
+  1,  subscriptions__verifier__v1__restored_purchase__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__restored_purchase__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor subscriptions__verifier__v1__refresh_subscription_request__field_descriptors[1] =
@@ -2381,6 +2516,44 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_refund_h
   1,  subscriptions__verifier__v1__get_apple_refund_history_response__number_ranges,
   (ProtobufCMessageInit) subscriptions__verifier__v1__get_apple_refund_history_response__init,
   NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue subscriptions__verifier__v1__restore_link__enum_values_by_number[7] =
+{
+  { "RESTORE_LINK_UNSPECIFIED", "SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_UNSPECIFIED", 0 },
+  { "RESTORE_LINK_LINKED", "SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_LINKED", 1 },
+  { "RESTORE_LINK_ALREADY_LINKED", "SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_ALREADY_LINKED", 2 },
+  { "RESTORE_LINK_TRANSFERRED", "SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_TRANSFERRED", 3 },
+  { "RESTORE_LINK_KEPT", "SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_KEPT", 4 },
+  { "RESTORE_LINK_REFUSED", "SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_REFUSED", 5 },
+  { "RESTORE_LINK_ALREADY_RECORDED", "SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_ALREADY_RECORDED", 6 },
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__restore_link__value_ranges[] = {
+{0, 0},{0, 7}
+};
+static const ProtobufCEnumValueIndex subscriptions__verifier__v1__restore_link__enum_values_by_name[7] =
+{
+  { "RESTORE_LINK_ALREADY_LINKED", 2 },
+  { "RESTORE_LINK_ALREADY_RECORDED", 6 },
+  { "RESTORE_LINK_KEPT", 4 },
+  { "RESTORE_LINK_LINKED", 1 },
+  { "RESTORE_LINK_REFUSED", 5 },
+  { "RESTORE_LINK_TRANSFERRED", 3 },
+  { "RESTORE_LINK_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor subscriptions__verifier__v1__restore_link__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.RestoreLink",
+  "RestoreLink",
+  "Subscriptions__Verifier__V1__RestoreLink",
+  "subscriptions.verifier.v1",
+  7,
+  subscriptions__verifier__v1__restore_link__enum_values_by_number,
+  7,
+  subscriptions__verifier__v1__restore_link__enum_values_by_name,
+  1,
+  subscriptions__verifier__v1__restore_link__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCEnumValue subscriptions__verifier__v1__google_refund__enum_values_by_number[3] =
 {
