@@ -20,6 +20,8 @@ struct FieldLimitTests {
         (ExtendAppleRenewalDateRequest.protoName, ExtendAppleRenewalDateRequest.Limits.all),
         (SetAppleAppAccountTokenRequest.protoName, SetAppleAppAccountTokenRequest.Limits.all),
         (GetAppleRefundHistoryRequest.protoName, GetAppleRefundHistoryRequest.Limits.all),
+        (MassExtendAppleRenewalDateRequest.protoName, MassExtendAppleRenewalDateRequest.Limits.all),
+        (GetAppleMassExtensionStatusRequest.protoName, GetAppleMassExtensionStatusRequest.Limits.all),
         (InboxEntry.protoName, InboxEntry.Limits.all),
         (RecordVerifiedStateRequest.protoName, RecordVerifiedStateRequest.Limits.all),
         (LinkAccountRequest.protoName, LinkAccountRequest.Limits.all),

@@ -82,6 +82,17 @@ extension AppleAdapterError: VerifierWireError {
         case (429?, _):
             let wait = error.retryAfter.map { "after \($0.components.seconds) s (Retry-After)" } ?? "later"
             return (.resourceExhausted, "\(said); the App Store limits its request rate: try again \(wait)")
+        case (404?, 4_040_009?):
+            return (
+                .notFound,
+                "\(said); no mass extension has that request id for that product: check both (the status is read "
+                    + "with the product id and request id the extension was started with)"
+            )
+        case (400?, 4_000_027?), (400?, 4_000_028?):
+            return (
+                .invalidArgument,
+                "\(said); storefront codes are ISO 3166-1 alpha-3 (such as USA); leave them out for every storefront"
+            )
         case (404?, _):
             return (
                 .notFound,

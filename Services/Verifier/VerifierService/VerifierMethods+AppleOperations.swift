@@ -14,6 +14,13 @@ extension VerifierMethods {
         router.unary(VerifierRPC.getAppleRefundHistory) { (context, request: GetAppleRefundHistoryRequest) in
             try await required(apple, "the App Store").refundHistory(request, actor: context.actor)
         }
+        router.unary(VerifierRPC.massExtendAppleRenewalDate) {
+            (context, request: MassExtendAppleRenewalDateRequest) in
+            try await required(apple, "the App Store").massExtendRenewalDate(request, actor: context.actor)
+        }
+        router.unary(VerifierRPC.getAppleMassExtensionStatus) { (_, request: GetAppleMassExtensionStatusRequest) in
+            try await required(apple, "the App Store").massExtensionStatus(request)
+        }
     }
 
 }

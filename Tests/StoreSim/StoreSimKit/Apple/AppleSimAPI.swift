@@ -73,6 +73,12 @@ public struct AppleSimAPI: Sendable {
         server.route("PUT", "/inApps/v1/subscriptions/extend/*") { request in
             authorized(request) { try extendRenewal(request) }
         }
+        server.route("POST", "/inApps/v1/subscriptions/extend/mass") { request in
+            authorized(request) { try massExtend(request) }
+        }
+        server.route("GET", "/inApps/v1/subscriptions/extend/mass/*") { request in
+            authorized(request) { try massExtensionStatus(request) }
+        }
         server.route("GET", "/inApps/v2/history/*") { request in
             authorized(request) { try history(request) }
         }
@@ -110,17 +116,7 @@ public struct AppleSimAPI: Sendable {
     /// with Apple's error codes.
     private func extendRenewal(_ request: HTTPRequest) throws -> [String: any Sendable] {
         let id = try lastSegment(request, after: "/inApps/v1/subscriptions/extend/")
-        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
-            throw APIFailure.apple(400, 4_000_000, "Bad request.")
-        }
-        guard let days = (body["extendByDays"] as? NSNumber)?.intValue else {
-            throw APIFailure.apple(400, 4_000_009, "Invalid extend by days value.")
-        }
-        guard let reason = (body["extendReasonCode"] as? NSNumber)?.intValue else {
-            throw APIFailure.apple(400, 4_000_010, "Invalid extend reason code.")
-        }
-        guard let requestID = body["requestIdentifier"] as? String, !requestID.isEmpty, requestID.utf8.count <= 128
-        else { throw APIFailure.apple(400, 4_000_011, "Invalid request identifier.") }
+        let (_, days, reason, requestID) = try Self.extensionFields(request)
         do throws(AppleSimStore.ExtensionRefusal) {
             let extended = try store.extend(id, days: days, reason: reason, requestIdentifier: requestID)
             return [
@@ -140,6 +136,89 @@ public struct AppleSimAPI: Sendable {
             case .maximumReached:
                 throw APIFailure.apple(403, 4_030_005, "Forbidden - subscription has reached maximum extension count.")
             }
+        }
+    }
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers: `{extendByDays,
+    /// extendReasonCode, requestIdentifier, storefrontCountryCodes?, productId}` in,
+    /// `{requestIdentifier}` out; Apple's error codes for each field it refuses.
+    private func massExtend(_ request: HTTPRequest) throws -> [String: any Sendable] {
+        let (body, days, reason, requestID) = try Self.extensionFields(request)
+        guard let productID = body["productId"] as? String, !productID.isEmpty else {
+            throw APIFailure.apple(400, 4_000_023, "Invalid product id.")
+        }
+        var storefronts: [String]?
+        if let value = body["storefrontCountryCodes"] {
+            guard let codes = value as? [String] else {
+                throw APIFailure.apple(400, 4_000_028, "Invalid storefront country code.")
+            }
+            guard !codes.isEmpty else {
+                throw APIFailure.apple(400, 4_000_027, "Empty storefront country code list.")
+            }
+            for code in codes
+            where code.utf8.count != 3 || !code.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) }) {
+                throw APIFailure.apple(400, 4_000_028, "Invalid storefront country code.")
+            }
+            storefronts = codes
+        }
+        do throws(AppleSimStore.MassExtensionRefusal) {
+            try store.startMassExtension(
+                productID: productID, days: days, reason: reason, requestIdentifier: requestID,
+                storefronts: storefronts)
+        } catch {
+            throw Self.failure(error)
+        }
+        return ["requestIdentifier": requestID]
+    }
+
+    /// Get Status of Subscription Renewal Date Extensions: `{requestIdentifier, complete,
+    /// completeDate (once complete), succeededCount, failedCount}`; 4040009 for a request it
+    /// does not know.
+    private func massExtensionStatus(_ request: HTTPRequest) throws -> [String: any Sendable] {
+        let rest = request.path.dropFirst("/inApps/v1/subscriptions/extend/mass/".count).split(
+            separator: "/", omittingEmptySubsequences: false)
+        guard rest.count == 2, !rest[0].isEmpty, !rest[1].isEmpty,
+            let productID = String(rest[0]).removingPercentEncoding,
+            let requestID = String(rest[1]).removingPercentEncoding
+        else { throw APIFailure.notFound }
+        do throws(AppleSimStore.MassExtensionRefusal) {
+            let status = try store.massExtensionStatus(productID: productID, requestIdentifier: requestID)
+            var answer: [String: any Sendable] = [
+                "requestIdentifier": status.requestIdentifier, "complete": status.complete,
+                "succeededCount": status.succeededCount, "failedCount": status.failedCount,
+            ]
+            if let date = status.completeDate { answer["completeDate"] = date }
+            return answer
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// The JSON body of an extension request and its `extendByDays`, `extendReasonCode` and
+    /// `requestIdentifier` (at most 128 characters), each refused with Apple's error code.
+    private static func extensionFields(_ request: HTTPRequest) throws -> (
+        body: [String: Any], days: Int, reason: Int, requestID: String
+    ) {
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+            throw APIFailure.apple(400, 4_000_000, "Bad request.")
+        }
+        guard let days = (body["extendByDays"] as? NSNumber)?.intValue else {
+            throw APIFailure.apple(400, 4_000_009, "Invalid extend by days value.")
+        }
+        guard let reason = (body["extendReasonCode"] as? NSNumber)?.intValue else {
+            throw APIFailure.apple(400, 4_000_010, "Invalid extend reason code.")
+        }
+        guard let requestID = body["requestIdentifier"] as? String, !requestID.isEmpty, requestID.utf8.count <= 128
+        else { throw APIFailure.apple(400, 4_000_011, "Invalid request identifier.") }
+        return (body, days, reason, requestID)
+    }
+
+    private static func failure(_ refusal: AppleSimStore.MassExtensionRefusal) -> APIFailure {
+        switch refusal {
+        case .badDays: .apple(400, 4_000_009, "Invalid extend by days value.")
+        case .badReason: .apple(400, 4_000_010, "Invalid extend reason code.")
+        case .badProduct: .apple(400, 4_000_023, "Invalid product id.")
+        case .notFound: .apple(404, 4_040_009, "Status request not found.")
         }
     }
 
