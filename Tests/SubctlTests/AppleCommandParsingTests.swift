@@ -47,10 +47,13 @@ struct AppleCommandParsingTests {
     }
 
     @Test(arguments: [
-        (["apple"], "USAGE: apple needs a subcommand (verify, extend, extend-status, set-token or refunds)"),
+        (
+            ["apple"],
+            "USAGE: apple needs a subcommand (verify, extend, extend-status, set-token, refunds or consumption)"
+        ),
         (
             ["apple", "check"],
-            #"USAGE: unknown apple command "check" (verify, extend, extend-status, set-token or refunds)"#
+            #"USAGE: unknown apple command "check" (verify, extend, extend-status, set-token, refunds or consumption)"#
         ),
         (
             ["apple", "verify", "--root", "r", "--bundle", "b", "--env", "Sandbox"],

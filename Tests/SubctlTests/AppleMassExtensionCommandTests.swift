@@ -117,3 +117,38 @@ struct AppleMassExtensionCommandTests {
         #expect(transport.methods.withLock { $0.count } == 3)
     }
 }
+
+@Suite("subctl apple consumption")
+struct AppleConsumptionCommandTests {
+    @Test("consumption parses into Send Consumption Information; it needs --consented and --delivery")
+    func parses() throws {
+        #expect(
+            try SubctlCommand.parse([
+                "apple", "consumption", "2000000009", "--consented", "--delivery", "delivered", "--sample",
+                "--refund-preference", "decline", "--reason", "ticket", "--addr", "127.0.0.1:8000",
+            ])
+                == .appleOperation(
+                    .consumption(
+                        SendAppleConsumptionInformationRequest(
+                            transactionID: "2000000009", customerConsented: true, deliveryStatus: "DELIVERED",
+                            sampleContentProvided: true, refundPreference: "DECLINE", reason: "ticket")),
+                    options: AppleOperationCommandTests.options))
+        for (arguments, expected) in [
+            (
+                ["apple", "consumption", "1", "--delivery", "DELIVERED", "--reason", "r", "--addr", "h:1"],
+                "USAGE: apple consumption needs --consented: consumption data is sent only with the customer's consent"
+            ),
+            (
+                ["apple", "consumption", "1", "--consented", "--reason", "r", "--addr", "h:1"],
+                "USAGE: apple consumption needs --delivery STATUS (Apple's deliveryStatus, such as DELIVERED)"
+            ),
+        ] {
+            do {
+                _ = try SubctlCommand.parse(arguments)
+                Issue.record("\(arguments) parsed")
+            } catch {
+                #expect(error.description == expected)
+            }
+        }
+    }
+}

@@ -189,6 +189,17 @@ final class FakeAppStoreAPI: AppStoreAPI {
             failedCount: 0)
     }
 
-    /// Makes the operations (extend, refund history, mass extension) fail with `refusal` (nil: succeed).
+    /// Takes a consumption answer for a known transaction, or throws the refusal set with
+    /// `refuseActions`.
+    func sendConsumptionInformation(
+        transactionID: String, _ request: AppleConsumptionInformation, environment: AppleEnvironment
+    ) async throws(AppStoreAPIError) {
+        try begin(
+            "sendConsumptionInformation \(transactionID) \(request.deliveryStatus) \(request.refundPreference ?? "-")")
+        if let refusal = state.withLock({ $0.actionRefusal }) { throw refusal }
+    }
+
+    /// Makes the operations (extend, refund history, mass extension, consumption) fail with
+    /// `refusal` (nil: succeed).
     func refuseActions(_ refusal: AppStoreAPIError?) { state.withLock { $0.actionRefusal = refusal } }
 }

@@ -22,6 +22,7 @@ struct FieldLimitTests {
         (GetAppleRefundHistoryRequest.protoName, GetAppleRefundHistoryRequest.Limits.all),
         (MassExtendAppleRenewalDateRequest.protoName, MassExtendAppleRenewalDateRequest.Limits.all),
         (GetAppleMassExtensionStatusRequest.protoName, GetAppleMassExtensionStatusRequest.Limits.all),
+        (SendAppleConsumptionInformationRequest.protoName, SendAppleConsumptionInformationRequest.Limits.all),
         (InboxEntry.protoName, InboxEntry.Limits.all),
         (RecordVerifiedStateRequest.protoName, RecordVerifiedStateRequest.Limits.all),
         (LinkAccountRequest.protoName, LinkAccountRequest.Limits.all),

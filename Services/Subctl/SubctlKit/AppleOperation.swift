@@ -1,6 +1,6 @@
 public import Wire
 
-/// `subctl apple extend|extend-status|set-token|refunds …`: an operator's action at the App Store, made
+/// `subctl apple extend|extend-status|set-token|refunds|consumption …`: an operator's action at the App Store, made
 /// through the verifier (which records it in the subscription's audit trail with the caller and
 /// the reason given).
 public enum AppleOperation: Sendable, Equatable {
@@ -13,6 +13,8 @@ public enum AppleOperation: Sendable, Equatable {
     case massExtend(MassExtendAppleRenewalDateRequest, wait: Bool, every: Duration)
     /// `apple extend-status`: Verifier/GetAppleMassExtensionStatus.
     case massExtensionStatus(GetAppleMassExtensionStatusRequest)
+    /// `apple consumption`: Verifier/SendAppleConsumptionInformation.
+    case consumption(SendAppleConsumptionInformationRequest)
     /// `apple set-token`: Verifier/SetAppleAppAccountToken.
     case setToken(SetAppleAppAccountTokenRequest)
     /// `apple refunds`: Verifier/GetAppleRefundHistory.
@@ -25,6 +27,7 @@ public enum AppleOperation: Sendable, Equatable {
             case .extend: "ExtendAppleRenewalDate"
             case .massExtend: "MassExtendAppleRenewalDate"
             case .massExtensionStatus: "GetAppleMassExtensionStatus"
+            case .consumption: "SendAppleConsumptionInformation"
             case .setToken: "SetAppleAppAccountToken"
             case .refunds: "GetAppleRefundHistory"
             }

@@ -45,6 +45,13 @@ extension CommandRunner {
             let answer = try await transport.call(
                 method, request, as: GetAppleMassExtensionStatusResponse.self, timeout: options.timeout)
             try write(answer, options) { [OutputText.massExtension($0)] }
+        case .consumption(let request):
+            let answer = try await transport.call(
+                method, request, as: SendAppleConsumptionInformationResponse.self, timeout: options.timeout)
+            try write(answer, options) { response in
+                ["consumption information for \(request.transactionID) sent: delivery \(request.deliveryStatus)"]
+                    + (response.subscription.map { [OutputText.subscription($0)] } ?? [])
+            }
         case .setToken(let request):
             let answer = try await transport.call(
                 method, request, as: SetAppleAppAccountTokenResponse.self, timeout: options.timeout)

@@ -4,9 +4,9 @@ import Wire
 
 extension SubctlCommand {
     /// The `apple` subcommands that act at the App Store through the verifier.
-    static let appleOperations: Set<String> = ["extend", "extend-status", "set-token", "refunds"]
+    static let appleOperations: Set<String> = ["extend", "extend-status", "set-token", "refunds", "consumption"]
 
-    /// Parses `apple extend|extend-status|set-token|refunds …` (the subcommand first). Throws `usage` for a
+    /// Parses `apple extend|extend-status|set-token|refunds|consumption …` (the subcommand first). Throws `usage` for a
     /// malformed command line.
     static func parseAppleOperation(_ arguments: [String]) throws(SubctlError) -> SubctlCommand {
         let subcommand = arguments[0]
@@ -65,6 +65,35 @@ extension SubctlCommand {
                     originalTransactionID: scanned.positionals[0], environment: try appleEnvironment(scanned),
                     days: days, reasonCode: reasonCode, requestID: scanned.values["request-id"] ?? "",
                     reason: try reason(scanned, "apple extend")))
+        case "consumption":
+            scanned = try scan(
+                Array(arguments.dropFirst()), command: "apple consumption",
+                values: common.union(["delivery", "percentage", "refund-preference"]),
+                flags: ["json", "consented", "sample"], positionals: 1...1,
+                missing: "apple consumption needs a TRANSACTION_ID")
+            guard scanned.flags.contains("consented") else {
+                throw SubctlError(
+                    .usage,
+                    "apple consumption needs --consented: consumption data is sent only with the customer's consent")
+            }
+            guard let delivery = scanned.values["delivery"], !delivery.isEmpty else {
+                throw SubctlError(
+                    .usage, "apple consumption needs --delivery STATUS (Apple's deliveryStatus, such as DELIVERED)")
+            }
+            var percentage: Int32?
+            if let text = scanned.values["percentage"] {
+                guard let value = Int32(text), (0...100_000).contains(value) else {
+                    throw SubctlError(.usage, "--percentage expects milliunits, 0 to 100000")
+                }
+                percentage = value
+            }
+            operation = .consumption(
+                SendAppleConsumptionInformationRequest(
+                    transactionID: scanned.positionals[0], environment: try appleEnvironment(scanned),
+                    customerConsented: true, deliveryStatus: delivery.uppercased(),
+                    sampleContentProvided: scanned.flags.contains("sample"), consumptionPercentage: percentage,
+                    refundPreference: scanned.values["refund-preference"]?.uppercased() ?? "",
+                    reason: try reason(scanned, "apple consumption")))
         case "set-token":
             scanned = try scan(
                 Array(arguments.dropFirst()), command: "apple set-token", values: common.union(["account"]),

@@ -27,7 +27,7 @@ public enum SubctlCommand: Sendable, Equatable {
     case apple(AppleCommand)
     /// Act at Google Play through the verifier: revoke, refund, defer, cancel.
     case google(GoogleCommand, options: CallOptions)
-    /// `apple extend|extend-status|set-token|refunds`: an App Store operation through the verifier.
+    /// `apple extend|extend-status|set-token|refunds|consumption`: an App Store operation through the verifier.
     case appleOperation(AppleOperation, options: CallOptions)
     /// Print `usage`.
     case help
@@ -140,6 +140,12 @@ public enum SubctlCommand: Sendable, Equatable {
                       SECONDS (default 10) until Apple has finished, unless --no-wait.
           apple extend-status --product ID --request-id UUID --addr HOST:PORT
                       How far a mass extension has come.
+          apple consumption TRANSACTION_ID --consented --delivery STATUS [--sample]
+                [--percentage N] [--refund-preference DECLINE|GRANT_FULL|GRANT_PRORATED]
+                --reason TEXT --addr HOST:PORT
+                      Answer Apple's CONSUMPTION_REQUEST (within 12 hours), only with the
+                      customer's consent. STATUS is Apple's deliveryStatus (DELIVERED, …); N is
+                      milliunits consumed, not for an auto-renewable subscription.
           apple set-token ORIGINAL_TRANSACTION_ID --account ACCOUNT_ID --reason TEXT --addr HOST:PORT
                       Set the purchase's appAccountToken to the account's and link it to the account.
           apple refunds TRANSACTION_ID --reason TEXT --addr HOST:PORT

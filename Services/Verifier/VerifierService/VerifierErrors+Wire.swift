@@ -46,6 +46,12 @@ extension AppleAdapterError: VerifierWireError {
         case .invalidRequest(let problem): (.invalidArgument, problem)
         case .environmentNotServed(let environment):
             (.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
+        case .consentMissing(let transactionID):
+            (
+                .failedPrecondition,
+                "consumption information for \(transactionID.printableASCII(limit: 64)) is sent only with the "
+                    + "customer's consent: set customer_consented once the customer has agreed"
+            )
         case .otherAccountsToken:
             (.permissionDenied, "the purchase was made with another account's appAccountToken")
         case .transactionRefused(let error):

@@ -21,6 +21,10 @@ extension VerifierMethods {
         router.unary(VerifierRPC.getAppleMassExtensionStatus) { (_, request: GetAppleMassExtensionStatusRequest) in
             try await required(apple, "the App Store").massExtensionStatus(request)
         }
+        router.unary(VerifierRPC.sendAppleConsumptionInformation) {
+            (context, request: SendAppleConsumptionInformationRequest) in
+            try await required(apple, "the App Store").sendConsumptionInformation(request, actor: context.actor)
+        }
     }
 
 }

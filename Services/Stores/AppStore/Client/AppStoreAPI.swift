@@ -37,6 +37,44 @@ public protocol AppStoreAPI: Sendable {
     /// mass extension has come.
     func massExtensionStatus(productID: String, requestIdentifier: String, environment: AppleEnvironment)
         async throws(AppStoreAPIError) -> AppleMassExtensionStatus
+    /// `PUT /inApps/v2/transactions/consumption/{transactionId}`: answers a CONSUMPTION_REQUEST
+    /// (Apple answers 202 Accepted).
+    func sendConsumptionInformation(
+        transactionID: String, _ request: AppleConsumptionInformation, environment: AppleEnvironment
+    ) async throws(AppStoreAPIError)
+}
+
+/// The body of Send Consumption Information (`ConsumptionRequest`, App Store Server API 1.19).
+public struct AppleConsumptionInformation: Sendable, Hashable, Codable {
+    /// Apple refuses anything but true (4000035).
+    public var customerConsented: Bool
+    /// Milliunits consumed, 0 to 100000; left out for an auto-renewable subscription.
+    public var consumptionPercentage: Int?
+    /// `DELIVERED`, `UNDELIVERED_QUALITY_ISSUE`, `UNDELIVERED_WRONG_ITEM`,
+    /// `UNDELIVERED_SERVER_OUTAGE` or `UNDELIVERED_OTHER`.
+    public var deliveryStatus: String
+    /// `DECLINE`, `GRANT_FULL` or `GRANT_PRORATED`; left out for none.
+    public var refundPreference: String?
+    public var sampleContentProvided: Bool
+
+    /// Apple's `deliveryStatus` values.
+    public static let deliveryStatuses: Set<String> = [
+        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
+        "UNDELIVERED_OTHER",
+    ]
+    /// Apple's `refundPreference` values.
+    public static let refundPreferences: Set<String> = ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"]
+
+    public init(
+        customerConsented: Bool, consumptionPercentage: Int?, deliveryStatus: String, refundPreference: String?,
+        sampleContentProvided: Bool
+    ) {
+        self.customerConsented = customerConsented
+        self.consumptionPercentage = consumptionPercentage
+        self.deliveryStatus = deliveryStatus
+        self.refundPreference = refundPreference
+        self.sampleContentProvided = sampleContentProvided
+    }
 }
 
 /// The body of Extend Subscription Renewal Dates for All Active Subscribers

@@ -238,6 +238,17 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         return try Self.decode(AppleMassExtensionStatus.self, try await send(call, in: environment), call: call)
     }
 
+    /// `PUT /inApps/v2/transactions/consumption/{transactionId}` with `request` as its body.
+    public func sendConsumptionInformation(
+        transactionID: String, _ request: AppleConsumptionInformation, environment: AppleEnvironment
+    ) async throws(AppStoreAPIError) {
+        let path = "/inApps/v2/transactions/consumption/" + (try Self.pathSegment(transactionID))
+        let call = HTTPCall(method: "PUT", path: path, body: try Self.encode(request))
+        _ = try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
+            try await send(call, in: environment)
+        }
+    }
+
     // MARK: Requests
 
     /// Runs `body` in `environment` and, when Apple answers 4040010 there and the configuration

@@ -46,6 +46,9 @@ public protocol VerifierClientProtocol: Sendable {
     func massExtendAppleRenewalDate(_ request: MassExtendAppleRenewalDateRequest, timeout: Duration?) async throws(RPCError) -> MassExtendAppleRenewalDateResponse
     /// Reads how far a mass extension has come (Get Status of Subscription Renewal Date Extensions).
     func getAppleMassExtensionStatus(_ request: GetAppleMassExtensionStatusRequest, timeout: Duration?) async throws(RPCError) -> GetAppleMassExtensionStatusResponse
+    /// Answers Apple's CONSUMPTION_REQUEST for a transaction (Send Consumption Information), only
+    /// with the customer's consent, then records the purchase's state from the App Store.
+    func sendAppleConsumptionInformation(_ request: SendAppleConsumptionInformationRequest, timeout: Duration?) async throws(RPCError) -> SendAppleConsumptionInformationResponse
 }
 
 extension VerifierClientProtocol {
@@ -90,6 +93,9 @@ extension VerifierClientProtocol {
     }
     public func getAppleMassExtensionStatus(_ request: GetAppleMassExtensionStatusRequest) async throws(RPCError) -> GetAppleMassExtensionStatusResponse {
         try await getAppleMassExtensionStatus(request, timeout: nil)
+    }
+    public func sendAppleConsumptionInformation(_ request: SendAppleConsumptionInformationRequest) async throws(RPCError) -> SendAppleConsumptionInformationResponse {
+        try await sendAppleConsumptionInformation(request, timeout: nil)
     }
 }
 
@@ -153,5 +159,9 @@ public struct VerifierClient: VerifierClientProtocol {
 
     public func getAppleMassExtensionStatus(_ request: GetAppleMassExtensionStatusRequest, timeout: Duration?) async throws(RPCError) -> GetAppleMassExtensionStatusResponse {
         try await transport.call(VerifierRPC.getAppleMassExtensionStatus, request, timeout: timeout)
+    }
+
+    public func sendAppleConsumptionInformation(_ request: SendAppleConsumptionInformationRequest, timeout: Duration?) async throws(RPCError) -> SendAppleConsumptionInformationResponse {
+        try await transport.call(VerifierRPC.sendAppleConsumptionInformation, request, timeout: timeout)
     }
 }

@@ -6298,6 +6298,83 @@ public enum OpenAPIDocuments {
           }
         }
       }
+    },
+    "/subscriptions.verifier.v1.Verifier/SendAppleConsumptionInformation": {
+      "post": {
+        "operationId": "Verifier.SendAppleConsumptionInformation",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Answers Apple's CONSUMPTION_REQUEST for a transaction (Send Consumption Information), only\nwith the customer's consent, then records the purchase's state from the App Store.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.SendAppleConsumptionInformationRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.SendAppleConsumptionInformationResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -7267,6 +7344,68 @@ public enum OpenAPIDocuments {
             "minLength": 1,
             "maxLength": 512,
             "description": "Why, for the audit trail."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest": {
+        "type": "object",
+        "properties": {
+          "transactionId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "The transaction the CONSUMPTION_REQUEST named (ASCII digits)."
+          },
+          "environment": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
+              }
+            ],
+            "description": "Unspecified means the configured environment."
+          },
+          "customerConsented": {
+            "type": "boolean",
+            "description": "Whether the customer consented to sharing consumption data; nothing is sent without it."
+          },
+          "deliveryStatus": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 32,
+            "description": "Apple's deliveryStatus: DELIVERED, UNDELIVERED_QUALITY_ISSUE, UNDELIVERED_WRONG_ITEM,\nUNDELIVERED_SERVER_OUTAGE or UNDELIVERED_OTHER."
+          },
+          "sampleContentProvided": {
+            "type": "boolean",
+            "description": "Whether a free sample, trial or description of the content was given before the purchase."
+          },
+          "consumptionPercentage": {
+            "type": "integer",
+            "format": "int32",
+            "description": "How much of the purchase was consumed, in milliunits (0 to 100000); not for an\nauto-renewable subscription (Apple computes it)."
+          },
+          "refundPreference": {
+            "type": "string",
+            "maxLength": 16,
+            "description": "Apple's refundPreference: DECLINE, GRANT_FULL or GRANT_PRORATED; empty for none."
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why the caller answers, for the audit trail."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse": {
+        "type": "object",
+        "properties": {
+          "subscription": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
+              }
+            ],
+            "description": "The purchase as recorded after the answer."
           }
         }
       },

@@ -733,6 +733,19 @@ public enum ProtoSchema {
             Field(4, "succeeded_count", "succeededCount", .int64),
             Field(5, "failed_count", "failedCount", .int64),
         ]),
+        "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest": Message(fullName: "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest", fields: [
+            Field(1, "transaction_id", "transactionId", .string),
+            Field(2, "environment", "environment", .enumeration("subscriptions.common.v1.Environment")),
+            Field(3, "customer_consented", "customerConsented", .bool),
+            Field(4, "delivery_status", "deliveryStatus", .string),
+            Field(5, "sample_content_provided", "sampleContentProvided", .bool),
+            Field(6, "consumption_percentage", "consumptionPercentage", .int32, optional: true),
+            Field(7, "refund_preference", "refundPreference", .string),
+            Field(8, "reason", "reason", .string),
+        ]),
+        "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse": Message(fullName: "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse", fields: [
+            Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
+        ]),
     ]
 
     /// Every enum, by full name.
@@ -815,6 +828,7 @@ public enum ProtoSchema {
             Method(name: "GetAppleRefundHistory", input: "subscriptions.verifier.v1.GetAppleRefundHistoryRequest", output: "subscriptions.verifier.v1.GetAppleRefundHistoryResponse", isServerStreaming: false),
             Method(name: "MassExtendAppleRenewalDate", input: "subscriptions.verifier.v1.MassExtendAppleRenewalDateRequest", output: "subscriptions.verifier.v1.MassExtendAppleRenewalDateResponse", isServerStreaming: false),
             Method(name: "GetAppleMassExtensionStatus", input: "subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest", output: "subscriptions.verifier.v1.GetAppleMassExtensionStatusResponse", isServerStreaming: false),
+            Method(name: "SendAppleConsumptionInformation", input: "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest", output: "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse", isServerStreaming: false),
         ]),
     ]
 }

@@ -1726,6 +1726,157 @@ extension GetAppleMassExtensionStatusResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.verifier.v1.SendAppleConsumptionInformationRequest`.
+public struct SendAppleConsumptionInformationRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest"
+
+    /// The transaction the CONSUMPTION_REQUEST named (ASCII digits).
+    /// limit: 1..64 bytes
+    public var transactionID: String
+
+    /// Unspecified means the configured environment.
+    public var environment: StoreEnvironment?
+
+    /// Whether the customer consented to sharing consumption data; nothing is sent without it.
+    public var customerConsented: Bool
+
+    /// Apple's deliveryStatus: DELIVERED, UNDELIVERED_QUALITY_ISSUE, UNDELIVERED_WRONG_ITEM,
+    /// UNDELIVERED_SERVER_OUTAGE or UNDELIVERED_OTHER.
+    /// limit: 1..32 bytes
+    public var deliveryStatus: String
+
+    /// Whether a free sample, trial or description of the content was given before the purchase.
+    public var sampleContentProvided: Bool
+
+    /// How much of the purchase was consumed, in milliunits (0 to 100000); not for an
+    /// auto-renewable subscription (Apple computes it).
+    public var consumptionPercentage: Int32?
+
+    /// Apple's refundPreference: DECLINE, GRANT_FULL or GRANT_PRORATED; empty for none.
+    /// limit: 0..16 bytes
+    public var refundPreference: String
+
+    /// Why the caller answers, for the audit trail.
+    /// limit: 1..512 bytes
+    public var reason: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        transactionID: String = "",
+        environment: StoreEnvironment? = nil,
+        customerConsented: Bool = false,
+        deliveryStatus: String = "",
+        sampleContentProvided: Bool = false,
+        consumptionPercentage: Int32? = nil,
+        refundPreference: String = "",
+        reason: String = ""
+    ) {
+        self.transactionID = transactionID
+        self.environment = environment
+        self.customerConsented = customerConsented
+        self.deliveryStatus = deliveryStatus
+        self.sampleContentProvided = sampleContentProvided
+        self.consumptionPercentage = consumptionPercentage
+        self.refundPreference = refundPreference
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension SendAppleConsumptionInformationRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__send_apple_consumption_information_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            transactionID: ProtoField.string(m.transaction_id, "transaction_id"),
+            environment: ProtoField.enumValue(m.environment.rawValue, "environment"),
+            customerConsented: m.customer_consented != 0,
+            deliveryStatus: ProtoField.string(m.delivery_status, "delivery_status"),
+            sampleContentProvided: m.sample_content_provided != 0,
+            consumptionPercentage: ProtoField.nonZero(m.consumption_percentage),
+            refundPreference: ProtoField.string(m.refund_preference, "refund_preference"),
+            reason: ProtoField.string(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.transaction_id, transactionID)
+        c.environment = .init(rawValue: ProtoField.number(environment))
+        c.customer_consented = customerConsented ? 1 : 0
+        arena.set(&c.delivery_status, deliveryStatus)
+        c.sample_content_provided = sampleContentProvided ? 1 : 0
+        c.consumption_percentage = consumptionPercentage ?? 0
+        arena.set(&c.refund_preference, refundPreference)
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension SendAppleConsumptionInformationRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `transaction_id`: 1..64 bytes.
+        public static let transactionID = FieldLimit("transaction_id", 1...64, .bytes)
+        /// `delivery_status`: 1..32 bytes.
+        public static let deliveryStatus = FieldLimit("delivery_status", 1...32, .bytes)
+        /// `refund_preference`: 0..16 bytes.
+        public static let refundPreference = FieldLimit("refund_preference", 0...16, .bytes)
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [transactionID, deliveryStatus, refundPreference, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.SendAppleConsumptionInformationResponse`.
+public struct SendAppleConsumptionInformationResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse"
+
+    /// The purchase as recorded after the answer.
+    public var subscription: Subscription?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        subscription: Subscription? = nil
+    ) {
+        self.subscription = subscription
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension SendAppleConsumptionInformationResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__send_apple_consumption_information_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            subscription: ProtoField.message(m.subscription, "subscription"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.subscription = subscription?.cMessage(in: arena)
+    }
+}
+
 /// The methods of `subscriptions.verifier.v1.Verifier`, typed by request and response.
 public enum VerifierRPC {
     /// The service's full name.
@@ -1783,6 +1934,10 @@ public enum VerifierRPC {
     /// Reads how far a mass extension has come (Get Status of Subscription Renewal Date Extensions).
     public static let getAppleMassExtensionStatus = UnaryMethod<GetAppleMassExtensionStatusRequest, GetAppleMassExtensionStatusResponse>("subscriptions.verifier.v1.Verifier/GetAppleMassExtensionStatus")
 
+    /// Answers Apple's CONSUMPTION_REQUEST for a transaction (Send Consumption Information), only
+    /// with the customer's consent, then records the purchase's state from the App Store.
+    public static let sendAppleConsumptionInformation = UnaryMethod<SendAppleConsumptionInformationRequest, SendAppleConsumptionInformationResponse>("subscriptions.verifier.v1.Verifier/SendAppleConsumptionInformation")
+
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription, revokeGooglePurchase, refundGoogleOrder, deferGoogleRenewal, cancelGoogleSubscription, extendAppleRenewalDate, setAppleAppAccountToken, getAppleRefundHistory, massExtendAppleRenewalDate, getAppleMassExtensionStatus]
+    public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription, revokeGooglePurchase, refundGoogleOrder, deferGoogleRenewal, cancelGoogleSubscription, extendAppleRenewalDate, setAppleAppAccountToken, getAppleRefundHistory, massExtendAppleRenewalDate, getAppleMassExtensionStatus, sendAppleConsumptionInformation]
 }

@@ -79,6 +79,11 @@ public struct AppleSimAPI: Sendable {
         server.route("GET", "/inApps/v1/subscriptions/extend/mass/*") { request in
             authorized(request) { try massExtensionStatus(request) }
         }
+        server.route("PUT", "/inApps/v2/transactions/consumption/*") { request in
+            // Apple answers 202 Accepted with no body.
+            let answer = authorized(request) { try consumption(request) }
+            return answer.status == 200 ? HTTPResponse(status: 202) : answer
+        }
         server.route("GET", "/inApps/v2/history/*") { request in
             authorized(request) { try history(request) }
         }
@@ -192,6 +197,44 @@ public struct AppleSimAPI: Sendable {
         } catch {
             throw Self.failure(error)
         }
+    }
+
+    /// Send Consumption Information (`ConsumptionRequest`, API 1.19): `customerConsented` must be
+    /// true (4000035), `deliveryStatus` one of Apple's (4000036), `sampleContentProvided` a Boolean
+    /// (4000041), `consumptionPercentage` 0 to 100000 and `refundPreference` one of Apple's when
+    /// present (the general 4000000 here: the simulator does not tell those two apart).
+    private func consumption(_ request: HTTPRequest) throws -> [String: any Sendable]? {
+        let id = try lastSegment(request, after: "/inApps/v2/transactions/consumption/")
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+            throw APIFailure.apple(400, 4_000_000, "Bad request.")
+        }
+        guard let consented = body["customerConsented"] as? Bool, consented else {
+            throw APIFailure.apple(400, 4_000_035, "Invalid customer consented.")
+        }
+        let deliveryStatuses: Set<String> = [
+            "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
+            "UNDELIVERED_OTHER",
+        ]
+        guard let delivery = body["deliveryStatus"] as? String, deliveryStatuses.contains(delivery) else {
+            throw APIFailure.apple(400, 4_000_036, "Invalid delivery status.")
+        }
+        guard let sample = body["sampleContentProvided"] as? Bool else {
+            throw APIFailure.apple(400, 4_000_041, "Invalid sample content provided.")
+        }
+        var fields = ["deliveryStatus": delivery, "sampleContentProvided": String(sample)]
+        if let value = body["consumptionPercentage"] {
+            guard let percentage = (value as? NSNumber)?.intValue, (0...100_000).contains(percentage) else {
+                throw APIFailure.apple(400, 4_000_000, "Bad request.")
+            }
+            fields["consumptionPercentage"] = String(percentage)
+        }
+        if let value = body["refundPreference"] {
+            guard let preference = value as? String, ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(preference)
+            else { throw APIFailure.apple(400, 4_000_000, "Bad request.") }
+            fields["refundPreference"] = preference
+        }
+        try store.answerConsumption(id, fields)
+        return nil
     }
 
     /// The JSON body of an extension request and its `extendByDays`, `extendReasonCode` and

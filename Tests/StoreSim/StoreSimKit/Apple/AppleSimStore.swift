@@ -290,6 +290,8 @@ public final class AppleSimStore: Sendable {
         var extensionRequests: [String: RenewalExtension] = [:]
         /// Mass extensions, by product id and the caller's `requestIdentifier`.
         var massExtensions: [String: MassExtension] = [:]
+        /// The consumption information the developer sent, by transaction id, oldest first.
+        var consumptionAnswers: [String: [[String: String]]] = [:]
     }
 
     /// A request to extend every eligible subscriber of a product, worked through a few
@@ -818,6 +820,20 @@ public final class AppleSimStore: Sendable {
     /// One step of every mass extension still running.
     private func stepMassExtensions(_ state: inout State, at now: Int64) {
         for key in state.massExtensions.keys.sorted() { stepMassExtension(&state, key, at: now) }
+    }
+
+    /// The developer's Send Consumption Information for `transactionID` (its fields as text);
+    /// `.notFound` for a transaction the store does not know.
+    func answerConsumption(_ transactionID: String, _ fields: [String: String]) throws(SimError) {
+        _ = try change { state, _ throws(SimError) in
+            _ = try Self.original(transactionID, in: state)
+            state.consumptionAnswers[transactionID, default: []].append(fields)
+        }
+    }
+
+    /// The consumption information sent for `transactionID`, oldest first.
+    public func consumptionAnswers(of transactionID: String) -> [[String: String]] {
+        state.withLock { $0.consumptionAnswers[transactionID] ?? [] }
     }
 
     // MARK: Time

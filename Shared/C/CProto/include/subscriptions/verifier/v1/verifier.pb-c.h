@@ -40,6 +40,8 @@ typedef struct Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest Su
 typedef struct Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse;
 typedef struct Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest;
 typedef struct Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse;
+typedef struct Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest;
+typedef struct Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse;
 
 
 /* --- enums --- */
@@ -665,6 +667,66 @@ struct  Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse
     , (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
 
 
+struct  Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The transaction the CONSUMPTION_REQUEST named (ASCII digits).
+   * limit: 1..64 bytes
+   */
+  char *transaction_id;
+  /*
+   * Unspecified means the configured environment.
+   */
+  Subscriptions__Common__V1__Environment environment;
+  /*
+   * Whether the customer consented to sharing consumption data; nothing is sent without it.
+   */
+  protobuf_c_boolean customer_consented;
+  /*
+   * Apple's deliveryStatus: DELIVERED, UNDELIVERED_QUALITY_ISSUE, UNDELIVERED_WRONG_ITEM,
+   * UNDELIVERED_SERVER_OUTAGE or UNDELIVERED_OTHER.
+   * limit: 1..32 bytes
+   */
+  char *delivery_status;
+  /*
+   * Whether a free sample, trial or description of the content was given before the purchase.
+   */
+  protobuf_c_boolean sample_content_provided;
+  /*
+   * How much of the purchase was consumed, in milliunits (0 to 100000); not for an
+   * auto-renewable subscription (Apple computes it).
+   */
+  int32_t consumption_percentage;
+  /*
+   * Apple's refundPreference: DECLINE, GRANT_FULL or GRANT_PRORATED; empty for none.
+   * limit: 0..16 bytes
+   */
+  char *refund_preference;
+  /*
+   * Why the caller answers, for the audit trail.
+   * limit: 1..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__SEND_APPLE_CONSUMPTION_INFORMATION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor) \
+    , (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The purchase as recorded after the answer.
+   */
+  Subscriptions__Common__V1__Subscription *subscription;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__SEND_APPLE_CONSUMPTION_INFORMATION_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor) \
+    , NULL }
+
+
 /* Subscriptions__Verifier__V1__VerifyApplePurchaseRequest methods */
 void   subscriptions__verifier__v1__verify_apple_purchase_request__init
                      (Subscriptions__Verifier__V1__VerifyApplePurchaseRequest         *message);
@@ -1121,6 +1183,44 @@ Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *
 void   subscriptions__verifier__v1__get_apple_mass_extension_status_response__free_unpacked
                      (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest methods */
+void   subscriptions__verifier__v1__send_apple_consumption_information_request__init
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest         *message);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest   *message);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__pack
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *
+       subscriptions__verifier__v1__send_apple_consumption_information_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__send_apple_consumption_information_request__free_unpacked
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse methods */
+void   subscriptions__verifier__v1__send_apple_consumption_information_response__init
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse         *message);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse   *message);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__pack
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *
+       subscriptions__verifier__v1__send_apple_consumption_information_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__send_apple_consumption_information_response__free_unpacked
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Verifier__V1__VerifyApplePurchaseRequest_Closure)
@@ -1195,6 +1295,12 @@ typedef void (*Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest_C
 typedef void (*Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse_Closure)
                  (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest_Closure)
+                 (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure)
+                 (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1258,6 +1364,10 @@ struct Subscriptions__Verifier__V1__Verifier_Service
                                           const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *input,
                                           Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse_Closure closure,
                                           void *closure_data);
+  void (*send_apple_consumption_information)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                                             const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *input,
+                                             Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure closure,
+                                             void *closure_data);
 };
 typedef void (*Subscriptions__Verifier__V1__Verifier_ServiceDestroy)(Subscriptions__Verifier__V1__Verifier_Service *);
 void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__Verifier_Service *service,
@@ -1279,7 +1389,8 @@ void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__V
       function_prefix__ ## set_apple_app_account_token,\
       function_prefix__ ## get_apple_refund_history,\
       function_prefix__ ## mass_extend_apple_renewal_date,\
-      function_prefix__ ## get_apple_mass_extension_status  }
+      function_prefix__ ## get_apple_mass_extension_status,\
+      function_prefix__ ## send_apple_consumption_information  }
 void subscriptions__verifier__v1__verifier__health(ProtobufCService *service,
                                                    const Subscriptions__Common__V1__HealthRequest *input,
                                                    Subscriptions__Common__V1__HealthResponse_Closure closure,
@@ -1336,6 +1447,10 @@ void subscriptions__verifier__v1__verifier__get_apple_mass_extension_status(Prot
                                                                             const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *input,
                                                                             Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse_Closure closure,
                                                                             void *closure_data);
+void subscriptions__verifier__v1__verifier__send_apple_consumption_information(ProtobufCService *service,
+                                                                               const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *input,
+                                                                               Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure closure,
+                                                                               void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1364,6 +1479,8 @@ extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__mass_extend
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__verifier__v1__verifier__descriptor;
 
 PROTOBUF_C__END_DECLS

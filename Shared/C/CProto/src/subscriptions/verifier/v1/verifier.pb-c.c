@@ -1087,6 +1087,96 @@ void   subscriptions__verifier__v1__get_apple_mass_extension_status_response__fr
   assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__verifier__v1__send_apple_consumption_information_request__init
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__SEND_APPLE_CONSUMPTION_INFORMATION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__pack
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *
+       subscriptions__verifier__v1__send_apple_consumption_information_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__send_apple_consumption_information_request__free_unpacked
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__send_apple_consumption_information_response__init
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse         *message)
+{
+  static const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse init_value = SUBSCRIPTIONS__VERIFIER__V1__SEND_APPLE_CONSUMPTION_INFORMATION_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__pack
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *
+       subscriptions__verifier__v1__send_apple_consumption_information_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__send_apple_consumption_information_response__free_unpacked
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor subscriptions__verifier__v1__verify_apple_purchase_request__field_descriptors[5] =
 {
   {
@@ -2883,6 +2973,173 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_mass_ext
   (ProtobufCMessageInit) subscriptions__verifier__v1__get_apple_mass_extension_status_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__send_apple_consumption_information_request__field_descriptors[8] =
+{
+  {
+    "transaction_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, transaction_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "environment",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, environment),
+    &subscriptions__common__v1__environment__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customer_consented",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, customer_consented),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "delivery_status",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, delivery_status),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sample_content_provided",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, sample_content_provided),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "consumption_percentage",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, consumption_percentage),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "refund_preference",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, refund_preference),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__send_apple_consumption_information_request__field_indices_by_name[] = {
+  5,   /* field[5] = consumption_percentage */
+  2,   /* field[2] = customer_consented */
+  3,   /* field[3] = delivery_status */
+  1,   /* field[1] = environment */
+  7,   /* field[7] = reason */
+  6,   /* field[6] = refund_preference */
+  4,   /* field[4] = sample_content_provided */
+  0,   /* field[0] = transaction_id */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__send_apple_consumption_information_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 8 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest",
+  "SendAppleConsumptionInformationRequest",
+  "Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest),
+  8,
+  subscriptions__verifier__v1__send_apple_consumption_information_request__field_descriptors,
+  subscriptions__verifier__v1__send_apple_consumption_information_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__send_apple_consumption_information_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__send_apple_consumption_information_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__send_apple_consumption_information_response__field_descriptors[1] =
+{
+  {
+    "subscription",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse, subscription),
+    &subscriptions__common__v1__subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__send_apple_consumption_information_response__field_indices_by_name[] = {
+  0,   /* field[0] = subscription */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__send_apple_consumption_information_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse",
+  "SendAppleConsumptionInformationResponse",
+  "Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse),
+  1,
+  subscriptions__verifier__v1__send_apple_consumption_information_response__field_descriptors,
+  subscriptions__verifier__v1__send_apple_consumption_information_response__field_indices_by_name,
+  1,  subscriptions__verifier__v1__send_apple_consumption_information_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__send_apple_consumption_information_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue subscriptions__verifier__v1__google_refund__enum_values_by_number[3] =
 {
   { "GOOGLE_REFUND_UNSPECIFIED", "SUBSCRIPTIONS__VERIFIER__V1__GOOGLE_REFUND__GOOGLE_REFUND_UNSPECIFIED", 0 },
@@ -2913,7 +3170,7 @@ const ProtobufCEnumDescriptor subscriptions__verifier__v1__google_refund__descri
   subscriptions__verifier__v1__google_refund__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__method_descriptors[14] =
+static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__method_descriptors[15] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "VerifyApplePurchase", &subscriptions__verifier__v1__verify_apple_purchase_request__descriptor, &subscriptions__verifier__v1__verify_purchase_response__descriptor },
@@ -2929,6 +3186,7 @@ static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__me
   { "GetAppleRefundHistory", &subscriptions__verifier__v1__get_apple_refund_history_request__descriptor, &subscriptions__verifier__v1__get_apple_refund_history_response__descriptor },
   { "MassExtendAppleRenewalDate", &subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor, &subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor },
   { "GetAppleMassExtensionStatus", &subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor, &subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor },
+  { "SendAppleConsumptionInformation", &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor, &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor },
 };
 const unsigned subscriptions__verifier__v1__verifier__method_indices_by_name[] = {
   8,        /* CancelGoogleSubscription */
@@ -2942,6 +3200,7 @@ const unsigned subscriptions__verifier__v1__verifier__method_indices_by_name[] =
   6,        /* RefundGoogleOrder */
   3,        /* RestorePurchases */
   5,        /* RevokeGooglePurchase */
+  14,        /* SendAppleConsumptionInformation */
   10,        /* SetAppleAppAccountToken */
   1,        /* VerifyApplePurchase */
   2         /* VerifyGooglePurchase */
@@ -2953,7 +3212,7 @@ const ProtobufCServiceDescriptor subscriptions__verifier__v1__verifier__descript
   "Verifier",
   "Subscriptions__Verifier__V1__Verifier",
   "subscriptions.verifier.v1",
-  14,
+  15,
   subscriptions__verifier__v1__verifier__method_descriptors,
   subscriptions__verifier__v1__verifier__method_indices_by_name
 };
@@ -3068,6 +3327,14 @@ void subscriptions__verifier__v1__verifier__get_apple_mass_extension_status(Prot
 {
   assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
   service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__send_apple_consumption_information(ProtobufCService *service,
+                                                                               const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *input,
+                                                                               Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure closure,
+                                                                               void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__Verifier_Service *service,
                                                   Subscriptions__Verifier__V1__Verifier_ServiceDestroy destroy)
