@@ -84,3 +84,45 @@ struct AppStoreMassExtensionClientTests {
         #expect(harness.production.requests.count == 1)
     }
 }
+
+/// The client's Send Consumption Information against Apple's documented JSON.
+@Suite("App Store Server API client: consumption information")
+struct AppStoreConsumptionClientTests {
+    @Test("Send Consumption Information puts the 1.19 ConsumptionRequest on the v2 path; 202 is success")
+    func putsTheBody() async throws {
+        let harness = try AppStoreHarness()
+        harness.production.answer(
+            "PUT", "/inApps/v2/transactions/consumption/2000000000000009", HTTPResponse(status: 202))
+        let client = try harness.client()
+        try await client.sendConsumptionInformation(
+            transactionID: "2000000000000009",
+            AppleConsumptionInformation(
+                customerConsented: true, consumptionPercentage: 25_000, deliveryStatus: "DELIVERED",
+                refundPreference: "GRANT_PRORATED", sampleContentProvided: false),
+            environment: .production)
+        let request = try #require(harness.production.requests.first)
+        #expect(request.method == "PUT" && request.headers["content-type"] == "application/json")
+        #expect(
+            String(decoding: request.body, as: UTF8.self)
+                == #"{"consumptionPercentage":25000,"customerConsented":true,"deliveryStatus":"DELIVERED","#
+                + #""refundPreference":"GRANT_PRORATED","sampleContentProvided":false}"#)
+    }
+
+    @Test("an auto-renewable subscription's answer leaves consumptionPercentage and an absent preference out")
+    func leavesOptionalFieldsOut() async throws {
+        let harness = try AppStoreHarness()
+        harness.production.answer(
+            "PUT", "/inApps/v2/transactions/consumption/2000000000000009", HTTPResponse(status: 202))
+        let client = try harness.client()
+        try await client.sendConsumptionInformation(
+            transactionID: "2000000000000009",
+            AppleConsumptionInformation(
+                customerConsented: true, consumptionPercentage: nil, deliveryStatus: "UNDELIVERED_OTHER",
+                refundPreference: nil, sampleContentProvided: true),
+            environment: .production)
+        let request = try #require(harness.production.requests.first)
+        #expect(
+            String(decoding: request.body, as: UTF8.self)
+                == #"{"customerConsented":true,"deliveryStatus":"UNDELIVERED_OTHER","sampleContentProvided":true}"#)
+    }
+}

@@ -48,6 +48,36 @@ struct AppleConsumptionScenarioTests {
         #expect(refund > sent)
     }
 
+    @Test("with an automatic policy the verifier answers the CONSUMPTION_REQUEST by itself, audited as the policy's")
+    func automaticAnswer() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("consumption-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let policy = directory.appendingPathComponent("policy.json")
+        let json =
+            #"{"answer_automatically":true,"customer_consented":true,"delivery_status":"DELIVERED","#
+            + #""sample_content_provided":false,"refund_preference":"DECLINE"}"#
+        try Data(json.utf8).write(to: policy)
+        let stack = try await StoreSimStack(verifier: ["APPLE_CONSUMPTION_POLICY_FILE": policy.path])
+        do {
+            let account = UUID().uuidString.lowercased()
+            let (original, _) = try await stack.buyOnAppStore(account: account)
+            try await stack.control("clock/advance", ["by": "+1h"])
+            try await stack.control("apple/consumption-request", ["transactionId": original])
+            _ = try await stack.eventuallyKinds(of: account, "the automatic answer") { $0.contains(.storeAction) }
+            let events = try await stack.history(of: account)
+            let request = try #require(events.firstIndex { $0.kind == .consumptionRequest })
+            let answer = try #require(events.firstIndex { $0.storeSubtype == "SEND_CONSUMPTION_INFORMATION" })
+            #expect(answer > request)
+            #expect(events[answer].actor == "policy APPLE_CONSUMPTION_POLICY_FILE")
+            #expect(events[answer].detail?.contains("refundPreference DECLINE") == true)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
     @Test("without consent nothing is sent; an unknown transaction is NOT_FOUND; neither changes anything")
     func refusals() async throws {
         try await StoreSimStack.with { stack in
