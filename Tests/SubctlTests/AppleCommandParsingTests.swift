@@ -47,8 +47,14 @@ struct AppleCommandParsingTests {
     }
 
     @Test(arguments: [
-        (["apple"], "USAGE: apple needs a subcommand (verify, extend, set-token or refunds)"),
-        (["apple", "check"], #"USAGE: unknown apple command "check" (verify, extend, set-token or refunds)"#),
+        (
+            ["apple"],
+            "USAGE: apple needs a subcommand (verify, extend, extend-status, set-token, refunds or consumption)"
+        ),
+        (
+            ["apple", "check"],
+            #"USAGE: unknown apple command "check" (verify, extend, extend-status, set-token, refunds or consumption)"#
+        ),
         (
             ["apple", "verify", "--root", "r", "--bundle", "b", "--env", "Sandbox"],
             "USAGE: apple verify needs the JWS: as an argument, - for standard input, or --file PATH"

@@ -153,14 +153,14 @@ struct OutputAndRunnerTests {
 
     @Test func methodsMarksStreams() throws {
         let lines = OutputText.methods().split(separator: "\n").map(String.init)
-        #expect(lines.count == 49)
+        #expect(lines.count == 52)
         #expect(
             lines.first { $0.hasPrefix("subscriptions.ledger.v1.Ledger/Snapshot ") }
-                == "subscriptions.ledger.v1.Ledger/Snapshot                          "
+                == "subscriptions.ledger.v1.Ledger/Snapshot                             "
                 + "subscriptions.ledger.v1.SnapshotRequest → stream subscriptions.ledger.v1.SnapshotChunk")
         #expect(
             lines.first
-                == "subscriptions.verifier.v1.Verifier/Health                        "
+                == "subscriptions.verifier.v1.Verifier/Health                           "
                 + "subscriptions.common.v1.HealthRequest → subscriptions.common.v1.HealthResponse")
     }
 

@@ -38,7 +38,10 @@ final class AppleAdapterHarness: Sendable {
         func advance(seconds: Double) { value.withLock { $0 = $0.addingTimeInterval(seconds) } }
     }
 
-    init(revocation: (@Sendable (AppleSigningChain) throws -> AppleRevocationChecker)? = nil) async throws {
+    init(
+        revocation: (@Sendable (AppleSigningChain) throws -> AppleRevocationChecker)? = nil,
+        consumptionPolicy: AppleConsumptionPolicy? = nil
+    ) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("verifier-apple-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         ledger = try await InProcessLedger(directory: directory).client
@@ -55,7 +58,7 @@ final class AppleAdapterHarness: Sendable {
             now: { clock.now },
             logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()),
             // A loaded test machine must not turn a slow answer into a 503 the test did not ask for.
-            ledgerTimeout: .seconds(60))
+            ledgerTimeout: .seconds(60), consumptionPolicy: consumptionPolicy)
         // A thread for each of the tests' concurrent deliveries, and no idle cut while a loaded
         // machine keeps one waiting: the ingress answers, as it would with its own settings.
         http = HTTPServer(

@@ -167,6 +167,39 @@ final class FakeAppStoreAPI: AppStoreAPI {
         return result
     }
 
-    /// Makes the operations (extend, refund history) fail with `refusal` (nil: succeed).
+    /// Accepts a mass extension (it extends nothing here), or throws the refusal set with
+    /// `refuseActions`.
+    func massExtendRenewalDate(_ request: AppleMassExtensionRequest, environment: AppleEnvironment)
+        async throws(AppStoreAPIError) -> String
+    {
+        try begin("massExtendRenewalDate \(request.productId) \(request.extendByDays)")
+        if let refusal = state.withLock({ $0.actionRefusal }) { throw refusal }
+        return request.requestIdentifier
+    }
+
+    /// A mass extension complete at 1 000 000 ms with one success, or the refusal set with
+    /// `refuseActions`.
+    func massExtensionStatus(productID: String, requestIdentifier: String, environment: AppleEnvironment)
+        async throws(AppStoreAPIError) -> AppleMassExtensionStatus
+    {
+        try begin("massExtensionStatus \(productID) \(requestIdentifier)")
+        if let refusal = state.withLock({ $0.actionRefusal }) { throw refusal }
+        return AppleMassExtensionStatus(
+            requestIdentifier: requestIdentifier, complete: true, completeDate: 1_000_000, succeededCount: 1,
+            failedCount: 0)
+    }
+
+    /// Takes a consumption answer for a known transaction, or throws the refusal set with
+    /// `refuseActions`.
+    func sendConsumptionInformation(
+        transactionID: String, _ request: AppleConsumptionInformation, environment: AppleEnvironment
+    ) async throws(AppStoreAPIError) {
+        try begin(
+            "sendConsumptionInformation \(transactionID) \(request.deliveryStatus) \(request.refundPreference ?? "-")")
+        if let refusal = state.withLock({ $0.actionRefusal }) { throw refusal }
+    }
+
+    /// Makes the operations (extend, refund history, mass extension, consumption) fail with
+    /// `refusal` (nil: succeed).
     func refuseActions(_ refusal: AppStoreAPIError?) { state.withLock { $0.actionRefusal = refusal } }
 }

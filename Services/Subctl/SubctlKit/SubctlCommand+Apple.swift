@@ -4,7 +4,7 @@ extension SubctlCommand {
     /// Parses `apple SUBCOMMAND …` from the arguments after `apple`. Throws `usage` for a
     /// malformed command line; reads no file.
     static func parseApple(_ arguments: [String]) throws(SubctlError) -> SubctlCommand {
-        let subcommands = "verify, extend, set-token or refunds"
+        let subcommands = "verify, extend, extend-status, set-token, refunds or consumption"
         guard let subcommand = arguments.first else {
             throw SubctlError(.usage, "apple needs a subcommand (\(subcommands))")
         }

@@ -27,7 +27,7 @@ public enum SubctlCommand: Sendable, Equatable {
     case apple(AppleCommand)
     /// Act at Google Play through the verifier: revoke, refund, defer, cancel.
     case google(GoogleCommand, options: CallOptions)
-    /// `apple extend|set-token|refunds`: an App Store operation through the verifier.
+    /// `apple extend|extend-status|set-token|refunds|consumption`: an App Store operation through the verifier.
     case appleOperation(AppleOperation, options: CallOptions)
     /// `import FILE`: restore the subscriptions an import file names through the verifier.
     case importFile(ImportOptions)
@@ -136,6 +136,19 @@ public enum SubctlCommand: Sendable, Equatable {
                       undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage).
                       Without --request-id a new one is made and printed: run again with it to
                       retry without extending twice.
+          apple extend --all --product ID [--storefront USA,CAN] --days N [--reason-code 0-3]
+                [--request-id UUID] [--no-wait] [--every SECONDS] --reason TEXT --addr HOST:PORT
+                      Extend every eligible subscriber of the product (in those storefronts),
+                      which Apple does over time: prints the request id, then its progress every
+                      SECONDS (default 10) until Apple has finished, unless --no-wait.
+          apple extend-status --product ID --request-id UUID --addr HOST:PORT
+                      How far a mass extension has come.
+          apple consumption TRANSACTION_ID --consented --delivery STATUS [--sample]
+                [--percentage N] [--refund-preference DECLINE|GRANT_FULL|GRANT_PRORATED]
+                --reason TEXT --addr HOST:PORT
+                      Answer Apple's CONSUMPTION_REQUEST (within 12 hours), only with the
+                      customer's consent. STATUS is Apple's deliveryStatus (DELIVERED, …); N is
+                      milliunits consumed, not for an auto-renewable subscription.
           apple set-token ORIGINAL_TRANSACTION_ID --account ACCOUNT_ID --reason TEXT --addr HOST:PORT
                       Set the purchase's appAccountToken to the account's and link it to the account.
           apple refunds TRANSACTION_ID --reason TEXT --addr HOST:PORT

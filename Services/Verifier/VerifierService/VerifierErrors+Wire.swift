@@ -46,6 +46,12 @@ extension AppleAdapterError: VerifierWireError {
         case .invalidRequest(let problem): (.invalidArgument, problem)
         case .environmentNotServed(let environment):
             (.failedPrecondition, "this verifier does not serve Apple \(environment.rawValue)")
+        case .consentMissing(let transactionID):
+            (
+                .failedPrecondition,
+                "consumption information for \(transactionID.printableASCII(limit: 64)) is sent only with the "
+                    + "customer's consent: set customer_consented once the customer has agreed"
+            )
         case .otherAccountsToken:
             (.permissionDenied, "the purchase was made with another account's appAccountToken")
         case .transactionRefused(let error):
@@ -82,6 +88,17 @@ extension AppleAdapterError: VerifierWireError {
         case (429?, _):
             let wait = error.retryAfter.map { "after \($0.components.seconds) s (Retry-After)" } ?? "later"
             return (.resourceExhausted, "\(said); the App Store limits its request rate: try again \(wait)")
+        case (404?, 4_040_009?):
+            return (
+                .notFound,
+                "\(said); no mass extension has that request id for that product: check both (the status is read "
+                    + "with the product id and request id the extension was started with)"
+            )
+        case (400?, 4_000_027?), (400?, 4_000_028?):
+            return (
+                .invalidArgument,
+                "\(said); storefront codes are ISO 3166-1 alpha-3 (such as USA); leave them out for every storefront"
+            )
         case (404?, _):
             return (
                 .notFound,

@@ -14,6 +14,17 @@ extension VerifierMethods {
         router.unary(VerifierRPC.getAppleRefundHistory) { (context, request: GetAppleRefundHistoryRequest) in
             try await required(apple, "the App Store").refundHistory(request, actor: context.actor)
         }
+        router.unary(VerifierRPC.massExtendAppleRenewalDate) {
+            (context, request: MassExtendAppleRenewalDateRequest) in
+            try await required(apple, "the App Store").massExtendRenewalDate(request, actor: context.actor)
+        }
+        router.unary(VerifierRPC.getAppleMassExtensionStatus) { (_, request: GetAppleMassExtensionStatusRequest) in
+            try await required(apple, "the App Store").massExtensionStatus(request)
+        }
+        router.unary(VerifierRPC.sendAppleConsumptionInformation) {
+            (context, request: SendAppleConsumptionInformationRequest) in
+            try await required(apple, "the App Store").sendConsumptionInformation(request, actor: context.actor)
+        }
     }
 
 }

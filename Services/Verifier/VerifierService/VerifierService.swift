@@ -143,6 +143,6 @@ public enum VerifierService {
         return AppleAdapter(
             verifiers: try settings.verifiers(), api: client, ledger: ledger, tokenNamespace: settings.tokenNamespace,
             revocation: try settings.revocationChecker(), now: host.date, machineNow: host.machineDate,
-            logger: host.logger, metrics: host.metrics, ingress: ingress)
+            logger: host.logger, metrics: host.metrics, ingress: ingress, consumptionPolicy: settings.consumptionPolicy)
     }
 }

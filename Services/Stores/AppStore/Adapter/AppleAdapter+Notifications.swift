@@ -225,6 +225,10 @@ extension AppleAdapter {
                 RecordVerifiedStateRequest(
                     subscription: subscription, events: [event], notificationID: id, periods: periods),
                 keyPrefix: "apple-notification-\(id)-")
+            if notification.notificationType == .consumptionRequest {
+                await answerConsumptionRequest(
+                    notification, transaction: transaction, environment: environment, verifier: verifier)
+            }
             return true
         }
         // What the notification alone proves: its transaction's period, and its state only where
@@ -235,6 +239,34 @@ extension AppleAdapter {
             keyPrefix: "apple-notification-\(id)-signed-")
         await markFailed(id, "\(apiFailure)")
         return false
+    }
+
+    /// Answers a CONSUMPTION_REQUEST under the consumption policy, when it answers automatically:
+    /// Send Consumption Information for the transaction the notification names, audited as the
+    /// policy's action. A failure is logged; an operator can still answer (Apple allows 12 hours).
+    private func answerConsumptionRequest(
+        _ notification: AppleNotification, transaction: AppleTransaction, environment: AppleEnvironment,
+        verifier: AppleSignedDataVerifier
+    ) async {
+        guard let policy = consumptionPolicy, policy.answerAutomatically, policy.customerConsented,
+            let transactionID = transaction.transactionId
+        else { return }
+        let kind = AppleLifecycle.productKind(transaction.type)
+        do {
+            let body = try Self.consumptionInformation(
+                deliveryStatus: policy.deliveryStatus, sampleContentProvided: policy.sampleContentProvided,
+                consumptionPercentage: kind == .autoRenewable ? nil : policy.consumptionPercentage,
+                refundPreference: policy.refundPreference, kind: kind)
+            _ = try await sendConsumption(
+                body, transaction: transaction, id: transactionID, environment: environment, verifier: verifier,
+                actor: "policy APPLE_CONSUMPTION_POLICY_FILE",
+                reason: "automatic answer to CONSUMPTION_REQUEST \(notification.notificationUUID)"
+                    + (notification.data?.consumptionRequestReason.map { " (\($0))" } ?? ""))
+        } catch {
+            logger.error(
+                "cannot answer an apple consumption request automatically",
+                ["transaction": transactionID, "error": "\(error)"])
+        }
     }
 
     private func markFailed(_ notificationID: String, _ reason: String) async {

@@ -124,8 +124,11 @@ extension AppleAdapter {
             subscriptions: try await ledger.subscriptions(ofAccount: request.accountID), restored: restored)
     }
 
-    /// Asks the App Store for one subscription's current state and records it.
-    public func refresh(_ key: SubscriptionKey) async throws -> RefreshSubscriptionResponse {
+    /// Asks the App Store for one subscription's current state and records it (with `action`'s
+    /// store-action event when an operator's action asked for it).
+    public func refresh(_ key: SubscriptionKey, action: AppleStoreAction? = nil) async throws
+        -> RefreshSubscriptionResponse
+    {
         let environment = AppleEnvironment(key.environment)
         guard let verifier = verifiers[environment] else {
             throw AppleAdapterError.environmentNotServed(environment)
@@ -141,7 +144,8 @@ extension AppleAdapter {
         }
         let after = try await record(
             current, detail: "RefreshSubscription",
-            history: await historyPeriods(original: key.storeID, environment: environment, verifier: verifier))
+            history: await historyPeriods(original: key.storeID, environment: environment, verifier: verifier),
+            action: action)
         return RefreshSubscriptionResponse(
             subscription: after, changed: before.map { PurchaseChecks.differs($0, after) } ?? true)
     }

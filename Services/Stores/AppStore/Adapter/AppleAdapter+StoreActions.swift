@@ -43,18 +43,8 @@ extension AppleAdapter {
         try Self.checkAction(
             request.originalTransactionID, ExtendAppleRenewalDateRequest.Limits.originalTransactionID,
             reason: request.reason, ExtendAppleRenewalDateRequest.Limits.reason)
-        guard (1...90).contains(request.days) else {
-            throw AppleAdapterError.invalidRequest("days must be 1 to 90 (Apple's extendByDays), got \(request.days)")
-        }
-        guard (0...3).contains(request.reasonCode) else {
-            throw AppleAdapterError.invalidRequest(
-                "reason_code must be 0 to 3 (Apple's extendReasonCode: 0 undeclared, 1 customer satisfaction, "
-                    + "2 other, 3 service issue or outage), got \(request.reasonCode)")
-        }
-        guard let requestID = UUID(uuidString: request.requestID) else {
-            throw AppleAdapterError.invalidRequest(
-                "request_id must be a UUID (such as \(UUID().uuidString.lowercased()))")
-        }
+        try Self.checkExtension(days: request.days, reasonCode: request.reasonCode)
+        let requestID = try Self.requestUUID(request.requestID)
         let (transaction, environment, verifier) = try await presentedTransaction(
             signed: nil, id: request.originalTransactionID, environment: request.environment)
         guard AppleLifecycle.productKind(transaction.type) == .autoRenewable else {
@@ -65,7 +55,7 @@ extension AppleAdapter {
         let original = transaction.originalTransactionId ?? request.originalTransactionID
         let body = AppleRenewalExtensionRequest(
             extendByDays: Int(request.days), extendReasonCode: Int(request.reasonCode),
-            requestIdentifier: requestID.uuidString.lowercased())
+            requestIdentifier: requestID)
         let extended: AppleRenewalExtension
         do {
             extended = try await api.extendRenewalDate(

@@ -12,6 +12,8 @@ public final class AppleAdapter: Sendable {
     let api: any AppStoreAPI
     let ledger: any LedgerClientProtocol
     let tokenNamespace: UUID
+    /// How CONSUMPTION_REQUEST is answered without an operator, if at all.
+    let consumptionPolicy: AppleConsumptionPolicy?
     let now: @Sendable () -> Date
     /// The machine's time, for what was signed against another party's clock (a push's token,
     /// an OCSP answer); `now` unless the service decides at a simulated time.
@@ -57,8 +59,10 @@ public final class AppleAdapter: Sendable {
         now: @escaping @Sendable () -> Date = { Date() }, machineNow: (@Sendable () -> Date)? = nil,
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
         processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5),
-        ingress: NotificationIngressGuard = NotificationIngressGuard(rate: nil, burst: 1)
+        ingress: NotificationIngressGuard = NotificationIngressGuard(rate: nil, burst: 1),
+        consumptionPolicy: AppleConsumptionPolicy? = nil
     ) {
+        self.consumptionPolicy = consumptionPolicy
         self.ledgerTimeout = ledgerTimeout
         self.ingress = ingress
         self.verifiers = verifiers

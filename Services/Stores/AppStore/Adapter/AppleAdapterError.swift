@@ -11,6 +11,8 @@ public enum AppleAdapterError: Error, Sendable {
     case invalidRequest(String)
     /// The purchase is in an App Store environment this verifier has no verifier for.
     case environmentNotServed(AppleEnvironment)
+    /// Consumption information for this transaction without the customer's consent: never sent.
+    case consentMissing(String)
     /// The transaction carries an `appAccountToken` that is not the calling account's.
     case otherAccountsToken
     /// A signed transaction the caller presented, or one of its history, failed a check (chain,

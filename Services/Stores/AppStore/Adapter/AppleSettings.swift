@@ -19,6 +19,7 @@ public import Foundation
 /// | `APPLE_API_TIMEOUT` | `15s` | how long one store API request may take before it is retried |
 /// | `APPLE_ACCOUNT_TOKEN_NAMESPACE` | a fixed UUID | namespace of name-based `appAccountToken`s |
 /// | `APPLE_ONLINE_CHECKS` | `false` | check signing certificates with OCSP, and their validity at the current time |
+/// | `APPLE_CONSUMPTION_POLICY_FILE` | none | JSON `AppleConsumptionPolicy`: answer CONSUMPTION_REQUEST by itself |
 public struct AppleSettings: Sendable {
     /// Apple Root CA - G3's SHA-256 fingerprint: the only anchor Production data chains to.
     public static let appleRootG3Fingerprint = "63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179"
@@ -40,6 +41,8 @@ public struct AppleSettings: Sendable {
     public var apiTimeout: Duration
     public var tokenNamespace: UUID
     public var onlineChecks: Bool
+    /// How CONSUMPTION_REQUEST is answered without an operator (`APPLE_CONSUMPTION_POLICY_FILE`).
+    public var consumptionPolicy: AppleConsumptionPolicy?
 
     /// Whether `environment` asks for the Apple adapter: `VERIFIER_STORES` names `apple`, or it
     /// is unset and `APPLE_BUNDLE_ID` is.
@@ -132,6 +135,17 @@ public struct AppleSettings: Sendable {
         }
         tokenNamespace = parsed
         onlineChecks = try environment.bool("APPLE_ONLINE_CHECKS", default: false)
+        consumptionPolicy = nil
+        if let path = environment.raw("APPLE_CONSUMPTION_POLICY_FILE"), !path.isEmpty {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigError(variable: "APPLE_CONSUMPTION_POLICY_FILE", problem: "cannot read \(path)")
+            }
+            do throws(AppleConsumptionPolicy.PolicyError) {
+                consumptionPolicy = try AppleConsumptionPolicy.parse(data)
+            } catch {
+                throw ConfigError(variable: "APPLE_CONSUMPTION_POLICY_FILE", problem: "\(path) " + error.problem)
+            }
+        }
     }
 
     /// One signed-data verifier per served environment.

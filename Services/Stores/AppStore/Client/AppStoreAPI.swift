@@ -29,6 +29,100 @@ public protocol AppStoreAPI: Sendable {
     /// every refund of the customer, in Apple's order (by revocation date).
     func refundHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
         -> [String]
+    /// `POST /inApps/v1/subscriptions/extend/mass`: asks Apple to extend every eligible
+    /// subscriber of a product, which it does over time; answers the `requestIdentifier`.
+    func massExtendRenewalDate(_ request: AppleMassExtensionRequest, environment: AppleEnvironment)
+        async throws(AppStoreAPIError) -> String
+    /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`: how far a
+    /// mass extension has come.
+    func massExtensionStatus(productID: String, requestIdentifier: String, environment: AppleEnvironment)
+        async throws(AppStoreAPIError) -> AppleMassExtensionStatus
+    /// `PUT /inApps/v2/transactions/consumption/{transactionId}`: answers a CONSUMPTION_REQUEST
+    /// (Apple answers 202 Accepted).
+    func sendConsumptionInformation(
+        transactionID: String, _ request: AppleConsumptionInformation, environment: AppleEnvironment
+    ) async throws(AppStoreAPIError)
+}
+
+/// The body of Send Consumption Information (`ConsumptionRequest`, App Store Server API 1.19).
+public struct AppleConsumptionInformation: Sendable, Hashable, Codable {
+    /// Apple refuses anything but true (4000035).
+    public var customerConsented: Bool
+    /// Milliunits consumed, 0 to 100000; left out for an auto-renewable subscription.
+    public var consumptionPercentage: Int?
+    /// `DELIVERED`, `UNDELIVERED_QUALITY_ISSUE`, `UNDELIVERED_WRONG_ITEM`,
+    /// `UNDELIVERED_SERVER_OUTAGE` or `UNDELIVERED_OTHER`.
+    public var deliveryStatus: String
+    /// `DECLINE`, `GRANT_FULL` or `GRANT_PRORATED`; left out for none.
+    public var refundPreference: String?
+    public var sampleContentProvided: Bool
+
+    /// Apple's `deliveryStatus` values.
+    public static let deliveryStatuses: Set<String> = [
+        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
+        "UNDELIVERED_OTHER",
+    ]
+    /// Apple's `refundPreference` values.
+    public static let refundPreferences: Set<String> = ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"]
+
+    public init(
+        customerConsented: Bool, consumptionPercentage: Int?, deliveryStatus: String, refundPreference: String?,
+        sampleContentProvided: Bool
+    ) {
+        self.customerConsented = customerConsented
+        self.consumptionPercentage = consumptionPercentage
+        self.deliveryStatus = deliveryStatus
+        self.refundPreference = refundPreference
+        self.sampleContentProvided = sampleContentProvided
+    }
+}
+
+/// The body of Extend Subscription Renewal Dates for All Active Subscribers
+/// (`MassExtendRenewalDateRequest`).
+public struct AppleMassExtensionRequest: Sendable, Hashable, Codable {
+    /// Days to extend by, 1 to 90.
+    public var extendByDays: Int
+    /// 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage.
+    public var extendReasonCode: Int
+    /// The caller's id of this request (at most 128 characters).
+    public var requestIdentifier: String
+    /// Storefront country codes (ISO 3166-1 alpha-3) to limit it to; nil (left out) means every
+    /// storefront: Apple refuses an empty list.
+    public var storefrontCountryCodes: [String]?
+    public var productId: String
+
+    public init(
+        extendByDays: Int, extendReasonCode: Int, requestIdentifier: String, storefrontCountryCodes: [String]?,
+        productId: String
+    ) {
+        self.extendByDays = extendByDays
+        self.extendReasonCode = extendReasonCode
+        self.requestIdentifier = requestIdentifier
+        self.storefrontCountryCodes = storefrontCountryCodes
+        self.productId = productId
+    }
+}
+
+/// The answer of Get Status of Subscription Renewal Date Extensions
+/// (`MassExtendRenewalDateStatusResponse`).
+public struct AppleMassExtensionStatus: Sendable, Hashable, Decodable {
+    public var requestIdentifier: String?
+    /// True when Apple has finished the request.
+    public var complete: Bool?
+    /// When it finished, epoch ms.
+    public var completeDate: Int64?
+    public var succeededCount: Int64?
+    public var failedCount: Int64?
+
+    public init(
+        requestIdentifier: String?, complete: Bool?, completeDate: Int64?, succeededCount: Int64?, failedCount: Int64?
+    ) {
+        self.requestIdentifier = requestIdentifier
+        self.complete = complete
+        self.completeDate = completeDate
+        self.succeededCount = succeededCount
+        self.failedCount = failedCount
+    }
 }
 
 /// The body of Extend a Subscription Renewal Date (`ExtendRenewalDateRequest`).

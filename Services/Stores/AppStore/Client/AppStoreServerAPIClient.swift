@@ -211,6 +211,44 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         try await revisionPages("/inApps/v2/refund/lookup/", transactionID, environment: environment)
     }
 
+    /// `POST /inApps/v1/subscriptions/extend/mass` with `request` as its body; answers the
+    /// `requestIdentifier` Apple accepted (`MassExtendRenewalDateResponse`).
+    public func massExtendRenewalDate(_ request: AppleMassExtensionRequest, environment: AppleEnvironment)
+        async throws(AppStoreAPIError) -> String
+    {
+        struct Accepted: Decodable { var requestIdentifier: String? }
+        let call = HTTPCall(
+            method: "POST", path: "/inApps/v1/subscriptions/extend/mass", body: try Self.encode(request))
+        let answer = try Self.decode(Accepted.self, try await send(call, in: environment), call: call)
+        guard let accepted = answer.requestIdentifier, !accepted.isEmpty else {
+            throw AppStoreAPIError(
+                .invalidResponse, "\(call.summary) answered without a requestIdentifier", httpStatus: 200)
+        }
+        return accepted
+    }
+
+    /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`.
+    public func massExtensionStatus(productID: String, requestIdentifier: String, environment: AppleEnvironment)
+        async throws(AppStoreAPIError) -> AppleMassExtensionStatus
+    {
+        let path =
+            "/inApps/v1/subscriptions/extend/mass/" + (try Self.pathSegment(productID)) + "/"
+            + (try Self.pathSegment(requestIdentifier))
+        let call = HTTPCall(method: "GET", path: path)
+        return try Self.decode(AppleMassExtensionStatus.self, try await send(call, in: environment), call: call)
+    }
+
+    /// `PUT /inApps/v2/transactions/consumption/{transactionId}` with `request` as its body.
+    public func sendConsumptionInformation(
+        transactionID: String, _ request: AppleConsumptionInformation, environment: AppleEnvironment
+    ) async throws(AppStoreAPIError) {
+        let path = "/inApps/v2/transactions/consumption/" + (try Self.pathSegment(transactionID))
+        let call = HTTPCall(method: "PUT", path: path, body: try Self.encode(request))
+        _ = try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
+            try await send(call, in: environment)
+        }
+    }
+
     // MARK: Requests
 
     /// Runs `body` in `environment` and, when Apple answers 4040010 there and the configuration

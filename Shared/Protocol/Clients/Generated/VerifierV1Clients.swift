@@ -40,6 +40,15 @@ public protocol VerifierClientProtocol: Sendable {
     /// Reads a customer's refunded App Store purchases (Get Refund History, every page) and records
     /// any refund the ledger did not know.
     func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest, timeout: Duration?) async throws(RPCError) -> GetAppleRefundHistoryResponse
+    /// Asks the App Store to extend the renewal date of every eligible subscriber of a product
+    /// (Extend Subscription Renewal Dates for All Active Subscribers), which it does over time;
+    /// recorded in the audit trail of each active subscription of the product the ledger holds.
+    func massExtendAppleRenewalDate(_ request: MassExtendAppleRenewalDateRequest, timeout: Duration?) async throws(RPCError) -> MassExtendAppleRenewalDateResponse
+    /// Reads how far a mass extension has come (Get Status of Subscription Renewal Date Extensions).
+    func getAppleMassExtensionStatus(_ request: GetAppleMassExtensionStatusRequest, timeout: Duration?) async throws(RPCError) -> GetAppleMassExtensionStatusResponse
+    /// Answers Apple's CONSUMPTION_REQUEST for a transaction (Send Consumption Information), only
+    /// with the customer's consent, then records the purchase's state from the App Store.
+    func sendAppleConsumptionInformation(_ request: SendAppleConsumptionInformationRequest, timeout: Duration?) async throws(RPCError) -> SendAppleConsumptionInformationResponse
 }
 
 extension VerifierClientProtocol {
@@ -78,6 +87,15 @@ extension VerifierClientProtocol {
     }
     public func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest) async throws(RPCError) -> GetAppleRefundHistoryResponse {
         try await getAppleRefundHistory(request, timeout: nil)
+    }
+    public func massExtendAppleRenewalDate(_ request: MassExtendAppleRenewalDateRequest) async throws(RPCError) -> MassExtendAppleRenewalDateResponse {
+        try await massExtendAppleRenewalDate(request, timeout: nil)
+    }
+    public func getAppleMassExtensionStatus(_ request: GetAppleMassExtensionStatusRequest) async throws(RPCError) -> GetAppleMassExtensionStatusResponse {
+        try await getAppleMassExtensionStatus(request, timeout: nil)
+    }
+    public func sendAppleConsumptionInformation(_ request: SendAppleConsumptionInformationRequest) async throws(RPCError) -> SendAppleConsumptionInformationResponse {
+        try await sendAppleConsumptionInformation(request, timeout: nil)
     }
 }
 
@@ -133,5 +151,17 @@ public struct VerifierClient: VerifierClientProtocol {
 
     public func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest, timeout: Duration?) async throws(RPCError) -> GetAppleRefundHistoryResponse {
         try await transport.call(VerifierRPC.getAppleRefundHistory, request, timeout: timeout)
+    }
+
+    public func massExtendAppleRenewalDate(_ request: MassExtendAppleRenewalDateRequest, timeout: Duration?) async throws(RPCError) -> MassExtendAppleRenewalDateResponse {
+        try await transport.call(VerifierRPC.massExtendAppleRenewalDate, request, timeout: timeout)
+    }
+
+    public func getAppleMassExtensionStatus(_ request: GetAppleMassExtensionStatusRequest, timeout: Duration?) async throws(RPCError) -> GetAppleMassExtensionStatusResponse {
+        try await transport.call(VerifierRPC.getAppleMassExtensionStatus, request, timeout: timeout)
+    }
+
+    public func sendAppleConsumptionInformation(_ request: SendAppleConsumptionInformationRequest, timeout: Duration?) async throws(RPCError) -> SendAppleConsumptionInformationResponse {
+        try await transport.call(VerifierRPC.sendAppleConsumptionInformation, request, timeout: timeout)
     }
 }

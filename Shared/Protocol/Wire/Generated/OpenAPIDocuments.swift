@@ -6144,6 +6144,237 @@ public enum OpenAPIDocuments {
           }
         }
       }
+    },
+    "/subscriptions.verifier.v1.Verifier/MassExtendAppleRenewalDate": {
+      "post": {
+        "operationId": "Verifier.MassExtendAppleRenewalDate",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Asks the App Store to extend the renewal date of every eligible subscriber of a product\n(Extend Subscription Renewal Dates for All Active Subscribers), which it does over time;\nrecorded in the audit trail of each active subscription of the product the ledger holds.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.MassExtendAppleRenewalDateRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.MassExtendAppleRenewalDateResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.verifier.v1.Verifier/GetAppleMassExtensionStatus": {
+      "post": {
+        "operationId": "Verifier.GetAppleMassExtensionStatus",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Reads how far a mass extension has come (Get Status of Subscription Renewal Date Extensions).",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.GetAppleMassExtensionStatusResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/subscriptions.verifier.v1.Verifier/SendAppleConsumptionInformation": {
+      "post": {
+        "operationId": "Verifier.SendAppleConsumptionInformation",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Answers Apple's CONSUMPTION_REQUEST for a transaction (Send Consumption Information), only\nwith the customer's consent, then records the purchase's state from the App Store.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.SendAppleConsumptionInformationRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.SendAppleConsumptionInformationResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -6759,6 +6990,62 @@ public enum OpenAPIDocuments {
           }
         }
       },
+      "subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest": {
+        "type": "object",
+        "properties": {
+          "productId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128
+          },
+          "requestId": {
+            "type": "string",
+            "minLength": 36,
+            "maxLength": 36
+          },
+          "environment": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
+              }
+            ],
+            "description": "Unspecified means the configured environment."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.GetAppleMassExtensionStatusResponse": {
+        "type": "object",
+        "properties": {
+          "requestId": {
+            "type": "string"
+          },
+          "complete": {
+            "type": "boolean",
+            "description": "True when the App Store has finished the request."
+          },
+          "completeTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "When it finished (completeDate), epoch ms; absent while it runs."
+          },
+          "succeededCount": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Subscriptions extended so far (succeededCount)."
+          },
+          "failedCount": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "Subscriptions that could not be extended (failedCount)."
+          }
+        },
+        "required": [
+          "complete"
+        ]
+      },
       "subscriptions.verifier.v1.GetAppleRefundHistoryRequest": {
         "type": "object",
         "properties": {
@@ -6840,6 +7127,71 @@ public enum OpenAPIDocuments {
           "detail": {
             "type": "string",
             "description": "What Play answered to the action (for a deferral, the new expiry)."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.MassExtendAppleRenewalDateRequest": {
+        "type": "object",
+        "properties": {
+          "productId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "The auto-renewable subscription product whose subscribers are extended."
+          },
+          "storefrontCountryCodes": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 3,
+              "maxLength": 3
+            },
+            "maxItems": 200,
+            "description": "Apple's storefront country codes (ISO 3166-1 alpha-3, such as USA) to limit the\nextension to; none means every storefront."
+          },
+          "environment": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
+              }
+            ],
+            "description": "Unspecified means the configured environment."
+          },
+          "days": {
+            "type": "integer",
+            "format": "int32",
+            "description": "Days to move each renewal date by, 1 to 90 (Apple's extendByDays)."
+          },
+          "reasonCode": {
+            "type": "integer",
+            "format": "int32",
+            "description": "Apple's extendReasonCode: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue\nor outage."
+          },
+          "requestId": {
+            "type": "string",
+            "minLength": 36,
+            "maxLength": 36,
+            "description": "A UUID naming this mass extension (Apple's requestIdentifier), which its status is read by:\nthe same id again starts nothing more."
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why the caller extends, for the audit trail."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.MassExtendAppleRenewalDateResponse": {
+        "type": "object",
+        "properties": {
+          "requestId": {
+            "type": "string",
+            "description": "The requestIdentifier Apple accepted (request_id, lowercase)."
+          },
+          "auditedSubscriptions": {
+            "type": "integer",
+            "format": "uint32",
+            "description": "How many of the product's active subscriptions the ledger holds had the request recorded\nin their audit trail."
           }
         }
       },
@@ -7034,6 +7386,68 @@ public enum OpenAPIDocuments {
             "minLength": 1,
             "maxLength": 512,
             "description": "Why, for the audit trail."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest": {
+        "type": "object",
+        "properties": {
+          "transactionId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "The transaction the CONSUMPTION_REQUEST named (ASCII digits)."
+          },
+          "environment": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Environment"
+              }
+            ],
+            "description": "Unspecified means the configured environment."
+          },
+          "customerConsented": {
+            "type": "boolean",
+            "description": "Whether the customer consented to sharing consumption data; nothing is sent without it."
+          },
+          "deliveryStatus": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 32,
+            "description": "Apple's deliveryStatus: DELIVERED, UNDELIVERED_QUALITY_ISSUE, UNDELIVERED_WRONG_ITEM,\nUNDELIVERED_SERVER_OUTAGE or UNDELIVERED_OTHER."
+          },
+          "sampleContentProvided": {
+            "type": "boolean",
+            "description": "Whether a free sample, trial or description of the content was given before the purchase."
+          },
+          "consumptionPercentage": {
+            "type": "integer",
+            "format": "int32",
+            "description": "How much of the purchase was consumed, in milliunits (0 to 100000); not for an\nauto-renewable subscription (Apple computes it)."
+          },
+          "refundPreference": {
+            "type": "string",
+            "maxLength": 16,
+            "description": "Apple's refundPreference: DECLINE, GRANT_FULL or GRANT_PRORATED; empty for none."
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why the caller answers, for the audit trail."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse": {
+        "type": "object",
+        "properties": {
+          "subscription": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
+              }
+            ],
+            "description": "The purchase as recorded after the answer."
           }
         }
       },

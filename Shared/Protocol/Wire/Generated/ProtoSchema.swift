@@ -715,6 +715,44 @@ public enum ProtoSchema {
         "subscriptions.verifier.v1.GetAppleRefundHistoryResponse": Message(fullName: "subscriptions.verifier.v1.GetAppleRefundHistoryResponse", fields: [
             Field(1, "refunds", "refunds", .message("subscriptions.verifier.v1.AppleRefund"), repeated: true),
         ]),
+        "subscriptions.verifier.v1.MassExtendAppleRenewalDateRequest": Message(fullName: "subscriptions.verifier.v1.MassExtendAppleRenewalDateRequest", fields: [
+            Field(1, "product_id", "productId", .string),
+            Field(2, "storefront_country_codes", "storefrontCountryCodes", .string, repeated: true),
+            Field(3, "environment", "environment", .enumeration("subscriptions.common.v1.Environment")),
+            Field(4, "days", "days", .int32),
+            Field(5, "reason_code", "reasonCode", .int32),
+            Field(6, "request_id", "requestId", .string),
+            Field(7, "reason", "reason", .string),
+        ]),
+        "subscriptions.verifier.v1.MassExtendAppleRenewalDateResponse": Message(fullName: "subscriptions.verifier.v1.MassExtendAppleRenewalDateResponse", fields: [
+            Field(1, "request_id", "requestId", .string),
+            Field(2, "audited_subscriptions", "auditedSubscriptions", .uint32),
+        ]),
+        "subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest": Message(fullName: "subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest", fields: [
+            Field(1, "product_id", "productId", .string),
+            Field(2, "request_id", "requestId", .string),
+            Field(3, "environment", "environment", .enumeration("subscriptions.common.v1.Environment")),
+        ]),
+        "subscriptions.verifier.v1.GetAppleMassExtensionStatusResponse": Message(fullName: "subscriptions.verifier.v1.GetAppleMassExtensionStatusResponse", fields: [
+            Field(1, "request_id", "requestId", .string),
+            Field(2, "complete", "complete", .bool),
+            Field(3, "complete_time_ms", "completeTimeMs", .int64, optional: true),
+            Field(4, "succeeded_count", "succeededCount", .int64),
+            Field(5, "failed_count", "failedCount", .int64),
+        ]),
+        "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest": Message(fullName: "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest", fields: [
+            Field(1, "transaction_id", "transactionId", .string),
+            Field(2, "environment", "environment", .enumeration("subscriptions.common.v1.Environment")),
+            Field(3, "customer_consented", "customerConsented", .bool),
+            Field(4, "delivery_status", "deliveryStatus", .string),
+            Field(5, "sample_content_provided", "sampleContentProvided", .bool),
+            Field(6, "consumption_percentage", "consumptionPercentage", .int32, optional: true),
+            Field(7, "refund_preference", "refundPreference", .string),
+            Field(8, "reason", "reason", .string),
+        ]),
+        "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse": Message(fullName: "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse", fields: [
+            Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
+        ]),
     ]
 
     /// Every enum, by full name.
@@ -796,6 +834,9 @@ public enum ProtoSchema {
             Method(name: "ExtendAppleRenewalDate", input: "subscriptions.verifier.v1.ExtendAppleRenewalDateRequest", output: "subscriptions.verifier.v1.ExtendAppleRenewalDateResponse", isServerStreaming: false),
             Method(name: "SetAppleAppAccountToken", input: "subscriptions.verifier.v1.SetAppleAppAccountTokenRequest", output: "subscriptions.verifier.v1.SetAppleAppAccountTokenResponse", isServerStreaming: false),
             Method(name: "GetAppleRefundHistory", input: "subscriptions.verifier.v1.GetAppleRefundHistoryRequest", output: "subscriptions.verifier.v1.GetAppleRefundHistoryResponse", isServerStreaming: false),
+            Method(name: "MassExtendAppleRenewalDate", input: "subscriptions.verifier.v1.MassExtendAppleRenewalDateRequest", output: "subscriptions.verifier.v1.MassExtendAppleRenewalDateResponse", isServerStreaming: false),
+            Method(name: "GetAppleMassExtensionStatus", input: "subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest", output: "subscriptions.verifier.v1.GetAppleMassExtensionStatusResponse", isServerStreaming: false),
+            Method(name: "SendAppleConsumptionInformation", input: "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest", output: "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse", isServerStreaming: false),
         ]),
     ]
 }

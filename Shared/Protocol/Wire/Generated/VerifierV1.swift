@@ -1587,6 +1587,447 @@ extension GetAppleRefundHistoryResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.verifier.v1.MassExtendAppleRenewalDateRequest`.
+public struct MassExtendAppleRenewalDateRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.MassExtendAppleRenewalDateRequest"
+
+    /// The auto-renewable subscription product whose subscribers are extended.
+    /// limit: 1..128 bytes
+    public var productID: String
+
+    /// Apple's storefront country codes (ISO 3166-1 alpha-3, such as USA) to limit the
+    /// extension to; none means every storefront.
+    /// limit: 0..200 items
+    /// limit: 3..3 bytes
+    public var storefrontCountryCodes: [String]
+
+    /// Unspecified means the configured environment.
+    public var environment: StoreEnvironment?
+
+    /// Days to move each renewal date by, 1 to 90 (Apple's extendByDays).
+    public var days: Int32
+
+    /// Apple's extendReasonCode: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue
+    /// or outage.
+    public var reasonCode: Int32
+
+    /// A UUID naming this mass extension (Apple's requestIdentifier), which its status is read by:
+    /// the same id again starts nothing more.
+    /// limit: 36..36 bytes
+    public var requestID: String
+
+    /// Why the caller extends, for the audit trail.
+    /// limit: 1..512 bytes
+    public var reason: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        productID: String = "",
+        storefrontCountryCodes: [String] = [],
+        environment: StoreEnvironment? = nil,
+        days: Int32 = 0,
+        reasonCode: Int32 = 0,
+        requestID: String = "",
+        reason: String = ""
+    ) {
+        self.productID = productID
+        self.storefrontCountryCodes = storefrontCountryCodes
+        self.environment = environment
+        self.days = days
+        self.reasonCode = reasonCode
+        self.requestID = requestID
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension MassExtendAppleRenewalDateRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            productID: ProtoField.string(m.product_id, "product_id"),
+            storefrontCountryCodes: ProtoField.strings(m.storefront_country_codes, count: m.n_storefront_country_codes, "storefront_country_codes"),
+            environment: ProtoField.enumValue(m.environment.rawValue, "environment"),
+            days: m.days,
+            reasonCode: m.reason_code,
+            requestID: ProtoField.string(m.request_id, "request_id"),
+            reason: ProtoField.string(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.product_id, productID)
+        c.n_storefront_country_codes = storefrontCountryCodes.count
+        c.storefront_country_codes = arena.strings(storefrontCountryCodes)
+        c.environment = .init(rawValue: ProtoField.number(environment))
+        c.days = days
+        c.reason_code = reasonCode
+        arena.set(&c.request_id, requestID)
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension MassExtendAppleRenewalDateRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `product_id`: 1..128 bytes.
+        public static let productID = FieldLimit("product_id", 1...128, .bytes)
+        /// `storefront_country_codes`: 0..200 items.
+        public static let storefrontCountryCodesCount = FieldLimit("storefront_country_codes", 0...200, .items)
+        /// `storefront_country_codes`: 3..3 bytes each.
+        public static let storefrontCountryCodes = FieldLimit("storefront_country_codes", 3...3, .bytes)
+        /// `request_id`: 36..36 bytes.
+        public static let requestID = FieldLimit("request_id", 36...36, .bytes)
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [productID, storefrontCountryCodesCount, storefrontCountryCodes, requestID, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.MassExtendAppleRenewalDateResponse`.
+public struct MassExtendAppleRenewalDateResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.MassExtendAppleRenewalDateResponse"
+
+    /// The requestIdentifier Apple accepted (request_id, lowercase).
+    public var requestID: String
+
+    /// How many of the product's active subscriptions the ledger holds had the request recorded
+    /// in their audit trail.
+    public var auditedSubscriptions: UInt32
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        requestID: String = "",
+        auditedSubscriptions: UInt32 = 0
+    ) {
+        self.requestID = requestID
+        self.auditedSubscriptions = auditedSubscriptions
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension MassExtendAppleRenewalDateResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            requestID: ProtoField.string(m.request_id, "request_id"),
+            auditedSubscriptions: m.audited_subscriptions)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.request_id, requestID)
+        c.audited_subscriptions = auditedSubscriptions
+    }
+}
+
+/// `subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest`.
+public struct GetAppleMassExtensionStatusRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest"
+
+    /// limit: 1..128 bytes
+    public var productID: String
+
+    /// limit: 36..36 bytes
+    public var requestID: String
+
+    /// Unspecified means the configured environment.
+    public var environment: StoreEnvironment?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        productID: String = "",
+        requestID: String = "",
+        environment: StoreEnvironment? = nil
+    ) {
+        self.productID = productID
+        self.requestID = requestID
+        self.environment = environment
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetAppleMassExtensionStatusRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__get_apple_mass_extension_status_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            productID: ProtoField.string(m.product_id, "product_id"),
+            requestID: ProtoField.string(m.request_id, "request_id"),
+            environment: ProtoField.enumValue(m.environment.rawValue, "environment"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.product_id, productID)
+        arena.set(&c.request_id, requestID)
+        c.environment = .init(rawValue: ProtoField.number(environment))
+    }
+}
+
+extension GetAppleMassExtensionStatusRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `product_id`: 1..128 bytes.
+        public static let productID = FieldLimit("product_id", 1...128, .bytes)
+        /// `request_id`: 36..36 bytes.
+        public static let requestID = FieldLimit("request_id", 36...36, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [productID, requestID]
+    }
+}
+
+/// `subscriptions.verifier.v1.GetAppleMassExtensionStatusResponse`.
+public struct GetAppleMassExtensionStatusResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.GetAppleMassExtensionStatusResponse"
+
+    public var requestID: String
+
+    /// True when the App Store has finished the request.
+    public var complete: Bool
+
+    /// When it finished (completeDate), epoch ms; absent while it runs.
+    public var completeTimeMilliseconds: Int64?
+
+    /// Subscriptions extended so far (succeededCount).
+    public var succeededCount: Int64
+
+    /// Subscriptions that could not be extended (failedCount).
+    public var failedCount: Int64
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        requestID: String = "",
+        complete: Bool = false,
+        completeTimeMilliseconds: Int64? = nil,
+        succeededCount: Int64 = 0,
+        failedCount: Int64 = 0
+    ) {
+        self.requestID = requestID
+        self.complete = complete
+        self.completeTimeMilliseconds = completeTimeMilliseconds
+        self.succeededCount = succeededCount
+        self.failedCount = failedCount
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension GetAppleMassExtensionStatusResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__get_apple_mass_extension_status_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            requestID: ProtoField.string(m.request_id, "request_id"),
+            complete: m.complete != 0,
+            completeTimeMilliseconds: ProtoField.nonZero(m.complete_time_ms),
+            succeededCount: m.succeeded_count,
+            failedCount: m.failed_count)
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.request_id, requestID)
+        c.complete = complete ? 1 : 0
+        c.complete_time_ms = completeTimeMilliseconds ?? 0
+        c.succeeded_count = succeededCount
+        c.failed_count = failedCount
+    }
+}
+
+/// `subscriptions.verifier.v1.SendAppleConsumptionInformationRequest`.
+public struct SendAppleConsumptionInformationRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest"
+
+    /// The transaction the CONSUMPTION_REQUEST named (ASCII digits).
+    /// limit: 1..64 bytes
+    public var transactionID: String
+
+    /// Unspecified means the configured environment.
+    public var environment: StoreEnvironment?
+
+    /// Whether the customer consented to sharing consumption data; nothing is sent without it.
+    public var customerConsented: Bool
+
+    /// Apple's deliveryStatus: DELIVERED, UNDELIVERED_QUALITY_ISSUE, UNDELIVERED_WRONG_ITEM,
+    /// UNDELIVERED_SERVER_OUTAGE or UNDELIVERED_OTHER.
+    /// limit: 1..32 bytes
+    public var deliveryStatus: String
+
+    /// Whether a free sample, trial or description of the content was given before the purchase.
+    public var sampleContentProvided: Bool
+
+    /// How much of the purchase was consumed, in milliunits (0 to 100000); not for an
+    /// auto-renewable subscription (Apple computes it).
+    public var consumptionPercentage: Int32?
+
+    /// Apple's refundPreference: DECLINE, GRANT_FULL or GRANT_PRORATED; empty for none.
+    /// limit: 0..16 bytes
+    public var refundPreference: String
+
+    /// Why the caller answers, for the audit trail.
+    /// limit: 1..512 bytes
+    public var reason: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        transactionID: String = "",
+        environment: StoreEnvironment? = nil,
+        customerConsented: Bool = false,
+        deliveryStatus: String = "",
+        sampleContentProvided: Bool = false,
+        consumptionPercentage: Int32? = nil,
+        refundPreference: String = "",
+        reason: String = ""
+    ) {
+        self.transactionID = transactionID
+        self.environment = environment
+        self.customerConsented = customerConsented
+        self.deliveryStatus = deliveryStatus
+        self.sampleContentProvided = sampleContentProvided
+        self.consumptionPercentage = consumptionPercentage
+        self.refundPreference = refundPreference
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension SendAppleConsumptionInformationRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__send_apple_consumption_information_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            transactionID: ProtoField.string(m.transaction_id, "transaction_id"),
+            environment: ProtoField.enumValue(m.environment.rawValue, "environment"),
+            customerConsented: m.customer_consented != 0,
+            deliveryStatus: ProtoField.string(m.delivery_status, "delivery_status"),
+            sampleContentProvided: m.sample_content_provided != 0,
+            consumptionPercentage: ProtoField.nonZero(m.consumption_percentage),
+            refundPreference: ProtoField.string(m.refund_preference, "refund_preference"),
+            reason: ProtoField.string(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.transaction_id, transactionID)
+        c.environment = .init(rawValue: ProtoField.number(environment))
+        c.customer_consented = customerConsented ? 1 : 0
+        arena.set(&c.delivery_status, deliveryStatus)
+        c.sample_content_provided = sampleContentProvided ? 1 : 0
+        c.consumption_percentage = consumptionPercentage ?? 0
+        arena.set(&c.refund_preference, refundPreference)
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension SendAppleConsumptionInformationRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `transaction_id`: 1..64 bytes.
+        public static let transactionID = FieldLimit("transaction_id", 1...64, .bytes)
+        /// `delivery_status`: 1..32 bytes.
+        public static let deliveryStatus = FieldLimit("delivery_status", 1...32, .bytes)
+        /// `refund_preference`: 0..16 bytes.
+        public static let refundPreference = FieldLimit("refund_preference", 0...16, .bytes)
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [transactionID, deliveryStatus, refundPreference, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.SendAppleConsumptionInformationResponse`.
+public struct SendAppleConsumptionInformationResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse"
+
+    /// The purchase as recorded after the answer.
+    public var subscription: Subscription?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        subscription: Subscription? = nil
+    ) {
+        self.subscription = subscription
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension SendAppleConsumptionInformationResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__send_apple_consumption_information_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            subscription: ProtoField.message(m.subscription, "subscription"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.subscription = subscription?.cMessage(in: arena)
+    }
+}
+
 /// The methods of `subscriptions.verifier.v1.Verifier`, typed by request and response.
 public enum VerifierRPC {
     /// The service's full name.
@@ -1636,6 +2077,18 @@ public enum VerifierRPC {
     /// any refund the ledger did not know.
     public static let getAppleRefundHistory = UnaryMethod<GetAppleRefundHistoryRequest, GetAppleRefundHistoryResponse>("subscriptions.verifier.v1.Verifier/GetAppleRefundHistory")
 
+    /// Asks the App Store to extend the renewal date of every eligible subscriber of a product
+    /// (Extend Subscription Renewal Dates for All Active Subscribers), which it does over time;
+    /// recorded in the audit trail of each active subscription of the product the ledger holds.
+    public static let massExtendAppleRenewalDate = UnaryMethod<MassExtendAppleRenewalDateRequest, MassExtendAppleRenewalDateResponse>("subscriptions.verifier.v1.Verifier/MassExtendAppleRenewalDate")
+
+    /// Reads how far a mass extension has come (Get Status of Subscription Renewal Date Extensions).
+    public static let getAppleMassExtensionStatus = UnaryMethod<GetAppleMassExtensionStatusRequest, GetAppleMassExtensionStatusResponse>("subscriptions.verifier.v1.Verifier/GetAppleMassExtensionStatus")
+
+    /// Answers Apple's CONSUMPTION_REQUEST for a transaction (Send Consumption Information), only
+    /// with the customer's consent, then records the purchase's state from the App Store.
+    public static let sendAppleConsumptionInformation = UnaryMethod<SendAppleConsumptionInformationRequest, SendAppleConsumptionInformationResponse>("subscriptions.verifier.v1.Verifier/SendAppleConsumptionInformation")
+
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription, revokeGooglePurchase, refundGoogleOrder, deferGoogleRenewal, cancelGoogleSubscription, extendAppleRenewalDate, setAppleAppAccountToken, getAppleRefundHistory]
+    public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription, revokeGooglePurchase, refundGoogleOrder, deferGoogleRenewal, cancelGoogleSubscription, extendAppleRenewalDate, setAppleAppAccountToken, getAppleRefundHistory, massExtendAppleRenewalDate, getAppleMassExtensionStatus, sendAppleConsumptionInformation]
 }

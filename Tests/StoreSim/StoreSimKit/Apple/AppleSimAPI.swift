@@ -73,6 +73,17 @@ public struct AppleSimAPI: Sendable {
         server.route("PUT", "/inApps/v1/subscriptions/extend/*") { request in
             authorized(request) { try extendRenewal(request) }
         }
+        server.route("POST", "/inApps/v1/subscriptions/extend/mass") { request in
+            authorized(request) { try massExtend(request) }
+        }
+        server.route("GET", "/inApps/v1/subscriptions/extend/mass/*") { request in
+            authorized(request) { try massExtensionStatus(request) }
+        }
+        server.route("PUT", "/inApps/v2/transactions/consumption/*") { request in
+            // Apple answers 202 Accepted with no body.
+            let answer = authorized(request) { try consumption(request) }
+            return answer.status == 200 ? HTTPResponse(status: 202) : answer
+        }
         server.route("GET", "/inApps/v2/history/*") { request in
             authorized(request) { try history(request) }
         }
@@ -110,17 +121,7 @@ public struct AppleSimAPI: Sendable {
     /// with Apple's error codes.
     private func extendRenewal(_ request: HTTPRequest) throws -> [String: any Sendable] {
         let id = try lastSegment(request, after: "/inApps/v1/subscriptions/extend/")
-        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
-            throw APIFailure.apple(400, 4_000_000, "Bad request.")
-        }
-        guard let days = (body["extendByDays"] as? NSNumber)?.intValue else {
-            throw APIFailure.apple(400, 4_000_009, "Invalid extend by days value.")
-        }
-        guard let reason = (body["extendReasonCode"] as? NSNumber)?.intValue else {
-            throw APIFailure.apple(400, 4_000_010, "Invalid extend reason code.")
-        }
-        guard let requestID = body["requestIdentifier"] as? String, !requestID.isEmpty, requestID.utf8.count <= 128
-        else { throw APIFailure.apple(400, 4_000_011, "Invalid request identifier.") }
+        let (_, days, reason, requestID) = try Self.extensionFields(request)
         do throws(AppleSimStore.ExtensionRefusal) {
             let extended = try store.extend(id, days: days, reason: reason, requestIdentifier: requestID)
             return [
@@ -140,6 +141,127 @@ public struct AppleSimAPI: Sendable {
             case .maximumReached:
                 throw APIFailure.apple(403, 4_030_005, "Forbidden - subscription has reached maximum extension count.")
             }
+        }
+    }
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers: `{extendByDays,
+    /// extendReasonCode, requestIdentifier, storefrontCountryCodes?, productId}` in,
+    /// `{requestIdentifier}` out; Apple's error codes for each field it refuses.
+    private func massExtend(_ request: HTTPRequest) throws -> [String: any Sendable] {
+        let (body, days, reason, requestID) = try Self.extensionFields(request)
+        guard let productID = body["productId"] as? String, !productID.isEmpty else {
+            throw APIFailure.apple(400, 4_000_023, "Invalid product id.")
+        }
+        var storefronts: [String]?
+        if let value = body["storefrontCountryCodes"] {
+            guard let codes = value as? [String] else {
+                throw APIFailure.apple(400, 4_000_028, "Invalid storefront country code.")
+            }
+            guard !codes.isEmpty else {
+                throw APIFailure.apple(400, 4_000_027, "Empty storefront country code list.")
+            }
+            for code in codes
+            where code.utf8.count != 3 || !code.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) }) {
+                throw APIFailure.apple(400, 4_000_028, "Invalid storefront country code.")
+            }
+            storefronts = codes
+        }
+        do throws(AppleSimStore.MassExtensionRefusal) {
+            try store.startMassExtension(
+                productID: productID, days: days, reason: reason, requestIdentifier: requestID,
+                storefronts: storefronts)
+        } catch {
+            throw Self.failure(error)
+        }
+        return ["requestIdentifier": requestID]
+    }
+
+    /// Get Status of Subscription Renewal Date Extensions: `{requestIdentifier, complete,
+    /// completeDate (once complete), succeededCount, failedCount}`; 4040009 for a request it
+    /// does not know.
+    private func massExtensionStatus(_ request: HTTPRequest) throws -> [String: any Sendable] {
+        let rest = request.path.dropFirst("/inApps/v1/subscriptions/extend/mass/".count).split(
+            separator: "/", omittingEmptySubsequences: false)
+        guard rest.count == 2, !rest[0].isEmpty, !rest[1].isEmpty,
+            let productID = String(rest[0]).removingPercentEncoding,
+            let requestID = String(rest[1]).removingPercentEncoding
+        else { throw APIFailure.notFound }
+        do throws(AppleSimStore.MassExtensionRefusal) {
+            let status = try store.massExtensionStatus(productID: productID, requestIdentifier: requestID)
+            var answer: [String: any Sendable] = [
+                "requestIdentifier": status.requestIdentifier, "complete": status.complete,
+                "succeededCount": status.succeededCount, "failedCount": status.failedCount,
+            ]
+            if let date = status.completeDate { answer["completeDate"] = date }
+            return answer
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Send Consumption Information (`ConsumptionRequest`, API 1.19): `customerConsented` must be
+    /// true (4000035), `deliveryStatus` one of Apple's (4000036), `sampleContentProvided` a Boolean
+    /// (4000041), `consumptionPercentage` 0 to 100000 and `refundPreference` one of Apple's when
+    /// present (the general 4000000 here: the simulator does not tell those two apart).
+    private func consumption(_ request: HTTPRequest) throws -> [String: any Sendable]? {
+        let id = try lastSegment(request, after: "/inApps/v2/transactions/consumption/")
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+            throw APIFailure.apple(400, 4_000_000, "Bad request.")
+        }
+        guard let consented = body["customerConsented"] as? Bool, consented else {
+            throw APIFailure.apple(400, 4_000_035, "Invalid customer consented.")
+        }
+        let deliveryStatuses: Set<String> = [
+            "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
+            "UNDELIVERED_OTHER",
+        ]
+        guard let delivery = body["deliveryStatus"] as? String, deliveryStatuses.contains(delivery) else {
+            throw APIFailure.apple(400, 4_000_036, "Invalid delivery status.")
+        }
+        guard let sample = body["sampleContentProvided"] as? Bool else {
+            throw APIFailure.apple(400, 4_000_041, "Invalid sample content provided.")
+        }
+        var fields = ["deliveryStatus": delivery, "sampleContentProvided": String(sample)]
+        if let value = body["consumptionPercentage"] {
+            guard let percentage = (value as? NSNumber)?.intValue, (0...100_000).contains(percentage) else {
+                throw APIFailure.apple(400, 4_000_000, "Bad request.")
+            }
+            fields["consumptionPercentage"] = String(percentage)
+        }
+        if let value = body["refundPreference"] {
+            guard let preference = value as? String, ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(preference)
+            else { throw APIFailure.apple(400, 4_000_000, "Bad request.") }
+            fields["refundPreference"] = preference
+        }
+        try store.answerConsumption(id, fields)
+        return nil
+    }
+
+    /// The JSON body of an extension request and its `extendByDays`, `extendReasonCode` and
+    /// `requestIdentifier` (at most 128 characters), each refused with Apple's error code.
+    private static func extensionFields(_ request: HTTPRequest) throws -> (
+        body: [String: Any], days: Int, reason: Int, requestID: String
+    ) {
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+            throw APIFailure.apple(400, 4_000_000, "Bad request.")
+        }
+        guard let days = (body["extendByDays"] as? NSNumber)?.intValue else {
+            throw APIFailure.apple(400, 4_000_009, "Invalid extend by days value.")
+        }
+        guard let reason = (body["extendReasonCode"] as? NSNumber)?.intValue else {
+            throw APIFailure.apple(400, 4_000_010, "Invalid extend reason code.")
+        }
+        guard let requestID = body["requestIdentifier"] as? String, !requestID.isEmpty, requestID.utf8.count <= 128
+        else { throw APIFailure.apple(400, 4_000_011, "Invalid request identifier.") }
+        return (body, days, reason, requestID)
+    }
+
+    private static func failure(_ refusal: AppleSimStore.MassExtensionRefusal) -> APIFailure {
+        switch refusal {
+        case .badDays: .apple(400, 4_000_009, "Invalid extend by days value.")
+        case .badReason: .apple(400, 4_000_010, "Invalid extend reason code.")
+        case .badProduct: .apple(400, 4_000_023, "Invalid product id.")
+        case .notFound: .apple(404, 4_040_009, "Status request not found.")
         }
     }
 

@@ -288,7 +288,46 @@ public final class AppleSimStore: Sendable {
         var sent: [SentNotification] = []
         /// The extensions made, by original transaction id and the caller's `requestIdentifier`.
         var extensionRequests: [String: RenewalExtension] = [:]
+        /// Mass extensions, by product id and the caller's `requestIdentifier`.
+        var massExtensions: [String: MassExtension] = [:]
+        /// The consumption information the developer sent, by transaction id, oldest first.
+        var consumptionAnswers: [String: [[String: String]]] = [:]
     }
+
+    /// A request to extend every eligible subscriber of a product, worked through a few
+    /// subscriptions at a time.
+    struct MassExtension: Sendable {
+        let productID: String
+        let requestIdentifier: String
+        let days: Int
+        let storefronts: [String]?
+        /// The subscriptions still to extend, in order.
+        var pending: [String]
+        var succeeded: Int64 = 0
+        var failed: Int64 = 0
+        var completeDate: Int64?
+    }
+
+    /// Where a mass extension stands, as Get Status of Subscription Renewal Date Extensions
+    /// answers it.
+    public struct MassExtensionStatus: Sendable, Equatable {
+        public let requestIdentifier: String
+        public let complete: Bool
+        public let completeDate: Int64?
+        public let succeededCount: Int64
+        public let failedCount: Int64
+    }
+
+    /// Why a mass extension was refused, as the API tells them apart.
+    enum MassExtensionRefusal: Error, Equatable {
+        case badDays
+        case badReason
+        case badProduct
+        case notFound
+    }
+
+    /// Subscriptions a mass extension works through at each step (a status read or a clock move).
+    public static let massExtensionBatch = 2
 
     /// The reasons Apple gives in `consumptionRequestReason`.
     public static let consumptionRequestReasons: Set<String> = [
@@ -674,28 +713,127 @@ public final class AppleSimStore: Sendable {
             {
                 return earlier
             }
-            guard let subscription = state.subscriptions[originalTransactionID] else { throw .notOriginal }
-            guard !subscription.familyShared else { throw .familyShared }
-            guard subscription.phase == .active else { throw .ineligible("is not active") }
-            guard subscription.latest.offer?.discount != .freeTrial else {
-                throw .ineligible("is in a free offer period")
-            }
-            guard subscription.extensions.filter({ $0 > now - 365 * 86_400_000 }).count < 2 else {
-                throw .maximumReached
-            }
-            let last = subscription.transactions.count - 1
-            state.subscriptions[originalTransactionID]!.transactions[last].expiresDate += Int64(days) * 86_400_000
-            state.subscriptions[originalTransactionID]!.extensions.append(now)
-            emit(&state, originalTransactionID, "RENEWAL_EXTENDED", nil, at: now)
-            let latest = state.subscriptions[originalTransactionID]!.latest
-            let extended = RenewalExtension(
-                originalTransactionID: originalTransactionID, webOrderLineItemID: latest.webOrderLineItemID,
-                effectiveDate: latest.expiresDate)
+            let extended = try extendLocked(&state, originalTransactionID, days: days, at: now)
             if let requestIdentifier {
                 state.extensionRequests[originalTransactionID + "/" + requestIdentifier] = extended
             }
             return extended
         }
+    }
+
+    /// Extends `originalTransactionID` under Apple's rules for one subscription, RENEWAL_EXTENDED
+    /// signed now.
+    private func extendLocked(_ state: inout State, _ originalTransactionID: String, days: Int, at now: Int64)
+        throws(ExtensionRefusal) -> RenewalExtension
+    {
+        guard let subscription = state.subscriptions[originalTransactionID] else { throw .notOriginal }
+        guard !subscription.familyShared else { throw .familyShared }
+        guard subscription.phase == .active else { throw .ineligible("is not active") }
+        guard subscription.latest.offer?.discount != .freeTrial else {
+            throw .ineligible("is in a free offer period")
+        }
+        guard subscription.extensions.filter({ $0 > now - 365 * 86_400_000 }).count < 2 else {
+            throw .maximumReached
+        }
+        let last = subscription.transactions.count - 1
+        state.subscriptions[originalTransactionID]!.transactions[last].expiresDate += Int64(days) * 86_400_000
+        state.subscriptions[originalTransactionID]!.extensions.append(now)
+        emit(&state, originalTransactionID, "RENEWAL_EXTENDED", nil, at: now)
+        let latest = state.subscriptions[originalTransactionID]!.latest
+        return RenewalExtension(
+            originalTransactionID: originalTransactionID, webOrderLineItemID: latest.webOrderLineItemID,
+            effectiveDate: latest.expiresDate)
+    }
+
+    /// Starts extending every active subscription of `productID` (in `storefronts`, every one
+    /// when nil) by `days`, as Extend Subscription Renewal Dates for All Active Subscribers does:
+    /// nothing is extended yet; each status read or clock move works through
+    /// `massExtensionBatch` subscriptions, each under the rules of a single extension
+    /// (RENEWAL_EXTENDED when extended, RENEWAL_EXTENSION/FAILURE when not), and the step that
+    /// finds none left completes it with RENEWAL_EXTENSION/SUMMARY. The same `requestIdentifier`
+    /// for the same product again starts nothing more.
+    func startMassExtension(
+        productID: String, days: Int, reason: Int, requestIdentifier: String, storefronts: [String]?
+    ) throws(MassExtensionRefusal) {
+        guard (1...90).contains(days) else { throw .badDays }
+        guard (0...3).contains(reason) else { throw .badReason }
+        guard configuration.products.contains(where: { $0.id == productID }) else { throw .badProduct }
+        state.withLock { state in
+            let key = productID + "/" + requestIdentifier
+            guard state.massExtensions[key] == nil else { return }
+            let inStorefront = storefronts?.contains(configuration.storefront) ?? true
+            let pending =
+                inStorefront
+                ? state.subscriptions.values.filter { $0.productID == productID && $0.phase == .active }
+                    .map(\.originalTransactionID).sorted() : []
+            state.massExtensions[key] = MassExtension(
+                productID: productID, requestIdentifier: requestIdentifier, days: days, storefronts: storefronts,
+                pending: pending)
+        }
+    }
+
+    /// Where the mass extension `requestIdentifier` of `productID` stands, after one more step of
+    /// it; `.notFound` when there is none.
+    func massExtensionStatus(productID: String, requestIdentifier: String) throws(MassExtensionRefusal)
+        -> MassExtensionStatus
+    {
+        let now = clock.now
+        return try state.withLock { state throws(MassExtensionRefusal) -> MassExtensionStatus in
+            let key = productID + "/" + requestIdentifier
+            guard state.massExtensions[key] != nil else { throw .notFound }
+            stepMassExtension(&state, key, at: now)
+            let run = state.massExtensions[key]!
+            return MassExtensionStatus(
+                requestIdentifier: requestIdentifier, complete: run.completeDate != nil, completeDate: run.completeDate,
+                succeededCount: run.succeeded, failedCount: run.failed)
+        }
+    }
+
+    /// One step of the mass extension `key`: the next `massExtensionBatch` subscriptions, or,
+    /// with none left, completion and its SUMMARY.
+    private func stepMassExtension(_ state: inout State, _ key: String, at now: Int64) {
+        guard var run = state.massExtensions[key], run.completeDate == nil else { return }
+        if run.pending.isEmpty {
+            run.completeDate = now
+            var summary: [String: any Sendable] = [
+                "productId": run.productID, "requestIdentifier": run.requestIdentifier,
+                "succeededCount": run.succeeded, "failedCount": run.failed,
+            ]
+            if let storefronts = run.storefronts { summary["storefrontCountryCodes"] = storefronts }
+            send(
+                &state, "RENEWAL_EXTENSION", "SUMMARY", original: "", transactionID: "", data: summary, at: now,
+                as: "summary")
+        }
+        for original in run.pending.prefix(Self.massExtensionBatch) {
+            do throws(ExtensionRefusal) {
+                _ = try extendLocked(&state, original, days: run.days, at: now)
+                run.succeeded += 1
+            } catch {
+                run.failed += 1
+                emit(&state, original, "RENEWAL_EXTENSION", "FAILURE", at: now)
+            }
+        }
+        run.pending.removeFirst(min(Self.massExtensionBatch, run.pending.count))
+        state.massExtensions[key] = run
+    }
+
+    /// One step of every mass extension still running.
+    private func stepMassExtensions(_ state: inout State, at now: Int64) {
+        for key in state.massExtensions.keys.sorted() { stepMassExtension(&state, key, at: now) }
+    }
+
+    /// The developer's Send Consumption Information for `transactionID` (its fields as text);
+    /// `.notFound` for a transaction the store does not know.
+    func answerConsumption(_ transactionID: String, _ fields: [String: String]) throws(SimError) {
+        _ = try change { state, _ throws(SimError) in
+            _ = try Self.original(transactionID, in: state)
+            state.consumptionAnswers[transactionID, default: []].append(fields)
+        }
+    }
+
+    /// The consumption information sent for `transactionID`, oldest first.
+    public func consumptionAnswers(of transactionID: String) -> [[String: String]] {
+        state.withLock { $0.consumptionAnswers[transactionID] ?? [] }
     }
 
     // MARK: Time
@@ -714,6 +852,8 @@ public final class AppleSimStore: Sendable {
             while let (original, due, event) = nextDue(in: state), due <= target {
                 step(&state, original, event, at: due)
             }
+            // A mass extension moves on a step each time the clock does.
+            if target > clock.now { stepMassExtensions(&state, at: target) }
         }
     }
 
@@ -1098,7 +1238,7 @@ public final class AppleSimStore: Sendable {
 
     private func send(
         _ state: inout State, _ type: String, _ subtype: String?, original: String, transactionID: String,
-        data: [String: any Sendable], at now: Int64
+        data: [String: any Sendable], at now: Int64, as field: String = "data"
     ) {
         let uuid = UUID().uuidString.lowercased()
         var payload: [String: any Sendable] = [
@@ -1107,11 +1247,12 @@ public final class AppleSimStore: Sendable {
         if let subtype { payload["subtype"] = subtype }
         var data = data
         data["bundleId"] = configuration.bundleID
-        data["bundleVersion"] = "1.0"
+        // A summary carries no bundleVersion.
+        if field == "data" { data["bundleVersion"] = "1.0" }
         data["environment"] = configuration.environment
         // Apple leaves appAppleId out in the sandbox.
         if configuration.environment == "Production" { data["appAppleId"] = configuration.appAppleID }
-        payload["data"] = data
+        payload[field] = data
         guard let signed = try? sign(payload) else {
             preconditionFailure("the simulator's signing chain could not sign")
         }

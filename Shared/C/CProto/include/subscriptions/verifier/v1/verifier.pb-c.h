@@ -37,6 +37,12 @@ typedef struct Subscriptions__Verifier__V1__SetAppleAppAccountTokenResponse Subs
 typedef struct Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest;
 typedef struct Subscriptions__Verifier__V1__AppleRefund Subscriptions__Verifier__V1__AppleRefund;
 typedef struct Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse;
+typedef struct Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest;
+typedef struct Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse;
+typedef struct Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest;
+typedef struct Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse;
+typedef struct Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest;
+typedef struct Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse;
 
 
 /* --- enums --- */
@@ -609,6 +615,177 @@ struct  Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse
     , 0,NULL }
 
 
+struct  Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The auto-renewable subscription product whose subscribers are extended.
+   * limit: 1..128 bytes
+   */
+  char *product_id;
+  /*
+   * Apple's storefront country codes (ISO 3166-1 alpha-3, such as USA) to limit the
+   * extension to; none means every storefront.
+   * limit: 0..200 items
+   * limit: 3..3 bytes
+   */
+  size_t n_storefront_country_codes;
+  char **storefront_country_codes;
+  /*
+   * Unspecified means the configured environment.
+   */
+  Subscriptions__Common__V1__Environment environment;
+  /*
+   * Days to move each renewal date by, 1 to 90 (Apple's extendByDays).
+   */
+  int32_t days;
+  /*
+   * Apple's extendReasonCode: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue
+   * or outage.
+   */
+  int32_t reason_code;
+  /*
+   * A UUID naming this mass extension (Apple's requestIdentifier), which its status is read by:
+   * the same id again starts nothing more.
+   * limit: 36..36 bytes
+   */
+  char *request_id;
+  /*
+   * Why the caller extends, for the audit trail.
+   * limit: 1..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__MASS_EXTEND_APPLE_RENEWAL_DATE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0,NULL, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The requestIdentifier Apple accepted (request_id, lowercase).
+   */
+  char *request_id;
+  /*
+   * How many of the product's active subscriptions the ledger holds had the request recorded
+   * in their audit trail.
+   */
+  uint32_t audited_subscriptions;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__MASS_EXTEND_APPLE_RENEWAL_DATE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest
+{
+  ProtobufCMessage base;
+  /*
+   * limit: 1..128 bytes
+   */
+  char *product_id;
+  /*
+   * limit: 36..36 bytes
+   */
+  char *request_id;
+  /*
+   * Unspecified means the configured environment.
+   */
+  Subscriptions__Common__V1__Environment environment;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__GET_APPLE_MASS_EXTENSION_STATUS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED }
+
+
+struct  Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse
+{
+  ProtobufCMessage base;
+  char *request_id;
+  /*
+   * True when the App Store has finished the request.
+   */
+  protobuf_c_boolean complete;
+  /*
+   * When it finished (completeDate), epoch ms; absent while it runs.
+   */
+  int64_t complete_time_ms;
+  /*
+   * Subscriptions extended so far (succeededCount).
+   */
+  int64_t succeeded_count;
+  /*
+   * Subscriptions that could not be extended (failedCount).
+   */
+  int64_t failed_count;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__GET_APPLE_MASS_EXTENSION_STATUS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
+
+
+struct  Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The transaction the CONSUMPTION_REQUEST named (ASCII digits).
+   * limit: 1..64 bytes
+   */
+  char *transaction_id;
+  /*
+   * Unspecified means the configured environment.
+   */
+  Subscriptions__Common__V1__Environment environment;
+  /*
+   * Whether the customer consented to sharing consumption data; nothing is sent without it.
+   */
+  protobuf_c_boolean customer_consented;
+  /*
+   * Apple's deliveryStatus: DELIVERED, UNDELIVERED_QUALITY_ISSUE, UNDELIVERED_WRONG_ITEM,
+   * UNDELIVERED_SERVER_OUTAGE or UNDELIVERED_OTHER.
+   * limit: 1..32 bytes
+   */
+  char *delivery_status;
+  /*
+   * Whether a free sample, trial or description of the content was given before the purchase.
+   */
+  protobuf_c_boolean sample_content_provided;
+  /*
+   * How much of the purchase was consumed, in milliunits (0 to 100000); not for an
+   * auto-renewable subscription (Apple computes it).
+   */
+  int32_t consumption_percentage;
+  /*
+   * Apple's refundPreference: DECLINE, GRANT_FULL or GRANT_PRORATED; empty for none.
+   * limit: 0..16 bytes
+   */
+  char *refund_preference;
+  /*
+   * Why the caller answers, for the audit trail.
+   * limit: 1..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__SEND_APPLE_CONSUMPTION_INFORMATION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor) \
+    , (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The purchase as recorded after the answer.
+   */
+  Subscriptions__Common__V1__Subscription *subscription;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__SEND_APPLE_CONSUMPTION_INFORMATION_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor) \
+    , NULL }
+
+
 /* Subscriptions__Verifier__V1__VerifyApplePurchaseRequest methods */
 void   subscriptions__verifier__v1__verify_apple_purchase_request__init
                      (Subscriptions__Verifier__V1__VerifyApplePurchaseRequest         *message);
@@ -1008,6 +1185,120 @@ Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *
 void   subscriptions__verifier__v1__get_apple_refund_history_response__free_unpacked
                      (Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest methods */
+void   subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__init
+                     (Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest         *message);
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest   *message);
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__pack
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *
+       subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__free_unpacked
+                     (Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse methods */
+void   subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__init
+                     (Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse         *message);
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse   *message);
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__pack
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse *
+       subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__free_unpacked
+                     (Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest methods */
+void   subscriptions__verifier__v1__get_apple_mass_extension_status_request__init
+                     (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest         *message);
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest   *message);
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_request__pack
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *
+       subscriptions__verifier__v1__get_apple_mass_extension_status_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__get_apple_mass_extension_status_request__free_unpacked
+                     (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse methods */
+void   subscriptions__verifier__v1__get_apple_mass_extension_status_response__init
+                     (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse         *message);
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse   *message);
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_response__pack
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *
+       subscriptions__verifier__v1__get_apple_mass_extension_status_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__get_apple_mass_extension_status_response__free_unpacked
+                     (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest methods */
+void   subscriptions__verifier__v1__send_apple_consumption_information_request__init
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest         *message);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest   *message);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__pack
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *
+       subscriptions__verifier__v1__send_apple_consumption_information_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__send_apple_consumption_information_request__free_unpacked
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse methods */
+void   subscriptions__verifier__v1__send_apple_consumption_information_response__init
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse         *message);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse   *message);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__pack
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *
+       subscriptions__verifier__v1__send_apple_consumption_information_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__send_apple_consumption_information_response__free_unpacked
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Verifier__V1__VerifyApplePurchaseRequest_Closure)
@@ -1073,6 +1364,24 @@ typedef void (*Subscriptions__Verifier__V1__AppleRefund_Closure)
 typedef void (*Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse_Closure)
                  (const Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest_Closure)
+                 (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse_Closure)
+                 (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest_Closure)
+                 (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse_Closure)
+                 (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest_Closure)
+                 (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure)
+                 (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1128,6 +1437,18 @@ struct Subscriptions__Verifier__V1__Verifier_Service
                                    const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *input,
                                    Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse_Closure closure,
                                    void *closure_data);
+  void (*mass_extend_apple_renewal_date)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                                         const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *input,
+                                         Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse_Closure closure,
+                                         void *closure_data);
+  void (*get_apple_mass_extension_status)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                                          const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *input,
+                                          Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse_Closure closure,
+                                          void *closure_data);
+  void (*send_apple_consumption_information)(Subscriptions__Verifier__V1__Verifier_Service *service,
+                                             const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *input,
+                                             Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure closure,
+                                             void *closure_data);
 };
 typedef void (*Subscriptions__Verifier__V1__Verifier_ServiceDestroy)(Subscriptions__Verifier__V1__Verifier_Service *);
 void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__Verifier_Service *service,
@@ -1147,7 +1468,10 @@ void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__V
       function_prefix__ ## cancel_google_subscription,\
       function_prefix__ ## extend_apple_renewal_date,\
       function_prefix__ ## set_apple_app_account_token,\
-      function_prefix__ ## get_apple_refund_history  }
+      function_prefix__ ## get_apple_refund_history,\
+      function_prefix__ ## mass_extend_apple_renewal_date,\
+      function_prefix__ ## get_apple_mass_extension_status,\
+      function_prefix__ ## send_apple_consumption_information  }
 void subscriptions__verifier__v1__verifier__health(ProtobufCService *service,
                                                    const Subscriptions__Common__V1__HealthRequest *input,
                                                    Subscriptions__Common__V1__HealthResponse_Closure closure,
@@ -1196,6 +1520,18 @@ void subscriptions__verifier__v1__verifier__get_apple_refund_history(ProtobufCSe
                                                                      const Subscriptions__Verifier__V1__GetAppleRefundHistoryRequest *input,
                                                                      Subscriptions__Verifier__V1__GetAppleRefundHistoryResponse_Closure closure,
                                                                      void *closure_data);
+void subscriptions__verifier__v1__verifier__mass_extend_apple_renewal_date(ProtobufCService *service,
+                                                                           const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *input,
+                                                                           Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse_Closure closure,
+                                                                           void *closure_data);
+void subscriptions__verifier__v1__verifier__get_apple_mass_extension_status(ProtobufCService *service,
+                                                                            const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *input,
+                                                                            Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse_Closure closure,
+                                                                            void *closure_data);
+void subscriptions__verifier__v1__verifier__send_apple_consumption_information(ProtobufCService *service,
+                                                                               const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *input,
+                                                                               Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure closure,
+                                                                               void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1222,6 +1558,12 @@ extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__set_apple_a
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_refund_history_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__apple_refund__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_refund_history_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__verifier__v1__verifier__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -952,6 +952,276 @@ void   subscriptions__verifier__v1__get_apple_refund_history_response__free_unpa
   assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_refund_history_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__init
+                     (Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__MASS_EXTEND_APPLE_RENEWAL_DATE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__pack
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *
+       subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__free_unpacked
+                     (Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__init
+                     (Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse         *message)
+{
+  static const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse init_value = SUBSCRIPTIONS__VERIFIER__V1__MASS_EXTEND_APPLE_RENEWAL_DATE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__pack
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse *
+       subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__free_unpacked
+                     (Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__get_apple_mass_extension_status_request__init
+                     (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__GET_APPLE_MASS_EXTENSION_STATUS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_request__pack
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *
+       subscriptions__verifier__v1__get_apple_mass_extension_status_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__get_apple_mass_extension_status_request__free_unpacked
+                     (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__get_apple_mass_extension_status_response__init
+                     (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse         *message)
+{
+  static const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse init_value = SUBSCRIPTIONS__VERIFIER__V1__GET_APPLE_MASS_EXTENSION_STATUS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_response__pack
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__get_apple_mass_extension_status_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *
+       subscriptions__verifier__v1__get_apple_mass_extension_status_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__get_apple_mass_extension_status_response__free_unpacked
+                     (Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__send_apple_consumption_information_request__init
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__SEND_APPLE_CONSUMPTION_INFORMATION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__pack
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *
+       subscriptions__verifier__v1__send_apple_consumption_information_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__send_apple_consumption_information_request__free_unpacked
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__send_apple_consumption_information_response__init
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse         *message)
+{
+  static const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse init_value = SUBSCRIPTIONS__VERIFIER__V1__SEND_APPLE_CONSUMPTION_INFORMATION_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__pack
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__send_apple_consumption_information_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *
+       subscriptions__verifier__v1__send_apple_consumption_information_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__send_apple_consumption_information_response__free_unpacked
+                     (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor subscriptions__verifier__v1__verify_apple_purchase_request__field_descriptors[5] =
 {
   {
@@ -2517,6 +2787,494 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_refund_h
   (ProtobufCMessageInit) subscriptions__verifier__v1__get_apple_refund_history_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__field_descriptors[7] =
+{
+  {
+    "product_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest, product_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "storefront_country_codes",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest, n_storefront_country_codes),
+    offsetof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest, storefront_country_codes),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "environment",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest, environment),
+    &subscriptions__common__v1__environment__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "days",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest, days),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason_code",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest, reason_code),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "request_id",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest, request_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__field_indices_by_name[] = {
+  3,   /* field[3] = days */
+  2,   /* field[2] = environment */
+  0,   /* field[0] = product_id */
+  6,   /* field[6] = reason */
+  4,   /* field[4] = reason_code */
+  5,   /* field[5] = request_id */
+  1,   /* field[1] = storefront_country_codes */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.MassExtendAppleRenewalDateRequest",
+  "MassExtendAppleRenewalDateRequest",
+  "Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest),
+  7,
+  subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__field_descriptors,
+  subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__field_descriptors[2] =
+{
+  {
+    "request_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse, request_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "audited_subscriptions",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse, audited_subscriptions),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__field_indices_by_name[] = {
+  1,   /* field[1] = audited_subscriptions */
+  0,   /* field[0] = request_id */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.MassExtendAppleRenewalDateResponse",
+  "MassExtendAppleRenewalDateResponse",
+  "Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse),
+  2,
+  subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__field_descriptors,
+  subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__field_indices_by_name,
+  1,  subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__get_apple_mass_extension_status_request__field_descriptors[3] =
+{
+  {
+    "product_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest, product_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "request_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest, request_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "environment",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest, environment),
+    &subscriptions__common__v1__environment__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__get_apple_mass_extension_status_request__field_indices_by_name[] = {
+  2,   /* field[2] = environment */
+  0,   /* field[0] = product_id */
+  1,   /* field[1] = request_id */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__get_apple_mass_extension_status_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest",
+  "GetAppleMassExtensionStatusRequest",
+  "Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest),
+  3,
+  subscriptions__verifier__v1__get_apple_mass_extension_status_request__field_descriptors,
+  subscriptions__verifier__v1__get_apple_mass_extension_status_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__get_apple_mass_extension_status_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__get_apple_mass_extension_status_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__get_apple_mass_extension_status_response__field_descriptors[5] =
+{
+  {
+    "request_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse, request_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "complete",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse, complete),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "complete_time_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse, complete_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "succeeded_count",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse, succeeded_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "failed_count",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse, failed_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__get_apple_mass_extension_status_response__field_indices_by_name[] = {
+  1,   /* field[1] = complete */
+  2,   /* field[2] = complete_time_ms */
+  4,   /* field[4] = failed_count */
+  0,   /* field[0] = request_id */
+  3,   /* field[3] = succeeded_count */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__get_apple_mass_extension_status_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.GetAppleMassExtensionStatusResponse",
+  "GetAppleMassExtensionStatusResponse",
+  "Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse),
+  5,
+  subscriptions__verifier__v1__get_apple_mass_extension_status_response__field_descriptors,
+  subscriptions__verifier__v1__get_apple_mass_extension_status_response__field_indices_by_name,
+  1,  subscriptions__verifier__v1__get_apple_mass_extension_status_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__get_apple_mass_extension_status_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__send_apple_consumption_information_request__field_descriptors[8] =
+{
+  {
+    "transaction_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, transaction_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "environment",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, environment),
+    &subscriptions__common__v1__environment__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customer_consented",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, customer_consented),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "delivery_status",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, delivery_status),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sample_content_provided",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, sample_content_provided),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "consumption_percentage",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, consumption_percentage),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "refund_preference",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, refund_preference),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__send_apple_consumption_information_request__field_indices_by_name[] = {
+  5,   /* field[5] = consumption_percentage */
+  2,   /* field[2] = customer_consented */
+  3,   /* field[3] = delivery_status */
+  1,   /* field[1] = environment */
+  7,   /* field[7] = reason */
+  6,   /* field[6] = refund_preference */
+  4,   /* field[4] = sample_content_provided */
+  0,   /* field[0] = transaction_id */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__send_apple_consumption_information_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 8 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest",
+  "SendAppleConsumptionInformationRequest",
+  "Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest),
+  8,
+  subscriptions__verifier__v1__send_apple_consumption_information_request__field_descriptors,
+  subscriptions__verifier__v1__send_apple_consumption_information_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__send_apple_consumption_information_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__send_apple_consumption_information_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__send_apple_consumption_information_response__field_descriptors[1] =
+{
+  {
+    "subscription",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse, subscription),
+    &subscriptions__common__v1__subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__send_apple_consumption_information_response__field_indices_by_name[] = {
+  0,   /* field[0] = subscription */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__send_apple_consumption_information_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse",
+  "SendAppleConsumptionInformationResponse",
+  "Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse),
+  1,
+  subscriptions__verifier__v1__send_apple_consumption_information_response__field_descriptors,
+  subscriptions__verifier__v1__send_apple_consumption_information_response__field_indices_by_name,
+  1,  subscriptions__verifier__v1__send_apple_consumption_information_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__send_apple_consumption_information_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue subscriptions__verifier__v1__restore_link__enum_values_by_number[7] =
 {
   { "RESTORE_LINK_UNSPECIFIED", "SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_UNSPECIFIED", 0 },
@@ -2585,7 +3343,7 @@ const ProtobufCEnumDescriptor subscriptions__verifier__v1__google_refund__descri
   subscriptions__verifier__v1__google_refund__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__method_descriptors[12] =
+static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__method_descriptors[15] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "VerifyApplePurchase", &subscriptions__verifier__v1__verify_apple_purchase_request__descriptor, &subscriptions__verifier__v1__verify_purchase_response__descriptor },
@@ -2599,17 +3357,23 @@ static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__me
   { "ExtendAppleRenewalDate", &subscriptions__verifier__v1__extend_apple_renewal_date_request__descriptor, &subscriptions__verifier__v1__extend_apple_renewal_date_response__descriptor },
   { "SetAppleAppAccountToken", &subscriptions__verifier__v1__set_apple_app_account_token_request__descriptor, &subscriptions__verifier__v1__set_apple_app_account_token_response__descriptor },
   { "GetAppleRefundHistory", &subscriptions__verifier__v1__get_apple_refund_history_request__descriptor, &subscriptions__verifier__v1__get_apple_refund_history_response__descriptor },
+  { "MassExtendAppleRenewalDate", &subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor, &subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor },
+  { "GetAppleMassExtensionStatus", &subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor, &subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor },
+  { "SendAppleConsumptionInformation", &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor, &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor },
 };
 const unsigned subscriptions__verifier__v1__verifier__method_indices_by_name[] = {
   8,        /* CancelGoogleSubscription */
   7,        /* DeferGoogleRenewal */
   9,        /* ExtendAppleRenewalDate */
+  13,        /* GetAppleMassExtensionStatus */
   11,        /* GetAppleRefundHistory */
   0,        /* Health */
+  12,        /* MassExtendAppleRenewalDate */
   4,        /* RefreshSubscription */
   6,        /* RefundGoogleOrder */
   3,        /* RestorePurchases */
   5,        /* RevokeGooglePurchase */
+  14,        /* SendAppleConsumptionInformation */
   10,        /* SetAppleAppAccountToken */
   1,        /* VerifyApplePurchase */
   2         /* VerifyGooglePurchase */
@@ -2621,7 +3385,7 @@ const ProtobufCServiceDescriptor subscriptions__verifier__v1__verifier__descript
   "Verifier",
   "Subscriptions__Verifier__V1__Verifier",
   "subscriptions.verifier.v1",
-  12,
+  15,
   subscriptions__verifier__v1__verifier__method_descriptors,
   subscriptions__verifier__v1__verifier__method_indices_by_name
 };
@@ -2720,6 +3484,30 @@ void subscriptions__verifier__v1__verifier__get_apple_refund_history(ProtobufCSe
 {
   assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
   service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__mass_extend_apple_renewal_date(ProtobufCService *service,
+                                                                           const Subscriptions__Verifier__V1__MassExtendAppleRenewalDateRequest *input,
+                                                                           Subscriptions__Verifier__V1__MassExtendAppleRenewalDateResponse_Closure closure,
+                                                                           void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__get_apple_mass_extension_status(ProtobufCService *service,
+                                                                            const Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest *input,
+                                                                            Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse_Closure closure,
+                                                                            void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__send_apple_consumption_information(ProtobufCService *service,
+                                                                               const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *input,
+                                                                               Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure closure,
+                                                                               void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__Verifier_Service *service,
                                                   Subscriptions__Verifier__V1__Verifier_ServiceDestroy destroy)
