@@ -250,7 +250,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "SubctlTests",
-            dependencies: ["SubctlKit", "ProtoJSON", "Wire", "Model", "AppStore", "Crypto", "Sockets", "RPC"],
+            dependencies: [
+                "SubctlKit", "ProtoJSON", "Wire", "Model", "AppStore", "Crypto", "Sockets", "RPC", "TestSupport",
+            ],
             path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),
         .testTarget(
