@@ -16,7 +16,6 @@ enum LedgerMethods {
     /// Subscriptions or links per snapshot chunk (the proto's limit is 500).
     static let snapshotPage = 500
 
-
     static func register(on router: RPCRouter, ledger: Ledger) {
         // Writes start on the event loop (decode and checks) and answer from the writer thread
         // once their batch is durable: no task between the socket and the storage writer.
@@ -73,6 +72,9 @@ enum LedgerMethods {
         }
         router.unary(LedgerRPC.getHistory) { (_, request: GetHistoryRequest) in
             try await ledger.accounts.history(request)
+        }
+        router.unary(LedgerRPC.findSubscriptions) { (_, request: FindSubscriptionsRequest) in
+            try await ledger.accounts.findSubscriptions(request)
         }
         router.unary(LedgerRPC.listInbox) { (_, request: ListInboxRequest) in
             try await ledger.inbox.listInbox(request)

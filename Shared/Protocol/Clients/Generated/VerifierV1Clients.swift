@@ -40,6 +40,11 @@ public protocol VerifierClientProtocol: Sendable {
     /// Reads a customer's refunded App Store purchases (Get Refund History, every page) and records
     /// any refund the ledger did not know.
     func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest, timeout: Duration?) async throws(RPCError) -> GetAppleRefundHistoryResponse
+    /// Finds what a customer quotes (an account id, an App Store transaction, original transaction
+    /// or order id, a Google Play purchase token or order id): the subscriptions it names with
+    /// their periods and status intervals, and the account's latest events. NOT_FOUND names what
+    /// was tried.
+    func find(_ request: FindRequest, timeout: Duration?) async throws(RPCError) -> FindResponse
 }
 
 extension VerifierClientProtocol {
@@ -78,6 +83,9 @@ extension VerifierClientProtocol {
     }
     public func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest) async throws(RPCError) -> GetAppleRefundHistoryResponse {
         try await getAppleRefundHistory(request, timeout: nil)
+    }
+    public func find(_ request: FindRequest) async throws(RPCError) -> FindResponse {
+        try await find(request, timeout: nil)
     }
 }
 
@@ -133,5 +141,9 @@ public struct VerifierClient: VerifierClientProtocol {
 
     public func getAppleRefundHistory(_ request: GetAppleRefundHistoryRequest, timeout: Duration?) async throws(RPCError) -> GetAppleRefundHistoryResponse {
         try await transport.call(VerifierRPC.getAppleRefundHistory, request, timeout: timeout)
+    }
+
+    public func find(_ request: FindRequest, timeout: Duration?) async throws(RPCError) -> FindResponse {
+        try await transport.call(VerifierRPC.find, request, timeout: timeout)
     }
 }
