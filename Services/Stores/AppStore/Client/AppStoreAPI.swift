@@ -29,6 +29,10 @@ public protocol AppStoreAPI: Sendable {
     /// every refund of the customer, in Apple's order (by revocation date).
     func refundHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
         -> [String]
+    /// `GET /inApps/v1/lookup/{orderId}` (production only: Apple does not serve it in the
+    /// sandbox): the signed transactions of a customer's order, empty when Apple answers the
+    /// order id invalid (`status` 1).
+    func lookUpOrderID(_ orderID: String) async throws(AppStoreAPIError) -> [String]
 }
 
 /// The body of Extend a Subscription Renewal Date (`ExtendRenewalDateRequest`).
