@@ -20,6 +20,8 @@ struct FieldLimitTests {
         (ExtendAppleRenewalDateRequest.protoName, ExtendAppleRenewalDateRequest.Limits.all),
         (SetAppleAppAccountTokenRequest.protoName, SetAppleAppAccountTokenRequest.Limits.all),
         (GetAppleRefundHistoryRequest.protoName, GetAppleRefundHistoryRequest.Limits.all),
+        (FindRequest.protoName, FindRequest.Limits.all),
+        (FindSubscriptionsRequest.protoName, FindSubscriptionsRequest.Limits.all),
         (InboxEntry.protoName, InboxEntry.Limits.all),
         (RecordVerifiedStateRequest.protoName, RecordVerifiedStateRequest.Limits.all),
         (LinkAccountRequest.protoName, LinkAccountRequest.Limits.all),

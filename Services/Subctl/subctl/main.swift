@@ -16,8 +16,11 @@ do throws(SubctlError) {
     let command = try SubctlCommand.parse(Array(CommandLine.arguments.dropFirst()))
     let transport = try command.callOptions.map { options throws(SubctlError) in try options.client() }
     defer { transport?.shutdown() }
+    var entitlement: RPCClient?
+    if case .find(let find, _) = command, let options = find.entitlement { entitlement = try options.client() }
+    defer { entitlement?.shutdown() }
     let runner = CommandRunner { emit($0, to: .standardOutput) }
-    try await runner.run(command, transport: transport) {
+    try await runner.run(command, transport: transport, entitlement: entitlement) {
         String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
     }
 } catch {
