@@ -18,8 +18,7 @@ struct FindScenarioTests {
 
     @Test("App Store: the account, the original transaction id, a renewal's transaction id and an order id")
     func appStore() async throws {
-        let stack = try await StoreSimStack(inProcess: true)
-        do {
+        try await StoreSimStack.with(inProcess: true) { stack in
             let account = UUID().uuidString.lowercased()
             let (original, _) = try await stack.buyOnAppStore(account: account)
             try await stack.control("clock/advance", ["by": "+31d"])
@@ -42,17 +41,12 @@ struct FindScenarioTests {
                 #expect(found.events.contains { $0.storeType == "DID_RENEW" }, "\(value)")
                 #expect(found.unrecordedOriginalTransactionIDs.isEmpty, "\(value)")
             }
-        } catch {
-            await stack.stop()
-            throw error
         }
-        await stack.stop()
     }
 
     @Test("Google Play: the purchase token, the first order id and the second renewal's ..1")
     func googlePlay() async throws {
-        let stack = try await StoreSimStack(inProcess: true)
-        do {
+        try await StoreSimStack.with(inProcess: true) { stack in
             let account = "user-\(UUID().uuidString.prefix(8))"
             let (token, _) = try await stack.buyOnPlay(account: account)
             try await stack.control("clock/advance", ["by": "+31d"])
@@ -78,17 +72,12 @@ struct FindScenarioTests {
                 #expect(found.subscriptions.first?.subscription?.periods.isEmpty == false, "\(value)")
                 #expect(found.events.count <= 20 && !found.events.isEmpty, "\(value)")
             }
-        } catch {
-            await stack.stop()
-            throw error
         }
-        await stack.stop()
     }
 
     @Test("a value nothing matches is NOT_FOUND naming what was tried, an App Store order id included")
     func unknownValue() async throws {
-        let stack = try await StoreSimStack(inProcess: true)
-        do {
+        try await StoreSimStack.with(inProcess: true) { stack in
             var refusal: RPCError?
             do {
                 _ = try await Self.find(stack, "MK5TTTVWJH")
@@ -101,10 +90,6 @@ struct FindScenarioTests {
                     == "nothing in the ledger matches \"MK5TTTVWJH\" as an account id, an App Store transaction or "
                     + "original transaction id, a Google Play purchase token or order id, an App Store order id "
                     + "(Look Up Order ID); check the value the customer quoted")
-        } catch {
-            await stack.stop()
-            throw error
         }
-        await stack.stop()
     }
 }
