@@ -89,6 +89,12 @@ struct FindTests {
                 == "nothing in the ledger matches \"MK5UNKNOWN1\" as an account id, an App Store transaction or "
                 + "original transaction id, a Google Play purchase token or order id, an App Store order id "
                 + "(Look Up Order ID); check the value the customer quoted")
+        // A purchase token is not repeated whole.
+        let token = String(repeating: "abcdefghij", count: 10)
+        let long = await #expect(throws: RPCError.self) {
+            _ = try await Self.client(harness).find(FindRequest(value: token))
+        }
+        #expect(long?.message.hasPrefix("nothing in the ledger matches \"abcdefghijab… (100 bytes)\" as") == true)
         await harness.stop()
     }
 

@@ -46,7 +46,7 @@ public struct SubscriberFinder: Sendable {
         guard !matches.isEmpty || found.accountID != nil || !response.unrecordedOriginalTransactionIDs.isEmpty else {
             throw RPCError(
                 .notFound,
-                "nothing in the ledger matches \"\(value.prefix(64))\" as \(tried.joined(separator: ", ")); "
+                "nothing in the ledger matches \"\(Self.shown(value))\" as \(tried.joined(separator: ", ")); "
                     + "check the value the customer quoted")
         }
         response.takenAs =
@@ -76,6 +76,12 @@ public struct SubscriberFinder: Sendable {
                 .filter { event in event.position.map { seen.insert($0).inserted } ?? true }
                 .prefix(Int(Self.maxEvents)))
         return response
+    }
+
+    /// `value` as messages and logs show it: whole up to 40 bytes; longer (a purchase token), its
+    /// first 12 characters and its length, so that no whole token is repeated.
+    static func shown(_ value: String) -> String {
+        value.utf8.count <= 40 ? value : "\(value.prefix(12))… (\(value.utf8.count) bytes)"
     }
 
     /// Whether `value` has the shape of an App Store order id (the receipt's: uppercase letters

@@ -20,7 +20,10 @@ extension VerifierMethods {
             try PurchaseChecks.check(request.reason ?? "", FindRequest.Limits.reason)
             logger.info(
                 "find",
-                ["actor": context.actor, "reason": request.reason ?? "", "value": String(request.value.prefix(64))])
+                [
+                    "actor": context.actor, "reason": request.reason ?? "",
+                    "value": SubscriberFinder.shown(request.value),
+                ])
             return try await finder.find(request.value)
         }
     }
