@@ -106,7 +106,7 @@ struct PostgresLedgerDatabaseTests {
         let versions = try await databases[1].read { tx in
             try tx.query("SELECT version FROM schema_migrations ORDER BY version").rows
         }
-        #expect(versions == (1...6).map { [.int($0)] })
+        #expect(versions == (1...7).map { [.int($0)] })
         let tables = try await databases[2].read { tx in
             try tx.query(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
@@ -115,7 +115,8 @@ struct PostgresLedgerDatabaseTests {
         }
         let names = [
             "access_state", "changes", "cursors", "event_log", "events", "idempotency", "inbox", "leases", "links",
-            "periods", "schema_migrations", "state_facts", "subscriptions", "webhook_attempts", "webhook_state",
+            "period_lookup", "periods", "schema_migrations", "state_facts", "subscriptions", "webhook_attempts",
+            "webhook_state",
         ]
         #expect(tables == names.map { [.text($0)] })
         for database in databases { await database.close() }

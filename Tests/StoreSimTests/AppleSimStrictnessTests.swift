@@ -400,6 +400,7 @@ struct AppleSimStrictnessTests {
             var configuration = AppStoreServerAPIClient.Configuration(
                 keyID: "SIMKEY1234", issuerID: "sim-issuer", bundleID: "com.example.app", privateKey: key)
             configuration.sandboxBaseURL = URL(string: "http://127.0.0.1:\(server.port)")!
+            configuration.productionBaseURL = configuration.sandboxBaseURL
             configuration.maxAttempts = 1
             client = try AppStoreServerAPIClient(configuration: configuration)
         }
@@ -462,6 +463,30 @@ struct AppleSimStrictnessTests {
         #expect(info.type == "Non-Renewing Subscription" && info.expiresDate == nil)
         let statuses = try await served.client.allSubscriptionStatuses(transactionID: pass, environment: .sandbox)
         #expect(statuses.data.isEmpty)
+    }
+
+    @Test("Look Up Order ID: each transaction's order answers it signed now (status 0), any other id status 1")
+    func orderLookup() async throws {
+        let store = Self.store()
+        let served = try Served(store: store, historyPageSize: 20)
+        defer { served.server.stop() }
+        let id = try store.buy(productID: Self.monthly.id)
+        store.advance(by: 35 * Self.day)  // the purchase and one renewal
+        let ids = try store.transactionIDs(of: id)
+        let orders = try store.transactionPeriods(of: id).compactMap { $0["orderId"] as? String }
+        #expect(orders == ids.map(AppleSimStore.orderID(of:)) && Set(orders).count == 2)
+        #expect(orders.allSatisfy { $0.count == 10 && $0.allSatisfy { $0.isUppercase || $0.isNumber } })
+        let (status, answer) = try await served.call("GET", "/inApps/v1/lookup/\(orders[1])")
+        #expect(status == 200 && answer["status"] as? Int == 0)
+        let signed = try #require(answer["signedTransactions"] as? [String])
+        #expect(try signed.map { try Self.verifier.verifyTransaction($0).transactionId } == [ids[1]])
+        let (_, unknown) = try await served.call("GET", "/inApps/v1/lookup/MK5TTTVWJH")
+        #expect(unknown["status"] as? Int == 1 && unknown["signedTransactions"] == nil)
+        #expect(try await served.client.lookUpOrderID(orders[0]).count == 1)
+        #expect(try await served.client.lookUpOrderID("MK5TTTVWJH").isEmpty)
+        var bare = URLRequest(url: URL(string: "http://127.0.0.1:\(served.server.port)/inApps/v1/lookup/\(orders[0])")!)
+        bare.httpMethod = "GET"
+        #expect(try await loopbackExchange(bare).1 == 401)
     }
 
     @Test("Extend a Subscription Renewal Date over HTTP: the new date, then Apple's error codes for refusals")

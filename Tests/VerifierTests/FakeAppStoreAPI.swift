@@ -21,6 +21,8 @@ final class FakeAppStoreAPI: AppStoreAPI {
         var calls: [String] = []
         var fallsBack = true
         var actionRefusal: AppStoreAPIError?
+        /// Order ids, each with the original transaction ids of its purchases.
+        var orders: [String: [String]] = [:]
     }
 
     let chain: AppleSigningChain
@@ -38,6 +40,11 @@ final class FakeAppStoreAPI: AppStoreAPI {
     }
 
     func setFailing(_ failing: Bool) { state.withLock { $0.failing = failing } }
+
+    /// Makes `orderID` an order of the purchases `originalTransactionIDs` (Look Up Order ID).
+    func setOrder(_ orderID: String, _ originalTransactionIDs: [String]) {
+        state.withLock { $0.orders[orderID] = originalTransactionIDs }
+    }
 
     /// Whether a transaction id not in the environment asked is looked for in the other one,
     /// as the client does with `fallBackToOtherEnvironment` (the default here): found there, it
@@ -153,6 +160,18 @@ final class FakeAppStoreAPI: AppStoreAPI {
     }
 
     /// The transactions of every purchase that carry a `revocationDate`.
+    /// The signed transactions of the order's purchases, as they stand; none for an order id it
+    /// does not know (Apple's `status` 1).
+    func lookUpOrderID(_ orderID: String) async throws(AppStoreAPIError) -> [String] {
+        try begin("lookUpOrderID \(orderID)")
+        let transactions = state.withLock { state in
+            (state.orders[orderID] ?? []).compactMap { state.purchases[$0]?.transaction }
+        }
+        var result: [String] = []
+        for transaction in transactions { result.append(try signed(transaction)) }
+        return result
+    }
+
     func refundHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
         -> [String]
     {

@@ -23,6 +23,8 @@ struct FieldLimitTests {
         (MassExtendAppleRenewalDateRequest.protoName, MassExtendAppleRenewalDateRequest.Limits.all),
         (GetAppleMassExtensionStatusRequest.protoName, GetAppleMassExtensionStatusRequest.Limits.all),
         (SendAppleConsumptionInformationRequest.protoName, SendAppleConsumptionInformationRequest.Limits.all),
+        (FindRequest.protoName, FindRequest.Limits.all),
+        (FindSubscriptionsRequest.protoName, FindSubscriptionsRequest.Limits.all),
         (InboxEntry.protoName, InboxEntry.Limits.all),
         (RecordVerifiedStateRequest.protoName, RecordVerifiedStateRequest.Limits.all),
         (LinkAccountRequest.protoName, LinkAccountRequest.Limits.all),

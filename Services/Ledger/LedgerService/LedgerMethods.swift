@@ -73,6 +73,9 @@ enum LedgerMethods {
         router.unary(LedgerRPC.getHistory) { (_, request: GetHistoryRequest) in
             try await ledger.accounts.history(request)
         }
+        router.unary(LedgerRPC.findSubscriptions) { (_, request: FindSubscriptionsRequest) in
+            try await ledger.accounts.findSubscriptions(request)
+        }
         router.unary(LedgerRPC.listInbox) { (_, request: ListInboxRequest) in
             try await ledger.inbox.listInbox(request)
         }

@@ -23,8 +23,10 @@ public struct CommandRunner {
     /// Runs `command`. `transport` must be given for commands with `callOptions`;
     /// `standardInput` is read only for a call whose request is `-` and `apple verify -`.
     /// Throws a `SubctlError` to print with `OutputText.error` and exit with its `code.exitCode`.
+    /// `entitlement` is the entitlement service's transport of `find --entitlement`.
     public func run(
-        _ command: SubctlCommand, transport: (any ClientTransport)?, standardInput: () -> String
+        _ command: SubctlCommand, transport: (any ClientTransport)?, entitlement: (any ClientTransport)? = nil,
+        standardInput: () -> String
     ) async throws(SubctlError) {
         switch command {
         case .help:
@@ -79,6 +81,9 @@ public struct CommandRunner {
             try await run(operation, transport: transport, options: options)
         case .importFile(let options):
             try await runImport(options, transport: transport)
+        case .find(let command, let options):
+            guard let transport else { preconditionFailure("find needs a transport") }
+            try await run(command, transport: transport, entitlement: entitlement, options: options)
         }
     }
 }

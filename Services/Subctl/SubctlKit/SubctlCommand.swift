@@ -31,6 +31,8 @@ public enum SubctlCommand: Sendable, Equatable {
     case appleOperation(AppleOperation, options: CallOptions)
     /// `import FILE`: restore the subscriptions an import file names through the verifier.
     case importFile(ImportOptions)
+    /// `find VALUE`: what a value a customer quotes names, through the verifier.
+    case find(FindCommand, options: CallOptions)
     /// Print `usage`.
     case help
 
@@ -38,7 +40,7 @@ public enum SubctlCommand: Sendable, Equatable {
     public var callOptions: CallOptions? {
         switch self {
         case .health(_, let options), .call(_, _, let options), .ledger(_, let options), .access(_, let options),
-            .google(_, let options), .appleOperation(_, let options):
+            .google(_, let options), .appleOperation(_, let options), .find(_, let options):
             options
         case .importFile(let options): options.dryRun ? nil : options.call
         case .methods, .describe, .apple, .help: nil
@@ -167,6 +169,17 @@ public enum SubctlCommand: Sendable, Equatable {
                       ended without asking the store twice. Ends with a report (--report-json
                       writes it as JSON too); --dry-run reads and counts only.
 
+        support (--addr is the verifier's):
+          find VALUE [--reason TEXT] [--entitlement HOST:PORT] --addr HOST:PORT
+                      What a value a customer quotes names: an account id, an App Store
+                      transaction, original transaction or order id (the receipt's), a Google Play
+                      purchase token or order id (GPA.…, a renewal's ..N too). Prints what it was
+                      taken as, the accounts, each subscription with its periods and status
+                      intervals, the purchases of an App Store order the ledger has not recorded
+                      (to restore), and the newest 20 events; with --entitlement (the entitlement
+                      service's address) each account's access per capability now. --reason goes
+                      to the verifier's log.
+
         METHOD is package.Service/Method, Service/Method, or Method when only one service has it.
         NAME is a message or enum with or without its package, or a METHOD.
         KEY is STORE/ENV/STORE_ID: STORE apple or google, ENV production or sandbox, STORE_ID the
@@ -248,13 +261,15 @@ public enum SubctlCommand: Sendable, Equatable {
             return try parseGoogle(rest)
         case "import":
             return try parseImport(rest)
+        case "find":
+            return try parseFind(rest)
         default:
             throw SubctlError(.usage, "unknown command \"\(command)\" (\(commandNames))")
         }
     }
 
     private static let commandNames =
-        "health, call, methods, describe, account, history, inbox, replay, events, access, apple, google or import"
+        "health, call, methods, describe, account, history, inbox, replay, events, access, apple, google, import or find"
 
     /// The arguments of one command, sorted into option values, flags and positionals.
     struct Scanned {

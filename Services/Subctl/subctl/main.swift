@@ -16,12 +16,15 @@ do throws(SubctlError) {
     let command = try SubctlCommand.parse(Array(CommandLine.arguments.dropFirst()))
     let transport = try command.callOptions.map { options throws(SubctlError) in try options.client() }
     defer { transport?.shutdown() }
+    var entitlement: RPCClient?
+    if case .find(let find, _) = command, let options = find.entitlement { entitlement = try options.client() }
+    defer { entitlement?.shutdown() }
     // The progress bar rewrites one line, only on a terminal.
     let status: ((String) -> Void)? =
         isatty(STDOUT_FILENO) == 1
         ? { FileHandle.standardOutput.write(Data("\r\u{1B}[K\($0)".utf8)) } : nil
     let runner = CommandRunner(write: { emit($0, to: .standardOutput) }, status: status)
-    try await runner.run(command, transport: transport) {
+    try await runner.run(command, transport: transport, entitlement: entitlement) {
         String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
     }
 } catch {

@@ -69,6 +69,7 @@ public enum VerifierService {
             google = adapter
         }
         VerifierMethods.register(on: host.router, apple: apple, google: google)
+        VerifierMethods.registerFind(on: host.router, ledger: ledger, apple: apple, logger: host.logger)
         return host
     }
 

@@ -147,7 +147,36 @@ enum LedgerSchema {
                         PRIMARY KEY (store, environment, store_id, store_time_ms, state_code))
                     """
                 ]),
+            // Finding a subscription by what a customer quotes: a key's store id alone (an Apple
+            // original transaction id, a Google purchase token), and the ids of its periods as
+            // the stores show them (an Apple transaction id, a Google order id and its base
+            // order id), filled by every write of a period and here from the periods recorded.
+            Migration(
+                version: 7,
+                statements: [
+                    "CREATE INDEX subscriptions_by_store_id ON subscriptions (store_id)",
+                    """
+                    CREATE TABLE period_lookup (
+                        lookup_id TEXT NOT NULL, store \(bigint) NOT NULL, environment \(bigint) NOT NULL,
+                        store_id TEXT NOT NULL,
+                        PRIMARY KEY (lookup_id, store, environment, store_id))
+                    """,
+                ],
+                backfill: backfillPeriodLookup),
         ]
+    }
+
+    /// Fills `period_lookup` from the periods recorded.
+    static func backfillPeriodLookup(_ tx: any LedgerTransaction) throws {
+        let rows = try tx.query("SELECT store, environment, store_id, period_id FROM periods")
+        for index in 0..<rows.count {
+            guard let store = rows.int(index, "store").flatMap({ Store(rawValue: Int32($0)) }),
+                let environment = rows.int(index, "environment").flatMap({ StoreEnvironment(rawValue: Int32($0)) }),
+                let storeID = rows.text(index, "store_id"), let periodID = rows.text(index, "period_id")
+            else { continue }
+            try LedgerStore(tx).indexPeriod(
+                SubscriptionKey(store: store, environment: environment, storeID: storeID), periodID: periodID)
+        }
     }
 
     /// Fills `state_code` and `expires_ms` from each stored state.

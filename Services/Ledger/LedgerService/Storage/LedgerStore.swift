@@ -199,6 +199,7 @@ struct LedgerStore {
                 try saveSubscription(subscription, position: position)
             case .savePeriod(let key, let period):
                 try savePeriod(key, period)
+                try indexPeriod(key, periodID: period.periodID)
             case .recordStateFact(let key, let fact):
                 try recordStateFact(key, fact)
             case .insertEvent(let event):
@@ -233,6 +234,17 @@ struct LedgerStore {
             Self.keyParameters(key) + [
                 .text(period.periodID), .int(period.startMilliseconds), .blob(bare.serialized()), .text(period.raw),
             ])
+    }
+
+    /// Makes a period findable by the ids the store shows for it (`FindSubscriptions`).
+    func indexPeriod(_ key: SubscriptionKey, periodID: String) throws {
+        for id in Self.lookupIDs(store: key.store, periodID: periodID) {
+            try tx.enqueue(
+                """
+                INSERT INTO period_lookup (lookup_id, store, environment, store_id) VALUES ($1, $2, $3, $4)
+                ON CONFLICT DO NOTHING
+                """, [.text(id)] + Self.keyParameters(key))
+        }
     }
 
     func recordStateFact(_ key: SubscriptionKey, _ fact: StateFact) throws {

@@ -42,6 +42,10 @@ public protocol AppStoreAPI: Sendable {
     func sendConsumptionInformation(
         transactionID: String, _ request: AppleConsumptionInformation, environment: AppleEnvironment
     ) async throws(AppStoreAPIError)
+    /// `GET /inApps/v1/lookup/{orderId}` (production only: Apple does not serve it in the
+    /// sandbox): the signed transactions of a customer's order, empty when Apple answers the
+    /// order id invalid (`status` 1).
+    func lookUpOrderID(_ orderID: String) async throws(AppStoreAPIError) -> [String]
 }
 
 /// The body of Send Consumption Information (`ConsumptionRequest`, App Store Server API 1.19).

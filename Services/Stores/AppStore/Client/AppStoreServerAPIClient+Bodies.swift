@@ -7,6 +7,13 @@ extension AppStoreServerAPIClient {
         let signedTransactionInfo: String
     }
 
+    /// Look Up Order ID's `OrderLookupResponse`: `status` 0 valid (with `signedTransactions`),
+    /// 1 invalid (without).
+    struct OrderLookupBody: Decodable, Sendable {
+        let status: Int
+        let signedTransactions: [String]?
+    }
+
     /// One page of Get Transaction History v2, or of Get Refund History (the same fields).
     struct HistoryPage: Decodable, Sendable {
         let revision: String?

@@ -211,6 +211,21 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         try await revisionPages("/inApps/v2/refund/lookup/", transactionID, environment: environment)
     }
 
+    /// `GET /inApps/v1/lookup/{orderId}` in production: the order's signed transactions, not
+    /// verified; none when `status` is 1 (not an order of this app). Any other status is
+    /// `.invalidResponse`.
+    public func lookUpOrderID(_ orderID: String) async throws(AppStoreAPIError) -> [String] {
+        let call = HTTPCall(method: "GET", path: "/inApps/v1/lookup/" + (try Self.pathSegment(orderID)))
+        let answer = try Self.decode(OrderLookupBody.self, try await send(call, in: .production), call: call)
+        switch answer.status {
+        case 0: return answer.signedTransactions ?? []
+        case 1: return []
+        default:
+            throw AppStoreAPIError(
+                .invalidResponse, "\(call.summary) answered status \(answer.status), not 0 or 1", httpStatus: 200)
+        }
+    }
+
     /// `POST /inApps/v1/subscriptions/extend/mass` with `request` as its body; answers the
     /// `requestIdentifier` Apple accepted (`MassExtendRenewalDateResponse`).
     public func massExtendRenewalDate(_ request: AppleMassExtensionRequest, environment: AppleEnvironment)

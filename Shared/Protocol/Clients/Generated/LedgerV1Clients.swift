@@ -78,6 +78,10 @@ public protocol LedgerClientProtocol: Sendable {
     /// Server stream: every committed change after `after`, in one total order, then live
     /// changes as they commit. Resume with the last position received.
     func watchChanges(_ request: WatchChangesRequest, timeout: Duration?) -> RPCResponseStream
+    /// The subscriptions and grants a value names, found by index: an account id, a key's store id
+    /// (Apple originalTransactionId, Google purchase token, grant id), an Apple transactionId or a
+    /// Google order id of a recorded period (a renewal's, `..N`, or its base order id).
+    func findSubscriptions(_ request: FindSubscriptionsRequest, timeout: Duration?) async throws(RPCError) -> FindSubscriptionsResponse
 }
 
 extension LedgerClientProtocol {
@@ -167,6 +171,9 @@ extension LedgerClientProtocol {
     }
     public func watchChanges(_ request: WatchChangesRequest) -> RPCResponseStream {
         watchChanges(request, timeout: nil)
+    }
+    public func findSubscriptions(_ request: FindSubscriptionsRequest) async throws(RPCError) -> FindSubscriptionsResponse {
+        try await findSubscriptions(request, timeout: nil)
     }
 }
 
@@ -290,5 +297,9 @@ public struct LedgerClient: LedgerClientProtocol {
 
     public func watchChanges(_ request: WatchChangesRequest, timeout: Duration?) -> RPCResponseStream {
         transport.serverStream(LedgerRPC.watchChanges, request, timeout: timeout)
+    }
+
+    public func findSubscriptions(_ request: FindSubscriptionsRequest, timeout: Duration?) async throws(RPCError) -> FindSubscriptionsResponse {
+        try await transport.call(LedgerRPC.findSubscriptions, request, timeout: timeout)
     }
 }

@@ -49,6 +49,11 @@ public protocol VerifierClientProtocol: Sendable {
     /// Answers Apple's CONSUMPTION_REQUEST for a transaction (Send Consumption Information), only
     /// with the customer's consent, then records the purchase's state from the App Store.
     func sendAppleConsumptionInformation(_ request: SendAppleConsumptionInformationRequest, timeout: Duration?) async throws(RPCError) -> SendAppleConsumptionInformationResponse
+    /// Finds what a customer quotes (an account id, an App Store transaction, original transaction
+    /// or order id, a Google Play purchase token or order id): the subscriptions it names with
+    /// their periods and status intervals, and the account's latest events. NOT_FOUND names what
+    /// was tried.
+    func find(_ request: FindRequest, timeout: Duration?) async throws(RPCError) -> FindResponse
 }
 
 extension VerifierClientProtocol {
@@ -96,6 +101,9 @@ extension VerifierClientProtocol {
     }
     public func sendAppleConsumptionInformation(_ request: SendAppleConsumptionInformationRequest) async throws(RPCError) -> SendAppleConsumptionInformationResponse {
         try await sendAppleConsumptionInformation(request, timeout: nil)
+    }
+    public func find(_ request: FindRequest) async throws(RPCError) -> FindResponse {
+        try await find(request, timeout: nil)
     }
 }
 
@@ -163,5 +171,9 @@ public struct VerifierClient: VerifierClientProtocol {
 
     public func sendAppleConsumptionInformation(_ request: SendAppleConsumptionInformationRequest, timeout: Duration?) async throws(RPCError) -> SendAppleConsumptionInformationResponse {
         try await transport.call(VerifierRPC.sendAppleConsumptionInformation, request, timeout: timeout)
+    }
+
+    public func find(_ request: FindRequest, timeout: Duration?) async throws(RPCError) -> FindResponse {
+        try await transport.call(VerifierRPC.find, request, timeout: timeout)
     }
 }

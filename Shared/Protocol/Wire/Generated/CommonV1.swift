@@ -61,6 +61,91 @@ public enum ServingStatus: Sendable, Hashable, CaseIterable, RawRepresentable, C
     }
 }
 
+/// `subscriptions.common.v1.FindMatch`.
+///
+/// What a value a customer quotes was found as (the ledger's FindSubscriptions, the verifier's Find).
+///
+/// Open: `FIND_MATCH_UNSPECIFIED` (0) has no case (fields hold `FindMatch?`, and `nil` is unspecified),
+/// and a number this version does not know is kept as `.unknown(number)`.
+public enum FindMatch: Sendable, Hashable, CaseIterable, RawRepresentable, CustomStringConvertible {
+    /// An app account id: its subscriptions and grants.
+    case accountID
+    /// An App Store originalTransactionId: the subscription's key.
+    case appleOriginalTransactionID
+    /// An App Store transactionId of a recorded period.
+    case appleTransactionID
+    /// An App Store order id (the customer's receipt), read with Look Up Order ID.
+    case appleOrderID
+    /// A Google Play purchase token: the subscription's key.
+    case googlePurchaseToken
+    /// A Google Play order id of a recorded period (GPA.…, a renewal's `..N` suffix included).
+    case googleOrderID
+    /// A promotional grant's id.
+    case grantID
+    /// A non-zero wire number this version does not know. Never holds a known number.
+    case unknown(Int32)
+
+    /// Every value this version knows, in wire order (no `unknown`).
+    public static let allCases: [FindMatch] = [.accountID, .appleOriginalTransactionID, .appleTransactionID, .appleOrderID, .googlePurchaseToken, .googleOrderID, .grantID]
+
+    /// The value with wire number `rawValue`; `nil` only for 0 (unspecified).
+    public init?(rawValue: Int32) {
+        switch rawValue {
+        case 0: return nil
+        case 1: self = .accountID
+        case 2: self = .appleOriginalTransactionID
+        case 3: self = .appleTransactionID
+        case 4: self = .appleOrderID
+        case 5: self = .googlePurchaseToken
+        case 6: self = .googleOrderID
+        case 7: self = .grantID
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    /// The wire number.
+    public var rawValue: Int32 {
+        switch self {
+        case .accountID: 1
+        case .appleOriginalTransactionID: 2
+        case .appleTransactionID: 3
+        case .appleOrderID: 4
+        case .googlePurchaseToken: 5
+        case .googleOrderID: 6
+        case .grantID: 7
+        case .unknown(let number): number
+        }
+    }
+
+    /// The proto value name without `FIND_MATCH_`, lowercased; `unknown(n)` otherwise.
+    public var description: String {
+        switch self {
+        case .accountID: "account_id"
+        case .appleOriginalTransactionID: "apple_original_transaction_id"
+        case .appleTransactionID: "apple_transaction_id"
+        case .appleOrderID: "apple_order_id"
+        case .googlePurchaseToken: "google_purchase_token"
+        case .googleOrderID: "google_order_id"
+        case .grantID: "grant_id"
+        case .unknown(let number): "unknown(\(number))"
+        }
+    }
+
+    /// The proto value name (`FIND_MATCH_…`), as proto3 JSON writes it; `nil` for `unknown`.
+    public var protoValueName: String? {
+        switch self {
+        case .accountID: "FIND_MATCH_ACCOUNT_ID"
+        case .appleOriginalTransactionID: "FIND_MATCH_APPLE_ORIGINAL_TRANSACTION_ID"
+        case .appleTransactionID: "FIND_MATCH_APPLE_TRANSACTION_ID"
+        case .appleOrderID: "FIND_MATCH_APPLE_ORDER_ID"
+        case .googlePurchaseToken: "FIND_MATCH_GOOGLE_PURCHASE_TOKEN"
+        case .googleOrderID: "FIND_MATCH_GOOGLE_ORDER_ID"
+        case .grantID: "FIND_MATCH_GRANT_ID"
+        case .unknown: nil
+        }
+    }
+}
+
 /// `subscriptions.common.v1.Period`: `Period` of Model, converted by its field numbers and names here.
 extension Period: ProtoMessage {
     /// The fully qualified protobuf name.

@@ -3264,6 +3264,160 @@ extension GetFeedPositionResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.ledger.v1.FindSubscriptionsRequest`.
+public struct FindSubscriptionsRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.FindSubscriptionsRequest"
+
+    /// limit: 1..4096 bytes
+    public var value: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        value: String = ""
+    ) {
+        self.value = value
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension FindSubscriptionsRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__FindSubscriptionsRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__find_subscriptions_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            value: ProtoField.string(m.value, "value"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.value, value)
+    }
+}
+
+extension FindSubscriptionsRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `value`: 1..4096 bytes.
+        public static let value = FieldLimit("value", 1...4096, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [value]
+    }
+}
+
+/// `subscriptions.ledger.v1.SubscriptionMatch`.
+///
+/// One subscription or grant a value names.
+public struct SubscriptionMatch: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.SubscriptionMatch"
+
+    public var key: SubscriptionKey?
+
+    /// The account it is linked to; absent while unlinked.
+    public var accountID: String?
+
+    /// What the value was found as.
+    public var matched: FindMatch?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        key: SubscriptionKey? = nil,
+        accountID: String? = nil,
+        matched: FindMatch? = nil
+    ) {
+        self.key = key
+        self.accountID = accountID
+        self.matched = matched
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension SubscriptionMatch: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__SubscriptionMatch
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__subscription_match__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            key: ProtoField.message(m.key, "key"),
+            accountID: ProtoField.optionalString(m.account_id, "account_id"),
+            matched: ProtoField.enumValue(m.matched.rawValue, "matched"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.key = key?.cMessage(in: arena)
+        arena.set(&c.account_id, accountID)
+        c.matched = .init(rawValue: ProtoField.number(matched))
+    }
+}
+
+/// `subscriptions.ledger.v1.FindSubscriptionsResponse`.
+public struct FindSubscriptionsResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.FindSubscriptionsResponse"
+
+    /// By key, each once (an original transaction id that is also a period's transaction id is
+    /// found as the original); at most 1000.
+    public var matches: [SubscriptionMatch]
+
+    /// The value itself when it is an account the ledger knows (links, subscriptions or history).
+    public var accountID: String?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        matches: [SubscriptionMatch] = [],
+        accountID: String? = nil
+    ) {
+        self.matches = matches
+        self.accountID = accountID
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension FindSubscriptionsResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__FindSubscriptionsResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__find_subscriptions_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            matches: ProtoField.messages(m.matches, count: m.n_matches, "matches"),
+            accountID: ProtoField.optionalString(m.account_id, "account_id"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.n_matches = matches.count
+        c.matches = arena.messages(matches)
+        arena.set(&c.account_id, accountID)
+    }
+}
+
 /// The methods of `subscriptions.ledger.v1.Ledger`, typed by request and response.
 public enum LedgerRPC {
     /// The service's full name.
@@ -3368,6 +3522,11 @@ public enum LedgerRPC {
     /// changes as they commit. Resume with the last position received.
     public static let watchChanges = ServerStreamMethod<WatchChangesRequest, Change>("subscriptions.ledger.v1.Ledger/WatchChanges")
 
+    /// The subscriptions and grants a value names, found by index: an account id, a key's store id
+    /// (Apple originalTransactionId, Google purchase token, grant id), an Apple transactionId or a
+    /// Google order id of a recorded period (a renewal's, `..N`, or its base order id).
+    public static let findSubscriptions = UnaryMethod<FindSubscriptionsRequest, FindSubscriptionsResponse>("subscriptions.ledger.v1.Ledger/FindSubscriptions")
+
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, listEvents, appendEvents, logTestEvent, getEventState, acquireLease, getDeliveryState, recordDeliveries, listDeadLetters, replayDeliveries, snapshot, watchChanges]
+    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, listEvents, appendEvents, logTestEvent, getEventState, acquireLease, getDeliveryState, recordDeliveries, listDeadLetters, replayDeliveries, snapshot, watchChanges, findSubscriptions]
 }

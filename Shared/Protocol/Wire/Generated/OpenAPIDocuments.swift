@@ -3400,6 +3400,83 @@ public enum OpenAPIDocuments {
           }
         }
       }
+    },
+    "/subscriptions.ledger.v1.Ledger/FindSubscriptions": {
+      "post": {
+        "operationId": "Ledger.FindSubscriptions",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "The subscriptions and grants a value names, found by index: an account id, a key's store id\n(Apple originalTransactionId, Google purchase token, grant id), an Apple transactionId or a\nGoogle order id of a recorded period (a renewal's, `..N`, or its base order id).",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.FindSubscriptionsRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.FindSubscriptionsResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -3484,6 +3561,20 @@ public enum OpenAPIDocuments {
           "EXPIRATION_REASON_PRICE_INCREASE",
           "EXPIRATION_REASON_PRODUCT_UNAVAILABLE",
           "EXPIRATION_REASON_OTHER"
+        ]
+      },
+      "subscriptions.common.v1.FindMatch": {
+        "type": "string",
+        "description": "What a value a customer quotes was found as (the ledger's FindSubscriptions, the verifier's Find).\n\n- `FIND_MATCH_UNSPECIFIED` (0)\n- `FIND_MATCH_ACCOUNT_ID` (1): An app account id: its subscriptions and grants.\n- `FIND_MATCH_APPLE_ORIGINAL_TRANSACTION_ID` (2): An App Store originalTransactionId: the subscription's key.\n- `FIND_MATCH_APPLE_TRANSACTION_ID` (3): An App Store transactionId of a recorded period.\n- `FIND_MATCH_APPLE_ORDER_ID` (4): An App Store order id (the customer's receipt), read with Look Up Order ID.\n- `FIND_MATCH_GOOGLE_PURCHASE_TOKEN` (5): A Google Play purchase token: the subscription's key.\n- `FIND_MATCH_GOOGLE_ORDER_ID` (6): A Google Play order id of a recorded period (GPA.…, a renewal's `..N` suffix included).\n- `FIND_MATCH_GRANT_ID` (7): A promotional grant's id.",
+        "enum": [
+          "FIND_MATCH_UNSPECIFIED",
+          "FIND_MATCH_ACCOUNT_ID",
+          "FIND_MATCH_APPLE_ORIGINAL_TRANSACTION_ID",
+          "FIND_MATCH_APPLE_TRANSACTION_ID",
+          "FIND_MATCH_APPLE_ORDER_ID",
+          "FIND_MATCH_GOOGLE_PURCHASE_TOKEN",
+          "FIND_MATCH_GOOGLE_ORDER_ID",
+          "FIND_MATCH_GRANT_ID"
         ]
       },
       "subscriptions.common.v1.HealthRequest": {
@@ -4315,6 +4406,35 @@ public enum OpenAPIDocuments {
             "description": "The event (in listings of dead letters)."
           }
         }
+      },
+      "subscriptions.ledger.v1.FindSubscriptionsRequest": {
+        "type": "object",
+        "properties": {
+          "value": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096
+          }
+        }
+      },
+      "subscriptions.ledger.v1.FindSubscriptionsResponse": {
+        "type": "object",
+        "properties": {
+          "matches": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.ledger.v1.SubscriptionMatch"
+            },
+            "description": "By key, each once (an original transaction id that is also a period's transaction id is\nfound as the original); at most 1000."
+          },
+          "accountId": {
+            "type": "string",
+            "description": "The value itself when it is an account the ledger knows (links, subscriptions or history)."
+          }
+        },
+        "required": [
+          "matches"
+        ]
       },
       "subscriptions.ledger.v1.GetAccountRequest": {
         "type": "object",
@@ -5161,6 +5281,27 @@ public enum OpenAPIDocuments {
         "required": [
           "revoked"
         ]
+      },
+      "subscriptions.ledger.v1.SubscriptionMatch": {
+        "type": "object",
+        "description": "One subscription or grant a value names.",
+        "properties": {
+          "key": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionKey"
+          },
+          "accountId": {
+            "type": "string",
+            "description": "The account it is linked to; absent while unlinked."
+          },
+          "matched": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.FindMatch"
+              }
+            ],
+            "description": "What the value was found as."
+          }
+        }
       },
       "connect.error": {
         "type": "object",
@@ -6375,6 +6516,83 @@ public enum OpenAPIDocuments {
           }
         }
       }
+    },
+    "/subscriptions.verifier.v1.Verifier/Find": {
+      "post": {
+        "operationId": "Verifier.Find",
+        "tags": [
+          "Verifier"
+        ],
+        "description": "Finds what a customer quotes (an account id, an App Store transaction, original transaction\nor order id, a Google Play purchase token or order id): the subscriptions it names with\ntheir periods and status intervals, and the account's latest events. NOT_FOUND names what\nwas tried.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.verifier.v1.FindRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.verifier.v1.FindResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -6388,6 +6606,47 @@ public enum OpenAPIDocuments {
           "ENVIRONMENT_SANDBOX"
         ]
       },
+      "subscriptions.common.v1.EventKind": {
+        "type": "string",
+        "description": "Normalized lifecycle events; the store's own type and subtype travel beside them.\n\n- `EVENT_KIND_UNSPECIFIED` (0)\n- `EVENT_KIND_PURCHASED` (1)\n- `EVENT_KIND_RENEWED` (2)\n- `EVENT_KIND_RENEWAL_DISABLED` (3)\n- `EVENT_KIND_RENEWAL_ENABLED` (4)\n- `EVENT_KIND_PRODUCT_CHANGE_SCHEDULED` (5)\n- `EVENT_KIND_PRODUCT_CHANGED` (6)\n- `EVENT_KIND_BILLING_FAILED` (7)\n- `EVENT_KIND_GRACE_PERIOD_STARTED` (8)\n- `EVENT_KIND_BILLING_RECOVERED` (9)\n- `EVENT_KIND_ACCOUNT_HOLD` (10)\n- `EVENT_KIND_PAUSED` (11)\n- `EVENT_KIND_PAUSE_SCHEDULED` (12)\n- `EVENT_KIND_RESUMED` (13)\n- `EVENT_KIND_EXPIRED` (14)\n- `EVENT_KIND_REFUNDED` (15)\n- `EVENT_KIND_REFUND_DECLINED` (16)\n- `EVENT_KIND_REFUND_REVERSED` (17)\n- `EVENT_KIND_REVOKED` (18)\n- `EVENT_KIND_RENEWAL_EXTENDED` (19)\n- `EVENT_KIND_PRICE_CHANGE` (20)\n- `EVENT_KIND_ACKNOWLEDGED` (21)\n- `EVENT_KIND_ACCOUNT_LINKED` (22)\n- `EVENT_KIND_ACCOUNT_TRANSFERRED` (23)\n- `EVENT_KIND_PENDING_CANCELLED` (24)\n- `EVENT_KIND_CONSUMPTION_REQUEST` (25)\n- `EVENT_KIND_TEST` (26)\n- `EVENT_KIND_OTHER` (27): A store event this version does not map; store_type and store_subtype say what it was.\n- `EVENT_KIND_STATE_REFRESHED` (28)\n- `EVENT_KIND_GRANT_CREATED` (29): A promotional grant was made or revoked (GrantEntitlement, RevokeGrant).\n- `EVENT_KIND_GRANT_REVOKED` (30)\n- `EVENT_KIND_ACCOUNT_MERGED` (31): An account's subscriptions moved to another (MergeAccounts): account_id is the one they moved into, other_account_id the one merged away.\n- `EVENT_KIND_ACCOUNT_DELETED` (32): An account was deleted (DeleteAccount); the event names no account.\n- `EVENT_KIND_IMPORTED` (33): A subscription was brought in by an import (subctl import): actor is the caller, reason names the import and its row.\n- `EVENT_KIND_STORE_ACTION` (34): An operator acted at the store on this subscription: store_subtype names the action (EXTEND_RENEWAL_DATE, MASS_EXTEND_RENEWAL_DATE, SEND_CONSUMPTION_INFORMATION, SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL), actor the caller, reason the reason given, detail the store's answer.",
+        "enum": [
+          "EVENT_KIND_UNSPECIFIED",
+          "EVENT_KIND_PURCHASED",
+          "EVENT_KIND_RENEWED",
+          "EVENT_KIND_RENEWAL_DISABLED",
+          "EVENT_KIND_RENEWAL_ENABLED",
+          "EVENT_KIND_PRODUCT_CHANGE_SCHEDULED",
+          "EVENT_KIND_PRODUCT_CHANGED",
+          "EVENT_KIND_BILLING_FAILED",
+          "EVENT_KIND_GRACE_PERIOD_STARTED",
+          "EVENT_KIND_BILLING_RECOVERED",
+          "EVENT_KIND_ACCOUNT_HOLD",
+          "EVENT_KIND_PAUSED",
+          "EVENT_KIND_PAUSE_SCHEDULED",
+          "EVENT_KIND_RESUMED",
+          "EVENT_KIND_EXPIRED",
+          "EVENT_KIND_REFUNDED",
+          "EVENT_KIND_REFUND_DECLINED",
+          "EVENT_KIND_REFUND_REVERSED",
+          "EVENT_KIND_REVOKED",
+          "EVENT_KIND_RENEWAL_EXTENDED",
+          "EVENT_KIND_PRICE_CHANGE",
+          "EVENT_KIND_ACKNOWLEDGED",
+          "EVENT_KIND_ACCOUNT_LINKED",
+          "EVENT_KIND_ACCOUNT_TRANSFERRED",
+          "EVENT_KIND_PENDING_CANCELLED",
+          "EVENT_KIND_CONSUMPTION_REQUEST",
+          "EVENT_KIND_TEST",
+          "EVENT_KIND_OTHER",
+          "EVENT_KIND_STATE_REFRESHED",
+          "EVENT_KIND_GRANT_CREATED",
+          "EVENT_KIND_GRANT_REVOKED",
+          "EVENT_KIND_ACCOUNT_MERGED",
+          "EVENT_KIND_ACCOUNT_DELETED",
+          "EVENT_KIND_IMPORTED",
+          "EVENT_KIND_STORE_ACTION"
+        ]
+      },
       "subscriptions.common.v1.ExpirationReason": {
         "type": "string",
         "description": "Why a subscription ended or will end (Apple expirationIntent; Google canceledStateContext).\n\n- `EXPIRATION_REASON_UNSPECIFIED` (0)\n- `EXPIRATION_REASON_CANCELLED` (1): The customer turned renewal off.\n- `EXPIRATION_REASON_BILLING_ERROR` (2)\n- `EXPIRATION_REASON_PRICE_INCREASE` (3): The customer did not agree to a price increase.\n- `EXPIRATION_REASON_PRODUCT_UNAVAILABLE` (4)\n- `EXPIRATION_REASON_OTHER` (5)",
@@ -6398,6 +6657,20 @@ public enum OpenAPIDocuments {
           "EXPIRATION_REASON_PRICE_INCREASE",
           "EXPIRATION_REASON_PRODUCT_UNAVAILABLE",
           "EXPIRATION_REASON_OTHER"
+        ]
+      },
+      "subscriptions.common.v1.FindMatch": {
+        "type": "string",
+        "description": "What a value a customer quotes was found as (the ledger's FindSubscriptions, the verifier's Find).\n\n- `FIND_MATCH_UNSPECIFIED` (0)\n- `FIND_MATCH_ACCOUNT_ID` (1): An app account id: its subscriptions and grants.\n- `FIND_MATCH_APPLE_ORIGINAL_TRANSACTION_ID` (2): An App Store originalTransactionId: the subscription's key.\n- `FIND_MATCH_APPLE_TRANSACTION_ID` (3): An App Store transactionId of a recorded period.\n- `FIND_MATCH_APPLE_ORDER_ID` (4): An App Store order id (the customer's receipt), read with Look Up Order ID.\n- `FIND_MATCH_GOOGLE_PURCHASE_TOKEN` (5): A Google Play purchase token: the subscription's key.\n- `FIND_MATCH_GOOGLE_ORDER_ID` (6): A Google Play order id of a recorded period (GPA.…, a renewal's `..N` suffix included).\n- `FIND_MATCH_GRANT_ID` (7): A promotional grant's id.",
+        "enum": [
+          "FIND_MATCH_UNSPECIFIED",
+          "FIND_MATCH_ACCOUNT_ID",
+          "FIND_MATCH_APPLE_ORIGINAL_TRANSACTION_ID",
+          "FIND_MATCH_APPLE_TRANSACTION_ID",
+          "FIND_MATCH_APPLE_ORDER_ID",
+          "FIND_MATCH_GOOGLE_PURCHASE_TOKEN",
+          "FIND_MATCH_GOOGLE_ORDER_ID",
+          "FIND_MATCH_GRANT_ID"
         ]
       },
       "subscriptions.common.v1.HealthRequest": {
@@ -6430,6 +6703,89 @@ public enum OpenAPIDocuments {
           "connections": {
             "type": "integer",
             "format": "uint32"
+          }
+        }
+      },
+      "subscriptions.common.v1.LifecycleEvent": {
+        "type": "object",
+        "description": "One normalized entry of a subscription's audit trail. An event about an account rather than\na subscription (ACCOUNT_MERGED, ACCOUNT_DELETED) carries the key of none: store PROMOTIONAL,\nenvironment PRODUCTION and an empty store_id.",
+        "properties": {
+          "position": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "The change-feed position of the commit that recorded it (set by the ledger)."
+          },
+          "key": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionKey"
+          },
+          "kind": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.EventKind"
+          },
+          "storeTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "The store's own signed or event time."
+          },
+          "verifiedTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "When this backend verified it."
+          },
+          "accountId": {
+            "type": "string",
+            "maxLength": 256
+          },
+          "otherAccountId": {
+            "type": "string",
+            "maxLength": 256,
+            "description": "For links and transfers: the other account involved."
+          },
+          "storeType": {
+            "type": "string",
+            "maxLength": 256,
+            "description": "The store's own notification type and subtype, kept verbatim (also unknown ones)."
+          },
+          "storeSubtype": {
+            "type": "string",
+            "maxLength": 256
+          },
+          "notificationId": {
+            "type": "string",
+            "maxLength": 256,
+            "description": "Apple notificationUUID or Pub/Sub messageId, when a notification carried it."
+          },
+          "state": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionState"
+          },
+          "rawPayload": {
+            "type": "string",
+            "maxLength": 65536,
+            "description": "The raw signed payload (JWS or JSON) for audit; at most 64 KiB."
+          },
+          "detail": {
+            "type": "string",
+            "maxLength": 4096
+          },
+          "rawTransaction": {
+            "type": "string",
+            "maxLength": 65536,
+            "description": "The store's answer the state rests on, for audit: Apple's signedTransactionInfo (Google's\npurchase as JSON); at most 64 KiB."
+          },
+          "rawRenewalInfo": {
+            "type": "string",
+            "maxLength": 65536,
+            "description": "Apple's signedRenewalInfo, when there is one; at most 64 KiB."
+          },
+          "actor": {
+            "type": "string",
+            "description": "Who asked for it, for the operations a caller makes (a grant, a merge, a deletion): the\ncaller's certificate or API key identity, or its address when it has none."
+          },
+          "reason": {
+            "type": "string",
+            "description": "The reason the caller gave for an operation (a grant, an import, an action at a store)."
           }
         }
       },
@@ -6987,6 +7343,80 @@ public enum OpenAPIDocuments {
           "webOrderLineItemId": {
             "type": "string",
             "description": "The webOrderLineItemId of the extended period."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.FindRequest": {
+        "type": "object",
+        "properties": {
+          "value": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096,
+            "description": "What the customer quoted."
+          },
+          "reason": {
+            "type": "string",
+            "maxLength": 512,
+            "description": "Why the caller looks, for the log."
+          }
+        }
+      },
+      "subscriptions.verifier.v1.FindResponse": {
+        "type": "object",
+        "properties": {
+          "takenAs": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.FindMatch"
+              }
+            ],
+            "description": "What the value was taken as: the first subscription's match (each subscription names its\nown); FIND_MATCH_ACCOUNT_ID when it is an account."
+          },
+          "accountIds": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "The accounts the subscriptions are linked to (and the value, when it is an account)."
+          },
+          "subscriptions": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.verifier.v1.FoundSubscription"
+            }
+          },
+          "events": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.common.v1.LifecycleEvent"
+            },
+            "description": "The latest events of the accounts and subscriptions, newest first; at most 20."
+          },
+          "unrecordedOriginalTransactionIds": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "App Store purchases an order id names that the ledger has not recorded: verify them\n(RestorePurchases or VerifyApplePurchase with the original transaction id) to record them."
+          }
+        },
+        "required": [
+          "accountIds",
+          "subscriptions",
+          "events",
+          "unrecordedOriginalTransactionIds"
+        ]
+      },
+      "subscriptions.verifier.v1.FoundSubscription": {
+        "type": "object",
+        "description": "One subscription or grant the value names, as the ledger records it: its periods and status\nintervals included.",
+        "properties": {
+          "matched": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.FindMatch"
+          },
+          "subscription": {
+            "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
           }
         }
       },

@@ -580,6 +580,18 @@ public enum ProtoSchema {
         "subscriptions.ledger.v1.GetFeedPositionResponse": Message(fullName: "subscriptions.ledger.v1.GetFeedPositionResponse", fields: [
             Field(1, "position", "position", .uint64),
         ]),
+        "subscriptions.ledger.v1.FindSubscriptionsRequest": Message(fullName: "subscriptions.ledger.v1.FindSubscriptionsRequest", fields: [
+            Field(1, "value", "value", .string),
+        ]),
+        "subscriptions.ledger.v1.SubscriptionMatch": Message(fullName: "subscriptions.ledger.v1.SubscriptionMatch", fields: [
+            Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
+            Field(2, "account_id", "accountId", .string, optional: true),
+            Field(3, "matched", "matched", .enumeration("subscriptions.common.v1.FindMatch")),
+        ]),
+        "subscriptions.ledger.v1.FindSubscriptionsResponse": Message(fullName: "subscriptions.ledger.v1.FindSubscriptionsResponse", fields: [
+            Field(1, "matches", "matches", .message("subscriptions.ledger.v1.SubscriptionMatch"), repeated: true),
+            Field(2, "account_id", "accountId", .string, optional: true),
+        ]),
         "subscriptions.rpc.v1.Status": Message(fullName: "subscriptions.rpc.v1.Status", fields: [
             Field(1, "code", "code", .enumeration("subscriptions.rpc.v1.StatusCode")),
             Field(2, "message", "message", .string),
@@ -753,6 +765,21 @@ public enum ProtoSchema {
         "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse": Message(fullName: "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse", fields: [
             Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
         ]),
+        "subscriptions.verifier.v1.FindRequest": Message(fullName: "subscriptions.verifier.v1.FindRequest", fields: [
+            Field(1, "value", "value", .string),
+            Field(2, "reason", "reason", .string, optional: true),
+        ]),
+        "subscriptions.verifier.v1.FoundSubscription": Message(fullName: "subscriptions.verifier.v1.FoundSubscription", fields: [
+            Field(1, "matched", "matched", .enumeration("subscriptions.common.v1.FindMatch")),
+            Field(2, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
+        ]),
+        "subscriptions.verifier.v1.FindResponse": Message(fullName: "subscriptions.verifier.v1.FindResponse", fields: [
+            Field(1, "taken_as", "takenAs", .enumeration("subscriptions.common.v1.FindMatch")),
+            Field(2, "account_ids", "accountIds", .string, repeated: true),
+            Field(3, "subscriptions", "subscriptions", .message("subscriptions.verifier.v1.FoundSubscription"), repeated: true),
+            Field(4, "events", "events", .message("subscriptions.common.v1.LifecycleEvent"), repeated: true),
+            Field(5, "unrecorded_original_transaction_ids", "unrecordedOriginalTransactionIds", .string, repeated: true),
+        ]),
     ]
 
     /// Every enum, by full name.
@@ -767,6 +794,7 @@ public enum ProtoSchema {
         "subscriptions.common.v1.OfferType": Enum(fullName: "subscriptions.common.v1.OfferType", values: [("OFFER_TYPE_UNSPECIFIED", 0), ("OFFER_TYPE_FREE_TRIAL", 1), ("OFFER_TYPE_INTRODUCTORY", 2), ("OFFER_TYPE_PROMOTIONAL", 3), ("OFFER_TYPE_OFFER_CODE", 4), ("OFFER_TYPE_WIN_BACK", 5)]),
         "subscriptions.common.v1.ExpirationReason": Enum(fullName: "subscriptions.common.v1.ExpirationReason", values: [("EXPIRATION_REASON_UNSPECIFIED", 0), ("EXPIRATION_REASON_CANCELLED", 1), ("EXPIRATION_REASON_BILLING_ERROR", 2), ("EXPIRATION_REASON_PRICE_INCREASE", 3), ("EXPIRATION_REASON_PRODUCT_UNAVAILABLE", 4), ("EXPIRATION_REASON_OTHER", 5)]),
         "subscriptions.common.v1.ServingStatus": Enum(fullName: "subscriptions.common.v1.ServingStatus", values: [("SERVING_STATUS_UNSPECIFIED", 0), ("SERVING_STATUS_SERVING", 1), ("SERVING_STATUS_NOT_SERVING", 2), ("SERVING_STATUS_DRAINING", 3)]),
+        "subscriptions.common.v1.FindMatch": Enum(fullName: "subscriptions.common.v1.FindMatch", values: [("FIND_MATCH_UNSPECIFIED", 0), ("FIND_MATCH_ACCOUNT_ID", 1), ("FIND_MATCH_APPLE_ORIGINAL_TRANSACTION_ID", 2), ("FIND_MATCH_APPLE_TRANSACTION_ID", 3), ("FIND_MATCH_APPLE_ORDER_ID", 4), ("FIND_MATCH_GOOGLE_PURCHASE_TOKEN", 5), ("FIND_MATCH_GOOGLE_ORDER_ID", 6), ("FIND_MATCH_GRANT_ID", 7)]),
         "subscriptions.entitlement.v1.AccessReason": Enum(fullName: "subscriptions.entitlement.v1.AccessReason", values: [("ACCESS_REASON_UNSPECIFIED", 0), ("ACCESS_REASON_GRANTED", 1), ("ACCESS_REASON_NO_GRANT", 2), ("ACCESS_REASON_EXPIRED", 3), ("ACCESS_REASON_REVOKED", 4), ("ACCESS_REASON_STATE_DENIES", 5), ("ACCESS_REASON_UNKNOWN_CAPABILITY", 6)]),
         "subscriptions.entitlement.v1.TimelineKind": Enum(fullName: "subscriptions.entitlement.v1.TimelineKind", values: [("TIMELINE_KIND_UNSPECIFIED", 0), ("TIMELINE_KIND_PAID", 1), ("TIMELINE_KIND_TRIAL", 2), ("TIMELINE_KIND_OFFER", 3), ("TIMELINE_KIND_GRACE", 4), ("TIMELINE_KIND_BILLING_RETRY", 5), ("TIMELINE_KIND_ACCOUNT_HOLD", 6), ("TIMELINE_KIND_PAUSED", 7), ("TIMELINE_KIND_REVOKED", 8), ("TIMELINE_KIND_GRANTED", 9), ("TIMELINE_KIND_GAP", 10), ("TIMELINE_KIND_PENDING", 11), ("TIMELINE_KIND_OTHER_ALLOWED", 12)]),
         "subscriptions.ledger.v1.InboxStatus": Enum(fullName: "subscriptions.ledger.v1.InboxStatus", values: [("INBOX_STATUS_UNSPECIFIED", 0), ("INBOX_STATUS_PENDING", 1), ("INBOX_STATUS_PROCESSED", 2), ("INBOX_STATUS_FAILED", 3), ("INBOX_STATUS_REJECTED", 4)]),
@@ -820,6 +848,7 @@ public enum ProtoSchema {
             Method(name: "ReplayDeliveries", input: "subscriptions.ledger.v1.ReplayDeliveriesRequest", output: "subscriptions.ledger.v1.GetDeliveryStateResponse", isServerStreaming: false),
             Method(name: "Snapshot", input: "subscriptions.ledger.v1.SnapshotRequest", output: "subscriptions.ledger.v1.SnapshotChunk", isServerStreaming: true),
             Method(name: "WatchChanges", input: "subscriptions.ledger.v1.WatchChangesRequest", output: "subscriptions.ledger.v1.Change", isServerStreaming: true),
+            Method(name: "FindSubscriptions", input: "subscriptions.ledger.v1.FindSubscriptionsRequest", output: "subscriptions.ledger.v1.FindSubscriptionsResponse", isServerStreaming: false),
         ]),
         Service(fullName: "subscriptions.verifier.v1.Verifier", name: "Verifier", methods: [
             Method(name: "Health", input: "subscriptions.common.v1.HealthRequest", output: "subscriptions.common.v1.HealthResponse", isServerStreaming: false),
@@ -837,6 +866,7 @@ public enum ProtoSchema {
             Method(name: "MassExtendAppleRenewalDate", input: "subscriptions.verifier.v1.MassExtendAppleRenewalDateRequest", output: "subscriptions.verifier.v1.MassExtendAppleRenewalDateResponse", isServerStreaming: false),
             Method(name: "GetAppleMassExtensionStatus", input: "subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest", output: "subscriptions.verifier.v1.GetAppleMassExtensionStatusResponse", isServerStreaming: false),
             Method(name: "SendAppleConsumptionInformation", input: "subscriptions.verifier.v1.SendAppleConsumptionInformationRequest", output: "subscriptions.verifier.v1.SendAppleConsumptionInformationResponse", isServerStreaming: false),
+            Method(name: "Find", input: "subscriptions.verifier.v1.FindRequest", output: "subscriptions.verifier.v1.FindResponse", isServerStreaming: false),
         ]),
     ]
 }

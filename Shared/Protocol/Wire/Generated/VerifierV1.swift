@@ -2028,6 +2028,188 @@ extension SendAppleConsumptionInformationResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.verifier.v1.FindRequest`.
+public struct FindRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.FindRequest"
+
+    /// What the customer quoted.
+    /// limit: 1..4096 bytes
+    public var value: String
+
+    /// Why the caller looks, for the log.
+    /// limit: 0..512 bytes
+    public var reason: String?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        value: String = "",
+        reason: String? = nil
+    ) {
+        self.value = value
+        self.reason = reason
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension FindRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__FindRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__find_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            value: ProtoField.string(m.value, "value"),
+            reason: ProtoField.optionalString(m.reason, "reason"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.value, value)
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension FindRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `value`: 1..4096 bytes.
+        public static let value = FieldLimit("value", 1...4096, .bytes)
+        /// `reason`: 0..512 bytes.
+        public static let reason = FieldLimit("reason", 0...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [value, reason]
+    }
+}
+
+/// `subscriptions.verifier.v1.FoundSubscription`.
+///
+/// One subscription or grant the value names, as the ledger records it: its periods and status
+/// intervals included.
+public struct FoundSubscription: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.FoundSubscription"
+
+    public var matched: FindMatch?
+
+    public var subscription: Subscription?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        matched: FindMatch? = nil,
+        subscription: Subscription? = nil
+    ) {
+        self.matched = matched
+        self.subscription = subscription
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension FoundSubscription: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__FoundSubscription
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__found_subscription__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            matched: ProtoField.enumValue(m.matched.rawValue, "matched"),
+            subscription: ProtoField.message(m.subscription, "subscription"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.matched = .init(rawValue: ProtoField.number(matched))
+        c.subscription = subscription?.cMessage(in: arena)
+    }
+}
+
+/// `subscriptions.verifier.v1.FindResponse`.
+public struct FindResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.verifier.v1.FindResponse"
+
+    /// What the value was taken as: the first subscription's match (each subscription names its
+    /// own); FIND_MATCH_ACCOUNT_ID when it is an account.
+    public var takenAs: FindMatch?
+
+    /// The accounts the subscriptions are linked to (and the value, when it is an account).
+    public var accountIDs: [String]
+
+    public var subscriptions: [FoundSubscription]
+
+    /// The latest events of the accounts and subscriptions, newest first; at most 20.
+    public var events: [LifecycleEvent]
+
+    /// App Store purchases an order id names that the ledger has not recorded: verify them
+    /// (RestorePurchases or VerifyApplePurchase with the original transaction id) to record them.
+    public var unrecordedOriginalTransactionIDs: [String]
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        takenAs: FindMatch? = nil,
+        accountIDs: [String] = [],
+        subscriptions: [FoundSubscription] = [],
+        events: [LifecycleEvent] = [],
+        unrecordedOriginalTransactionIDs: [String] = []
+    ) {
+        self.takenAs = takenAs
+        self.accountIDs = accountIDs
+        self.subscriptions = subscriptions
+        self.events = events
+        self.unrecordedOriginalTransactionIDs = unrecordedOriginalTransactionIDs
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension FindResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Verifier__V1__FindResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__verifier__v1__find_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            takenAs: ProtoField.enumValue(m.taken_as.rawValue, "taken_as"),
+            accountIDs: ProtoField.strings(m.account_ids, count: m.n_account_ids, "account_ids"),
+            subscriptions: ProtoField.messages(m.subscriptions, count: m.n_subscriptions, "subscriptions"),
+            events: ProtoField.messages(m.events, count: m.n_events, "events"),
+            unrecordedOriginalTransactionIDs: ProtoField.strings(m.unrecorded_original_transaction_ids, count: m.n_unrecorded_original_transaction_ids, "unrecorded_original_transaction_ids"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.taken_as = .init(rawValue: ProtoField.number(takenAs))
+        c.n_account_ids = accountIDs.count
+        c.account_ids = arena.strings(accountIDs)
+        c.n_subscriptions = subscriptions.count
+        c.subscriptions = arena.messages(subscriptions)
+        c.n_events = events.count
+        c.events = arena.messages(events)
+        c.n_unrecorded_original_transaction_ids = unrecordedOriginalTransactionIDs.count
+        c.unrecorded_original_transaction_ids = arena.strings(unrecordedOriginalTransactionIDs)
+    }
+}
+
 /// The methods of `subscriptions.verifier.v1.Verifier`, typed by request and response.
 public enum VerifierRPC {
     /// The service's full name.
@@ -2089,6 +2271,12 @@ public enum VerifierRPC {
     /// with the customer's consent, then records the purchase's state from the App Store.
     public static let sendAppleConsumptionInformation = UnaryMethod<SendAppleConsumptionInformationRequest, SendAppleConsumptionInformationResponse>("subscriptions.verifier.v1.Verifier/SendAppleConsumptionInformation")
 
+    /// Finds what a customer quotes (an account id, an App Store transaction, original transaction
+    /// or order id, a Google Play purchase token or order id): the subscriptions it names with
+    /// their periods and status intervals, and the account's latest events. NOT_FOUND names what
+    /// was tried.
+    public static let find = UnaryMethod<FindRequest, FindResponse>("subscriptions.verifier.v1.Verifier/Find")
+
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription, revokeGooglePurchase, refundGoogleOrder, deferGoogleRenewal, cancelGoogleSubscription, extendAppleRenewalDate, setAppleAppAccountToken, getAppleRefundHistory, massExtendAppleRenewalDate, getAppleMassExtensionStatus, sendAppleConsumptionInformation]
+    public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription, revokeGooglePurchase, refundGoogleOrder, deferGoogleRenewal, cancelGoogleSubscription, extendAppleRenewalDate, setAppleAppAccountToken, getAppleRefundHistory, massExtendAppleRenewalDate, getAppleMassExtensionStatus, sendAppleConsumptionInformation, find]
 }

@@ -90,6 +90,16 @@ public struct AppleSimAPI: Sendable {
         server.route("GET", "/inApps/v2/refund/lookup/*") { request in
             authorized(request) { try refundHistory(request) }
         }
+        // Look Up Order ID: `{status: 0, signedTransactions}` for an order of this app, `{status: 1}`
+        // (no signedTransactions) for any other order id.
+        server.route("GET", "/inApps/v1/lookup/*") { request in
+            authorized(request) {
+                let orderID = String(request.path.dropFirst("/inApps/v1/lookup/".count))
+                guard !orderID.isEmpty, !orderID.contains("/") else { throw APIFailure.notFound }
+                guard let signed = try store.orderTransactions(orderID) else { return ["status": 1] }
+                return ["status": 0, "signedTransactions": signed]
+            }
+        }
         server.route("POST", "/inApps/v1/notifications/history") { request in
             authorized(request) { try notificationHistory(request) }
         }

@@ -1018,6 +1018,7 @@ public final class AppleSimStore: Sendable {
                 var fields: [String: any Sendable] = [
                     "transactionId": transaction.id, "productId": transaction.productID,
                     "purchaseDate": transaction.purchaseDate, "expiresDate": transaction.expiresDate,
+                    "orderId": Self.orderID(of: transaction.id),
                 ]
                 fields["revocationDate"] = transaction.revocationDate
                 return fields
@@ -1104,6 +1105,29 @@ public final class AppleSimStore: Sendable {
                 signed.append(try sign(transactionPayload(subscription, transaction, signedAt: now)))
             }
             return signed
+        }
+    }
+
+    /// The order id of the purchase or renewal `transactionID` as the customer's App Store receipt
+    /// shows it: ten uppercase letters and digits (`M` and nine from a digest of the id, an
+    /// alphabet without 0, 1, I and O), each transaction an order of its own.
+    public static func orderID(of transactionID: String) -> String {
+        let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+        let digest = Digest.sha256(Array("order \(transactionID)".utf8))
+        return "M" + String(digest.prefix(9).map { alphabet[Int($0) % alphabet.count] })
+    }
+
+    /// Look Up Order ID: the transaction of order `orderID`, signed now as it stands; nil when no
+    /// transaction has that order id (Apple's `status` 1).
+    public func orderTransactions(_ orderID: String) throws(SimError) -> [String]? {
+        try read { state, now throws(SimError) in
+            guard let id = state.owners.keys.first(where: { Self.orderID(of: $0) == orderID }),
+                let original = state.owners[id]
+            else { return nil }
+            if let purchase = state.purchases[original] { return [try sign(oneTimePayload(purchase, signedAt: now))] }
+            let subscription = state.subscriptions[original]!
+            let transaction = subscription.transactions[try Self.index(of: id, in: subscription)]
+            return [try sign(transactionPayload(subscription, transaction, signedAt: now))]
         }
     }
 

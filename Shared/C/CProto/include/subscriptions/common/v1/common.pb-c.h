@@ -222,6 +222,41 @@ typedef enum _Subscriptions__Common__V1__ServingStatus {
   SUBSCRIPTIONS__COMMON__V1__SERVING_STATUS__SERVING_STATUS_DRAINING = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__SERVING_STATUS)
 } Subscriptions__Common__V1__ServingStatus;
+/*
+ * What a value a customer quotes was found as (the ledger's FindSubscriptions, the verifier's Find).
+ */
+typedef enum _Subscriptions__Common__V1__FindMatch {
+  SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_UNSPECIFIED = 0,
+  /*
+   * An app account id: its subscriptions and grants.
+   */
+  SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_ACCOUNT_ID = 1,
+  /*
+   * An App Store originalTransactionId: the subscription's key.
+   */
+  SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_APPLE_ORIGINAL_TRANSACTION_ID = 2,
+  /*
+   * An App Store transactionId of a recorded period.
+   */
+  SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_APPLE_TRANSACTION_ID = 3,
+  /*
+   * An App Store order id (the customer's receipt), read with Look Up Order ID.
+   */
+  SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_APPLE_ORDER_ID = 4,
+  /*
+   * A Google Play purchase token: the subscription's key.
+   */
+  SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_GOOGLE_PURCHASE_TOKEN = 5,
+  /*
+   * A Google Play order id of a recorded period (GPA.…, a renewal's `..N` suffix included).
+   */
+  SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_GOOGLE_ORDER_ID = 6,
+  /*
+   * A promotional grant's id.
+   */
+  SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_GRANT_ID = 7
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__FIND_MATCH)
+} Subscriptions__Common__V1__FindMatch;
 
 /* --- messages --- */
 
@@ -818,6 +853,7 @@ extern const ProtobufCEnumDescriptor    subscriptions__common__v1__transfer_poli
 extern const ProtobufCEnumDescriptor    subscriptions__common__v1__offer_type__descriptor;
 extern const ProtobufCEnumDescriptor    subscriptions__common__v1__expiration_reason__descriptor;
 extern const ProtobufCEnumDescriptor    subscriptions__common__v1__serving_status__descriptor;
+extern const ProtobufCEnumDescriptor    subscriptions__common__v1__find_match__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__period__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__subscription_key__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__common__v1__subscription__descriptor;

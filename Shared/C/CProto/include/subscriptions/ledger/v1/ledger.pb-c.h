@@ -72,6 +72,9 @@ typedef struct Subscriptions__Ledger__V1__GetCursorRequest Subscriptions__Ledger
 typedef struct Subscriptions__Ledger__V1__AdvanceCursorRequest Subscriptions__Ledger__V1__AdvanceCursorRequest;
 typedef struct Subscriptions__Ledger__V1__GetFeedPositionRequest Subscriptions__Ledger__V1__GetFeedPositionRequest;
 typedef struct Subscriptions__Ledger__V1__GetFeedPositionResponse Subscriptions__Ledger__V1__GetFeedPositionResponse;
+typedef struct Subscriptions__Ledger__V1__FindSubscriptionsRequest Subscriptions__Ledger__V1__FindSubscriptionsRequest;
+typedef struct Subscriptions__Ledger__V1__SubscriptionMatch Subscriptions__Ledger__V1__SubscriptionMatch;
+typedef struct Subscriptions__Ledger__V1__FindSubscriptionsResponse Subscriptions__Ledger__V1__FindSubscriptionsResponse;
 
 
 /* --- enums --- */
@@ -1101,6 +1104,59 @@ struct  Subscriptions__Ledger__V1__GetFeedPositionResponse
 #define SUBSCRIPTIONS__LEDGER__V1__GET_FEED_POSITION_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_feed_position_response__descriptor) \
     , 0 }
+
+
+struct  Subscriptions__Ledger__V1__FindSubscriptionsRequest
+{
+  ProtobufCMessage base;
+  /*
+   * limit: 1..4096 bytes
+   */
+  char *value;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__FIND_SUBSCRIPTIONS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__find_subscriptions_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+/*
+ * One subscription or grant a value names.
+ */
+struct  Subscriptions__Ledger__V1__SubscriptionMatch
+{
+  ProtobufCMessage base;
+  Subscriptions__Common__V1__SubscriptionKey *key;
+  /*
+   * The account it is linked to; absent while unlinked.
+   */
+  char *account_id;
+  /*
+   * What the value was found as.
+   */
+  Subscriptions__Common__V1__FindMatch matched;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__SUBSCRIPTION_MATCH__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__subscription_match__descriptor) \
+    , NULL, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_UNSPECIFIED }
+
+
+struct  Subscriptions__Ledger__V1__FindSubscriptionsResponse
+{
+  ProtobufCMessage base;
+  /*
+   * By key, each once (an original transaction id that is also a period's transaction id is
+   * found as the original); at most 1000.
+   */
+  size_t n_matches;
+  Subscriptions__Ledger__V1__SubscriptionMatch **matches;
+  /*
+   * The value itself when it is an account the ledger knows (links, subscriptions or history).
+   */
+  char *account_id;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__FIND_SUBSCRIPTIONS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__find_subscriptions_response__descriptor) \
+    , 0,NULL, (char *)protobuf_c_empty_string }
 
 
 /* Subscriptions__Ledger__V1__InboxEntry methods */
@@ -2148,6 +2204,63 @@ Subscriptions__Ledger__V1__GetFeedPositionResponse *
 void   subscriptions__ledger__v1__get_feed_position_response__free_unpacked
                      (Subscriptions__Ledger__V1__GetFeedPositionResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__FindSubscriptionsRequest methods */
+void   subscriptions__ledger__v1__find_subscriptions_request__init
+                     (Subscriptions__Ledger__V1__FindSubscriptionsRequest         *message);
+size_t subscriptions__ledger__v1__find_subscriptions_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsRequest   *message);
+size_t subscriptions__ledger__v1__find_subscriptions_request__pack
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__find_subscriptions_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__FindSubscriptionsRequest *
+       subscriptions__ledger__v1__find_subscriptions_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__find_subscriptions_request__free_unpacked
+                     (Subscriptions__Ledger__V1__FindSubscriptionsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__SubscriptionMatch methods */
+void   subscriptions__ledger__v1__subscription_match__init
+                     (Subscriptions__Ledger__V1__SubscriptionMatch         *message);
+size_t subscriptions__ledger__v1__subscription_match__get_packed_size
+                     (const Subscriptions__Ledger__V1__SubscriptionMatch   *message);
+size_t subscriptions__ledger__v1__subscription_match__pack
+                     (const Subscriptions__Ledger__V1__SubscriptionMatch   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__subscription_match__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__SubscriptionMatch   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__SubscriptionMatch *
+       subscriptions__ledger__v1__subscription_match__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__subscription_match__free_unpacked
+                     (Subscriptions__Ledger__V1__SubscriptionMatch *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__FindSubscriptionsResponse methods */
+void   subscriptions__ledger__v1__find_subscriptions_response__init
+                     (Subscriptions__Ledger__V1__FindSubscriptionsResponse         *message);
+size_t subscriptions__ledger__v1__find_subscriptions_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsResponse   *message);
+size_t subscriptions__ledger__v1__find_subscriptions_response__pack
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__find_subscriptions_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__FindSubscriptionsResponse *
+       subscriptions__ledger__v1__find_subscriptions_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__find_subscriptions_response__free_unpacked
+                     (Subscriptions__Ledger__V1__FindSubscriptionsResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Ledger__V1__InboxEntry_Closure)
@@ -2315,6 +2428,15 @@ typedef void (*Subscriptions__Ledger__V1__GetFeedPositionRequest_Closure)
 typedef void (*Subscriptions__Ledger__V1__GetFeedPositionResponse_Closure)
                  (const Subscriptions__Ledger__V1__GetFeedPositionResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__FindSubscriptionsRequest_Closure)
+                 (const Subscriptions__Ledger__V1__FindSubscriptionsRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__SubscriptionMatch_Closure)
+                 (const Subscriptions__Ledger__V1__SubscriptionMatch *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__FindSubscriptionsResponse_Closure)
+                 (const Subscriptions__Ledger__V1__FindSubscriptionsResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -2438,6 +2560,10 @@ struct Subscriptions__Ledger__V1__Ledger_Service
                         const Subscriptions__Ledger__V1__WatchChangesRequest *input,
                         Subscriptions__Ledger__V1__Change_Closure closure,
                         void *closure_data);
+  void (*find_subscriptions)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                             const Subscriptions__Ledger__V1__FindSubscriptionsRequest *input,
+                             Subscriptions__Ledger__V1__FindSubscriptionsResponse_Closure closure,
+                             void *closure_data);
 };
 typedef void (*Subscriptions__Ledger__V1__Ledger_ServiceDestroy)(Subscriptions__Ledger__V1__Ledger_Service *);
 void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_Service *service,
@@ -2474,7 +2600,8 @@ void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_
       function_prefix__ ## list_dead_letters,\
       function_prefix__ ## replay_deliveries,\
       function_prefix__ ## snapshot,\
-      function_prefix__ ## watch_changes  }
+      function_prefix__ ## watch_changes,\
+      function_prefix__ ## find_subscriptions  }
 void subscriptions__ledger__v1__ledger__health(ProtobufCService *service,
                                                const Subscriptions__Common__V1__HealthRequest *input,
                                                Subscriptions__Common__V1__HealthResponse_Closure closure,
@@ -2591,6 +2718,10 @@ void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
                                                       const Subscriptions__Ledger__V1__WatchChangesRequest *input,
                                                       Subscriptions__Ledger__V1__Change_Closure closure,
                                                       void *closure_data);
+void subscriptions__ledger__v1__ledger__find_subscriptions(ProtobufCService *service,
+                                                           const Subscriptions__Ledger__V1__FindSubscriptionsRequest *input,
+                                                           Subscriptions__Ledger__V1__FindSubscriptionsResponse_Closure closure,
+                                                           void *closure_data);
 
 /* --- descriptors --- */
 
@@ -2652,6 +2783,9 @@ extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_cursor_re
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__advance_cursor_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_feed_position_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_feed_position_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_subscriptions_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__subscription_match__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_subscriptions_response__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor;
 
 PROTOBUF_C__END_DECLS

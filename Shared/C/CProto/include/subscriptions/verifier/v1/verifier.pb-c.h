@@ -43,6 +43,9 @@ typedef struct Subscriptions__Verifier__V1__GetAppleMassExtensionStatusRequest S
 typedef struct Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse Subscriptions__Verifier__V1__GetAppleMassExtensionStatusResponse;
 typedef struct Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest;
 typedef struct Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse;
+typedef struct Subscriptions__Verifier__V1__FindRequest Subscriptions__Verifier__V1__FindRequest;
+typedef struct Subscriptions__Verifier__V1__FoundSubscription Subscriptions__Verifier__V1__FoundSubscription;
+typedef struct Subscriptions__Verifier__V1__FindResponse Subscriptions__Verifier__V1__FindResponse;
 
 
 /* --- enums --- */
@@ -786,6 +789,72 @@ struct  Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse
     , NULL }
 
 
+struct  Subscriptions__Verifier__V1__FindRequest
+{
+  ProtobufCMessage base;
+  /*
+   * What the customer quoted.
+   * limit: 1..4096 bytes
+   */
+  char *value;
+  /*
+   * Why the caller looks, for the log.
+   * limit: 0..512 bytes
+   */
+  char *reason;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__FIND_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__find_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * One subscription or grant the value names, as the ledger records it: its periods and status
+ * intervals included.
+ */
+struct  Subscriptions__Verifier__V1__FoundSubscription
+{
+  ProtobufCMessage base;
+  Subscriptions__Common__V1__FindMatch matched;
+  Subscriptions__Common__V1__Subscription *subscription;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__FOUND_SUBSCRIPTION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__found_subscription__descriptor) \
+    , SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_UNSPECIFIED, NULL }
+
+
+struct  Subscriptions__Verifier__V1__FindResponse
+{
+  ProtobufCMessage base;
+  /*
+   * What the value was taken as: the first subscription's match (each subscription names its
+   * own); FIND_MATCH_ACCOUNT_ID when it is an account.
+   */
+  Subscriptions__Common__V1__FindMatch taken_as;
+  /*
+   * The accounts the subscriptions are linked to (and the value, when it is an account).
+   */
+  size_t n_account_ids;
+  char **account_ids;
+  size_t n_subscriptions;
+  Subscriptions__Verifier__V1__FoundSubscription **subscriptions;
+  /*
+   * The latest events of the accounts and subscriptions, newest first; at most 20.
+   */
+  size_t n_events;
+  Subscriptions__Common__V1__LifecycleEvent **events;
+  /*
+   * App Store purchases an order id names that the ledger has not recorded: verify them
+   * (RestorePurchases or VerifyApplePurchase with the original transaction id) to record them.
+   */
+  size_t n_unrecorded_original_transaction_ids;
+  char **unrecorded_original_transaction_ids;
+};
+#define SUBSCRIPTIONS__VERIFIER__V1__FIND_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__find_response__descriptor) \
+    , SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_UNSPECIFIED, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
+
+
 /* Subscriptions__Verifier__V1__VerifyApplePurchaseRequest methods */
 void   subscriptions__verifier__v1__verify_apple_purchase_request__init
                      (Subscriptions__Verifier__V1__VerifyApplePurchaseRequest         *message);
@@ -1299,6 +1368,63 @@ Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *
 void   subscriptions__verifier__v1__send_apple_consumption_information_response__free_unpacked
                      (Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__FindRequest methods */
+void   subscriptions__verifier__v1__find_request__init
+                     (Subscriptions__Verifier__V1__FindRequest         *message);
+size_t subscriptions__verifier__v1__find_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__FindRequest   *message);
+size_t subscriptions__verifier__v1__find_request__pack
+                     (const Subscriptions__Verifier__V1__FindRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__find_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__FindRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__FindRequest *
+       subscriptions__verifier__v1__find_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__find_request__free_unpacked
+                     (Subscriptions__Verifier__V1__FindRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__FoundSubscription methods */
+void   subscriptions__verifier__v1__found_subscription__init
+                     (Subscriptions__Verifier__V1__FoundSubscription         *message);
+size_t subscriptions__verifier__v1__found_subscription__get_packed_size
+                     (const Subscriptions__Verifier__V1__FoundSubscription   *message);
+size_t subscriptions__verifier__v1__found_subscription__pack
+                     (const Subscriptions__Verifier__V1__FoundSubscription   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__found_subscription__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__FoundSubscription   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__FoundSubscription *
+       subscriptions__verifier__v1__found_subscription__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__found_subscription__free_unpacked
+                     (Subscriptions__Verifier__V1__FoundSubscription *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Verifier__V1__FindResponse methods */
+void   subscriptions__verifier__v1__find_response__init
+                     (Subscriptions__Verifier__V1__FindResponse         *message);
+size_t subscriptions__verifier__v1__find_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__FindResponse   *message);
+size_t subscriptions__verifier__v1__find_response__pack
+                     (const Subscriptions__Verifier__V1__FindResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__verifier__v1__find_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__FindResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Verifier__V1__FindResponse *
+       subscriptions__verifier__v1__find_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__verifier__v1__find_response__free_unpacked
+                     (Subscriptions__Verifier__V1__FindResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Verifier__V1__VerifyApplePurchaseRequest_Closure)
@@ -1382,6 +1508,15 @@ typedef void (*Subscriptions__Verifier__V1__SendAppleConsumptionInformationReque
 typedef void (*Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure)
                  (const Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__FindRequest_Closure)
+                 (const Subscriptions__Verifier__V1__FindRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__FoundSubscription_Closure)
+                 (const Subscriptions__Verifier__V1__FoundSubscription *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Verifier__V1__FindResponse_Closure)
+                 (const Subscriptions__Verifier__V1__FindResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1449,6 +1584,10 @@ struct Subscriptions__Verifier__V1__Verifier_Service
                                              const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *input,
                                              Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure closure,
                                              void *closure_data);
+  void (*find)(Subscriptions__Verifier__V1__Verifier_Service *service,
+               const Subscriptions__Verifier__V1__FindRequest *input,
+               Subscriptions__Verifier__V1__FindResponse_Closure closure,
+               void *closure_data);
 };
 typedef void (*Subscriptions__Verifier__V1__Verifier_ServiceDestroy)(Subscriptions__Verifier__V1__Verifier_Service *);
 void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__Verifier_Service *service,
@@ -1471,7 +1610,8 @@ void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__V
       function_prefix__ ## get_apple_refund_history,\
       function_prefix__ ## mass_extend_apple_renewal_date,\
       function_prefix__ ## get_apple_mass_extension_status,\
-      function_prefix__ ## send_apple_consumption_information  }
+      function_prefix__ ## send_apple_consumption_information,\
+      function_prefix__ ## find  }
 void subscriptions__verifier__v1__verifier__health(ProtobufCService *service,
                                                    const Subscriptions__Common__V1__HealthRequest *input,
                                                    Subscriptions__Common__V1__HealthResponse_Closure closure,
@@ -1532,6 +1672,10 @@ void subscriptions__verifier__v1__verifier__send_apple_consumption_information(P
                                                                                const Subscriptions__Verifier__V1__SendAppleConsumptionInformationRequest *input,
                                                                                Subscriptions__Verifier__V1__SendAppleConsumptionInformationResponse_Closure closure,
                                                                                void *closure_data);
+void subscriptions__verifier__v1__verifier__find(ProtobufCService *service,
+                                                 const Subscriptions__Verifier__V1__FindRequest *input,
+                                                 Subscriptions__Verifier__V1__FindResponse_Closure closure,
+                                                 void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1564,6 +1708,9 @@ extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_m
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__find_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__found_subscription__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__verifier__v1__find_response__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__verifier__v1__verifier__descriptor;
 
 PROTOBUF_C__END_DECLS

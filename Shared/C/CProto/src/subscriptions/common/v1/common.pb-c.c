@@ -2078,3 +2078,43 @@ const ProtobufCEnumDescriptor subscriptions__common__v1__serving_status__descrip
   subscriptions__common__v1__serving_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
+static const ProtobufCEnumValue subscriptions__common__v1__find_match__enum_values_by_number[8] =
+{
+  { "FIND_MATCH_UNSPECIFIED", "SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_UNSPECIFIED", 0 },
+  { "FIND_MATCH_ACCOUNT_ID", "SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_ACCOUNT_ID", 1 },
+  { "FIND_MATCH_APPLE_ORIGINAL_TRANSACTION_ID", "SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_APPLE_ORIGINAL_TRANSACTION_ID", 2 },
+  { "FIND_MATCH_APPLE_TRANSACTION_ID", "SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_APPLE_TRANSACTION_ID", 3 },
+  { "FIND_MATCH_APPLE_ORDER_ID", "SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_APPLE_ORDER_ID", 4 },
+  { "FIND_MATCH_GOOGLE_PURCHASE_TOKEN", "SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_GOOGLE_PURCHASE_TOKEN", 5 },
+  { "FIND_MATCH_GOOGLE_ORDER_ID", "SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_GOOGLE_ORDER_ID", 6 },
+  { "FIND_MATCH_GRANT_ID", "SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_GRANT_ID", 7 },
+};
+static const ProtobufCIntRange subscriptions__common__v1__find_match__value_ranges[] = {
+{0, 0},{0, 8}
+};
+static const ProtobufCEnumValueIndex subscriptions__common__v1__find_match__enum_values_by_name[8] =
+{
+  { "FIND_MATCH_ACCOUNT_ID", 1 },
+  { "FIND_MATCH_APPLE_ORDER_ID", 4 },
+  { "FIND_MATCH_APPLE_ORIGINAL_TRANSACTION_ID", 2 },
+  { "FIND_MATCH_APPLE_TRANSACTION_ID", 3 },
+  { "FIND_MATCH_GOOGLE_ORDER_ID", 6 },
+  { "FIND_MATCH_GOOGLE_PURCHASE_TOKEN", 5 },
+  { "FIND_MATCH_GRANT_ID", 7 },
+  { "FIND_MATCH_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor subscriptions__common__v1__find_match__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "subscriptions.common.v1.FindMatch",
+  "FindMatch",
+  "Subscriptions__Common__V1__FindMatch",
+  "subscriptions.common.v1",
+  8,
+  subscriptions__common__v1__find_match__enum_values_by_number,
+  8,
+  subscriptions__common__v1__find_match__enum_values_by_name,
+  1,
+  subscriptions__common__v1__find_match__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};

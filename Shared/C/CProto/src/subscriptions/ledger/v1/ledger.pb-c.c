@@ -2482,6 +2482,141 @@ void   subscriptions__ledger__v1__get_feed_position_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__ledger__v1__get_feed_position_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__ledger__v1__find_subscriptions_request__init
+                     (Subscriptions__Ledger__V1__FindSubscriptionsRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__FindSubscriptionsRequest init_value = SUBSCRIPTIONS__LEDGER__V1__FIND_SUBSCRIPTIONS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__find_subscriptions_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_subscriptions_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__find_subscriptions_request__pack
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_subscriptions_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__find_subscriptions_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_subscriptions_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__FindSubscriptionsRequest *
+       subscriptions__ledger__v1__find_subscriptions_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__FindSubscriptionsRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__find_subscriptions_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__find_subscriptions_request__free_unpacked
+                     (Subscriptions__Ledger__V1__FindSubscriptionsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_subscriptions_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__subscription_match__init
+                     (Subscriptions__Ledger__V1__SubscriptionMatch         *message)
+{
+  static const Subscriptions__Ledger__V1__SubscriptionMatch init_value = SUBSCRIPTIONS__LEDGER__V1__SUBSCRIPTION_MATCH__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__subscription_match__get_packed_size
+                     (const Subscriptions__Ledger__V1__SubscriptionMatch *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__subscription_match__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__subscription_match__pack
+                     (const Subscriptions__Ledger__V1__SubscriptionMatch *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__subscription_match__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__subscription_match__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__SubscriptionMatch *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__subscription_match__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__SubscriptionMatch *
+       subscriptions__ledger__v1__subscription_match__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__SubscriptionMatch *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__subscription_match__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__subscription_match__free_unpacked
+                     (Subscriptions__Ledger__V1__SubscriptionMatch *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__subscription_match__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__find_subscriptions_response__init
+                     (Subscriptions__Ledger__V1__FindSubscriptionsResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__FindSubscriptionsResponse init_value = SUBSCRIPTIONS__LEDGER__V1__FIND_SUBSCRIPTIONS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__find_subscriptions_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_subscriptions_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__find_subscriptions_response__pack
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_subscriptions_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__find_subscriptions_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__FindSubscriptionsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_subscriptions_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__FindSubscriptionsResponse *
+       subscriptions__ledger__v1__find_subscriptions_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__FindSubscriptionsResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__find_subscriptions_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__find_subscriptions_response__free_unpacked
+                     (Subscriptions__Ledger__V1__FindSubscriptionsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_subscriptions_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor subscriptions__ledger__v1__inbox_entry__field_descriptors[12] =
 {
   {
@@ -5995,6 +6130,159 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_feed_position_re
   (ProtobufCMessageInit) subscriptions__ledger__v1__get_feed_position_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__find_subscriptions_request__field_descriptors[1] =
+{
+  {
+    "value",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__FindSubscriptionsRequest, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__find_subscriptions_request__field_indices_by_name[] = {
+  0,   /* field[0] = value */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__find_subscriptions_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_subscriptions_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.FindSubscriptionsRequest",
+  "FindSubscriptionsRequest",
+  "Subscriptions__Ledger__V1__FindSubscriptionsRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__FindSubscriptionsRequest),
+  1,
+  subscriptions__ledger__v1__find_subscriptions_request__field_descriptors,
+  subscriptions__ledger__v1__find_subscriptions_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__find_subscriptions_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__find_subscriptions_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__subscription_match__field_descriptors[3] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__SubscriptionMatch, key),
+    &subscriptions__common__v1__subscription_key__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "account_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__SubscriptionMatch, account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "matched",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__SubscriptionMatch, matched),
+    &subscriptions__common__v1__find_match__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__subscription_match__field_indices_by_name[] = {
+  1,   /* field[1] = account_id */
+  0,   /* field[0] = key */
+  2,   /* field[2] = matched */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__subscription_match__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__subscription_match__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.SubscriptionMatch",
+  "SubscriptionMatch",
+  "Subscriptions__Ledger__V1__SubscriptionMatch",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__SubscriptionMatch),
+  3,
+  subscriptions__ledger__v1__subscription_match__field_descriptors,
+  subscriptions__ledger__v1__subscription_match__field_indices_by_name,
+  1,  subscriptions__ledger__v1__subscription_match__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__subscription_match__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__find_subscriptions_response__field_descriptors[2] =
+{
+  {
+    "matches",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__FindSubscriptionsResponse, n_matches),
+    offsetof(Subscriptions__Ledger__V1__FindSubscriptionsResponse, matches),
+    &subscriptions__ledger__v1__subscription_match__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "account_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__FindSubscriptionsResponse, account_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__find_subscriptions_response__field_indices_by_name[] = {
+  1,   /* field[1] = account_id */
+  0,   /* field[0] = matches */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__find_subscriptions_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_subscriptions_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.FindSubscriptionsResponse",
+  "FindSubscriptionsResponse",
+  "Subscriptions__Ledger__V1__FindSubscriptionsResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__FindSubscriptionsResponse),
+  2,
+  subscriptions__ledger__v1__find_subscriptions_response__field_descriptors,
+  subscriptions__ledger__v1__find_subscriptions_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__find_subscriptions_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__find_subscriptions_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue subscriptions__ledger__v1__inbox_status__enum_values_by_number[5] =
 {
   { "INBOX_STATUS_UNSPECIFIED", "SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_UNSPECIFIED", 0 },
@@ -6099,7 +6387,7 @@ const ProtobufCEnumDescriptor subscriptions__ledger__v1__change_kind__descriptor
   subscriptions__ledger__v1__change_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[29] =
+static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[30] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "RecordNotification", &subscriptions__ledger__v1__record_notification_request__descriptor, &subscriptions__ledger__v1__record_notification_response__descriptor },
@@ -6130,12 +6418,14 @@ static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method
   { "ReplayDeliveries", &subscriptions__ledger__v1__replay_deliveries_request__descriptor, &subscriptions__ledger__v1__get_delivery_state_response__descriptor },
   { "Snapshot", &subscriptions__ledger__v1__snapshot_request__descriptor, &subscriptions__ledger__v1__snapshot_chunk__descriptor },
   { "WatchChanges", &subscriptions__ledger__v1__watch_changes_request__descriptor, &subscriptions__ledger__v1__change__descriptor },
+  { "FindSubscriptions", &subscriptions__ledger__v1__find_subscriptions_request__descriptor, &subscriptions__ledger__v1__find_subscriptions_response__descriptor },
 };
 const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
   22,        /* AcquireLease */
   12,        /* AdvanceCursor */
   19,        /* AppendEvents */
   17,        /* DeleteAccount */
+  29,        /* FindSubscriptions */
   5,        /* GetAccount */
   11,        /* GetCursor */
   23,        /* GetDeliveryState */
@@ -6169,7 +6459,7 @@ const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
   "Ledger",
   "Subscriptions__Ledger__V1__Ledger",
   "subscriptions.ledger.v1",
-  29,
+  30,
   subscriptions__ledger__v1__ledger__method_descriptors,
   subscriptions__ledger__v1__ledger__method_indices_by_name
 };
@@ -6404,6 +6694,14 @@ void subscriptions__ledger__v1__ledger__watch_changes(ProtobufCService *service,
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
   service->invoke(service, 28, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__find_subscriptions(ProtobufCService *service,
+                                                           const Subscriptions__Ledger__V1__FindSubscriptionsRequest *input,
+                                                           Subscriptions__Ledger__V1__FindSubscriptionsResponse_Closure closure,
+                                                           void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 29, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_Service *service,
                                               Subscriptions__Ledger__V1__Ledger_ServiceDestroy destroy)

@@ -1222,6 +1222,141 @@ void   subscriptions__verifier__v1__send_apple_consumption_information_response_
   assert(message->base.descriptor == &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__verifier__v1__find_request__init
+                     (Subscriptions__Verifier__V1__FindRequest         *message)
+{
+  static const Subscriptions__Verifier__V1__FindRequest init_value = SUBSCRIPTIONS__VERIFIER__V1__FIND_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__find_request__get_packed_size
+                     (const Subscriptions__Verifier__V1__FindRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__find_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__find_request__pack
+                     (const Subscriptions__Verifier__V1__FindRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__find_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__find_request__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__FindRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__find_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__FindRequest *
+       subscriptions__verifier__v1__find_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__FindRequest *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__find_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__find_request__free_unpacked
+                     (Subscriptions__Verifier__V1__FindRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__find_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__found_subscription__init
+                     (Subscriptions__Verifier__V1__FoundSubscription         *message)
+{
+  static const Subscriptions__Verifier__V1__FoundSubscription init_value = SUBSCRIPTIONS__VERIFIER__V1__FOUND_SUBSCRIPTION__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__found_subscription__get_packed_size
+                     (const Subscriptions__Verifier__V1__FoundSubscription *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__found_subscription__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__found_subscription__pack
+                     (const Subscriptions__Verifier__V1__FoundSubscription *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__found_subscription__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__found_subscription__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__FoundSubscription *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__found_subscription__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__FoundSubscription *
+       subscriptions__verifier__v1__found_subscription__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__FoundSubscription *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__found_subscription__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__found_subscription__free_unpacked
+                     (Subscriptions__Verifier__V1__FoundSubscription *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__found_subscription__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__verifier__v1__find_response__init
+                     (Subscriptions__Verifier__V1__FindResponse         *message)
+{
+  static const Subscriptions__Verifier__V1__FindResponse init_value = SUBSCRIPTIONS__VERIFIER__V1__FIND_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__verifier__v1__find_response__get_packed_size
+                     (const Subscriptions__Verifier__V1__FindResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__find_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__verifier__v1__find_response__pack
+                     (const Subscriptions__Verifier__V1__FindResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__find_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__verifier__v1__find_response__pack_to_buffer
+                     (const Subscriptions__Verifier__V1__FindResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__verifier__v1__find_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Verifier__V1__FindResponse *
+       subscriptions__verifier__v1__find_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Verifier__V1__FindResponse *)
+     protobuf_c_message_unpack (&subscriptions__verifier__v1__find_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__verifier__v1__find_response__free_unpacked
+                     (Subscriptions__Verifier__V1__FindResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__verifier__v1__find_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor subscriptions__verifier__v1__verify_apple_purchase_request__field_descriptors[5] =
 {
   {
@@ -3275,6 +3410,198 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__send_apple_consump
   (ProtobufCMessageInit) subscriptions__verifier__v1__send_apple_consumption_information_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__find_request__field_descriptors[2] =
+{
+  {
+    "value",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__FindRequest, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__FindRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__find_request__field_indices_by_name[] = {
+  1,   /* field[1] = reason */
+  0,   /* field[0] = value */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__find_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__find_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.FindRequest",
+  "FindRequest",
+  "Subscriptions__Verifier__V1__FindRequest",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__FindRequest),
+  2,
+  subscriptions__verifier__v1__find_request__field_descriptors,
+  subscriptions__verifier__v1__find_request__field_indices_by_name,
+  1,  subscriptions__verifier__v1__find_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__find_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__found_subscription__field_descriptors[2] =
+{
+  {
+    "matched",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__FoundSubscription, matched),
+    &subscriptions__common__v1__find_match__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "subscription",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__FoundSubscription, subscription),
+    &subscriptions__common__v1__subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__found_subscription__field_indices_by_name[] = {
+  0,   /* field[0] = matched */
+  1,   /* field[1] = subscription */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__found_subscription__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__found_subscription__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.FoundSubscription",
+  "FoundSubscription",
+  "Subscriptions__Verifier__V1__FoundSubscription",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__FoundSubscription),
+  2,
+  subscriptions__verifier__v1__found_subscription__field_descriptors,
+  subscriptions__verifier__v1__found_subscription__field_indices_by_name,
+  1,  subscriptions__verifier__v1__found_subscription__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__found_subscription__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__find_response__field_descriptors[5] =
+{
+  {
+    "taken_as",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__FindResponse, taken_as),
+    &subscriptions__common__v1__find_match__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "account_ids",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Subscriptions__Verifier__V1__FindResponse, n_account_ids),
+    offsetof(Subscriptions__Verifier__V1__FindResponse, account_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "subscriptions",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Verifier__V1__FindResponse, n_subscriptions),
+    offsetof(Subscriptions__Verifier__V1__FindResponse, subscriptions),
+    &subscriptions__verifier__v1__found_subscription__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "events",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Verifier__V1__FindResponse, n_events),
+    offsetof(Subscriptions__Verifier__V1__FindResponse, events),
+    &subscriptions__common__v1__lifecycle_event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unrecorded_original_transaction_ids",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Subscriptions__Verifier__V1__FindResponse, n_unrecorded_original_transaction_ids),
+    offsetof(Subscriptions__Verifier__V1__FindResponse, unrecorded_original_transaction_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__verifier__v1__find_response__field_indices_by_name[] = {
+  1,   /* field[1] = account_ids */
+  3,   /* field[3] = events */
+  2,   /* field[2] = subscriptions */
+  0,   /* field[0] = taken_as */
+  4,   /* field[4] = unrecorded_original_transaction_ids */
+};
+static const ProtobufCIntRange subscriptions__verifier__v1__find_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor subscriptions__verifier__v1__find_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.verifier.v1.FindResponse",
+  "FindResponse",
+  "Subscriptions__Verifier__V1__FindResponse",
+  "subscriptions.verifier.v1",
+  sizeof(Subscriptions__Verifier__V1__FindResponse),
+  5,
+  subscriptions__verifier__v1__find_response__field_descriptors,
+  subscriptions__verifier__v1__find_response__field_indices_by_name,
+  1,  subscriptions__verifier__v1__find_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__verifier__v1__find_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue subscriptions__verifier__v1__restore_link__enum_values_by_number[7] =
 {
   { "RESTORE_LINK_UNSPECIFIED", "SUBSCRIPTIONS__VERIFIER__V1__RESTORE_LINK__RESTORE_LINK_UNSPECIFIED", 0 },
@@ -3343,7 +3670,7 @@ const ProtobufCEnumDescriptor subscriptions__verifier__v1__google_refund__descri
   subscriptions__verifier__v1__google_refund__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__method_descriptors[15] =
+static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__method_descriptors[16] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "VerifyApplePurchase", &subscriptions__verifier__v1__verify_apple_purchase_request__descriptor, &subscriptions__verifier__v1__verify_purchase_response__descriptor },
@@ -3360,11 +3687,13 @@ static const ProtobufCMethodDescriptor subscriptions__verifier__v1__verifier__me
   { "MassExtendAppleRenewalDate", &subscriptions__verifier__v1__mass_extend_apple_renewal_date_request__descriptor, &subscriptions__verifier__v1__mass_extend_apple_renewal_date_response__descriptor },
   { "GetAppleMassExtensionStatus", &subscriptions__verifier__v1__get_apple_mass_extension_status_request__descriptor, &subscriptions__verifier__v1__get_apple_mass_extension_status_response__descriptor },
   { "SendAppleConsumptionInformation", &subscriptions__verifier__v1__send_apple_consumption_information_request__descriptor, &subscriptions__verifier__v1__send_apple_consumption_information_response__descriptor },
+  { "Find", &subscriptions__verifier__v1__find_request__descriptor, &subscriptions__verifier__v1__find_response__descriptor },
 };
 const unsigned subscriptions__verifier__v1__verifier__method_indices_by_name[] = {
   8,        /* CancelGoogleSubscription */
   7,        /* DeferGoogleRenewal */
   9,        /* ExtendAppleRenewalDate */
+  15,        /* Find */
   13,        /* GetAppleMassExtensionStatus */
   11,        /* GetAppleRefundHistory */
   0,        /* Health */
@@ -3385,7 +3714,7 @@ const ProtobufCServiceDescriptor subscriptions__verifier__v1__verifier__descript
   "Verifier",
   "Subscriptions__Verifier__V1__Verifier",
   "subscriptions.verifier.v1",
-  15,
+  16,
   subscriptions__verifier__v1__verifier__method_descriptors,
   subscriptions__verifier__v1__verifier__method_indices_by_name
 };
@@ -3508,6 +3837,14 @@ void subscriptions__verifier__v1__verifier__send_apple_consumption_information(P
 {
   assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
   service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__verifier__v1__verifier__find(ProtobufCService *service,
+                                                 const Subscriptions__Verifier__V1__FindRequest *input,
+                                                 Subscriptions__Verifier__V1__FindResponse_Closure closure,
+                                                 void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__verifier__v1__verifier__descriptor);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__verifier__v1__verifier__init (Subscriptions__Verifier__V1__Verifier_Service *service,
                                                   Subscriptions__Verifier__V1__Verifier_ServiceDestroy destroy)

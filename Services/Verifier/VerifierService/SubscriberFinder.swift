@@ -1,0 +1,94 @@
+public import Clients
+public import Model
+import RPC
+public import Wire
+
+/// `Find`: what a value a customer quotes names, read from the ledger (`FindSubscriptions`, then
+/// each subscription's state with its periods and status intervals, and the latest events) and,
+/// for an App Store order id the ledger cannot know, from the App Store (Look Up Order ID).
+public struct SubscriberFinder: Sendable {
+    /// Events in an answer, newest first.
+    public static let maxEvents: UInt32 = 20
+
+    let ledger: any LedgerClientProtocol
+    /// Reads an App Store order id's purchases: their original transaction ids, verified; nil
+    /// when no App Store is configured.
+    let appleOrder: (@Sendable (String) async throws -> [String])?
+
+    public init(ledger: any LedgerClientProtocol, appleOrder: (@Sendable (String) async throws -> [String])?) {
+        self.ledger = ledger
+        self.appleOrder = appleOrder
+    }
+
+    /// The answer for `value`; NOT_FOUND naming what was tried when nothing matches.
+    public func find(_ value: String) async throws -> FindResponse {
+        let found = try await ledger.findSubscriptions(FindSubscriptionsRequest(value: value))
+        var response = FindResponse()
+        var matches = found.matches
+        var tried = [
+            "an account id", "an App Store transaction or original transaction id",
+            "a Google Play purchase token or order id",
+        ]
+        if matches.isEmpty, found.accountID == nil, let appleOrder, Self.couldBeAppleOrderID(value) {
+            tried.append("an App Store order id (Look Up Order ID)")
+            for original in try await appleOrder(value) {
+                let recorded = try await ledger.findSubscriptions(FindSubscriptionsRequest(value: original))
+                    .matches.filter { $0.key?.store == .apple && $0.key?.storeID == original }
+                if recorded.isEmpty, !response.unrecordedOriginalTransactionIDs.contains(original) {
+                    response.unrecordedOriginalTransactionIDs.append(original)
+                }
+                for var match in recorded where !matches.contains(where: { $0.key == match.key }) {
+                    match.matched = .appleOrderID
+                    matches.append(match)
+                }
+            }
+        }
+        guard !matches.isEmpty || found.accountID != nil || !response.unrecordedOriginalTransactionIDs.isEmpty else {
+            throw RPCError(
+                .notFound,
+                "nothing in the ledger matches \"\(Self.shown(value))\" as \(tried.joined(separator: ", ")); "
+                    + "check the value the customer quoted")
+        }
+        response.takenAs =
+            found.accountID != nil
+            ? .accountID
+            : (matches.first?.matched ?? (response.unrecordedOriginalTransactionIDs.isEmpty ? nil : .appleOrderID))
+        var accounts: [String] = found.accountID.map { [$0] } ?? []
+        for match in matches {
+            if let account = match.accountID, !account.isEmpty, !accounts.contains(account) { accounts.append(account) }
+        }
+        response.accountIDs = accounts
+        for match in matches {
+            guard let key = match.key, let subscription = try await ledger.subscription(key) else { continue }
+            response.subscriptions.append(FoundSubscription(matched: match.matched, subscription: subscription))
+        }
+        var events: [LifecycleEvent] = []
+        for account in accounts {
+            events += try await ledger.getHistory(GetHistoryRequest(accountID: account, pageSize: Self.maxEvents))
+                .events
+        }
+        for match in matches where match.accountID?.isEmpty ?? true {
+            events += try await ledger.getHistory(GetHistoryRequest(key: match.key, pageSize: Self.maxEvents)).events
+        }
+        var seen = Set<UInt64>()
+        response.events = Array(
+            events.sorted { ($0.position ?? 0) > ($1.position ?? 0) }
+                .filter { event in event.position.map { seen.insert($0).inserted } ?? true }
+                .prefix(Int(Self.maxEvents)))
+        return response
+    }
+
+    /// `value` as messages and logs show it: whole up to 40 bytes; longer (a purchase token), its
+    /// first 12 characters and its length, so that no whole token is repeated.
+    static func shown(_ value: String) -> String {
+        value.utf8.count <= 40 ? value : "\(value.prefix(12))… (\(value.utf8.count) bytes)"
+    }
+
+    /// Whether `value` has the shape of an App Store order id (the receipt's: uppercase letters
+    /// and digits, 10 to 12 of them), so that the App Store is asked only about such values.
+    static func couldBeAppleOrderID(_ value: String) -> Bool {
+        (10...12).contains(value.utf8.count)
+            && value.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) }
+            && !value.utf8.allSatisfy { (0x30...0x39).contains($0) }
+    }
+}
