@@ -11,10 +11,6 @@ struct SupportPlaybookTests {
     /// The shell variables the page's commands use, with a value each.
     static let variables = ["TOKEN": "play-token-4711"]
 
-    /// Verbs left out of the parse: `subctl find VALUE [--entitlement ADDR] --addr ADDR` is not in
-    /// this tree's parser yet.
-    static let notYetParsed: Set<String> = ["find"]
-
     /// The page's `subctl` command lines, each as its arguments after `subctl` (continuation
     /// lines joined, quotes removed, `$NAME` filled from `variables`).
     static func commandLines() throws -> [[String]] {
@@ -60,7 +56,7 @@ struct SupportPlaybookTests {
     func commandsParse() throws {
         let lines = try Self.commandLines()
         #expect(lines.count >= 25)
-        for arguments in lines where !Self.notYetParsed.contains(arguments.first ?? "") {
+        for arguments in lines {
             let command: SubctlCommand
             do { command = try SubctlCommand.parse(arguments) } catch {
                 Issue.record("\(arguments): \(error)")
