@@ -30,9 +30,9 @@ struct LeaseKeeper: Sendable {
         self.milliseconds = milliseconds
     }
 
-    /// Asks the ledger once to take or renew it, waiting at most a third of the lease (the
-    /// time between two asks): an ask held up longer, by a ledger not yet listening, would
-    /// hold up the next one too.
+    /// Asks the ledger once to take or renew it, waiting at most two thirds of the lease (what
+    /// is left of it when a renewal is due): an ask held up longer, by a ledger not yet
+    /// listening, would hold up the next ones too, where the default deadline is 30 s.
     func ask(_ client: any ClientTransport) async -> Result<AcquireLeaseResponse, RPCError> {
         do throws(RPCError) {
             return .success(
@@ -40,7 +40,7 @@ struct LeaseKeeper: Sendable {
                     LedgerRPC.acquireLease,
                     AcquireLeaseRequest(
                         name: name, owner: owner, ttlMilliseconds: milliseconds, logOnMilliseconds: logOn),
-                    timeout: .milliseconds(max(1, milliseconds / 3))))
+                    timeout: .milliseconds(max(1, milliseconds * 2 / 3))))
         } catch {
             return .failure(error)
         }
