@@ -94,6 +94,27 @@ struct AppleStoreOperationsScenarioTests {
         }
     }
 
+    @Test("the App Store's rate limit, past the client's retries, is RESOURCE_EXHAUSTED and changes nothing")
+    func extendRateLimited() async throws {
+        try await StoreSimStack.with { stack in
+            let account = UUID().uuidString.lowercased()
+            let (original, _) = try await stack.buyOnAppStore(account: account)
+            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            try await stack.control("clock/advance", ["by": "+1h"])
+            let before = try await stack.history(of: account).count
+            // Every attempt the client makes (it tries an answer 429 four times) is refused.
+            try await stack.control(
+                "apple/api-faults", ["count": 4, "status": 429, "path": "/inApps/v1/subscriptions/extend/"])
+            do {
+                _ = try await Self.extend(stack, original, days: 3, requestID: UUID().uuidString.lowercased())
+                Issue.record("a rate-limited extension was taken")
+            } catch let error as RPCError {
+                #expect(error.code == .resourceExhausted, "\(error)")
+            }
+            #expect(try await stack.history(of: account).count == before)
+        }
+    }
+
     @Test("refund history lists a refund the ledger knows and audits the read; set-token links a purchase")
     func refundsAndToken() async throws {
         try await StoreSimStack.with { stack in
