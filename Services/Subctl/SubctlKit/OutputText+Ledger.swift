@@ -25,11 +25,19 @@ extension OutputText {
 
     /// `#42 2024-05-01T12:00:00Z renewed state active type DID_RENEW/- account acct-1 key
     /// apple/production/2000001 notification id`: position, store time, kind, state, the
-    /// store's type/subtype, account, subscription and notification.
+    /// store's type/subtype, account, subscription and notification; then, for an operation a
+    /// caller made (a grant, an import, an action at a store), `actor NAME reason TEXT` (the
+    /// reason last, as free text with line breaks as spaces).
     public static func event(_ event: LifecycleEvent) -> String {
-        "#\(text(event.position)) \(time(event.storeTimeMilliseconds)) \(text(event.kind)) state \(text(event.state))"
+        var line =
+            "#\(text(event.position)) \(time(event.storeTimeMilliseconds)) \(text(event.kind)) state \(text(event.state))"
             + " type \(text(event.storeType))/\(text(event.storeSubtype)) account \(text(event.accountID))"
             + " key \(event.key) notification \(text(event.notificationID))"
+        if event.actor != nil || event.reason != nil {
+            let reason = event.reason.map { $0.split(whereSeparator: \.isNewline).joined(separator: " ") }
+            line += " actor \(text(event.actor)) reason \(text(reason))"
+        }
+        return line
     }
 
     /// `apple id DID_RENEW/- failed attempts 3 received 2024-05-01T12:00:00Z error reason`:
