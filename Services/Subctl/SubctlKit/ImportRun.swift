@@ -13,7 +13,8 @@ import Wire
 /// retried with the same idempotency key after the wait the verifier names ("after N s"), or
 /// 1, 2, 4 … 60 s; a rate limit's wait holds back every call of the run, an outage's only the
 /// call that met it. After `maxAttempts` the run stops: no new call starts, the calls in flight
-/// give up at their next refusal, what finished is recorded, and a later run goes on from there.
+/// are cancelled (a retry gives up), what finished is recorded, and a later run goes on from
+/// there.
 public struct ImportRun {
     /// Tries of one subscription before the run stops.
     public static let maxAttempts = 8
