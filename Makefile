@@ -81,10 +81,14 @@ bench-webhooks: deps
 
 # subctl import of 10,000 subscriptions (5,000 App Store in a RevenueCat export, 5,000 Play in
 # the own CSV) against storesim, killed with SIGKILL a third of the way and run again; prints
-# the time both runs of both files took (`make bench-import ROWS=2000` for another size).
+# the time both runs of both files took and the rate, one call at a time and then with the
+# default 8 in flight (`make bench-import ROWS=2000` for another size).
 bench-import: deps
 	$(SWIFT) build --build-tests
-	IMPORT_ROWS=$(or $(ROWS),10000) $(SWIFT) test --skip-build --filter ImportScenarioTests
+	IMPORT_ROWS=$(or $(ROWS),10000) IMPORT_CONCURRENCY=1 \
+		$(SWIFT) test --skip-build --filter ImportScenarioTests/killedAndResumed
+	IMPORT_ROWS=$(or $(ROWS),10000) IMPORT_CONCURRENCY=8 \
+		$(SWIFT) test --skip-build --filter ImportScenarioTests/killedAndResumed
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Shared Services Tests

@@ -19,12 +19,12 @@ struct ImportCommandTests {
         #expect(
             try SubctlCommand.parse(
                 [
-                    "import", "subs.csv", "--rate", "2.5", "--progress", "p", "--report-json", "r.json",
-                    "--account-from", "last-seen", "--reason", "migration",
+                    "import", "subs.csv", "--rate", "2.5", "--concurrency", "64", "--progress", "p", "--report-json",
+                    "r.json", "--account-from", "last-seen", "--reason", "migration",
                 ] + Self.addr)
                 == .importFile(
                     ImportOptions(
-                        path: "subs.csv", rate: 2.5, progressPath: "p", reportJSONPath: "r.json",
+                        path: "subs.csv", rate: 2.5, concurrency: 64, progressPath: "p", reportJSONPath: "r.json",
                         accountSource: .lastSeen, reason: "migration", call: options)))
         let dry = try SubctlCommand.parse(["import", "subs.csv", "--dry-run"])
         #expect(dry == .importFile(ImportOptions(path: "subs.csv", dryRun: true, call: nil)))
@@ -33,7 +33,8 @@ struct ImportCommandTests {
         for bad in [
             ["import"], ["import", "f"], ["import", "f", "--rate", "0"] + Self.addr,
             ["import", "f", "--rate", "fast"] + Self.addr, ["import", "f", "--account-from", "newest"] + Self.addr,
-            ["import", "f", "--reason", ""] + Self.addr,
+            ["import", "f", "--reason", ""] + Self.addr, ["import", "f", "--concurrency", "0"] + Self.addr,
+            ["import", "f", "--concurrency", "65"] + Self.addr, ["import", "f", "--concurrency", "2.5"] + Self.addr,
         ] {
             #expect(throws: SubctlError.self) { try SubctlCommand.parse(bad) }
         }
@@ -182,7 +183,8 @@ struct ImportCommandTests {
         let first = try await ImportRun(options: options, transport: transport, sleep: { _ in }).run()
         #expect(first.imported == 1)
         #expect(first.otherAccount == ["kept": 1])
-        let requests = transport.requests.withLock { $0 }
+        // The calls run concurrently: the order they reach the verifier in is not fixed.
+        let requests = transport.requests.withLock { $0 }.sorted { $0.reason ?? "" < $1.reason ?? "" }
         #expect(requests.map(\.appleTransactionIDs) == [["2000000001"], ["3000000001"]])
         #expect(requests.map(\.reason) == ["migration (subs.csv row 1)", "migration (subs.csv row 3)"])
         #expect(Set(requests.map(\.idempotencyKey)).count == 2)
@@ -201,10 +203,13 @@ struct ImportCommandTests {
     }
 }
 
-/// Answers RestorePurchases: the first Apple id is linked, the second kept by another account.
-final class RestoreTransport: BytesTransport {
-    let requests = Mutex<[RestorePurchasesRequest]>([])
+/// A test verifier that answers RestorePurchases only.
+protocol RestoreAnswering: BytesTransport {
+    /// The answer to `request`.
+    func restore(_ request: RestorePurchasesRequest) async throws(SubctlError) -> RestorePurchasesResponse
+}
 
+extension RestoreAnswering {
     func unary(_ method: String, request: [UInt8], timeout: Duration?) async throws(SubctlError) -> [UInt8] {
         let decoded: RestorePurchasesRequest
         do {
@@ -212,18 +217,26 @@ final class RestoreTransport: BytesTransport {
         } catch {
             throw SubctlError(.dataLoss, "\(error)")
         }
-        let index = requests.withLock {
-            $0.append(decoded)
-            return $0.count
-        }
-        let id = decoded.appleTransactionIDs.first ?? ""
-        let key = SubscriptionKey(store: .apple, environment: .production, storeID: id)
-        return RestorePurchasesResponse(
-            restored: [RestoredPurchase(key: key, link: index == 1 ? .linked : .kept, otherAccountID: "acct-9")]
-        ).serialized()
+        return try await restore(decoded).serialized()
     }
 
     func stream(_ method: String, request: [UInt8], timeout: Duration?) -> (messages: [[UInt8]], end: SubctlError?) {
         ([], SubctlError(.rpc(.unimplemented), method))
+    }
+}
+
+/// Answers RestorePurchases: the first Apple id is linked, the second kept by another account.
+final class RestoreTransport: RestoreAnswering {
+    let requests = Mutex<[RestorePurchasesRequest]>([])
+
+    func restore(_ request: RestorePurchasesRequest) async throws(SubctlError) -> RestorePurchasesResponse {
+        let index = requests.withLock {
+            $0.append(request)
+            return $0.count
+        }
+        let id = request.appleTransactionIDs.first ?? ""
+        let key = SubscriptionKey(store: .apple, environment: .production, storeID: id)
+        return RestorePurchasesResponse(
+            restored: [RestoredPurchase(key: key, link: index == 1 ? .linked : .kept, otherAccountID: "acct-9")])
     }
 }

@@ -2,11 +2,15 @@
 public struct ImportOptions: Sendable, Equatable {
     /// The default `--rate`: subscriptions a second.
     public static let defaultRate = 10.0
+    /// The default `--concurrency`: calls in flight.
+    public static let defaultConcurrency = 8
 
     /// The import file (RevenueCat export, CSV or JSON lines).
     public var path: String
     /// Subscriptions a second at most (`--rate`).
     public var rate: Double
+    /// Calls to the verifier in flight at most (`--concurrency`), 1 to 64.
+    public var concurrency: Int
     /// `--dry-run`: read and count, call nothing, write no progress.
     public var dryRun: Bool
     /// `--progress`, or `FILE.progress`.
@@ -21,12 +25,14 @@ public struct ImportOptions: Sendable, Equatable {
     public var call: CallOptions?
 
     public init(
-        path: String, rate: Double = Self.defaultRate, dryRun: Bool = false, progressPath: String? = nil,
+        path: String, rate: Double = Self.defaultRate, concurrency: Int = Self.defaultConcurrency, dryRun: Bool = false,
+        progressPath: String? = nil,
         reportJSONPath: String? = nil, accountSource: ImportFile.AccountSource = .original, reason: String? = nil,
         call: CallOptions?
     ) {
         self.path = path
         self.rate = rate
+        self.concurrency = concurrency
         self.dryRun = dryRun
         self.progressPath = progressPath ?? ImportProgress.defaultPath(for: path)
         self.reportJSONPath = reportJSONPath
@@ -41,7 +47,9 @@ extension SubctlCommand {
     static func parseImport(_ arguments: [String]) throws(SubctlError) -> SubctlCommand {
         let scanned = try scan(
             arguments, command: "import",
-            values: connectionOptions.union(["rate", "progress", "report-json", "account-from", "reason"]),
+            values: connectionOptions.union([
+                "rate", "concurrency", "progress", "report-json", "account-from", "reason",
+            ]),
             flags: ["dry-run"], positionals: 1...1, missing: "import needs a FILE")
         let dryRun = scanned.flags.contains("dry-run")
         var rate = ImportOptions.defaultRate
@@ -51,6 +59,13 @@ extension SubctlCommand {
                     .usage, "--rate expects subscriptions a second, more than 0 and at most 1000, got \"\(text)\"")
             }
             rate = number
+        }
+        var concurrency = ImportOptions.defaultConcurrency
+        if let text = scanned.values["concurrency"] {
+            guard let number = Int(text), (1...64).contains(number) else {
+                throw SubctlError(.usage, "--concurrency expects calls in flight, 1 to 64, got \"\(text)\"")
+            }
+            concurrency = number
         }
         var source = ImportFile.AccountSource.original
         if let text = scanned.values["account-from"] {
@@ -70,7 +85,8 @@ extension SubctlCommand {
             ? nil : try options(scanned, command: "import", streaming: false)
         return .importFile(
             ImportOptions(
-                path: scanned.positionals[0], rate: rate, dryRun: dryRun, progressPath: scanned.values["progress"],
+                path: scanned.positionals[0], rate: rate, concurrency: concurrency, dryRun: dryRun,
+                progressPath: scanned.values["progress"],
                 reportJSONPath: scanned.values["report-json"], accountSource: source, reason: scanned.values["reason"],
                 call: call))
     }

@@ -5,12 +5,16 @@ public import RPC
 import Wire
 
 /// Carries out an import: each distinct subscription of the file not finished by an earlier run
-/// is restored once through the verifier's `RestorePurchases`, at most `rate` a second, its
-/// outcome written to the progress file before the next one starts.
+/// is restored once through the verifier's `RestorePurchases`, up to `concurrency` calls in
+/// flight and at most `rate` starts a second between them. Outcomes come back in any order; one
+/// writer appends each to the progress file, synced, before it counts as done.
 ///
 /// A rate-limit answer (RESOURCE_EXHAUSTED) or an outage (UNAVAILABLE, DEADLINE_EXCEEDED) is
 /// retried with the same idempotency key after the wait the verifier names ("after N s"), or
-/// 1, 2, 4 … 60 s; after `maxAttempts` the run stops and a later run goes on from there.
+/// 1, 2, 4 … 60 s; a rate limit's wait holds back every call of the run, an outage's only the
+/// call that met it. After `maxAttempts` the run stops: no new call starts, the calls in flight
+/// are cancelled (a retry gives up), what finished is recorded, and a later run goes on from
+/// there.
 public struct ImportRun {
     /// Tries of one subscription before the run stops.
     public static let maxAttempts = 8
@@ -18,16 +22,17 @@ public struct ImportRun {
     let options: ImportOptions
     let transport: (any ClientTransport)?
     /// Sleeps for a duration (the rate's spacing, a back-off).
-    let sleep: (Duration) async -> Void
+    let sleep: @Sendable (Duration) async -> Void
     /// Monotonic time.
-    let now: () -> ContinuousClock.Instant
+    let now: @Sendable () -> ContinuousClock.Instant
     /// Receives the progress bar's line when stdout is a terminal.
     let status: ((String) -> Void)?
 
     public init(
         options: ImportOptions, transport: (any ClientTransport)?,
-        sleep: @escaping (Duration) async -> Void = { try? await Task.sleep(for: $0) },
-        now: @escaping () -> ContinuousClock.Instant = { ContinuousClock.now }, status: ((String) -> Void)? = nil
+        sleep: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) },
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
+        status: ((String) -> Void)? = nil
     ) {
         self.options = options
         self.transport = transport
@@ -53,42 +58,75 @@ public struct ImportRun {
         let earlier = file.items.filter { progress.outcomes[$0.id] != nil }.count
         let pending = file.items.filter { progress.outcomes[$0.id] == nil }
         let start = now()
-        let spacing = Duration.seconds(1 / options.rate)
-        for (index, item) in pending.enumerated() {
-            let due = start + spacing * index
-            if due > now() { await sleep(due - now()) }
-            do {
-                try progress.record(try await importOne(item, transport: transport))
-            } catch {
-                partial(ImportReport(file: file, outcomes: progress.outcomes, earlier: earlier, dryRun: false))
-                throw error
-            }
-            if let status { status(bar(done: index + 1, of: pending.count, since: start)) }
+        let pace = ImportPace(rate: options.rate)
+        let (options, sleep, now) = (options, sleep, now)
+        let call: @Sendable (ImportFile.Item) async -> Result<ImportOutcome, SubctlError> = { item in
+            await Self.importOne(item, options: options, transport: transport, pace: pace, sleep: sleep, now: now)
         }
-        return ImportReport(file: file, outcomes: progress.outcomes, earlier: earlier, dryRun: false)
+        let failure = await withTaskGroup(of: Result<ImportOutcome, SubctlError>.self) { group in
+            var items = pending.makeIterator()
+            var failure: SubctlError?
+            var done = 0
+            for _ in 0..<max(1, options.concurrency) {
+                guard let item = items.next() else { break }
+                group.addTask { await call(item) }
+            }
+            // The one writer of the progress file: outcomes come in as calls finish, in any order.
+            while let result = await group.next() {
+                do throws(SubctlError) {
+                    try progress.record(try result.get())
+                    done += 1
+                    if let status { status(bar(done: done, of: pending.count, since: start)) }
+                } catch {
+                    if failure == nil {
+                        failure = error
+                        group.cancelAll()
+                    }
+                }
+                if failure == nil, let item = items.next() {
+                    group.addTask { await call(item) }
+                }
+            }
+            return failure
+        }
+        let report = ImportReport(file: file, outcomes: progress.outcomes, earlier: earlier, dryRun: false)
+        if let failure {
+            partial(report)
+            throw failure
+        }
+        return report
     }
 
-    /// Restores one subscription, retrying a rate limit or an outage with the same key.
-    func importOne(_ item: ImportFile.Item, transport: any ClientTransport) async throws(SubctlError)
-        -> ImportOutcome
-    {
+    /// Restores one subscription, retrying a rate limit (which pauses every call of the run) or
+    /// an outage (this one only) with the same key; gives up when the run is cancelled.
+    static func importOne(
+        _ item: ImportFile.Item, options: ImportOptions, transport: any ClientTransport, pace: ImportPace,
+        sleep: (Duration) async -> Void, now: () -> ContinuousClock.Instant
+    ) async -> Result<ImportOutcome, SubctlError> {
         let request = Self.request(item, fileName: options.path, reason: options.reason)
         var attempt = 0
         while true {
             attempt += 1
+            await pace.admit(now: now, sleep: sleep)
             do {
                 let answer = try await transport.call(
                     VerifierRPC.restorePurchases.name, request, as: RestorePurchasesResponse.self,
                     timeout: options.call?.timeout)
-                return Self.outcome(item, answer.response)
+                return .success(Self.outcome(item, answer.response))
             } catch {
-                guard let status = error.code.status else { throw error }
+                guard let status = error.code.status else { return .failure(error) }
                 switch status {
                 case .resourceExhausted, .unavailable, .deadlineExceeded:
-                    guard attempt < Self.maxAttempts else { throw error }
-                    await sleep(Self.wait(error.message, attempt: attempt))
+                    guard attempt < Self.maxAttempts, !Task.isCancelled else { return .failure(error) }
+                    let wait = Self.wait(error.message, attempt: attempt)
+                    if status == .resourceExhausted {
+                        pace.pause(for: wait, now: now())
+                    } else {
+                        await sleep(wait)
+                    }
                 default:
-                    return ImportOutcome(id: item.id, kind: .refused, reason: "\(status.name): \(error.message)")
+                    return .success(
+                        ImportOutcome(id: item.id, kind: .refused, reason: "\(status.name): \(error.message)"))
                 }
             }
         }

@@ -158,13 +158,13 @@ public enum SubctlCommand: Sendable, Equatable {
                       (the ones the ledger did not know are recorded now).
 
         importing subscribers (--addr is the verifier's):
-          import FILE --addr HOST:PORT [--rate N] [--dry-run] [--progress FILE] [--report-json FILE]
-                [--account-from original|last-seen] [--reason TEXT]
+          import FILE --addr HOST:PORT [--rate N] [--concurrency N] [--dry-run] [--progress FILE]
+                [--report-json FILE] [--account-from original|last-seen] [--reason TEXT]
                       Restore each distinct subscription FILE names (a RevenueCat Transactions
                       export, or CSV or JSON lines of account_id, store apple|google, environment,
                       transaction_id, or purchase_token, package_name and product_id) for its
-                      account, at most N a second (default 10), waiting out the stores' rate
-                      limits. Each outcome is kept in the progress file (FILE.progress by
+                      account, at most N a second (default 10) with up to --concurrency calls in
+                      flight (default 8, 1 to 64), waiting out the stores' rate limits. Each outcome is kept in the progress file (FILE.progress by
                       default), so running the same command again after a stop goes on where it
                       ended without asking the store twice. Ends with a report (--report-json
                       writes it as JSON too); --dry-run reads and counts only.
