@@ -2,6 +2,7 @@ import Foundation
 import Model
 import RPC
 import ServiceProcessKit
+import ServiceRuntime
 import TestSupport
 import Testing
 import Wire
@@ -60,9 +61,13 @@ struct ImportScenarioTests {
             try own.joined(separator: "\n").write(to: ownFile, atomically: true, encoding: .utf8)
 
             let verifier = "127.0.0.1:\(try await stack.verifier.rpcPort())"
+            let inProcess = try #require(stack.verifier as? InProcessService, "the verifier runs in this process")
+            let inFlight = { inProcess.host.rpcCallsInFlight }
             let started = ContinuousClock.now
-            let apple = try await Self.importKilledThenResumed(exportFile, verifier: verifier, subscriptions: half + 1)
-            let google = try await Self.importKilledThenResumed(ownFile, verifier: verifier, subscriptions: half)
+            let apple = try await Self.importKilledThenResumed(
+                exportFile, verifier: verifier, subscriptions: half + 1, verifierCallsInFlight: inFlight)
+            let google = try await Self.importKilledThenResumed(
+                ownFile, verifier: verifier, subscriptions: half, verifierCallsInFlight: inFlight)
             let elapsed = ContinuousClock.now - started
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             print(
@@ -100,13 +105,10 @@ struct ImportScenarioTests {
             // Each account's access is what the store says: every purchase is active.
             let accounts = (0..<half).map { "apple-\($0)" } + (0..<half).map { "google-\($0)" }
             let now = try await stack.simNow()
-            var denied: [String] = []
-            for _ in 0..<60 {
-                let answers = try await EntitlementStack.answers(stack.entitlementClient, accounts: accounts, at: now)
-                denied = zip(accounts, answers).filter { !$0.1.allowed }.map(\.0)
-                if denied.isEmpty { break }
-                try await Task.sleep(for: .seconds(1))
-            }
+            // Asked of a view that has every write of the import (min_position waits for it).
+            _ = try await stack.checkAfterLedger(accounts[0], at: now)
+            let answers = try await EntitlementStack.answers(stack.entitlementClient, accounts: accounts, at: now)
+            let denied = zip(accounts, answers).filter { !$0.1.allowed }.map(\.0)
             #expect(denied.isEmpty, "denied: \(denied.prefix(5))")
 
             // The audit trail names the caller and the import file's row.
@@ -168,7 +170,9 @@ struct ImportScenarioTests {
     /// Runs `subctl import FILE` until about a third of `subscriptions` are done, kills it with
     /// SIGKILL, runs it again to the end, and answers the second run's JSON report. Every
     /// subscription is in the progress file exactly once.
-    static func importKilledThenResumed(_ file: URL, verifier: String, subscriptions: Int) async throws
+    static func importKilledThenResumed(
+        _ file: URL, verifier: String, subscriptions: Int, verifierCallsInFlight: @escaping () -> Int
+    ) async throws
         -> [String: Any]
     {
         let subctl = ServiceProcess.binDirectory.appendingPathComponent("subctl")
@@ -186,8 +190,9 @@ struct ImportScenarioTests {
         #expect(first.wait() == SIGKILL)
         let done = Self.lines(progress)
         #expect(done < subscriptions, "the first run ended before it was killed")
-        // The calls in flight at the kill finish in the verifier.
-        try await Task.sleep(for: .seconds(1))
+        // The calls in flight at the kill finish in the verifier (an import's restore runs to
+        // its end without its caller).
+        #expect(try await poll(within: .seconds(60)) { verifierCallsInFlight() == 0 })
         let second = try await runCommand(subctl, arguments)
         #expect(second.status == 0, "\(second.output)\(second.errors)")
         let ids = try String(contentsOf: progress, encoding: .utf8).split(separator: "\n").compactMap { line in

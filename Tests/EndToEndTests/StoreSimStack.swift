@@ -333,6 +333,17 @@ final class StoreSimStack: @unchecked Sendable {  // used from one test task at 
             instants.map { CheckAccessRequest(accountID: account, capability: capability, atMilliseconds: $0) })
     }
 
+    /// `check` from a view that has applied every change the ledger committed so far (its feed
+    /// position now, as `min_position`): what writes already made give, without waiting by time.
+    func checkAfterLedger(_ account: String, at: Int64) async throws -> CheckAccessResponse {
+        let position: GetFeedPositionResponse = try await entitlementStack.ledgerClient.call(
+            "\(EntitlementStack.ledgerService)/GetFeedPosition", GetFeedPositionRequest())
+        return try await entitlementClient.call(
+            EntitlementRPC.checkAccess.name,
+            CheckAccessRequest(
+                accountID: account, capability: "pro", atMilliseconds: at, minPosition: position.position))
+    }
+
     func check(_ account: String, at: Int64) async throws -> CheckAccessResponse {
         try await entitlementClient.call(
             EntitlementRPC.checkAccess.name,

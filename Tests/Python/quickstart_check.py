@@ -19,6 +19,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 ROOT, BIN_DIR, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -91,10 +92,25 @@ os.makedirs(WORK, exist_ok=True)
 _, receiver_code = python_block("receiver.py")
 with open(os.path.join(WORK, "receiver.py"), "w") as file:
     file.write(receiver_code + "\n")
-receiver_out = open(os.path.join(WORK, "receiver.out"), "w")
 receiver = subprocess.Popen(
-    [sys.executable, "receiver.py"], cwd=WORK, stdout=receiver_out, stderr=subprocess.STDOUT,
+    [sys.executable, "receiver.py"], cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     preexec_fn=default_signals)
+# The receiver's lines as they come (also kept in receiver.out); `arrived` wakes a waiter.
+received = []
+arrived = threading.Condition()
+
+
+def read_receiver():
+    with open(os.path.join(WORK, "receiver.out"), "w") as copy:
+        for line in receiver.stdout:
+            copy.write(line)
+            copy.flush()
+            with arrived:
+                received.append(line.rstrip())
+                arrived.notify_all()
+
+
+threading.Thread(target=read_receiver, daemon=True).start()
 
 sandbox = start_sandbox()
 try:
@@ -126,12 +142,9 @@ try:
     def missing(received):
         return {line: count for line, count in wanted.items() if received.count(line) < count}
 
-    deadline = time.monotonic() + 30
-    while True:
-        received = [line.rstrip() for line in open(os.path.join(WORK, "receiver.out"))]
-        if not missing(received) or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
+    # Woken by each line the receiver prints, for at most 30 s.
+    with arrived:
+        arrived.wait_for(lambda: not missing(received), timeout=30)
     if missing(received):
         failures.append("the receiver printed:\n" + "\n".join(received) + "\nthe page says:\n" + "\n".join(expected_lines))
     if any(line.startswith("refused") for line in received):

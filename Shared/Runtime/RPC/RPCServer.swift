@@ -189,6 +189,9 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
 /// order, deadlines, limits, optional mutual TLS, and a graceful drain.
 public final class RPCServer: Sendable {
     let core: ServerCore
+
+    /// Calls whose handlers run now (a drain, or a caller that went away, waits for them).
+    public var callsInFlight: Int { core.callsInFlight }
     private let group: EventLoopGroup
     private let listener: Mutex<(fd: Int32, token: UInt64)?> = Mutex(nil)
     private let boundPort = Atomic<Int>(0)

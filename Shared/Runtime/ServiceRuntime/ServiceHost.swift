@@ -151,6 +151,9 @@ public final class ServiceHost: Sendable {
     /// The RPC port, once running.
     public var rpcPort: Int { state.withLock { $0.server?.port ?? 0 } }
 
+    /// The RPC calls whose handlers run now, framed or over HTTP.
+    public var rpcCallsInFlight: Int { state.withLock { $0.server?.callsInFlight ?? 0 } }
+
     /// Starts everything, serves until SIGTERM/SIGINT, then drains: the RPC server stops
     /// accepting and finishes calls in flight within `SHUTDOWN_GRACE`, the parts stop, HTTP stops.
     public func run() async throws {
