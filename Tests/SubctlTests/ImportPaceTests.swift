@@ -31,12 +31,16 @@ struct ImportPaceTests {
         #expect(state.pausedUntil == zero + .seconds(7))
     }
 
-    @Test("a run keeps as many calls in flight as --concurrency, no more, and records each outcome once")
+    // A run that kept fewer calls going than --concurrency would leave the transport holding
+    // them: the time limit fails it.
+    @Test(
+        "a run keeps as many calls in flight as --concurrency, no more, and records each outcome once",
+        .timeLimit(.minutes(1)))
     func concurrency() async throws {
         let (directory, input) = try Self.appleFile(40)
         defer { try? FileManager.default.removeItem(at: directory) }
         for limit in [1, 4] {
-            let transport = InFlightTransport()
+            let transport = InFlightTransport(hold: limit, total: 40)
             let options = ImportOptions(
                 path: input, rate: 1000, concurrency: limit, progressPath: input + ".progress-\(limit)",
                 call: CallOptions(address: HostPort(host: "127.0.0.1", port: 7001), timeout: .seconds(5)))
@@ -81,20 +85,27 @@ struct ImportPaceTests {
     }
 }
 
-/// Answers RestorePurchases after 20 ms, linking every id, counting the calls in flight; the
-/// first `rateLimited` calls are refused at once with the store's rate limit "after 1 s".
+/// Answers RestorePurchases linking every id, counting the calls in flight: a call is held
+/// until `hold` calls are in flight (or the last of `total` has come), so that a run that can
+/// keep that many going does; the first `rateLimited` calls are refused at once with the
+/// store's rate limit "after 1 s".
 final class InFlightTransport: RestoreAnswering {
     struct State {
         var inFlight = 0
         var most = 0
         var ids: [String] = []
         var starts: [ContinuousClock.Instant] = []
+        var held: [CheckedContinuation<Void, Never>] = []
     }
     let state = Mutex(State())
     let rateLimited: Int
+    let hold: Int
+    let total: Int
 
-    init(rateLimited: Int = 0) {
+    init(rateLimited: Int = 0, hold: Int = 1, total: Int = .max) {
         self.rateLimited = rateLimited
+        self.hold = hold
+        self.total = total
     }
 
     func restore(_ request: RestorePurchasesRequest) async throws(SubctlError) -> RestorePurchasesResponse {
@@ -108,7 +119,15 @@ final class InFlightTransport: RestoreAnswering {
             state.withLock { $0.inFlight -= 1 }
             throw SubctlError(.rpc(.resourceExhausted), "RATE_LIMIT_EXCEEDED; try again after 1 s (Retry-After)")
         }
-        try? await Task.sleep(for: .milliseconds(20))
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.held.append(continuation)
+                guard state.inFlight >= hold || state.starts.count >= total else { return [] }
+                defer { state.held = [] }
+                return state.held
+            }
+            for waiter in released { waiter.resume() }
+        }
         state.withLock { $0.inFlight -= 1 }
         let id = request.appleTransactionIDs.first ?? ""
         state.withLock { $0.ids.append(id) }
