@@ -706,7 +706,7 @@ public final class AppleSimStore: Sendable {
     {
         guard (1...90).contains(days) else { throw .badDays }
         guard (0...3).contains(reason) else { throw .badReason }
-        let now = clock.now
+        let now = Self.afterLastAnswer(clock)
         return try state.withLock { state throws(ExtensionRefusal) -> RenewalExtension in
             if let requestIdentifier,
                 let earlier = state.extensionRequests[originalTransactionID + "/" + requestIdentifier]
@@ -777,7 +777,7 @@ public final class AppleSimStore: Sendable {
     func massExtensionStatus(productID: String, requestIdentifier: String) throws(MassExtensionRefusal)
         -> MassExtensionStatus
     {
-        let now = clock.now
+        let now = Self.afterLastAnswer(clock)
         return try state.withLock { state throws(MassExtensionRefusal) -> MassExtensionStatus in
             let key = productID + "/" + requestIdentifier
             guard state.massExtensions[key] != nil else { throw .notFound }
@@ -788,6 +788,12 @@ public final class AppleSimStore: Sendable {
                 succeededCount: run.succeeded, failedCount: run.failed)
         }
     }
+
+    /// The time of a change an API call makes: a millisecond after the clock's time. The clock
+    /// stands still between moves, but the App Store's does not: an extension is signed after
+    /// the data signed before it (a later `signedDate`), and the ledger, which orders states by
+    /// that date and takes the harsher of two with the same one, would keep the earlier expiry.
+    static func afterLastAnswer(_ clock: SimClock) -> Int64 { clock.advance(by: 1) }
 
     /// One step of the mass extension `key`: the next `massExtensionBatch` subscriptions, or,
     /// with none left, completion and its SUMMARY.
