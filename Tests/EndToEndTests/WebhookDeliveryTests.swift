@@ -233,6 +233,15 @@ struct WebhookDeliveryTests {
             let replayed: GetDeliveryStateResponse = try await stack.ledgerClient.call(
                 LedgerRPC.replayDeliveries, ReplayDeliveriesRequest(endpoint: "crm", afterSequence: 9))
             #expect(replayed.disabledMilliseconds == nil && replayed.deliveredThrough == 9)
+            // A name with no delivery state (a typo) is refused and starts none.
+            do {
+                let _: GetDeliveryStateResponse = try await stack.ledgerClient.call(
+                    LedgerRPC.replayDeliveries, ReplayDeliveriesRequest(endpoint: "crn", afterSequence: 0))
+                Issue.record("a replay to an endpoint with no delivery state was accepted")
+            } catch let error as RPCError {
+                #expect(error.code == .notFound)
+                #expect(error.message.hasSuffix("endpoints: crm"), "\(error.message)")
+            }
             // e10 and e11 are different accounts' events, sent side by side: either may land first.
             try await Self.rounds(first, "the replay") { Set(receiver.ok().suffix(2).map(\.id)) == ["e10", "e11"] }
             #expect(try await Self.state(stack).deliveredThrough == 11)

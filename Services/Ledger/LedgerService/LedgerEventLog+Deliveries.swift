@@ -92,6 +92,14 @@ extension LedgerEventLog {
         try Self.checkEndpoint(request.endpoint)
         return { tx in
             let store = LedgerStore(tx)
+            // A mistyped name would otherwise start a delivery state nobody follows.
+            let endpoints = try store.webhookEndpoints()
+            guard endpoints.contains(request.endpoint) else {
+                throw LedgerError.notFound(
+                    "no webhook endpoint \"\(request.endpoint)\" has delivery state here (an endpoint has it once "
+                        + "the entitlement service has delivered to it); endpoints: "
+                        + (endpoints.isEmpty ? "none" : endpoints.joined(separator: ", ")))
+            }
             try store.resetDeliveries(request.endpoint, after: request.afterSequence)
             return try Self.deliveryState(store, request.endpoint)
         }

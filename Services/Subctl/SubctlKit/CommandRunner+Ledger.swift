@@ -1,3 +1,4 @@
+import Model
 import RPC
 import Wire
 
@@ -24,6 +25,9 @@ extension CommandRunner {
             let events = try await read(
                 pages, method, request, as: GetHistoryResponse.self, transport: transport, options: options
             ) { response in (response.events.count, response.events.map(OutputText.event)) }
+            if events == 0, case .key(let key) = subject {
+                try await requireSubscription(key, transport: transport, options: options)
+            }
             if events == 0 && !options.json { write("no events") }
         case .inbox(let status, let store, let pageSize):
             let request = ListInboxRequest(status: status, store: store, pageSize: pageSize)
@@ -41,6 +45,27 @@ extension CommandRunner {
             try write(answer, options) { response in response.entry.map { [OutputText.inboxEntry($0)] } ?? [] }
         case .events, .tail, .deadLetters, .replayDeliveries, .testEvent, .verifyEvents:
             try await runEvents(command, transport: transport, options: options)
+        }
+    }
+
+    /// Throws NOT_FOUND, naming the key as written and where to look instead, when the ledger
+    /// holds no subscription `key` (a history with no events is otherwise indistinguishable
+    /// from a mistyped key).
+    private func requireSubscription(_ key: SubscriptionKey, transport: any ClientTransport, options: CallOptions)
+        async throws(SubctlError)
+    {
+        do throws(SubctlError) {
+            _ = try await transport.call(
+                "subscriptions.ledger.v1.Ledger/GetSubscription", GetSubscriptionRequest(key: key, stateOnly: true),
+                as: GetSubscriptionResponse.self, timeout: options.timeout)
+        } catch {
+            guard error.code == SubctlError.Code.rpc(.notFound) else { throw error }
+            let written = "\(key.store)/\(key.environment)/\(key.storeID)"
+            throw SubctlError(
+                .rpc(.notFound),
+                "the ledger holds no subscription \(written): an App Store key is the original transaction id, "
+                    + "a Google Play key the purchase token; `subctl find \(key.storeID)` looks for it as any id, "
+                    + "in both environments")
         }
     }
 

@@ -59,8 +59,22 @@ public struct SubscriberFinder: Sendable {
         }
         response.accountIDs = accounts
         for match in matches {
-            guard let key = match.key, let subscription = try await ledger.subscription(key) else { continue }
-            response.subscriptions.append(FoundSubscription(matched: match.matched, subscription: subscription))
+            guard let key = match.key, let (subscription, periods) = try await ledger.recordedState(key) else {
+                continue
+            }
+            response.subscriptions.append(
+                FoundSubscription(
+                    matched: match.matched, subscription: subscription,
+                    // By end: Play names no start per order (each carries the subscription's).
+                    periods: periods.sorted {
+                        ($0.endMilliseconds ?? Int64.max, $0.startMilliseconds, $0.periodID)
+                            < ($1.endMilliseconds ?? Int64.max, $1.startMilliseconds, $1.periodID)
+                    }
+                    .map { period in
+                        var period = period
+                        period.raw = nil
+                        return period
+                    }))
         }
         var events: [LifecycleEvent] = []
         for account in accounts {
