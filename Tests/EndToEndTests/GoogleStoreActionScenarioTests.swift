@@ -25,6 +25,18 @@ struct GoogleStoreActionScenarioTests {
         }
     }
 
+    /// A new account with a Play subscription bought for it and verified, once it has access:
+    /// the account, the purchase token and the first order id.
+    static func subscribed(_ stack: StoreSimStack) async throws -> (String, String, String) {
+        let account = "user-\(UUID().uuidString.prefix(8))"
+        let bought = try await stack.control("google/buy", ["productId": "pro_sub", "obfuscatedAccountId": account])
+        let token = try #require(bought["purchaseToken"] as? String)
+        let order = try #require(bought["orderId"] as? String)
+        _ = try await stack.verifyOnPlay(token, product: "pro_sub", account: account)
+        _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+        return (account, token, order)
+    }
+
     /// The store actions in `account`'s audit trail: subtype, actor, reason.
     static func actions(_ stack: StoreSimStack, _ account: String) async throws -> [(String, String, String)] {
         try await stack.history(of: account).filter { $0.kind == .storeAction }.map {
@@ -38,13 +50,7 @@ struct GoogleStoreActionScenarioTests {
     func revokeAndRefund() async throws {
         let stack = try await StoreSimStack(inProcess: true)
         do {
-            let account = "user-\(UUID().uuidString.prefix(8))"
-            let bought = try await stack.control(
-                "google/buy", ["productId": "pro_sub", "obfuscatedAccountId": account])
-            let token = try #require(bought["purchaseToken"] as? String)
-            let order = try #require(bought["orderId"] as? String)
-            _ = try await stack.verifyOnPlay(token, product: "pro_sub", account: account)
-            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            let (account, token, order) = try await Self.subscribed(stack)
             func refund(_ orderID: String, revoke: Bool) async throws -> GoogleStoreActionResponse {
                 try await stack.verifierClient.call(
                     VerifierRPC.refundGoogleOrder.name,
@@ -170,13 +176,7 @@ struct GoogleStoreActionScenarioTests {
     func rateLimited() async throws {
         let stack = try await StoreSimStack(inProcess: true)
         do {
-            let account = "user-\(UUID().uuidString.prefix(8))"
-            let bought = try await stack.control(
-                "google/buy", ["productId": "pro_sub", "obfuscatedAccountId": account])
-            let token = try #require(bought["purchaseToken"] as? String)
-            let order = try #require(bought["orderId"] as? String)
-            _ = try await stack.verifyOnPlay(token, product: "pro_sub", account: account)
-            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            let (account, token, order) = try await Self.subscribed(stack)
             let client = stack.verifierClient
             let operations: [(String, String, @Sendable () async throws -> Void)] = [
                 (
