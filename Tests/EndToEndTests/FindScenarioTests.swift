@@ -76,6 +76,12 @@ struct FindScenarioTests {
                 // Every order's period, each under its own order id.
                 let periods = found.subscriptions.first?.periods ?? []
                 #expect(periods.map(\.periodID) == ids.map { $0 + "/pro_sub" }, "\(value): \(periods.map(\.periodID))")
+                // Each order starts where the one before it ends (Play names no start per order).
+                #expect(
+                    periods.dropFirst().map(\.startMilliseconds) == periods.dropLast().map { $0.endMilliseconds ?? 0 },
+                    "\(value)")
+                // The import-style events recorded before the link are among the events too.
+                #expect(found.events.contains { $0.storeType == "API" || $0.kind == .purchased }, "\(value)")
                 #expect(found.events.count <= 20 && !found.events.isEmpty, "\(value)")
             }
         }

@@ -95,6 +95,13 @@ struct LedgerEventLogTests {
             #expect(try await pages(ListDeadLettersRequest(endpoint: "crm", limit: 1)) == [["crm e2"], ["crm e4"]])
             #expect(
                 try await pages(ListDeadLettersRequest()) == [["audit e1", "audit e2", "audit e3", "crm e2", "crm e4"]])
+            await #expect(
+                throws: LedgerError.notFound(
+                    "no webhook endpoint \"crn\" has delivery state here (an endpoint has it once the entitlement "
+                        + "service has delivered to it); endpoints: audit, crm")
+            ) {
+                _ = try await ledger.eventLog.deadLetters(ListDeadLettersRequest(endpoint: "crn"))
+            }
             await #expect(throws: LedgerError.invalidArgument("page_token \"crm\" is not one this ledger issued")) {
                 _ = try await ledger.eventLog.deadLetters(ListDeadLettersRequest(pageToken: "crm"))
             }

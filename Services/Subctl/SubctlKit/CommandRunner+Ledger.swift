@@ -25,8 +25,15 @@ extension CommandRunner {
             let events = try await read(
                 pages, method, request, as: GetHistoryResponse.self, transport: transport, options: options
             ) { response in (response.events.count, response.events.map(OutputText.event)) }
-            if events == 0, case .key(let key) = subject {
-                try await requireSubscription(key, transport: transport, options: options)
+            if events == 0 {
+                switch subject {
+                case .key(let key): try await requireSubscription(key, transport: transport, options: options)
+                case .account(let accountID):
+                    // NOT_FOUND for an account the ledger does not know, as `account` answers.
+                    _ = try await transport.call(
+                        LedgerCommand.account(accountID).method, GetAccountRequest(accountID: accountID),
+                        as: GetAccountResponse.self, timeout: options.timeout)
+                }
             }
             if events == 0 && !options.json { write("no events") }
         case .inbox(let status, let store, let pageSize):
@@ -83,7 +90,11 @@ extension CommandRunner {
                 method, request, as: ListEventsResponse.self, timeout: options.timeout)
             try write(answer, options) { response in
                 (response.events.isEmpty ? ["no events"] : response.events.map(OutputText.loggedEvent))
-                    + ["last sequence \(response.lastSequence)"]
+                    + [
+                        "last sequence \(response.lastSequence)"
+                            + (response.events.count >= Int(limit == 0 ? 100 : limit)
+                                ? " (more may follow: --after \(response.lastSequence))" : "")
+                    ]
             }
         case .tail(let after, let types, let count):
             var cursor = after

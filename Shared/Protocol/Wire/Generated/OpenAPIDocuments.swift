@@ -7428,7 +7428,7 @@ public enum OpenAPIDocuments {
             "items": {
               "$ref": "#/components/schemas/subscriptions.common.v1.Period"
             },
-            "description": "Every period the ledger recorded (an Apple transaction, a Google order), each as the store\ngave it, by end (no end last); the newest 100; without their raw data. Play gives no start\nper order: each Google period starts at the subscription's `startTime`, and a renewal's paid\ntime begins where the order before it ends."
+            "description": "Every period the ledger recorded (an Apple transaction, a Google order), each as the store\ngave it, by end (no end last); the newest 100; without their raw data. Play gives no start\nper order (each carries the subscription's `startTime`): a Google order after another is\nanswered as starting where that one ends."
           }
         },
         "required": [

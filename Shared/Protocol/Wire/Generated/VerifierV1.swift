@@ -2104,8 +2104,8 @@ public struct FoundSubscription: ProtoMessage, Hashable {
 
     /// Every period the ledger recorded (an Apple transaction, a Google order), each as the store
     /// gave it, by end (no end last); the newest 100; without their raw data. Play gives no start
-    /// per order: each Google period starts at the subscription's `startTime`, and a renewal's paid
-    /// time begins where the order before it ends.
+    /// per order (each carries the subscription's `startTime`): a Google order after another is
+    /// answered as starting where that one ends.
     public var periods: [Period]
 
     /// A value with the fields given; the others empty, zero or absent.

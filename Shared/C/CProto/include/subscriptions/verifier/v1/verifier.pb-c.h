@@ -823,8 +823,8 @@ struct  Subscriptions__Verifier__V1__FoundSubscription
   /*
    * Every period the ledger recorded (an Apple transaction, a Google order), each as the store
    * gave it, by end (no end last); the newest 100; without their raw data. Play gives no start
-   * per order: each Google period starts at the subscription's `startTime`, and a renewal's paid
-   * time begins where the order before it ends.
+   * per order (each carries the subscription's `startTime`): a Google order after another is
+   * answered as starting where that one ends.
    */
   size_t n_periods;
   Subscriptions__Common__V1__Period **periods;
