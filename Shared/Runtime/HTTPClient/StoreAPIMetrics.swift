@@ -70,12 +70,11 @@ public final class StoreAPIMetrics: Sendable {
             "store_api_request_duration_seconds", help: "How long one exchange with a store's server API took.",
             buckets: Self.durationBuckets, labels: labels
         ).observe(seconds)
-        if outcome == "429" {
-            registry.counter(
-                "store_api_rate_limited_total", help: "Exchanges a store's server API answered 429 (rate limited).",
-                labels: labels
-            ).increment()
-        }
+        // Made with the endpoint's first exchange, at 0 until a 429.
+        let limited = registry.counter(
+            "store_api_rate_limited_total", help: "Exchanges a store's server API answered 429 (rate limited).",
+            labels: labels)
+        if outcome == "429" { limited.increment() }
     }
 }
 

@@ -57,6 +57,16 @@ public final class MetricsRegistry: Sendable {
         state.withLock { $0.collectors.append(collector) }
     }
 
+    /// The value of the sample `series` on the page now, written as the page writes it (`name` or
+    /// `name{label="value",…}` with the labels sorted); nil when the page has no such sample.
+    public func value(_ series: String) -> Double? {
+        let prefix = series + " "
+        for line in render().split(separator: "\n") where line.hasPrefix(prefix) {
+            return Double(line.dropFirst(prefix.count))
+        }
+        return nil
+    }
+
     /// The whole page.
     public func render() -> String {
         let (counters, gauges, histograms, collectors) = state.withLock {

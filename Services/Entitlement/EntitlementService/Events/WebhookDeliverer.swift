@@ -99,6 +99,9 @@ public actor WebhookDeliverer {
         self.rules = rules
         self.logger = logger
         self.metrics = metrics
+        // At 0 from the start, so that a rate over it is defined before the first dead letter.
+        _ = metrics?.counter(
+            "webhook_dead_letters_total", help: "Events given up on.", labels: ["endpoint": endpoint.name])
         deadLettersGauge = metrics?.gauge(
             "webhook_dead_letters",
             help: "Events given up on and not redelivered yet (shown by the delivering instance).",

@@ -91,7 +91,7 @@ extension GoogleAdapter {
             counters.notifications.duplicates.increment()
             return Self.answer(204, "")
         case .success:
-            let published = envelope.publishTimeMilliseconds ?? notification.eventTimeMillis
+            let published = GooglePlayLifecycle.millis(envelope.publishTime) ?? notification.eventTimeMillis
             counters.notifications.received.increment()
             counters.notifications.lag(.recorded, sent: published, now: nowMilliseconds)
             let work = Self.work(notification.kind)

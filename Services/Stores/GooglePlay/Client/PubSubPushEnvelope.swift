@@ -20,16 +20,6 @@ public struct PubSubPushEnvelope: Sendable, Hashable {
     /// The subscription that pushed it (`projects/{project}/subscriptions/{name}`).
     public var subscription: String
 
-    /// `publishTime` as Unix epoch milliseconds; nil when absent or not RFC 3339.
-    public var publishTimeMilliseconds: Int64? {
-        guard let publishTime else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: publishTime) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: publishTime).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
-    }
-
     /// An envelope with these fields.
     public init(
         messageID: String, publishTime: String?, data: [UInt8], attributes: [String: String] = [:],
