@@ -35,7 +35,8 @@ extension EntitlementView {
         text.family(
             "entitlement_active_subscriptions", type: "gauge",
             help: "Subscriptions an account holds that are not expired or revoked, by store, state and product.")
-        for labels in active.keys.sorted(by: { $0.description < $1.description }) {
+        let order = { (labels: Labels) in [labels["store"] ?? "", labels["state"] ?? "", labels["product"] ?? ""] }
+        for labels in active.keys.sorted(by: { order($0).lexicographicallyPrecedes(order($1)) }) {
             text.sample("entitlement_active_subscriptions", labels, Double(active[labels]!))
         }
         text.family(
