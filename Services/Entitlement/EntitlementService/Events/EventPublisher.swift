@@ -88,7 +88,7 @@ public actor EventPublisher {
 
     /// The event log's lag at `now` (epoch ms), in seconds: since the commit of the oldest change
     /// the view applied that no append covers yet; 0 when every one is covered.
-    nonisolated func eventLogLagSeconds(now: Int64) -> Double {
+    public nonisolated func eventLogLagSeconds(now: Int64) -> Double {
         guard let oldest = uncovered.withLock({ $0.first?.committed }) else { return 0 }
         return Double(max(0, now - oldest)) / 1000
     }
