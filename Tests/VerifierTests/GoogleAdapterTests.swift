@@ -135,6 +135,29 @@ struct GoogleAdapterTests {
         await harness.stop()
     }
 
+    @Test("reconciliation refreshes a purchase in grace; a refresh that changes the recorded state is a change found")
+    func refreshesInGrace() async throws {
+        let harness = try await Harness()
+        harness.api.setSubscription(
+            "tok-grace", harness.purchase(state: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD", acknowledged: true))
+        _ = try await harness.adapter.verifyPurchase(
+            VerifyGooglePurchaseRequest(
+                accountID: "user-9", packageName: Self.package, productID: "pro_monthly", purchaseToken: "tok-grace",
+                idempotencyKey: "g-9"))
+        #expect(try await harness.ledger.subscription(harness.key("tok-grace"))?.state == .gracePeriod)
+        let reconciler = GoogleReconciler(adapter: harness.adapter, interval: .zero)
+        await reconciler.runPass()
+        #expect(harness.metric("reconciliation_subscriptions_refreshed_total") == 1)
+        #expect(harness.metric("reconciliation_changes_found_total") == 0)
+        // The payment went through and no notification came: the next pass finds it.
+        harness.api.setSubscription("tok-grace", harness.purchase(acknowledged: true))
+        await reconciler.runPass()
+        #expect(harness.metric("reconciliation_subscriptions_refreshed_total") == 2)
+        #expect(harness.metric("reconciliation_changes_found_total") == 1)
+        #expect(try await harness.ledger.subscription(harness.key("tok-grace"))?.state == .active)
+        await harness.stop()
+    }
+
     @Test("another account's obfuscated id is PERMISSION_DENIED, and nothing is linked or acknowledged")
     func otherAccount() async throws {
         let harness = try await Harness()
