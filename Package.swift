@@ -73,7 +73,7 @@ let package = Package(
         shared("Crypto", .runtime, ["COpenSSL", "CShims"]),
         shared("Sockets", .runtime, []),
         shared("HTTP", .runtime, ["CMicroHTTPD", "CShims", "Observability", "Sockets"]),
-        shared("HTTPClient", .runtime, []),
+        shared("HTTPClient", .runtime, ["Observability"]),
         shared(
             "RPC", .runtime, ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability", "Sockets"],
             hotPath: true),
@@ -121,7 +121,7 @@ let package = Package(
             dependencies: [
                 "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "SQLite",
                 "PostgreSQL",
-                "Crypto",
+                "Crypto", "HTTP",
             ],
             path: "Services/Ledger/LedgerService", swiftSettings: swiftSettings),
         .executableTarget(
