@@ -6,8 +6,8 @@
   docs/runbooks.md; every metric its expressions name is in deploy/prometheus/metrics.txt.
 - deploy/prometheus/prometheus.yml: promtool accepts it (with the rules it loads).
 - deploy/grafana/subscriptions.json: valid JSON, a Prometheus datasource variable every query
-  uses, every panel (rows aside) has queries, and every metric in every query is in
-  metrics.txt.
+  uses, every panel (rows aside) has queries that promtool parses (Grafana's $__rate_interval
+  and $__range read as 5m and 1h), and every metric in every query is in metrics.txt.
 
 Usage: python3 Tests/Python/monitoring_check.py [-v]  (needs promtool and PyYAML: Debian's
 prometheus and python3-yaml, which scripts/install-deps installs).
@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import yaml
@@ -96,8 +97,8 @@ def github_anchors(markdown):
     return anchors
 
 
-def promtool(*arguments):
-    return subprocess.run(["promtool", *arguments], cwd=PROMETHEUS, capture_output=True, text=True)
+def promtool(*arguments, cwd=PROMETHEUS):
+    return subprocess.run(["promtool", *arguments], cwd=cwd, capture_output=True, text=True)
 
 
 class MetricNameParsing(unittest.TestCase):
@@ -211,6 +212,18 @@ class Dashboard(unittest.TestCase):
                 for target in panel["targets"]:
                     self.assertTrue(target.get("expr", "").strip(), f"empty query {target.get('refId')}")
                     self.assertEqual(target["datasource"], panel["datasource"])
+
+    def test_every_query_parses(self):
+        queries = [target["expr"] for panel in self.panels for target in panel.get("targets", [])]
+        rules = [{"record": f"dashboard:query{index}",
+                  "expr": query.replace("$__rate_interval", "5m").replace("$__range", "1h")}
+                 for index, query in enumerate(queries)]
+        with tempfile.TemporaryDirectory() as directory:
+            with open(os.path.join(directory, "queries.yml"), "w") as file:
+                yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}, file)
+            result = promtool("check", "rules", "queries.yml", cwd=directory)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn(f"SUCCESS: {len(queries)} rules found", result.stdout)
 
     def test_panel_ids_are_unique(self):
         ids = [panel["id"] for panel in self.panels]
