@@ -145,10 +145,11 @@ let package = Package(
             name: "SubctlKit",
             dependencies: [
                 "Wire", "ProtoJSON", "RPC", "Config", "Observability", "Model", "AppStore", "Crypto", "Sockets",
+                "Lifecycle",
             ],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "subctl", dependencies: ["SubctlKit", "RPC"], path: "Services/Subctl/subctl",
+            name: "subctl", dependencies: ["SubctlKit", "RPC", "Lifecycle"], path: "Services/Subctl/subctl",
             swiftSettings: swiftSettings),
 
         // The store simulator (a development and test tool): App Store and Google Play with a
@@ -252,6 +253,7 @@ let package = Package(
             name: "SubctlTests",
             dependencies: [
                 "SubctlKit", "ProtoJSON", "Wire", "Model", "AppStore", "Crypto", "Sockets", "RPC", "TestSupport",
+                "Lifecycle",
             ],
             path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),

@@ -1,4 +1,5 @@
 import Foundation
+import Lifecycle
 import Model
 import Sockets
 import SubctlKit
@@ -191,17 +192,31 @@ struct ImportCommandTests {
                 == ImportOutcome(id: "apple/production/2000000001", kind: .imported))
     }
 
-    @Test("a run restores each subscription once with a key derived from the file, and a second run none")
-    func run() async throws {
+    /// The RevenueCat export written to a new directory (removed by `body`'s end), and import
+    /// options for it at `concurrency`.
+    static func withExport(
+        concurrency: Int = ImportOptions.defaultConcurrency, _ body: (ImportOptions) async throws -> Void
+    )
+        async throws
+    {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("subs.csv").path
         try Self.revenueCat.write(toFile: input, atomically: true, encoding: .utf8)
+        try await body(
+            ImportOptions(
+                path: input, rate: 1000, concurrency: concurrency, reason: "migration",
+                call: CallOptions(address: HostPort(host: "127.0.0.1", port: 7001), timeout: .seconds(5))))
+    }
+
+    @Test("a run restores each subscription once with a key derived from the file, and a second run none")
+    func run() async throws {
+        try await Self.withExport { options in try await Self.runTwice(options) }
+    }
+
+    static func runTwice(_ options: ImportOptions) async throws {
         let transport = RestoreTransport()
-        let options = ImportOptions(
-            path: input, rate: 1000, reason: "migration",
-            call: CallOptions(address: HostPort(host: "127.0.0.1", port: 7001), timeout: .seconds(5)))
         let first = try await ImportRun(options: options, transport: transport, sleep: { _ in }).run()
         #expect(first.imported == 1)
         #expect(first.otherAccount == ["kept": 1])
@@ -214,6 +229,29 @@ struct ImportCommandTests {
         #expect(transport.requests.withLock { $0.count } == 2)
         #expect(second.fromEarlierRuns == 2)
         #expect(second.imported == 1)
+    }
+
+    @Test("an interruption stops the run: what finished is recorded and reported, the call cut short is not")
+    func interrupted() async throws {
+        try await Self.withExport(concurrency: 1) { options in try await Self.interrupt(options) }
+    }
+
+    static func interrupt(_ options: ImportOptions) async throws {
+        let interrupt = ShutdownSignal()
+        let transport = HoldingSecondTransport(interrupt)
+        let partial = Mutex<ImportReport?>(nil)
+        await #expect(
+            throws: SubctlError(
+                .incomplete, "stopped by SIGINT: what finished is recorded; run the same command again to go on")
+        ) {
+            _ = try await ImportRun(options: options, transport: transport, sleep: { _ in }, interrupt: interrupt)
+                .run { report in partial.withLock { $0 = report } }
+        }
+        #expect(partial.withLock { $0 }?.imported == 1)
+        #expect(partial.withLock { $0 }?.notDone == 1)
+        // The call cut short has no outcome: the next run asks for it again, and only for it.
+        let second = try await ImportRun(options: options, transport: RestoreTransport(), sleep: { _ in }).run()
+        #expect(second.fromEarlierRuns == 1 && second.notDone == 0)
     }
 
     @Test("a rate limit is waited out as the verifier names it, then retried with the same key")
@@ -260,5 +298,32 @@ final class RestoreTransport: RestoreAnswering {
         let key = SubscriptionKey(store: .apple, environment: .production, storeID: id)
         return RestorePurchasesResponse(
             restored: [RestoredPurchase(key: key, link: index == 1 ? .linked : .kept, otherAccountID: "acct-9")])
+    }
+}
+
+/// Answers the first RestorePurchases (linked); holds the second until its call is cancelled,
+/// after resolving `interrupt` as an operator's Ctrl-C would.
+final class HoldingSecondTransport: RestoreAnswering {
+    let count = Mutex(0)
+    let interrupt: ShutdownSignal
+
+    init(_ interrupt: ShutdownSignal) { self.interrupt = interrupt }
+
+    func restore(_ request: RestorePurchasesRequest) async throws(SubctlError) -> RestorePurchasesResponse {
+        let index = count.withLock {
+            $0 += 1
+            return $0
+        }
+        let id = request.appleTransactionIDs.first ?? ""
+        guard index > 1 else {
+            return RestorePurchasesResponse(restored: [
+                RestoredPurchase(
+                    key: SubscriptionKey(store: .apple, environment: .production, storeID: id), link: .linked)
+            ])
+        }
+        interrupt.trigger("SIGINT")
+        // Held until the run's stop cancels the call (a minute is far beyond any wait here).
+        try? await Task.sleep(for: .seconds(60))
+        throw SubctlError(.rpc(.cancelled), "the call was cancelled")
     }
 }

@@ -5,7 +5,7 @@ extension CommandRunner {
     /// Runs `subctl import`: the report as text (also when the run stops early, before the
     /// error), and as JSON to `--report-json`.
     func runImport(_ options: ImportOptions, transport: (any ClientTransport)?) async throws(SubctlError) {
-        let run = ImportRun(options: options, transport: transport, status: status)
+        let run = ImportRun(options: options, transport: transport, status: status, interrupt: interrupt)
         let report = try await run.run { partial in
             status?("")
             try? writeReport(partial, options)

@@ -1,4 +1,5 @@
 public import Foundation
+public import Lifecycle
 public import RPC
 import Wire
 
@@ -8,16 +9,20 @@ public struct CommandRunner {
     let write: (String) -> Void
     let now: () -> Date
     let status: ((String) -> Void)?
+    let interrupt: ShutdownSignal?
 
     /// `write` receives what goes to standard output; `now` is the time `apple verify` checks
     /// data without a `signedDate` at; `status`, when given (stdout is a terminal), receives a
-    /// line that replaces the previous one: an import's progress bar.
+    /// line that replaces the previous one: an import's progress bar; `interrupt` resolves when
+    /// the operator stops the command (an import then stops and prints what it did).
     public init(
-        write: @escaping (String) -> Void, now: @escaping () -> Date = Date.init, status: ((String) -> Void)? = nil
+        write: @escaping (String) -> Void, now: @escaping () -> Date = Date.init, status: ((String) -> Void)? = nil,
+        interrupt: ShutdownSignal? = nil
     ) {
         self.write = write
         self.now = now
         self.status = status
+        self.interrupt = interrupt
     }
 
     /// Runs `command`. `transport` must be given for commands with `callOptions`;

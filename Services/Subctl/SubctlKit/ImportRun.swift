@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+public import Lifecycle
 import Model
 public import RPC
 public import Wire
@@ -14,7 +15,7 @@ public import Wire
 /// 1, 2, 4 … 60 s; a rate limit's wait holds back every call of the run, an outage's only the
 /// call that met it. After `maxAttempts` the run stops: no new call starts, the calls in flight
 /// are cancelled (a retry gives up), what finished is recorded, and a later run goes on from
-/// there.
+/// there. An interruption (SIGINT, SIGTERM: `interrupt`) stops the run the same way.
 public struct ImportRun {
     /// Tries of one subscription before the run stops.
     public static let maxAttempts = 8
@@ -27,18 +28,28 @@ public struct ImportRun {
     let now: @Sendable () -> ContinuousClock.Instant
     /// Receives the progress bar's line when stdout is a terminal.
     let status: ((String) -> Void)?
+    /// Resolves when the operator asks the run to stop.
+    let interrupt: ShutdownSignal?
 
     public init(
         options: ImportOptions, transport: (any ClientTransport)?,
         sleep: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) },
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
-        status: ((String) -> Void)? = nil
+        status: ((String) -> Void)? = nil, interrupt: ShutdownSignal? = nil
     ) {
         self.options = options
         self.transport = transport
         self.sleep = sleep
         self.now = now
         self.status = status
+        self.interrupt = interrupt
+    }
+
+    /// What a child task of the run ends with: a subscription's outcome, or the watch on the
+    /// interruption (with the signal's name when it was the interruption, nil at the run's end).
+    enum Finished: Sendable {
+        case outcome(Result<ImportOutcome, SubctlError>)
+        case watch(String?)
     }
 
     /// Reads the file, imports what is left, and answers the report. Throws `invalidArgument`
@@ -63,29 +74,55 @@ public struct ImportRun {
         let call: @Sendable (ImportFile.Item) async -> Result<ImportOutcome, SubctlError> = { item in
             await Self.importOne(item, options: options, transport: transport, pace: pace, sleep: sleep, now: now)
         }
-        let failure = await withTaskGroup(of: Result<ImportOutcome, SubctlError>.self) { group in
+        // Resolved by the interruption, or by the run itself once no call is left (which ends
+        // the watch below).
+        let stop = ShutdownSignal()
+        if let interrupt { Task { stop.trigger(await interrupt.wait()) } }
+        let failure = await withTaskGroup(of: Finished.self) { group in
             var items = pending.makeIterator()
             var failure: SubctlError?
             var done = 0
+            var inFlight = 0
+            group.addTask {
+                let reason = await stop.wait()
+                return .watch(reason == Self.ended ? nil : reason)
+            }
             for _ in 0..<max(1, options.concurrency) {
                 guard let item = items.next() else { break }
-                group.addTask { await call(item) }
+                inFlight += 1
+                group.addTask { .outcome(await call(item)) }
             }
+            if inFlight == 0 { stop.trigger(Self.ended) }
             // The one writer of the progress file: outcomes come in as calls finish, in any order.
-            while let result = await group.next() {
-                do throws(SubctlError) {
-                    try progress.record(try result.get())
-                    done += 1
-                    if let status { status(bar(done: done, of: pending.count, since: start)) }
-                } catch {
+            while let finished = await group.next() {
+                switch finished {
+                case .watch(nil): continue
+                case .watch(let signal?):
                     if failure == nil {
-                        failure = error
+                        failure = SubctlError(
+                            .incomplete,
+                            "stopped by \(signal): what finished is recorded; run the same command again to go on")
                         group.cancelAll()
+                    }
+                    continue
+                case .outcome(let result):
+                    inFlight -= 1
+                    do throws(SubctlError) {
+                        try progress.record(try result.get())
+                        done += 1
+                        if let status { status(bar(done: done, of: pending.count, since: start)) }
+                    } catch {
+                        if failure == nil {
+                            failure = error
+                            group.cancelAll()
+                        }
                     }
                 }
                 if failure == nil, let item = items.next() {
-                    group.addTask { await call(item) }
+                    inFlight += 1
+                    group.addTask { .outcome(await call(item)) }
                 }
+                if inFlight == 0 { stop.trigger(Self.ended) }
             }
             return failure
         }
@@ -96,6 +133,9 @@ public struct ImportRun {
         }
         return report
     }
+
+    /// The reason `stop` resolves with when the run ends by itself.
+    static let ended = "the end of the run"
 
     /// Restores one subscription, retrying a rate limit (which pauses every call of the run) or
     /// an outage (this one only) with the same key; gives up when the run is cancelled.
@@ -114,7 +154,10 @@ public struct ImportRun {
                     timeout: options.call?.timeout)
                 return .success(Self.outcome(item, answer.response))
             } catch {
-                guard let status = error.code.status else { return .failure(error) }
+                // A call cut short by the run's stop has no outcome: a later run asks again.
+                guard let status = error.code.status, !Task.isCancelled, status != .cancelled else {
+                    return .failure(error)
+                }
                 switch status {
                 case .resourceExhausted, .unavailable, .deadlineExceeded:
                     guard attempt < Self.maxAttempts, !Task.isCancelled else { return .failure(error) }

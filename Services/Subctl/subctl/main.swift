@@ -3,6 +3,7 @@
 // `events verify` finds the event log wanting, and 10…17 when `apple verify` refuses the data
 // (SubctlCommand.usage lists them).
 import Foundation
+import Lifecycle
 import RPC
 import SubctlKit
 
@@ -23,7 +24,10 @@ do throws(SubctlError) {
     let status: ((String) -> Void)? =
         isatty(STDOUT_FILENO) == 1
         ? { FileHandle.standardOutput.write(Data("\r\u{1B}[K\($0)".utf8)) } : nil
-    let runner = CommandRunner(write: { emit($0, to: .standardOutput) }, status: status)
+    // An import stops on Ctrl-C or SIGTERM and prints what it did; other commands end as before.
+    var interrupt: ShutdownSignal?
+    if case .importFile = command { interrupt = ShutdownSignal.installed() }
+    let runner = CommandRunner(write: { emit($0, to: .standardOutput) }, status: status, interrupt: interrupt)
     try await runner.run(command, transport: transport, entitlement: entitlement) {
         String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
     }
