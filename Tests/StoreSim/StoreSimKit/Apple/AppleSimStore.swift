@@ -217,6 +217,11 @@ public final class AppleSimStore: Sendable {
         var phaseBeforeRevocation = Phase.active
         /// When each renewal-date extension was made.
         var extensions: [Int64] = []
+        /// The earliest `signedDate` of its data from now on. The clock stands still between
+        /// moves, but the App Store's does not: data changed by an extension is signed after
+        /// the data signed before it, and the ledger, which orders states by that date and keeps
+        /// the harsher of two with the same one, would otherwise keep the earlier expiry.
+        var signedNotBefore: Int64 = 0
 
         var latest: Transaction { transactions[transactions.count - 1] }
 
@@ -706,7 +711,7 @@ public final class AppleSimStore: Sendable {
     {
         guard (1...90).contains(days) else { throw .badDays }
         guard (0...3).contains(reason) else { throw .badReason }
-        let now = Self.afterLastAnswer(clock)
+        let now = clock.now
         return try state.withLock { state throws(ExtensionRefusal) -> RenewalExtension in
             if let requestIdentifier,
                 let earlier = state.extensionRequests[originalTransactionID + "/" + requestIdentifier]
@@ -738,6 +743,7 @@ public final class AppleSimStore: Sendable {
         let last = subscription.transactions.count - 1
         state.subscriptions[originalTransactionID]!.transactions[last].expiresDate += Int64(days) * 86_400_000
         state.subscriptions[originalTransactionID]!.extensions.append(now)
+        state.subscriptions[originalTransactionID]!.signedNotBefore = now + 1
         emit(&state, originalTransactionID, "RENEWAL_EXTENDED", nil, at: now)
         let latest = state.subscriptions[originalTransactionID]!.latest
         return RenewalExtension(
@@ -777,7 +783,7 @@ public final class AppleSimStore: Sendable {
     func massExtensionStatus(productID: String, requestIdentifier: String) throws(MassExtensionRefusal)
         -> MassExtensionStatus
     {
-        let now = Self.afterLastAnswer(clock)
+        let now = clock.now
         return try state.withLock { state throws(MassExtensionRefusal) -> MassExtensionStatus in
             let key = productID + "/" + requestIdentifier
             guard state.massExtensions[key] != nil else { throw .notFound }
@@ -788,12 +794,6 @@ public final class AppleSimStore: Sendable {
                 succeededCount: run.succeeded, failedCount: run.failed)
         }
     }
-
-    /// The time of a change an API call makes: a millisecond after the clock's time. The clock
-    /// stands still between moves, but the App Store's does not: an extension is signed after
-    /// the data signed before it (a later `signedDate`), and the ledger, which orders states by
-    /// that date and takes the harsher of two with the same one, would keep the earlier expiry.
-    static func afterLastAnswer(_ clock: SimClock) -> Int64 { clock.advance(by: 1) }
 
     /// One step of the mass extension `key`: the next `massExtensionBatch` subscriptions, or,
     /// with none left, completion and its SUMMARY.
@@ -1166,7 +1166,8 @@ public final class AppleSimStore: Sendable {
             "productId": transaction.productID, "subscriptionGroupIdentifier": product.group,
             "purchaseDate": transaction.purchaseDate, "originalPurchaseDate": subscription.originalPurchaseDate,
             "expiresDate": transaction.expiresDate, "quantity": 1, "type": "Auto-Renewable Subscription",
-            "inAppOwnershipType": subscription.familyShared ? "FAMILY_SHARED" : "PURCHASED", "signedDate": signedAt,
+            "inAppOwnershipType": subscription.familyShared ? "FAMILY_SHARED" : "PURCHASED",
+            "signedDate": max(signedAt, subscription.signedNotBefore),
             "environment": configuration.environment, "transactionReason": transaction.reason,
             "storefront": configuration.storefront, "storefrontId": configuration.storefrontID,
             "price": transaction.price, "currency": configuration.currency,
@@ -1203,7 +1204,7 @@ public final class AppleSimStore: Sendable {
         var payload: [String: any Sendable] = [
             "originalTransactionId": subscription.originalTransactionID, "productId": subscription.productID,
             "autoRenewProductId": subscription.autoRenewProductID, "autoRenewStatus": subscription.autoRenew ? 1 : 0,
-            "signedDate": signedAt, "environment": configuration.environment,
+            "signedDate": max(signedAt, subscription.signedNotBefore), "environment": configuration.environment,
             "recentSubscriptionStartDate": subscription.originalPurchaseDate, "currency": configuration.currency,
         ]
         switch subscription.phase {
