@@ -87,7 +87,33 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     public var parentID: String { Self.hex(parent, digits: 16) }
 
     /// The header value: `00-<trace id>-<parent id>-<flags>`.
-    public var traceparent: String { "00-\(traceID)-\(parentID)-\(Self.hex(UInt64(flags), digits: 2))" }
+    public var traceparent: String {
+        let text = traceparentCString
+        return String(decoding: text.dropLast().lazy.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `traceparent` as NUL-terminated UTF-8, built in one allocation (an RPC request's envelope
+    /// field).
+    public var traceparentCString: [CChar] {
+        var text = [CChar](repeating: 0, count: 56)
+        let digits: StaticString = "0123456789abcdef"
+        func put(_ value: UInt64, digits count: Int, at offset: Int) {
+            for index in 0..<count {
+                let nibble = Int(value >> UInt64(4 * (count - 1 - index)) & 0xF)
+                text[offset + index] = CChar(bitPattern: digits.utf8Start[nibble])
+            }
+        }
+        text[0] = 0x30
+        text[1] = 0x30
+        text[2] = 0x2D
+        put(traceHigh, digits: 16, at: 3)
+        put(traceLow, digits: 16, at: 19)
+        text[35] = 0x2D
+        put(parent, digits: 16, at: 36)
+        text[52] = 0x2D
+        put(UInt64(flags), digits: 2, at: 53)
+        return text
+    }
 
     public var description: String { traceparent }
 

@@ -33,7 +33,7 @@ final class ClientCall {
         self.token = token
         self.methodName = method
         self.method = Array(method.utf8CString)
-        self.traceparent = Array(trace.traceparent.utf8CString)
+        self.traceparent = trace.traceparentCString
         self.request = request
         self.deadline = deadline
         self.window = window
