@@ -22,7 +22,7 @@ private struct TracedPair {
         var configuration = RPCServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = 0
-        let downstreamLogger = Logger(service: "downstream", sink: downstreamLog)
+        let downstreamLogger = Logger(service: "downstream", minimumLevel: .debug, sink: downstreamLog)
         let leafRouter = RPCRouter()
         leafRouter.register(
             Self.leaf,
@@ -35,7 +35,7 @@ private struct TracedPair {
         try downstream.start()
         let client = try RPCClient(endpoints: [HostPort(host: "127.0.0.1", port: downstream.port)])
         downstreamClient = client
-        let upstreamLogger = Logger(service: "upstream", sink: upstreamLog)
+        let upstreamLogger = Logger(service: "upstream", minimumLevel: .debug, sink: upstreamLog)
         let relayRouter = RPCRouter()
         relayRouter.register(
             Self.relay,
@@ -86,6 +86,10 @@ struct TraceTests {
         #expect(Set(seen.map(\.parentID) + [Self.given.parentID]).count == 3)
         #expect(try TracedPair.traceIDs(pair.upstreamLog, "relay") == [Self.given.traceID])
         #expect(try TracedPair.traceIDs(pair.downstreamLog, "leaf") == [Self.given.traceID])
+        // Each service's debug line for the call it served.
+        #expect(try TracedPair.traceIDs(pair.upstreamLog, "rpc call") == [Self.given.traceID])
+        #expect(try TracedPair.traceIDs(pair.downstreamLog, "rpc call") == [Self.given.traceID])
+        #expect(pair.downstreamLog.captured.contains { $0.contains(#""code":"OK","method":"test.v1.Trace/Leaf""#) })
         client.shutdown()
         await pair.shutdown()
     }

@@ -100,6 +100,7 @@ public struct InProcessTransport: ClientTransport {
                 }
             }
             writer.finish()
+            core.logCall(context, result.map { .failure($0) } ?? .success(()))
             state.finish(result)
             core.callFinished()
         }

@@ -97,7 +97,9 @@ extension ServerCore {
         func responder() -> RPCResponder {
             RPCResponder { [self] result in
                 TraceContext.$current.withValue(trace) {
-                    answer.set(result.mapError { rpcError(from: $0, method: entry.name) })
+                    let mapped = result.mapError { rpcError(from: $0, method: entry.name) }
+                    logCall(context, mapped.map { _ in () })
+                    answer.set(mapped)
                 }
             }
         }

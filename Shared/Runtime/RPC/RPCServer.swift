@@ -163,9 +163,9 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
         _ handler: @Sendable (RPCRequestContext, [UInt8]) async throws -> [UInt8], _ context: RPCRequestContext,
         _ payload: [UInt8]
     ) async -> Result<[UInt8], RPCError> {
-        await TraceContext.$current.withValue(context.trace) {
+        let result = await TraceContext.$current.withValue(context.trace) {
             do {
-                return .success(
+                return Result<[UInt8], RPCError>.success(
                     try await RPCRequestContext.$currentDeadline.withValue(context.deadline) {
                         try await handler(context, payload)
                     })
@@ -173,6 +173,22 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
                 return .failure(rpcError(from: error, method: context.method))
             }
         }
+        logCall(context, result.map { _ in () })
+        return result
+    }
+
+    /// Logs a call that ran a handler at debug level, with its trace id: `rpc call` with the
+    /// method, the status and the caller (an inline call, which only reads memory, is left out).
+    func logCall(_ context: RPCRequestContext, _ result: Result<Void, RPCError>) {
+        guard let logger, logger.minimumLevel <= .debug else { return }
+        let code =
+            switch result {
+            case .success: StatusCode.ok.name
+            case .failure(let error): error.code.name
+            }
+        logger.debug(
+            "rpc call",
+            ["method": context.method, "code": code, "peer": context.peer, Logger.traceIDField: context.trace.traceID])
     }
 
     /// Maps what a handler threw to the status a caller sees. Errors that are not `RPCError`

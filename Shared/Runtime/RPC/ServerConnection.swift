@@ -257,7 +257,9 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             let core = self.core
             let responder = RPCResponder { result in
                 TraceContext.$current.withValue(context.trace) {
-                    finish(result.mapError { core.rpcError(from: $0, method: context.method) })
+                    let mapped = result.mapError { core.rpcError(from: $0, method: context.method) }
+                    core.logCall(context, mapped.map { _ in () })
+                    finish(mapped)
                 }
             }
             TraceContext.$current.withValue(context.trace) { start(context, responder) }
@@ -316,6 +318,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                         })
                 }
                 writer.finish()
+                core.logCall(context, result.map { _ in () })
                 loop.execute { [weak self] in
                     self?.handlerEnded(callID, serial, result, kind: .streamEnd)
                     core.callFinished()
