@@ -86,6 +86,10 @@ struct TraceCommandTests {
         #expect(
             TracedTransport.verbose(["health", "--addr", "h:1", "--verbose"]) == (true, ["health", "--addr", "h:1"]))
         #expect(TracedTransport.verbose(["health", "--addr", "h:1"]) == (false, ["health", "--addr", "h:1"]))
+        #expect(
+            TracedTransport.verbose(["account", "--addr", "h:1", "--", "-v"]) == (
+                false, ["account", "--addr", "h:1", "--", "-v"]
+            ))
         let echo = TraceEcho()
         let reported = Mutex<[String]>([])
         let transport = TracedTransport(echo) { trace in reported.withLock { $0.append(trace.traceID) } }

@@ -37,10 +37,11 @@ public struct TracedTransport: ClientTransport {
         return TraceContext.$current.withValue(trace) { base.serverStream(method, request, timeout: timeout) }
     }
 
-    /// `-v` or `--verbose` anywhere on the command line asks for a `trace: <id>` line per call;
-    /// the arguments without it.
+    /// `-v` or `--verbose` anywhere on the command line before `--` asks for a `trace: <id>`
+    /// line per call; the arguments without it.
     public static func verbose(_ arguments: [String]) -> (verbose: Bool, rest: [String]) {
-        let rest = arguments.filter { $0 != "-v" && $0 != "--verbose" }
-        return (rest.count != arguments.count, rest)
+        let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+        let options = arguments[..<end].filter { $0 != "-v" && $0 != "--verbose" }
+        return (options.count != end, options + arguments[end...])
     }
 }
