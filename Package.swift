@@ -121,7 +121,7 @@ let package = Package(
             dependencies: [
                 "ServiceRuntime", "RPC", "Wire", "Model", "Config", "Observability", "Lifecycle", "SQLite",
                 "PostgreSQL",
-                "Crypto",
+                "Crypto", "HTTP",
             ],
             path: "Services/Ledger/LedgerService", swiftSettings: swiftSettings),
         .executableTarget(

@@ -93,24 +93,92 @@ struct AppleStoreOperationsScenarioTests {
         }
     }
 
-    @Test("the App Store's rate limit, past the client's retries, is RESOURCE_EXHAUSTED and changes nothing")
-    func extendRateLimited() async throws {
+    @Test(
+        "each App Store operation rate-limited past the client's retries is RESOURCE_EXHAUSTED and changes nothing")
+    func rateLimited() async throws {
         try await StoreSimStack.with { stack in
             let account = UUID().uuidString.lowercased()
             let (original, _) = try await stack.buyOnAppStore(account: account)
             _ = try await stack.eventually(account, "the purchase") { $0.allowed }
-            try await stack.control("clock/advance", ["by": "+1h"])
-            let before = try await stack.history(of: account).count
-            // Every attempt the client makes (it tries an answer 429 four times) is refused.
-            try await stack.control(
-                "apple/api-faults", ["count": 4, "status": 429, "path": "/inApps/v1/subscriptions/extend/"])
-            do {
-                _ = try await Self.extend(stack, original, days: 3, requestID: UUID().uuidString.lowercased())
-                Issue.record("a rate-limited extension was taken")
-            } catch let error as RPCError {
-                #expect(error.code == .resourceExhausted, "\(error)")
+            let product = "com.example.pro.monthly"
+            let massID = UUID().uuidString.lowercased()
+            let _: MassExtendAppleRenewalDateResponse = try await stack.verifierClient.call(
+                VerifierRPC.massExtendAppleRenewalDate.name,
+                MassExtendAppleRenewalDateRequest(
+                    productID: product, environment: .sandbox, days: 1, reasonCode: 3, requestID: massID,
+                    reason: "outage"))
+            let client = stack.verifierClient
+            // Each operation, the path of its App Store endpoint, and the call.
+            let operations: [(String, String, @Sendable () async throws -> Void)] = [
+                (
+                    "extend", "/inApps/v1/subscriptions/extend/\(original)",
+                    {
+                        _ = try await Self.extend(stack, original, days: 3, requestID: UUID().uuidString.lowercased())
+                    }
+                ),
+                (
+                    "mass extend", "/inApps/v1/subscriptions/extend/mass",
+                    {
+                        let _: MassExtendAppleRenewalDateResponse = try await client.call(
+                            VerifierRPC.massExtendAppleRenewalDate.name,
+                            MassExtendAppleRenewalDateRequest(
+                                productID: product, environment: .sandbox, days: 2, reasonCode: 3,
+                                requestID: UUID().uuidString.lowercased(), reason: "outage"))
+                    }
+                ),
+                (
+                    "mass extension status", "/inApps/v1/subscriptions/extend/mass/\(product)/\(massID)",
+                    {
+                        let _: GetAppleMassExtensionStatusResponse = try await client.call(
+                            VerifierRPC.getAppleMassExtensionStatus.name,
+                            GetAppleMassExtensionStatusRequest(
+                                productID: product, requestID: massID, environment: .sandbox))
+                    }
+                ),
+                (
+                    "consumption", "/inApps/v2/transactions/consumption/\(original)",
+                    {
+                        let _: SendAppleConsumptionInformationResponse = try await client.call(
+                            VerifierRPC.sendAppleConsumptionInformation.name,
+                            SendAppleConsumptionInformationRequest(
+                                transactionID: original, environment: .sandbox, customerConsented: true,
+                                deliveryStatus: "DELIVERED", sampleContentProvided: false,
+                                refundPreference: "DECLINE", reason: "ticket 12"))
+                    }
+                ),
+                (
+                    "refund history", "/inApps/v2/refund/lookup/\(original)",
+                    {
+                        let _: GetAppleRefundHistoryResponse = try await client.call(
+                            VerifierRPC.getAppleRefundHistory.name,
+                            GetAppleRefundHistoryRequest(
+                                transactionID: original, environment: .sandbox, reason: "ticket 17"))
+                    }
+                ),
+                (
+                    "app account token", "/appAccountToken",
+                    {
+                        let _: SetAppleAppAccountTokenResponse = try await client.call(
+                            VerifierRPC.setAppleAppAccountToken.name,
+                            SetAppleAppAccountTokenRequest(
+                                originalTransactionID: original, environment: .sandbox, accountID: account,
+                                reason: "linked by support"))
+                    }
+                ),
+            ]
+            for (name, path, call) in operations {
+                let before = try await stack.history(of: account).count
+                // Every attempt the client makes (it tries an answer 429 four times) is refused.
+                try await stack.control("apple/api-faults", ["count": 4, "status": 429, "path": path])
+                do {
+                    try await call()
+                    Issue.record("\(name): a rate-limited call was taken")
+                } catch let error as RPCError {
+                    #expect(error.code == .resourceExhausted, "\(name): \(error)")
+                }
+                #expect(try await stack.control("apple/api-faults")["remaining"] as? Int == 0, "\(name)")
+                #expect(try await stack.history(of: account).count == before, "\(name)")
             }
-            #expect(try await stack.history(of: account).count == before)
         }
     }
 

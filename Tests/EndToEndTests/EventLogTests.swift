@@ -137,6 +137,26 @@ struct EventLogTests {
         await stack.stop()
     }
 
+    @Test("the event log's lag runs from the commit of the oldest change it does not cover yet; 0 once appended")
+    func eventLogLag() async throws {
+        try await Self.withLeader { stack, clock, first in
+            #expect(first.publisher.eventLogLagSeconds(now: clock.now) == 0)
+            try await Self.recordCancelled(stack, "2000000901", at: clock.now, expires: clock.now + 10 * Self.day)
+            // The change reaches the view and the publisher; nothing is appended yet.
+            let later = clock.now + 3_600_000
+            let deadline = ContinuousClock.now + .seconds(60)
+            while first.publisher.eventLogLagSeconds(now: later) == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            // Committed on the ledger's clock, a moment after the test's clock was read.
+            let lag = first.publisher.eventLogLagSeconds(now: later)
+            #expect(lag > 3500 && lag <= 3600)
+            #expect(abs(first.publisher.eventLogLagSeconds(now: later + 10_000) - (lag + 10)) < 1e-6)
+            #expect(await first.publisher.flush())
+            #expect(first.publisher.eventLogLagSeconds(now: later) == 0)
+        }
+    }
+
     @Test(
         "a flush that leaves events of a change behind records the feed as covered only to just before that change: the next holder computes the rest, every event once"
     )

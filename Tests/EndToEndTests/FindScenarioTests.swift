@@ -37,7 +37,11 @@ struct FindScenarioTests {
                 #expect(found.takenAs == taken, "\(value)")
                 #expect(found.accountIDs == [account], "\(value)")
                 #expect(found.subscriptions.map(\.subscription?.key.storeID) == [original], "\(value)")
-                #expect(found.subscriptions.first?.subscription?.periods.isEmpty == false, "\(value)")
+                // Every transaction's period, each under its own transaction id.
+                let periods = found.subscriptions.first?.periods ?? []
+                #expect(
+                    periods.map(\.periodID) == transactions.compactMap { $0["transactionId"] as? String },
+                    "\(value): \(periods.map(\.periodID))")
                 #expect(found.events.contains { $0.storeType == "DID_RENEW" }, "\(value)")
                 #expect(found.unrecordedOriginalTransactionIDs.isEmpty, "\(value)")
             }
@@ -69,7 +73,15 @@ struct FindScenarioTests {
                 #expect(found.takenAs == taken, "\(value)")
                 #expect(found.accountIDs == [account], "\(value)")
                 #expect(found.subscriptions.map(\.subscription?.key.storeID) == [token], "\(value)")
-                #expect(found.subscriptions.first?.subscription?.periods.isEmpty == false, "\(value)")
+                // Every order's period, each under its own order id.
+                let periods = found.subscriptions.first?.periods ?? []
+                #expect(periods.map(\.periodID) == ids.map { $0 + "/pro_sub" }, "\(value): \(periods.map(\.periodID))")
+                // Each order starts where the one before it ends (Play names no start per order).
+                #expect(
+                    periods.dropFirst().map(\.startMilliseconds) == periods.dropLast().map { $0.endMilliseconds ?? 0 },
+                    "\(value)")
+                // The import-style events recorded before the link are among the events too.
+                #expect(found.events.contains { $0.storeType == "API" || $0.kind == .purchased }, "\(value)")
                 #expect(found.events.count <= 20 && !found.events.isEmpty, "\(value)")
             }
         }

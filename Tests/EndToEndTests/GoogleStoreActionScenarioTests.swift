@@ -25,6 +25,18 @@ struct GoogleStoreActionScenarioTests {
         }
     }
 
+    /// A new account with a Play subscription bought for it and verified, once it has access:
+    /// the account, the purchase token and the first order id.
+    static func subscribed(_ stack: StoreSimStack) async throws -> (String, String, String) {
+        let account = "user-\(UUID().uuidString.prefix(8))"
+        let bought = try await stack.control("google/buy", ["productId": "pro_sub", "obfuscatedAccountId": account])
+        let token = try #require(bought["purchaseToken"] as? String)
+        let order = try #require(bought["orderId"] as? String)
+        _ = try await stack.verifyOnPlay(token, product: "pro_sub", account: account)
+        _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+        return (account, token, order)
+    }
+
     /// The store actions in `account`'s audit trail: subtype, actor, reason.
     static func actions(_ stack: StoreSimStack, _ account: String) async throws -> [(String, String, String)] {
         try await stack.history(of: account).filter { $0.kind == .storeAction }.map {
@@ -38,13 +50,7 @@ struct GoogleStoreActionScenarioTests {
     func revokeAndRefund() async throws {
         let stack = try await StoreSimStack(inProcess: true)
         do {
-            let account = "user-\(UUID().uuidString.prefix(8))"
-            let bought = try await stack.control(
-                "google/buy", ["productId": "pro_sub", "obfuscatedAccountId": account])
-            let token = try #require(bought["purchaseToken"] as? String)
-            let order = try #require(bought["orderId"] as? String)
-            _ = try await stack.verifyOnPlay(token, product: "pro_sub", account: account)
-            _ = try await stack.eventually(account, "the purchase") { $0.allowed }
+            let (account, token, order) = try await Self.subscribed(stack)
             func refund(_ orderID: String, revoke: Bool) async throws -> GoogleStoreActionResponse {
                 try await stack.verifierClient.call(
                     VerifierRPC.refundGoogleOrder.name,
@@ -159,6 +165,60 @@ struct GoogleStoreActionScenarioTests {
             let actions = try await Self.actions(stack, account)
             #expect(actions.map(\.0) == ["DEFER_RENEWAL", "CANCEL"])
             #expect(actions.map(\.2) == ["outage", "asked"])
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+
+    @Test("refund, defer and cancel under Play's quota answer (429) are RESOURCE_EXHAUSTED and change nothing")
+    func rateLimited() async throws {
+        let stack = try await StoreSimStack(inProcess: true)
+        do {
+            let (account, token, order) = try await Self.subscribed(stack)
+            let client = stack.verifierClient
+            let operations: [(String, String, @Sendable () async throws -> Void)] = [
+                (
+                    "REFUND_ORDER", ":refund",
+                    {
+                        let _: GoogleStoreActionResponse = try await client.call(
+                            VerifierRPC.refundGoogleOrder.name,
+                            RefundGoogleOrderRequest(
+                                packageName: Self.package, orderID: order, purchaseToken: token, revoke: false,
+                                reason: "ticket 12"))
+                    }
+                ),
+                (
+                    "DEFER_RENEWAL", ":defer",
+                    {
+                        let _: GoogleStoreActionResponse = try await client.call(
+                            VerifierRPC.deferGoogleRenewal.name,
+                            DeferGoogleRenewalRequest(
+                                purchaseToken: token, packageName: Self.package, productID: "pro_sub", days: 3,
+                                reason: "outage"))
+                    }
+                ),
+                (
+                    "CANCEL", ":cancel",
+                    {
+                        let _: GoogleStoreActionResponse = try await client.call(
+                            VerifierRPC.cancelGoogleSubscription.name,
+                            CancelGoogleSubscriptionRequest(
+                                purchaseToken: token, packageName: Self.package, reason: "asked"))
+                    }
+                ),
+            ]
+            for (name, path, call) in operations {
+                let before = try await stack.history(of: account).count
+                try await stack.control("google/api-faults", ["count": 1, "status": 429, "path": path])
+                let refusal = await Self.refusal { try await call() }
+                #expect(refusal?.code == .resourceExhausted, "\(name): \(String(describing: refusal))")
+                #expect(refusal?.message.hasPrefix("Google Play refused \(name) (HTTP 429") == true, "\(name)")
+                #expect(try await stack.control("google/api-faults")["remaining"] as? Int == 0, "\(name)")
+                #expect(try await stack.history(of: account).count == before, "\(name)")
+            }
+            #expect(try await stack.check(account, at: try await stack.simNow()).allowed)
         } catch {
             await stack.stop()
             throw error

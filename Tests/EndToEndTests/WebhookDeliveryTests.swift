@@ -45,7 +45,8 @@ struct WebhookDeliveryTests {
 
     static func deliverer(
         _ stack: EntitlementStack, _ receiver: WebhookReceiver, owner: String, clock: Clock,
-        maxAge: Int64 = 10_000, url: URL? = nil, timeout: TimeInterval = 10, maxInFlight: Int = 4
+        maxAge: Int64 = 10_000, url: URL? = nil, timeout: TimeInterval = 10, maxInFlight: Int = 4,
+        metrics: MetricsRegistry? = nil
     ) throws -> WebhookDeliverer {
         let endpoint = try Self.endpoint(url ?? receiver.url)
         var rules = DeliveryRules()
@@ -55,7 +56,7 @@ struct WebhookDeliveryTests {
         rules.timeout = timeout
         return WebhookDeliverer(
             endpoint: endpoint, client: stack.ledgerClient, owner: owner, leaseMilliseconds: 3000, rules: rules,
-            logger: Logger(service: owner, sink: .capturing()), now: { clock.now }, random: { 0.5 })
+            logger: Logger(service: owner, sink: .capturing()), metrics: metrics, now: { clock.now }, random: { 0.5 })
     }
 
     /// Delivery rounds until `done` holds (at most 30 s: a loaded machine is slow, not wrong).
@@ -177,9 +178,13 @@ struct WebhookDeliveryTests {
         try await Self.withReceiver { stack, receiver, clock in
             try await Self.append(
                 stack, [("e1", "a"), ("e2", "b"), ("e3", "a"), ("e4", "b"), ("e5", "a"), ("e6", "c")])
-            let first = try Self.deliverer(stack, receiver, owner: "deliverer-1", clock: clock)
+            let metrics = MetricsRegistry()
+            func metric(_ name: String) -> Double? { metrics.value(name + #"{endpoint="crm"}"#) }
+            let first = try Self.deliverer(stack, receiver, owner: "deliverer-1", clock: clock, metrics: metrics)
             await first.renewLease()
             try await Self.rounds(first, "six deliveries") { receiver.ok().count == 6 }
+            #expect(metric("webhook_lag_seconds") == 0)
+            #expect(metric("webhook_dead_letters") == 0 && metric("webhook_dead_letters_total") == 0)
             var got = receiver.ok()
             #expect(got.allSatisfy { $0.verified })
             #expect(Set(got.map(\.id)) == ["e1", "e2", "e3", "e4", "e5", "e6"])
@@ -220,6 +225,7 @@ struct WebhookDeliveryTests {
             #expect(
                 dead.deadLetters.first?.attempt?.attempts == 2 && dead.deadLetters.first?.attempt?.event?.id == "e10")
             #expect(try await Self.state(stack).deliveredThrough == 10)
+            #expect(metric("webhook_dead_letters") == 1 && metric("webhook_dead_letters_total") == 1)
 
             // 410 Gone: the endpoint is disabled; nothing more goes until a replay.
             receiver.set(410)
@@ -233,9 +239,21 @@ struct WebhookDeliveryTests {
             let replayed: GetDeliveryStateResponse = try await stack.ledgerClient.call(
                 LedgerRPC.replayDeliveries, ReplayDeliveriesRequest(endpoint: "crm", afterSequence: 9))
             #expect(replayed.disabledMilliseconds == nil && replayed.deliveredThrough == 9)
+            // A name with no delivery state (a typo) is refused and starts none.
+            do {
+                let _: GetDeliveryStateResponse = try await stack.ledgerClient.call(
+                    LedgerRPC.replayDeliveries, ReplayDeliveriesRequest(endpoint: "crn", afterSequence: 0))
+                Issue.record("a replay to an endpoint with no delivery state was accepted")
+            } catch let error as RPCError {
+                #expect(error.code == .notFound)
+                #expect(error.message.hasSuffix("endpoints: crm"), "\(error.message)")
+            }
+            // The replay takes the dead letter out; the deliverer counts again within a minute.
+            clock.advance(by: 60_000)
             // e10 and e11 are different accounts' events, sent side by side: either may land first.
             try await Self.rounds(first, "the replay") { Set(receiver.ok().suffix(2).map(\.id)) == ["e10", "e11"] }
             #expect(try await Self.state(stack).deliveredThrough == 11)
+            #expect(metric("webhook_dead_letters") == 0 && metric("webhook_dead_letters_total") == 1)
 
             // Sent but not recorded (the deliverer dies at once): another one sends it again, same id.
             try await Self.append(stack, [("e12", "d")])

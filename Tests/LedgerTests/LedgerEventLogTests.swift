@@ -95,6 +95,13 @@ struct LedgerEventLogTests {
             #expect(try await pages(ListDeadLettersRequest(endpoint: "crm", limit: 1)) == [["crm e2"], ["crm e4"]])
             #expect(
                 try await pages(ListDeadLettersRequest()) == [["audit e1", "audit e2", "audit e3", "crm e2", "crm e4"]])
+            await #expect(
+                throws: LedgerError.notFound(
+                    "no webhook endpoint \"crn\" has delivery state here (an endpoint has it once the entitlement "
+                        + "service has delivered to it); endpoints: audit, crm")
+            ) {
+                _ = try await ledger.eventLog.deadLetters(ListDeadLettersRequest(endpoint: "crn"))
+            }
             await #expect(throws: LedgerError.invalidArgument("page_token \"crm\" is not one this ledger issued")) {
                 _ = try await ledger.eventLog.deadLetters(ListDeadLettersRequest(pageToken: "crm"))
             }
@@ -217,7 +224,7 @@ struct LedgerEventLogTests {
     }
 
     @Test(
-        "ListEvents: after a sequence, a limit on the entries looked at, chosen types; bad patterns are refused",
+        "ListEvents: after a sequence, a limit on the events answered, chosen types; bad patterns are refused",
         arguments: engines)
     func listing(engine: LedgerEngine) async throws {
         try await engine.withLedger { ledger, _ in
@@ -237,9 +244,13 @@ struct LedgerEventLogTests {
             #expect(all.lastSequence == 5 && all.events.map(\.id) == events.map(\.id))
             let page = try await ledger.eventLog.listEvents(ListEventsRequest(afterSequence: 1, limit: 2))
             #expect(page.events.map(\.sequence) == [2, 3] && page.lastSequence == 3)
+            // With types, the limit counts matching events: those passed over do not use it up.
             let access = try await ledger.eventLog.listEvents(
-                ListEventsRequest(afterSequence: 0, limit: 3, types: ["access.*"]))
-            #expect(access.events.map(\.sequence) == [2] && access.lastSequence == 3)
+                ListEventsRequest(afterSequence: 0, limit: 2, types: ["access.*"]))
+            #expect(access.events.map(\.sequence) == [2, 4] && access.lastSequence == 4)
+            let first = try await ledger.eventLog.listEvents(
+                ListEventsRequest(afterSequence: 0, limit: 1, types: ["grant.created"]))
+            #expect(first.events.map(\.sequence) == [5] && first.lastSequence == 5)
             let rest = try await ledger.eventLog.listEvents(
                 ListEventsRequest(afterSequence: 3, types: ["access.*", "grant.created"]))
             #expect(rest.events.map(\.type) == ["access.ended", "grant.created"] && rest.lastSequence == 5)

@@ -128,6 +128,12 @@ struct EventsCommandTests {
                 "#3 evt_41_ended_2 access.ended account acct-2 key - at 2024-05-02T12:00:00Z capability pro reason expired",
                 "last sequence 3",
             ])
+        // A full page says where the next one starts.
+        #expect(
+            try await run(["events", "list", "--limit", "1"], transport) == [
+                "#1 evt_40_0 subscription.renewed account acct-1 key apple/production/2000001 at 2024-05-01T12:00:00Z",
+                "last sequence 1 (more may follow: --after 1)",
+            ])
     }
 
     @Test("events tail prints from a sequence as events come, and stops after --count")

@@ -54,9 +54,10 @@ struct FindCommandTests {
         var subscription = Subscription(
             key: key, accountID: "user-42", productID: "pro.monthly", state: .active,
             expiresTimeMilliseconds: 1_769_904_000_000, autoRenew: true)
+        // The state's access periods (joined) are not what find lists: the recorded ones are.
         subscription.periods = [
             Period(
-                periodID: "GPA.1..0/pro.monthly", productID: "pro.monthly", startMilliseconds: 1_767_225_600_000,
+                periodID: "GPA.1..0/pro.monthly", productID: "pro.monthly", startMilliseconds: 1_764_547_200_000,
                 endMilliseconds: 1_769_904_000_000)
         ]
         subscription.statusIntervals = [
@@ -64,7 +65,18 @@ struct FindCommandTests {
         ]
         let answer = FindResponse(
             takenAs: .googleOrderID, accountIDs: ["user-42"],
-            subscriptions: [FoundSubscription(matched: .googleOrderID, subscription: subscription)])
+            subscriptions: [
+                FoundSubscription(
+                    matched: .googleOrderID, subscription: subscription,
+                    periods: [
+                        Period(
+                            periodID: "GPA.1/pro.monthly", productID: "pro.monthly",
+                            startMilliseconds: 1_764_547_200_000, endMilliseconds: 1_767_225_600_000),
+                        Period(
+                            periodID: "GPA.1..0/pro.monthly", productID: "pro.monthly",
+                            startMilliseconds: 1_767_225_600_000, endMilliseconds: 1_769_904_000_000),
+                    ])
+            ])
         let access = ListEntitlementsResponse(entitlements: [
             EntitlementEntry(capability: "premium", untilMilliseconds: 1_769_904_000_000)
         ])
@@ -86,6 +98,8 @@ struct FindCommandTests {
                 "account user-42",
                 "subscription google/production/token-abc product pro.monthly state active expires"
                     + " 2026-02-01T00:00:00Z auto-renew yes account user-42 matched google_order_id",
+                "  period GPA.1/pro.monthly product pro.monthly start 2025-12-01T00:00:00Z end 2026-01-01T00:00:00Z"
+                    + " revoked -",
                 "  period GPA.1..0/pro.monthly product pro.monthly start 2026-01-01T00:00:00Z end 2026-02-01T00:00:00Z"
                     + " revoked -",
                 "  status grace_period from 2026-01-01T00:00:00Z to -",

@@ -143,7 +143,8 @@ struct ImportCommandTests {
     func report() throws {
         let file = try ImportFile.read(Self.revenueCat)
         let outcomes = [
-            "apple/production/2000000001": ImportOutcome(id: "apple/production/2000000001", kind: .imported),
+            "apple/production/2000000001": ImportOutcome(
+                id: "apple/production/2000000001", kind: .imported, environment: "sandbox"),
             "apple/sandbox/3000000001": ImportOutcome(
                 id: "apple/sandbox/3000000001", kind: .refused, reason: "NOT_FOUND: no such transaction"),
         ]
@@ -157,6 +158,8 @@ struct ImportCommandTests {
                 "  other account      0",
                 "  refused            1",
                 "    1  NOT_FOUND: no such transaction",
+                "  other environment  1 (the App Store has them in the other environment than the file says; "
+                    + "recorded as the App Store has them)",
                 "  needs a token      1 rows (Play Store rows without purchase_token)",
                 "  skipped            1 rows",
                 "    1  stripe",
@@ -165,8 +168,27 @@ struct ImportCommandTests {
             ])
         #expect(
             report.json
-                == #"{"already_present":0,"dry_run":false,"from_earlier_runs":1,"imported":1,"invalid":{"is_sandbox is neither true nor false":1},"needs_token":1,"not_done":0,"other_account":{},"refused":{"NOT_FOUND: no such transaction":1},"rows":6,"skipped":{"stripe":1},"subscriptions":2}"#
+                == #"{"already_present":0,"dry_run":false,"environment_differs":1,"from_earlier_runs":1,"imported":1,"invalid":{"is_sandbox is neither true nor false":1},"needs_token":1,"not_done":0,"other_account":{},"refused":{"NOT_FOUND: no such transaction":1},"rows":6,"skipped":{"stripe":1},"subscriptions":2}"#
         )
+    }
+
+    @Test("an App Store purchase the store has in the other environment than the file's is marked so")
+    func otherEnvironment() throws {
+        let file = try ImportFile.read(
+            #"{"account_id": "a", "store": "apple", "environment": "production", "transaction_id": "2000000001"}"#)
+        let item = try #require(file.items.first)
+        func answer(_ environment: StoreEnvironment) -> RestorePurchasesResponse {
+            RestorePurchasesResponse(restored: [
+                RestoredPurchase(
+                    key: SubscriptionKey(store: .apple, environment: environment, storeID: "2000000001"), link: .linked)
+            ])
+        }
+        #expect(
+            ImportRun.outcome(item, answer(.sandbox))
+                == ImportOutcome(id: "apple/production/2000000001", kind: .imported, environment: "sandbox"))
+        #expect(
+            ImportRun.outcome(item, answer(.production))
+                == ImportOutcome(id: "apple/production/2000000001", kind: .imported))
     }
 
     @Test("a run restores each subscription once with a key derived from the file, and a second run none")

@@ -71,6 +71,53 @@ struct LedgerRunnerTests {
         return output.withLock { $0 }
     }
 
+    @Test func historyOfAKeyTheLedgerDoesNotHoldIsNotFoundNamingWhereToLook() async throws {
+        let transport = FakeTransport(answers: [
+            "subscriptions.ledger.v1.Ledger/GetHistory": .success(GetHistoryResponse().serialized()),
+            "subscriptions.ledger.v1.Ledger/GetSubscription": .failure(
+                SubctlError(.rpc(.notFound), "no subscription")),
+        ])
+        do {
+            _ = try await run(["history", "--key", "apple/production/2000000999", "--addr", "h:1"], transport)
+            Issue.record("an unknown key printed a history")
+        } catch {
+            #expect(error.code == .rpc(.notFound))
+            #expect(
+                error.message
+                    == "the ledger holds no subscription apple/production/2000000999: an App Store key is the "
+                    + "original transaction id, a Google Play key the purchase token; `subctl find 2000000999` "
+                    + "looks for it as any id, in both environments")
+        }
+        // A subscription with no events (yet) is said so.
+        let held = FakeTransport(answers: [
+            "subscriptions.ledger.v1.Ledger/GetHistory": .success(GetHistoryResponse().serialized()),
+            "subscriptions.ledger.v1.Ledger/GetSubscription": .success(GetSubscriptionResponse().serialized()),
+        ])
+        #expect(
+            try await run(["history", "--key", "apple/production/2000000123", "--addr", "h:1"], held) == ["no events"])
+    }
+
+    @Test func historyOfAnAccountTheLedgerDoesNotKnowIsNotFound() async throws {
+        let transport = FakeTransport(answers: [
+            "subscriptions.ledger.v1.Ledger/GetHistory": .success(GetHistoryResponse().serialized()),
+            "subscriptions.ledger.v1.Ledger/GetAccount": .failure(
+                SubctlError(.rpc(.notFound), "no account \"alice\" in the ledger")),
+        ])
+        await #expect(throws: SubctlError(.rpc(.notFound), "no account \"alice\" in the ledger")) {
+            _ = try await run(["history", "--account", "alice", "--addr", "h:1"], transport)
+        }
+    }
+
+    @Test func aMethodTheServiceDoesNotServeNamesTheServiceThatDoes() {
+        let error = SubctlError(
+            RPCError(.unimplemented, "unknown method \"subscriptions.ledger.v1.Ledger/GetHistory\""))
+        #expect(
+            error.message
+                == "unknown method \"subscriptions.ledger.v1.Ledger/GetHistory\"; the ledger serves it: is --addr the "
+                + "ledger's address?")
+        #expect(SubctlError(RPCError(.unimplemented, "not here")).message == "not here")
+    }
+
     @Test func accountPrintsTheAccountThenSubscriptionsThenLinks() async throws {
         let transport = FakeTransport(answers: [
             "subscriptions.ledger.v1.Ledger/GetAccount": .success(account.serialized())
@@ -203,6 +250,8 @@ struct LedgerRunnerTests {
         let transport = FakeTransport(answers: [
             "subscriptions.ledger.v1.Ledger/GetHistory": .success([]),
             "subscriptions.ledger.v1.Ledger/ListInbox": .success([]),
+            // An account the ledger knows, with no events yet.
+            "subscriptions.ledger.v1.Ledger/GetAccount": .success(GetAccountResponse(accountID: "nobody").serialized()),
         ])
         #expect(
             try await run(["history", "--account", "nobody", "--all", "--addr", "h:1"], transport) == ["no events"])

@@ -29,6 +29,7 @@ final class AppleAdapterHarness: Sendable {
     let adapter: AppleAdapter
     let http: HTTPServer
     let clock: Clock
+    let metrics = MetricsRegistry()
 
     /// The injected time: starts at a fixed instant, moves only when told.
     final class Clock: Sendable {
@@ -56,7 +57,7 @@ final class AppleAdapterHarness: Sendable {
         adapter = AppleAdapter(
             verifiers: [.sandbox: verifier], api: api, ledger: ledger, revocation: try revocation?(chain),
             now: { clock.now },
-            logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()),
+            logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()), metrics: metrics,
             // A loaded test machine must not turn a slow answer into a 503 the test did not ask for.
             ledgerTimeout: .seconds(60), consumptionPolicy: consumptionPolicy)
         // A thread for each of the tests' concurrent deliveries, and no idle cut while a loaded
@@ -66,6 +67,11 @@ final class AppleAdapterHarness: Sendable {
             logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()))
         adapter.installNotificationRoutes(on: http)
         try http.start()
+    }
+
+    /// The value of `series` on the adapter's metrics page, `{store="apple"}` added to a bare name.
+    func metric(_ series: String) -> Double? {
+        metrics.value(series.contains("{") ? series : series + "{store=\"apple\"}")
     }
 
     func stop() async {

@@ -25,7 +25,15 @@ struct AppleNotificationIngressTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(answers == [200, 200, 200, 200, 200])
+        #expect(harness.metric("notifications_received_total") == 1)
+        #expect(harness.metric("notifications_duplicate_total") == 4)
+        // Recorded at the instant Apple signed it: no lag.
+        #expect(
+            harness.metric(#"notification_delivery_lag_seconds_bucket{le="0.1",stage="recorded",store="apple"}"#) == 1)
+        #expect(harness.metric(#"notification_delivery_lag_seconds_sum{stage="recorded",store="apple"}"#) == 0)
         await harness.adapter.processingIdle()
+        #expect(harness.metric("notifications_processed_total") == 1)
+        #expect(harness.metric(#"notification_delivery_lag_seconds_count{stage="processed",store="apple"}"#) == 1)
         let events = try await harness.history(Self.key)
         #expect(events.count == 1)
         #expect(events.first?.notificationID == "9d1c0d6e-1f3a-4c55-8f0b-6a1f0c7e2b11")
@@ -48,6 +56,9 @@ struct AppleNotificationIngressTests {
         let (status, body) = try await harness.deliver(parts.joined(separator: "."))
         #expect(status == 400)
         #expect(body.contains("bad_signature"))
+        #expect(harness.metric(#"notification_validation_failures_total{reason="signature",store="apple"}"#) == 1)
+        #expect(harness.metric(#"notification_validation_failures_total{reason="malformed",store="apple"}"#) == 0)
+        #expect(harness.metric("notifications_received_total") == 0)
         let rejected = try await harness.ledger.listInbox(ListInboxRequest(status: .rejected))
         #expect(rejected.entries.isEmpty)
         let samples = harness.adapter.ingress.recentSamples["apple/bad_signature"] ?? []
@@ -80,6 +91,7 @@ struct AppleNotificationIngressTests {
             let (status, _) = try await harness.post(Array(body.utf8))
             #expect(status == 400, "\(body)")
         }
+        #expect(harness.metric(#"notification_validation_failures_total{reason="malformed",store="apple"}"#) == 4)
         #expect(try await harness.ledger.allInboxIDs().isEmpty)
         await harness.stop()
     }
@@ -98,6 +110,8 @@ struct AppleNotificationIngressTests {
         let failed = try await harness.ledger.listInbox(ListInboxRequest(status: .failed))
         #expect(failed.entries.map(\.notificationID) == ["0f5e5c2a-7d0e-4c7b-a1d4-3f8f1b6c9e20"])
         #expect(failed.entries.first?.lastError?.contains("network") == true)
+        #expect(harness.metric(#"notification_processing_errors_total{reason="store_api",store="apple"}"#) == 1)
+        #expect(harness.metric("notifications_processed_total") == 0)
 
         // The store comes back; the user meanwhile turned renewal on again.
         harness.api.setFailing(false)
@@ -105,6 +119,16 @@ struct AppleNotificationIngressTests {
         harness.api.set(
             "2000000001", .init(transaction: harness.transaction(), renewal: harness.renewal(autoRenew: 1), status: 1))
         await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        #expect(harness.metric("notifications_processed_total") == 1)
+        // Processed two minutes after Apple signed it: in the 300-second bucket, not the 60.
+        #expect(harness.metric(#"notification_delivery_lag_seconds_sum{stage="processed",store="apple"}"#) == 120)
+        #expect(
+            harness.metric(#"notification_delivery_lag_seconds_bucket{le="60.0",stage="processed",store="apple"}"#) == 0
+        )
+        #expect(
+            harness.metric(#"notification_delivery_lag_seconds_bucket{le="300.0",stage="processed",store="apple"}"#)
+                == 1)
+        #expect(harness.metric(#"reconciliation_passes_total{outcome="completed",store="apple"}"#) == 1)
         let processed = try await harness.ledger.listInbox(ListInboxRequest(status: .processed))
         #expect(processed.entries.map(\.notificationID) == ["0f5e5c2a-7d0e-4c7b-a1d4-3f8f1b6c9e20"])
         let current = try #require(try await harness.ledger.subscription(Self.key))
@@ -132,6 +156,9 @@ struct AppleNotificationIngressTests {
         let harness = try await AppleAdapterHarness()
         let refund = try Self.refundOnlyInHistory(harness, uuid: "5a6b7c8d-0000-4000-8000-000000000001")
         await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        #expect(harness.metric("reconciliation_transactions_discovered_total") == 1)
+        #expect(harness.metric("notifications_received_total") == 1)
+        #expect(harness.metric(#"notification_delivery_lag_seconds_count{stage="recorded",store="apple"}"#) == 1)
         let subscription = try #require(try await harness.ledger.subscription(Self.key))
         #expect(subscription.state == .revoked && subscription.revokedTimeMilliseconds == refund)
         let events = try await harness.history(Self.key)
@@ -144,6 +171,8 @@ struct AppleNotificationIngressTests {
         harness.clock.advance(seconds: 60)
         await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
         #expect(try await harness.history(Self.key).filter { $0.kind == .refunded }.count == 1)
+        #expect(harness.metric("reconciliation_transactions_discovered_total") == 1)
+        #expect(harness.metric(#"reconciliation_passes_total{outcome="completed",store="apple"}"#) == 2)
         let windows = harness.api.calls.filter { $0.hasPrefix("notificationHistory ") }
         #expect(
             windows == [
@@ -169,6 +198,8 @@ struct AppleNotificationIngressTests {
         let name = GetCursorRequest(name: "apple-notification-history-sandbox")
         var cursor = try await harness.ledger.getCursor(name)
         #expect(cursor.value == 0)
+        #expect(harness.metric(#"reconciliation_passes_total{outcome="failed",store="apple"}"#) == 1)
+        #expect(harness.metric(#"reconciliation_passes_total{outcome="completed",store="apple"}"#) == 0)
         #expect(try await harness.ledger.subscription(Self.key) == nil)
         // The storage mends; the next pass asks for the whole first window again.
         try file.execute("DROP TRIGGER refuse_inbox")
@@ -211,6 +242,8 @@ struct AppleNotificationIngressTests {
         await AppleReconciler(adapter: harness.adapter, interval: .zero).runPass()
         let recovered = try #require(try await harness.ledger.subscription(Self.key))
         #expect(recovered.state == .active && recovered.latestOrderID == "2000000010")
+        #expect(harness.metric("reconciliation_subscriptions_refreshed_total") == 1)
+        #expect(harness.metric("reconciliation_changes_found_total") == 1)
         await harness.stop()
     }
 }

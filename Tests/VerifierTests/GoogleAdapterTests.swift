@@ -24,6 +24,7 @@ struct GoogleAdapterTests {
         let api = FakeGooglePlayAPI()
         let adapter: GoogleAdapter
         let clock = AppleAdapterHarness.Clock()
+        let metrics = MetricsRegistry()
 
         init() async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("verifier-google-\(UUID())")
@@ -35,13 +36,18 @@ struct GoogleAdapterTests {
                     packages: [GoogleAdapterTests.package], oneTimeProducts: ["lifetime"], consumableProducts: ["coins"]
                 ),
                 api: api, ledger: ledger, now: { clock.now },
-                logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()),
+                logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()), metrics: metrics,
                 // A loaded test machine must not turn a slow answer into a 503 the test did not ask for.
                 ledgerTimeout: .seconds(60))
         }
 
         func stop() async {
             try? FileManager.default.removeItem(at: directory)
+        }
+
+        /// The value of `series` on the adapter's metrics page, `{store="google"}` added to a bare name.
+        func metric(_ series: String) -> Double? {
+            metrics.value(series.contains("{") ? series : series + "{store=\"google\"}")
         }
 
         func iso(_ milliseconds: Int64) -> String {
@@ -116,6 +122,8 @@ struct GoogleAdapterTests {
         #expect(queued.entries.map(\.notificationType) == ["ACKNOWLEDGE"])
         let reconciler = GoogleReconciler(adapter: harness.adapter, interval: .zero)
         await reconciler.runPass()  // still failing
+        // The pass itself completed: it listed what it had to; the acknowledgement waits.
+        #expect(harness.metric(#"reconciliation_passes_total{outcome="completed",store="google"}"#) == 1)
         #expect(
             try await harness.ledger.listInbox(ListInboxRequest(status: .failed, store: .google)).entries.first?
                 .attempts == 2)
@@ -124,6 +132,29 @@ struct GoogleAdapterTests {
         #expect(try await harness.ledger.listInbox(ListInboxRequest(status: .failed, store: .google)).entries.isEmpty)
         #expect(try await harness.ledger.subscription(harness.key("tok-2"))?.acknowledged == true)
         #expect(harness.api.calls.filter { $0.hasPrefix("acknowledge") }.count == 3)
+        await harness.stop()
+    }
+
+    @Test("reconciliation refreshes a purchase in grace; a refresh that changes the recorded state is a change found")
+    func refreshesInGrace() async throws {
+        let harness = try await Harness()
+        harness.api.setSubscription(
+            "tok-grace", harness.purchase(state: "SUBSCRIPTION_STATE_IN_GRACE_PERIOD", acknowledged: true))
+        _ = try await harness.adapter.verifyPurchase(
+            VerifyGooglePurchaseRequest(
+                accountID: "user-9", packageName: Self.package, productID: "pro_monthly", purchaseToken: "tok-grace",
+                idempotencyKey: "g-9"))
+        #expect(try await harness.ledger.subscription(harness.key("tok-grace"))?.state == .gracePeriod)
+        let reconciler = GoogleReconciler(adapter: harness.adapter, interval: .zero)
+        await reconciler.runPass()
+        #expect(harness.metric("reconciliation_subscriptions_refreshed_total") == 1)
+        #expect(harness.metric("reconciliation_changes_found_total") == 0)
+        // The payment went through and no notification came: the next pass finds it.
+        harness.api.setSubscription("tok-grace", harness.purchase(acknowledged: true))
+        await reconciler.runPass()
+        #expect(harness.metric("reconciliation_subscriptions_refreshed_total") == 2)
+        #expect(harness.metric("reconciliation_changes_found_total") == 1)
+        #expect(try await harness.ledger.subscription(harness.key("tok-grace"))?.state == .active)
         await harness.stop()
     }
 
@@ -324,12 +355,20 @@ struct GoogleAdapterTests {
         voided.voidedTimeMillis = String(voidTime)
         harness.api.addVoided(voided)
         await GoogleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        #expect(harness.metrics.value("reconciliation_voided_purchases_found_total") == 1)
+        #expect(harness.metric("reconciliation_transactions_discovered_total") == 1)
         // The voided order's period is revoked from the void time.
         let revoked = try #require(try await harness.ledger.subscription(harness.key("life-tok")))
         #expect(revoked.periods.map(\.revokedTimeMilliseconds) == [voidTime])
         #expect(revoked.periods.map(\.revocationReason) == ["VOIDED_PURCHASE"])
         let cursor = try await harness.ledger.getCursor(GetCursorRequest(name: "google-voided-\(Self.package)"))
         #expect(cursor.value == harness.clock.milliseconds)
+        // The next pass lists the void again (an hour of overlap): it was applied, so nothing is found.
+        harness.clock.advance(seconds: 60)
+        await GoogleReconciler(adapter: harness.adapter, interval: .zero).runPass()
+        #expect(harness.metrics.value("reconciliation_voided_purchases_found_total") == 1)
+        #expect(harness.metric("reconciliation_transactions_discovered_total") == 1)
+        #expect(harness.metric(#"reconciliation_passes_total{outcome="completed",store="google"}"#) == 2)
         await harness.stop()
     }
 }

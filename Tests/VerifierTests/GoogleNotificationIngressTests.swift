@@ -66,10 +66,12 @@ struct GoogleNotificationIngressTests {
         }
 
         /// A push body for `notification` (the decoded `data` JSON) under `messageID`.
-        func body(messageID: String, _ notification: [String: any Sendable]) throws -> Data {
+        func body(
+            messageID: String, _ notification: [String: any Sendable], publishTime: String = "2026-11-30T10:00:00Z"
+        ) throws -> Data {
             let data = try JSONSerialization.data(withJSONObject: notification).base64EncodedString()
             return try JSONSerialization.data(withJSONObject: [
-                "message": ["data": data, "messageId": messageID, "publishTime": "2026-11-30T10:00:00Z"],
+                "message": ["data": data, "messageId": messageID, "publishTime": publishTime],
                 "subscription": "projects/example/subscriptions/play-rtdn",
             ])
         }
@@ -107,7 +109,12 @@ struct GoogleNotificationIngressTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(answers == [204, 204, 204, 204, 204])
+        #expect(harness.base.metric("notifications_received_total") == 1)
+        #expect(harness.base.metric("notifications_duplicate_total") == 4)
+        #expect(harness.base.metric(#"notification_delivery_lag_seconds_count{stage="recorded",store="google"}"#) == 1)
         await harness.base.adapter.processingIdle()
+        #expect(harness.base.metric("notifications_processed_total") == 1)
+        #expect(harness.base.metric(#"notification_delivery_lag_seconds_count{stage="processed",store="google"}"#) == 1)
         #expect(harness.base.api.calls == ["get tok-rtdn"])
         let history = try await harness.base.ledger.getHistory(
             GetHistoryRequest(key: harness.base.key("tok-rtdn")))
@@ -115,6 +122,29 @@ struct GoogleNotificationIngressTests {
         #expect(history.events.first?.notificationID == "1234567890123456")
         let processed = try await harness.base.ledger.listInbox(ListInboxRequest(status: .processed, store: .google))
         #expect(processed.entries.map(\.notificationID) == ["1234567890123456"])
+        await harness.stop()
+    }
+
+    @Test("the delivery lag runs from Pub/Sub's publish time to the inbox, then to the state recorded")
+    func deliveryLag() async throws {
+        let harness = try await PushHarness()
+        harness.base.api.setSubscription("tok-lag", harness.base.purchase(acknowledged: true))
+        let published = harness.base.iso(harness.base.clock.milliseconds - 90_000)
+        let body = try harness.body(
+            messageID: "m-lag", harness.subscriptionNotification(2, token: "tok-lag"), publishTime: published)
+        #expect(try await harness.post(body, authorization: "Bearer " + (try harness.token())) == 204)
+        func lag(_ series: String, _ stage: String, le: String? = nil) -> Double? {
+            let labels = le.map { #"le="\#($0)","# } ?? ""
+            return harness.base.metric(
+                "notification_delivery_lag_seconds_\(series){\(labels)stage=\"\(stage)\",store=\"google\"}")
+        }
+        #expect(lag("sum", "recorded") == 90)
+        #expect(lag("bucket", "recorded", le: "60.0") == 0)
+        #expect(lag("bucket", "recorded", le: "300.0") == 1)
+        harness.base.clock.advance(seconds: 30)
+        await harness.base.adapter.processingIdle()
+        #expect(lag("count", "processed") == 1)
+        #expect(lag("sum", "processed") ?? 0 >= 90)
         await harness.stop()
     }
 
@@ -164,6 +194,9 @@ struct GoogleNotificationIngressTests {
         }
         #expect(try await harness.base.ledger.allInboxIDs(.google).isEmpty)
         #expect(harness.base.api.calls.isEmpty)
+        #expect(
+            harness.base.metric(#"notification_validation_failures_total{reason="authentication",store="google"}"#)
+                == Double(headers.count))
         await harness.stop()
     }
 
@@ -177,6 +210,9 @@ struct GoogleNotificationIngressTests {
         #expect(rejected.entries.isEmpty)
         let samples = harness.base.adapter.ingress.recentSamples["google/wrong_app"] ?? []
         #expect(samples.map(\.message) == ["package com.other.app is not served here"])
+        #expect(
+            harness.base.metric(#"notification_validation_failures_total{reason="bundle_or_package",store="google"}"#)
+                == 1)
         #expect(harness.base.api.calls.isEmpty)
         await harness.stop()
     }

@@ -141,6 +141,9 @@ public enum EntitlementService {
             text.family("entitlement_view_subscriptions", type: "gauge", help: "Subscriptions in the view.")
             text.sample("entitlement_view_subscriptions", [:], Double(counts.subscriptions))
         }
+        host.metrics.addCollector { [clock = host.clock, policies] text in
+            view.writeMetrics(policy: policies?.policy, now: clock.epochMilliseconds(), into: &text)
+        }
         EntitlementMethods.register(
             on: host.router, view: view, policies: policies, now: { [clock = host.clock] in clock.epochMilliseconds() })
         return host

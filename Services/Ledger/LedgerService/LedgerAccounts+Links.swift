@@ -12,8 +12,20 @@ extension LedgerAccounts {
         try await transactions.write(try linkAccountWrite(request))
     }
 
+    /// A link's answer, and whether this request decided it (false for an idempotent replay).
+    struct LinkDecision: Sendable {
+        var response: LinkAccountResponse
+        var decidedNow: Bool
+    }
+
     /// `linkAccount` checked and ready for the writer (which runs the returned body).
     func linkAccountWrite(_ request: LinkAccountRequest) throws -> WriteBody<LinkAccountResponse> {
+        let decide = try linkDecisionWrite(request)
+        return { tx in try decide(tx).response }
+    }
+
+    /// `linkAccountWrite`, telling a link decided now from a replayed one.
+    func linkDecisionWrite(_ request: LinkAccountRequest) throws -> WriteBody<LinkDecision> {
         try Ledger.check(request.idempotencyKey, LinkAccountRequest.Limits.idempotencyKey)
         guard let key = request.key else { throw LedgerError.invalidArgument("key is missing") }
         try Ledger.check(key, "key")
@@ -35,7 +47,7 @@ extension LedgerAccounts {
                 committedPosition: fixed.lastPosition, lastPosition: tx.batch.lastPosition ?? fixed.lastPosition)
             let plan = try LinkPlan(intent, rows: rows)
             try store.apply(plan.writes)
-            return plan.response
+            return LinkDecision(response: plan.response, decidedNow: rows.idempotency == nil)
         }
     }
 }

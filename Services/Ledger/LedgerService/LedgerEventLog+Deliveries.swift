@@ -24,6 +24,17 @@ extension LedgerEventLog {
             retrying: try store.retryingAttempts(endpoint, after: state.deliveredThrough, limit: maxRetrying))
     }
 
+    /// Throws NOT_FOUND, naming the endpoints there are, when `endpoint` has no delivery state
+    /// (a mistyped name: an endpoint has state once the entitlement service delivered to it).
+    static func requireDeliveryState(_ store: LedgerStore, _ endpoint: String) throws {
+        let endpoints = try store.webhookEndpoints()
+        guard !endpoints.contains(endpoint) else { return }
+        throw LedgerError.notFound(
+            "no webhook endpoint \"\(endpoint)\" has delivery state here (an endpoint has it once the entitlement "
+                + "service has delivered to it); endpoints: "
+                + (endpoints.isEmpty ? "none" : endpoints.joined(separator: ", ")))
+    }
+
     public func recordDeliveries(_ request: RecordDeliveriesRequest) async throws -> RecordDeliveriesResponse {
         try await transactions.write(try recordDeliveriesWrite(request))
     }
@@ -68,6 +79,7 @@ extension LedgerEventLog {
         let after = try request.pageToken.map(PairCursor.init(token:))
         if let after { try Self.checkEndpoint(after.text) }
         return try await transactions.read { tx in
+            if let endpoint = request.endpoint { try Self.requireDeliveryState(LedgerStore(tx), endpoint) }
             let rows = try LedgerStore(tx).deadLetters(
                 endpoint: request.endpoint, after: after, limit: Int(limit) + 1)
             let letters = try Ledger.page(min(rows.count, Int(limit))) { index in
@@ -92,6 +104,8 @@ extension LedgerEventLog {
         try Self.checkEndpoint(request.endpoint)
         return { tx in
             let store = LedgerStore(tx)
+            // A mistyped name would otherwise start a delivery state nobody follows.
+            try Self.requireDeliveryState(store, request.endpoint)
             try store.resetDeliveries(request.endpoint, after: request.afterSequence)
             return try Self.deliveryState(store, request.endpoint)
         }

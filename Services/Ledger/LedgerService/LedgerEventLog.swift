@@ -15,6 +15,8 @@ public struct LedgerEventLog: Sendable {
 extension LedgerEventLog {
     static let maxAppendedEvents = 1000
     static let maxListedEvents: UInt32 = 1000
+    /// The most log entries one `ListEvents` looks at when its types pass over some.
+    static let maxScannedEntries = 10_000
     static let maxStatePage = 1000
 
     /// The log after `after_sequence`, at most `limit` entries looked at, those of `types`; a
@@ -33,17 +35,28 @@ extension LedgerEventLog {
                 "types[\(index)] \"\(type.prefix(64))\" is not an event type or a prefix with .* (subscription.*)")
         }
         return try await transactions.read { tx in
+            let store = LedgerStore(tx)
             var response = ListEventsResponse(lastSequence: request.afterSequence)
             var bytes = 0
-            for (sequence, type, stored) in try LedgerStore(tx).logEntries(after: request.afterSequence, limit: limit) {
-                if EventType.matches(type, request.types) {
-                    bytes += stored?.count ?? 0
-                    if !response.events.isEmpty && bytes > Ledger.maxPageBytes { break }
-                    var event = try LedgerStore.decode(Event.self, stored)
-                    event.sequence = sequence
-                    response.events.append(event)
+            var scanned = 0
+            // With types, entries that do not match are passed over until `limit` events match,
+            // the log ends, or `maxScannedEntries` were looked at (`last_sequence` says where to
+            // go on from).
+            scan: while response.events.count < Int(limit), scanned < Self.maxScannedEntries {
+                let batch = try store.logEntries(after: response.lastSequence, limit: limit)
+                for (sequence, type, stored) in batch {
+                    scanned += 1
+                    if EventType.matches(type, request.types) {
+                        bytes += stored?.count ?? 0
+                        if !response.events.isEmpty && bytes > Ledger.maxPageBytes { break scan }
+                        var event = try LedgerStore.decode(Event.self, stored)
+                        event.sequence = sequence
+                        response.events.append(event)
+                    }
+                    response.lastSequence = sequence
+                    if response.events.count == Int(limit) { break scan }
                 }
-                response.lastSequence = sequence
+                if batch.count < Int(limit) { break }
             }
             return response
         }

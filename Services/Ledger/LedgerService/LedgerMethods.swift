@@ -1,4 +1,5 @@
 import Model
+import Observability
 import RPC
 public import Wire
 
@@ -16,7 +17,9 @@ enum LedgerMethods {
     /// Subscriptions or links per snapshot chunk (the proto's limit is 500).
     static let snapshotPage = 500
 
-    static func register(on router: RPCRouter, ledger: Ledger) {
+    /// Registers the methods; `metrics`, when given, counts the conflicting claims of
+    /// `LinkAccount` (`account_link_conflicts_total{outcome}`).
+    static func register(on router: RPCRouter, ledger: Ledger, metrics: MetricsRegistry? = nil) {
         // Writes start on the event loop (decode and checks) and answer from the writer thread
         // once their batch is durable: no task between the socket and the storage writer.
         func write<Request, Response>(
@@ -62,7 +65,16 @@ enum LedgerMethods {
         // These carry the store's signed data (a notification, a state with its periods).
         write(LedgerRPC.recordNotification, limits: .large, ledger.inbox.recordNotificationWrite)
         write(LedgerRPC.recordVerifiedState, limits: .large, ledger.verifiedStates.recordVerifiedStateWrite)
-        write(LedgerRPC.linkAccount, ledger.accounts.linkAccountWrite)
+        let conflicts = LinkConflictCounters(registry: metrics)
+        router.deferred(LedgerRPC.linkAccount) { (_, request: LinkAccountRequest, respond) in
+            ledger.transactions.perform({ try ledger.accounts.linkDecisionWrite(request) }) { result in
+                // Counted once committed, and once per claim: a replay repeats an answer.
+                if case .success(let decision) = result, decision.decidedNow {
+                    conflicts.count(decision.response.outcome)
+                }
+                respond(result.map(\.response))
+            }
+        }
         router.unary(LedgerRPC.getSubscription) { (_, request: GetSubscriptionRequest) in
             guard let key = request.key else { throw LedgerError.invalidArgument("key is missing") }
             return try await ledger.verifiedStates.subscriptionAndPeriods(key, stateOnly: request.stateOnly)
@@ -148,6 +160,36 @@ enum LedgerMethods {
                     await ledger.transactions.changeSignal.wait(beyond: seen, timeout: pollInterval)
                 }
             }
+        }
+    }
+}
+
+/// `account_link_conflicts_total{outcome}`: claims of a subscription another account holds, by
+/// what the transfer policy made of them (`transferred`, `kept`, `refused`).
+struct LinkConflictCounters: Sendable {
+    let transferred: Counter
+    let kept: Counter
+    let refused: Counter
+
+    init(registry: MetricsRegistry?) {
+        func counter(_ outcome: String) -> Counter {
+            registry?.counter(
+                "account_link_conflicts_total",
+                help: "Claims of a subscription another account holds, by what the transfer policy made of them.",
+                labels: ["outcome": outcome]) ?? Counter()
+        }
+        transferred = counter("transferred")
+        kept = counter("kept")
+        refused = counter("refused")
+    }
+
+    /// Counts a link that ended in `outcome`, when that is a conflict's.
+    func count(_ outcome: LinkOutcome?) {
+        switch outcome {
+        case .transferred?: transferred.increment()
+        case .kept?: kept.increment()
+        case .refused?: refused.increment()
+        default: break
         }
     }
 }

@@ -1,3 +1,4 @@
+import Model
 import RPC
 import Wire
 
@@ -24,6 +25,16 @@ extension CommandRunner {
             let events = try await read(
                 pages, method, request, as: GetHistoryResponse.self, transport: transport, options: options
             ) { response in (response.events.count, response.events.map(OutputText.event)) }
+            if events == 0 {
+                switch subject {
+                case .key(let key): try await requireSubscription(key, transport: transport, options: options)
+                case .account(let accountID):
+                    // NOT_FOUND for an account the ledger does not know, as `account` answers.
+                    _ = try await transport.call(
+                        LedgerCommand.account(accountID).method, GetAccountRequest(accountID: accountID),
+                        as: GetAccountResponse.self, timeout: options.timeout)
+                }
+            }
             if events == 0 && !options.json { write("no events") }
         case .inbox(let status, let store, let pageSize):
             let request = ListInboxRequest(status: status, store: store, pageSize: pageSize)
@@ -48,6 +59,27 @@ extension CommandRunner {
         }
     }
 
+    /// Throws NOT_FOUND, naming the key as written and where to look instead, when the ledger
+    /// holds no subscription `key` (a history with no events is otherwise indistinguishable
+    /// from a mistyped key).
+    private func requireSubscription(_ key: SubscriptionKey, transport: any ClientTransport, options: CallOptions)
+        async throws(SubctlError)
+    {
+        do throws(SubctlError) {
+            _ = try await transport.call(
+                "subscriptions.ledger.v1.Ledger/GetSubscription", GetSubscriptionRequest(key: key, stateOnly: true),
+                as: GetSubscriptionResponse.self, timeout: options.timeout)
+        } catch {
+            guard error.code == SubctlError.Code.rpc(.notFound) else { throw error }
+            let written = "\(key.store)/\(key.environment)/\(key.storeID)"
+            throw SubctlError(
+                .rpc(.notFound),
+                "the ledger holds no subscription \(written): an App Store key is the original transaction id, "
+                    + "a Google Play key the purchase token; `subctl find \(key.storeID)` looks for it as any id, "
+                    + "in both environments")
+        }
+    }
+
     /// `events list` and `events tail`: pages of the log; `tail` goes on from the newest (or
     /// `after`), asking again every half second while nothing is new. The other `events` verbs:
     /// the dead letters, a replay, a test event, and `verify` (`verifyEvents`).
@@ -62,7 +94,11 @@ extension CommandRunner {
                 method, request, as: ListEventsResponse.self, timeout: options.timeout)
             try write(answer, options) { response in
                 (response.events.isEmpty ? ["no events"] : response.events.map(OutputText.loggedEvent))
-                    + ["last sequence \(response.lastSequence)"]
+                    + [
+                        "last sequence \(response.lastSequence)"
+                            + (response.events.count >= Int(limit == 0 ? 100 : limit)
+                                ? " (more may follow: --after \(response.lastSequence))" : "")
+                    ]
             }
         case .tail(let after, let types, let count):
             var cursor = after

@@ -23,19 +23,24 @@ public struct ImportOutcome: Sendable, Equatable, Codable {
     public var otherAccountID: String?
     /// For `refused`: the RPC status and message.
     public var reason: String?
+    /// The environment the App Store has the purchase in (`production`, `sandbox`), when it is
+    /// not the one the file gave (the ledger records the App Store's).
+    public var environment: String?
 
     public init(
-        id: String, kind: Kind, policy: String? = nil, otherAccountID: String? = nil, reason: String? = nil
+        id: String, kind: Kind, policy: String? = nil, otherAccountID: String? = nil, reason: String? = nil,
+        environment: String? = nil
     ) {
         self.id = id
         self.kind = kind
         self.policy = policy
         self.otherAccountID = otherAccountID
         self.reason = reason
+        self.environment = environment
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, kind, policy, reason
+        case id, kind, policy, reason, environment
         case otherAccountID = "other_account_id"
     }
 }

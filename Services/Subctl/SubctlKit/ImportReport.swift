@@ -23,6 +23,8 @@ public struct ImportReport: Sendable, Equatable, Codable {
     public var fromEarlierRuns = 0
     /// Subscriptions without an outcome: a dry run's, or a run stopped early.
     public var notDone = 0
+    /// App Store subscriptions found in the other environment than the file gave.
+    public var environmentDiffers = 0
     public var dryRun = false
 
     public init() {}
@@ -39,6 +41,7 @@ public struct ImportReport: Sendable, Equatable, Codable {
                 notDone += 1
                 continue
             }
+            if outcome.environment != nil { environmentDiffers += 1 }
             switch outcome.kind {
             case .imported: imported += 1
             case .alreadyPresent: alreadyPresent += 1
@@ -71,6 +74,11 @@ public struct ImportReport: Sendable, Equatable, Codable {
             lines.append("  refused            \(refused.values.reduce(0, +))")
             lines += Self.breakdown(refused)
             if notDone > 0 { lines.append("  not done           \(notDone) (run again to finish)") }
+            if environmentDiffers > 0 {
+                lines.append(
+                    "  other environment  \(environmentDiffers) (the App Store has them in the other environment than "
+                        + "the file says; recorded as the App Store has them)")
+            }
         }
         lines.append("  needs a token      \(needsToken) rows (Play Store rows without purchase_token)")
         lines.append("  skipped            \(skipped.values.reduce(0, +)) rows")
@@ -102,6 +110,7 @@ public struct ImportReport: Sendable, Equatable, Codable {
         case needsToken = "needs_token"
         case fromEarlierRuns = "from_earlier_runs"
         case notDone = "not_done"
+        case environmentDiffers = "environment_differs"
         case dryRun = "dry_run"
     }
 }

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import Model
 public import RPC
-import Wire
+public import Wire
 
 /// Carries out an import: each distinct subscription of the file not finished by an earlier run
 /// is restored once through the verifier's `RestorePurchases`, up to `concurrency` calls in
@@ -153,7 +153,19 @@ public struct ImportRun {
 
     /// The outcome `response` gives `item`: the restored purchase whose store id is the item's
     /// (else the first one named).
-    static func outcome(_ item: ImportFile.Item, _ response: RestorePurchasesResponse) -> ImportOutcome {
+    public static func outcome(_ item: ImportFile.Item, _ response: RestorePurchasesResponse) -> ImportOutcome {
+        var outcome = linkOutcome(item, response)
+        if case .apple(_, let sandbox) = item.purchase, outcome.kind != .refused,
+            let answered = response.restored.first?.key?.environment,
+            answered != (sandbox ? StoreEnvironment.sandbox : .production)
+        {
+            outcome.environment = answered.description
+        }
+        return outcome
+    }
+
+    /// `outcome` without the environment check.
+    private static func linkOutcome(_ item: ImportFile.Item, _ response: RestorePurchasesResponse) -> ImportOutcome {
         let storeID: String
         switch item.purchase {
         case .apple(let transactionID, _): storeID = transactionID

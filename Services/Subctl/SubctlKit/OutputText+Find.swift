@@ -4,8 +4,8 @@ public import Wire
 /// The human output of `find`, in the ledger commands' style.
 extension OutputText {
     /// `found VALUE as apple_transaction_id`; an `account` line per account; a `subscription`
-    /// line per subscription (with what matched), each followed by its `period` and `status`
-    /// lines; an `unrecorded` line per App Store purchase of an order the ledger has not
+    /// line per subscription (with what matched), each followed by its `period` lines (every
+    /// recorded period, not joined) and `status` lines; an `unrecorded` line per App Store purchase of an order the ledger has not
     /// recorded; then the events, newest first.
     public static func found(_ value: String, _ response: FindResponse) -> [String] {
         var lines = ["found \(value) as \(response.takenAs.map(\.description) ?? "-")"]
@@ -13,7 +13,7 @@ extension OutputText {
         for found in response.subscriptions {
             guard let subscription = found.subscription else { continue }
             lines.append(self.subscription(subscription) + " matched \(found.matched.map(\.description) ?? "-")")
-            lines += subscription.periods.map(period)
+            lines += found.periods.map(period)
             lines += subscription.statusIntervals.map(status)
         }
         lines += response.unrecordedOriginalTransactionIDs.map {

@@ -84,7 +84,23 @@ public struct SubctlError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The error of a failed call, keeping its status and message.
     public init(_ error: RPCError) {
-        self.init(.rpc(error.code), error.message)
+        self.init(.rpc(error.code), error.message + Self.wrongServiceHint(error))
+    }
+
+    /// For a method the service does not know (`unknown method "subscriptions.ledger.v1.Ledger/…"`),
+    /// which service serves it: `--addr` most likely names another one.
+    static func wrongServiceHint(_ error: RPCError) -> String {
+        guard error.code == .unimplemented, error.message.hasPrefix("unknown method \""),
+            let service = error.message.split(separator: "/").first?.split(separator: ".").last
+        else { return "" }
+        let name: String
+        switch service {
+        case "Ledger": name = "ledger"
+        case "Verifier": name = "verifier"
+        case "Entitlement": name = "entitlement service"
+        default: return ""
+        }
+        return "; the \(name) serves it: is --addr the \(name)'s address?"
     }
 
     /// `CODE: message`; printed after `error: `.

@@ -59,15 +59,22 @@ public struct SubscriberFinder: Sendable {
         }
         response.accountIDs = accounts
         for match in matches {
-            guard let key = match.key, let subscription = try await ledger.subscription(key) else { continue }
-            response.subscriptions.append(FoundSubscription(matched: match.matched, subscription: subscription))
+            guard let key = match.key, let (subscription, periods) = try await ledger.recordedState(key) else {
+                continue
+            }
+            response.subscriptions.append(
+                FoundSubscription(
+                    matched: match.matched, subscription: subscription,
+                    periods: Self.shownPeriods(periods, store: key.store)))
         }
         var events: [LifecycleEvent] = []
         for account in accounts {
             events += try await ledger.getHistory(GetHistoryRequest(accountID: account, pageSize: Self.maxEvents))
                 .events
         }
-        for match in matches where match.accountID?.isEmpty ?? true {
+        // Each subscription's own too: events recorded before it was linked (an import's
+        // `imported`, a purchase notified before anyone verified it) name no account.
+        for match in matches {
             events += try await ledger.getHistory(GetHistoryRequest(key: match.key, pageSize: Self.maxEvents)).events
         }
         var seen = Set<UInt64>()
@@ -76,6 +83,25 @@ public struct SubscriberFinder: Sendable {
                 .filter { event in event.position.map { seen.insert($0).inserted } ?? true }
                 .prefix(Int(Self.maxEvents)))
         return response
+    }
+
+    /// Recorded periods as `find` answers them: by end (no end last), without raw data. Play
+    /// names no start per order (each carries the subscription's `startTime`): a Google order
+    /// after another starts where that one ends, unless it says later.
+    static func shownPeriods(_ periods: [Period], store: Store) -> [Period] {
+        var shown = periods.sorted {
+            ($0.endMilliseconds ?? Int64.max, $0.startMilliseconds, $0.periodID)
+                < ($1.endMilliseconds ?? Int64.max, $1.startMilliseconds, $1.periodID)
+        }
+        for index in shown.indices {
+            shown[index].raw = nil
+            if store == .google, index > 0, let previousEnd = shown[index - 1].endMilliseconds,
+                shown[index].startMilliseconds < previousEnd, (shown[index].endMilliseconds ?? Int64.max) > previousEnd
+            {
+                shown[index].startMilliseconds = previousEnd
+            }
+        }
+        return shown
     }
 
     /// `value` as messages and logs show it: whole up to 40 bytes; longer (a purchase token), its

@@ -4,6 +4,7 @@ public import Config
 import Foundation
 import GooglePlay
 import HTTP
+import HTTPClient
 public import Lifecycle
 import Observability
 public import RPC
@@ -91,6 +92,8 @@ public enum VerifierService {
         configuration.requestTimeout = settings.apiTimeout
         configuration.now = host.machineDate
         configuration.sleep = { [clock = host.clock] in try await clock.sleep(for: $0) }
+        // Timed on the machine's clock: an exchange takes real time whatever the service's clock says.
+        configuration.metrics = StoreAPIMetrics(registry: host.metrics, store: "google")
         let client: GooglePlayDeveloperAPIClient
         do {
             client = try GooglePlayDeveloperAPIClient(configuration: configuration)
@@ -135,6 +138,7 @@ public enum VerifierService {
         configuration.requestTimeout = settings.apiTimeout
         configuration.now = host.machineDate
         configuration.sleep = { [clock = host.clock] in try await clock.sleep(for: $0) }
+        configuration.metrics = StoreAPIMetrics(registry: host.metrics, store: "apple")
         let client: AppStoreServerAPIClient
         do {
             client = try AppStoreServerAPIClient(configuration: configuration)

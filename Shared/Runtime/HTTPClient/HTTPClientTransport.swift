@@ -31,6 +31,12 @@ public final class HTTPClientTransport: Sendable {
         case tooLarge(limit: Int)
         /// The calling task was cancelled.
         case cancelled
+
+        /// The cause `network` names when the exchange ran out of time.
+        public static let timedOutCause = "timed out"
+
+        /// Whether the exchange ran out of time.
+        public var isTimeout: Bool { self == .network(Self.timedOutCause) }
     }
 
     private let session: URLSession
@@ -164,7 +170,7 @@ private final class ExchangeDelegate: NSObject, URLSessionDataDelegate, Sendable
         guard let code = (error as? URLError)?.code else { return "the request failed" }
         switch code {
         case .cannotConnectToHost: return "connection refused"
-        case .timedOut: return "timed out"
+        case .timedOut: return HTTPClientTransport.Failure.timedOutCause
         case .cannotFindHost, .dnsLookupFailed: return "host not found"
         case .networkConnectionLost: return "connection lost"
         case .notConnectedToInternet: return "no network"

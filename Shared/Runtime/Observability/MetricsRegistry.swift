@@ -1,14 +1,15 @@
 import Synchronization
 
 /// The metrics a process exposes on `/metrics`, rendered in Prometheus text format 0.0.4.
-/// Counters and gauges are atomics; subsystems with their own bookkeeping add a collector that
-/// writes its families when the page is rendered.
+/// Counters and gauges are atomics, histograms a small locked value; subsystems with their own
+/// bookkeeping add a collector that writes its families when the page is rendered.
 public final class MetricsRegistry: Sendable {
     private let state = Mutex(State())
 
     private struct State {
         var counters: [String: (help: String, series: [(labels: Labels, counter: Counter)])] = [:]
         var gauges: [String: (help: String, series: [(labels: Labels, gauge: Gauge)])] = [:]
+        var histograms: [String: (help: String, series: [(labels: Labels, histogram: Histogram)])] = [:]
         var collectors: [@Sendable (inout MetricsText) -> Void] = []
     }
 
@@ -38,14 +39,39 @@ public final class MetricsRegistry: Sendable {
         }
     }
 
+    /// The histogram `name` with `labels` and upper bounds `buckets` (seconds, ascending), created
+    /// on first use; a series made before keeps the buckets it was made with.
+    public func histogram(_ name: String, help: String, buckets: [Double], labels: Labels = [:]) -> Histogram {
+        state.withLock { state in
+            if let existing = state.histograms[name]?.series.first(where: { $0.labels == labels }) {
+                return existing.histogram
+            }
+            let histogram = Histogram(bounds: buckets)
+            state.histograms[name, default: (help, [])].series.append((labels, histogram))
+            return histogram
+        }
+    }
+
     /// Adds a function that writes metric families each time the page is rendered.
     public func addCollector(_ collector: @escaping @Sendable (inout MetricsText) -> Void) {
         state.withLock { $0.collectors.append(collector) }
     }
 
+    /// The value of the sample `series` on the page now, written as the page writes it (`name` or
+    /// `name{label="value",…}` with the labels sorted); nil when the page has no such sample.
+    public func value(_ series: String) -> Double? {
+        let prefix = series + " "
+        for line in render().split(separator: "\n") where line.hasPrefix(prefix) {
+            return Double(line.dropFirst(prefix.count))
+        }
+        return nil
+    }
+
     /// The whole page.
     public func render() -> String {
-        let (counters, gauges, collectors) = state.withLock { ($0.counters, $0.gauges, $0.collectors) }
+        let (counters, gauges, histograms, collectors) = state.withLock {
+            ($0.counters, $0.gauges, $0.histograms, $0.collectors)
+        }
         var text = MetricsText()
         for name in counters.keys.sorted() {
             let family = counters[name]!
@@ -55,7 +81,12 @@ public final class MetricsRegistry: Sendable {
         for name in gauges.keys.sorted() {
             let family = gauges[name]!
             text.family(name, type: "gauge", help: family.help)
-            for series in family.series { text.sample(name, series.labels, Double(series.gauge.value)) }
+            for series in family.series { text.sample(name, series.labels, series.gauge.value) }
+        }
+        for name in histograms.keys.sorted() {
+            let family = histograms[name]!
+            text.family(name, type: "histogram", help: family.help)
+            for series in family.series { text.histogram(name, series.labels, series.histogram.snapshot) }
         }
         for collector in collectors { collector(&text) }
         return text.output
@@ -73,13 +104,65 @@ public final class Counter: Sendable {
     public var value: Int { storage.load(ordering: .relaxed) }
 }
 
-/// A value that goes up and down.
+/// A value that goes up and down: a count, or a time in seconds.
 public final class Gauge: Sendable {
-    private let storage = Atomic<Int>(0)
+    /// The value's IEEE 754 bits.
+    private let storage = Atomic<UInt64>(0.0.bitPattern)
     public init() {}
-    public func set(_ value: Int) { storage.store(value, ordering: .relaxed) }
-    public func add(_ amount: Int) { storage.add(amount, ordering: .relaxed) }
-    public var value: Int { storage.load(ordering: .relaxed) }
+    public func set(_ value: Double) { storage.store(value.bitPattern, ordering: .relaxed) }
+    public func set(_ value: Int) { set(Double(value)) }
+    /// Sets the gauge to `milliseconds` as seconds.
+    public func set(milliseconds: Int64) { set(Double(milliseconds) / 1000) }
+    public func add(_ amount: Int) {
+        var current = storage.load(ordering: .relaxed)
+        while true {
+            let next = (Double(bitPattern: current) + Double(amount)).bitPattern
+            let (exchanged, original) = storage.compareExchange(
+                expected: current, desired: next, ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
+    }
+    public var value: Double { Double(bitPattern: storage.load(ordering: .relaxed)) }
+}
+
+/// Observations counted into fixed buckets, with their sum: a time in seconds, usually.
+public final class Histogram: Sendable {
+    /// The buckets' upper bounds, ascending.
+    public let bounds: [Double]
+    private let state: Mutex<Counts>
+
+    /// What a histogram holds at one instant.
+    public struct Counts: Sendable, Equatable {
+        /// The buckets' upper bounds, ascending.
+        public let bounds: [Double]
+        /// Observations per bucket (not cumulative); the last slot holds those above every bound.
+        public internal(set) var buckets: [UInt64]
+        public internal(set) var count: UInt64 = 0
+        public internal(set) var sum: Double = 0
+    }
+
+    public init(bounds: [Double]) {
+        self.bounds = bounds
+        state = Mutex(Counts(bounds: bounds, buckets: Array(repeating: 0, count: bounds.count + 1)))
+    }
+
+    /// Counts one observation of `value` (negative values count as 0).
+    public func observe(_ value: Double) {
+        let value = max(0, value)
+        let index = bounds.firstIndex { value <= $0 } ?? bounds.count
+        state.withLock { counts in
+            counts.buckets[index] += 1
+            counts.count += 1
+            counts.sum += value
+        }
+    }
+
+    /// Counts the time from epoch milliseconds `start` to `end`, in seconds.
+    public func observe(fromMilliseconds start: Int64, to end: Int64) { observe(Double(end - start) / 1000) }
+
+    /// The counts now.
+    public var snapshot: Counts { state.withLock { $0 } }
 }
 
 /// Builds Prometheus text: `# HELP`, `# TYPE` and samples with escaped label values.
@@ -107,18 +190,27 @@ public struct MetricsText: Sendable {
 
     /// Writes a histogram family's buckets, sum and count for one label set.
     public mutating func histogram(_ name: String, _ labels: Labels, _ histogram: LatencyHistogram) {
+        self.histogram(
+            name, labels,
+            Histogram.Counts(
+                bounds: LatencyHistogram.boundsSeconds, buckets: histogram.buckets, count: histogram.count,
+                sum: Double(histogram.sumNanoseconds) / 1e9))
+    }
+
+    /// Writes a histogram family's cumulative buckets, sum and count for one label set.
+    public mutating func histogram(_ name: String, _ labels: Labels, _ counts: Histogram.Counts) {
         var cumulative: UInt64 = 0
-        for (index, bound) in LatencyHistogram.boundsSeconds.enumerated() {
-            cumulative += histogram.buckets[index]
+        for (index, bound) in counts.bounds.enumerated() {
+            cumulative += counts.buckets[index]
             var withBound = labels
             withBound["le"] = String(bound)
             sample(name + "_bucket", withBound, Double(cumulative))
         }
         var infinity = labels
         infinity["le"] = "+Inf"
-        sample(name + "_bucket", infinity, Double(histogram.count))
-        sample(name + "_sum", labels, Double(histogram.sumNanoseconds) / 1e9)
-        sample(name + "_count", labels, Double(histogram.count))
+        sample(name + "_bucket", infinity, Double(counts.count))
+        sample(name + "_sum", labels, counts.sum)
+        sample(name + "_count", labels, Double(counts.count))
     }
 
     private static func escape(_ value: String) -> String {

@@ -101,6 +101,17 @@ public final class ServiceHost: Sendable {
         router.inline(healthMethod, limits: RPCMethodLimits(maxRequestBytes: 1024)) { [self] (_: HealthRequest) in
             health()
         }
+        let build = [
+            "service": name, "version": environment.raw("BUILD_VERSION") ?? version,
+            "commit": environment.raw("BUILD_COMMIT") ?? "unknown",
+        ]
+        metrics.addCollector { [weak self] text in
+            text.family(
+                "build_info", type: "gauge", help: "Always 1; the labels name the build (BUILD_VERSION, BUILD_COMMIT).")
+            text.sample("build_info", build, 1)
+            text.family("service_ready", type: "gauge", help: "1 when /readyz answers ready, else 0.")
+            text.sample("service_ready", [:], self?.notReady().isEmpty == true ? 1 : 0)
+        }
     }
 
     /// The clock's wall time as a date, for parts that take one.

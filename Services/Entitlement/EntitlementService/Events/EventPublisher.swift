@@ -50,6 +50,9 @@ public actor EventPublisher {
     private var lease: LeaseKeeper
     private let appended: Counter
     private let leader: Gauge
+    /// The changes the view applied that no append covers yet: (position, commit time), oldest
+    /// first, for `event_log_lag_seconds`.
+    private let uncovered = Mutex<[(position: UInt64, committed: Int64)]>([])
 
     public init(
         client: any ClientTransport, view: EntitlementView, policies: PolicyStore?, owner: String,
@@ -73,6 +76,26 @@ public actor EventPublisher {
         leader =
             metrics?.gauge("entitlement_events_leader", help: "1 while this instance computes the event log.")
             ?? Gauge()
+        metrics?.addCollector { [self] text in
+            text.family(
+                "event_log_lag_seconds", type: "gauge",
+                help:
+                    "How long ago the oldest change the view applied that the event log does not cover yet was committed (0 when caught up, or when this instance does not compute the log)."
+            )
+            text.sample("event_log_lag_seconds", [:], eventLogLagSeconds(now: self.now()))
+        }
+    }
+
+    /// The event log's lag at `now` (epoch ms), in seconds: since the commit of the oldest change
+    /// the view applied that no append covers yet; 0 when every one is covered.
+    public nonisolated func eventLogLagSeconds(now: Int64) -> Double {
+        guard let oldest = uncovered.withLock({ $0.first?.committed }) else { return 0 }
+        return Double(max(0, now - oldest)) / 1000
+    }
+
+    /// Notes that appends now cover the feed through `position`.
+    private func covered(through position: UInt64) {
+        uncovered.withLock { changes in changes.removeAll { $0.position <= position } }
     }
 
     /// Whether this instance computes the log now, caught up with the view.
@@ -111,6 +134,7 @@ public actor EventPublisher {
         }
         pending += events
         through = change.position
+        uncovered.withLock { $0.append((change.position, at)) }
     }
 
     /// A snapshot replaced the view: the changes it skipped are read again.
@@ -158,6 +182,7 @@ public actor EventPublisher {
         epoch += 1
         tracker = AccessEventTracker()
         replacePending([])
+        uncovered.withLock { $0 = [] }
         leader.set(0)
     }
 
@@ -189,6 +214,8 @@ public actor EventPublisher {
             replacePending(caught.events)
             through = caught.through
             appendedThrough = caught.appendedThrough
+            // The catch-up's changes wait from now (their commit times were not kept).
+            uncovered.withLock { $0 = caught.through > caught.appendedThrough ? [(caught.through, now())] : [] }
             ready = true
             logger.info("event log caught up", ["from": "\(caught.appendedThrough)", "to": "\(caught.through)"])
         }
@@ -288,6 +315,7 @@ public actor EventPublisher {
                 guard generation == pendingGeneration else { continue }
                 pending.removeFirst(min(batch.count, pending.count))
                 appendedThrough = max(appendedThrough, covers)
+                covered(through: appendedThrough)
             } catch  where error.code == .failedPrecondition {
                 stepDown("\(error.message)")
                 return false

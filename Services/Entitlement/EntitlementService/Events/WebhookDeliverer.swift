@@ -81,6 +81,10 @@ public actor WebhookDeliverer {
     private var disableToRecord = false
     /// Counts step-downs: a record in flight across one leaves the new state alone.
     private var generation = 0
+    /// The endpoint's dead letters not yet redelivered, as last counted, and when (nil: not yet).
+    private var deadLetters = 0
+    private var deadLettersCounted: Int64?
+    private let deadLettersGauge: Gauge?
 
     public init(
         endpoint: WebhookEndpoint, client: any ClientTransport, owner: String, leaseMilliseconds: Int64 = 6000,
@@ -95,6 +99,13 @@ public actor WebhookDeliverer {
         self.rules = rules
         self.logger = logger
         self.metrics = metrics
+        // At 0 from the start, so that a rate over it is defined before the first dead letter.
+        _ = metrics?.counter(
+            "webhook_dead_letters_total", help: "Events given up on.", labels: ["endpoint": endpoint.name])
+        deadLettersGauge = metrics?.gauge(
+            "webhook_dead_letters",
+            help: "Events given up on and not redelivered yet (shown by the delivering instance).",
+            labels: ["endpoint": endpoint.name])
         // Unless told otherwise, the logger's clock: the service's.
         self.now = now ?? { [clock = logger.clock] in clock.epochMilliseconds() }
         machineNow = now ?? { [clock = logger.clock] in clock.machineEpochMilliseconds() }
@@ -133,6 +144,8 @@ public actor WebhookDeliverer {
         logger.warning("no longer delivering webhooks", ["endpoint": endpoint.name, "why": why])
         lease.drop()
         delivering(0)
+        deadLettersCounted = nil
+        deadLettersGauge?.set(0)
         leading = false
         loaded = false
         window = []
@@ -153,6 +166,7 @@ public actor WebhookDeliverer {
             // A 410 is recorded first; a disabled endpoint looks again for an operator's replay.
             if disableToRecord { try await record() }
             if !loaded || disabled { try await load() }
+            await countDeadLettersWhenDue()
             guard !disabled else { return }
             try await fill()
             sendWhatMayGo()
@@ -175,6 +189,35 @@ public actor WebhookDeliverer {
         head = 0
         inFlight = []
         loaded = true
+    }
+
+    /// How often the leader counts the endpoint's dead letters again, in milliseconds: an
+    /// operator's replay takes them out in the ledger, not here.
+    static let deadLetterRecount: Int64 = 60_000
+
+    /// Counts the endpoint's dead letters not yet redelivered from the ledger, for the
+    /// `webhook_dead_letters` gauge, when the last count is `deadLetterRecount` old (between
+    /// counts, each event given up on adds one). A count that fails is tried next round.
+    private func countDeadLettersWhenDue() async {
+        guard let gauge = deadLettersGauge, deadLettersCounted.map({ now() - $0 >= Self.deadLetterRecount }) ?? true
+        else { return }
+        var count = 0
+        var token: String?
+        do {
+            repeat {
+                let page = try await client.call(
+                    LedgerRPC.listDeadLetters,
+                    ListDeadLettersRequest(endpoint: endpoint.name, limit: 500, pageToken: token))
+                count += page.deadLetters.count
+                token = page.nextPageToken
+            } while token != nil
+        } catch {
+            logger.debug("webhook dead letters not counted", ["endpoint": endpoint.name, "error": "\(error)"])
+            return
+        }
+        deadLetters = count
+        deadLettersCounted = now()
+        gauge.set(count)
     }
 
     private func fill() async throws {
@@ -310,6 +353,8 @@ public actor WebhookDeliverer {
             metrics?.counter(
                 "webhook_dead_letters_total", help: "Events given up on.", labels: ["endpoint": endpoint.name]
             ).increment()
+            deadLetters += 1
+            deadLettersGauge?.set(deadLetters)
             logger.warning(
                 "a webhook event is given up on", ["endpoint": endpoint.name, "sequence": "\(sequence)"])
             attempts[sequence] = nil
@@ -338,9 +383,9 @@ public actor WebhookDeliverer {
     private func lag() {
         let oldest = window[head...].first { $0.event != nil }?.event?.recordedTimeMilliseconds
         metrics?.gauge(
-            "webhook_lag_milliseconds", help: "How old the oldest event not yet delivered is.",
+            "webhook_lag_seconds", help: "How old the oldest event not yet delivered is (0 when none).",
             labels: ["endpoint": endpoint.name]
-        ).set(Int(oldest.map { max(0, now() - $0) } ?? 0))
+        ).set(milliseconds: oldest.map { max(0, now() - $0) } ?? 0)
     }
 
     /// Writes what changed since the last record to the ledger, at most `maxRecord` attempts (and

@@ -27,7 +27,7 @@ public final class LedgerFeedFollower: LifecycleService {
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let position: Gauge
     private let lagPositions: Gauge
-    private let lagMilliseconds: Gauge
+    private let lagSeconds: Gauge
     private let appliedChanges: Counter
 
     public init(
@@ -48,9 +48,9 @@ public final class LedgerFeedFollower: LifecycleService {
         position =
             metrics?.gauge("entitlement_feed_position", help: "The ledger change-feed position the view reflects.")
             ?? Gauge()
-        lagMilliseconds =
+        lagSeconds =
             metrics?.gauge(
-                "entitlement_feed_lag_milliseconds",
+                "entitlement_feed_lag_seconds",
                 help: "How long after its commit the newest change reached the view.")
             ?? Gauge()
         appliedChanges =
@@ -206,7 +206,7 @@ public final class LedgerFeedFollower: LifecycleService {
                 await publisher?.observe(change, previousHolder: previous)
             }
             position.set(Int(change.position))
-            lagMilliseconds.set(Int(max(0, now() - (change.committedTimeMilliseconds ?? now()))))
+            lagSeconds.set(milliseconds: max(0, now() - (change.committedTimeMilliseconds ?? now())))
         }
         throw ViewError(.feedEnded, "the ledger ended the change feed")
     }

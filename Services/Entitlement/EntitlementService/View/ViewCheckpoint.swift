@@ -137,7 +137,7 @@ public final class ViewCheckpointService: LifecycleService {
             ?? Counter()
         seconds =
             metrics?.gauge(
-                "entitlement_checkpoint_write_milliseconds", help: "How long the last checkpoint took to write.")
+                "entitlement_checkpoint_write_seconds", help: "How long the last checkpoint took to write.")
             ?? Gauge()
         bytes = metrics?.gauge("entitlement_checkpoint_bytes", help: "The size of the last checkpoint.") ?? Gauge()
     }
@@ -189,7 +189,7 @@ public final class ViewCheckpointService: LifecycleService {
         case .success(let summary?):
             lastWritten.withLock { $0 = summary.position }
             writes.increment()
-            seconds.set(milliseconds)
+            seconds.set(milliseconds: Int64(milliseconds))
             bytes.set(summary.bytes)
             logger.info(
                 "checkpoint written",

@@ -108,6 +108,8 @@ extension ViewTables {
         }
         try reader.finish()
         try tables.checkReferences()
+        // Not in the file: counted once from the holdings.
+        tables.recountHeld()
         return tables
     }
 

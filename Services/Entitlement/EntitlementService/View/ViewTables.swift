@@ -54,6 +54,10 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
     /// Subscriptions held by an account, and accounts holding at least one.
     var held = 0
     var accountsHolding = 0
+    /// Subscriptions held by an account, by store, state and product (`ViewTables+Metrics`).
+    var heldByKind: [HeldKind: Int] = [:]
+    /// The held subscriptions whose state may give access past their last period's end.
+    var outlastingCandidates = Set<Int>()
     var position: UInt64?
     /// The commit time of the change at `position`, when the view has seen it: a checkpoint
     /// names it, so that a ledger with other changes at that position is not taken for its own.
@@ -82,6 +86,8 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         swap(&lastRenewalProfile, &other.lastRenewalProfile)
         swap(&held, &other.held)
         swap(&accountsHolding, &other.accountsHolding)
+        swap(&heldByKind, &other.heldByKind)
+        swap(&outlastingCandidates, &other.outlastingCandidates)
         swap(&position, &other.position)
         swap(&positionCommitted, &other.positionCommitted)
         swap(&hash, &other.hash)
@@ -231,9 +237,11 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
             nonRenewingProducts.insert(holding.product)
         }
         let index: Int
+        var previousKind: HeldKind?
         if let found = holdingIndex(of: key) {
             index = found
             let previous = holdings[index]
+            previousKind = heldKind(previous)
             holding.id = previous.id
             holding.owner = previous.owner
             holding.next = previous.next
@@ -250,9 +258,11 @@ final class ViewTables: @unchecked Sendable {  // used under its view's lock, or
         }
         let previousOwner = holdings[index].owner
         let newOwner = owner.map { UInt32($0 + 1) } ?? 0
-        guard previousOwner != newOwner else { return }
-        if previousOwner != 0 { unlink(index, from: Int(previousOwner) - 1) }
-        if let owner { link(index, to: owner) }
+        if previousOwner != newOwner {
+            if previousOwner != 0 { unlink(index, from: Int(previousOwner) - 1) }
+            if let owner { link(index, to: owner) }
+        }
+        countHolding(index, previously: previousKind)
     }
 
     /// The index of the subscription with `key`, if the view has seen it.

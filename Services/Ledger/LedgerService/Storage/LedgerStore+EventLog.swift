@@ -95,6 +95,12 @@ extension LedgerStore {
         return (UInt64(state.int(0, "delivered_through") ?? 0), state.int(0, "disabled_ms"))
     }
 
+    /// The endpoints with delivery state, by name.
+    func webhookEndpoints() throws -> [String] {
+        let rows = try tx.query("SELECT endpoint FROM webhook_state ORDER BY endpoint", [])
+        return (0..<rows.count).compactMap { rows.text($0, "endpoint") }
+    }
+
     /// An endpoint's attempts still retrying after `sequence`, in order, at most `limit`.
     func retryingAttempts(_ endpoint: String, after sequence: UInt64, limit: Int) throws -> [DeliveryAttempt] {
         let rows = try tx.query(

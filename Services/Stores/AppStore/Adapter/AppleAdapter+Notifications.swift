@@ -44,6 +44,7 @@ extension AppleAdapter {
             let signedPayload = object["signedPayload"] as? String
         else {
             let message = "the body must be a JSON object with a signedPayload string"
+            counters.notifications.refused(.malformed)
             ingress.refused(
                 store: "apple", reason: "malformed", message: message, payload: request.body, request: request)
             return Self.answer(400, message)
@@ -53,7 +54,7 @@ extension AppleAdapter {
             notification = try verifier.verifyNotification(signedPayload, now: now())
         } catch {
             if error.code == .retryable { return Self.answer(503, "\(error.code): \(error.message)") }
-            counters.rejected.increment()
+            counters.notifications.refused(NotificationMetrics.reason(error.code))
             ingress.refused(
                 store: "apple", reason: "\(error.code)", message: error.message, payload: signedPayload.utf8,
                 request: request)
@@ -67,7 +68,7 @@ extension AppleAdapter {
             switch outcome {
             case nil: return Self.answer(503, "the OCSP check did not finish in time")
             case .failure(let error as AppleVerificationError) where error.code != .retryable:
-                counters.rejected.increment()
+                counters.notifications.refused(.certificateChain)
                 ingress.refused(
                     store: "apple", reason: "\(error.code)", message: error.message, payload: signedPayload.utf8,
                     request: request)
@@ -92,10 +93,11 @@ extension AppleAdapter {
             logger.error("apple notification not recorded", ["error": "\(error)"])
             return Self.answer(503, "the notification could not be recorded; deliver it again")
         case .success(let response) where response.duplicate:
-            counters.duplicates.increment()
+            counters.notifications.duplicates.increment()
             return Self.answer(200, "duplicate")
         case .success:
-            counters.received.increment()
+            counters.notifications.received.increment()
+            counters.notifications.lag(.recorded, sent: notification.signedDate, now: nowMilliseconds)
             let accepted = queue.submit { [self] in
                 await process(notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
             }
@@ -144,7 +146,9 @@ extension AppleAdapter {
             return
         }
         guard !response.duplicate else { return }
-        counters.received.increment()
+        counters.notifications.received.increment()
+        counters.notifications.lag(.recorded, sent: notification.signedDate, now: nowMilliseconds)
+        counters.reconciliation.discovered.increment()
         await process(notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
     }
 
@@ -172,9 +176,15 @@ extension AppleAdapter {
         do {
             let complete = try await apply(
                 notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
-            if complete { counters.processed.increment() } else { counters.failed.increment() }
+            if complete {
+                counters.notifications.processed.increment()
+                counters.notifications.lag(.processed, sent: notification.signedDate, now: nowMilliseconds)
+            } else {
+                // Only what the notification itself proves was recorded: the API did not answer.
+                counters.notifications.failed(.storeAPI)
+            }
         } catch {
-            counters.failed.increment()
+            counters.notifications.failed(error)
             await markFailed(notification.notificationUUID, "\(error)")
         }
     }

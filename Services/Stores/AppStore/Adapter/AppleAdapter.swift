@@ -30,23 +30,12 @@ public final class AppleAdapter: Sendable {
 
     /// What the adapter counts, exported in `/metrics`.
     struct Counters: Sendable {
-        let received: Counter
-        let duplicates: Counter
-        let rejected: Counter
-        let processed: Counter
-        let failed: Counter
+        let notifications: NotificationMetrics
+        let reconciliation: ReconciliationMetrics
 
         init(registry: MetricsRegistry?) {
-            func counter(_ name: String, _ help: String) -> Counter {
-                registry?.counter(name, help: help) ?? Counter()
-            }
-            received = counter("apple_notifications_received_total", "Verified App Store notifications recorded.")
-            duplicates = counter("apple_notifications_duplicate_total", "Notifications the inbox already had.")
-            rejected = counter("apple_notifications_rejected_total", "Notifications refused by signed-data checks.")
-            processed = counter("apple_notifications_processed_total", "Notifications applied to the ledger.")
-            failed = counter(
-                "apple_notifications_failed_total", "Notifications whose processing failed (retried by reconciliation)."
-            )
+            notifications = NotificationMetrics(store: "apple", registry: registry)
+            reconciliation = ReconciliationMetrics(store: "apple", registry: registry)
         }
     }
 

@@ -34,16 +34,19 @@ public final class AppleReconciler: LifecycleService {
 
     public func shutdown() async { await loop.stop() }
 
-    /// One reconciliation pass; failures are logged and left for the next pass.
+    /// One reconciliation pass; failures are logged and left for the next pass. The pass is
+    /// counted as completed when every step of it could list and pull what it needed.
     public func runPass() async {
-        await retryInbox()
+        var completed = await retryInbox()
         for environment in adapter.verifiers.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            await pullHistory(environment)
+            completed = await pullHistory(environment) && completed
         }
-        await refreshAtRisk()
+        completed = await refreshAtRisk() && completed
+        adapter.counters.reconciliation.pass(completed: completed)
     }
 
-    func retryInbox() async {
+    @discardableResult
+    func retryInbox() async -> Bool {
         do {
             try await ReconcilerPaging.staleInbox(
                 adapter.ledger, store: .apple, now: adapter.nowMilliseconds, pendingGrace: Self.pendingGrace,
@@ -54,10 +57,13 @@ public final class AppleReconciler: LifecycleService {
             }
         } catch {
             adapter.logger.warning("apple reconciliation cannot list the inbox", ["error": "\(error)"])
+            return false
         }
+        return true
     }
 
-    func pullHistory(_ environment: AppleEnvironment) async {
+    @discardableResult
+    func pullHistory(_ environment: AppleEnvironment) async -> Bool {
         do {
             try await ReconcilerPaging.sinceCursor(
                 adapter.ledger, "apple-notification-history-\(environment.rawValue.lowercased())",
@@ -71,10 +77,13 @@ public final class AppleReconciler: LifecycleService {
         } catch {
             adapter.logger.warning(
                 "apple notification history not pulled", ["environment": environment.rawValue, "error": "\(error)"])
+            return false
         }
+        return true
     }
 
-    func refreshAtRisk() async {
+    @discardableResult
+    func refreshAtRisk() async -> Bool {
         let now = adapter.nowMilliseconds
         let queries = [
             ListSubscriptionsRequest(store: .apple, state: .gracePeriod),
@@ -88,7 +97,8 @@ public final class AppleReconciler: LifecycleService {
                 subscription in
                 guard adapter.verifiers[AppleEnvironment(subscription.key.environment)] != nil else { return }
                 do {
-                    _ = try await adapter.refresh(subscription.key)
+                    let refreshed = try await adapter.refresh(subscription.key)
+                    adapter.counters.reconciliation.refreshed(changed: refreshed.changed)
                 } catch {
                     adapter.logger.warning(
                         "apple subscription not refreshed", ["key": "\(subscription.key)", "error": "\(error)"])
@@ -96,6 +106,8 @@ public final class AppleReconciler: LifecycleService {
             }
         } catch {
             adapter.logger.warning("apple reconciliation cannot list subscriptions", ["error": "\(error)"])
+            return false
         }
+        return true
     }
 }

@@ -1,10 +1,25 @@
 public import Crypto
 public import Foundation
-import HTTPClient
+public import HTTPClient
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+
+/// The App Store Server API's endpoints as `store_api_*` metrics name them.
+public enum AppStoreAPIEndpoint: String, Sendable, CaseIterable {
+    case subscriptionStatuses = "subscription_statuses"
+    case transactionInfo = "transaction_info"
+    case transactionHistory = "transaction_history"
+    case notificationHistory = "notification_history"
+    case lookupOrder = "lookup_order"
+    case extendRenewal = "extend_renewal"
+    case massExtend = "mass_extend"
+    case massExtendStatus = "mass_extend_status"
+    case consumption
+    case refundHistory = "refund_history"
+    case appAccountToken = "app_account_token"
+}
 
 /// `AppStoreAPI` over HTTPS with URLSession: signs its own bearer JWT with the App Store
 /// Connect key, retries rate limits, server errors and network failures with full-jitter
@@ -49,6 +64,8 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         public var now: @Sendable () -> Date = { Date() }
         /// Waits between attempts; throwing (on cancellation) ends the call with `.network`.
         public var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        /// Where each HTTP exchange is counted and timed, by `AppStoreAPIEndpoint`; nil for nowhere.
+        public var metrics: StoreAPIMetrics?
 
         /// A configuration with the default URLs, timeout, retries and bounds.
         public init(keyID: String, issuerID: String, bundleID: String, privateKey: PrivateKey) {
@@ -125,7 +142,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     {
         let call = HTTPCall(method: "GET", path: "/inApps/v1/transactions/" + (try Self.pathSegment(transactionID)))
         return try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
-            let body = try await send(call, in: environment)
+            let body = try await send(call, .transactionInfo, in: environment)
             return try Self.decode(TransactionInfoBody.self, body, call: call).signedTransactionInfo
         }
     }
@@ -137,7 +154,9 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     {
         let call = HTTPCall(method: "GET", path: "/inApps/v1/subscriptions/" + (try Self.pathSegment(transactionID)))
         return try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
-            try Self.decode(AppleSubscriptionStatuses.self, try await send(call, in: environment), call: call)
+            try Self.decode(
+                AppleSubscriptionStatuses.self, try await send(call, .subscriptionStatuses, in: environment), call: call
+            )
         }
     }
 
@@ -146,7 +165,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     public func transactionHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
         -> [String]
     {
-        try await revisionPages("/inApps/v2/history/", transactionID, environment: environment)
+        try await revisionPages("/inApps/v2/history/", transactionID, .transactionHistory, environment: environment)
     }
 
     /// `POST /inApps/v1/notifications/history` for notifications sent in [`start`, `end`),
@@ -162,7 +181,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
             startDate: Self.milliseconds(start), endDate: Self.milliseconds(end))
         let first = HTTPCall(method: "POST", path: "/inApps/v1/notifications/history", body: try Self.encode(range))
         return try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
-            try await collectPages(first, in: environment, cursorName: "paginationToken") {
+            try await collectPages(first, .notificationHistory, in: environment, cursorName: "paginationToken") {
                 (page: NotificationHistoryPage) in (page.notificationHistory, page.hasMore, page.paginationToken)
             }
         }
@@ -181,7 +200,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         let path = "/inApps/v1/transactions/" + (try Self.pathSegment(originalTransactionID)) + "/appAccountToken"
         let call = HTTPCall(method: "PUT", path: path, body: body)
         try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
-            _ = try await send(call, in: environment)
+            _ = try await send(call, .appAccountToken, in: environment)
         }
     }
 
@@ -194,7 +213,8 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         let path = "/inApps/v1/subscriptions/extend/" + (try Self.pathSegment(originalTransactionID))
         let call = HTTPCall(method: "PUT", path: path, body: try Self.encode(request))
         let answer = try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
-            try Self.decode(AppleRenewalExtension.self, try await send(call, in: environment), call: call)
+            try Self.decode(
+                AppleRenewalExtension.self, try await send(call, .extendRenewal, in: environment), call: call)
         }
         guard answer.success == true, answer.effectiveDate != nil else {
             throw AppStoreAPIError(
@@ -208,7 +228,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     public func refundHistory(transactionID: String, environment: AppleEnvironment) async throws(AppStoreAPIError)
         -> [String]
     {
-        try await revisionPages("/inApps/v2/refund/lookup/", transactionID, environment: environment)
+        try await revisionPages("/inApps/v2/refund/lookup/", transactionID, .refundHistory, environment: environment)
     }
 
     /// `GET /inApps/v1/lookup/{orderId}` in production: the order's signed transactions, not
@@ -216,7 +236,8 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     /// `.invalidResponse`.
     public func lookUpOrderID(_ orderID: String) async throws(AppStoreAPIError) -> [String] {
         let call = HTTPCall(method: "GET", path: "/inApps/v1/lookup/" + (try Self.pathSegment(orderID)))
-        let answer = try Self.decode(OrderLookupBody.self, try await send(call, in: .production), call: call)
+        let answer = try Self.decode(
+            OrderLookupBody.self, try await send(call, .lookupOrder, in: .production), call: call)
         switch answer.status {
         case 0: return answer.signedTransactions ?? []
         case 1: return []
@@ -234,7 +255,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         struct Accepted: Decodable { var requestIdentifier: String? }
         let call = HTTPCall(
             method: "POST", path: "/inApps/v1/subscriptions/extend/mass", body: try Self.encode(request))
-        let answer = try Self.decode(Accepted.self, try await send(call, in: environment), call: call)
+        let answer = try Self.decode(Accepted.self, try await send(call, .massExtend, in: environment), call: call)
         guard let accepted = answer.requestIdentifier, !accepted.isEmpty else {
             throw AppStoreAPIError(
                 .invalidResponse, "\(call.summary) answered without a requestIdentifier", httpStatus: 200)
@@ -250,7 +271,8 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
             "/inApps/v1/subscriptions/extend/mass/" + (try Self.pathSegment(productID)) + "/"
             + (try Self.pathSegment(requestIdentifier))
         let call = HTTPCall(method: "GET", path: path)
-        return try Self.decode(AppleMassExtensionStatus.self, try await send(call, in: environment), call: call)
+        return try Self.decode(
+            AppleMassExtensionStatus.self, try await send(call, .massExtendStatus, in: environment), call: call)
     }
 
     /// `PUT /inApps/v2/transactions/consumption/{transactionId}` with `request` as its body.
@@ -260,7 +282,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         let path = "/inApps/v2/transactions/consumption/" + (try Self.pathSegment(transactionID))
         let call = HTTPCall(method: "PUT", path: path, body: try Self.encode(request))
         _ = try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
-            try await send(call, in: environment)
+            try await send(call, .consumption, in: environment)
         }
     }
 
@@ -287,12 +309,12 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
 
     /// Every signed transaction of `GET {prefix}{transactionId}`, paged by `revision` while
     /// `hasMore` (Get Transaction History v2, Get Refund History).
-    private func revisionPages(_ prefix: String, _ transactionID: String, environment: AppleEnvironment)
-        async throws(AppStoreAPIError) -> [String]
-    {
+    private func revisionPages(
+        _ prefix: String, _ transactionID: String, _ endpoint: AppStoreAPIEndpoint, environment: AppleEnvironment
+    ) async throws(AppStoreAPIError) -> [String] {
         let first = HTTPCall(method: "GET", path: prefix + (try Self.pathSegment(transactionID)))
         return try await withEnvironmentFallback(environment) { environment throws(AppStoreAPIError) in
-            try await collectPages(first, in: environment, cursorName: "revision") {
+            try await collectPages(first, endpoint, in: environment, cursorName: "revision") {
                 (page: HistoryPage) in (page.signedTransactions, page.hasMore, page.revision)
             }
         }
@@ -301,7 +323,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     /// Reads every page of a paginated call: `page` gives a page's items, whether there are more,
     /// and the cursor sent as the `cursorName` query parameter for the next page.
     private func collectPages<Page: Decodable & Sendable, Item>(
-        _ first: HTTPCall, in environment: AppleEnvironment, cursorName: String,
+        _ first: HTTPCall, _ endpoint: AppStoreAPIEndpoint, in environment: AppleEnvironment, cursorName: String,
         _ page: (Page) -> (items: [Item], hasMore: Bool, cursor: String?)
     ) async throws(AppStoreAPIError) -> [Item] {
         var items: [Item] = []
@@ -309,7 +331,7 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
         var cursors: Set<String> = []
         for _ in 0..<configuration.maxPages {
             let (pageItems, hasMore, cursor) = page(
-                try Self.decode(Page.self, try await send(call, in: environment), call: call))
+                try Self.decode(Page.self, try await send(call, endpoint, in: environment), call: call))
             items += pageItems
             guard hasMore else { return items }
             guard let cursor, !cursor.isEmpty else {
@@ -325,8 +347,10 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
     }
 
     /// Sends `call` to `environment`'s server, retrying what may succeed later, and returns the
-    /// body of its 2xx answer.
-    private func send(_ call: HTTPCall, in environment: AppleEnvironment) async throws(AppStoreAPIError) -> Data {
+    /// body of its 2xx answer. Each exchange is counted under `endpoint`.
+    private func send(_ call: HTTPCall, _ endpoint: AppStoreAPIEndpoint, in environment: AppleEnvironment)
+        async throws(AppStoreAPIError) -> Data
+    {
         guard var request = call.urlRequest(below: try baseURL(of: environment), timeout: configuration.requestTimeout)
         else {
             throw AppStoreAPIError(.invalidRequest, "\(call.summary) does not make a URL")
@@ -341,7 +365,9 @@ public final class AppStoreServerAPIClient: AppStoreAPI {
             } catch {
                 return .failure(error)
             }
-            return Self.verdict(await transport.perform(request), context: context, now: configuration.now())
+            return Self.verdict(
+                await configuration.metrics.perform(transport, request, endpoint: endpoint.rawValue), context: context,
+                now: configuration.now())
         }
     }
 

@@ -42,6 +42,7 @@ extension GoogleAdapter {
                 return Self.answer(503, "\(error)")
             }
             counters.unauthenticated.increment()
+            counters.notifications.refused(.authentication)
             ingress.refused(
                 store: "google", reason: "unauthenticated", message: "\(error)", payload: request.body, request: request
             )
@@ -54,11 +55,13 @@ extension GoogleAdapter {
             envelope = try PubSubPushEnvelope(json: request.body)
             notification = try envelope.developerNotification()
         } catch {
+            counters.notifications.refused(.malformed)
             ingress.refused(
                 store: "google", reason: "malformed", message: "\(error)", payload: request.body, request: request)
             return Self.answer(400, "\(error)")
         }
         guard catalog.packages.contains(notification.packageName) else {
+            counters.notifications.refused(.bundleOrPackage)
             ingress.refused(
                 store: "google", reason: "wrong_app",
                 message: "package \(notification.packageName.prefix(100)) is not served here", payload: envelope.data,
@@ -85,15 +88,17 @@ extension GoogleAdapter {
             logger.error("google notification not recorded", ["error": "\(error)"])
             return Self.answer(503, "the notification could not be recorded; deliver it again")
         case .success(let response) where response.duplicate:
-            counters.duplicates.increment()
+            counters.notifications.duplicates.increment()
             return Self.answer(204, "")
         case .success:
-            counters.received.increment()
+            let published = GooglePlayLifecycle.millis(envelope.publishTime) ?? notification.eventTimeMillis
+            counters.notifications.received.increment()
+            counters.notifications.lag(.recorded, sent: published, now: nowMilliseconds)
             let work = Self.work(notification.kind)
             let accepted = queue.submit { [self] in
                 await process(
                     messageID: envelope.messageID, packageName: notification.packageName,
-                    eventTime: notification.eventTimeMillis, work: work)
+                    eventTime: notification.eventTimeMillis, published: published, work: work)
             }
             if !accepted { logger.warning("google processing queue full; reconciliation will process it", [:]) }
             return Self.answer(204, "")

@@ -25,13 +25,17 @@ extension GoogleAdapter {
     }
 
     /// Applies one notification recorded under `messageID`; never throws: a failure marks the
-    /// inbox entry failed with the reason, for reconciliation.
-    func process(messageID: String, packageName: String, eventTime: Int64, work: Work) async {
+    /// inbox entry failed with the reason, for reconciliation. `published` is when Pub/Sub
+    /// published it (epoch ms; nil for the event time), the start of its lag.
+    func process(
+        messageID: String, packageName: String, eventTime: Int64, published: Int64? = nil, work: Work
+    ) async {
         do {
             try await apply(messageID: messageID, packageName: packageName, eventTime: eventTime, work: work)
-            counters.processed.increment()
+            counters.notifications.processed.increment()
+            counters.notifications.lag(.processed, sent: published ?? eventTime, now: nowMilliseconds)
         } catch {
-            counters.failed.increment()
+            counters.notifications.failed(error)
             do {
                 _ = try await ledger.markInbox(
                     MarkInboxRequest(
@@ -100,7 +104,9 @@ extension GoogleAdapter {
     /// Revokes the voided order's own periods from the void time (a void can be for a past
     /// renewal: later orders keep their access). A partial refund of a one-time product revokes
     /// only when no unit is left. Records periods and the event only, never a state read before.
-    func void(_ order: VoidedOrder, notificationID: String?) async throws {
+    /// Returns whether it revoked a period the ledger had not recorded as revoked.
+    @discardableResult
+    func void(_ order: VoidedOrder, notificationID: String?) async throws -> Bool {
         let storeTime = nowMilliseconds
         var found: (Subscription, [Period])?
         for test in [false, true] where found == nil {
@@ -110,7 +116,7 @@ extension GoogleAdapter {
             logger.info(
                 "a voided purchase the ledger never had",
                 ["token_prefix": String(order.token.prefix(12)), "order": String(order.orderID.prefix(40))])
-            return
+            return false
         }
         var orderPeriods = periods.filter { $0.googleOrderID == order.orderID }
         if orderPeriods.isEmpty {
@@ -156,6 +162,7 @@ extension GoogleAdapter {
         _ = try await ledger.recordContent(
             RecordVerifiedStateRequest(subscription: subscription, events: [event], periods: versions, partial: true),
             keyPrefix: "google-void-")
+        return revoked.contains { $0.revokedTimeMilliseconds == nil }
     }
 
     /// A purchase the ledger has linked to an account and Google still waits to hear about is

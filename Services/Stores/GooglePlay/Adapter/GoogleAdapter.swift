@@ -40,11 +40,9 @@ public final class GoogleAdapter: Sendable {
 
     /// What the adapter counts, exported in `/metrics`.
     struct Counters: Sendable {
-        let received: Counter
-        let duplicates: Counter
+        let notifications: NotificationMetrics
+        let reconciliation: ReconciliationMetrics
         let unauthenticated: Counter
-        let processed: Counter
-        let failed: Counter
         let acknowledged: Counter
         let unconfiguredProducts: Counter
         let voidedGaps: Counter
@@ -53,11 +51,9 @@ public final class GoogleAdapter: Sendable {
             func counter(_ name: String, _ help: String) -> Counter {
                 registry?.counter(name, help: help) ?? Counter()
             }
-            received = counter("google_notifications_received_total", "Authenticated Play notifications recorded.")
-            duplicates = counter("google_notifications_duplicate_total", "Pushes of a messageId the inbox already had.")
+            notifications = NotificationMetrics(store: "google", registry: registry)
+            reconciliation = ReconciliationMetrics(store: "google", registry: registry)
             unauthenticated = counter("google_pushes_unauthenticated_total", "Pushes refused with 401.")
-            processed = counter("google_notifications_processed_total", "Notifications applied to the ledger.")
-            failed = counter("google_notifications_failed_total", "Notifications whose processing failed (retried).")
             acknowledged = counter("google_purchases_acknowledged_total", "Purchases acknowledged with Google.")
             unconfiguredProducts = counter(
                 "google_unconfigured_products_total", "One-time purchases of a product the configuration does not name."

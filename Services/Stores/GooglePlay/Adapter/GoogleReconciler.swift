@@ -37,14 +37,17 @@ public final class GoogleReconciler: LifecycleService {
 
     public func shutdown() async { await loop.stop() }
 
-    /// One reconciliation pass; failures are logged and left for the next pass.
+    /// One reconciliation pass; failures are logged and left for the next pass. The pass is
+    /// counted as completed when every step of it could list and pull what it needed.
     public func runPass() async {
-        await retryInbox()
-        for package in adapter.catalog.packages.sorted() { await applyVoided(package) }
-        await refreshAtRisk()
+        var completed = await retryInbox()
+        for package in adapter.catalog.packages.sorted() { completed = await applyVoided(package) && completed }
+        completed = await refreshAtRisk() && completed
+        adapter.counters.reconciliation.pass(completed: completed)
     }
 
-    func retryInbox() async {
+    @discardableResult
+    func retryInbox() async -> Bool {
         do {
             try await ReconcilerPaging.staleInbox(
                 adapter.ledger, store: .google, now: adapter.nowMilliseconds, pendingGrace: Self.pendingGrace,
@@ -54,12 +57,15 @@ public final class GoogleReconciler: LifecycleService {
                     await retryAcknowledgement(entry)
                 } else if let (package, eventTime, work) = GoogleAdapter.work(from: entry) {
                     await adapter.process(
-                        messageID: entry.notificationID, packageName: package, eventTime: eventTime, work: work)
+                        messageID: entry.notificationID, packageName: package, eventTime: eventTime,
+                        published: entry.signedTimeMilliseconds ?? eventTime, work: work)
                 }
             }
         } catch {
             adapter.logger.warning("google reconciliation cannot list the inbox", ["error": "\(error)"])
+            return false
         }
+        return true
     }
 
     func retryAcknowledgement(_ entry: InboxEntry) async {
@@ -78,7 +84,8 @@ public final class GoogleReconciler: LifecycleService {
         }
     }
 
-    func applyVoided(_ package: String) async {
+    @discardableResult
+    func applyVoided(_ package: String) async -> Bool {
         do {
             try await ReconcilerPaging.sinceCursor(
                 adapter.ledger, "google-voided-\(package)", now: adapter.nowMilliseconds, overlap: Self.voidedOverlap,
@@ -88,11 +95,16 @@ public final class GoogleReconciler: LifecycleService {
                     guard let token = purchase.purchaseToken, let orderID = purchase.orderId,
                         let time = purchase.voidedTimeMillis.flatMap({ Int64($0) })
                     else { continue }
-                    try await adapter.void(
+                    let revoked = try await adapter.void(
                         GoogleAdapter.VoidedOrder(
                             token: token, orderID: orderID, time: time, partial: purchase.voidedQuantity != nil,
                             voidedQuantity: purchase.voidedQuantity, raw: purchase.raw),
                         notificationID: nil)
+                    if revoked {
+                        // No VOIDED_PURCHASE notification had revoked it.
+                        adapter.counters.reconciliation.voidedFound.increment()
+                        adapter.counters.reconciliation.discovered.increment()
+                    }
                 }
             } onGap: { skipped in
                 adapter.counters.voidedGaps.increment()
@@ -102,10 +114,13 @@ public final class GoogleReconciler: LifecycleService {
             }
         } catch {
             adapter.logger.warning("google voided purchases not applied", ["package": package, "error": "\(error)"])
+            return false
         }
+        return true
     }
 
-    func refreshAtRisk() async {
+    @discardableResult
+    func refreshAtRisk() async -> Bool {
         let now = adapter.nowMilliseconds
         var queries = [SubscriptionState.gracePeriod, .accountHold, .paused, .pending].map {
             ListSubscriptionsRequest(store: .google, state: $0)
@@ -119,7 +134,8 @@ public final class GoogleReconciler: LifecycleService {
                 subscription in
                 guard subscription.state != .revoked else { return }
                 do {
-                    _ = try await adapter.refresh(subscription.key)
+                    let refreshed = try await adapter.refresh(subscription.key)
+                    adapter.counters.reconciliation.refreshed(changed: refreshed.changed)
                 } catch {
                     adapter.logger.warning(
                         "google purchase not refreshed",
@@ -128,6 +144,8 @@ public final class GoogleReconciler: LifecycleService {
             }
         } catch {
             adapter.logger.warning("google reconciliation cannot list purchases", ["error": "\(error)"])
+            return false
         }
+        return true
     }
 }

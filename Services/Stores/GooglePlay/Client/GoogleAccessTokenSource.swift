@@ -33,6 +33,7 @@ public final class GoogleAccessTokenSource: Sendable {
 
     private let requestTimeout: Duration
     private let transport: HTTPClientTransport
+    private let metrics: StoreAPIMetrics?
     private let now: @Sendable () -> Date
     private let state = Mutex(State())
 
@@ -78,10 +79,12 @@ public final class GoogleAccessTokenSource: Sendable {
             renewalMargin: renewalMargin, transport: transport, now: now)
     }
 
-    /// A source that sends its exchanges over `transport` (shared with the API client).
+    /// A source that sends its exchanges over `transport` (shared with the API client), each
+    /// counted in `metrics` as the `token` endpoint.
     init(
         account: GoogleServiceAccount, tokenURL: URL?, scope: String, requestTimeout: Duration,
-        renewalMargin: Duration, transport: HTTPClientTransport, now: @escaping @Sendable () -> Date
+        renewalMargin: Duration, transport: HTTPClientTransport, metrics: StoreAPIMetrics? = nil,
+        now: @escaping @Sendable () -> Date
     ) throws(GooglePlayAPIError) {
         let tokenURL = tokenURL ?? account.tokenURI
         guard tokenURL.isHTTPSOrLoopbackHTTP else {
@@ -95,6 +98,7 @@ public final class GoogleAccessTokenSource: Sendable {
                 .configuration, "requestTimeout must be positive and renewalMargin not negative")
         }
         self.account = account
+        self.metrics = metrics
         self.tokenURL = tokenURL
         self.scope = scope
         self.requestTimeout = requestTimeout
@@ -182,7 +186,7 @@ public final class GoogleAccessTokenSource: Sendable {
         request.httpBody = Data(form.utf8)
         let context = "the access token exchange at \(tokenURL.absoluteString) for \(account.clientEmail)"
         let response: HTTPClientTransport.Response
-        switch await transport.perform(request) {
+        switch await metrics.perform(transport, request, endpoint: GooglePlayAPIEndpoint.token.rawValue) {
         case .success(let answer): response = answer
         case .failure(.network(let cause)): throw GooglePlayAPIError(.network, "\(context): \(cause)")
         case .failure(.cancelled): throw GooglePlayAPIError(.network, "\(context): cancelled")

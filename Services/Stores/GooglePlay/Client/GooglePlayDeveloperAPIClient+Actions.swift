@@ -14,7 +14,7 @@ extension GooglePlayDeveloperAPIClient {
             path: try Self.subscriptionV2Path(packageName, token) + ":revoke",
             body: Self.json(["revocationContext": [refund.rawValue: [String: String]()]]),
             summary: "purchases.subscriptionsv2.revoke for \(packageName)")
-        _ = try await send(call, retryingNotFound: false, once: true)
+        _ = try await send(call, .revoke, retryingNotFound: false, once: true)
     }
 
     /// `orders.refund` with `revoke` as its query parameter and no body.
@@ -25,7 +25,7 @@ extension GooglePlayDeveloperAPIClient {
                 + (try Self.productSegment(orderID, what: "order id")) + ":refund",
             query: [("revoke", revoke ? "true" : "false")],
             summary: "orders.refund of \(orderID.printableASCII(limit: 64)) for \(packageName)")
-        _ = try await send(call, retryingNotFound: false, once: true)
+        _ = try await send(call, .refund, retryingNotFound: false, once: true)
     }
 
     /// `purchases.subscriptions.defer` with `deferralInfo` (both times as int64 strings, as the
@@ -46,7 +46,7 @@ extension GooglePlayDeveloperAPIClient {
             ]),
             summary:
                 "purchases.subscriptions.defer of \(subscriptionID.printableASCII(limit: 100)) for \(packageName)")
-        let body = try await send(call, retryingNotFound: false, once: true)
+        let body = try await send(call, .deferral, retryingNotFound: false, once: true)
         let answer = try Self.decode(DeferAnswer.self, body, call: call)
         guard let expiry = Int64(answer.newExpiryTimeMillis) else {
             throw GooglePlayAPIError(
@@ -63,7 +63,7 @@ extension GooglePlayDeveloperAPIClient {
             path: try Self.subscriptionV2Path(packageName, token) + ":cancel",
             body: Self.json(["cancellationContext": ["cancellationType": "USER_REQUESTED_STOP_RENEWALS"]]),
             summary: "purchases.subscriptionsv2.cancel for \(packageName)")
-        _ = try await send(call, retryingNotFound: false, once: true)
+        _ = try await send(call, .cancel, retryingNotFound: false, once: true)
     }
 
     /// `…/purchases/subscriptionsv2/tokens/{token}`.

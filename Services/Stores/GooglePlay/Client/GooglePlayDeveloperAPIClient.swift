@@ -1,9 +1,24 @@
 public import Foundation
-import HTTPClient
+public import HTTPClient
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+
+/// The Google Play Developer API's endpoints, and the OAuth token exchange, as `store_api_*`
+/// metrics name them. Consuming a one-time product counts as `acknowledge`: it is how a
+/// consumable is acknowledged.
+public enum GooglePlayAPIEndpoint: String, Sendable, CaseIterable {
+    case subscriptionsGet = "subscriptions_get"
+    case productsGet = "products_get"
+    case acknowledge
+    case voidedPurchases = "voided_purchases"
+    case revoke
+    case refund
+    case deferral = "defer"
+    case cancel
+    case token
+}
 
 /// `GooglePlayAPI` over HTTPS with URLSession: authenticates with OAuth access tokens of a
 /// service account (`GoogleAccessTokenSource`), retries rate limits, server errors and network
@@ -54,6 +69,9 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         public var now: @Sendable () -> Date = { Date() }
         /// Waits between attempts; throwing (on cancellation) ends the call with `.network`.
         public var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        /// Where each HTTP exchange, the token exchange's included, is counted and timed, by
+        /// `GooglePlayAPIEndpoint`; nil for nowhere.
+        public var metrics: StoreAPIMetrics?
 
         /// A configuration with the default URLs, timeout, retries and bounds.
         public init(serviceAccount: GoogleServiceAccount) {
@@ -92,7 +110,8 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         tokenSource = try GoogleAccessTokenSource(
             account: configuration.serviceAccount, tokenURL: configuration.tokenURL,
             scope: GoogleAccessTokenSource.androidPublisherScope, requestTimeout: configuration.requestTimeout,
-            renewalMargin: configuration.accessTokenRenewalMargin, transport: transport, now: configuration.now)
+            renewalMargin: configuration.accessTokenRenewalMargin, transport: transport, metrics: configuration.metrics,
+            now: configuration.now)
         retry = RetryPolicy(
             maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
             maxBackoff: configuration.maxBackoff)
@@ -108,7 +127,7 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         let call = HTTPCall(
             method: "GET", path: try Self.subscriptionV2Path(packageName, token),
             summary: "purchases.subscriptionsv2.get for \(packageName)")
-        let body = try await send(call, retryingNotFound: true)
+        let body = try await send(call, .subscriptionsGet, retryingNotFound: true)
         var purchase = try Self.decode(SubscriptionPurchaseV2.self, body, call: call)
         purchase.raw = Self.raw(body)
         return purchase
@@ -127,7 +146,7 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
             summary:
                 "purchases.subscriptions.acknowledge of \(subscriptionID.printableASCII(limit: 100)) for \(packageName)"
         )
-        _ = try await send(call, retryingNotFound: false)
+        _ = try await send(call, .acknowledge, retryingNotFound: false)
     }
 
     /// `purchases.products.get`. A 404 is asked again `notFoundAttempts` times in all before it
@@ -138,7 +157,7 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         let call = HTTPCall(
             method: "GET", path: try Self.productPath(packageName, productID, token),
             summary: "purchases.products.get of \(productID.printableASCII(limit: 100)) for \(packageName)")
-        let body = try await send(call, retryingNotFound: true)
+        let body = try await send(call, .productsGet, retryingNotFound: true)
         var purchase = try Self.decode(ProductPurchase.self, body, call: call)
         purchase.raw = Self.raw(body)
         return purchase
@@ -152,7 +171,7 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
             method: "POST", path: try Self.productPath(packageName, productID, token) + ":acknowledge",
             body: Self.emptyObject,
             summary: "purchases.products.acknowledge of \(productID.printableASCII(limit: 100)) for \(packageName)")
-        _ = try await send(call, retryingNotFound: false)
+        _ = try await send(call, .acknowledge, retryingNotFound: false)
     }
 
     /// `purchases.products.consume` (no body).
@@ -162,7 +181,7 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         let call = HTTPCall(
             method: "POST", path: try Self.productPath(packageName, productID, token) + ":consume",
             summary: "purchases.products.consume of \(productID.printableASCII(limit: 100)) for \(packageName)")
-        _ = try await send(call, retryingNotFound: false)
+        _ = try await send(call, .acknowledge, retryingNotFound: false)
     }
 
     /// `purchases.voidedpurchases.list` for purchases voided in [`start`, `end`), subscriptions
@@ -189,7 +208,7 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
         var pageTokens: Set<String> = []
         for _ in 0..<configuration.maxVoidedPurchasePages {
             let page = try Self.decode(
-                VoidedPurchasesPage.self, try await send(call, retryingNotFound: false), call: call)
+                VoidedPurchasesPage.self, try await send(call, .voidedPurchases, retryingNotFound: false), call: call)
             purchases += (page.voidedPurchases ?? []).map { entry in
                 var entry = entry
                 entry.raw = (try? Self.rawEncoder.encode(entry)).flatMap { Self.raw($0) }
@@ -218,7 +237,9 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
     /// With `retryingNotFound`, a 404 is asked again up to `notFoundAttempts` times in all.
     /// With `once`, an answer that may succeed later (429, 5xx, a network failure) is not tried
     /// again: it ends the call (a refused access token is still renewed once).
-    func send(_ call: HTTPCall, retryingNotFound: Bool, once: Bool = false) async throws(GooglePlayAPIError) -> Data {
+    func send(_ call: HTTPCall, _ endpoint: GooglePlayAPIEndpoint, retryingNotFound: Bool, once: Bool = false)
+        async throws(GooglePlayAPIError) -> Data
+    {
         guard var request = call.urlRequest(below: configuration.baseURL, timeout: configuration.requestTimeout)
         else {
             throw GooglePlayAPIError(.invalidRequest, "\(call.summary) does not make a URL")
@@ -238,7 +259,8 @@ public final class GooglePlayDeveloperAPIClient: GooglePlayAPI {
             }
             request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
             let verdict = Self.verdict(
-                await transport.perform(request), summary: call.summary, now: configuration.now())
+                await configuration.metrics.perform(transport, request, endpoint: endpoint.rawValue),
+                summary: call.summary, now: configuration.now())
             guard case .failure(let error) = verdict else { return verdict }
             switch error.httpStatus {
             case 401 where !renewedAccessToken:

@@ -1239,7 +1239,8 @@ public struct ListEventsResponse: ProtoMessage, Hashable {
     public var events: [Event]
 
     /// The last sequence this answer looked at (beyond the last event when types skipped some):
-    /// continue after it.
+    /// continue after it. With types, an answer holds `limit` events unless the log ended, the
+    /// page reached its byte bound, or 10,000 entries were looked at.
     public var lastSequence: UInt64
 
     /// A value with the fields given; the others empty, zero or absent.

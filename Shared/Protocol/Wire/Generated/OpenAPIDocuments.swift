@@ -5025,7 +5025,7 @@ public enum OpenAPIDocuments {
             "type": "string",
             "format": "uint64",
             "pattern": "^[0-9]+$",
-            "description": "The last sequence this answer looked at (beyond the last event when types skipped some):\ncontinue after it."
+            "description": "The last sequence this answer looked at (beyond the last event when types skipped some):\ncontinue after it. With types, an answer holds `limit` events unless the log ended, the\npage reached its byte bound, or 10,000 entries were looked at."
           }
         },
         "required": [
@@ -7547,9 +7547,24 @@ public enum OpenAPIDocuments {
             "$ref": "#/components/schemas/subscriptions.common.v1.FindMatch"
           },
           "subscription": {
-            "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.common.v1.Subscription"
+              }
+            ],
+            "description": "The state; its `periods` are the access periods (renewals joined)."
+          },
+          "periods": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.common.v1.Period"
+            },
+            "description": "Every period the ledger recorded (an Apple transaction, a Google order), each as the store\ngave it, by end (no end last); the newest 100; without their raw data. Play gives no start\nper order (each carries the subscription's `startTime`): a Google order after another is\nanswered as starting where that one ends."
           }
-        }
+        },
+        "required": [
+          "periods"
+        ]
       },
       "subscriptions.verifier.v1.GetAppleMassExtensionStatusRequest": {
         "type": "object",

@@ -783,6 +783,7 @@ public enum ProtoSchema {
         "subscriptions.verifier.v1.FoundSubscription": Message(fullName: "subscriptions.verifier.v1.FoundSubscription", fields: [
             Field(1, "matched", "matched", .enumeration("subscriptions.common.v1.FindMatch")),
             Field(2, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),
+            Field(3, "periods", "periods", .message("subscriptions.common.v1.Period"), repeated: true),
         ]),
         "subscriptions.verifier.v1.FindResponse": Message(fullName: "subscriptions.verifier.v1.FindResponse", fields: [
             Field(1, "taken_as", "takenAs", .enumeration("subscriptions.common.v1.FindMatch")),

@@ -2099,15 +2099,24 @@ public struct FoundSubscription: ProtoMessage, Hashable {
 
     public var matched: FindMatch?
 
+    /// The state; its `periods` are the access periods (renewals joined).
     public var subscription: Subscription?
+
+    /// Every period the ledger recorded (an Apple transaction, a Google order), each as the store
+    /// gave it, by end (no end last); the newest 100; without their raw data. Play gives no start
+    /// per order (each carries the subscription's `startTime`): a Google order after another is
+    /// answered as starting where that one ends.
+    public var periods: [Period]
 
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         matched: FindMatch? = nil,
-        subscription: Subscription? = nil
+        subscription: Subscription? = nil,
+        periods: [Period] = []
     ) {
         self.matched = matched
         self.subscription = subscription
+        self.periods = periods
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -2128,12 +2137,15 @@ extension FoundSubscription: CMessageConvertible {
         let m = c.pointee
         try self.init(
             matched: ProtoField.enumValue(m.matched.rawValue, "matched"),
-            subscription: ProtoField.message(m.subscription, "subscription"))
+            subscription: ProtoField.message(m.subscription, "subscription"),
+            periods: ProtoField.messages(m.periods, count: m.n_periods, "periods"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.matched = .init(rawValue: ProtoField.number(matched))
         c.subscription = subscription?.cMessage(in: arena)
+        c.n_periods = periods.count
+        c.periods = arena.messages(periods)
     }
 }
 

@@ -455,7 +455,8 @@ struct  Subscriptions__Ledger__V1__ListEventsResponse
   Subscriptions__Events__V1__Event **events;
   /*
    * The last sequence this answer looked at (beyond the last event when types skipped some):
-   * continue after it.
+   * continue after it. With types, an answer holds `limit` events unless the log ended, the
+   * page reached its byte bound, or 10,000 entries were looked at.
    */
   uint64_t last_sequence;
 };

@@ -816,11 +816,22 @@ struct  Subscriptions__Verifier__V1__FoundSubscription
 {
   ProtobufCMessage base;
   Subscriptions__Common__V1__FindMatch matched;
+  /*
+   * The state; its `periods` are the access periods (renewals joined).
+   */
   Subscriptions__Common__V1__Subscription *subscription;
+  /*
+   * Every period the ledger recorded (an Apple transaction, a Google order), each as the store
+   * gave it, by end (no end last); the newest 100; without their raw data. Play gives no start
+   * per order (each carries the subscription's `startTime`): a Google order after another is
+   * answered as starting where that one ends.
+   */
+  size_t n_periods;
+  Subscriptions__Common__V1__Period **periods;
 };
 #define SUBSCRIPTIONS__VERIFIER__V1__FOUND_SUBSCRIPTION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__found_subscription__descriptor) \
-    , SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_UNSPECIFIED, NULL }
+    , SUBSCRIPTIONS__COMMON__V1__FIND_MATCH__FIND_MATCH_UNSPECIFIED, NULL, 0,NULL }
 
 
 struct  Subscriptions__Verifier__V1__FindResponse

@@ -3461,7 +3461,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__find_request__desc
   (ProtobufCMessageInit) subscriptions__verifier__v1__find_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__verifier__v1__found_subscription__field_descriptors[2] =
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__found_subscription__field_descriptors[3] =
 {
   {
     "matched",
@@ -3487,15 +3487,28 @@ static const ProtobufCFieldDescriptor subscriptions__verifier__v1__found_subscri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "periods",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Verifier__V1__FoundSubscription, n_periods),
+    offsetof(Subscriptions__Verifier__V1__FoundSubscription, periods),
+    &subscriptions__common__v1__period__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__verifier__v1__found_subscription__field_indices_by_name[] = {
   0,   /* field[0] = matched */
+  2,   /* field[2] = periods */
   1,   /* field[1] = subscription */
 };
 static const ProtobufCIntRange subscriptions__verifier__v1__found_subscription__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor subscriptions__verifier__v1__found_subscription__descriptor =
 {
@@ -3505,7 +3518,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__found_subscription
   "Subscriptions__Verifier__V1__FoundSubscription",
   "subscriptions.verifier.v1",
   sizeof(Subscriptions__Verifier__V1__FoundSubscription),
-  2,
+  3,
   subscriptions__verifier__v1__found_subscription__field_descriptors,
   subscriptions__verifier__v1__found_subscription__field_indices_by_name,
   1,  subscriptions__verifier__v1__found_subscription__number_ranges,
