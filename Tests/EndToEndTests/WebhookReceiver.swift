@@ -47,7 +47,7 @@ final class WebhookReceiver: Sendable {
                     Delivery(
                         id: id, type: object?["type"] as? String, account: object?["accountId"] as? String,
                         verified: verified && object?["id"] as? String == id, status: status,
-                        headers: request.headers.filter { $0.key.hasPrefix("webhook-") },
+                        headers: request.headers.filter { $0.key.hasPrefix("webhook-") || $0.key == "traceparent" },
                         body: String(decoding: request.body, as: UTF8.self)))
             }
             // Recorded on arrival; a slow answer is held back after that.

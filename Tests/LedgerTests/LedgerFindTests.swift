@@ -87,11 +87,13 @@ struct LedgerFindTests {
         defer { remove() }
         let ledger = Ledger(database: database)
         try await Self.record(ledger)
-        // Back to version 6: the periods recorded, no lookup table or store id index.
+        // Back to version 6: the periods recorded, no lookup table or store id index (nor the
+        // trace columns of version 8).
         try await database.write { tx in
             try tx.query("DROP TABLE period_lookup")
             try tx.query("DROP INDEX subscriptions_by_store_id")
-            try tx.query("DELETE FROM schema_migrations WHERE version = 7")
+            try LedgerTraceTests.dropTraceColumns(tx)
+            try tx.query("DELETE FROM schema_migrations WHERE version >= 7")
         }
         try await database.migrate()
         #expect(try await Self.found(ledger, "2000") == ["apple_transaction_id 1000"])

@@ -13,7 +13,8 @@ struct MigrationTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("ledger.sqlite").path
-        // The version 1 subscriptions table as it shipped, with one stored state.
+        // The version 1 subscriptions table as it shipped, with one stored state, and the
+        // inbox and events tables later migrations add to.
         let state = Subscription(
             key: SubscriptionKey(store: .apple, environment: .production, storeID: "1000000001"), productID: "pro",
             state: .gracePeriod, expiresTimeMilliseconds: 1_800_000_000_000, storeTimeMilliseconds: 5,
@@ -28,6 +29,15 @@ struct MigrationTests {
                     store INTEGER NOT NULL, environment INTEGER NOT NULL, store_id TEXT NOT NULL,
                     account_id TEXT, store_time_ms INTEGER, position INTEGER NOT NULL, state BLOB NOT NULL,
                     PRIMARY KEY (store, environment, store_id));
+                CREATE TABLE events (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, store INTEGER NOT NULL, environment INTEGER NOT NULL,
+                    store_id TEXT NOT NULL, account_id TEXT, other_account_id TEXT,
+                    position INTEGER NOT NULL, event BLOB NOT NULL);
+                CREATE TABLE inbox (
+                    store INTEGER NOT NULL, notification_id TEXT NOT NULL, status INTEGER NOT NULL,
+                    attempts INTEGER NOT NULL, last_error TEXT, received_ms INTEGER NOT NULL,
+                    entry BLOB NOT NULL,
+                    PRIMARY KEY (store, notification_id));
                 """)
             try old.query(
                 "INSERT INTO subscriptions VALUES (1, 1, '1000000001', NULL, 5, 1, ?)", [.blob(state.serialized())])

@@ -361,7 +361,8 @@ struct RPCServerTests {
 
     @Test("metrics count calls by method and status, connections, and rejected frames")
     func metrics() async throws {
-        let test = try TestServer { $0.maxFrameLength = 64 }
+        // Small frames only: a client's request (method, traceparent, a byte) fits in 128 bytes.
+        let test = try TestServer { $0.maxFrameLength = 128 }
         let client = try test.client()
         _ = try await client.unary(TestMethods.echo, request: [1])
         _ = try? await client.unary("test.v1.Test/Nope", request: [])

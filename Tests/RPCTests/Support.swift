@@ -214,16 +214,20 @@ final class RawConnection: @unchecked Sendable {  // used by one test at a time
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
-    /// A request frame.
-    static func request(_ callID: UInt64, _ method: String, payload: [UInt8] = [], timeoutMilliseconds: UInt32 = 0)
-        -> [UInt8]
-    {
+    /// A request frame; with `traceparent`, carrying that text as the envelope's traceparent.
+    static func request(
+        _ callID: UInt64, _ method: String, payload: [UInt8] = [], timeoutMilliseconds: UInt32 = 0,
+        traceparent: String? = nil
+    ) -> [UInt8] {
         var out: [UInt8] = []
         method.withCString { name in
             payload.withUnsafeBytes { bytes in
-                Envelope.appendFrame(
-                    to: &out, callID: callID, kind: .request, method: name, timeoutMilliseconds: timeoutMilliseconds,
-                    payload: bytes)
+                (traceparent ?? "").withCString { trace in
+                    Envelope.appendFrame(
+                        to: &out, callID: callID, kind: .request, method: name,
+                        traceparent: traceparent == nil ? nil : trace,
+                        timeoutMilliseconds: timeoutMilliseconds, payload: bytes)
+                }
             }
         }
         return out

@@ -63,7 +63,7 @@ struct MessageCatalogTests {
                 serverStreaming: $0.isServerStreaming)
         }
         #expect(Set(catalogued) == Set(declared))
-        #expect(catalog.methods.count == 54)
+        #expect(catalog.methods.count == 55)
         #expect(Set(catalog.messages.map(\.fullName)) == messages)
     }
 

@@ -153,7 +153,7 @@ struct OutputAndRunnerTests {
 
     @Test func methodsMarksStreams() throws {
         let lines = OutputText.methods().split(separator: "\n").map(String.init)
-        #expect(lines.count == 54)
+        #expect(lines.count == 55)
         #expect(
             lines.first { $0.hasPrefix("subscriptions.ledger.v1.Ledger/Snapshot ") }
                 == "subscriptions.ledger.v1.Ledger/Snapshot                             "

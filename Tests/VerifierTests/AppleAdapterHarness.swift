@@ -129,19 +129,23 @@ final class AppleAdapterHarness: Sendable {
 
     // MARK: HTTP
 
-    /// POSTs `body` to the Sandbox notification path; returns the status and body.
-    func post(_ body: [UInt8]) async throws -> (Int, String) {
+    /// POSTs `body` to the Sandbox notification path, with a `traceparent` header when given;
+    /// returns the status and body.
+    func post(_ body: [UInt8], traceparent: String? = nil) async throws -> (Int, String) {
         var request = URLRequest(
             url: URL(string: "http://127.0.0.1:\(http.port)\(AppleAdapter.notificationPath(.sandbox))")!)
         request.httpMethod = "POST"
         request.httpBody = Data(body)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let traceparent { request.setValue(traceparent, forHTTPHeaderField: "traceparent") }
         let (data, status) = try await loopbackExchange(request)
         return (status, String(decoding: data, as: UTF8.self))
     }
 
-    func deliver(_ signedPayload: String) async throws -> (Int, String) {
-        try await post(Array(try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])))
+    func deliver(_ signedPayload: String, traceparent: String? = nil) async throws -> (Int, String) {
+        try await post(
+            Array(try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])),
+            traceparent: traceparent)
     }
 
     func history(_ key: SubscriptionKey) async throws -> [LifecycleEvent] {

@@ -25,6 +25,7 @@ struct FieldLimitTests {
         (SendAppleConsumptionInformationRequest.protoName, SendAppleConsumptionInformationRequest.Limits.all),
         (FindRequest.protoName, FindRequest.Limits.all),
         (FindSubscriptionsRequest.protoName, FindSubscriptionsRequest.Limits.all),
+        (FindTraceRequest.protoName, FindTraceRequest.Limits.all),
         (InboxEntry.protoName, InboxEntry.Limits.all),
         (RecordVerifiedStateRequest.protoName, RecordVerifiedStateRequest.Limits.all),
         (LinkAccountRequest.protoName, LinkAccountRequest.Limits.all),

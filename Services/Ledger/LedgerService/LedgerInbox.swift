@@ -1,4 +1,5 @@
 import Model
+import Observability
 public import Wire
 
 /// The inbox: notifications recorded as received, listed, marked and replayed.
@@ -7,8 +8,9 @@ public struct LedgerInbox: Sendable {
 }
 
 extension LedgerInbox {
-    /// Puts a notification in the inbox; a known (store, notification id) answers
-    /// `duplicate = true` with the entry as first recorded and changes nothing.
+    /// Puts a notification in the inbox, under the trace of the call that records it; a known
+    /// (store, notification id) answers `duplicate = true` with the entry as first recorded and
+    /// changes nothing.
     public func recordNotification(_ request: RecordNotificationRequest) async throws -> RecordNotificationResponse {
         try await transactions.write(try recordNotificationWrite(request))
     }
@@ -33,8 +35,10 @@ extension LedgerInbox {
         }
         entry.attempts = 0
         entry.receivedTimeMilliseconds = entry.receivedTimeMilliseconds ?? transactions.now()
-        let recorded = entry
+        let received = entry
         return { tx in
+            var recorded = received
+            recorded.traceID = TraceContext.current?.traceID
             let store = LedgerStore(tx)
             if try store.insertInbox(recorded, store: entryStore) {
                 return RecordNotificationResponse(duplicate: false, entry: recorded)

@@ -91,6 +91,9 @@ enum LedgerMethods {
         router.unary(LedgerRPC.listInbox) { (_, request: ListInboxRequest) in
             try await ledger.inbox.listInbox(request)
         }
+        router.unary(LedgerRPC.findTrace) { (_, request: FindTraceRequest) in
+            try await ledger.inbox.findTrace(request)
+        }
         write(LedgerRPC.markInbox, ledger.inbox.markInboxWrite)
         write(LedgerRPC.replayInbox, ledger.inbox.replayInboxWrite)
         router.unary(LedgerRPC.listSubscriptions) { (_, request: ListSubscriptionsRequest) in

@@ -1,4 +1,5 @@
 import Model
+import Observability
 import Wire
 
 /// The transaction body of a checked write.
@@ -17,7 +18,8 @@ struct LedgerTransactions: Sendable {
     let changeSignal: ChangeSignal
 
     /// Checks a write (`prepare` throws what is wrong with the request) and runs it; `completion`
-    /// runs once, on the writer thread when the write got that far.
+    /// runs once, on the writer thread when the write got that far. The body runs under the
+    /// caller's trace (`TraceContext.current`), which the events and inbox entries it records keep.
     func perform<T: Sendable>(
         _ prepare: () throws -> WriteBody<T>, completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
@@ -27,13 +29,21 @@ struct LedgerTransactions: Sendable {
         } catch {
             return completion(.failure(error))
         }
-        write(body, attempt: 0, completion: completion)
+        write(Self.traced(body), attempt: 0, completion: completion)
     }
 
+    /// Runs a write under the caller's trace, as `perform` does.
     func write<T: Sendable>(_ body: @escaping WriteBody<T>) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        let body = Self.traced(body)
+        return try await withCheckedThrowingContinuation { continuation in
             write(body, attempt: 0) { continuation.resume(with: $0) }
         }
+    }
+
+    /// `body`, to run on the writer thread under the trace current here.
+    private static func traced<T: Sendable>(_ body: @escaping WriteBody<T>) -> WriteBody<T> {
+        let trace = TraceContext.current
+        return { tx in try TraceContext.$current.withValue(trace) { try body(tx) } }
     }
 
     /// A write, retried when it lost a race with a concurrent writer (it then finds what the

@@ -50,6 +50,10 @@ extension CommandRunner {
                 throw SubctlError(.dataLoss, "\(method) answered without the entry")
             }
             try write(answer, options) { response in response.entry.map { [OutputText.inboxEntry($0)] } ?? [] }
+        case .trace(let traceID):
+            let request = FindTraceRequest(traceID: traceID)
+            let answer = try await transport.call(method, request, as: FindTraceResponse.self, timeout: timeout)
+            try write(answer, options) { OutputText.trace($0, traceID: traceID) }
         case .events, .tail, .deadLetters, .replayDeliveries, .testEvent, .verifyEvents:
             try await runEvents(command, transport: transport, options: options)
         }

@@ -22,6 +22,8 @@ public enum LedgerCommand: Sendable, Equatable {
     case inbox(status: InboxStatus?, store: Store?, pageSize: UInt32)
     /// `replay STORE NOTIFICATION_ID`: Ledger/ReplayInbox.
     case replay(Store, notificationID: String)
+    /// `trace TRACE_ID`: Ledger/FindTrace, the inbox entries and events recorded under a trace.
+    case trace(traceID: String)
     /// `events list`: one page of Ledger/ListEvents after a sequence, of some types.
     case events(after: UInt64, limit: UInt32, types: [String])
     /// `events tail`: Ledger/ListEvents again and again, printing each new event; `count`
@@ -52,6 +54,7 @@ public enum LedgerCommand: Sendable, Equatable {
             case .history: "GetHistory"
             case .inbox: "ListInbox"
             case .replay: "ReplayInbox"
+            case .trace: "FindTrace"
             case .events, .tail: "ListEvents"
             case .deadLetters: "ListDeadLetters"
             case .replayDeliveries: "ReplayDeliveries"

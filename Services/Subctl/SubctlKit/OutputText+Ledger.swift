@@ -50,6 +50,15 @@ extension OutputText {
             + " error \(text(error))"
     }
 
+    /// `subctl trace`: a line per inbox entry (`inbox ` and `inboxEntry`), then a line per event
+    /// (`event ` and `event`), in the order recorded; `nothing recorded under trace ID` when the
+    /// ledger kept nothing under it.
+    public static func trace(_ response: FindTraceResponse, traceID: String) -> [String] {
+        let lines =
+            response.inboxEntries.map { "inbox " + inboxEntry($0) } + response.events.map { "event " + event($0) }
+        return lines.isEmpty ? ["nothing recorded under trace \(traceID)"] : lines
+    }
+
     /// Epoch milliseconds as ISO-8601 UTC, `2024-05-01T12:00:00Z`, with `.250` before the `Z`
     /// when not a whole second; `-` for nil.
     public static func time(_ milliseconds: Int64?) -> String {

@@ -1,4 +1,5 @@
 import Model
+import Observability
 import Wire
 
 extension SubctlCommand {
@@ -40,6 +41,17 @@ extension SubctlCommand {
             }
             let store = try scanned.values["store"].map { text throws(SubctlError) in try self.store(text, "--store") }
             ledger = .inbox(status: status, store: store, pageSize: try pageSize(scanned))
+        case "trace":
+            scanned = try scan(
+                arguments, command: command, values: connectionOptions, flags: ["json"], positionals: 1...1,
+                missing: "trace needs a TRACE_ID")
+            guard TraceContext.isTraceID(scanned.positionals[0]) else {
+                throw SubctlError(
+                    .usage,
+                    "trace expects a TRACE_ID of 32 lowercase hex digits, not all zero, got \"\(scanned.positionals[0])\""
+                )
+            }
+            ledger = .trace(traceID: scanned.positionals[0])
         default:
             let missing = "replay needs STORE and NOTIFICATION_ID"
             scanned = try scan(

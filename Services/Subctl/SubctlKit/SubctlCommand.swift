@@ -73,6 +73,10 @@ public enum SubctlCommand: Sendable, Equatable {
                       The store notification inbox; pending and failed entries without --status.
           replay STORE NOTIFICATION_ID --addr HOST:PORT
                       Process an inbox entry again and print it.
+          trace TRACE_ID --addr HOST:PORT
+                      What the ledger kept under one trace id (the 32 hex digits of a
+                      traceparent, the trace_id of a log line or event): the inbox entries its
+                      calls received and the events they recorded, in order.
           events list [--after SEQUENCE] [--limit N] [--types T,...] --addr HOST:PORT
                       A page of the event log after a sequence (N 1...1000), of some types
                       (names or prefix.*).
@@ -191,6 +195,9 @@ public enum SubctlCommand: Sendable, Equatable {
           --timeout DURATION    deadline such as 500ms, 5s or 1m (default 5s; none for streams)
           --tls-cert FILE --tls-key FILE --tls-ca FILE
                                 mutual TLS: this client's certificate and key, and the CA to trust
+          -v, --verbose         print each call's trace id on standard error, `trace: ID`, before
+                                the call: the id the services log it under (trace_id) and
+                                `subctl trace ID` finds what the ledger recorded by
           --help                print this text
 
         exit status: 0 success, 1 a call failed (or history or events dead --all stopped at 100 pages), 2 usage error
@@ -249,7 +256,7 @@ public enum SubctlCommand: Sendable, Equatable {
             return .call(
                 method: method, request: request,
                 options: try options(scanned, command: command, streaming: method.isServerStreaming))
-        case "account", "history", "inbox", "replay":
+        case "account", "history", "inbox", "replay", "trace":
             return try parseLedger(command, rest)
         case "events":
             return try parseEvents(rest)
@@ -269,7 +276,7 @@ public enum SubctlCommand: Sendable, Equatable {
     }
 
     private static let commandNames =
-        "health, call, methods, describe, account, history, inbox, replay, events, access, apple, google, import or find"
+        "health, call, methods, describe, account, history, inbox, replay, trace, events, access, apple, google, import or find"
 
     /// The arguments of one command, sorted into option values, flags and positionals.
     struct Scanned {

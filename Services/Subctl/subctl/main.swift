@@ -1,7 +1,8 @@
 // subctl: the operators' client. Parses the command line, connects when the command needs a
 // service, runs it and exits 0 on success, 1 when the call failed, 2 on a usage error, 3 when
 // `events verify` finds the event log wanting, and 10…17 when `apple verify` refuses the data
-// (SubctlCommand.usage lists them).
+// (SubctlCommand.usage lists them). With -v, each call's trace id goes to standard error as
+// `trace: <id>` before the call (standard output stays what scripts parse).
 import Foundation
 import Lifecycle
 import RPC
@@ -14,12 +15,18 @@ func emit(_ text: String, to handle: FileHandle) {
 
 var status: Int32 = 0
 do throws(SubctlError) {
-    let command = try SubctlCommand.parse(Array(CommandLine.arguments.dropFirst()))
+    let arguments = TracedTransport.verbose(Array(CommandLine.arguments.dropFirst()))
+    let command = try SubctlCommand.parse(arguments.rest)
     let transport = try command.callOptions.map { options throws(SubctlError) in try options.client() }
     defer { transport?.shutdown() }
     var entitlement: RPCClient?
     if case .find(let find, _) = command, let options = find.entitlement { entitlement = try options.client() }
     defer { entitlement?.shutdown() }
+    /// Each call under a new trace, printed with -v.
+    func traced(_ client: RPCClient?) -> (any ClientTransport)? {
+        guard arguments.verbose, let client else { return client }
+        return TracedTransport(client) { emit("trace: \($0.traceID)", to: .standardError) }
+    }
     // The progress bar rewrites one line, only on a terminal.
     let status: ((String) -> Void)? =
         isatty(STDOUT_FILENO) == 1
@@ -28,7 +35,7 @@ do throws(SubctlError) {
     var interrupt: ShutdownSignal?
     if case .importFile = command { interrupt = ShutdownSignal.installed() }
     let runner = CommandRunner(write: { emit($0, to: .standardOutput) }, status: status, interrupt: interrupt)
-    try await runner.run(command, transport: transport, entitlement: entitlement) {
+    try await runner.run(command, transport: traced(transport), entitlement: traced(entitlement)) {
         String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
     }
 } catch {

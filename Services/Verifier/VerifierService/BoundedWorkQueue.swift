@@ -1,3 +1,4 @@
+import Observability
 import Synchronization
 
 /// Runs submitted work as tasks, at most `concurrency` at a time, holding at most `capacity`
@@ -21,9 +22,12 @@ final class BoundedWorkQueue: Sendable {
         self.capacity = capacity
     }
 
-    /// Queues `work`; false when the queue is full.
+    /// Queues `work`, to run under the submitter's trace (`TraceContext.current`); false when
+    /// the queue is full.
     @discardableResult
     func submit(_ work: @escaping Work) -> Bool {
+        let trace = TraceContext.current
+        let work: Work = { await TraceContext.$current.withValue(trace) { await work() } }
         let start = state.withLock { state -> Bool? in
             if state.running < concurrency {
                 state.running += 1

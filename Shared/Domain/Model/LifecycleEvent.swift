@@ -38,6 +38,9 @@ public struct LifecycleEvent: Sendable, Hashable {
     public var actor: String?
     /// The reason the caller gave for an operation (a grant, an import, an action at a store).
     public var reason: String?
+    /// The trace id (W3C Trace Context, 32 hex digits) of the call that recorded it; set by the
+    /// ledger.
+    public var traceID: String?
 
     /// An event; every field but `key` and `kind` defaults to absent.
     public init(
@@ -45,7 +48,8 @@ public struct LifecycleEvent: Sendable, Hashable {
         verifiedTimeMilliseconds: Int64? = nil, accountID: String? = nil, otherAccountID: String? = nil,
         storeType: String? = nil, storeSubtype: String? = nil, notificationID: String? = nil,
         state: SubscriptionState? = nil, rawPayload: String? = nil, detail: String? = nil,
-        rawTransaction: String? = nil, rawRenewalInfo: String? = nil, actor: String? = nil, reason: String? = nil
+        rawTransaction: String? = nil, rawRenewalInfo: String? = nil, actor: String? = nil, reason: String? = nil,
+        traceID: String? = nil
     ) {
         self.position = position
         self.key = key
@@ -64,5 +68,6 @@ public struct LifecycleEvent: Sendable, Hashable {
         self.rawRenewalInfo = rawRenewalInfo
         self.actor = actor
         self.reason = reason
+        self.traceID = traceID
     }
 }

@@ -16,15 +16,18 @@ public struct EnvelopeView {
     public private(set) var statusCode = StatusCode.ok
     public private(set) var statusMessage: UnsafePointer<CChar>?
     public let window: UInt32
+    /// The UTF-8 bytes of the caller's `traceparent` (requests); empty when it sent none.
+    public let traceparent: UnsafeBufferPointer<UInt8>
 
     init(_ c: UnsafePointer<Subscriptions__Rpc__V1__Envelope>) {
         let e = c.pointee
         let method = e.method.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) }
+        let traceparent = e.traceparent.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) }
         self.init(
             callID: e.call_id, rawKind: e.kind.rawValue, method: method ?? UnsafeRawBufferPointer(start: nil, count: 0),
             timeoutMilliseconds: e.timeout_ms,
             payload: UnsafeRawBufferPointer(start: e.payload.data, count: e.payload.len),
-            window: e.window)
+            window: e.window, traceparent: traceparent ?? UnsafeRawBufferPointer(start: nil, count: 0))
         if let status = e.status {
             statusCode = StatusCode(rawValue: Int32(bitPattern: status.pointee.code.rawValue))
             statusMessage = UnsafePointer(status.pointee.message)
@@ -33,7 +36,7 @@ public struct EnvelopeView {
 
     init(
         callID: UInt64, rawKind: UInt32, method: UnsafeRawBufferPointer, timeoutMilliseconds: UInt32,
-        payload: UnsafeRawBufferPointer, window: UInt32
+        payload: UnsafeRawBufferPointer, window: UInt32, traceparent: UnsafeRawBufferPointer
     ) {
         self.callID = callID
         self.rawKind = rawKind
@@ -42,6 +45,7 @@ public struct EnvelopeView {
         self.timeoutMilliseconds = timeoutMilliseconds
         self.payload = payload
         self.window = window
+        self.traceparent = traceparent.assumingMemoryBound(to: UInt8.self)
     }
 
     /// The method name as a String (allocates).
@@ -90,6 +94,7 @@ public enum Envelope {
         var window: UInt32 = 0
         var method = UnsafeRawBufferPointer(start: nil, count: 0)
         var payload = method
+        var traceparent = method
         var unknown = 0
         var reader = ProtoWireReader(frame)
         while let (number, value) = reader.next() {
@@ -100,9 +105,10 @@ public enum Envelope {
             case (7, .varint(let varint)): window = UInt32(truncatingIfNeeded: varint)
             case (3, .bytes(let contents)): method = contents
             case (5, .bytes(let contents)): payload = contents
+            case (8, .bytes(let contents)): traceparent = contents
             case (6, .bytes): break
             case (1, _), (2, _), (4, _), (7, _): throw DecodeFailure(reason: "field \(number) is not a varint")
-            case (3...6, _): throw DecodeFailure(reason: "field \(number) is not length-delimited")
+            case (3...6, _), (8, _): throw DecodeFailure(reason: "field \(number) is not length-delimited")
             default:
                 unknown += 1
                 guard unknown <= maxUnknownFields else {
@@ -113,7 +119,7 @@ public enum Envelope {
         if let problem = reader.problem { throw DecodeFailure(reason: problem) }
         return EnvelopeView(
             callID: callID, rawKind: rawKind, method: method, timeoutMilliseconds: timeout, payload: payload,
-            window: window)
+            window: window, traceparent: traceparent)
     }
 
     /// The method name of an envelope whose first bytes are `prefix`, when it lies whole among
@@ -127,9 +133,11 @@ public enum Envelope {
     }
 
     /// Appends one whole frame (length prefix and envelope) to `output`.
-    /// `method` must be NUL-terminated UTF-8 when given. A status is written only when not OK.
+    /// `method` and `traceparent` must be NUL-terminated UTF-8 when given. A status is written
+    /// only when not OK.
     public static func appendFrame(
         to output: inout [UInt8], callID: UInt64, kind: FrameKind, method: UnsafePointer<CChar>? = nil,
+        traceparent: UnsafePointer<CChar>? = nil,
         timeoutMilliseconds: UInt32 = 0, payload: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
         status: StatusCode = .ok, statusMessage: String = "", window: UInt32 = 0
     ) {
@@ -142,6 +150,7 @@ public enum Envelope {
         envelope.payload.len = payload.count
         envelope.payload.data = UnsafeMutablePointer(mutating: payload.baseAddress?.assumingMemoryBound(to: UInt8.self))
         if let method { envelope.method = UnsafeMutablePointer(mutating: method) }
+        if let traceparent { envelope.traceparent = UnsafeMutablePointer(mutating: traceparent) }
         if status == .ok {
             ProtobufC.pack(&envelope, onto: &output, framed: true)
         } else {

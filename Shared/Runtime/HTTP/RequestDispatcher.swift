@@ -62,9 +62,14 @@ final class RequestDispatcher: Sendable {
     }
 
     /// The answer to a request whose body has fully arrived; `request` is built only when the
-    /// handler is called.
+    /// handler is called. The handler runs under the trace its `traceparent` header names, or a
+    /// new one when it has none or an invalid one (`TraceContext.current`).
     func finish(_ pending: PendingRequest, request: () -> HTTPRequest) -> HTTPResponse {
-        pending.isOverLimit ? tooLarge() : pending.handler(request())
+        guard !pending.isOverLimit else { return tooLarge() }
+        let request = request()
+        return TraceContext.$current.withValue(.continuing(request.headers[TraceContext.headerName])) {
+            pending.handler(request)
+        }
     }
 
     /// The 413 answer, counted.

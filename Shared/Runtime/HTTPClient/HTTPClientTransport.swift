@@ -1,4 +1,5 @@
 public import Foundation
+import Observability
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -9,6 +10,8 @@ import Synchronization
 /// body is read up to a limit and the exchange is cut off beyond it, redirects are never
 /// followed (the 3xx answer comes back as it is, so a bearer token never travels to another
 /// URL), nothing is cached or stored in cookies, and a cancelled Swift task cancels its request.
+/// Each request carries a `traceparent` header: its own when it has one, else
+/// `TraceContext.outgoing()` (the trace of the call being served, or a new one).
 public final class HTTPClientTransport: Sendable {
     /// An answer from the server.
     public struct Response: Sendable {
@@ -58,6 +61,10 @@ public final class HTTPClientTransport: Sendable {
     /// Sends `request` and waits for the whole answer, or for the reason there is none.
     public func perform(_ request: URLRequest) async -> Result<Response, Failure> {
         if Task.isCancelled { return .failure(.cancelled) }
+        var request = request
+        if request.value(forHTTPHeaderField: TraceContext.headerName) == nil {
+            request.setValue(TraceContext.outgoing().traceparent, forHTTPHeaderField: TraceContext.headerName)
+        }
         let task = session.dataTask(with: request)
         let delegate = delegate
         let outcome = await withTaskCancellationHandler {

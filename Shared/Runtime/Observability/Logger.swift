@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// Writes one JSON object per line to standard error: `ts`, `level`, `service`, `msg`, then
-/// the event's own fields. Safe to share between threads; a line is written with one `write`.
+/// the event's own fields, and `trace_id` when the line is written while serving a call
+/// (`TraceContext.current`) unless the fields name one. Safe to share between threads; a line is written with one `write`.
 public struct Logger: Sendable {
     /// Severity, lowest first.
     public enum Level: Int, Sendable, Comparable, CaseIterable {
@@ -25,6 +26,9 @@ public struct Logger: Sendable {
 
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
     }
+
+    /// The field that names the trace of the call a line was written for.
+    public static let traceIDField = "trace_id"
 
     public let service: String
     public let minimumLevel: Level
@@ -58,6 +62,10 @@ public struct Logger: Sendable {
         JSONText.appendString(service, to: &line)
         line += ",\"msg\":"
         JSONText.appendString(message, to: &line)
+        var fields = fields
+        if fields[Self.traceIDField] == nil, let trace = TraceContext.current {
+            fields[Self.traceIDField] = trace.traceID
+        }
         for key in fields.keys.sorted() {
             line += ","
             JSONText.appendString(key, to: &line)

@@ -1,3 +1,4 @@
+import Observability
 import Wire
 
 /// One call a client has started, from the moment it is issued until its answer (or failure)
@@ -12,6 +13,8 @@ final class ClientCall {
     /// NUL-terminated method name, ready for the envelope.
     let method: [CChar]
     let methodName: String
+    /// NUL-terminated `traceparent` the request carries.
+    let traceparent: [CChar]
     let request: [UInt8]
     /// Monotonic nanoseconds; nil means no deadline.
     let deadline: UInt64?
@@ -22,10 +25,15 @@ final class ClientCall {
     weak var connection: ClientConnection?
     var callID: UInt64 = 0
 
-    init(token: UInt64, method: String, request: [UInt8], deadline: UInt64?, window: UInt32, completion: Completion) {
+    /// `trace`: what the request carries as its `traceparent`.
+    init(
+        token: UInt64, method: String, trace: TraceContext, request: [UInt8], deadline: UInt64?, window: UInt32,
+        completion: Completion
+    ) {
         self.token = token
         self.methodName = method
         self.method = Array(method.utf8CString)
+        self.traceparent = trace.traceparentCString
         self.request = request
         self.deadline = deadline
         self.window = window

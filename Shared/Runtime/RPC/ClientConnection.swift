@@ -37,11 +37,14 @@ final class ClientConnection: FramedChannelDelegate {
         call.connection = self
         calls[callID] = call
         call.method.withUnsafeBufferPointer { method in
-            call.request.withUnsafeBytes { payload in
-                Envelope.appendFrame(
-                    to: &channel.output, callID: callID, kind: .request, method: method.baseAddress,
-                    timeoutMilliseconds: call.timeoutMilliseconds(now: core.loop.clock.nanoseconds()), payload: payload,
-                    window: call.isStream ? call.window : 0)
+            call.traceparent.withUnsafeBufferPointer { traceparent in
+                call.request.withUnsafeBytes { payload in
+                    Envelope.appendFrame(
+                        to: &channel.output, callID: callID, kind: .request, method: method.baseAddress,
+                        traceparent: traceparent.baseAddress,
+                        timeoutMilliseconds: call.timeoutMilliseconds(now: core.loop.clock.nanoseconds()),
+                        payload: payload, window: call.isStream ? call.window : 0)
+                }
             }
         }
         channel.scheduleFlush()

@@ -29,7 +29,7 @@ public struct InProcessTransport: ClientTransport {
         let result: Result<[UInt8], RPCError>
         switch core.begin(
             index, method.name, request.serialized(), timeoutMilliseconds(timeout, now: started), caller,
-            started: started)
+            .outgoing(), started: started)
         {
         case .answered(let answered): result = answered
         case .running(let answer, let deadline, let budget, let task):
@@ -78,7 +78,7 @@ public struct InProcessTransport: ClientTransport {
         let deadline = started.saturatingAdd(budget)
         let context = RPCRequestContext(
             method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer,
-            clock: core.clock)
+            clock: core.clock, trace: .outgoing())
         let writer = ServerStreamWriter(initialCredit: window) { message in
             state.push(message)
             link.writer?.delivered(message.count)
@@ -89,13 +89,18 @@ public struct InProcessTransport: ClientTransport {
             let result: RPCError?
             do {
                 try await RPCRequestContext.$currentDeadline.withValue(hasDeadline ? deadline : nil) {
-                    try await handler(context, payload, writer)
+                    try await TraceContext.$current.withValue(context.trace) {
+                        try await handler(context, payload, writer)
+                    }
                 }
                 result = nil
             } catch {
-                result = core.rpcError(from: error, method: context.method)
+                result = TraceContext.$current.withValue(context.trace) {
+                    core.rpcError(from: error, method: context.method)
+                }
             }
             writer.finish()
+            core.logCall(context, result.map { .failure($0) } ?? .success(()))
             state.finish(result)
             core.callFinished()
         }

@@ -43,19 +43,21 @@ public final class RPCClient: Sendable {
 
     /// Calls a unary method with a serialized request and returns the serialized response.
     /// The deadline is the earliest of `timeout`, the deadline of the call being served (inside
-    /// a handler) and, when neither is given, the configured default.
+    /// a handler) and, when neither is given, the configured default. The request carries
+    /// `TraceContext.outgoing()`: the trace of the call being served, or a new one.
     public func unary(_ method: String, request: [UInt8], timeout: Duration? = nil) async throws(RPCError) -> [UInt8] {
         if Task.isCancelled { throw RPCError(.cancelled, "the caller cancelled the call") }
         let deadline = effectiveDeadline(timeout, fallback: configuration.defaultTimeout)
         let token = tokens.add(1, ordering: .relaxed).newValue
         let core = self.core
+        let trace = TraceContext.outgoing()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
                 loop.execute {
                     core.start(
                         ClientCall(
-                            token: token, method: method, request: request, deadline: deadline, window: 0,
-                            completion: .unary(continuation)))
+                            token: token, method: method, trace: trace, request: request, deadline: deadline,
+                            window: 0, completion: .unary(continuation)))
                 }
             }
         } onCancel: {
@@ -73,7 +75,8 @@ public final class RPCClient: Sendable {
     }
 
     /// Starts a server-streaming call. Without a timeout the stream lasts until the server ends
-    /// it, the connection is lost, or the stream is cancelled or dropped.
+    /// it, the connection is lost, or the stream is cancelled or dropped. The request carries
+    /// `TraceContext.outgoing()`.
     public func serverStream(_ method: String, request: [UInt8], timeout: Duration? = nil) -> RPCResponseStream {
         let deadline =
             timeout == nil && RPCRequestContext.currentDeadline == nil ? nil : effectiveDeadline(timeout, fallback: nil)
@@ -81,6 +84,7 @@ public final class RPCClient: Sendable {
         let core = self.core
         let loop = self.loop
         let window = min(max(configuration.streamWindow, 1), ServerStreamWriter.maximumCredit)
+        let trace = TraceContext.outgoing()
         let state = ResponseStreamState(
             window: window,
             grant: { amount in loop.execute { core.grant(token: token, amount) } },
@@ -90,8 +94,8 @@ public final class RPCClient: Sendable {
         loop.execute {
             core.start(
                 ClientCall(
-                    token: token, method: method, request: request, deadline: deadline, window: window,
-                    completion: .stream(state)))
+                    token: token, method: method, trace: trace, request: request, deadline: deadline,
+                    window: window, completion: .stream(state)))
         }
         return RPCResponseStream(handle: StreamHandle(state: state))
     }
@@ -162,8 +166,8 @@ final class ClientCore: @unchecked Sendable {  // confined to its loop thread
         if cancelledBeforeStart.remove(call.token) != nil {
             return call.finish(.failure(RPCError(.cancelled, "the caller cancelled the call")))
         }
-        // The envelope adds the method name and a few dozen bytes to the request.
-        let frameLength = call.request.count + call.method.count + 40
+        // The envelope adds the method name, the traceparent and a few dozen bytes to the request.
+        let frameLength = call.request.count + call.method.count + call.traceparent.count + 40
         guard frameLength <= configuration.maxFrameLength else {
             return call.finish(
                 .failure(

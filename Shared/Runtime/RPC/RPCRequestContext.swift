@@ -21,6 +21,9 @@ public struct RPCRequestContext: Sendable {
     public let peer: String
     /// The server's clock, which the deadline is on.
     public let clock: any ServiceClock
+    /// The call's trace: the caller's when it sent a valid `traceparent`, else a new one. The
+    /// handler runs with it as `TraceContext.current`.
+    public let trace: TraceContext
 
     /// Time left before the deadline (zero once it has passed).
     public var remaining: Duration {

@@ -38,13 +38,17 @@ extension RPCServer {
     /// not allow the method), one whose transport authenticated it as nobody is UNAUTHENTICATED.
     /// A caller whose transport authenticates nobody may call every method unless the server
     /// has TLS configured (then it is UNAUTHENTICATED), as on a plaintext connection.
+    ///
+    /// The call runs under `TraceContext.current` (the HTTP server binds the request's), or a
+    /// new trace when there is none.
     public func callBlocking(_ method: String, payload: [UInt8], timeoutMilliseconds: UInt64, caller: RPCCaller)
         -> Result<[UInt8], RPCError>
     {
         let core = self.core
         let started = core.clock.nanoseconds()
         let index = core.router.index(named: method)
-        let result = core.callBlocking(index, method, payload, timeoutMilliseconds, caller, started: started)
+        let result = core.callBlocking(
+            index, method, payload, timeoutMilliseconds, caller, TraceContext.current ?? .start(), started: started)
         core.recordCall(index, result, started: started)
         return result
     }
@@ -72,10 +76,10 @@ extension ServerCore {
     }
 
     /// Admits unary method `method` (router index `index`) with `payload` as a framed call is
-    /// admitted, and starts its handler with the deadline a framed call would get.
+    /// admitted, and starts its handler with the deadline a framed call would get, under `trace`.
     func begin(
         _ index: Int?, _ method: String, _ payload: [UInt8], _ timeoutMilliseconds: UInt64, _ caller: RPCCaller,
-        started: UInt64
+        _ trace: TraceContext, started: UInt64
     ) -> Begun {
         let admitted: Int
         switch admit(index, name: method, asker: .caller(caller.identities), bytes: payload.count) {
@@ -87,11 +91,17 @@ extension ServerCore {
         let deadline = started.saturatingAdd(budget)
         let context = RPCRequestContext(
             method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer,
-            clock: clock)
+            clock: clock, trace: trace)
         let answer = CallAnswer()
         /// Sets `answer` from any thread, for a call answered later.
         func responder() -> RPCResponder {
-            RPCResponder { [self] in answer.set($0.mapError { rpcError(from: $0, method: entry.name) }) }
+            RPCResponder { [self] result in
+                TraceContext.$current.withValue(trace) {
+                    let mapped = result.mapError { rpcError(from: $0, method: entry.name) }
+                    logCall(context, mapped.map { _ in () })
+                    answer.set(mapped)
+                }
+            }
         }
         switch entry.handler {
         case .inline(let handler):
@@ -100,17 +110,20 @@ extension ServerCore {
                 try payload.withUnsafeBytes { try handler($0, &output) }
                 return .answered(.success(output))
             } catch let later as RPCHandOff {
-                later.start(context, responder())
+                TraceContext.$current.withValue(trace) { later.start(context, responder()) }
                 return .running(answer, deadline: deadline, budget: budget, task: nil)
             } catch {
-                return .answered(.failure(rpcError(from: error, method: entry.name)))
+                return .answered(
+                    .failure(TraceContext.$current.withValue(trace) { rpcError(from: error, method: entry.name) }))
             }
         case .unary(let handler):
             let task = Task { answer.set(await self.runUnary(handler, context, payload)) }
             return .running(answer, deadline: deadline, budget: budget, task: task)
         case .deferred(let handler):
-            payload.withUnsafeBytes { bytes in
-                handler(context, bytes, responder())
+            TraceContext.$current.withValue(trace) {
+                payload.withUnsafeBytes { bytes in
+                    handler(context, bytes, responder())
+                }
             }
             return .running(answer, deadline: deadline, budget: budget, task: nil)
         case .serverStream:
@@ -121,11 +134,11 @@ extension ServerCore {
 
     fileprivate func callBlocking(
         _ index: Int?, _ method: String, _ payload: [UInt8], _ timeoutMilliseconds: UInt64, _ caller: RPCCaller,
-        started: UInt64
+        _ trace: TraceContext, started: UInt64
     ) -> Result<[UInt8], RPCError> {
         callStarted()
         defer { callFinished() }
-        switch begin(index, method, payload, timeoutMilliseconds, caller, started: started) {
+        switch begin(index, method, payload, timeoutMilliseconds, caller, trace, started: started) {
         case .answered(let result): return result
         case .running(let answer, let deadline, let budget, let task):
             guard let result = answer.wait(until: deadline, on: clock) else {

@@ -157,20 +157,38 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
 
     static func deadlineExceeded(_ callTime: UInt64) -> String { "deadline of \(callTime / 1_000_000) ms exceeded" }
 
-    /// Runs a unary handler as a call's task would: the deadline is the task's (for the calls it
-    /// makes), and what it throws is mapped to a status.
+    /// Runs a unary handler as a call's task would: the deadline and the trace are the task's
+    /// (for the calls it makes and the lines it logs), and what it throws is mapped to a status.
     func runUnary(
         _ handler: @Sendable (RPCRequestContext, [UInt8]) async throws -> [UInt8], _ context: RPCRequestContext,
         _ payload: [UInt8]
     ) async -> Result<[UInt8], RPCError> {
-        do {
-            return .success(
-                try await RPCRequestContext.$currentDeadline.withValue(context.deadline) {
-                    try await handler(context, payload)
-                })
-        } catch {
-            return .failure(rpcError(from: error, method: context.method))
+        let result = await TraceContext.$current.withValue(context.trace) {
+            do {
+                return Result<[UInt8], RPCError>.success(
+                    try await RPCRequestContext.$currentDeadline.withValue(context.deadline) {
+                        try await handler(context, payload)
+                    })
+            } catch {
+                return .failure(rpcError(from: error, method: context.method))
+            }
         }
+        logCall(context, result.map { _ in () })
+        return result
+    }
+
+    /// Logs a call that ran a handler at debug level, with its trace id: `rpc call` with the
+    /// method, the status and the caller (an inline call, which only reads memory, is left out).
+    func logCall(_ context: RPCRequestContext, _ result: Result<Void, RPCError>) {
+        guard let logger, logger.minimumLevel <= .debug else { return }
+        let code =
+            switch result {
+            case .success: StatusCode.ok.name
+            case .failure(let error): error.code.name
+            }
+        logger.debug(
+            "rpc call",
+            ["method": context.method, "code": code, "peer": context.peer, Logger.traceIDField: context.trace.traceID])
     }
 
     /// Maps what a handler threw to the status a caller sees. Errors that are not `RPCError`
@@ -179,6 +197,7 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
         if let error = error as? RPCError { return error }
         if let error = error as? any RPCErrorConvertible { return error.rpcError }
         if error is CancellationError { return RPCError(.cancelled, "the call was cancelled") }
+        // Logged under the trace of the call that failed, wherever it is mapped.
         logger?.error("handler failed", ["method": method, "error": "\(error)"])
         return RPCError(.internal, "internal error")
     }

@@ -239,11 +239,14 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         let hasTimeout = view.timeoutMilliseconds != 0
         let limit = core.callTime(timeoutMilliseconds: UInt64(view.timeoutMilliseconds))
         let deadline = started.saturatingAdd(limit)
-        // Built only for the handlers that take one (an inline call does without).
+        let traceparent = view.traceparent
+        // Built only for the handlers that take one (an inline call does without: it reads
+        // memory, makes no call and logs nothing, so it needs no trace either).
         func makeContext() -> RPCRequestContext {
             RPCRequestContext(
                 method: core.router.entries[methodIndex].name, deadline: deadline,
-                peerIdentities: channel.peerIdentities, peer: peer, clock: loop.clock)
+                peerIdentities: channel.peerIdentities, peer: peer, clock: loop.clock,
+                trace: TraceContext(traceparent: traceparent) ?? .start())
         }
 
         // A call answered later from any thread, through a responder, under its deadline.
@@ -253,16 +256,21 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             let finish = finisher(callID, serial)
             let core = self.core
             let responder = RPCResponder { result in
-                finish(result.mapError { core.rpcError(from: $0, method: context.method) })
+                TraceContext.$current.withValue(context.trace) {
+                    let mapped = result.mapError { core.rpcError(from: $0, method: context.method) }
+                    core.logCall(context, mapped.map { _ in () })
+                    finish(mapped)
+                }
             }
-            start(context, responder)
+            TraceContext.$current.withValue(context.trace) { start(context, responder) }
         }
 
         switch core.router.entries[methodIndex].handler {
         case .inline(let handler):
-            runInline(handler, callID: callID, methodIndex: methodIndex, started: started, payload: view.payload) {
-                handOff in startDeferred(handOff.start)
-            }
+            runInline(
+                handler, callID: callID, methodIndex: methodIndex, started: started, payload: view.payload,
+                traceparent: traceparent
+            ) { handOff in startDeferred(handOff.start) }
 
         case .unary(let handler):
             let context = makeContext()
@@ -298,13 +306,19 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 let result: Result<[UInt8], RPCError>
                 do {
                     try await RPCRequestContext.$currentDeadline.withValue(streamDeadline) {
-                        try await handler(context, payload, writer)
+                        try await TraceContext.$current.withValue(context.trace) {
+                            try await handler(context, payload, writer)
+                        }
                     }
                     result = .success([])
                 } catch {
-                    result = .failure(core.rpcError(from: error, method: context.method))
+                    result = .failure(
+                        TraceContext.$current.withValue(context.trace) {
+                            core.rpcError(from: error, method: context.method)
+                        })
                 }
                 writer.finish()
+                core.logCall(context, result.map { _ in () })
                 loop.execute { [weak self] in
                     self?.handlerEnded(callID, serial, result, kind: .streamEnd)
                     core.callFinished()
@@ -316,7 +330,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     /// Runs an inline handler and queues its reply.
     private func runInline(
         _ handler: (UnsafeRawBufferPointer, inout [UInt8]) throws -> Void, callID: UInt64, methodIndex: Int,
-        started: UInt64, payload: UnsafeRawBufferPointer, handOff: (RPCHandOff) -> Void
+        started: UInt64, payload: UnsafeRawBufferPointer, traceparent: UnsafeBufferPointer<UInt8>,
+        handOff: (RPCHandOff) -> Void
     ) {
         do {
             scratch.removeAll(keepingCapacity: true)
@@ -333,7 +348,9 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         } catch let later as RPCHandOff {
             handOff(later)
         } catch {
-            let failure = core.rpcError(from: error, method: core.router.entries[methodIndex].name)
+            let failure = TraceContext.$current.withValue(TraceContext(traceparent: traceparent) ?? .start()) {
+                core.rpcError(from: error, method: core.router.entries[methodIndex].name)
+            }
             reply(callID, methodIndex, started, failure.code, failure.message)
         }
     }

@@ -121,9 +121,16 @@ public actor EventPublisher {
         events += FeedEvents.events(of: change)
         var accounts = Set([change.subscription?.accountID, previousHolder].compactMap { $0 })
         if let account = change.link?.accountID, !account.isEmpty { accounts.insert(account) }
+        // The access the change moved is on the trace that recorded the change.
+        let trace = change.events.first?.traceID
         for account in accounts.sorted() {
             events += tracker.observe(
-                account: account, position: change.position, at: at, access: access(of: account, at: at))
+                account: account, position: change.position, at: at, access: access(of: account, at: at)
+            ).map { event in
+                var event = event
+                event.traceID = trace
+                return event
+            }
         }
         pending += events
         through = change.position

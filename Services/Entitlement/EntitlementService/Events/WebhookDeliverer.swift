@@ -284,7 +284,8 @@ public actor WebhookDeliverer {
         }
     }
 
-    /// The signed POST of `event`.
+    /// The signed POST of `event`; on the trace that recorded it, when the event names one (a
+    /// delivery is otherwise a trace of its own).
     func request(_ event: Event, at: Int64) -> URLRequest {
         let body: [UInt8]
         do {
@@ -304,6 +305,9 @@ public actor WebhookDeliverer {
         request.setValue(
             WebhookSecret.header(endpoint.secrets, id: event.id, timestamp: timestamp, body: body),
             forHTTPHeaderField: "webhook-signature")
+        if let trace = event.traceID.flatMap(TraceContext.init(traceID:)) {
+            request.setValue(trace.traceparent, forHTTPHeaderField: TraceContext.headerName)
+        }
         return request
     }
 

@@ -163,6 +163,17 @@ enum LedgerSchema {
                     """,
                 ],
                 backfill: backfillPeriodLookup),
+            // Following one call: the trace id (W3C Trace Context) of the call that received an
+            // inbox entry or recorded an event, found by index (`FindTrace`). Rows from before
+            // have none and stay out of the indexes.
+            Migration(
+                version: 8,
+                statements: [
+                    "ALTER TABLE inbox ADD COLUMN trace_id TEXT",
+                    "CREATE INDEX inbox_by_trace ON inbox (trace_id, received_ms) WHERE trace_id IS NOT NULL",
+                    "ALTER TABLE events ADD COLUMN trace_id TEXT",
+                    "CREATE INDEX events_by_trace ON events (trace_id, id) WHERE trace_id IS NOT NULL",
+                ]),
         ]
     }
 

@@ -3,20 +3,39 @@ import Wire
 
 /// The inbox's rows, the subscription listing and the named cursors.
 extension LedgerStore {
-    /// Puts a notification in the inbox unless its (store, notification id) is there; true
-    /// when it was put.
+    /// Puts a notification in the inbox unless its (store, notification id) is there, findable
+    /// by its trace id; true when it was put.
     func insertInbox(_ entry: InboxEntry, store: Store) throws -> Bool {
         let inserted = try tx.query(
             """
-            INSERT INTO inbox (store, notification_id, status, attempts, last_error, received_ms, entry)
-            VALUES ($1, $2, $3, 0, $4, $5, $6) ON CONFLICT (store, notification_id) DO NOTHING
+            INSERT INTO inbox (store, notification_id, status, attempts, last_error, received_ms, entry, trace_id)
+            VALUES ($1, $2, $3, 0, $4, $5, $6, $7) ON CONFLICT (store, notification_id) DO NOTHING
             """,
             [
                 .int(Int64(store.rawValue)), .text(entry.notificationID),
                 .int(Int64((entry.status ?? .pending).rawValue)), .text(entry.lastError),
-                .int(entry.receivedTimeMilliseconds ?? 0), .blob(entry.serialized()),
+                .int(entry.receivedTimeMilliseconds ?? 0), .blob(entry.serialized()), .text(entry.traceID),
             ])
         return inserted.affected == 1
+    }
+
+    /// The inbox entries recorded under trace `traceID`, in (received, store, id) order, at most
+    /// `limit`; by the `inbox_by_trace` index.
+    func inboxEntries(traceID: String, limit: Int) throws -> [InboxEntry] {
+        let rows = try tx.query(
+            """
+            SELECT status, attempts, last_error, entry FROM inbox WHERE trace_id = $1
+            ORDER BY received_ms, store, notification_id LIMIT $2
+            """, [.text(traceID), .int(Int64(limit))])
+        return try (0..<rows.count).map { try Self.inboxEntry(rows, $0) }
+    }
+
+    /// The events recorded under trace `traceID`, in the order they were recorded, at most
+    /// `limit`; by the `events_by_trace` index.
+    func events(traceID: String, limit: Int) throws -> [LifecycleEvent] {
+        let rows = try tx.query(
+            "SELECT event FROM events WHERE trace_id = $1 ORDER BY id LIMIT $2", [.text(traceID), .int(Int64(limit))])
+        return try (0..<rows.count).map { try Self.decode(LifecycleEvent.self, rows.blob($0, "event")) }
     }
 
     /// Inbox entries in `statuses` (of `store` when given) after `after`, in (received, store,

@@ -1,4 +1,5 @@
 import Model
+import Observability
 import Wire
 
 /// The ledger's rows, for both engines: every statement the ledger runs on a transaction is
@@ -59,7 +60,13 @@ struct LedgerStore {
         try tx.query("SELECT COALESCE(MAX(position), 0) AS position FROM changes").int(0, "position") ?? 0
     }
 
+    /// Appends `change`; its events carry the trace they were recorded under, as `insertEvent`
+    /// stores them.
     func appendChange(_ change: Change) throws {
+        var change = change
+        if let trace = TraceContext.current {
+            for index in change.events.indices { change.events[index].traceID = trace.traceID }
+        }
         try tx.enqueue(
             "INSERT INTO changes (position, committed_ms, change) VALUES ($1, $2, $3)",
             [.int(Int64(change.position)), .int(change.committedTimeMilliseconds ?? 0), .blob(change.serialized())])
@@ -137,15 +144,19 @@ struct LedgerStore {
         ).text(0, "account_id")
     }
 
+    /// Records `event` under the trace of the call that recorded it (`TraceContext.current`,
+    /// which the ledger's writes run under), findable by it.
     func insertEvent(_ event: LifecycleEvent) throws {
+        var event = event
+        if let trace = TraceContext.current { event.traceID = trace.traceID }
         try tx.enqueue(
             """
-            INSERT INTO events (store, environment, store_id, account_id, other_account_id, position, event)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            INSERT INTO events (store, environment, store_id, account_id, other_account_id, position, event, trace_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
             """,
             Self.keyParameters(event.key) + [
                 .text(event.accountID), .text(event.otherAccountID), .int(Int64(event.position ?? 0)),
-                .blob(event.serialized()),
+                .blob(event.serialized()), .text(event.traceID),
             ])
     }
 

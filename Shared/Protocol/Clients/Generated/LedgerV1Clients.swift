@@ -82,6 +82,9 @@ public protocol LedgerClientProtocol: Sendable {
     /// (Apple originalTransactionId, Google purchase token, grant id), an Apple transactionId or a
     /// Google order id of a recorded period (a renewal's, `..N`, or its base order id).
     func findSubscriptions(_ request: FindSubscriptionsRequest, timeout: Duration?) async throws(RPCError) -> FindSubscriptionsResponse
+    /// What the ledger kept under one trace id: the inbox entries and the events recorded by the
+    /// calls of that trace, found by index.
+    func findTrace(_ request: FindTraceRequest, timeout: Duration?) async throws(RPCError) -> FindTraceResponse
 }
 
 extension LedgerClientProtocol {
@@ -174,6 +177,9 @@ extension LedgerClientProtocol {
     }
     public func findSubscriptions(_ request: FindSubscriptionsRequest) async throws(RPCError) -> FindSubscriptionsResponse {
         try await findSubscriptions(request, timeout: nil)
+    }
+    public func findTrace(_ request: FindTraceRequest) async throws(RPCError) -> FindTraceResponse {
+        try await findTrace(request, timeout: nil)
     }
 }
 
@@ -301,5 +307,9 @@ public struct LedgerClient: LedgerClientProtocol {
 
     public func findSubscriptions(_ request: FindSubscriptionsRequest, timeout: Duration?) async throws(RPCError) -> FindSubscriptionsResponse {
         try await transport.call(LedgerRPC.findSubscriptions, request, timeout: timeout)
+    }
+
+    public func findTrace(_ request: FindTraceRequest, timeout: Duration?) async throws(RPCError) -> FindTraceResponse {
+        try await transport.call(LedgerRPC.findTrace, request, timeout: timeout)
     }
 }

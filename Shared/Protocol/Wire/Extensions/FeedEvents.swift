@@ -16,7 +16,8 @@ public enum FeedEvents {
         return UInt64(parts[1])
     }
 
-    /// The events of `change`, in its order.
+    /// The events of `change`, in its order, each on the trace its lifecycle event was recorded
+    /// under.
     public static func events(of change: Change) -> [Event] {
         change.events.enumerated().map { index, lifecycle in
             // An account event (a merge, a deletion) is about no subscription.
@@ -28,7 +29,7 @@ public enum FeedEvents {
                 storeTimeMilliseconds: lifecycle.storeTimeMilliseconds,
                 recordedTimeMilliseconds: change.committedTimeMilliseconds, subscription: subscription,
                 otherAccountID: lifecycle.otherAccountID, storeType: lifecycle.storeType,
-                storeSubtype: lifecycle.storeSubtype)
+                storeSubtype: lifecycle.storeSubtype, traceID: lifecycle.traceID)
         }
     }
 }

@@ -485,7 +485,8 @@ extension LifecycleEvent: CMessageConvertible {
             rawTransaction: ProtoField.optionalString(m.raw_transaction, "raw_transaction"),
             rawRenewalInfo: ProtoField.optionalString(m.raw_renewal_info, "raw_renewal_info"),
             actor: ProtoField.optionalString(m.actor, "actor"),
-            reason: ProtoField.optionalString(m.reason, "reason"))
+            reason: ProtoField.optionalString(m.reason, "reason"),
+            traceID: ProtoField.optionalString(m.trace_id, "trace_id"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -506,6 +507,7 @@ extension LifecycleEvent: CMessageConvertible {
         arena.set(&c.raw_renewal_info, rawRenewalInfo)
         arena.set(&c.actor, actor)
         arena.set(&c.reason, reason)
+        arena.set(&c.trace_id, traceID)
     }
 }
 
@@ -530,8 +532,10 @@ extension LifecycleEvent {
         public static let rawTransaction = FieldLimit("raw_transaction", 0...65536, .bytes)
         /// `raw_renewal_info`: 0..65536 bytes.
         public static let rawRenewalInfo = FieldLimit("raw_renewal_info", 0...65536, .bytes)
+        /// `trace_id`: 0..32 bytes.
+        public static let traceID = FieldLimit("trace_id", 0...32, .bytes)
         /// Every one above, in field order.
-        public static let all: [FieldLimit] = [accountID, otherAccountID, storeType, storeSubtype, notificationID, rawPayload, detail, rawTransaction, rawRenewalInfo]
+        public static let all: [FieldLimit] = [accountID, otherAccountID, storeType, storeSubtype, notificationID, rawPayload, detail, rawTransaction, rawRenewalInfo, traceID]
     }
 }
 

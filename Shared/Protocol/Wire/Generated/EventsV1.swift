@@ -60,6 +60,11 @@ public struct Event: ProtoMessage, Hashable {
     /// Its place in the event log (set by the ledger): ListEvents continues after it.
     public var sequence: UInt64
 
+    /// The trace id (W3C Trace Context) of the call that recorded the change it came from, when
+    /// the ledger kept one: `subctl trace` finds what that call recorded.
+    /// limit: 0..32 bytes
+    public var traceID: String?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         id: String = "",
@@ -76,7 +81,8 @@ public struct Event: ProtoMessage, Hashable {
         otherAccountID: String? = nil,
         storeType: String? = nil,
         storeSubtype: String? = nil,
-        sequence: UInt64 = 0
+        sequence: UInt64 = 0,
+        traceID: String? = nil
     ) {
         self.id = id
         self.type = type
@@ -93,6 +99,7 @@ public struct Event: ProtoMessage, Hashable {
         self.storeType = storeType
         self.storeSubtype = storeSubtype
         self.sequence = sequence
+        self.traceID = traceID
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -126,7 +133,8 @@ extension Event: CMessageConvertible {
             otherAccountID: ProtoField.optionalString(m.other_account_id, "other_account_id"),
             storeType: ProtoField.optionalString(m.store_type, "store_type"),
             storeSubtype: ProtoField.optionalString(m.store_subtype, "store_subtype"),
-            sequence: m.sequence)
+            sequence: m.sequence,
+            traceID: ProtoField.optionalString(m.trace_id, "trace_id"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -145,6 +153,7 @@ extension Event: CMessageConvertible {
         arena.set(&c.store_type, storeType)
         arena.set(&c.store_subtype, storeSubtype)
         c.sequence = sequence
+        arena.set(&c.trace_id, traceID)
     }
 }
 
@@ -159,8 +168,10 @@ extension Event {
         public static let accountID = FieldLimit("account_id", 0...256, .bytes)
         /// `capability`: 0..64 bytes.
         public static let capability = FieldLimit("capability", 0...64, .bytes)
+        /// `trace_id`: 0..32 bytes.
+        public static let traceID = FieldLimit("trace_id", 0...32, .bytes)
         /// Every one above, in field order.
-        public static let all: [FieldLimit] = [id, type, accountID, capability]
+        public static let all: [FieldLimit] = [id, type, accountID, capability, traceID]
     }
 }
 

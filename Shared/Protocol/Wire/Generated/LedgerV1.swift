@@ -229,6 +229,11 @@ public struct InboxEntry: ProtoMessage, Hashable {
     /// The raw signed payload; at most 64 KiB.
     public var rawPayload: String
 
+    /// The trace id (32 hex digits, W3C Trace Context) of the call that recorded it (set by the
+    /// ledger): `FindTrace` finds the entry by it.
+    /// limit: 0..32 bytes
+    public var traceID: String?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         store: Store? = nil,
@@ -242,7 +247,8 @@ public struct InboxEntry: ProtoMessage, Hashable {
         attempts: UInt32 = 0,
         lastError: String? = nil,
         key: SubscriptionKey? = nil,
-        rawPayload: String = ""
+        rawPayload: String = "",
+        traceID: String? = nil
     ) {
         self.store = store
         self.environment = environment
@@ -256,6 +262,7 @@ public struct InboxEntry: ProtoMessage, Hashable {
         self.lastError = lastError
         self.key = key
         self.rawPayload = rawPayload
+        self.traceID = traceID
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -286,7 +293,8 @@ extension InboxEntry: CMessageConvertible {
             attempts: m.attempts,
             lastError: ProtoField.optionalString(m.last_error, "last_error"),
             key: ProtoField.message(m.key, "key"),
-            rawPayload: ProtoField.string(m.raw_payload, "raw_payload"))
+            rawPayload: ProtoField.string(m.raw_payload, "raw_payload"),
+            traceID: ProtoField.optionalString(m.trace_id, "trace_id"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -302,6 +310,7 @@ extension InboxEntry: CMessageConvertible {
         arena.set(&c.last_error, lastError)
         c.key = key?.cMessage(in: arena)
         arena.set(&c.raw_payload, rawPayload)
+        arena.set(&c.trace_id, traceID)
     }
 }
 
@@ -310,8 +319,10 @@ extension InboxEntry {
     public enum Limits {
         /// `last_error`: 0..4096 bytes.
         public static let lastError = FieldLimit("last_error", 0...4096, .bytes)
+        /// `trace_id`: 0..32 bytes.
+        public static let traceID = FieldLimit("trace_id", 0...32, .bytes)
         /// Every one above, in field order.
-        public static let all: [FieldLimit] = [lastError]
+        public static let all: [FieldLimit] = [lastError, traceID]
     }
 }
 
@@ -3419,6 +3430,106 @@ extension FindSubscriptionsResponse: CMessageConvertible {
     }
 }
 
+/// `subscriptions.ledger.v1.FindTraceRequest`.
+public struct FindTraceRequest: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.FindTraceRequest"
+
+    /// 32 lowercase hex digits, not all zero.
+    /// limit: 32..32 bytes
+    public var traceID: String
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        traceID: String = ""
+    ) {
+        self.traceID = traceID
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension FindTraceRequest: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__FindTraceRequest
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__find_trace_request__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            traceID: ProtoField.string(m.trace_id, "trace_id"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.trace_id, traceID)
+    }
+}
+
+extension FindTraceRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `trace_id`: 32..32 bytes.
+        public static let traceID = FieldLimit("trace_id", 32...32, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [traceID]
+    }
+}
+
+/// `subscriptions.ledger.v1.FindTraceResponse`.
+public struct FindTraceResponse: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.FindTraceResponse"
+
+    /// In the order they were received; at most 100, without their raw payload.
+    public var inboxEntries: [InboxEntry]
+
+    /// In the order they were recorded; at most 500, without their raw store data.
+    public var events: [LifecycleEvent]
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        inboxEntries: [InboxEntry] = [],
+        events: [LifecycleEvent] = []
+    ) {
+        self.inboxEntries = inboxEntries
+        self.events = events
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension FindTraceResponse: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__FindTraceResponse
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__find_trace_response__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            inboxEntries: ProtoField.messages(m.inbox_entries, count: m.n_inbox_entries, "inbox_entries"),
+            events: ProtoField.messages(m.events, count: m.n_events, "events"))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        c.n_inbox_entries = inboxEntries.count
+        c.inbox_entries = arena.messages(inboxEntries)
+        c.n_events = events.count
+        c.events = arena.messages(events)
+    }
+}
+
 /// The methods of `subscriptions.ledger.v1.Ledger`, typed by request and response.
 public enum LedgerRPC {
     /// The service's full name.
@@ -3528,6 +3639,10 @@ public enum LedgerRPC {
     /// Google order id of a recorded period (a renewal's, `..N`, or its base order id).
     public static let findSubscriptions = UnaryMethod<FindSubscriptionsRequest, FindSubscriptionsResponse>("subscriptions.ledger.v1.Ledger/FindSubscriptions")
 
+    /// What the ledger kept under one trace id: the inbox entries and the events recorded by the
+    /// calls of that trace, found by index.
+    public static let findTrace = UnaryMethod<FindTraceRequest, FindTraceResponse>("subscriptions.ledger.v1.Ledger/FindTrace")
+
     /// Every method of the service, in declaration order.
-    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, listEvents, appendEvents, logTestEvent, getEventState, acquireLease, getDeliveryState, recordDeliveries, listDeadLetters, replayDeliveries, snapshot, watchChanges, findSubscriptions]
+    public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, listEvents, appendEvents, logTestEvent, getEventState, acquireLease, getDeliveryState, recordDeliveries, listDeadLetters, replayDeliveries, snapshot, watchChanges, findSubscriptions, findTrace]
 }

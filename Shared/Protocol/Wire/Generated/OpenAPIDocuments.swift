@@ -3477,6 +3477,83 @@ public enum OpenAPIDocuments {
           }
         }
       }
+    },
+    "/subscriptions.ledger.v1.Ledger/FindTrace": {
+      "post": {
+        "operationId": "Ledger.FindTrace",
+        "tags": [
+          "Ledger"
+        ],
+        "description": "What the ledger kept under one trace id: the inbox entries and the events recorded by the\ncalls of that trace, found by index.",
+        "parameters": [
+          {
+            "name": "Connect-Protocol-Version",
+            "in": "header",
+            "required": false,
+            "description": "The Connect protocol version: 1.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "1"
+              ]
+            }
+          },
+          {
+            "name": "Connect-Timeout-Ms",
+            "in": "header",
+            "required": false,
+            "description": "The call's deadline in milliseconds.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]{1,10}$"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.FindTraceRequest"
+              }
+            },
+            "application/proto": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The answer, in the request's encoding.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/subscriptions.ledger.v1.FindTraceResponse"
+                }
+              },
+              "application/proto": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "An error: Connect's error body, with the HTTP status of its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/connect.error"
+                }
+              }
+            }
+          }
+        }
+      }
     }
   },
   "components": {
@@ -3690,6 +3767,11 @@ public enum OpenAPIDocuments {
           "reason": {
             "type": "string",
             "description": "The reason the caller gave for an operation (a grant, an import, an action at a store)."
+          },
+          "traceId": {
+            "type": "string",
+            "maxLength": 32,
+            "description": "The trace id (32 hex digits, W3C Trace Context) of the call that recorded it (set by the\nledger): `FindTrace` finds the event by it."
           }
         }
       },
@@ -4202,6 +4284,11 @@ public enum OpenAPIDocuments {
             "format": "uint64",
             "pattern": "^[0-9]+$",
             "description": "Its place in the event log (set by the ledger): ListEvents continues after it."
+          },
+          "traceId": {
+            "type": "string",
+            "maxLength": 32,
+            "description": "The trace id (W3C Trace Context) of the call that recorded the change it came from, when\nthe ledger kept one: `subctl trace` finds what that call recorded."
           }
         }
       },
@@ -4434,6 +4521,40 @@ public enum OpenAPIDocuments {
         },
         "required": [
           "matches"
+        ]
+      },
+      "subscriptions.ledger.v1.FindTraceRequest": {
+        "type": "object",
+        "properties": {
+          "traceId": {
+            "type": "string",
+            "minLength": 32,
+            "maxLength": 32,
+            "description": "32 lowercase hex digits, not all zero."
+          }
+        }
+      },
+      "subscriptions.ledger.v1.FindTraceResponse": {
+        "type": "object",
+        "properties": {
+          "inboxEntries": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.ledger.v1.InboxEntry"
+            },
+            "description": "In the order they were received; at most 100, without their raw payload."
+          },
+          "events": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.common.v1.LifecycleEvent"
+            },
+            "description": "In the order they were recorded; at most 500, without their raw store data."
+          }
+        },
+        "required": [
+          "inboxEntries",
+          "events"
         ]
       },
       "subscriptions.ledger.v1.GetAccountRequest": {
@@ -4755,6 +4876,11 @@ public enum OpenAPIDocuments {
           "rawPayload": {
             "type": "string",
             "description": "The raw signed payload; at most 64 KiB."
+          },
+          "traceId": {
+            "type": "string",
+            "maxLength": 32,
+            "description": "The trace id (32 hex digits, W3C Trace Context) of the call that recorded it (set by the\nledger): `FindTrace` finds the entry by it."
           }
         }
       },
@@ -6786,6 +6912,11 @@ public enum OpenAPIDocuments {
           "reason": {
             "type": "string",
             "description": "The reason the caller gave for an operation (a grant, an import, an action at a store)."
+          },
+          "traceId": {
+            "type": "string",
+            "maxLength": 32,
+            "description": "The trace id (32 hex digits, W3C Trace Context) of the call that recorded it (set by the\nledger): `FindTrace` finds the event by it."
           }
         }
       },

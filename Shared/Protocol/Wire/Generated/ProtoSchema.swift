@@ -153,6 +153,7 @@ public enum ProtoSchema {
             Field(15, "raw_renewal_info", "rawRenewalInfo", .string, optional: true),
             Field(16, "actor", "actor", .string, optional: true),
             Field(17, "reason", "reason", .string, optional: true),
+            Field(18, "trace_id", "traceId", .string, optional: true),
         ]),
         "subscriptions.common.v1.AccountLink": Message(fullName: "subscriptions.common.v1.AccountLink", fields: [
             Field(1, "account_id", "accountId", .string),
@@ -297,6 +298,7 @@ public enum ProtoSchema {
             Field(13, "store_type", "storeType", .string, optional: true),
             Field(14, "store_subtype", "storeSubtype", .string, optional: true),
             Field(15, "sequence", "sequence", .uint64),
+            Field(16, "trace_id", "traceId", .string, optional: true),
         ]),
         "subscriptions.events.v1.AnnouncedAccess": Message(fullName: "subscriptions.events.v1.AnnouncedAccess", fields: [
             Field(1, "account_id", "accountId", .string),
@@ -318,6 +320,7 @@ public enum ProtoSchema {
             Field(10, "last_error", "lastError", .string, optional: true),
             Field(11, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
             Field(12, "raw_payload", "rawPayload", .string),
+            Field(13, "trace_id", "traceId", .string, optional: true),
         ]),
         "subscriptions.ledger.v1.RecordNotificationRequest": Message(fullName: "subscriptions.ledger.v1.RecordNotificationRequest", fields: [
             Field(1, "entry", "entry", .message("subscriptions.ledger.v1.InboxEntry")),
@@ -592,6 +595,13 @@ public enum ProtoSchema {
             Field(1, "matches", "matches", .message("subscriptions.ledger.v1.SubscriptionMatch"), repeated: true),
             Field(2, "account_id", "accountId", .string, optional: true),
         ]),
+        "subscriptions.ledger.v1.FindTraceRequest": Message(fullName: "subscriptions.ledger.v1.FindTraceRequest", fields: [
+            Field(1, "trace_id", "traceId", .string),
+        ]),
+        "subscriptions.ledger.v1.FindTraceResponse": Message(fullName: "subscriptions.ledger.v1.FindTraceResponse", fields: [
+            Field(1, "inbox_entries", "inboxEntries", .message("subscriptions.ledger.v1.InboxEntry"), repeated: true),
+            Field(2, "events", "events", .message("subscriptions.common.v1.LifecycleEvent"), repeated: true),
+        ]),
         "subscriptions.rpc.v1.Status": Message(fullName: "subscriptions.rpc.v1.Status", fields: [
             Field(1, "code", "code", .enumeration("subscriptions.rpc.v1.StatusCode")),
             Field(2, "message", "message", .string),
@@ -604,6 +614,7 @@ public enum ProtoSchema {
             Field(5, "payload", "payload", .bytes),
             Field(6, "status", "status", .message("subscriptions.rpc.v1.Status")),
             Field(7, "window", "window", .uint32),
+            Field(8, "traceparent", "traceparent", .string),
         ]),
         "subscriptions.verifier.v1.VerifyApplePurchaseRequest": Message(fullName: "subscriptions.verifier.v1.VerifyApplePurchaseRequest", fields: [
             Field(1, "account_id", "accountId", .string),
@@ -850,6 +861,7 @@ public enum ProtoSchema {
             Method(name: "Snapshot", input: "subscriptions.ledger.v1.SnapshotRequest", output: "subscriptions.ledger.v1.SnapshotChunk", isServerStreaming: true),
             Method(name: "WatchChanges", input: "subscriptions.ledger.v1.WatchChangesRequest", output: "subscriptions.ledger.v1.Change", isServerStreaming: true),
             Method(name: "FindSubscriptions", input: "subscriptions.ledger.v1.FindSubscriptionsRequest", output: "subscriptions.ledger.v1.FindSubscriptionsResponse", isServerStreaming: false),
+            Method(name: "FindTrace", input: "subscriptions.ledger.v1.FindTraceRequest", output: "subscriptions.ledger.v1.FindTraceResponse", isServerStreaming: false),
         ]),
         Service(fullName: "subscriptions.verifier.v1.Verifier", name: "Verifier", methods: [
             Method(name: "Health", input: "subscriptions.common.v1.HealthRequest", output: "subscriptions.common.v1.HealthResponse", isServerStreaming: false),

@@ -610,10 +610,16 @@ struct  Subscriptions__Common__V1__LifecycleEvent
    * The reason the caller gave for an operation (a grant, an import, an action at a store).
    */
   char *reason;
+  /*
+   * The trace id (32 hex digits, W3C Trace Context) of the call that recorded it (set by the
+   * ledger): `FindTrace` finds the event by it.
+   * limit: 0..32 bytes
+   */
+  char *trace_id;
 };
 #define SUBSCRIPTIONS__COMMON__V1__LIFECYCLE_EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__lifecycle_event__descriptor) \
-    , 0, NULL, SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , 0, NULL, SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*

@@ -86,10 +86,16 @@ struct  Subscriptions__Events__V1__Event
    * Its place in the event log (set by the ledger): ListEvents continues after it.
    */
   uint64_t sequence;
+  /*
+   * The trace id (W3C Trace Context) of the call that recorded the change it came from, when
+   * the ledger kept one: `subctl trace` finds what that call recorded.
+   * limit: 0..32 bytes
+   */
+  char *trace_id;
 };
 #define SUBSCRIPTIONS__EVENTS__V1__EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__events__v1__event__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, 0, 0, 0, NULL, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, 0, 0, 0, NULL, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
 /*

@@ -75,6 +75,8 @@ typedef struct Subscriptions__Ledger__V1__GetFeedPositionResponse Subscriptions_
 typedef struct Subscriptions__Ledger__V1__FindSubscriptionsRequest Subscriptions__Ledger__V1__FindSubscriptionsRequest;
 typedef struct Subscriptions__Ledger__V1__SubscriptionMatch Subscriptions__Ledger__V1__SubscriptionMatch;
 typedef struct Subscriptions__Ledger__V1__FindSubscriptionsResponse Subscriptions__Ledger__V1__FindSubscriptionsResponse;
+typedef struct Subscriptions__Ledger__V1__FindTraceRequest Subscriptions__Ledger__V1__FindTraceRequest;
+typedef struct Subscriptions__Ledger__V1__FindTraceResponse Subscriptions__Ledger__V1__FindTraceResponse;
 
 
 /* --- enums --- */
@@ -141,10 +143,16 @@ struct  Subscriptions__Ledger__V1__InboxEntry
    * The raw signed payload; at most 64 KiB.
    */
   char *raw_payload;
+  /*
+   * The trace id (32 hex digits, W3C Trace Context) of the call that recorded it (set by the
+   * ledger): `FindTrace` finds the entry by it.
+   * limit: 0..32 bytes
+   */
+  char *trace_id;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__INBOX_ENTRY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__inbox_entry__descriptor) \
-    , SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, NULL, (char *)protobuf_c_empty_string }
+    , SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Ledger__V1__RecordNotificationRequest
@@ -1158,6 +1166,39 @@ struct  Subscriptions__Ledger__V1__FindSubscriptionsResponse
 #define SUBSCRIPTIONS__LEDGER__V1__FIND_SUBSCRIPTIONS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__find_subscriptions_response__descriptor) \
     , 0,NULL, (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__FindTraceRequest
+{
+  ProtobufCMessage base;
+  /*
+   * 32 lowercase hex digits, not all zero.
+   * limit: 32..32 bytes
+   */
+  char *trace_id;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__FIND_TRACE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__find_trace_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Subscriptions__Ledger__V1__FindTraceResponse
+{
+  ProtobufCMessage base;
+  /*
+   * In the order they were received; at most 100, without their raw payload.
+   */
+  size_t n_inbox_entries;
+  Subscriptions__Ledger__V1__InboxEntry **inbox_entries;
+  /*
+   * In the order they were recorded; at most 500, without their raw store data.
+   */
+  size_t n_events;
+  Subscriptions__Common__V1__LifecycleEvent **events;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__FIND_TRACE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__find_trace_response__descriptor) \
+    , 0,NULL, 0,NULL }
 
 
 /* Subscriptions__Ledger__V1__InboxEntry methods */
@@ -2262,6 +2303,44 @@ Subscriptions__Ledger__V1__FindSubscriptionsResponse *
 void   subscriptions__ledger__v1__find_subscriptions_response__free_unpacked
                      (Subscriptions__Ledger__V1__FindSubscriptionsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__FindTraceRequest methods */
+void   subscriptions__ledger__v1__find_trace_request__init
+                     (Subscriptions__Ledger__V1__FindTraceRequest         *message);
+size_t subscriptions__ledger__v1__find_trace_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__FindTraceRequest   *message);
+size_t subscriptions__ledger__v1__find_trace_request__pack
+                     (const Subscriptions__Ledger__V1__FindTraceRequest   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__find_trace_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__FindTraceRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__FindTraceRequest *
+       subscriptions__ledger__v1__find_trace_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__find_trace_request__free_unpacked
+                     (Subscriptions__Ledger__V1__FindTraceRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__FindTraceResponse methods */
+void   subscriptions__ledger__v1__find_trace_response__init
+                     (Subscriptions__Ledger__V1__FindTraceResponse         *message);
+size_t subscriptions__ledger__v1__find_trace_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__FindTraceResponse   *message);
+size_t subscriptions__ledger__v1__find_trace_response__pack
+                     (const Subscriptions__Ledger__V1__FindTraceResponse   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__find_trace_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__FindTraceResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__FindTraceResponse *
+       subscriptions__ledger__v1__find_trace_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__find_trace_response__free_unpacked
+                     (Subscriptions__Ledger__V1__FindTraceResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Subscriptions__Ledger__V1__InboxEntry_Closure)
@@ -2438,6 +2517,12 @@ typedef void (*Subscriptions__Ledger__V1__SubscriptionMatch_Closure)
 typedef void (*Subscriptions__Ledger__V1__FindSubscriptionsResponse_Closure)
                  (const Subscriptions__Ledger__V1__FindSubscriptionsResponse *message,
                   void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__FindTraceRequest_Closure)
+                 (const Subscriptions__Ledger__V1__FindTraceRequest *message,
+                  void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__FindTraceResponse_Closure)
+                 (const Subscriptions__Ledger__V1__FindTraceResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -2565,6 +2650,10 @@ struct Subscriptions__Ledger__V1__Ledger_Service
                              const Subscriptions__Ledger__V1__FindSubscriptionsRequest *input,
                              Subscriptions__Ledger__V1__FindSubscriptionsResponse_Closure closure,
                              void *closure_data);
+  void (*find_trace)(Subscriptions__Ledger__V1__Ledger_Service *service,
+                     const Subscriptions__Ledger__V1__FindTraceRequest *input,
+                     Subscriptions__Ledger__V1__FindTraceResponse_Closure closure,
+                     void *closure_data);
 };
 typedef void (*Subscriptions__Ledger__V1__Ledger_ServiceDestroy)(Subscriptions__Ledger__V1__Ledger_Service *);
 void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_Service *service,
@@ -2602,7 +2691,8 @@ void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_
       function_prefix__ ## replay_deliveries,\
       function_prefix__ ## snapshot,\
       function_prefix__ ## watch_changes,\
-      function_prefix__ ## find_subscriptions  }
+      function_prefix__ ## find_subscriptions,\
+      function_prefix__ ## find_trace  }
 void subscriptions__ledger__v1__ledger__health(ProtobufCService *service,
                                                const Subscriptions__Common__V1__HealthRequest *input,
                                                Subscriptions__Common__V1__HealthResponse_Closure closure,
@@ -2723,6 +2813,10 @@ void subscriptions__ledger__v1__ledger__find_subscriptions(ProtobufCService *ser
                                                            const Subscriptions__Ledger__V1__FindSubscriptionsRequest *input,
                                                            Subscriptions__Ledger__V1__FindSubscriptionsResponse_Closure closure,
                                                            void *closure_data);
+void subscriptions__ledger__v1__ledger__find_trace(ProtobufCService *service,
+                                                   const Subscriptions__Ledger__V1__FindTraceRequest *input,
+                                                   Subscriptions__Ledger__V1__FindTraceResponse_Closure closure,
+                                                   void *closure_data);
 
 /* --- descriptors --- */
 
@@ -2787,6 +2881,8 @@ extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_feed_posi
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_subscriptions_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__subscription_match__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_subscriptions_response__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_trace_request__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_trace_response__descriptor;
 extern const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor;
 
 PROTOBUF_C__END_DECLS

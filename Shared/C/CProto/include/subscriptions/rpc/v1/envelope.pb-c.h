@@ -123,10 +123,17 @@ struct  Subscriptions__Rpc__V1__Envelope
    * FRAME_KIND_REQUEST: initial stream credit (0 means 16). FRAME_KIND_WINDOW_UPDATE: more credit.
    */
   uint32_t window;
+  /*
+   * FRAME_KIND_REQUEST: the caller's W3C trace context, "00-<32 hex trace id>-<16 hex parent
+   * id>-<2 hex flags>" (https://www.w3.org/TR/trace-context/). Absent or invalid, the server
+   * starts a new trace for the call.
+   * limit: 0..55 bytes
+   */
+  char *traceparent;
 };
 #define SUBSCRIPTIONS__RPC__V1__ENVELOPE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__rpc__v1__envelope__descriptor) \
-    , 0, SUBSCRIPTIONS__RPC__V1__FRAME_KIND__FRAME_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, {0,NULL}, NULL, 0 }
+    , 0, SUBSCRIPTIONS__RPC__V1__FRAME_KIND__FRAME_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, {0,NULL}, NULL, 0, (char *)protobuf_c_empty_string }
 
 
 /* Subscriptions__Rpc__V1__Status methods */

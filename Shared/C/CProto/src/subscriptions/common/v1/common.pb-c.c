@@ -1234,7 +1234,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__status_interval__des
   (ProtobufCMessageInit) subscriptions__common__v1__status_interval__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event__field_descriptors[17] =
+static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event__field_descriptors[18] =
 {
   {
     "position",
@@ -1440,6 +1440,18 @@ static const ProtobufCFieldDescriptor subscriptions__common__v1__lifecycle_event
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "trace_id",
+    18,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__LifecycleEvent, trace_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__common__v1__lifecycle_event__field_indices_by_name[] = {
   5,   /* field[5] = account_id */
@@ -1458,12 +1470,13 @@ static const unsigned subscriptions__common__v1__lifecycle_event__field_indices_
   8,   /* field[8] = store_subtype */
   3,   /* field[3] = store_time_ms */
   7,   /* field[7] = store_type */
+  17,   /* field[17] = trace_id */
   4,   /* field[4] = verified_time_ms */
 };
 static const ProtobufCIntRange subscriptions__common__v1__lifecycle_event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 17 }
+  { 0, 18 }
 };
 const ProtobufCMessageDescriptor subscriptions__common__v1__lifecycle_event__descriptor =
 {
@@ -1473,7 +1486,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__lifecycle_event__des
   "Subscriptions__Common__V1__LifecycleEvent",
   "subscriptions.common.v1",
   sizeof(Subscriptions__Common__V1__LifecycleEvent),
-  17,
+  18,
   subscriptions__common__v1__lifecycle_event__field_descriptors,
   subscriptions__common__v1__lifecycle_event__field_indices_by_name,
   1,  subscriptions__common__v1__lifecycle_event__number_ranges,

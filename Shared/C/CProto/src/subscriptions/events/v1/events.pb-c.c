@@ -97,7 +97,7 @@ void   subscriptions__events__v1__announced_access__free_unpacked
   assert(message->base.descriptor == &subscriptions__events__v1__announced_access__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor subscriptions__events__v1__event__field_descriptors[15] =
+static const ProtobufCFieldDescriptor subscriptions__events__v1__event__field_descriptors[16] =
 {
   {
     "id",
@@ -279,6 +279,18 @@ static const ProtobufCFieldDescriptor subscriptions__events__v1__event__field_de
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "trace_id",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Events__V1__Event, trace_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__events__v1__event__field_indices_by_name[] = {
   9,   /* field[9] = access_until_ms */
@@ -295,12 +307,13 @@ static const unsigned subscriptions__events__v1__event__field_indices_by_name[] 
   5,   /* field[5] = store_time_ms */
   12,   /* field[12] = store_type */
   7,   /* field[7] = subscription */
+  15,   /* field[15] = trace_id */
   1,   /* field[1] = type */
 };
 static const ProtobufCIntRange subscriptions__events__v1__event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 15 }
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor subscriptions__events__v1__event__descriptor =
 {
@@ -310,7 +323,7 @@ const ProtobufCMessageDescriptor subscriptions__events__v1__event__descriptor =
   "Subscriptions__Events__V1__Event",
   "subscriptions.events.v1",
   sizeof(Subscriptions__Events__V1__Event),
-  15,
+  16,
   subscriptions__events__v1__event__field_descriptors,
   subscriptions__events__v1__event__field_indices_by_name,
   1,  subscriptions__events__v1__event__number_ranges,

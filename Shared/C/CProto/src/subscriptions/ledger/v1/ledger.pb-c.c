@@ -2617,7 +2617,97 @@ void   subscriptions__ledger__v1__find_subscriptions_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__ledger__v1__find_subscriptions_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__inbox_entry__field_descriptors[12] =
+void   subscriptions__ledger__v1__find_trace_request__init
+                     (Subscriptions__Ledger__V1__FindTraceRequest         *message)
+{
+  static const Subscriptions__Ledger__V1__FindTraceRequest init_value = SUBSCRIPTIONS__LEDGER__V1__FIND_TRACE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__find_trace_request__get_packed_size
+                     (const Subscriptions__Ledger__V1__FindTraceRequest *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_trace_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__find_trace_request__pack
+                     (const Subscriptions__Ledger__V1__FindTraceRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_trace_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__find_trace_request__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__FindTraceRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_trace_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__FindTraceRequest *
+       subscriptions__ledger__v1__find_trace_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__FindTraceRequest *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__find_trace_request__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__find_trace_request__free_unpacked
+                     (Subscriptions__Ledger__V1__FindTraceRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_trace_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   subscriptions__ledger__v1__find_trace_response__init
+                     (Subscriptions__Ledger__V1__FindTraceResponse         *message)
+{
+  static const Subscriptions__Ledger__V1__FindTraceResponse init_value = SUBSCRIPTIONS__LEDGER__V1__FIND_TRACE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__find_trace_response__get_packed_size
+                     (const Subscriptions__Ledger__V1__FindTraceResponse *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_trace_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__find_trace_response__pack
+                     (const Subscriptions__Ledger__V1__FindTraceResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_trace_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__find_trace_response__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__FindTraceResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_trace_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__FindTraceResponse *
+       subscriptions__ledger__v1__find_trace_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__FindTraceResponse *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__find_trace_response__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__find_trace_response__free_unpacked
+                     (Subscriptions__Ledger__V1__FindTraceResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__find_trace_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__inbox_entry__field_descriptors[13] =
 {
   {
     "store",
@@ -2763,6 +2853,18 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__inbox_entry__fi
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "trace_id",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__InboxEntry, trace_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__inbox_entry__field_indices_by_name[] = {
   8,   /* field[8] = attempts */
@@ -2777,11 +2879,12 @@ static const unsigned subscriptions__ledger__v1__inbox_entry__field_indices_by_n
   7,   /* field[7] = status */
   0,   /* field[0] = store */
   4,   /* field[4] = subtype */
+  12,   /* field[12] = trace_id */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__inbox_entry__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__inbox_entry__descriptor =
 {
@@ -2791,7 +2894,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__inbox_entry__descrip
   "Subscriptions__Ledger__V1__InboxEntry",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__InboxEntry),
-  12,
+  13,
   subscriptions__ledger__v1__inbox_entry__field_descriptors,
   subscriptions__ledger__v1__inbox_entry__field_indices_by_name,
   1,  subscriptions__ledger__v1__inbox_entry__number_ranges,
@@ -6283,6 +6386,95 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_subscriptions_r
   (ProtobufCMessageInit) subscriptions__ledger__v1__find_subscriptions_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__find_trace_request__field_descriptors[1] =
+{
+  {
+    "trace_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__FindTraceRequest, trace_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__find_trace_request__field_indices_by_name[] = {
+  0,   /* field[0] = trace_id */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__find_trace_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_trace_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.FindTraceRequest",
+  "FindTraceRequest",
+  "Subscriptions__Ledger__V1__FindTraceRequest",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__FindTraceRequest),
+  1,
+  subscriptions__ledger__v1__find_trace_request__field_descriptors,
+  subscriptions__ledger__v1__find_trace_request__field_indices_by_name,
+  1,  subscriptions__ledger__v1__find_trace_request__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__find_trace_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__find_trace_response__field_descriptors[2] =
+{
+  {
+    "inbox_entries",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__FindTraceResponse, n_inbox_entries),
+    offsetof(Subscriptions__Ledger__V1__FindTraceResponse, inbox_entries),
+    &subscriptions__ledger__v1__inbox_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "events",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__FindTraceResponse, n_events),
+    offsetof(Subscriptions__Ledger__V1__FindTraceResponse, events),
+    &subscriptions__common__v1__lifecycle_event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__find_trace_response__field_indices_by_name[] = {
+  1,   /* field[1] = events */
+  0,   /* field[0] = inbox_entries */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__find_trace_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__find_trace_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.FindTraceResponse",
+  "FindTraceResponse",
+  "Subscriptions__Ledger__V1__FindTraceResponse",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__FindTraceResponse),
+  2,
+  subscriptions__ledger__v1__find_trace_response__field_descriptors,
+  subscriptions__ledger__v1__find_trace_response__field_indices_by_name,
+  1,  subscriptions__ledger__v1__find_trace_response__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__find_trace_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue subscriptions__ledger__v1__inbox_status__enum_values_by_number[5] =
 {
   { "INBOX_STATUS_UNSPECIFIED", "SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_UNSPECIFIED", 0 },
@@ -6387,7 +6579,7 @@ const ProtobufCEnumDescriptor subscriptions__ledger__v1__change_kind__descriptor
   subscriptions__ledger__v1__change_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[30] =
+static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method_descriptors[31] =
 {
   { "Health", &subscriptions__common__v1__health_request__descriptor, &subscriptions__common__v1__health_response__descriptor },
   { "RecordNotification", &subscriptions__ledger__v1__record_notification_request__descriptor, &subscriptions__ledger__v1__record_notification_response__descriptor },
@@ -6419,6 +6611,7 @@ static const ProtobufCMethodDescriptor subscriptions__ledger__v1__ledger__method
   { "Snapshot", &subscriptions__ledger__v1__snapshot_request__descriptor, &subscriptions__ledger__v1__snapshot_chunk__descriptor },
   { "WatchChanges", &subscriptions__ledger__v1__watch_changes_request__descriptor, &subscriptions__ledger__v1__change__descriptor },
   { "FindSubscriptions", &subscriptions__ledger__v1__find_subscriptions_request__descriptor, &subscriptions__ledger__v1__find_subscriptions_response__descriptor },
+  { "FindTrace", &subscriptions__ledger__v1__find_trace_request__descriptor, &subscriptions__ledger__v1__find_trace_response__descriptor },
 };
 const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
   22,        /* AcquireLease */
@@ -6426,6 +6619,7 @@ const unsigned subscriptions__ledger__v1__ledger__method_indices_by_name[] = {
   19,        /* AppendEvents */
   17,        /* DeleteAccount */
   29,        /* FindSubscriptions */
+  30,        /* FindTrace */
   5,        /* GetAccount */
   11,        /* GetCursor */
   23,        /* GetDeliveryState */
@@ -6459,7 +6653,7 @@ const ProtobufCServiceDescriptor subscriptions__ledger__v1__ledger__descriptor =
   "Ledger",
   "Subscriptions__Ledger__V1__Ledger",
   "subscriptions.ledger.v1",
-  30,
+  31,
   subscriptions__ledger__v1__ledger__method_descriptors,
   subscriptions__ledger__v1__ledger__method_indices_by_name
 };
@@ -6702,6 +6896,14 @@ void subscriptions__ledger__v1__ledger__find_subscriptions(ProtobufCService *ser
 {
   assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
   service->invoke(service, 29, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void subscriptions__ledger__v1__ledger__find_trace(ProtobufCService *service,
+                                                   const Subscriptions__Ledger__V1__FindTraceRequest *input,
+                                                   Subscriptions__Ledger__V1__FindTraceResponse_Closure closure,
+                                                   void *closure_data)
+{
+  assert(service->descriptor == &subscriptions__ledger__v1__ledger__descriptor);
+  service->invoke(service, 30, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void subscriptions__ledger__v1__ledger__init (Subscriptions__Ledger__V1__Ledger_Service *service,
                                               Subscriptions__Ledger__V1__Ledger_ServiceDestroy destroy)

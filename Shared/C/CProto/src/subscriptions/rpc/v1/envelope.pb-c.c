@@ -148,7 +148,7 @@ const ProtobufCMessageDescriptor subscriptions__rpc__v1__status__descriptor =
   (ProtobufCMessageInit) subscriptions__rpc__v1__status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__rpc__v1__envelope__field_descriptors[7] =
+static const ProtobufCFieldDescriptor subscriptions__rpc__v1__envelope__field_descriptors[8] =
 {
   {
     "call_id",
@@ -234,6 +234,18 @@ static const ProtobufCFieldDescriptor subscriptions__rpc__v1__envelope__field_de
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "traceparent",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Rpc__V1__Envelope, traceparent),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__rpc__v1__envelope__field_indices_by_name[] = {
   0,   /* field[0] = call_id */
@@ -242,12 +254,13 @@ static const unsigned subscriptions__rpc__v1__envelope__field_indices_by_name[] 
   4,   /* field[4] = payload */
   5,   /* field[5] = status */
   3,   /* field[3] = timeout_ms */
+  7,   /* field[7] = traceparent */
   6,   /* field[6] = window */
 };
 static const ProtobufCIntRange subscriptions__rpc__v1__envelope__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor subscriptions__rpc__v1__envelope__descriptor =
 {
@@ -257,7 +270,7 @@ const ProtobufCMessageDescriptor subscriptions__rpc__v1__envelope__descriptor =
   "Subscriptions__Rpc__V1__Envelope",
   "subscriptions.rpc.v1",
   sizeof(Subscriptions__Rpc__V1__Envelope),
-  7,
+  8,
   subscriptions__rpc__v1__envelope__field_descriptors,
   subscriptions__rpc__v1__envelope__field_indices_by_name,
   1,  subscriptions__rpc__v1__envelope__number_ranges,
