@@ -2,16 +2,21 @@
 // service, runs it and exits 0 on success, 1 when the call failed, 2 on a usage error, 3 when
 // `events verify` finds the event log wanting, and 10…17 when `apple verify` refuses the data
 // (SubctlCommand.usage lists them). With -v, each call's trace id goes to standard error as
-// `trace: <id>` before the call (standard output stays what scripts parse).
+// `trace: <id>` before the call (standard output stays what scripts parse); after a failed
+// call, its trace id follows the error line.
 import Foundation
 import Lifecycle
 import RPC
 import SubctlKit
+import Synchronization
 
 /// Writes `text` and a newline to `handle` at once (no buffering, so streams show as they arrive).
 func emit(_ text: String, to handle: FileHandle) {
     handle.write(Data((text + "\n").utf8))
 }
+
+/// The trace id of the latest call made.
+let lastTrace = Mutex<String?>(nil)
 
 var status: Int32 = 0
 do throws(SubctlError) {
@@ -22,10 +27,14 @@ do throws(SubctlError) {
     var entitlement: RPCClient?
     if case .find(let find, _) = command, let options = find.entitlement { entitlement = try options.client() }
     defer { entitlement?.shutdown() }
-    /// Each call under a new trace, printed with -v.
+    /// Each call under a new trace, printed with -v; the last one is printed after an error.
     func traced(_ client: RPCClient?) -> (any ClientTransport)? {
-        guard arguments.verbose, let client else { return client }
-        return TracedTransport(client) { emit("trace: \($0.traceID)", to: .standardError) }
+        guard let client else { return nil }
+        let verbose = arguments.verbose
+        return TracedTransport(client) { trace in
+            lastTrace.withLock { $0 = trace.traceID }
+            if verbose { emit("trace: \(trace.traceID)", to: .standardError) }
+        }
     }
     // The progress bar rewrites one line, only on a terminal.
     let status: ((String) -> Void)? =
@@ -40,6 +49,8 @@ do throws(SubctlError) {
     }
 } catch {
     emit(OutputText.error(error), to: .standardError)
+    // The call's trace, to find what each service logged of it (`subctl trace ID`).
+    if error.code.status != nil, let trace = lastTrace.withLock({ $0 }) { emit("trace: \(trace)", to: .standardError) }
     if error.code == .usage { emit("run subctl --help for usage", to: .standardError) }
     status = error.code.exitCode
 }
