@@ -26,13 +26,15 @@ public final class LedgerBacklogMetrics: Sendable {
         public var acknowledgements = Backlog()
     }
 
-    /// How long a scrape waits for the read before it shows the last one.
-    static let readTimeout: Duration = .seconds(2)
-
     let ledger: Ledger
+    /// How long a scrape waits for the read before it shows the last one.
+    let readTimeout: Duration
     private let last = Mutex(Reading())
 
-    public init(ledger: Ledger) { self.ledger = ledger }
+    public init(ledger: Ledger, readTimeout: Duration = .seconds(2)) {
+        self.ledger = ledger
+        self.readTimeout = readTimeout
+    }
 
     /// Reads the backlog now.
     public func read() async throws -> Reading {
@@ -61,7 +63,7 @@ public final class LedgerBacklogMetrics: Sendable {
     /// Writes the families; a read that fails or takes longer than `readTimeout` shows the last
     /// reading. Blocks: runs on the HTTP server's threads, never on the cooperative pool.
     public func write(into text: inout MetricsText) {
-        if case .success(let reading)? = BlockingCall.run(timeout: Self.readTimeout, { try await self.read() }) {
+        if case .success(let reading)? = BlockingCall.run(timeout: readTimeout, { try await self.read() }) {
             last.withLock { $0 = reading }
         }
         Self.write(last.withLock { $0 }, now: ledger.now(), into: &text)
