@@ -28,6 +28,25 @@ struct StoreAPIMetricsTests {
         #expect(StoreAPIMetrics.outcome(.failure(.tooLarge(limit: 10))) == "network")
     }
 
+    @Test("every endpoint's outcome series exist at 0 from the start, so rate() sees an outage's first burst")
+    func seriesAtZero() {
+        let registry = MetricsRegistry()
+        let metrics = StoreAPIMetrics(
+            registry: registry, store: "apple", endpoints: ["subscription_statuses", "transaction_info"],
+            clock: Observability.ManualClock())
+        for endpoint in ["subscription_statuses", "transaction_info"] {
+            for outcome in StoreAPIMetrics.outcomes {
+                #expect(
+                    registry.value(
+                        #"store_api_requests_total{endpoint="\#(endpoint)",outcome="\#(outcome)",store="apple"}"#) == 0)
+            }
+            #expect(registry.value(#"store_api_rate_limited_total{endpoint="\#(endpoint)",store="apple"}"#) == 0)
+        }
+        metrics.record(endpoint: "transaction_info", Self.answer(503), seconds: 0.1)
+        #expect(
+            registry.value(#"store_api_requests_total{endpoint="transaction_info",outcome="5xx",store="apple"}"#) == 1)
+    }
+
     @Test("an exchange's time falls in the first bucket that holds it; the sum adds the seconds")
     func durations() {
         let registry = MetricsRegistry()

@@ -93,7 +93,8 @@ public enum VerifierService {
         configuration.now = host.machineDate
         configuration.sleep = { [clock = host.clock] in try await clock.sleep(for: $0) }
         // Timed on the machine's clock: an exchange takes real time whatever the service's clock says.
-        configuration.metrics = StoreAPIMetrics(registry: host.metrics, store: "google")
+        configuration.metrics = StoreAPIMetrics(
+            registry: host.metrics, store: "google", endpoints: GooglePlayAPIEndpoint.allCases.map(\.rawValue))
         let client: GooglePlayDeveloperAPIClient
         do {
             client = try GooglePlayDeveloperAPIClient(configuration: configuration)
@@ -138,7 +139,8 @@ public enum VerifierService {
         configuration.requestTimeout = settings.apiTimeout
         configuration.now = host.machineDate
         configuration.sleep = { [clock = host.clock] in try await clock.sleep(for: $0) }
-        configuration.metrics = StoreAPIMetrics(registry: host.metrics, store: "apple")
+        configuration.metrics = StoreAPIMetrics(
+            registry: host.metrics, store: "apple", endpoints: AppStoreAPIEndpoint.allCases.map(\.rawValue))
         let client: AppStoreServerAPIClient
         do {
             client = try AppStoreServerAPIClient(configuration: configuration)

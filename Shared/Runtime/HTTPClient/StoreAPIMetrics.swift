@@ -20,11 +20,37 @@ public final class StoreAPIMetrics: Sendable {
     public let store: String
     let clock: any ServiceClock
 
-    /// Metrics for `store`'s calls in `registry`, timed on `clock`.
-    public init(registry: MetricsRegistry, store: String, clock: any ServiceClock = SystemClock()) {
+    /// The `outcome` label's values.
+    public static let outcomes = [
+        "2xx", "400", "401", "403", "404", "409", "410", "429", "4xx", "5xx", "timeout", "network",
+    ]
+
+    /// Metrics for `store`'s calls in `registry`, timed on `clock`. Each of `endpoints` gets its
+    /// `store_api_requests_total` series of every outcome, and its `store_api_rate_limited_total`,
+    /// at 0 from the start: a series that first appears already counted loses its first
+    /// increments to `rate()` and `increase()`, so an outage's first burst would go unseen.
+    public init(
+        registry: MetricsRegistry, store: String, endpoints: [String] = [], clock: any ServiceClock = SystemClock()
+    ) {
         self.registry = registry
         self.store = store
         self.clock = clock
+        for endpoint in endpoints {
+            for outcome in Self.outcomes { _ = requests(endpoint, outcome) }
+            _ = rateLimited(endpoint)
+        }
+    }
+
+    private func requests(_ endpoint: String, _ outcome: String) -> Counter {
+        registry.counter(
+            "store_api_requests_total", help: "HTTP exchanges with a store's server API, by endpoint and outcome.",
+            labels: ["store": store, "endpoint": endpoint, "outcome": outcome])
+    }
+
+    private func rateLimited(_ endpoint: String) -> Counter {
+        registry.counter(
+            "store_api_rate_limited_total", help: "Exchanges a store's server API answered 429 (rate limited).",
+            labels: ["store": store, "endpoint": endpoint])
     }
 
     /// How an exchange ended, as the `outcome` label says it: the status class or the status
@@ -61,19 +87,13 @@ public final class StoreAPIMetrics: Sendable {
         seconds: Double
     ) {
         let outcome = Self.outcome(result)
-        let labels = ["store": store, "endpoint": endpoint]
-        registry.counter(
-            "store_api_requests_total", help: "HTTP exchanges with a store's server API, by endpoint and outcome.",
-            labels: labels.merging(["outcome": outcome]) { $1 }
-        ).increment()
+        requests(endpoint, outcome).increment()
         registry.histogram(
             "store_api_request_duration_seconds", help: "How long one exchange with a store's server API took.",
-            buckets: Self.durationBuckets, labels: labels
+            buckets: Self.durationBuckets, labels: ["store": store, "endpoint": endpoint]
         ).observe(seconds)
-        // Made with the endpoint's first exchange, at 0 until a 429.
-        let limited = registry.counter(
-            "store_api_rate_limited_total", help: "Exchanges a store's server API answered 429 (rate limited).",
-            labels: labels)
+        // At 0 until a 429 (made with the endpoint's first exchange when not at the start).
+        let limited = rateLimited(endpoint)
         if outcome == "429" { limited.increment() }
     }
 }

@@ -182,9 +182,15 @@ extension AppleAdapter {
             } else {
                 // Only what the notification itself proves was recorded: the API did not answer.
                 counters.notifications.failed(.storeAPI)
+                logger.warning(
+                    "apple notification recorded from its own data only; the App Store API did not answer",
+                    ["notification_id": notification.notificationUUID])
             }
         } catch {
             counters.notifications.failed(error)
+            logger.warning(
+                "apple notification not processed; reconciliation retries it",
+                ["notification_id": notification.notificationUUID, "error": "\(error)"])
             await markFailed(notification.notificationUUID, "\(error)")
         }
     }

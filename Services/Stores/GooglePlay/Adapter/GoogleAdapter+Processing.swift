@@ -36,6 +36,9 @@ extension GoogleAdapter {
             counters.notifications.lag(.processed, sent: published ?? eventTime, now: nowMilliseconds)
         } catch {
             counters.notifications.failed(error)
+            logger.warning(
+                "google notification not processed; reconciliation retries it",
+                ["message_id": messageID, "error": "\(error)"])
             do {
                 _ = try await ledger.markInbox(
                     MarkInboxRequest(
