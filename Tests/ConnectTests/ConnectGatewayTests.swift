@@ -139,6 +139,25 @@ struct ConnectGatewayTests {
         await fixture.server.shutdown()
     }
 
+    @Test(
+        "Content-Type's media type counts in any case, without its parameters and the blanks around it",
+        arguments: [
+            ("application/json", 200), ("Application/JSON; charset=utf-8", 200), (" \tapplication/json \t;q=1", 200),
+            (";application/json", 200), ("application/json;", 200), ("APPLICATION/PROTO", 200),
+            ("application/jsonx", 415), ("application/ json", 415), (";", 415), (" ", 415), ("json", 415),
+        ])
+    func contentTypes(contentType: String, status: Int) async throws {
+        let fixture = try GatewayFixture()
+        let body: [UInt8] =
+            contentType.lowercased().contains("proto")
+            ? CheckAccessRequest(accountID: "a", capability: "pro").serialized()
+            : Array(#"{"accountId": "a", "capability": "pro"}"#.utf8)
+        let answer = try await fixture.post(
+            EntitlementRPC.checkAccess.name, body, headers: ["Content-Type": contentType])
+        #expect(answer.status == status)
+        await fixture.server.shutdown()
+    }
+
     @Test("what the gateway refuses before the call, each with its reason")
     func refusals() async throws {
         let fixture = try GatewayFixture()

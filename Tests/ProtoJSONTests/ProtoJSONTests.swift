@@ -180,6 +180,36 @@ struct ProtoJSONTests {
         #expect(try ProtoJSON.decodeToJSON([], as: "subscriptions.ledger.v1.SnapshotChunk", pretty: true) == "{}")
     }
 
+    /// Each body is read by the direct reader (strings, booleans, null, objects, arrays); the same
+    /// body with its first key's first letter written as a `\u` escape goes to JSONSerialization.
+    @Test(
+        "a request of strings, booleans and objects gives the bytes JSONSerialization's reading gives",
+        arguments: [
+            (#"{"accountId":"acct-1","capability":"pro"}"#, "subscriptions.entitlement.v1.CheckAccessRequest"),
+            (
+                " \t\r\n{ \"accountId\" : \"a\\\"b\\\\c\\/d\\n\\t\" ,\n \"capability\":\"\"} \n",
+                "subscriptions.entitlement.v1.CheckAccessRequest"
+            ),
+            (#"{"accountId":"é ü 😀","atMs":null}"#, "subscriptions.entitlement.v1.CheckAccessRequest"),
+            (#"{"allowed":true,"detail":"x"}"#, "subscriptions.entitlement.v1.CheckAccessResponse"),
+            (#"{"allowed":false}"#, "subscriptions.entitlement.v1.CheckAccessResponse"),
+            (
+                #"{"checks":[{"accountId":"a","capability":"pro"},{},{"accountId":"b"}]}"#,
+                "subscriptions.entitlement.v1.CheckAccessBatchRequest"
+            ),
+            (#"{"key":{"store":"STORE_APPLE","storeId":"1000"}}"#, "subscriptions.ledger.v1.GetSubscriptionRequest"),
+            (#"{"key":{}}"#, "subscriptions.ledger.v1.GetSubscriptionRequest"),
+        ])
+    func directReadingMatchesFoundation(json: String, message: String) throws {
+        let quote = json.firstIndex(of: "\"")!
+        let letter = json[json.index(after: quote)]
+        let escaped =
+            String(json[...quote]) + "\\u00" + String(letter.asciiValue!, radix: 16)
+            + String(json[json.index(quote, offsetBy: 2)...])
+        #expect(escaped != json)
+        #expect(try ProtoJSON.encode(json: json, as: message) == ProtoJSON.encode(json: escaped, as: message))
+    }
+
     @Test func stringsAreEscapedInOutput() throws {
         #expect(
             try roundTrip(#"{"detail": "a\"b\\c\nd\u0001é"}"#, as: "subscriptions.entitlement.v1.CheckAccessResponse")

@@ -152,6 +152,10 @@ struct JSONLayout {
 
     /// `text` as a JSON string literal.
     static func quote(_ text: String) -> String {
+        // Most text (names, ids) needs no escape: copied whole rather than scalar by scalar.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var result = ""
         JSONText.appendString(text, to: &result)
         return result

@@ -22,6 +22,10 @@ public enum ProtoJSON {
         guard !nests(json, deeperThan: maxDepth) else {
             throw RPCError(.invalidArgument, "the request nests arrays and objects deeper than \(maxDepth) levels")
         }
+        // The usual request (strings, booleans, objects) without Foundation's parser.
+        if let object = JSONObjectReader.object(json) {
+            return try encode(object, as: try message(named: messageFullName))
+        }
         let parsed: Any
         do {
             parsed = try JSONSerialization.jsonObject(with: Data(json))

@@ -177,10 +177,18 @@ enum Codec: Sendable, Equatable {
     case proto
 
     /// The codec a `Content-Type` names (parameters such as `charset` aside), nil for another.
+    /// The media type is the first piece between semicolons that is not empty, without the
+    /// white space around it, in any case.
     init?(contentType: String?) {
         guard let contentType else { return nil }
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        let mediaType: String?
+        if contentType.utf8.allSatisfy({ $0 < 0x80 }) {
+            mediaType = Self.asciiMediaType(contentType)
+        } else {
+            // Unicode white space and case, as Foundation sees them.
+            mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            }
         }
         switch mediaType {
         case "application/json": self = .json
@@ -190,6 +198,18 @@ enum Codec: Sendable, Equatable {
     }
 
     var contentType: String { self == .json ? "application/json" : "application/proto" }
+
+    /// The media type of an ASCII `Content-Type`, lowercased, trimmed of spaces and tabs.
+    private static func asciiMediaType(_ contentType: String) -> String? {
+        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        for piece in contentType.utf8.split(separator: UInt8(ascii: ";")) {
+            guard let first = piece.firstIndex(where: { !isBlank($0) }) else { return "" }
+            let last = piece.lastIndex(where: { !isBlank($0) })!
+            return String(
+                decoding: piece[first...last].map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
+        return nil
+    }
 }
 
 extension StatusCode {

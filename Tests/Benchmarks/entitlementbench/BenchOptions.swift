@@ -14,6 +14,7 @@ struct BenchOptions: BenchCommandOptions {
     var propagationSamples = 200
     var readyLimitSeconds = 600
     var skipRedis = false
+    var httpOnly = false
     var showHelp = false
 
     /// Whether the seeding writes a `periods` row per paid month.
@@ -22,7 +23,7 @@ struct BenchOptions: BenchCommandOptions {
     static let helpText = """
         usage: entitlementbench --ledger PATH --entitlement PATH [--accounts N] [--months N] [--period-rows yes|no]
                                 [--database PATH] [--requests-scale X]
-                                [--propagation-samples N] [--ready-limit S] [--skip-redis]
+                                [--propagation-samples N] [--ready-limit S] [--skip-redis] [--http-only]
 
         Measures the entitlement service with a view of N accounts, each owning one active
         subscription that the policy maps to the capability `pro`, bought a year ago (--months)
@@ -50,7 +51,11 @@ struct BenchOptions: BenchCommandOptions {
         2. CheckAccess through the RPC runtime from a single-threaded epoll load generator, for
            random seeded accounts (every answer checked to be allowed), at 1 and 50 connections,
            unpipelined and 16 deep; beside redis-benchmark -t get with the same clients,
-           pipeline and request count against a local redis-server.
+           pipeline and request count against a local redis-server. Then CheckAccess over HTTP
+           (the Connect gateway, JSON, keep-alive) from wrk with 50 connections, beside nginx
+           serving a static file with the bytes of a CheckAccess answer to the same wrk script,
+           connections and duration (target: at least half nginx's rate); then the service
+           again with wrk held to half the rate it reached (target: p99 under 5 ms).
         3. Propagation: a purchase for a fresh account recorded in the ledger and linked
            (RecordVerifiedState, then LinkAccount), then CheckAccess called back to back until
            it allows; the time from the ledger's acknowledgement of the link to the first
@@ -76,20 +81,25 @@ struct BenchOptions: BenchCommandOptions {
           --ready-limit S             give up when the service is not ready after S seconds
                                       (default 600)
           --skip-redis                measure the service only; no redis-server or redis-benchmark
+          --http-only                 only CheckAccess over HTTP beside nginx (after seeding; the
+                                      default --accounts is then 100000): a run of about a minute
           -h, --help                  show this text
 
-        Needs redis-server, redis-cli and redis-benchmark on PATH unless --skip-redis
-        (`scripts/install-deps bench`). Traffic goes to 127.0.0.1 only.
+        Needs redis-server, redis-cli and redis-benchmark on PATH unless --skip-redis, and wrk,
+        nginx and curl (`scripts/install-deps bench`). Traffic goes to 127.0.0.1 only.
         """
 
     /// Parses `arguments` (without the program name). Throws for unknown or incomplete flags.
     init(arguments: [String]) throws(BenchError) {
         var rest = BenchArguments(arguments)
+        var accountsGiven = false
         while let flag = rest.nextFlag() {
             switch flag {
             case "--ledger": ledgerPath = try rest.value(for: flag)
             case "--entitlement": entitlementPath = try rest.value(for: flag)
-            case "--accounts": accounts = try rest.integer(for: flag, in: 1...10_000_000)
+            case "--accounts":
+                accounts = try rest.integer(for: flag, in: 1...10_000_000)
+                accountsGiven = true
             case "--months": months = try rest.integer(for: flag, in: 1...120)
             case "--database": databasePath = try rest.value(for: flag)
             case "--period-rows":
@@ -102,10 +112,12 @@ struct BenchOptions: BenchCommandOptions {
             case "--propagation-samples": propagationSamples = try rest.integer(for: flag, in: 1...100_000)
             case "--ready-limit": readyLimitSeconds = try rest.integer(for: flag, in: 1...7200)
             case "--skip-redis": skipRedis = true
+            case "--http-only": httpOnly = true
             case "-h", "--help": showHelp = true
             default: throw BenchError("unknown argument \"\(flag)\" (see --help)")
             }
         }
+        if httpOnly && !accountsGiven { accounts = 100_000 }
         if !showHelp && (ledgerPath.isEmpty || entitlementPath.isEmpty) {
             throw BenchError("--ledger PATH and --entitlement PATH are required (see --help)")
         }

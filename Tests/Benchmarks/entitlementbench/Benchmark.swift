@@ -40,7 +40,8 @@ struct Benchmark {
 
         // The ledger migrates an empty database; the view over it is the memory baseline.
         var ledger = try LedgerProcess(
-            executable: options.ledgerPath, settings: ["LEDGER_STORE": "sqlite", "LEDGER_SQLITE_PATH": emptyDatabasePath],
+            executable: options.ledgerPath,
+            settings: ["LEDGER_STORE": "sqlite", "LEDGER_SQLITE_PATH": emptyDatabasePath],
             directory: directory.path)
         let empty = try startEntitlement(ledger: ledger, policyPath: policyPath, checkpoint: nil, directory: directory)
         let emptyMemory = try residentAfterSettling(empty)
@@ -68,6 +69,9 @@ struct Benchmark {
 
         ledger = try LedgerProcess(executable: options.ledgerPath, settings: ledgerSettings, directory: directory.path)
         defer { ledger.stop() }
+        if options.httpOnly {
+            return try runHTTPOnly(ledger: ledger, policyPath: policyPath, seed: seed, directory: directory)
+        }
         let (first, startCPU) = try timedStart(
             ledger: ledger, policyPath: policyPath, checkpoint: checkpointPath, directory: directory)
         defer { first.stop() }
@@ -143,11 +147,7 @@ struct Benchmark {
         }
         redis?.stop()
         // The same calls over HTTP, as a backend without our framing makes them.
-        let http = try HTTPCheckAccess(port: entitlement.httpPort, accounts: seed.sample).run(
-            seconds: max(2, Int((5 * options.requestsScale).rounded())), directory: directory)
-        Self.note(
-            "CheckAccess over HTTP (JSON, keep-alive, \(HTTPCheckAccess.connections) connections): "
-                + "\(Int(http.callsPerSecond))/s, p99 \(ReportText.fixed(http.p99Milliseconds, 3)) ms")
+        let http = try httpComparison(entitlement, seed: seed, directory: directory)
 
         let probe = PropagationProbe(
             ledgerPort: ledger.port, entitlementPort: entitlement.port, workload: workload, runID: "eb\(getpid())")
@@ -170,6 +170,40 @@ struct Benchmark {
         print(report.table)
         print(report.json)
         return errors.count + http.failed
+    }
+
+    /// `--http-only`: one service on the seeded ledger, CheckAccess over HTTP beside nginx, and
+    /// a table and JSON line of those figures alone.
+    private func runHTTPOnly(
+        ledger: LedgerProcess, policyPath: String, seed: LedgerSeed, directory: TemporaryDirectory
+    ) throws(BenchError) -> Int {
+        let entitlement = try startEntitlement(
+            ledger: ledger, policyPath: policyPath, checkpoint: nil, directory: directory)
+        defer { entitlement.stop() }
+        let http = try httpComparison(entitlement, seed: seed, directory: directory)
+        BenchCommand.noteUncleanExit("entitlementbench", entitlement.stop(), of: options.entitlementPath)
+        BenchCommand.noteUncleanExit("entitlementbench", ledger.stop(), of: options.ledgerPath)
+        let header = ["figure", "ours", "reference", "ratio", "target", "verdict"]
+        print(ReportText.table([header] + http.lines))
+        let fields = [("benchmark", "\"entitlement-http\""), ("accounts", "\(options.accounts)")] + http.fields
+        print("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+        return http.failed
+    }
+
+    /// CheckAccess over HTTP beside nginx, 5 s per load (times --requests-scale, at least 2 s).
+    private func httpComparison(
+        _ entitlement: EntitlementProcess, seed: LedgerSeed, directory: TemporaryDirectory
+    ) throws(BenchError) -> HTTPComparison {
+        let http = try HTTPComparison.run(
+            port: entitlement.httpPort, accounts: seed.sample,
+            seconds: max(2, Int((5 * options.requestsScale).rounded())), directory: directory)
+        Self.note(
+            "CheckAccess over HTTP (JSON, keep-alive, \(HTTPCheckAccess.connections) connections): "
+                + "\(Int(http.ours.callsPerSecond))/s, p99 \(ReportText.fixed(http.ours.p99Milliseconds, 3)) ms; "
+                + "nginx \(Int(http.nginx.callsPerSecond))/s, p99 \(ReportText.fixed(http.nginx.p99Milliseconds, 3)) ms "
+                + "(ratio \(ReportText.fixed(http.ratio, 2))); at half rate p99 "
+                + "\(ReportText.fixed(http.halfRate.p99Milliseconds, 3)) ms")
+        return http
     }
 
     /// Starts an entitlement service and says where its start went: the ledger's CPU building and

@@ -3,7 +3,9 @@ import Foundation
 
 /// CheckAccess over HTTP (the Connect gateway, proto3 JSON, keep-alive) driven by `wrk` with
 /// 50 connections on one thread, each call for a random sampled account and each answer checked
-/// to say `"allowed":true` (by the script's `response`, so a wrong answer counts as failed).
+/// to say `"allowed":true` (by the script's `response`, so a wrong answer counts as failed). The
+/// same script runs against the nginx reference (`NginxReference`), which answers every call
+/// with a stored CheckAccess answer.
 struct HTTPCheckAccess {
     struct Outcome {
         var callsPerSecond: Double
@@ -18,8 +20,14 @@ struct HTTPCheckAccess {
     let port: Int
     let accounts: [String]
 
-    /// Runs `wrk` for `seconds` and reads its figures. Throws when wrk is missing or prints no figures.
-    func run(seconds: Int, directory: TemporaryDirectory) throws(BenchError) -> Outcome {
+    /// Runs `wrk` for `seconds` as fast as it can, or, with `callsPerSecond`, with each
+    /// connection pausing between calls so that all of them make at most that many (wrk's
+    /// `delay`, the time of a call aside); reads its figures. Throws when wrk is missing or
+    /// prints no figures.
+    func run(seconds: Int, directory: TemporaryDirectory, callsPerSecond: Double? = nil) throws(BenchError) -> Outcome {
+        let pause = callsPerSecond.map { rate in
+            "delay = function() return \(max(1, Int((Double(Self.connections) * 1000 / rate).rounded()))) end"
+        }
         let ids = accounts.prefix(65_536).map { "\"\($0)\"" }.joined(separator: ",")
         let script = """
             local ids = {\(ids)}
@@ -33,6 +41,7 @@ struct HTTPCheckAccess {
               return wrk.format(nil, "/\(PurchaseWorkload.checkMethod)", nil,
                 '{"accountId":"' .. id .. '","capability":"pro"}')
             end
+            \(pause ?? "")
             response = function(status, headers, body)
               if status ~= 200 or not string.find(body, '"allowed":true', 1, true) then bad = bad + 1 end
             end
@@ -45,7 +54,7 @@ struct HTTPCheckAccess {
                   + summary.errors.status + summary.errors.timeout))
             end
             """
-        let path = try directory.write("checkaccess.lua", script)
+        let path = try directory.write("checkaccess-\(port).lua", script)
         let (status, output) = try ChildProcess.runToCompletion(
             "wrk",
             [

@@ -69,8 +69,8 @@ struct Report {
     let emptyMemory: ProcessMemory.Resident
     let loadedMemory: ProcessMemory.Resident
     let rows: [LoadRow]
-    /// CheckAccess over HTTP with `HTTPCheckAccess.connections` connections.
-    let http: HTTPCheckAccess.Outcome
+    /// CheckAccess over HTTP with `HTTPCheckAccess.connections` connections, beside nginx.
+    let http: HTTPComparison
     let propagationSamples: Int
     let propagationP50Milliseconds: Double
     let propagationP99Milliseconds: Double
@@ -91,7 +91,7 @@ struct Report {
     var pipelinedMeetTarget: Bool { rows.filter { $0.pipeline > 1 }.allSatisfy(\.meetsTarget) }
     var allMeetTarget: Bool {
         unpipelinedMeetTarget && pipelinedMeetTarget && memoryMeetsTarget && readyMeetsTarget
-            && propagationMeetsTarget && errors == 0
+            && propagationMeetsTarget && http.meetsTarget && errors == 0
     }
 
     private static func verdict(_ meets: Bool) -> String { meets ? "meets target" : "misses target" }
@@ -121,11 +121,13 @@ struct Report {
         let binary = rows.first { $0.clients == HTTPCheckAccess.connections && $0.pipeline == 1 }
         lines.append([
             "CheckAccess/s over HTTP (JSON, keep-alive) vs binary RPC, \(HTTPCheckAccess.connections) clients",
-            ReportText.grouped(http.callsPerSecond), binary.map { ReportText.grouped($0.callsPerSecond) } ?? "-",
+            ReportText.grouped(http.ours.callsPerSecond), binary.map { ReportText.grouped($0.callsPerSecond) } ?? "-",
             httpRatio.map { ReportText.fixed($0, 2) } ?? "-", "", "",
         ])
         lines += Self.latencyLines(
-            (http.p50Milliseconds, http.p99Milliseconds), binary.map { ($0.p50Milliseconds, $0.p99Milliseconds) })
+            (http.ours.p50Milliseconds, http.ours.p99Milliseconds),
+            binary.map { ($0.p50Milliseconds, $0.p99Milliseconds) })
+        lines += http.lines
         lines.append([
             "resident bytes per account, \(months) paid months each (\(ReportText.grouped(Double(accounts))) "
                 + "accounts)",
@@ -137,7 +139,9 @@ struct Report {
             ReportText.grouped(Double(seededPeriods)), "", "", "", "",
         ])
         lines.append(["  raw signed bytes per period, mean", ReportText.grouped(rawBytesPerPeriod), "", "", "", ""])
-        lines.append(["  seeding s", seedSeconds == 0 ? "(earlier run)" : ReportText.fixed(seedSeconds, 1), "", "", "", ""])
+        lines.append([
+            "  seeding s", seedSeconds == 0 ? "(earlier run)" : ReportText.fixed(seedSeconds, 1), "", "", "", "",
+        ])
         lines.append([
             "  resident MiB, loaded view vs empty view", Self.mebibytes(loadedMemory.bytes),
             Self.mebibytes(emptyMemory.bytes), "", "", "",
@@ -207,7 +211,7 @@ struct Report {
     /// HTTP calls/s ÷ binary calls/s at the same connection count, unpipelined.
     var httpRatio: Double? {
         rows.first { $0.clients == HTTPCheckAccess.connections && $0.pipeline == 1 }.map {
-            $0.callsPerSecond > 0 ? (http.callsPerSecond / $0.callsPerSecond * 100).rounded() / 100 : 0
+            $0.callsPerSecond > 0 ? (http.ours.callsPerSecond / $0.callsPerSecond * 100).rounded() / 100 : 0
         }
     }
 
@@ -232,46 +236,45 @@ struct Report {
             ]
             return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
         }
-        let fields = [
-            ("benchmark", "\"entitlement\""), ("accounts", "\(accounts)"),
-            ("seed_seconds", ReportText.fixed(seedSeconds, 2)),
-            ("months", "\(months)"),
-            ("seeded_periods", "\(seededPeriods)"),
-            ("seeded_raw_bytes_per_period", ReportText.fixed(rawBytesPerPeriod, 0)),
-            ("results", "[\(results.joined(separator: ","))]"),
-            ("http_calls_per_s", ReportText.fixed(http.callsPerSecond, 0)),
-            ("http_p50_ms", ReportText.fixed(http.p50Milliseconds, 3)),
-            ("http_p99_ms", ReportText.fixed(http.p99Milliseconds, 3)),
-            ("http_failed", "\(http.failed)"), ("http_vs_binary_ratio", number(httpRatio, 2)),
-            ("unpipelined_meet_target", "\(unpipelinedMeetTarget)"),
-            ("pipelined_meet_target", "\(pipelinedMeetTarget)"),
-            ("rss_empty_bytes", "\(emptyMemory.bytes)"), ("rss_loaded_bytes", "\(loadedMemory.bytes)"),
-            ("rss_loaded_peak_bytes", "\(loadedMemory.peakBytes)"),
-            ("bytes_per_account", ReportText.fixed(bytesPerAccount, 1)),
-            ("bytes_per_account_target", "\(Int(Self.bytesPerAccountTarget))"),
-            ("memory_meets_target", "\(memoryMeetsTarget)"),
-            ("checkpoint_bytes_per_account", ReportText.fixed(checkpointBytesPerAccount, 1)),
-            ("checkpoint_ready_seconds", ReportText.fixed(checkpoint.readySeconds, 3)),
-            ("checkpoint_ready_target_seconds", "\(Int(Self.checkpointReadySecondsTarget))"),
-            ("checkpoint_ready_entitlement_cpu_seconds", number(checkpoint.cpu.entitlementSeconds, 2)),
-            ("checkpoint_file_bytes", "\(checkpoint.fileBytes)"),
-            ("checkpoint_stop_seconds", ReportText.fixed(checkpoint.stopSeconds, 3)),
-            ("ready_seconds", ReportText.fixed(readySeconds, 3)),
-            ("ready_target_seconds", "\(Int(Self.readySecondsTarget))"),
-            ("ready_judged", "\(readyJudged)"), ("ready_meets_target", "\(readyMeetsTarget)"),
-            ("ready_ledger_cpu_seconds", number(startCPU.ledgerSeconds, 2)),
-            ("ready_entitlement_cpu_seconds", number(startCPU.entitlementSeconds, 2)),
-            ("second_ready_seconds", ReportText.fixed(secondReadySeconds, 3)),
-            ("second_ready_ledger_cpu_seconds", number(secondStartCPU.ledgerSeconds, 2)),
-            ("second_ready_entitlement_cpu_seconds", number(secondStartCPU.entitlementSeconds, 2)),
-            ("propagation_samples", "\(propagationSamples)"),
-            ("propagation_p50_ms", ReportText.fixed(propagationP50Milliseconds, 3)),
-            ("propagation_p99_ms", ReportText.fixed(propagationP99Milliseconds, 3)),
-            ("propagation_max_ms", ReportText.fixed(propagationMaxMilliseconds, 3)),
-            ("propagation_target_p99_ms", "\(Int(Self.propagationP99Target))"),
-            ("propagation_meets_target", "\(propagationMeetsTarget)"),
-            ("errors", "\(errors)"), ("all_meet_target", "\(allMeetTarget)"),
-        ]
+        let fields: [(String, String)] =
+            [
+                ("benchmark", "\"entitlement\""), ("accounts", "\(accounts)"),
+                ("seed_seconds", ReportText.fixed(seedSeconds, 2)),
+                ("months", "\(months)"),
+                ("seeded_periods", "\(seededPeriods)"),
+                ("seeded_raw_bytes_per_period", ReportText.fixed(rawBytesPerPeriod, 0)),
+                ("results", "[\(results.joined(separator: ","))]"),
+            ] + http.fields + [
+                ("http_vs_binary_ratio", number(httpRatio, 2)),
+                ("unpipelined_meet_target", "\(unpipelinedMeetTarget)"),
+                ("pipelined_meet_target", "\(pipelinedMeetTarget)"),
+                ("rss_empty_bytes", "\(emptyMemory.bytes)"), ("rss_loaded_bytes", "\(loadedMemory.bytes)"),
+                ("rss_loaded_peak_bytes", "\(loadedMemory.peakBytes)"),
+                ("bytes_per_account", ReportText.fixed(bytesPerAccount, 1)),
+                ("bytes_per_account_target", "\(Int(Self.bytesPerAccountTarget))"),
+                ("memory_meets_target", "\(memoryMeetsTarget)"),
+                ("checkpoint_bytes_per_account", ReportText.fixed(checkpointBytesPerAccount, 1)),
+                ("checkpoint_ready_seconds", ReportText.fixed(checkpoint.readySeconds, 3)),
+                ("checkpoint_ready_target_seconds", "\(Int(Self.checkpointReadySecondsTarget))"),
+                ("checkpoint_ready_entitlement_cpu_seconds", number(checkpoint.cpu.entitlementSeconds, 2)),
+                ("checkpoint_file_bytes", "\(checkpoint.fileBytes)"),
+                ("checkpoint_stop_seconds", ReportText.fixed(checkpoint.stopSeconds, 3)),
+                ("ready_seconds", ReportText.fixed(readySeconds, 3)),
+                ("ready_target_seconds", "\(Int(Self.readySecondsTarget))"),
+                ("ready_judged", "\(readyJudged)"), ("ready_meets_target", "\(readyMeetsTarget)"),
+                ("ready_ledger_cpu_seconds", number(startCPU.ledgerSeconds, 2)),
+                ("ready_entitlement_cpu_seconds", number(startCPU.entitlementSeconds, 2)),
+                ("second_ready_seconds", ReportText.fixed(secondReadySeconds, 3)),
+                ("second_ready_ledger_cpu_seconds", number(secondStartCPU.ledgerSeconds, 2)),
+                ("second_ready_entitlement_cpu_seconds", number(secondStartCPU.entitlementSeconds, 2)),
+                ("propagation_samples", "\(propagationSamples)"),
+                ("propagation_p50_ms", ReportText.fixed(propagationP50Milliseconds, 3)),
+                ("propagation_p99_ms", ReportText.fixed(propagationP99Milliseconds, 3)),
+                ("propagation_max_ms", ReportText.fixed(propagationMaxMilliseconds, 3)),
+                ("propagation_target_p99_ms", "\(Int(Self.propagationP99Target))"),
+                ("propagation_meets_target", "\(propagationMeetsTarget)"),
+                ("errors", "\(errors)"), ("all_meet_target", "\(allMeetTarget)"),
+            ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 }
