@@ -47,6 +47,8 @@ public actor WebhookDeliverer {
     public private(set) var endpoint: WebhookEndpoint
     let client: any ClientTransport
     let transport: HTTPClientTransport
+    /// For `http://` endpoints: kept-alive connections, one per request in flight.
+    let pool: HTTPConnectionPool
     let owner: String
     let leaseMilliseconds: Int64
     let rules: DeliveryRules
@@ -112,6 +114,8 @@ public actor WebhookDeliverer {
         self.random = random
         lease = LeaseKeeper(name: "webhook.\(endpoint.name)", owner: owner, milliseconds: leaseMilliseconds)
         transport = HTTPClientTransport(requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024)
+        pool = HTTPConnectionPool(
+            requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024, maxIdle: rules.maxInFlight)
     }
 
     /// Takes a new version of the endpoint (a reloaded file): its URL, secrets and filters.
@@ -277,8 +281,10 @@ public actor WebhookDeliverer {
             inFlight.insert(entry.sequence)
             let request = self.request(event, at: machineNow())
             let sequence = entry.sequence
-            Task { [transport] in
-                let outcome = await transport.perform(request)
+            Task { [transport, pool] in
+                let outcome =
+                    request.url.map(HTTPConnectionPool.accepts) ?? false
+                    ? await pool.perform(request) : await transport.perform(request)
                 await self.finished(sequence, outcome)
             }
         }
