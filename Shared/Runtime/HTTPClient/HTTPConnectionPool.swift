@@ -15,14 +15,17 @@ import Synchronization
 /// `HTTPClientTransport`: the answer's body is read up to a limit, redirects are never followed,
 /// nothing is cached or stored in cookies, and each request carries a `traceparent` header.
 /// A request that finds its kept-alive connection closed by the server before any byte of an
-/// answer is sent once more on a new connection. The blocking socket calls run on a Dispatch
-/// queue of their own, never on the cooperative pool.
+/// answer is sent once more on a new connection. The blocking socket calls run on serial
+/// Dispatch queues of the pool's own, one an exchange in progress, never on the cooperative pool.
 public final class HTTPConnectionPool: Sendable {
     private let requestTimeout: TimeInterval
     private let maxResponseBytes: Int
     private let maxIdle: Int
     private let idle = Mutex<[HostPort: [HTTPConnection]]>([:])
-    private let queue = DispatchQueue(label: "http-connection-pool", attributes: .concurrent)
+    /// Serial queues not running an exchange now. Each exchange blocks one of them; a serial
+    /// queue of its own gets a thread of its own, where a concurrent queue would share the
+    /// few threads of the global pool (as many as cores) with Swift's tasks.
+    private let freeQueues = Mutex<[DispatchQueue]>([])
 
     /// A pool whose exchanges give up after `requestTimeout` seconds in all, whose answers may
     /// carry at most `maxResponseBytes` of body, and which keeps at most `maxIdle` idle
@@ -38,49 +41,58 @@ public final class HTTPConnectionPool: Sendable {
 
     /// Sends `request` (an `http://` URL) and waits for the whole answer, or for the reason
     /// there is none.
-    public func perform(_ request: URLRequest) async -> Result<
+    public func perform(_ request: URLRequest) async -> Result<HTTPClientTransport.Response, HTTPClientTransport.Failure> {
+        guard let url = request.url else { return .failure(.network("not an http URL")) }
+        let headers = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        return await perform(
+            request.httpMethod ?? "GET", url, headers: headers, body: request.httpBody.map { Array($0) } ?? [])
+    }
+
+    /// Sends `body` to `url` (`http://`) by `method` with `headers` (a `Host`, `Content-Length`
+    /// or `Connection` among them is left out: the pool writes its own) and waits for the whole
+    /// answer, or for the reason there is none.
+    public func perform(_ method: String, _ url: URL, headers: [(String, String)], body: [UInt8]) async -> Result<
         HTTPClientTransport.Response, HTTPClientTransport.Failure
     > {
         if Task.isCancelled { return .failure(.cancelled) }
-        guard let url = request.url, Self.accepts(url), let host = url.host else {
-            return .failure(.network("not an http URL"))
-        }
+        guard Self.accepts(url), let host = url.host else { return .failure(.network("not an http URL")) }
         let target = HostPort(host: host, port: url.port ?? 80)
-        let head = Self.head(request, url: url)
-        let body = request.httpBody ?? Data()
+        let message = Self.head(method, url, headers: headers, bodyCount: body.count) + body
+        let queue = freeQueues.withLock { $0.popLast() } ?? DispatchQueue(label: "http-connection-pool")
         return await withCheckedContinuation { continuation in
             queue.async {
-                continuation.resume(returning: self.exchange(head: head, body: body, target: target))
+                let outcome = self.exchange(message, target: target)
+                self.freeQueues.withLock { $0.append(queue) }
+                continuation.resume(returning: outcome)
             }
         }
     }
 
     /// The request line and headers, ending in the empty line.
-    static func head(_ request: URLRequest, url: URL) -> [UInt8] {
+    static func head(_ method: String, _ url: URL, headers: [(String, String)], bodyCount: Int) -> [UInt8] {
         var path = url.path.isEmpty ? "/" : url.path
         if let query = url.query { path += "?" + query }
-        let hostHeader = url.port.map { "\(url.host ?? ""):\($0)" } ?? (url.host ?? "")
-        var text = "\(request.httpMethod ?? "GET") \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\n"
-        var fields = request.allHTTPHeaderFields ?? [:]
-        if fields.keys.first(where: { $0.lowercased() == TraceContext.headerName.lowercased() }) == nil {
-            fields[TraceContext.headerName] = TraceContext.outgoing().traceparent
+        let host = url.host ?? ""
+        var text = method + " " + path + " HTTP/1.1\r\nHost: " + (url.port.map { host + ":" + String($0) } ?? host)
+        text += "\r\n"
+        var traced = false
+        for (name, value) in headers {
+            let lowered = name.lowercased()
+            if lowered == "host" || lowered == "content-length" || lowered == "connection" { continue }
+            if lowered == TraceContext.headerName { traced = true }
+            text += name + ": " + value + "\r\n"
         }
-        for (name, value) in fields.sorted(by: { $0.key < $1.key })
-        where !["host", "content-length", "connection"].contains(name.lowercased()) {
-            text += "\(name): \(value)\r\n"
-        }
-        text += "Content-Length: \(request.httpBody?.count ?? 0)\r\n\r\n"
+        if !traced { text += TraceContext.headerName + ": " + TraceContext.outgoing().traceparent + "\r\n" }
+        text += "Content-Length: " + String(bodyCount) + "\r\n\r\n"
         return Array(text.utf8)
     }
 
     /// One exchange on a kept-alive connection when there is one, else on a new one; once more on
     /// a new connection when a kept-alive one turns out closed before any byte of an answer.
-    private func exchange(head: [UInt8], body: Data, target: HostPort) -> Result<
+    private func exchange(_ message: [UInt8], target: HostPort) -> Result<
         HTTPClientTransport.Response, HTTPClientTransport.Failure
     > {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(requestTimeout * 1e9)
-        var message = head
-        message.append(contentsOf: body)
         while true {
             let reused = idle.withLock { $0[target]?.popLast() }
             let connection: HTTPConnection
@@ -339,21 +351,37 @@ struct HTTPResponseHead: Equatable {
 
     /// Reads a head (the empty line included); nil when it is not HTTP/1.x.
     init?(_ bytes: ArraySlice<UInt8>) {
-        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: true)
-        guard let first = lines.first else { return nil }
-        let parts = first.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]), (100...999).contains(status)
+        var lines: [ArraySlice<UInt8>] = []
+        var start = bytes.startIndex
+        for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") {
+            var end = index
+            if end > start, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+            if end > start { lines.append(bytes[start..<end]) }
+            start = index + 1
+        }
+        // "HTTP/1.x NNN": the version, a space, three digits.
+        guard let first = lines.first, first.count >= 12, first.starts(with: Array("HTTP/1.".utf8)),
+            first[first.startIndex + 8] == UInt8(ascii: " ")
         else { return nil }
+        var status = 0
+        for digit in first[(first.startIndex + 9)..<(first.startIndex + 12)] {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return nil }
+            status = status * 10 + Int(digit - UInt8(ascii: "0"))
+        }
+        guard status >= 100, first.count == 12 || first[first.startIndex + 12] == UInt8(ascii: " ") else { return nil }
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+            let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+            var value = line[(colon + 1)...]
+            while let byte = value.first, byte == 32 || byte == 9 { value.removeFirst() }
+            while let byte = value.last, byte == 32 || byte == 9 { value.removeLast() }
+            let text = String(decoding: value, as: UTF8.self)
+            headers[name] = headers[name].map { $0 + ", " + text } ?? text
         }
         self.status = status
         self.headers = headers
-        http10 = parts[0] == "HTTP/1.0"
+        http10 = first[first.startIndex + 7] == UInt8(ascii: "0")
     }
 
     var chunked: Bool { headers["transfer-encoding"]?.lowercased().contains("chunked") ?? false }
