@@ -18,14 +18,17 @@ import Testing
 struct HTTPConnectionPoolTests {
     /// Answers `200 ok` to each request on each accepted connection; counts the connections.
     final class RawServer: Sendable {
+        final class Counter: Sendable {
+            let value = Atomic<Int>(0)
+        }
         let listener: Int32
         let port: Int
-        let accepted = Atomic<Int>(0)
+        let accepted = Counter()
 
         /// With `dropAfterOne`, each connection is closed after its first answer (which says
         /// nothing of closing), as a server drops an idle kept-alive connection.
         init(dropAfterOne: Bool) throws {
-            listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -38,13 +41,13 @@ struct HTTPConnectionPoolTests {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
             }
             port = Int(UInt16(bigEndian: address.sin_port))
-            let listener = listener
+            self.listener = listener
             let accepted = accepted
             Thread.detachNewThread {
                 while true {
                     let fd = accept(listener, nil, nil)
                     guard fd >= 0 else { return }
-                    accepted.add(1, ordering: .relaxed)
+                    accepted.value.add(1, ordering: .relaxed)
                     Thread.detachNewThread { Self.serve(fd, dropAfterOne: dropAfterOne) }
                 }
             }
@@ -60,7 +63,7 @@ struct HTTPConnectionPoolTests {
             var buffer: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
-                guard let end = HTTPResponseHead.end(in: buffer) else {
+                guard let end = HTTPResponseHead.end(in: buffer[...]) else {
                     let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
                     guard count > 0 else { return }
                     buffer.append(contentsOf: chunk[..<count])
@@ -149,7 +152,7 @@ struct HTTPConnectionPoolTests {
             #expect(response.body == Data("ok".utf8))
         }
 
-        #expect(server.accepted.load(ordering: .relaxed) == 1)
+        #expect(server.accepted.value.load(ordering: .relaxed) == 1)
     }
 
     @Test("a kept-alive connection the server dropped is replaced and the request goes once more")
@@ -162,7 +165,7 @@ struct HTTPConnectionPoolTests {
             #expect(response.status == 200)
         }
 
-        #expect(server.accepted.load(ordering: .relaxed) == 3)
+        #expect(server.accepted.value.load(ordering: .relaxed) == 3)
     }
 
     @Test(
@@ -181,12 +184,42 @@ struct HTTPConnectionPoolTests {
     @Test("a head's end, length and chunking are read")
     func head() throws {
         let bytes = Array("HTTP/1.1 404 Not Found\r\nContent-Length: 12\r\nTransfer-Encoding: chunked\r\n\r\nrest".utf8)
-        let end = try #require(HTTPResponseHead.end(in: bytes))
+        let end = try #require(HTTPResponseHead.end(in: bytes[...]))
         let parsed = try #require(HTTPResponseHead(bytes[..<end]))
         #expect(end == bytes.count - 4)
         #expect(parsed.status == 404)
         #expect(parsed.contentLength == 12)
         #expect(parsed.chunked)
         #expect(HTTPResponseHead(ArraySlice("SMTP ready\r\n\r\n".utf8)) == nil)
+    }
+
+    @Test("an answer is read by its length, in chunks, or to the end of the stream, once all of it is there")
+    func parse() {
+        let lengthed = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
+        #expect(HTTPAnswer.parse(Array(lengthed.dropLast()), ended: false, maxBody: 64) == .incomplete)
+        #expect(
+            HTTPAnswer.parse(lengthed, ended: false, maxBody: 64)
+                == .complete(
+                    status: 200, headers: ["content-length": "2"], body: Array("ok".utf8), consumed: lengthed.count,
+                    keep: true))
+        let chunked = Array(
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n1;x=y\r\n!\r\n0\r\n\r\n"
+                .utf8)
+        #expect(HTTPAnswer.parse(Array(chunked.dropLast(2)), ended: false, maxBody: 64) == .incomplete)
+        #expect(
+            HTTPAnswer.parse(chunked, ended: false, maxBody: 64)
+                == .complete(
+                    status: 200, headers: ["transfer-encoding": "chunked"], body: Array("ok!".utf8),
+                    consumed: chunked.count, keep: true))
+        let unbounded = Array("HTTP/1.1 500 Oops\r\n\r\nbad".utf8)
+        #expect(HTTPAnswer.parse(unbounded, ended: false, maxBody: 64) == .incomplete)
+        #expect(
+            HTTPAnswer.parse(unbounded, ended: true, maxBody: 64)
+                == .complete(status: 500, headers: [:], body: Array("bad".utf8), consumed: unbounded.count, keep: false)
+        )
+        #expect(HTTPAnswer.parse([], ended: true, maxBody: 64) == .closedEmpty)
+        #expect(HTTPAnswer.parse(Array(lengthed.dropLast()), ended: true, maxBody: 64) == HTTPAnswer.lost)
+        #expect(HTTPAnswer.parse(lengthed, ended: false, maxBody: 1) == .failed(.tooLarge(limit: 1)))
+        #expect(HTTPAnswer.parse(Array("SMTP\r\n\r\n".utf8), ended: false, maxBody: 64) == HTTPAnswer.malformed)
     }
 }

@@ -294,15 +294,24 @@ public actor WebhookDeliverer {
         _ event: Event, to endpoint: WebhookEndpoint, at: Int64, transport: HTTPClientTransport,
         pool: HTTPConnectionPool
     ) async -> Result<HTTPClientTransport.Response, HTTPClientTransport.Failure> {
-        let (headers, body) = message(event, to: endpoint, at: at)
         guard HTTPConnectionPool.accepts(endpoint.url) else {
-            var request = URLRequest(url: endpoint.url)
-            request.httpMethod = "POST"
-            request.httpBody = Data(body)
-            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-            return await transport.perform(request)
+            return await transport.perform(request(event, to: endpoint, at: at))
         }
+        let (headers, body) = message(event, to: endpoint, at: at)
         return await pool.perform("POST", endpoint.url, headers: headers, body: body)
+    }
+
+    /// The signed POST of `event` to this deliverer's endpoint, as URLSession sends it.
+    func request(_ event: Event, at: Int64) -> URLRequest { Self.request(event, to: endpoint, at: at) }
+
+    /// The signed POST of `event` to `endpoint`, as URLSession sends it.
+    static func request(_ event: Event, to endpoint: WebhookEndpoint, at: Int64) -> URLRequest {
+        let (headers, body) = message(event, to: endpoint, at: at)
+        var request = URLRequest(url: endpoint.url)
+        request.httpMethod = "POST"
+        request.httpBody = Data(body)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
     }
 
     /// The headers and body of the signed POST of `event`; on the trace that recorded it, when
