@@ -73,7 +73,7 @@ let package = Package(
         shared("Crypto", .runtime, ["COpenSSL", "CShims"]),
         shared("Sockets", .runtime, []),
         shared("HTTP", .runtime, ["CMicroHTTPD", "CShims", "Observability", "Sockets"]),
-        shared("HTTPClient", .runtime, ["Observability"]),
+        shared("HTTPClient", .runtime, ["CShims", "Observability", "Sockets"]),
         shared(
             "RPC", .runtime, ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability", "Sockets"],
             hotPath: true),

@@ -47,6 +47,8 @@ public actor WebhookDeliverer {
     public private(set) var endpoint: WebhookEndpoint
     let client: any ClientTransport
     let transport: HTTPClientTransport
+    /// For `http://` endpoints: kept-alive connections, one per request in flight.
+    let pool: HTTPConnectionPool
     let owner: String
     let leaseMilliseconds: Int64
     let rules: DeliveryRules
@@ -112,6 +114,8 @@ public actor WebhookDeliverer {
         self.random = random
         lease = LeaseKeeper(name: "webhook.\(endpoint.name)", owner: owner, milliseconds: leaseMilliseconds)
         transport = HTTPClientTransport(requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024)
+        pool = HTTPConnectionPool(
+            requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024, maxIdle: rules.maxInFlight)
     }
 
     /// Takes a new version of the endpoint (a reloaded file): its URL, secrets and filters.
@@ -275,18 +279,46 @@ public actor WebhookDeliverer {
             if let attempt = attempts[entry.sequence], attempt.nextAttemptMilliseconds > at { continue }
             guard inFlight.count < rules.maxInFlight else { break }
             inFlight.insert(entry.sequence)
-            let request = self.request(event, at: machineNow())
             let sequence = entry.sequence
-            Task { [transport] in
-                let outcome = await transport.perform(request)
+            Task { [endpoint, transport, pool, sent = machineNow()] in
+                let outcome = await Self.deliver(event, to: endpoint, at: sent, transport: transport, pool: pool)
                 await self.finished(sequence, outcome)
             }
         }
     }
 
-    /// The signed POST of `event`; on the trace that recorded it, when the event names one (a
-    /// delivery is otherwise a trace of its own).
-    func request(_ event: Event, at: Int64) -> URLRequest {
+    /// Encodes, signs and sends `event` to `endpoint`, off the actor (so that the deliverer's
+    /// other sends and answers go on meanwhile): over kept-alive connections to an `http://`
+    /// endpoint, through URLSession to an `https://` one.
+    static func deliver(
+        _ event: Event, to endpoint: WebhookEndpoint, at: Int64, transport: HTTPClientTransport,
+        pool: HTTPConnectionPool
+    ) async -> Result<HTTPClientTransport.Response, HTTPClientTransport.Failure> {
+        guard HTTPConnectionPool.accepts(endpoint.url) else {
+            return await transport.perform(request(event, to: endpoint, at: at))
+        }
+        let (headers, body) = message(event, to: endpoint, at: at)
+        return await pool.perform("POST", endpoint.url, headers: headers, body: body)
+    }
+
+    /// The signed POST of `event` to this deliverer's endpoint, as URLSession sends it.
+    func request(_ event: Event, at: Int64) -> URLRequest { Self.request(event, to: endpoint, at: at) }
+
+    /// The signed POST of `event` to `endpoint`, as URLSession sends it.
+    static func request(_ event: Event, to endpoint: WebhookEndpoint, at: Int64) -> URLRequest {
+        let (headers, body) = message(event, to: endpoint, at: at)
+        var request = URLRequest(url: endpoint.url)
+        request.httpMethod = "POST"
+        request.httpBody = Data(body)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// The headers and body of the signed POST of `event`; on the trace that recorded it, when
+    /// the event names one (a delivery is otherwise a trace of its own).
+    static func message(_ event: Event, to endpoint: WebhookEndpoint, at: Int64) -> (
+        headers: [(String, String)], body: [UInt8]
+    ) {
         let body: [UInt8]
         do {
             body = Array(
@@ -296,19 +328,17 @@ public actor WebhookDeliverer {
             preconditionFailure("an Event's encoding did not read back as JSON: \(error)")
         }
         let timestamp = at / 1000
-        var request = URLRequest(url: endpoint.url)
-        request.httpMethod = "POST"
-        request.httpBody = Data(body)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(event.id, forHTTPHeaderField: "webhook-id")
-        request.setValue(String(timestamp), forHTTPHeaderField: "webhook-timestamp")
-        request.setValue(
-            WebhookSecret.header(endpoint.secrets, id: event.id, timestamp: timestamp, body: body),
-            forHTTPHeaderField: "webhook-signature")
+        var headers = [
+            ("Content-Type", "application/json"), ("webhook-id", event.id), ("webhook-timestamp", String(timestamp)),
+            (
+                "webhook-signature",
+                WebhookSecret.header(endpoint.secrets, id: event.id, timestamp: timestamp, body: body)
+            ),
+        ]
         if let trace = event.traceID.flatMap(TraceContext.init(traceID:)) {
-            request.setValue(trace.traceparent, forHTTPHeaderField: TraceContext.headerName)
+            headers.append((TraceContext.headerName, trace.traceparent))
         }
-        return request
+        return (headers, body)
     }
 
     func finished(_ sequence: UInt64, _ outcome: Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>) {
