@@ -42,9 +42,10 @@ struct Loopback: Sendable {
     private let transports: [HTTPClientTransport]
     private let turn = Shared(0)
 
-    init(lanes: Int = 1) {
+    /// `timeout` in seconds: the simulator's clock moves take long with many subscriptions.
+    init(lanes: Int = 1, timeout: TimeInterval = 120) {
         transports = (0..<max(1, lanes)).map { _ in
-            HTTPClientTransport(requestTimeout: 120, maxResponseBytes: 1 << 30)
+            HTTPClientTransport(requestTimeout: timeout, maxResponseBytes: 1 << 30)
         }
     }
 
