@@ -30,7 +30,7 @@ struct Options: BenchCommandOptions {
 
           --bin DIR              where storesim, ledger, verifier and entitlement are (.build/release)
           --subscriptions N      subscriptions per store (default 2000; 100…100000; the simulator's
-                                 clock moves grow with the square of N: 10000 takes about half an hour)
+                                 clock moves grow with the square of N: 10000 takes about twenty minutes)
           --concurrency C        notifications in flight in the closed loop (default 16)
           --latency-seconds S    the open-loop phase per store (default 10; 2…120)
           --openssl-seconds S    each openssl speed run (default 3)
