@@ -1,6 +1,6 @@
 # Entry points. Each installs what a fresh Debian machine lacks before it builds.
 SWIFT ?= swift
-.PHONY: deps build release run sandbox demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement bench-webhooks bench-import format clean
+.PHONY: deps build release run sandbox demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement bench-webhooks bench-ingest bench-import format clean
 
 deps:
 	@scripts/install-deps build
@@ -78,6 +78,21 @@ bench-webhooks: deps
 	$(SWIFT) build -c release --product webhookbench
 	$(SWIFT) build -c release --product ledger
 	.build/release/webhookbench --ledger .build/release/ledger
+
+# A renewal wave through the whole system: N subscriptions per store (default 2,000; `make
+# bench-ingest SUBSCRIPTIONS=10000`, slow: the simulator's clock moves grow with N²; any other
+# flag in BENCH_ARGS) renewed, their notifications
+# posted to the verifier 16 at a time until the webhook has each; the rate, CPU per notification
+# of each service, store API calls, latency at half the rate, beside openssl's verifies and a
+# durable sqlite3 append (not a test).
+bench-ingest: deps
+	@scripts/install-deps bench
+	$(SWIFT) build -c release --product ingestbench
+	$(SWIFT) build -c release --product storesim
+	$(SWIFT) build -c release --product ledger
+	$(SWIFT) build -c release --product verifier
+	$(SWIFT) build -c release --product entitlement
+	.build/release/ingestbench --bin .build/release $(if $(SUBSCRIPTIONS),--subscriptions $(SUBSCRIPTIONS)) $(BENCH_ARGS)
 
 # subctl import of 10,000 subscriptions (5,000 App Store in a RevenueCat export, 5,000 Play in
 # the own CSV) against storesim, killed with SIGKILL a third of the way and run again; prints

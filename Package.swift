@@ -190,6 +190,9 @@ let package = Package(
                 "ProtoJSON",
             ],
             path: "Tests/Benchmarks/webhookbench", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "ingestbench", dependencies: ["BenchSupport", "HTTP", "HTTPClient", "Observability"],
+            path: "Tests/Benchmarks/ingestbench", swiftSettings: swiftSettings),
 
         // The generator of Shared/Protocol/Wire/Generated from proto/'s descriptor set (scripts/generate-proto).
         .executableTarget(

@@ -609,5 +609,14 @@ struct AppleSimStrictnessTests {
         let trial = try Self.verifier.verifyTransaction(try apple.signedTransaction(id))
         #expect(trial.offerType == 1 && trial.expiresDate == Self.start + 14 * Self.day)
         #expect(trial.revocationReason == 1)
+
+        // With no URL nothing was delivered: take-undelivered hands over each notification's
+        // body as it would be posted, in the order they were made, once.
+        let (tookStatus, took) = try await post("apple/take-undelivered", [:])
+        let items = try #require(took["notifications"] as? [[String: Any]])
+        #expect(tookStatus == 200 && items.count == sent.count)
+        #expect(items.allSatisfy { ($0["body"] as? String)?.hasPrefix(#"{"signedPayload":"#) == true })
+        let again = try await post("apple/take-undelivered", [:]).1["notifications"] as? [[String: Any]]
+        #expect(again?.isEmpty == true)
     }
 }

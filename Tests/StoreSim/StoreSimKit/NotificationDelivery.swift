@@ -104,6 +104,15 @@ public final class NotificationDelivery: Sendable {
         return attempts
     }
 
+    /// Hands over every notification not yet acknowledged, in the order they were made, and
+    /// forgets them: whoever takes them delivers them (a benchmark posting them at its own pace).
+    public func takeUndelivered() -> [Item] {
+        state.withLock { state in
+            defer { state.undelivered = [] }
+            return state.undelivered
+        }
+    }
+
     /// Sends every notification not yet acknowledged again, with its own id (a store's retry).
     public func redeliver() async -> [Attempt] {
         let pending = state.withLock { $0.undelivered }

@@ -85,6 +85,14 @@ public final class StoreSimulator: Sendable {
             server.route("POST", "/control/\(store)/redeliver") { _ in
                 Self.blocking { Self.json(["notifications": await delivery.redeliver().map(Self.attempt)]) }
             }
+            // Every undelivered notification as it would be posted (body and headers), handed over
+            // and forgotten: the caller delivers them itself.
+            server.route("POST", "/control/\(store)/take-undelivered") { _ in
+                let items = delivery.takeUndelivered().map { item -> [String: any Sendable] in
+                    ["id": item.id, "body": String(decoding: item.body, as: UTF8.self), "headers": item.headers]
+                }
+                return Self.json(["notifications": items])
+            }
         }
     }
 
