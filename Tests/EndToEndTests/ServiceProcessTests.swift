@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 import Wire
 
-@Suite("Service executables", .timeLimit(.minutes(1)))
+@Suite("Service executables", .timeLimit(.minutes(5)))
 struct ServiceProcessTests {
     static let services: [(name: String, health: String)] = [
         ("ledger", LedgerRPC.health.name),
@@ -186,7 +186,7 @@ struct ServiceProcessTests {
     }
 }
 
-@Suite("Service executables with mutual TLS", .timeLimit(.minutes(1)))
+@Suite("Service executables with mutual TLS", .timeLimit(.minutes(5)))
 struct ServiceTLSProcessTests {
     @Test("TLS_CERT, TLS_KEY, TLS_CA and RPC_ALLOW switch on mutual TLS with per-method rules")
     func mutualTLSFromEnvironment() async throws {

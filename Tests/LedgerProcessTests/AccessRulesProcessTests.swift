@@ -10,7 +10,7 @@ import Wire
 
 /// A ledger process that starts on a database whose states were derived under older access
 /// rules derives them again by itself.
-@Suite("Access rules at start", .timeLimit(.minutes(1)))
+@Suite("Access rules at start", .timeLimit(.minutes(5)))
 struct AccessRulesProcessTests {
     static let day: Int64 = 86_400_000
     static let t0: Int64 = 1_790_000_000_000

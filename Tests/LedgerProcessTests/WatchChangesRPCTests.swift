@@ -8,7 +8,7 @@ import Testing
 import Wire
 
 /// `WatchChanges` over TCP against a ledger process on SQLite.
-@Suite("WatchChanges over RPC", .timeLimit(.minutes(1)))
+@Suite("WatchChanges over RPC", .timeLimit(.minutes(5)))
 struct WatchChangesRPCTests {
     static func tag(_ index: Int) -> String { "live-\(index)" }
 

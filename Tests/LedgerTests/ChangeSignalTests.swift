@@ -6,7 +6,7 @@ import Testing
 struct ChangeSignalTests {
     @Test(
         "a commit wakes a waiting reader long before its timeout; a commit it already missed returns at once",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(5)))
     func wakes() async throws {
         let signal = ChangeSignal()
         let seen = signal.version
@@ -19,7 +19,7 @@ struct ChangeSignalTests {
         await signal.wait(beyond: seen, timeout: .seconds(600))  // already past: no wait
     }
 
-    @Test("without a commit the wait ends at its timeout, and cancellation ends it too", .timeLimit(.minutes(1)))
+    @Test("without a commit the wait ends at its timeout, and cancellation ends it too", .timeLimit(.minutes(5)))
     func timesOut() async throws {
         let signal = ChangeSignal()
         await signal.wait(beyond: signal.version, timeout: .milliseconds(5))

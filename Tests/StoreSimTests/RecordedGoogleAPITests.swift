@@ -202,7 +202,7 @@ struct RecordedGoogleAPITests {
     @Test(
         "storesim with STORESIM_GOOGLE_RECORDED serves the recorded API to the service account it writes and pushes a recorded notification by index",
         .enabled(if: RecordedGoogleAPITests.fixtureAvailable, "shared/fixtures beside the checkout is absent"),
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(5)))
     func launchMode() async throws {
         let data = try RecordedGoogleData(contentsOfFile: Self.fixture.path)
         let received = Mutex<[(body: [UInt8], authorization: String?)]>([])
@@ -259,7 +259,7 @@ struct RecordedGoogleAPITests {
     @Test(
         "storesim refuses to start when the recorded Play data is for another package",
         .enabled(if: RecordedGoogleAPITests.fixtureAvailable, "shared/fixtures beside the checkout is absent"),
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(5)))
     func launchModeOtherPackage() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storesim-launch-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }

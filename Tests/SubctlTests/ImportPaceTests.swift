@@ -35,7 +35,7 @@ struct ImportPaceTests {
     // them: the time limit fails it.
     @Test(
         "a run keeps as many calls in flight as --concurrency, no more, and records each outcome once",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(5)))
     func concurrency() async throws {
         let (directory, input) = try Self.appleFile(40)
         defer { try? FileManager.default.removeItem(at: directory) }
