@@ -322,8 +322,16 @@ final class HoldingSecondTransport: RestoreAnswering {
             ])
         }
         interrupt.trigger("SIGINT")
-        // Held until the run's stop cancels the call (a minute is far beyond any wait here).
-        try? await Task.sleep(for: .seconds(60))
+        // Held until the run's stop cancels the call.
+        let held = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                held.withLock { $0 = continuation }
+                if Task.isCancelled { held.withLock { $0.take() }?.resume() }
+            }
+        } onCancel: {
+            held.withLock { $0.take() }?.resume()
+        }
         throw SubctlError(.rpc(.cancelled), "the call was cancelled")
     }
 }

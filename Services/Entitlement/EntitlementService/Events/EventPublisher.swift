@@ -53,6 +53,9 @@ public actor EventPublisher {
     /// The changes the view applied that no append covers yet: (position, commit time), oldest
     /// first, for `event_log_lag_seconds`.
     private let uncovered = Mutex<[(position: UInt64, committed: Int64)]>([])
+    /// The newest feed position `observe` has taken in, and the calls waiting for one.
+    private let observedThrough = Mutex<UInt64>(0)
+    private let observedWaiters = PositionWaiters()
 
     public init(
         client: any ClientTransport, view: EntitlementView, policies: PolicyStore?, owner: String,
@@ -93,6 +96,16 @@ public actor EventPublisher {
         return Double(max(0, now - oldest)) / 1000
     }
 
+    /// True once `observe` has taken in feed position `position` (at once when it has), false
+    /// when `within` passes first.
+    nonisolated func observed(_ position: UInt64, within: Duration = .seconds(60)) async -> Bool {
+        await withCheckedContinuation { continuation in
+            observedWaiters.wait(
+                for: position, applied: { observedThrough.withLock { $0 } }, within: within, clock: SystemClock()
+            ) { continuation.resume(returning: $0) }
+        }
+    }
+
     /// Notes that appends now cover the feed through `position`.
     private func covered(through position: UInt64) {
         uncovered.withLock { changes in changes.removeAll { $0.position <= position } }
@@ -108,6 +121,10 @@ public actor EventPublisher {
 
     /// After the view applied `change`; `previousHolder` held its subscription before.
     func observe(_ change: Change, previousHolder: String?) async {
+        defer {
+            observedThrough.withLock { $0 = max($0, change.position) }
+            observedWaiters.reached(change.position)
+        }
         guard leading else { return }
         if !ready {
             // The catch-up reads the feed up to the view's position when it began, which may be

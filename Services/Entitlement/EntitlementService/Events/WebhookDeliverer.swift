@@ -87,6 +87,8 @@ public actor WebhookDeliverer {
     private var deadLetters = 0
     private var deadLettersCounted: Int64?
     private let deadLettersGauge: Gauge?
+    private let lagGauge: Gauge?
+    private let deliveringGauge: Gauge?
 
     public init(
         endpoint: WebhookEndpoint, client: any ClientTransport, owner: String, leaseMilliseconds: Int64 = 6000,
@@ -107,6 +109,13 @@ public actor WebhookDeliverer {
         deadLettersGauge = metrics?.gauge(
             "webhook_dead_letters",
             help: "Events given up on and not redelivered yet (shown by the delivering instance).",
+            labels: ["endpoint": endpoint.name])
+        // The delivery gauges too: an instance that does not deliver (yet) shows 0.
+        lagGauge = metrics?.gauge(
+            "webhook_lag_seconds", help: "How old the oldest event not yet delivered is (0 when none).",
+            labels: ["endpoint": endpoint.name])
+        deliveringGauge = metrics?.gauge(
+            "webhook_delivering", help: "1 while this instance delivers to the endpoint.",
             labels: ["endpoint": endpoint.name])
         // Unless told otherwise, the logger's clock: the service's.
         self.now = now ?? { [clock = logger.clock] in clock.epochMilliseconds() }
@@ -395,12 +404,7 @@ public actor WebhookDeliverer {
         changedAttempts[sequence] = attempt
     }
 
-    private func delivering(_ value: Int) {
-        metrics?.gauge(
-            "webhook_delivering", help: "1 while this instance delivers to the endpoint.",
-            labels: ["endpoint": endpoint.name]
-        ).set(value)
-    }
+    private func delivering(_ value: Int) { deliveringGauge?.set(value) }
 
     private func count(_ status: Int) {
         metrics?.counter(
@@ -412,10 +416,7 @@ public actor WebhookDeliverer {
     /// The age of the oldest event not delivered yet.
     private func lag() {
         let oldest = window[head...].first { $0.event != nil }?.event?.recordedTimeMilliseconds
-        metrics?.gauge(
-            "webhook_lag_seconds", help: "How old the oldest event not yet delivered is (0 when none).",
-            labels: ["endpoint": endpoint.name]
-        ).set(milliseconds: oldest.map { max(0, now() - $0) } ?? 0)
+        lagGauge?.set(milliseconds: oldest.map { max(0, now() - $0) } ?? 0)
     }
 
     /// Writes what changed since the last record to the ledger, at most `maxRecord` attempts (and
