@@ -8,8 +8,9 @@ import Observability
 import RPC
 import TestSupport
 import Testing
-import VerifierService
 import Wire
+
+@testable import VerifierService
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -122,6 +123,41 @@ struct GoogleNotificationIngressTests {
         #expect(history.events.first?.notificationID == "1234567890123456")
         let processed = try await harness.base.ledger.listInbox(ListInboxRequest(status: .processed, store: .google))
         #expect(processed.entries.map(\.notificationID) == ["1234567890123456"])
+        await harness.stop()
+    }
+
+    @Test(
+        "a renewal's state write marks its inbox entry processed; processed again after a later failure, it ends processed"
+    )
+    func stateWriteCompletesEntry() async throws {
+        let harness = try await PushHarness()
+        harness.base.api.setSubscription("tok-once", harness.base.purchase(acknowledged: true))
+        let eventTime = harness.base.clock.milliseconds
+        let body = try harness.body(messageID: "m-once", harness.subscriptionNotification(2, token: "tok-once"))
+        #expect(try await harness.post(body, authorization: "Bearer " + (try harness.token())) == 204)
+        await harness.base.adapter.processingIdle()
+        /// The entry's status: the inbox is listed by status.
+        func status() async throws -> [InboxStatus] {
+            var found: [InboxStatus] = []
+            for status in [InboxStatus.pending, .processed, .failed] {
+                let entries = try await harness.base.ledger.listInbox(ListInboxRequest(status: status, store: .google))
+                if entries.entries.contains(where: { $0.notificationID == "m-once" }) { found.append(status) }
+            }
+            return found
+        }
+        #expect(try await status() == [.processed])
+        // A step after the write failed and marked the entry: processing it again fetches the
+        // same state at the same instant, so the write replays, and the entry is marked again.
+        _ = try await harness.base.ledger.markInbox(
+            MarkInboxRequest(store: .google, notificationID: "m-once", status: .failed, error: "after the write"))
+        #expect(try await status() == [.failed])
+        await harness.base.adapter.process(
+            messageID: "m-once", packageName: GoogleAdapterTests.package, eventTime: eventTime,
+            work: .subscription(type: 2, token: "tok-once", productID: "pro_monthly"))
+        #expect(try await status() == [.processed])
+        let history = try await harness.base.ledger.getHistory(GetHistoryRequest(key: harness.base.key("tok-once")))
+        #expect(history.events.map(\.kind) == [.renewed])
+        #expect(harness.base.api.calls == ["get tok-once", "get tok-once"])
         await harness.stop()
     }
 

@@ -9,11 +9,14 @@ public import Wire
 extension LedgerClientProtocol {
     /// Records a state fetched from a store with its event, keyed by content: a retry that
     /// fetched the same state replays; a newer state is a new fact. Returns the state recorded.
+    /// The inbox entry `completing` is marked processed by the same write (a replay too).
     func recordFetchedState(
-        _ subscription: Subscription, event: LifecycleEvent, periods: [Period] = [], keyPrefix: String
+        _ subscription: Subscription, event: LifecycleEvent, periods: [Period] = [],
+        completing notificationID: String? = nil, keyPrefix: String
     ) async throws -> Subscription {
         try await recordContent(
-            RecordVerifiedStateRequest(subscription: subscription, events: [event], periods: periods),
+            RecordVerifiedStateRequest(
+                subscription: subscription, events: [event], notificationID: notificationID, periods: periods),
             keyPrefix: keyPrefix
         ).subscription ?? subscription
     }

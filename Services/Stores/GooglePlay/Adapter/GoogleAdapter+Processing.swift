@@ -61,17 +61,17 @@ extension GoogleAdapter {
                 event: FetchEvent(
                     kind: kind,
                     storeType: SubscriptionNotificationType(rawValue: type).name ?? "SUBSCRIPTION_NOTIFICATION_\(type)",
-                    time: eventTime, notificationID: messageID, notificationType: type))
-            // A dropped pending change leaves the old token as it was: read it again, as Google
-            // asks, through linkedPurchaseToken.
-            if purchase.subscriptionState == "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED",
-                let old = purchase.linkedPurchaseToken, !old.isEmpty,
+                    time: eventTime, notificationID: messageID, notificationType: type, completesNotification: true))
+            if Self.readsOldTokenAfter(purchase), let old = purchase.linkedPurchaseToken,
                 try await ledger.subscription(Self.key(old, test: recorded.key.environment == .sandbox)) != nil
             {
                 _ = try await fetchAndRecordSubscription(
                     packageName: packageName, productID: productID, token: old, detail: "PENDING_PURCHASE_CANCELED")
             }
+            // An acknowledgement owed is queued in the inbox before it is sent, so the state's
+            // write may already have marked this notification processed.
             try await acknowledgeIfLinked(recorded.key, packageName: packageName)
+            if !Self.readsOldTokenAfter(purchase) { return }
         case .oneTimeProduct(let type, let token, let productID):
             let kind: EventKind = type == 1 ? .purchased : type == 2 ? .pendingCancelled : .other
             let recorded = try await fetchAndRecordOneTime(

@@ -101,6 +101,9 @@ extension GoogleAdapter {
         /// The action ended access at this time: a subscription Play reads expired after it is
         /// recorded revoked from then.
         var revokedAt: Int64?
+        /// The state's write also marks the inbox entry `notificationID` processed (one durable
+        /// write instead of two), when nothing is left to do for the notification after it.
+        var completesNotification = false
     }
 
     /// Fetches a subscription (subscriptionsv2) or a one-time product, by the catalog's word for
@@ -167,8 +170,18 @@ extension GoogleAdapter {
         }
         let periods = GooglePlayLifecycle.periods(
             purchase, storeTime: storeTime, circumstances: circumstances, raw: purchase.raw)
-        let recorded = try await record(subscription, periods: periods, raw: purchase.raw, event: event, detail: detail)
+        let completes = event?.completesNotification == true && !Self.readsOldTokenAfter(purchase)
+        let recorded = try await record(
+            subscription, periods: periods, raw: purchase.raw, event: event, detail: detail,
+            completing: completes ? event?.notificationID : nil)
         return (recorded, purchase)
+    }
+
+    /// A dropped pending change leaves the old token as it was: it is read again after the new
+    /// one's state is written, as Google asks, through `linkedPurchaseToken`.
+    static func readsOldTokenAfter(_ purchase: SubscriptionPurchaseV2) -> Bool {
+        purchase.subscriptionState == "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED"
+            && !(purchase.linkedPurchaseToken ?? "").isEmpty
     }
 
     /// Before a real replacement is recorded, the token it replaces is read again while the
@@ -230,9 +243,11 @@ extension GoogleAdapter {
             subscription, periods: period.map { [$0] } ?? [], raw: purchase.raw, event: event, detail: detail)
     }
 
-    /// Records a fetched state with its periods and event (the answer's raw JSON on the event).
+    /// Records a fetched state with its periods and event (the answer's raw JSON on the event),
+    /// marking the inbox entry `completing` processed in the same write.
     private func record(
-        _ subscription: Subscription, periods: [Period], raw: String?, event: FetchEvent?, detail: String
+        _ subscription: Subscription, periods: [Period], raw: String?, event: FetchEvent?, detail: String,
+        completing: String? = nil
     ) async throws -> Subscription {
         let storeTime = subscription.storeTimeMilliseconds ?? nowMilliseconds
         let recorded = LifecycleEvent(
@@ -243,7 +258,7 @@ extension GoogleAdapter {
             detail: event == nil ? detail : event?.detail, rawTransaction: raw, actor: event?.actor,
             reason: event?.reason)
         return try await ledger.recordFetchedState(
-            subscription, event: recorded, periods: periods, keyPrefix: "google-state-")
+            subscription, event: recorded, periods: periods, completing: completing, keyPrefix: "google-state-")
     }
 
     /// Acknowledges (or consumes) `subscription` with Google and records that; when Google does
