@@ -49,9 +49,10 @@ struct PubSubPushAuthenticatorTests {
         #expect(endpoint.sources == [.google])
         #expect(PubSubPushAuthenticator.KeySource.google.description == "https://www.googleapis.com/oauth2/v3/certs")
 
-        // The key set is reused; the scheme is case-insensitive; the issuer may lack the scheme.
+        // The key set is reused; the scheme is case-insensitive; the issuer may lack the scheme;
+        // spaces and tabs around the value and the token are optional whitespace.
         let bare = try signer.token(PushTokenSigner.claims(["iss": "accounts.google.com"]))
-        let again = try await authenticator.authenticate(authorizationHeader: "bearer  \(bare) ", now: now)
+        let again = try await authenticator.authenticate(authorizationHeader: "\tbearer \t \(bare) \t", now: now)
         #expect(again.issuer == "accounts.google.com")
         #expect(endpoint.fetches == 1)
         #expect(await authenticator.keySetFetches == 1)

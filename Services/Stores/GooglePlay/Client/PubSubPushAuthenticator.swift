@@ -136,14 +136,23 @@ public final class PubSubPushAuthenticator: Sendable {
         async
         throws(PubSubPushAuthenticationError) -> PubSubPushToken
     {
-        guard let header = authorizationHeader?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
+        guard let header = authorizationHeader.map({ Self.trimmingSpaces(Substring($0)) }), !header.isEmpty else {
             throw PubSubPushAuthenticationError(.missing, "the push has no Authorization header")
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw PubSubPushAuthenticationError(.missing, "the Authorization header carries no Bearer token")
         }
-        return try await authenticate(token: parts[1].trimmingCharacters(in: .whitespaces), now: now)
+        return try await authenticate(token: String(Self.trimmingSpaces(parts[1])), now: now)
+    }
+
+    /// `text` without the spaces and tabs at its ends (HTTP's optional whitespace), read as
+    /// bytes: a token is about a kilobyte, and Foundation's trimming bridges it to `NSString`.
+    static func trimmingSpaces(_ text: Substring) -> Substring {
+        var slice = text
+        while let first = slice.utf8.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
+        while let last = slice.utf8.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
+        return slice
     }
 
     /// Authenticates a push by its bearer token, at `now`; returns the verified claims. Throws
