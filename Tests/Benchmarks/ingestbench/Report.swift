@@ -5,7 +5,7 @@ import Foundation
 enum Report {
     static let services = ["verifier", "ledger", "entitlement"]
 
-    static func print(figures: [StoreFigures], floor: Floor, options: Options) {
+    static func print(figures: [StoreFigures], floor: Floor, costs: ExchangeCosts, options: Options) {
         let n = options.subscriptions
         Swift.print(
             "renewal wave, \(n) subscriptions per store, \(options.concurrency) in flight, SQLite, event log to one webhook"
@@ -37,6 +37,15 @@ enum Report {
                 "floor / ours (service CPU per notification)", ReportText.fixed(figure.floorSeconds / serviceCPU, 3),
                 "",
             ])
+            let shape = ShapeFloor(floor: figure.floorSeconds, store: figure.store, costs: costs)
+            rows.append([
+                "shape floor (+ \(shape.framed) framed, \(shape.httpServed + shape.httpPosted) HTTP exchanges)",
+                ReportText.fixed(shape.seconds * 1e6, 0), "µs/notification",
+            ])
+            rows.append([
+                "highest floor / ours the shape allows", ReportText.fixed(figure.floorSeconds / shape.seconds, 3), "",
+            ])
+            rows.append(["shape floor / ours (service CPU)", ReportText.fixed(shape.seconds / serviceCPU, 3), ""])
             Swift.print(ReportText.table(rows))
             for (path, calls) in figure.apiCalls.sorted(by: { $0.key < $1.key }) {
                 Swift.print("  store API \(ReportText.fixed(calls, 2)) calls/notification: \(path)")
@@ -59,6 +68,9 @@ enum Report {
                 "webhook_p99_ms": percentile(hook, 0.99), "webhook_max_ms": hook.last ?? 0,
                 "floor_us": figure.floorSeconds * 1e6, "floor_over_ours": figure.floorSeconds / ours,
                 "api_calls_per_notification": figure.apiCalls,
+                "shape_floor_us": shape.seconds * 1e6,
+                "shape_allows_floor_over_ours": figure.floorSeconds / shape.seconds,
+                "shape_floor_over_ours": shape.seconds / serviceCPU,
             ]
             for (name, value) in figure.cpuPerNotification { entry["cpu_us_\(name)"] = value * 1e6 }
             json[figure.store] = entry
@@ -69,6 +81,12 @@ enum Report {
         Swift.print(
             "  App Store: 3 JWS × 1 P-256 (chains verified once and kept; each again: + 6 P-384) + 1 append; Play: 1 RS256 token + 1 append"
         )
+        Swift.print(
+            "exchanges at their reference's cost: framed (redis-benchmark GET, both ends) \(ReportText.fixed(costs.framedSeconds * 1e6, 1)) µs; HTTP POST served (nginx) \(ReportText.fixed(costs.httpServerSeconds * 1e6, 1)) µs, posted (wrk) \(ReportText.fixed(costs.httpClientSeconds * 1e6, 1)) µs"
+        )
+        json["framed_exchange_us"] = costs.framedSeconds * 1e6
+        json["http_served_us"] = costs.httpServerSeconds * 1e6
+        json["http_posted_us"] = costs.httpClientSeconds * 1e6
         json["subscriptions"] = n
         json["p256_verify_per_second"] = Int(floor.p256VerifyPerSecond)
         json["p384_verify_per_second"] = Int(floor.p384VerifyPerSecond)

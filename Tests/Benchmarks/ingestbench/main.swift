@@ -26,7 +26,9 @@ struct Options: BenchCommandOptions {
         notification of each service, store API calls per notification. A second month's
         notifications are then posted at half that rate for S seconds: the latency from the
         post to CheckAccess showing the new period and to the webhook's arrival. Beside it, the
-        floor: openssl speed's ECDSA and RSA verifies and a durable sqlite3 append.
+        floor: openssl speed's ECDSA and RSA verifies and a durable sqlite3 append; and the floor of
+        the shape: the floor plus the fewest exchanges between processes a notification makes, each
+        at its reference's cost (redis-benchmark against redis-server, wrk against nginx).
 
           --bin DIR              where storesim, ledger, verifier and entitlement are (.build/release)
           --subscriptions N      subscriptions per store (default 2000; 100…100000; the simulator's
@@ -261,6 +263,7 @@ BenchCommand.main(Options.self, name: "ingestbench") { options throws(BenchError
     let floor = try Floor.measure(seconds: options.opensslSeconds, batch: concurrency, directory: directory)
     figures["apple"]!.floorSeconds = floor.appleSeconds
     figures["google"]!.floorSeconds = floor.googleSeconds
-    Report.print(figures: [figures["apple"]!, figures["google"]!], floor: floor, options: options)
+    let costs = try ExchangeCosts.measure(directory: directory, seconds: options.opensslSeconds)
+    Report.print(figures: [figures["apple"]!, figures["google"]!], floor: floor, costs: costs, options: options)
     return 0
 }

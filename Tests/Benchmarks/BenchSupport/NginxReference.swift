@@ -1,4 +1,3 @@
-import BenchSupport
 import Foundation
 import Glibc
 
@@ -9,14 +8,14 @@ import Glibc
 /// The file is served for `POST` as for `GET` (nginx's static module answers a `POST` 405, which
 /// `error_page 405 =200` turns into the file), with `Content-Type: application/json`, keep-alive,
 /// no access log, one worker per core.
-final class NginxReference {
-    let port: Int
-    private let child: ChildProcess
+public final class NginxReference {
+    public let port: Int
+    public let child: ChildProcess
     private let directory: String
 
     /// Starts nginx serving `body` and waits until it answers. Throws when nginx is missing or
     /// does not answer within 5 s.
-    init(serving body: [UInt8], in parent: TemporaryDirectory) throws(BenchError) {
+    public init(serving body: [UInt8], in parent: TemporaryDirectory) throws(BenchError) {
         directory = parent.file("nginx")
         let root = directory + "/www"
         do {
@@ -80,5 +79,13 @@ final class NginxReference {
     deinit { stop() }
 
     /// Stops nginx (SIGTERM, then SIGKILL); idempotent.
-    func stop() { child.stop() }
+    public func stop() { child.stop() }
+
+    /// CPU seconds nginx has used so far: its master's and each worker's (the master's children).
+    public func cpuSeconds() -> Double {
+        let pid = child.pid
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        let workers = children.split(separator: " ").compactMap { Int32($0) }
+        return ([pid] + workers).reduce(0) { $0 + (ProcessCPU.seconds(pid: $1) ?? 0) }
+    }
 }
