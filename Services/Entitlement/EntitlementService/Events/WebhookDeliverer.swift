@@ -70,13 +70,16 @@ public actor WebhookDeliverer {
     private var deliveredThrough: UInt64 = 0
     private var recordedThrough: UInt64 = 0
     /// The log read after `deliveredThrough`, by sequence: nil once done.
-    private var window: [(sequence: UInt64, event: Event?)] = []
+    /// Each entry's lane is its account's (`lane(of:)`).
+    private var window: [(sequence: UInt64, lane: Int, event: Event?)] = []
     /// Where the window's first entry not yet done is: entries before it are done and wait to
     /// be dropped in one go (`advance`), so an answer does not move the whole window.
     private var head = 0
     private var fetchedThrough: UInt64 = 0
     private var attempts: [UInt64: DeliveryAttempt] = [:]
     private var inFlight = Set<UInt64>()
+    /// The lanes `sendWhatMayGo` has passed, kept to reuse its storage.
+    private var lanesSeen = Set<Int>()
     /// The pool's answers, waiting to be taken in by the actor a batch at a time.
     private let answers = DeliveryAnswers()
     /// Changes to record: attempts (failed or dead), and sequences delivered after failing.
@@ -242,7 +245,7 @@ public actor WebhookDeliverer {
                 LedgerRPC.listEvents, ListEventsRequest(afterSequence: fetchedThrough, limit: 500))
             for event in page.events {
                 let wanted = endpoint.wants(type: event.type, account: event.accountID)
-                window.append((event.sequence, wanted ? event : nil))
+                window.append((event.sequence, Self.lane(of: event), wanted ? event : nil))
             }
             guard page.lastSequence > fetchedThrough else { break }
             fetchedThrough = page.lastSequence
@@ -292,21 +295,21 @@ public actor WebhookDeliverer {
         let at = now()
         let sent = machineNow()
         var requests: [(HTTPConnectionPool.Request, HTTPConnectionPool.Reply)] = []
-        var waiting = Set<String>()
-        for entry in window[head...] {
-            guard let event = entry.event else { continue }
+        lanesSeen.removeAll(keepingCapacity: true)
+        // By index: an entry is read in place, its event copied only when it goes.
+        for index in head..<window.count where window[index].event != nil {
             // An account's events go one at a time, in order.
-            let lane = event.accountID ?? ""
-            guard waiting.insert(lane).inserted else { continue }
-            guard !inFlight.contains(entry.sequence) else { continue }
-            if let attempt = attempts[entry.sequence], attempt.nextAttemptMilliseconds > at { continue }
+            guard lanesSeen.insert(window[index].lane).inserted else { continue }
+            let sequence = window[index].sequence
+            guard !inFlight.contains(sequence) else { continue }
+            if let attempt = attempts[sequence], attempt.nextAttemptMilliseconds > at { continue }
             guard inFlight.count < limit else { break }
-            inFlight.insert(entry.sequence)
-            let sequence = entry.sequence
+            guard let event = window[index].event else { continue }
             if pooled {
                 let (headers, body) = Self.message(event, to: endpoint, at: sent)
                 guard let request = HTTPConnectionPool.Request("POST", endpoint.url, headers: headers, body: body)
                 else { continue }
+                inFlight.insert(sequence)
                 requests.append(
                     (
                         request,
@@ -315,6 +318,7 @@ public actor WebhookDeliverer {
                         }
                     ))
             } else {
+                inFlight.insert(sequence)
                 Task { [endpoint, transport] in
                     let outcome = await transport.perform(Self.request(event, to: endpoint, at: sent))
                     await self.finished(sequence, outcome)
@@ -323,6 +327,10 @@ public actor WebhookDeliverer {
         }
         pool.submit(requests)
     }
+
+    /// The lane of an event: a hash of its account, so that choosing what may go compares
+    /// numbers. Two accounts that share one only wait for each other, in order.
+    static func lane(of event: Event) -> Int { (event.accountID ?? "").hashValue }
 
     /// How many times `maxInFlight` events an `http://` endpoint's pool is given at once: those
     /// in flight and the next ones, ready when an answer frees a connection.
