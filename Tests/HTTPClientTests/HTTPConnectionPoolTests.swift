@@ -155,6 +155,39 @@ struct HTTPConnectionPoolTests {
         #expect(server.accepted.value.load(ordering: .relaxed) == 1)
     }
 
+    @Test("requests handed over together are each answered once, to their own reply")
+    func submittedTogether() async throws {
+        let server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "pool-test", sink: .capturing()))
+        server.route("POST", "/hooks") { request in HTTPResponse(status: 200, body: request.body) }
+        try server.start()
+        defer { server.stop() }
+        let pool = HTTPConnectionPool(requestTimeout: 10, maxResponseBytes: 64, maxIdle: 4)
+        let url = URL(string: "http://127.0.0.1:\(server.port)/hooks")!
+
+        for round in 0..<3 {
+            let answers = await withCheckedContinuation { continuation in
+                let kept = Mutex<[Int: String]>([:])
+                pool.submit(
+                    (0..<4).map { index in
+                        (
+                            HTTPConnectionPool.Request(
+                                "POST", url, headers: [], body: Array("\(round).\(index)".utf8))!,
+                            { outcome in
+                                let body =
+                                    (try? outcome.get()).map { String(decoding: $0.body, as: UTF8.self) } ?? "failed"
+                                let all = kept.withLock { kept in
+                                    kept[index] = body
+                                    return kept.count == 4 ? kept : nil
+                                }
+                                if let all { continuation.resume(returning: all) }
+                            }
+                        )
+                    })
+            }
+            #expect(answers == [0: "\(round).0", 1: "\(round).1", 2: "\(round).2", 3: "\(round).3"])
+        }
+    }
+
     @Test("a kept-alive connection the server dropped is replaced and the request goes once more")
     func droppedConnectionIsReplaced() async throws {
         let server = try RawServer(dropAfterOne: true)

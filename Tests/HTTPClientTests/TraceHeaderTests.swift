@@ -34,6 +34,16 @@ struct TraceHeaderTests {
         return (parts[0], TraceContext(traceparent: parts[1]))
     }
 
+    @Test("new traces, and new parent ids, do not repeat and read back as sent")
+    func newIDsDoNotRepeat() {
+        let traces = (0..<10_000).map { _ in TraceContext.start() }
+        let children = traces.prefix(1000).flatMap { trace in (0..<10).map { _ in trace.child() } }
+        #expect(Set(traces.map(\.traceID)).count == traces.count)
+        #expect(Set((traces + children).map(\.parentID)).count == traces.count + children.count)
+        #expect(traces.allSatisfy { TraceContext(traceparent: $0.traceparent) == $0 })
+        #expect(children.allSatisfy { TraceContext(traceparent: $0.traceparent) == $0 && $0.flags == 1 })
+    }
+
     @Test("a request made while serving a call carries its trace id with a new parent id, which the handler runs under")
     func carriesCurrentTrace() async throws {
         let server = try Self.server()

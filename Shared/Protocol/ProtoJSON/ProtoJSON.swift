@@ -97,10 +97,21 @@ public enum ProtoJSON {
     public static func decodeToJSON(
         _ bytes: [UInt8], as messageFullName: String, pretty: Bool, defaults: Defaults = .omitted
     ) throws(RPCError) -> String {
+        String(
+            decoding: try decodeToJSONBytes(bytes, as: messageFullName, pretty: pretty, defaults: defaults),
+            as: UTF8.self)
+    }
+
+    /// `decodeToJSON`'s JSON as UTF-8 bytes, for a body to send, without a `String` between.
+    public static func decodeToJSONBytes(
+        _ bytes: [UInt8], as messageFullName: String, pretty: Bool, defaults: Defaults = .omitted
+    ) throws(RPCError) -> [UInt8] {
         let message = try message(named: messageFullName)
         let layout = JSONLayout(pretty: pretty, defaults: defaults)
-        let written = bytes.withUnsafeBytes { layout.message($0, message, depth: 0) }
-        guard let json = written else {
+        var json: [UInt8] = []
+        json.reserveCapacity(256 + bytes.count * 2)
+        let written = bytes.withUnsafeBytes { layout.write($0, message, depth: 0, to: &json) }
+        guard written else {
             let reason = bytes.withUnsafeBytes { ProtoWireReader.firstProblem(in: $0) }
             throw RPCError(
                 .dataLoss,

@@ -150,9 +150,7 @@ public struct ConnectGateway: Sendable {
         guard case .success(let response) = result, codec == .json else { return result }
         do {
             return .success(
-                Array(
-                    try ProtoJSON.decodeToJSON(response, as: route.output, pretty: false, defaults: .boolsAndLists).utf8
-                ))
+                try ProtoJSON.decodeToJSONBytes(response, as: route.output, pretty: false, defaults: .boolsAndLists))
         } catch {
             return .failure(RPCError(.internal, "the answer could not be written as JSON: \(error.message)"))
         }

@@ -7,19 +7,26 @@ import Synchronization
 /// The thread of an `HTTPConnectionPool`: one epoll loop over the pool's non-blocking sockets.
 /// Other threads hand it exchanges with `submit`, which wakes it through an eventfd (one write
 /// per batch, however many were queued); everything else here is touched only on its thread.
+/// Each exchange's answer is handed to its `reply` on this thread. With `maxActive`, at most that
+/// many exchanges are under way at once; the others wait in order, and the next starts in the
+/// same turn of the loop that answers one (as a load generator keeps its connections busy),
+/// its time limit counted from then.
 /// A connection carries one exchange at a time; once its answer is read whole it waits idle
 /// (still watched, so that the server closing it is seen) for the next exchange to its host.
 final class HTTPClientLoop: @unchecked Sendable {  // mutable state is confined to the loop thread
     typealias Outcome = Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>
 
-    /// One request to send and the caller waiting for its answer.
+    /// One request to send and who takes its answer.
     struct Exchange: Sendable {
         let message: [UInt8]
         let target: HostPort
-        /// `DispatchTime` uptime nanoseconds.
-        let deadline: UInt64
+        /// Its time limit in nanoseconds, counted from when it starts.
+        let timeout: UInt64
+        /// `DispatchTime` uptime nanoseconds, set when it starts.
+        var deadline: UInt64 = .max
         let maxBody: Int
-        let continuation: CheckedContinuation<Outcome, Never>
+        /// Called once with the answer, on the loop's thread: it must not block.
+        let reply: @Sendable (Outcome) -> Void
     }
 
     /// One TCP connection: owns the socket, closed in `deinit`.
@@ -46,6 +53,7 @@ final class HTTPClientLoop: @unchecked Sendable {  // mutable state is confined 
     }
 
     private let maxIdle: Int
+    private let maxActive: Int
     private let epollFD: Int32
     private let wakeFD: Int32
     private let submitted = Mutex<[Exchange]>([])
@@ -56,11 +64,18 @@ final class HTTPClientLoop: @unchecked Sendable {  // mutable state is confined 
     private var connections: [Int32: Connection] = [:]
     private var idle: [HostPort: [Connection]] = [:]
     private var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+    /// Exchanges under way (on a connection, or between connections).
+    private var active = 0
+    /// Exchanges waiting for one under way to end, in order from `queuedHead`.
+    private var queued: [Exchange] = []
+    private var queuedHead = 0
+    private var pumping = false
 
     private static let wakeToken = UInt64.max
 
-    init(maxIdle: Int) {
+    init(maxIdle: Int, maxActive: Int = .max) {
         self.maxIdle = maxIdle
+        self.maxActive = maxActive
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         precondition(epollFD >= 0 && wakeFD >= 0, "epoll/eventfd: \(errno)")
@@ -81,6 +96,13 @@ final class HTTPClientLoop: @unchecked Sendable {  // mutable state is confined 
         wake()
     }
 
+    /// Hands over several exchanges at once: one lock and at most one wake-up for all.
+    func submit(_ exchanges: [Exchange]) {
+        guard !exchanges.isEmpty else { return }
+        submitted.withLock { $0.append(contentsOf: exchanges) }
+        wake()
+    }
+
     private func wake() {
         guard !wakePending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var one: UInt64 = 1
@@ -92,7 +114,7 @@ final class HTTPClientLoop: @unchecked Sendable {  // mutable state is confined 
         var events = [UInt32](repeating: 0, count: 64)
         while running.load(ordering: .acquiring) {
             let now = DispatchTime.now().uptimeNanoseconds
-            let next = connections.values.compactMap { $0.exchange?.deadline }.min()
+            let next = nextDeadline()
             let timeout = next.map { Int32(min(($0 > now ? $0 - now : 0) / 1_000_000 + 1, 1000)) } ?? 1000
             let count = tokens.withUnsafeMutableBufferPointer { t in
                 events.withUnsafeMutableBufferPointer { e in
@@ -104,22 +126,57 @@ final class HTTPClientLoop: @unchecked Sendable {  // mutable state is confined 
                     var value: UInt64 = 0
                     _ = read(wakeFD, &value, 8)
                     wakePending.store(false, ordering: .releasing)
-                    for exchange in submitted.withLock({ batch in
-                        defer { batch = [] }
-                        return batch
-                    }) {
-                        start(exchange)
-                    }
+                    queued.append(
+                        contentsOf: submitted.withLock { batch in
+                            defer { batch = [] }
+                            return batch
+                        })
+                    pump()
                 } else if let connection = connections[Int32(truncatingIfNeeded: tokens[index])] {
                     serve(connection, events: events[index])
                 }
             }
-            expire()
+            if let next, next <= DispatchTime.now().uptimeNanoseconds { expire() }
         }
+        // The waiting ones first, so that none starts as those under way end.
+        for exchange in queued[queuedHead...] { exchange.reply(.failure(.cancelled)) }
+        queued = []
+        queuedHead = 0
         for connection in Array(connections.values) { finish(connection, .failure(.cancelled), keep: false) }
-        for exchange in submitted.withLock({ $0 }) { exchange.continuation.resume(returning: .failure(.cancelled)) }
+        for exchange in submitted.withLock({ $0 }) { exchange.reply(.failure(.cancelled)) }
         close(epollFD)
         close(wakeFD)
+    }
+
+    /// Starts the waiting exchanges while fewer than `maxActive` are under way.
+    private func pump() {
+        // An exchange that fails at once ends inside `start` and pumps again: the loop here
+        // goes on instead.
+        guard !pumping else { return }
+        pumping = true
+        defer { pumping = false }
+        while active < maxActive, queuedHead < queued.count {
+            var exchange = queued[queuedHead]
+            queuedHead += 1
+            if queuedHead == queued.count {
+                queued.removeAll(keepingCapacity: true)
+                queuedHead = 0
+            } else if queuedHead >= 1024, queuedHead * 2 >= queued.count {
+                queued.removeFirst(queuedHead)
+                queuedHead = 0
+            }
+            active += 1
+            let (deadline, overflow) = DispatchTime.now().uptimeNanoseconds.addingReportingOverflow(exchange.timeout)
+            exchange.deadline = overflow ? .max : deadline
+            start(exchange)
+        }
+    }
+
+    /// Hands `outcome` to the exchange and starts the next one waiting.
+    private func answer(_ exchange: Exchange, _ outcome: Outcome) {
+        exchange.reply(outcome)
+        active -= 1
+        pump()
     }
 
     /// Sends `exchange` on an idle connection to its host, else on a new one.
@@ -135,7 +192,7 @@ final class HTTPClientLoop: @unchecked Sendable {  // mutable state is confined 
         // once connections are kept alive), and a literal address needs no lookup.
         let addresses: [SocketAddress]
         do { addresses = try SocketAddress.resolve(host: exchange.target.host, port: exchange.target.port) } catch {
-            return exchange.continuation.resume(returning: .failure(.network("host not found")))
+            return answer(exchange, .failure(.network("host not found")))
         }
         connect(exchange, addresses[...])
     }
@@ -143,7 +200,7 @@ final class HTTPClientLoop: @unchecked Sendable {  // mutable state is confined 
     /// Connects to the first of `addresses` that takes a connection, for `exchange`.
     private func connect(_ exchange: Exchange, _ addresses: ArraySlice<SocketAddress>) {
         switch open(exchange.target, addresses) {
-        case .failure(let failure): exchange.continuation.resume(returning: .failure(failure))
+        case .failure(let failure): answer(exchange, .failure(failure))
         case .success(let connection):
             connection.exchange = exchange
             connections[connection.descriptor] = connection
@@ -278,13 +335,23 @@ final class HTTPClientLoop: @unchecked Sendable {  // mutable state is confined 
         } else {
             drop(connection)
         }
-        exchange?.continuation.resume(returning: outcome)
+        if let exchange { answer(exchange, outcome) }
     }
 
     private func drop(_ connection: Connection) {
         _ = cshim_epoll_del(epollFD, connection.descriptor)
         connections[connection.descriptor] = nil
         idle[connection.target]?.removeAll { $0 === connection }
+    }
+
+    /// The earliest deadline of the exchanges in progress (walked without copying: once a
+    /// turn of the loop).
+    private func nextDeadline() -> UInt64? {
+        var next: UInt64?
+        for connection in connections.values {
+            if let deadline = connection.exchange?.deadline, deadline < next ?? .max { next = deadline }
+        }
+        return next
     }
 
     /// Fails the exchanges whose time is up, closing their connections.

@@ -23,12 +23,14 @@ public final class HTTPConnectionPool: Sendable {
 
     /// A pool whose exchanges give up after `requestTimeout` seconds in all, whose answers may
     /// carry at most `maxResponseBytes` of body, and which keeps at most `maxIdle` idle
-    /// connections a host.
-    public init(requestTimeout: TimeInterval, maxResponseBytes: Int, maxIdle: Int) {
+    /// connections a host. With `maxActive`, at most that many exchanges are under way at
+    /// once: the others wait their turn in the order given (their `requestTimeout` counted
+    /// from when they start), and each starts as soon as one ends.
+    public init(requestTimeout: TimeInterval, maxResponseBytes: Int, maxIdle: Int, maxActive: Int = .max) {
         self.requestTimeout = requestTimeout
         self.maxResponseBytes = maxResponseBytes
         self.maxIdle = maxIdle
-        loop = HTTPClientLoop(maxIdle: maxIdle)
+        loop = HTTPClientLoop(maxIdle: maxIdle, maxActive: max(1, maxActive))
     }
 
     deinit { loop.stop() }
@@ -54,16 +56,46 @@ public final class HTTPConnectionPool: Sendable {
         HTTPClientTransport.Response, HTTPClientTransport.Failure
     > {
         if Task.isCancelled { return .failure(.cancelled) }
-        guard Self.accepts(url), let host = url.host else { return .failure(.network("not an http URL")) }
-        let target = HostPort(host: host, port: url.port ?? 80)
-        let message = Self.head(method, url, headers: headers, bodyCount: body.count) + body
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(requestTimeout * 1e9)
-        return await withCheckedContinuation { continuation in
-            loop.submit(
-                HTTPClientLoop.Exchange(
-                    message: message, target: target, deadline: deadline, maxBody: maxResponseBytes,
-                    continuation: continuation))
+        guard let request = Request(method, url, headers: headers, body: body) else {
+            return .failure(.network("not an http URL"))
         }
+        return await withCheckedContinuation { continuation in
+            let reply: Reply = { continuation.resume(returning: $0) }
+            submit([(request, reply)])
+        }
+    }
+
+    /// An exchange's answer, or the reason there is none.
+    public typealias Outcome = Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>
+    /// Takes an exchange's outcome, on the pool's thread.
+    public typealias Reply = @Sendable (Outcome) -> Void
+
+    /// One request as the pool sends it: its bytes, whole, and where they go.
+    public struct Request: Sendable {
+        let message: [UInt8]
+        let target: HostPort
+
+        /// `body` to `url` (`http://`, else nil) by `method` with `headers`, as `perform` takes them.
+        public init?(_ method: String, _ url: URL, headers: [(String, String)], body: [UInt8]) {
+            guard HTTPConnectionPool.accepts(url), let host = url.host else { return nil }
+            target = HostPort(host: host, port: url.port ?? 80)
+            var message = HTTPConnectionPool.head(method, url, headers: headers, bodyCount: body.count)
+            message.append(contentsOf: body)
+            self.message = message
+        }
+    }
+
+    /// Sends each request without waiting: its `reply` gets the whole answer, or the reason
+    /// there is none, on the pool's thread (so it must not block; it may hand the answer on).
+    /// All of them are handed to that thread at once, for a sender with many to send.
+    public func submit(_ requests: [(Request, Reply)]) {
+        let timeout = UInt64(requestTimeout * 1e9)
+        loop.submit(
+            requests.map { request, reply in
+                HTTPClientLoop.Exchange(
+                    message: request.message, target: request.target, timeout: timeout, maxBody: maxResponseBytes,
+                    reply: reply)
+            })
     }
 
     /// The request line and headers, ending in the empty line.
@@ -71,17 +103,44 @@ public final class HTTPConnectionPool: Sendable {
         var path = url.path.isEmpty ? "/" : url.path
         if let query = url.query { path += "?" + query }
         let host = url.host ?? ""
-        var text = method + " " + path + " HTTP/1.1\r\nHost: " + (url.port.map { host + ":" + String($0) } ?? host)
-        text += "\r\n"
+        // Written as bytes into one buffer sized for the usual head and the body after it.
+        var text: [UInt8] = []
+        text.reserveCapacity(512 + bodyCount)
+        text.append(contentsOf: method.utf8)
+        text.append(UInt8(ascii: " "))
+        text.append(contentsOf: path.utf8)
+        text.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
+        text.append(contentsOf: host.utf8)
+        if let port = url.port {
+            text.append(UInt8(ascii: ":"))
+            text.append(contentsOf: String(port).utf8)
+        }
+        text.append(contentsOf: "\r\n".utf8)
         var traced = false
         for (name, value) in headers {
-            let lowered = name.lowercased()
-            if lowered == "host" || lowered == "content-length" || lowered == "connection" { continue }
-            if lowered == TraceContext.headerName { traced = true }
-            text += name + ": " + value + "\r\n"
+            if isNamed(name, "host") || isNamed(name, "content-length") || isNamed(name, "connection") { continue }
+            if isNamed(name, TraceContext.headerName) { traced = true }
+            text.append(contentsOf: name.utf8)
+            text.append(contentsOf: ": ".utf8)
+            text.append(contentsOf: value.utf8)
+            text.append(contentsOf: "\r\n".utf8)
         }
-        if !traced { text += TraceContext.headerName + ": " + TraceContext.outgoing().traceparent + "\r\n" }
-        text += "Content-Length: " + String(bodyCount) + "\r\n\r\n"
-        return Array(text.utf8)
+        if !traced {
+            text.append(contentsOf: TraceContext.headerName.utf8)
+            text.append(contentsOf: ": ".utf8)
+            text.append(
+                contentsOf: TraceContext.outgoing().traceparentCString.dropLast().lazy.map { UInt8(bitPattern: $0) })
+            text.append(contentsOf: "\r\n".utf8)
+        }
+        text.append(contentsOf: "Content-Length: ".utf8)
+        text.append(contentsOf: String(bodyCount).utf8)
+        text.append(contentsOf: "\r\n\r\n".utf8)
+        return text
+    }
+
+    /// Whether header `name` is `lowercased` in any case (ASCII), without making a copy.
+    private static func isNamed(_ name: String, _ lowercased: String) -> Bool {
+        name.utf8.count == lowercased.utf8.count
+            && zip(name.utf8, lowercased.utf8).allSatisfy { (0x41...0x5A).contains($0) ? $0 | 0x20 == $1 : $0 == $1 }
     }
 }

@@ -6,7 +6,8 @@
 /// The context of the call being served is the task-local `current`: the RPC and HTTP servers
 /// bind it for each call (the caller's when it sent a valid one, else a new trace), the logger
 /// stamps its trace id on each line, and clients send `outgoing()` with each call they make.
-/// Held as integers: parsing a header allocates nothing.
+/// Held as integers: parsing a header allocates nothing. New ids come from `TraceIDs`, not
+/// from a system call each.
 public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     private let traceHigh: UInt64
     private let traceLow: UInt64
@@ -52,17 +53,15 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     public init?(traceID: String) {
         var text = traceID
         guard let ids = text.withUTF8({ Self.traceIDParts($0) }) else { return nil }
-        var random = SystemRandomNumberGenerator()
-        self.init(traceHigh: ids.high, traceLow: ids.low, parent: max(random.next(), 1), flags: 1)
+        self.init(traceHigh: ids.high, traceLow: ids.low, parent: max(TraceIDs.next(), 1), flags: 1)
     }
 
     /// A new trace: random ids, flagged sampled.
     public static func start() -> TraceContext {
-        var random = SystemRandomNumberGenerator()
-        let high = random.next() as UInt64
-        let low = random.next() as UInt64
+        let high = TraceIDs.next()
+        let low = TraceIDs.next()
         return TraceContext(
-            traceHigh: high, traceLow: high | low == 0 ? 1 : low, parent: max(random.next(), 1), flags: 1)
+            traceHigh: high, traceLow: high | low == 0 ? 1 : low, parent: max(TraceIDs.next(), 1), flags: 1)
     }
 
     /// The context the incoming `traceparent` names when valid, else a new trace: an invalid
@@ -74,8 +73,7 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// The context for a call made while serving this one: the same trace id and flags, a new
     /// parent id.
     public func child() -> TraceContext {
-        var random = SystemRandomNumberGenerator()
-        return TraceContext(traceHigh: traceHigh, traceLow: traceLow, parent: max(random.next(), 1), flags: flags)
+        TraceContext(traceHigh: traceHigh, traceLow: traceLow, parent: max(TraceIDs.next(), 1), flags: flags)
     }
 
     /// The context an outgoing call carries: a child of `current`, or a new trace outside a call.

@@ -70,13 +70,18 @@ public actor WebhookDeliverer {
     private var deliveredThrough: UInt64 = 0
     private var recordedThrough: UInt64 = 0
     /// The log read after `deliveredThrough`, by sequence: nil once done.
-    private var window: [(sequence: UInt64, event: Event?)] = []
+    /// Each entry's lane is its account's (`lane(of:)`).
+    private var window: [(sequence: UInt64, lane: Int, event: Event?)] = []
     /// Where the window's first entry not yet done is: entries before it are done and wait to
     /// be dropped in one go (`advance`), so an answer does not move the whole window.
     private var head = 0
     private var fetchedThrough: UInt64 = 0
     private var attempts: [UInt64: DeliveryAttempt] = [:]
     private var inFlight = Set<UInt64>()
+    /// The lanes `sendWhatMayGo` has passed, kept to reuse its storage.
+    private var lanesSeen = Set<Int>()
+    /// The pool's answers, waiting to be taken in by the actor a batch at a time.
+    private let answers = DeliveryAnswers()
     /// Changes to record: attempts (failed or dead), and sequences delivered after failing.
     private var changedAttempts: [UInt64: DeliveryAttempt] = [:]
     private var recovered: [UInt64] = []
@@ -124,7 +129,8 @@ public actor WebhookDeliverer {
         lease = LeaseKeeper(name: "webhook.\(endpoint.name)", owner: owner, milliseconds: leaseMilliseconds)
         transport = HTTPClientTransport(requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024)
         pool = HTTPConnectionPool(
-            requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024, maxIdle: rules.maxInFlight)
+            requestTimeout: rules.timeout, maxResponseBytes: 64 * 1024, maxIdle: rules.maxInFlight,
+            maxActive: rules.maxInFlight)
     }
 
     /// Takes a new version of the endpoint (a reloaded file): its URL, secrets and filters.
@@ -239,7 +245,7 @@ public actor WebhookDeliverer {
                 LedgerRPC.listEvents, ListEventsRequest(afterSequence: fetchedThrough, limit: 500))
             for event in page.events {
                 let wanted = endpoint.wants(type: event.type, account: event.accountID)
-                window.append((event.sequence, wanted ? event : nil))
+                window.append((event.sequence, Self.lane(of: event), wanted ? event : nil))
             }
             guard page.lastSequence > fetchedThrough else { break }
             fetchedThrough = page.lastSequence
@@ -276,38 +282,69 @@ public actor WebhookDeliverer {
         return low < window.count && window[low].sequence == sequence ? low : nil
     }
 
+    /// Sends the events that may go now. To an `https://` endpoint, through URLSession, a task
+    /// each, as many as `maxInFlight` allows. To an `http://` one they are encoded and signed
+    /// here and handed to the pool together, up to `readyAhead` times `maxInFlight`: the pool
+    /// sends `maxInFlight` at once and starts the next as soon as one is answered, with no hop
+    /// back here in between. Its answers come back through `answers` and are taken in by
+    /// `takeAnswers`, one hop for all that arrived meanwhile.
     private func sendWhatMayGo() {
+        let pooled = HTTPConnectionPool.accepts(endpoint.url)
+        let limit = pooled ? rules.maxInFlight * Self.readyAhead : rules.maxInFlight
+        guard inFlight.count < limit else { return }
         let at = now()
-        var waiting = Set<String>()
-        for entry in window[head...] {
-            guard let event = entry.event else { continue }
+        let sent = machineNow()
+        var requests: [(HTTPConnectionPool.Request, HTTPConnectionPool.Reply)] = []
+        lanesSeen.removeAll(keepingCapacity: true)
+        // By index: an entry is read in place, its event copied only when it goes.
+        for index in head..<window.count where window[index].event != nil {
             // An account's events go one at a time, in order.
-            let lane = event.accountID ?? ""
-            guard waiting.insert(lane).inserted else { continue }
-            guard !inFlight.contains(entry.sequence) else { continue }
-            if let attempt = attempts[entry.sequence], attempt.nextAttemptMilliseconds > at { continue }
-            guard inFlight.count < rules.maxInFlight else { break }
-            inFlight.insert(entry.sequence)
-            let sequence = entry.sequence
-            Task { [endpoint, transport, pool, sent = machineNow()] in
-                let outcome = await Self.deliver(event, to: endpoint, at: sent, transport: transport, pool: pool)
-                await self.finished(sequence, outcome)
+            guard lanesSeen.insert(window[index].lane).inserted else { continue }
+            let sequence = window[index].sequence
+            guard !inFlight.contains(sequence) else { continue }
+            if let attempt = attempts[sequence], attempt.nextAttemptMilliseconds > at { continue }
+            guard inFlight.count < limit else { break }
+            guard let event = window[index].event else { continue }
+            if pooled {
+                let (headers, body) = Self.message(event, to: endpoint, at: sent)
+                guard let request = HTTPConnectionPool.Request("POST", endpoint.url, headers: headers, body: body)
+                else { continue }
+                inFlight.insert(sequence)
+                requests.append(
+                    (
+                        request,
+                        { [answers] outcome in
+                            if answers.put(sequence, outcome) { Task { await self.takeAnswers() } }
+                        }
+                    ))
+            } else {
+                inFlight.insert(sequence)
+                Task { [endpoint, transport] in
+                    let outcome = await transport.perform(Self.request(event, to: endpoint, at: sent))
+                    await self.finished(sequence, outcome)
+                }
             }
         }
+        pool.submit(requests)
     }
 
-    /// Encodes, signs and sends `event` to `endpoint`, off the actor (so that the deliverer's
-    /// other sends and answers go on meanwhile): over kept-alive connections to an `http://`
-    /// endpoint, through URLSession to an `https://` one.
-    static func deliver(
-        _ event: Event, to endpoint: WebhookEndpoint, at: Int64, transport: HTTPClientTransport,
-        pool: HTTPConnectionPool
-    ) async -> Result<HTTPClientTransport.Response, HTTPClientTransport.Failure> {
-        guard HTTPConnectionPool.accepts(endpoint.url) else {
-            return await transport.perform(request(event, to: endpoint, at: at))
+    /// The lane of an event: a hash of its account, so that choosing what may go compares
+    /// numbers. Two accounts that share one only wait for each other, in order.
+    static func lane(of event: Event) -> Int { (event.accountID ?? "").hashValue }
+
+    /// How many times `maxInFlight` events an `http://` endpoint's pool is given at once: those
+    /// in flight and the next ones, ready when an answer frees a connection.
+    static let readyAhead = 16
+
+    /// Takes in every answer the pool has handed over, then sends what may go after them; again
+    /// while more arrived meanwhile.
+    private func takeAnswers() {
+        while case let batch = answers.take(), !batch.isEmpty {
+            var acknowledged = false
+            for (sequence, outcome) in batch { acknowledged = settle(sequence, outcome) || acknowledged }
+            // The accounts' next events, or others', go at once rather than at the next round.
+            if acknowledged, leading, !disabled { sendWhatMayGo() }
         }
-        let (headers, body) = message(event, to: endpoint, at: at)
-        return await pool.perform("POST", endpoint.url, headers: headers, body: body)
     }
 
     /// The signed POST of `event` to this deliverer's endpoint, as URLSession sends it.
@@ -330,8 +367,7 @@ public actor WebhookDeliverer {
     ) {
         let body: [UInt8]
         do {
-            body = Array(
-                try ProtoJSON.decodeToJSON(event.serialized(), as: "subscriptions.events.v1.Event", pretty: false).utf8)
+            body = try ProtoJSON.decodeToJSONBytes(event.serialized(), as: Event.protoName, pretty: false)
         } catch {
             // A message's own encoding always reads back as its schema's JSON.
             preconditionFailure("an Event's encoding did not read back as JSON: \(error)")
@@ -350,9 +386,19 @@ public actor WebhookDeliverer {
         return (headers, body)
     }
 
+    /// Takes in the answer to `sequence`'s delivery, then sends what may go after it.
     func finished(_ sequence: UInt64, _ outcome: Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>) {
+        // The account's next event, or another's, goes at once rather than at the next round.
+        if settle(sequence, outcome), leading, !disabled { sendWhatMayGo() }
+    }
+
+    /// Takes in the answer to `sequence`'s delivery; true when it was acknowledged.
+    @discardableResult
+    private func settle(
+        _ sequence: UInt64, _ outcome: Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>
+    ) -> Bool {
         guard inFlight.remove(sequence) != nil, let index = index(of: sequence)
-        else { return }
+        else { return false }
         let status: Int
         var problem: String?
         switch outcome {
@@ -369,15 +415,13 @@ public actor WebhookDeliverer {
                 recovered.append(sequence)
             }
             advance()
-            // The account's next event, or another's, goes at once rather than at the next round.
-            if leading, !disabled { sendWhatMayGo() }
-            return
+            return true
         }
         if status == 410 {
             logger.warning("the receiver answered 410 Gone: the endpoint is disabled", ["endpoint": endpoint.name])
             disabled = true
             disableToRecord = true
-            return
+            return false
         }
         let at = now()
         var attempt = attempts[sequence] ?? DeliveryAttempt(sequence: sequence, firstAttemptMilliseconds: at)
@@ -402,6 +446,7 @@ public actor WebhookDeliverer {
             attempts[sequence] = attempt
         }
         changedAttempts[sequence] = attempt
+        return false
     }
 
     private func delivering(_ value: Int) { deliveringGauge?.set(value) }

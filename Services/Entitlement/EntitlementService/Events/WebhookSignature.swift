@@ -33,7 +33,13 @@ public struct WebhookSecret: Sendable, Equatable, CustomStringConvertible {
 
     /// The `v1,<base64>` signature of one delivery.
     public func signature(id: String, timestamp: Int64, body: [UInt8]) -> String {
-        let content = Array("\(id).\(timestamp).".utf8) + body
+        var content: [UInt8] = []
+        content.reserveCapacity(id.utf8.count + 22 + body.count)
+        content.append(contentsOf: id.utf8)
+        content.append(UInt8(ascii: "."))
+        content.append(contentsOf: String(timestamp).utf8)
+        content.append(UInt8(ascii: "."))
+        content.append(contentsOf: body)
         return "v1," + Data(Digest.hmacSHA256(key: key, message: content)).base64EncodedString()
     }
 
