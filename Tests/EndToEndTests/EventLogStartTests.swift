@@ -84,6 +84,24 @@ struct EventLogStartTests {
         }
     }
 
+    @Test("the access event a catch-up computes is on the trace that recorded the change, as a followed change's is")
+    func catchUpKeepsTrace() async throws {
+        try await EntitlementStack.with { stack in
+            let parts = try Self.parts(stack)
+            await parts.publisher.renewLease()
+            let trace = try #require(
+                TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
+            let position = try await TraceContext.$current.withValue(trace) { try await Self.grant(stack, "acct-1") }
+            try await parts.follower.loadSnapshot()
+            #expect(parts.view.position == position)
+            await parts.publisher.renewLease()
+            #expect(await parts.publisher.flush())
+            let log = try await EventLogTests.log(stack)
+            #expect(log.map(\.type) == ["grant.created", "access.granted"])
+            #expect(log.map(\.traceID) == [trace.traceID, trace.traceID])
+        }
+    }
+
     @Test("a grant the follower applies before the first catch-up gets its events (the catch-up runs inside its call)")
     func grantBeforeFirstCatchUp() async throws {
         try await EntitlementStack.with { stack in

@@ -266,6 +266,9 @@ public actor EventPublisher {
             tracker.restore(announced)
             var events: [Event] = []
             var touched = Set<String>()
+            // The access a change moved is on the trace that recorded it, as in `observe`: each
+            // account's, the last change that touched it.
+            var traces: [String: String] = [:]
             var covered = state.throughFeedPosition
             if covered < position {
                 // Who held access through each subscription when the record was made.
@@ -275,11 +278,14 @@ public actor EventPublisher {
                     let change = try Change(serialized: message)
                     guard change.position <= position else { break }
                     events += FeedEvents.events(of: change)
+                    var accounts = Set<String>()
                     if let subscription = change.subscription {
-                        if let account = subscription.accountID { touched.insert(account) }
-                        touched.formUnion(holders[subscription.key] ?? [])
+                        if let account = subscription.accountID { accounts.insert(account) }
+                        accounts.formUnion(holders[subscription.key] ?? [])
                     }
-                    if let account = change.link?.accountID, !account.isEmpty { touched.insert(account) }
+                    if let account = change.link?.accountID, !account.isEmpty { accounts.insert(account) }
+                    touched.formUnion(accounts)
+                    for account in accounts { traces[account] = change.events.first?.traceID }
                     covered = change.position
                     if covered >= position { break }
                 }
@@ -292,7 +298,12 @@ public actor EventPublisher {
             events += tracker.due(now: at)
             for account in touched.sorted() {
                 events += tracker.observe(
-                    account: account, position: position, at: at, access: access(of: account, at: at))
+                    account: account, position: position, at: at, access: access(of: account, at: at)
+                ).map { event in
+                    var event = event
+                    event.traceID = traces[account]
+                    return event
+                }
             }
             return CatchUp(
                 tracker: tracker, events: events, through: max(position, state.throughFeedPosition),
