@@ -61,6 +61,9 @@ enum Report {
                 "api_calls_per_notification": figure.apiCalls,
             ]
             for (name, value) in figure.cpuPerNotification { entry["cpu_us_\(name)"] = value * 1e6 }
+            let overload = Overload.report(figure.overload)
+            for line in overload.lines { Swift.print(line) }
+            entry["overload"] = overload.json
             json[figure.store] = entry
         }
         Swift.print(
