@@ -227,7 +227,7 @@ enum ProcessMemory {
     static func kilobytes(pid: Int32, _ field: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
-            return Int(line.dropFirst(field.count + 1).split(separator: " ").first ?? "") ?? 0
+            return Int(line.dropFirst(field.count + 1).split(whereSeparator: \.isWhitespace).first ?? "") ?? 0
         }
         return 0
     }
