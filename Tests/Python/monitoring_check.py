@@ -31,7 +31,8 @@ RUNBOOKS = os.path.join(ROOT, "docs", "runbooks.md")
 
 # The alert names the metric contract fixes.
 ALERTS = [
-    "GoogleAcknowledgementBacklog", "NotificationsFailing", "NotificationsStuck", "InboxOldestPending",
+    "GoogleAcknowledgementBacklog", "NotificationsFailing", "NotificationsStuck", "NotificationsShed",
+    "InboxOldestPending",
     "StoreAPIErrors", "StoreAPISlow", "StoreAPIRateLimited", "FeedLag", "WebhookLag", "WebhookDeadLetters",
     "ReconciliationFindingChanges", "AccessBeyondVerified", "ServiceDown", "ServiceNotReady",
 ]

@@ -41,7 +41,7 @@ final class AppleAdapterHarness: Sendable {
 
     init(
         revocation: (@Sendable (AppleSigningChain) throws -> AppleRevocationChecker)? = nil,
-        consumptionPolicy: AppleConsumptionPolicy? = nil
+        consumptionPolicy: AppleConsumptionPolicy? = nil, admission: NotificationAdmission.Limits = .default
     ) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("verifier-apple-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -59,7 +59,7 @@ final class AppleAdapterHarness: Sendable {
             now: { clock.now },
             logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()), metrics: metrics,
             // A loaded test machine must not turn a slow answer into a 503 the test did not ask for.
-            ledgerTimeout: .seconds(60), consumptionPolicy: consumptionPolicy)
+            admission: admission, ledgerTimeout: .seconds(60), consumptionPolicy: consumptionPolicy)
         // A thread for each of the tests' concurrent deliveries, and no idle cut while a loaded
         // machine keeps one waiting: the ingress answers, as it would with its own settings.
         http = HTTPServer(

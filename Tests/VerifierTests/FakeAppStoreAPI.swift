@@ -23,6 +23,8 @@ final class FakeAppStoreAPI: AppStoreAPI {
         var actionRefusal: AppStoreAPIError?
         /// Order ids, each with the original transaction ids of its purchases.
         var orders: [String: [String]] = [:]
+        /// Calls (by their `calls` name prefix) to hold after they have begun.
+        var holds: [String: FakeGooglePlayAPI.Gate] = [:]
     }
 
     let chain: AppleSigningChain
@@ -52,6 +54,22 @@ final class FakeAppStoreAPI: AppStoreAPI {
     /// environment asked (a purchase's is its transaction's `environment`) is
     /// `.wrongEnvironment` (4040010), wherever it is.
     func setFallsBack(_ fallsBack: Bool) { state.withLock { $0.fallsBack = fallsBack } }
+    /// The next call whose name starts with `prefix` (only `allSubscriptionStatuses`) waits for
+    /// the gate before it answers: processing held.
+    func hold(_ prefix: String) -> FakeGooglePlayAPI.Gate {
+        let gate = FakeGooglePlayAPI.Gate()
+        state.withLock { $0.holds[prefix] = gate }
+        return gate
+    }
+
+    private func held(_ call: String) async {
+        let gate = state.withLock { state -> FakeGooglePlayAPI.Gate? in
+            guard let prefix = state.holds.keys.first(where: { call.hasPrefix($0) }) else { return nil }
+            return state.holds.removeValue(forKey: prefix)
+        }
+        await gate?.wait()
+    }
+
     func addHistory(_ signedPayload: String) { state.withLock { $0.history.append(signedPayload) } }
     var calls: [String] { state.withLock { $0.calls } }
 
@@ -98,6 +116,7 @@ final class FakeAppStoreAPI: AppStoreAPI {
         -> AppleSubscriptionStatuses
     {
         try begin("allSubscriptionStatuses \(transactionID)")
+        await held("allSubscriptionStatuses \(transactionID)")
         let found = try purchase(transactionID, environment)
         let last = AppleSubscriptionStatuses.LastTransaction(
             status: found.status, originalTransactionId: found.transaction["originalTransactionId"] as? String,

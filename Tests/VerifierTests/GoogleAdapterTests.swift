@@ -26,7 +26,7 @@ struct GoogleAdapterTests {
         let clock = AppleAdapterHarness.Clock()
         let metrics = MetricsRegistry()
 
-        init() async throws {
+        init(admission: NotificationAdmission.Limits = .default) async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("verifier-google-\(UUID())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             ledger = try await InProcessLedger(directory: directory).client
@@ -38,7 +38,7 @@ struct GoogleAdapterTests {
                 api: api, ledger: ledger, now: { clock.now },
                 logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()), metrics: metrics,
                 // A loaded test machine must not turn a slow answer into a 503 the test did not ask for.
-                ledgerTimeout: .seconds(60))
+                admission: admission, ledgerTimeout: .seconds(60))
         }
 
         func stop() async {

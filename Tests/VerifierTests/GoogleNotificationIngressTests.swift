@@ -27,8 +27,8 @@ struct GoogleNotificationIngressTests {
         let key: PrivateKey
         let http: HTTPServer
 
-        init() async throws {
-            base = try await GoogleAdapterTests.Harness()
+        init(admission: NotificationAdmission.Limits = .default) async throws {
+            base = try await GoogleAdapterTests.Harness(admission: admission)
             key = try TestRSAKeys.key(0)
             let jwks = JSONWebKeySet(keys: [
                 .init(publicKey: try PublicKey(pem: try key.publicKeyPEM()), keyID: "push-key-1")

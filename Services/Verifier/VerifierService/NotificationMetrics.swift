@@ -1,13 +1,14 @@
 import AppStore
 import GooglePlay
+import HTTP
 import Observability
 import Wire
 
 /// One store's notification families on the verifier's `/metrics` page:
 /// `notifications_received_total`, `notifications_processed_total`,
 /// `notifications_duplicate_total`, `notification_validation_failures_total{reason}`,
-/// `notification_processing_errors_total{reason}` and `notification_delivery_lag_seconds{stage}`,
-/// each labelled `store`. Every series of a fixed label set exists from the start, at 0.
+/// `notification_processing_errors_total{reason}`, `notification_delivery_lag_seconds{stage}`,
+/// `notifications_shed_total{reason}` and `notification_backlog`, each labelled `store`. Every series of a fixed label set exists from the start, at 0.
 struct NotificationMetrics: Sendable {
     /// Why a delivery was refused before it was recorded.
     enum ValidationFailure: String, Sendable, CaseIterable {
@@ -42,7 +43,10 @@ struct NotificationMetrics: Sendable {
     let processed: Counter
     /// Deliveries of a notification the inbox already had.
     let duplicates: Counter
+    /// Notifications admitted and not yet processed (`NotificationAdmission`).
+    let backlog: Gauge
     private let failures: [ValidationFailure: Counter]
+    private let shed: [NotificationAdmission.Reason: Counter]
     private let errors: [ProcessingError: Counter]
     private let lags: [Stage: Histogram]
 
@@ -54,6 +58,19 @@ struct NotificationMetrics: Sendable {
         received = counter("notifications_received_total", "Notifications recorded in the inbox for the first time.")
         processed = counter("notifications_processed_total", "Recorded notifications whose state the ledger recorded.")
         duplicates = counter("notifications_duplicate_total", "Deliveries of a notification the inbox already had.")
+        backlog =
+            registry?.gauge(
+                "notification_backlog",
+                help: "Notifications admitted and not yet processed (being recorded, queued or being processed).",
+                labels: labels) ?? Gauge()
+        var shed: [NotificationAdmission.Reason: Counter] = [:]
+        for reason in NotificationAdmission.Reason.allCases {
+            shed[reason] = counter(
+                "notifications_shed_total",
+                "Deliveries answered 503 with Retry-After before anything was recorded, by the bound they met.",
+                ["reason": reason.rawValue])
+        }
+        self.shed = shed
         var failures: [ValidationFailure: Counter] = [:]
         for reason in ValidationFailure.allCases {
             failures[reason] = counter(
@@ -84,6 +101,12 @@ struct NotificationMetrics: Sendable {
 
     /// Counts a delivery refused for `reason`.
     func refused(_ reason: ValidationFailure) { failures[reason]?.increment() }
+
+    /// Counts a delivery refused by admission control, and answers it.
+    func shed(_ refusal: NotificationAdmission.Refusal) -> HTTPResponse {
+        shed[refusal.reason]?.increment()
+        return refusal.response
+    }
 
     /// Counts a processing failure caused by `error`.
     func failed(_ error: any Error) { failed(Self.reason(error)) }

@@ -34,6 +34,7 @@ public enum VerifierService {
     )
         throws -> ServiceHost
     {
+        let admission = try NotificationAdmission.Limits(environment: environment)
         let host = try ServiceHost(
             name: "verifier", healthMethod: healthMethod, defaultRPC: defaultRPCListen, defaultHTTP: defaultHTTPListen,
             environment: environment, signal: signal)
@@ -48,7 +49,8 @@ public enum VerifierService {
         var apple: AppleAdapter?
         if try AppleSettings.isEnabled(environment) {
             let settings = try AppleSettings(environment: environment)
-            let adapter = try makeAppleAdapter(settings, ledger: ledger, host: host, ingress: ingress)
+            let adapter = try makeAppleAdapter(
+                settings, ledger: ledger, host: host, ingress: ingress, admission: admission)
             adapter.installNotificationRoutes(on: host.http)
             host.add(AppleReconciler(adapter: adapter, interval: settings.reconcileInterval, clock: host.clock))
             host.logger.info(
@@ -63,7 +65,7 @@ public enum VerifierService {
         if try GoogleSettings.isEnabled(environment) {
             let settings = try GoogleSettings(environment: environment)
             let (adapter, authenticator) = try makeGoogleAdapter(
-                settings, ledger: ledger, host: host, ingress: ingress)
+                settings, ledger: ledger, host: host, ingress: ingress, admission: admission)
             adapter.installNotificationRoute(on: host.http, authenticator: authenticator)
             host.add(GoogleReconciler(adapter: adapter, interval: settings.reconcileInterval, clock: host.clock))
             host.logger.info("google play adapter on", ["packages": settings.packages.sorted().joined(separator: ",")])
@@ -76,7 +78,7 @@ public enum VerifierService {
 
     static func makeGoogleAdapter(
         _ settings: GoogleSettings, ledger: any LedgerClientProtocol, host: ServiceHost,
-        ingress: NotificationIngressGuard
+        ingress: NotificationIngressGuard, admission: NotificationAdmission.Limits
     ) throws
         -> (GoogleAdapter, PubSubPushAuthenticator)
     {
@@ -115,13 +117,13 @@ public enum VerifierService {
         let adapter = GoogleAdapter(
             catalog: settings.catalog, api: client, ledger: ledger, now: host.date, machineNow: host.machineDate,
             logger: host.logger,
-            metrics: host.metrics, ingress: ingress)
+            metrics: host.metrics, admission: admission, ingress: ingress)
         return (adapter, authenticator)
     }
 
     static func makeAppleAdapter(
         _ settings: AppleSettings, ledger: any LedgerClientProtocol, host: ServiceHost,
-        ingress: NotificationIngressGuard
+        ingress: NotificationIngressGuard, admission: NotificationAdmission.Limits
     ) throws
         -> AppleAdapter
     {
@@ -150,6 +152,7 @@ public enum VerifierService {
         return AppleAdapter(
             verifiers: try settings.verifiers(), api: client, ledger: ledger, tokenNamespace: settings.tokenNamespace,
             revocation: try settings.revocationChecker(), now: host.date, machineNow: host.machineDate,
-            logger: host.logger, metrics: host.metrics, ingress: ingress, consumptionPolicy: settings.consumptionPolicy)
+            logger: host.logger, metrics: host.metrics, admission: admission, ingress: ingress,
+            consumptionPolicy: settings.consumptionPolicy)
     }
 }

@@ -73,6 +73,9 @@ enum Report {
                 "shape_floor_over_ours": shape.seconds / serviceCPU,
             ]
             for (name, value) in figure.cpuPerNotification { entry["cpu_us_\(name)"] = value * 1e6 }
+            let overload = Overload.report(figure.overload)
+            for line in overload.lines { Swift.print(line) }
+            entry["overload"] = overload.json
             json[figure.store] = entry
         }
         Swift.print(

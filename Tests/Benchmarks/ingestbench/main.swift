@@ -10,6 +10,7 @@ struct Options: BenchCommandOptions {
     var subscriptions = 2000
     var concurrency = 16
     var latencySeconds = 10
+    var overloadSeconds = 10
     var opensslSeconds = 3
     var showHelp = false
 
@@ -25,16 +26,20 @@ struct Options: BenchCommandOptions {
         every account's subscription.renewed: notifications a second end to end, CPU seconds per
         notification of each service, store API calls per notification. A second month's
         notifications are then posted at half that rate for S seconds: the latency from the
-        post to CheckAccess showing the new period and to the webhook's arrival. Beside it, the
-        floor: openssl speed's ECDSA and RSA verifies and a durable sqlite3 append; and the floor of
-        the shape: the floor plus the fewest exchanges between processes a notification makes, each
-        at its reference's cost (redis-benchmark against redis-server, wrk against nginx).
+        post to CheckAccess showing the new period and to the webhook's arrival. A third
+        month's are then posted at twice the closed loop's rate for O seconds, each refused one
+        (503) posted again after its Retry-After: refusals, none lost, the services' peak
+        resident memory, and how long the backlog took to clear. Beside it, the floor: openssl
+        speed's ECDSA and RSA verifies and a durable sqlite3 append; and the floor of the shape:
+        the floor plus the fewest exchanges between processes a notification makes, each at its
+        reference's cost (redis-benchmark against redis-server, wrk against nginx).
 
           --bin DIR              where storesim, ledger, verifier and entitlement are (.build/release)
           --subscriptions N      subscriptions per store (default 2000; 100…100000; the simulator's
                                  clock moves grow with the square of N: 10000 takes about twenty minutes)
           --concurrency C        notifications in flight in the closed loop (default 16)
           --latency-seconds S    the open-loop phase per store (default 10; 2…120)
+          --overload-seconds O   the overload phase per store (default 10; 2…120)
           --openssl-seconds S    each openssl speed run (default 3)
         """
 
@@ -46,6 +51,7 @@ struct Options: BenchCommandOptions {
             case "--subscriptions": subscriptions = try rest.integer(for: flag, in: 100...100_000)
             case "--concurrency": concurrency = try rest.integer(for: flag, in: 1...256)
             case "--latency-seconds": latencySeconds = try rest.integer(for: flag, in: 2...120)
+            case "--overload-seconds": overloadSeconds = try rest.integer(for: flag, in: 2...120)
             case "--openssl-seconds": opensslSeconds = try rest.integer(for: flag, in: 1...30)
             case "--help", "-h": showHelp = true
             default: throw BenchError("unknown option \(flag)")
@@ -66,6 +72,7 @@ struct StoreFigures {
     var checkLatency: [Double] = []
     var webhookLatency: [Double] = []
     var floorSeconds = 0.0
+    var overload = OverloadFigures()
 }
 
 BenchCommand.main(Options.self, name: "ingestbench") { options throws(BenchError) in
@@ -256,6 +263,14 @@ BenchCommand.main(Options.self, name: "ingestbench") { options throws(BenchError
         figures[store.name]!.openRate = rate
         figures[store.name]!.checkLatency = checks.withLock { $0 }.sorted()
         figures[store.name]!.webhookLatency = hooks.withLock { $0 }.sorted()
+    }
+    // 3b. Overload: twice the sustainable rate, refused ones retried after their Retry-After.
+    let third = try renewalWave()
+    for store in [Store.apple, Store.google] {
+        figures[store.name]!.overload = try Overload.run(
+            store: store, wave: third[store.name]!, ids: ids[store.name]!, rate: 2 * figures[store.name]!.rate,
+            for: options.overloadSeconds, stack: stack, receiver: receiver, verifier: verifier, entitlement: entitlement
+        )
     }
     stack.stop()
 

@@ -35,11 +35,24 @@ extension AppleAdapter {
         }
     }
 
-    /// Handles one delivery (on an HTTP server thread; blocks for the ledger's answer).
+    /// Handles one delivery (on an HTTP server thread; blocks for the ledger's answer). Above
+    /// the admission bounds (`NotificationAdmission`) it is answered 503 with `Retry-After`
+    /// before anything is checked or recorded; once admitted, a notification answered 200 has
+    /// its place in the processing queue.
     public func receiveNotification(_ request: HTTPRequest, environment: AppleEnvironment) -> HTTPResponse {
         guard let verifier = verifiers[environment] else {
             return Self.answer(404, "this verifier does not serve \(environment.rawValue)")
         }
+        return queue.answer(counting: counters.notifications) {
+            recordDelivery(request, verifier: verifier, environment: environment)
+        }
+    }
+
+    /// Checks and records one admitted delivery: the answer, and the processing to queue when
+    /// the notification was recorded for the first time.
+    private func recordDelivery(
+        _ request: HTTPRequest, verifier: AppleSignedDataVerifier, environment: AppleEnvironment
+    ) -> (HTTPResponse, BoundedWorkQueue.Work?) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
             let signedPayload = object["signedPayload"] as? String
         else {
@@ -47,33 +60,33 @@ extension AppleAdapter {
             counters.notifications.refused(.malformed)
             ingress.refused(
                 store: "apple", reason: "malformed", message: message, payload: request.body, request: request)
-            return Self.answer(400, message)
+            return (Self.answer(400, message), nil)
         }
         let notification: AppleNotification
         do {
             notification = try verifier.verifyNotification(signedPayload, now: now())
         } catch {
-            if error.code == .retryable { return Self.answer(503, "\(error.code): \(error.message)") }
+            if error.code == .retryable { return (Self.answer(503, "\(error.code): \(error.message)"), nil) }
             counters.notifications.refused(NotificationMetrics.reason(error.code))
             ingress.refused(
                 store: "apple", reason: "\(error.code)", message: error.message, payload: signedPayload.utf8,
                 request: request)
             logger.debug("apple notification rejected", ["code": "\(error.code)", "reason": error.message])
-            return Self.answer(400, "\(error.code): \(error.message)")
+            return (Self.answer(400, "\(error.code): \(error.message)"), nil)
         }
         if revocation != nil {
             let outcome = BlockingCall.run(timeout: ledgerTimeout) {
                 try await self.checkRevocation(signedPayload)
             }
             switch outcome {
-            case nil: return Self.answer(503, "the OCSP check did not finish in time")
+            case nil: return (Self.answer(503, "the OCSP check did not finish in time"), nil)
             case .failure(let error as AppleVerificationError) where error.code != .retryable:
                 counters.notifications.refused(.certificateChain)
                 ingress.refused(
                     store: "apple", reason: "\(error.code)", message: error.message, payload: signedPayload.utf8,
                     request: request)
-                return Self.answer(400, "\(error.code): \(error.message)")
-            case .failure(let error): return Self.answer(503, "\(error)")
+                return (Self.answer(400, "\(error.code): \(error.message)"), nil)
+            case .failure(let error): return (Self.answer(503, "\(error)"), nil)
             case .success: break
             }
         }
@@ -84,25 +97,27 @@ extension AppleAdapter {
                 timeout: ledgerTimeout,
                 { try await ledger.recordNotification(RecordNotificationRequest(entry: entry)) })
         else {
-            return Self.answer(503, "the ledger did not answer within \(ledgerTimeout)")
+            return (Self.answer(503, "the ledger did not answer within \(ledgerTimeout)"), nil)
         }
         switch outcome {
         case .failure(let error as RPCError) where error.code == .invalidArgument:
-            return Self.answer(400, error.message)
+            return (Self.answer(400, error.message), nil)
         case .failure(let error):
             logger.error("apple notification not recorded", ["error": "\(error)"])
-            return Self.answer(503, "the notification could not be recorded; deliver it again")
+            return (Self.answer(503, "the notification could not be recorded; deliver it again"), nil)
         case .success(let response) where response.duplicate:
             counters.notifications.duplicates.increment()
-            return Self.answer(200, "duplicate")
+            return (Self.answer(200, "duplicate"), nil)
         case .success:
             counters.notifications.received.increment()
             counters.notifications.lag(.recorded, sent: notification.signedDate, now: nowMilliseconds)
-            let accepted = queue.submit { [self] in
-                await process(notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
-            }
-            if !accepted { logger.warning("apple processing queue full; reconciliation will process it", [:]) }
-            return Self.answer(200, "recorded")
+            return (
+                Self.answer(200, "recorded"),
+                { [self] in
+                    await process(
+                        notification, signedPayload: signedPayload, verifier: verifier, environment: environment)
+                }
+            )
         }
     }
 

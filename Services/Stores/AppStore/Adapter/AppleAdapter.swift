@@ -20,6 +20,7 @@ public final class AppleAdapter: Sendable {
     let machineNow: @Sendable () -> Date
     let logger: Logger
     let revocation: AppleRevocationChecker?
+    /// The processing of admitted notifications, and the admission control of the ingress.
     let queue: BoundedWorkQueue
     /// How long a notification waits for the ledger before it answers 503 (Apple then sends it
     /// again).
@@ -47,7 +48,7 @@ public final class AppleAdapter: Sendable {
         tokenNamespace: UUID = AppleSettings.defaultTokenNamespace, revocation: AppleRevocationChecker? = nil,
         now: @escaping @Sendable () -> Date = { Date() }, machineNow: (@Sendable () -> Date)? = nil,
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
-        processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5),
+        admission: NotificationAdmission.Limits = .default, ledgerTimeout: Duration = .seconds(5),
         ingress: NotificationIngressGuard = NotificationIngressGuard(rate: nil, burst: 1),
         consumptionPolicy: AppleConsumptionPolicy? = nil
     ) {
@@ -62,8 +63,10 @@ public final class AppleAdapter: Sendable {
         self.now = now
         self.machineNow = machineNow ?? now
         self.logger = logger
-        queue = BoundedWorkQueue(concurrency: processingConcurrency, capacity: processingCapacity)
         counters = Counters(registry: metrics)
+        queue = BoundedWorkQueue(
+            concurrency: processingConcurrency, limits: admission, clock: self.machineNow,
+            backlogGauge: counters.notifications.backlog)
     }
 
     /// Returns once no notification is being processed (for tests and drains).

@@ -28,18 +28,29 @@ extension GoogleAdapter {
             ingress.guarded { [self] request in receivePush(request, authenticator: authenticator) })
     }
 
-    /// Handles one push (on an HTTP server thread; blocks for the checks and the ledger).
+    /// Handles one push (on an HTTP server thread; blocks for the checks and the ledger). Above
+    /// the admission bounds (`NotificationAdmission`) it is answered 503 with `Retry-After`
+    /// before anything is checked or recorded; once admitted, a notification answered 204 has
+    /// its place in the processing queue.
     public func receivePush(_ request: HTTPRequest, authenticator: PubSubPushAuthenticator) -> HTTPResponse {
+        return queue.answer(counting: counters.notifications) { recordPush(request, authenticator: authenticator) }
+    }
+
+    /// Checks and records one admitted push: the answer, and the processing to queue when the
+    /// notification was recorded for the first time.
+    private func recordPush(_ request: HTTPRequest, authenticator: PubSubPushAuthenticator)
+        -> (HTTPResponse, BoundedWorkQueue.Work?)
+    {
         let header = request.headers.first { $0.key.lowercased() == "authorization" }?.value
         let now = machineNow()
         guard
             let checked = BlockingCall.run(
                 timeout: ledgerTimeout,
                 { try await authenticator.authenticate(authorizationHeader: header, now: now) })
-        else { return Self.answer(503, "the push token could not be checked in time") }
+        else { return (Self.answer(503, "the push token could not be checked in time"), nil) }
         if case .failure(let error) = checked {
             if let error = error as? PubSubPushAuthenticationError, error.isRetryable {
-                return Self.answer(503, "\(error)")
+                return (Self.answer(503, "\(error)"), nil)
             }
             counters.unauthenticated.increment()
             counters.notifications.refused(.authentication)
@@ -47,7 +58,7 @@ extension GoogleAdapter {
                 store: "google", reason: "unauthenticated", message: "\(error)", payload: request.body, request: request
             )
             logger.debug("google push refused", ["reason": "\(error)"])
-            return Self.answer(401, "\(error)")
+            return (Self.answer(401, "\(error)"), nil)
         }
         let envelope: PubSubPushEnvelope
         let notification: DeveloperNotification
@@ -58,7 +69,7 @@ extension GoogleAdapter {
             counters.notifications.refused(.malformed)
             ingress.refused(
                 store: "google", reason: "malformed", message: "\(error)", payload: request.body, request: request)
-            return Self.answer(400, "\(error)")
+            return (Self.answer(400, "\(error)"), nil)
         }
         guard catalog.packages.contains(notification.packageName) else {
             counters.notifications.refused(.bundleOrPackage)
@@ -66,7 +77,7 @@ extension GoogleAdapter {
                 store: "google", reason: "wrong_app",
                 message: "package \(notification.packageName.prefix(100)) is not served here", payload: envelope.data,
                 request: request)
-            return Self.answer(204, "")
+            return (Self.answer(204, ""), nil)
         }
         let entry = InboxEntry(
             // A notification does not say whether the purchase is a test one: filed as production.
@@ -80,28 +91,29 @@ extension GoogleAdapter {
             let outcome = BlockingCall.run(
                 timeout: ledgerTimeout,
                 { try await ledger.recordNotification(RecordNotificationRequest(entry: recorded)) })
-        else { return Self.answer(503, "the ledger did not answer within \(ledgerTimeout)") }
+        else { return (Self.answer(503, "the ledger did not answer within \(ledgerTimeout)"), nil) }
         switch outcome {
         case .failure(let error as RPCError) where error.code == .invalidArgument:
-            return Self.answer(400, error.message)
+            return (Self.answer(400, error.message), nil)
         case .failure(let error):
             logger.error("google notification not recorded", ["error": "\(error)"])
-            return Self.answer(503, "the notification could not be recorded; deliver it again")
+            return (Self.answer(503, "the notification could not be recorded; deliver it again"), nil)
         case .success(let response) where response.duplicate:
             counters.notifications.duplicates.increment()
-            return Self.answer(204, "")
+            return (Self.answer(204, ""), nil)
         case .success:
             let published = GooglePlayLifecycle.millis(envelope.publishTime) ?? notification.eventTimeMillis
             counters.notifications.received.increment()
             counters.notifications.lag(.recorded, sent: published, now: nowMilliseconds)
             let work = Self.work(notification.kind)
-            let accepted = queue.submit { [self] in
-                await process(
-                    messageID: envelope.messageID, packageName: notification.packageName,
-                    eventTime: notification.eventTimeMillis, published: published, work: work)
-            }
-            if !accepted { logger.warning("google processing queue full; reconciliation will process it", [:]) }
-            return Self.answer(204, "")
+            return (
+                Self.answer(204, ""),
+                { [self] in
+                    await process(
+                        messageID: envelope.messageID, packageName: notification.packageName,
+                        eventTime: notification.eventTimeMillis, published: published, work: work)
+                }
+            )
         }
     }
 

@@ -30,6 +30,7 @@ public final class GoogleAdapter: Sendable {
     /// an OCSP answer); `now` unless the service decides at a simulated time.
     let machineNow: @Sendable () -> Date
     let logger: Logger
+    /// The processing of admitted notifications, and the admission control of the ingress.
     let queue: BoundedWorkQueue
     let counters: Counters
     /// The rate limit and the samples of refused deliveries, shared with the other store's ingress.
@@ -68,7 +69,7 @@ public final class GoogleAdapter: Sendable {
         catalog: Catalog, api: any GooglePlayAPI, ledger: any LedgerClientProtocol,
         now: @escaping @Sendable () -> Date = { Date() }, machineNow: (@Sendable () -> Date)? = nil,
         logger: Logger, metrics: MetricsRegistry? = nil, processingConcurrency: Int = 8,
-        processingCapacity: Int = 10_000, ledgerTimeout: Duration = .seconds(5),
+        admission: NotificationAdmission.Limits = .default, ledgerTimeout: Duration = .seconds(5),
         ingress: NotificationIngressGuard = NotificationIngressGuard(rate: nil, burst: 1)
     ) {
         self.ledgerTimeout = ledgerTimeout
@@ -79,8 +80,10 @@ public final class GoogleAdapter: Sendable {
         self.now = now
         self.machineNow = machineNow ?? now
         self.logger = logger
-        queue = BoundedWorkQueue(concurrency: processingConcurrency, capacity: processingCapacity)
         counters = Counters(registry: metrics)
+        queue = BoundedWorkQueue(
+            concurrency: processingConcurrency, limits: admission, clock: self.machineNow,
+            backlogGauge: counters.notifications.backlog)
     }
 
     /// Returns once no notification is being processed (for tests and drains).
