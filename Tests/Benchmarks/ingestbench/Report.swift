@@ -17,7 +17,7 @@ enum Report {
             var rows: [[String]] = [
                 ["end to end (post → webhook acknowledged)", ReportText.fixed(figure.rate, 0), "notifications/s"],
                 ["accepted by the verifier", ReportText.fixed(figure.acceptedRate, 0), "notifications/s"],
-                ["refused (not 2xx)", "\(figure.rejected)", ""],
+                ["refused (503, posted again after Retry-After)", "\(figure.rejected)", ""],
             ]
             for service in services + ["storesim"] {
                 let label = service == "storesim" ? "CPU storesim (apart, excluded)" : "CPU \(service)"

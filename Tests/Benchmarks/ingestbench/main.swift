@@ -168,14 +168,24 @@ BenchCommand.main(Options.self, name: "ingestbench") { options throws(BenchError
         try waitFor {
             try await closedLoop(count, concurrency: concurrency) { worker, index throws(BenchError) in
                 let item = notifications[index]
-                let (status, _) = try await poster.post(
-                    verifier + store.notificationPath, item.body, headers: item.headers, lane: worker)
-                if !(200..<300).contains(status) { rejected.withLock { $0 += 1 } }
+                // A refusal (503) is posted again after its Retry-After, as a store delivers again.
+                while true {
+                    let (status, body) = try await poster.post(
+                        verifier + store.notificationPath, item.body, headers: item.headers, lane: worker)
+                    if (200..<300).contains(status) { return }
+                    guard status == 503 else {
+                        throw BenchError("\(store.name): a notification was answered \(status)")
+                    }
+                    rejected.withLock { $0 += 1 }
+                    let answer = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+                    let wait = answer?["retry_after_seconds"] as? Int ?? 1
+                    do { try await Task.sleep(for: .seconds(wait)) } catch { throw BenchError("cancelled") }
+                }
             }
         }
         let accepted = ContinuousClock.now - started
         let refused = rejected.withLock { $0 }
-        while receiver.renewed(store.name) < baseline + count - refused {
+        while receiver.renewed(store.name) < baseline + count {
             usleep(2000)
             guard ContinuousClock.now - started < .seconds(1200) else {
                 throw BenchError(
