@@ -274,7 +274,7 @@ extension AppleAdapter {
     /// Why the App Store Server API is asked before `notification` is recorded, or nil when its
     /// own signed data (`own`) is the subscription's state (`AppleStatusCall`). Reads the
     /// ledger's state only when the notification alone does not decide; throws when that read
-    /// or the notification's data fails.
+    /// fails.
     private func statusCallReason(_ notification: AppleNotification, own: AppleCurrentState) async throws
         -> AppleStatusCall.Reason?
     {
@@ -284,9 +284,12 @@ extension AppleAdapter {
         {
             return reason
         }
-        let candidate = try AppleLifecycle.subscription(
-            transaction: own.transaction, renewalInfo: own.renewalInfo, status: own.status, now: now(),
-            notificationSignedDate: notification.signedDate)
+        // A transaction that cannot be normalized alone (no product, say): the API's may be.
+        guard
+            let candidate = try? AppleLifecycle.subscription(
+                transaction: own.transaction, renewalInfo: own.renewalInfo, status: own.status, now: now(),
+                notificationSignedDate: notification.signedDate)
+        else { return .incomplete }
         return AppleStatusCall.reason(
             type: notification.notificationType, transaction: own.transaction, renewalInfo: own.renewalInfo,
             status: own.status, notificationSignedDate: notification.signedDate, candidate: candidate,

@@ -24,6 +24,8 @@ enum AppleStatusCall {
         case noRenewalInfo = "the notification carries no renewal info"
         case noStatus = "the notification carries no subscription status"
         case noSignedDate = "the notification carries no signedDate"
+        /// A transaction that cannot be normalized by itself (no id or product).
+        case incomplete = "the transaction cannot be normalized by itself"
         /// Renewal info of another chain than the transaction's.
         case otherChain = "the renewal info is of another chain than the transaction"
         /// The ledger holds a state signed at or after the notification: a late delivery, a
