@@ -109,15 +109,15 @@ final class AppleAdapterHarness: Sendable {
         ]
     }
 
-    /// A signed notification carrying `transaction` and `renewal`.
+    /// A signed notification carrying `transaction`, `renewal` and `status` (each left out when nil).
     func notification(
         uuid: String = UUID().uuidString.lowercased(), type: String, subtype: String? = nil,
-        transaction: [String: any Sendable], renewal: [String: any Sendable]?, status: Int = 1
+        transaction: [String: any Sendable], renewal: [String: any Sendable]?, status: Int? = 1
     ) throws -> String {
         var data: [String: any Sendable] = [
-            "bundleId": Self.bundleID, "environment": "Sandbox", "status": status,
-            "signedTransactionInfo": try chain.sign(transaction),
+            "bundleId": Self.bundleID, "environment": "Sandbox", "signedTransactionInfo": try chain.sign(transaction),
         ]
+        if let status { data["status"] = status }
         if let renewal { data["signedRenewalInfo"] = try chain.sign(renewal) }
         var payload: [String: any Sendable] = [
             "notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": clock.milliseconds,

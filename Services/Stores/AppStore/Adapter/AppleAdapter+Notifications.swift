@@ -16,10 +16,20 @@ import Wire
 /// `notificationUUID` is answered 200 and changes nothing. Data that fails verification gets
 /// 400 and is counted and sampled by reason in memory (`NotificationIngressGuard`), never
 /// written to the ledger: anyone can post to this path. When the ledger cannot record, the answer
-/// is 503 and Apple delivers again. Processing asks the App Store Server API for the
-/// subscription's current state and records it with the notification's event; when the API
-/// fails, what the signed notification itself proves is recorded and the inbox entry is marked
-/// failed, for reconciliation to finish.
+/// is 503 and Apple delivers again.
+///
+/// Processing records the state the notification's own signed data says when that data is a
+/// complete snapshot of the subscription (`AppleStatusCall`): an auto-renewable subscription's
+/// notification of a type that names the chain's newest transaction (SUBSCRIBED, DID_RENEW,
+/// DID_CHANGE_RENEWAL_PREF, DID_CHANGE_RENEWAL_STATUS, DID_FAIL_TO_RENEW, EXPIRED,
+/// GRACE_PERIOD_EXPIRED, OFFER_REDEEMED, PRICE_INCREASE, RENEWAL_EXTENDED), with signed renewal
+/// info and `status`, signed after everything the ledger holds and whose transaction is the
+/// newest the ledger knows. No App Store Server API call is made for it: a renewal wave costs no
+/// status call per subscriber. Any other notification (a refund, a revocation or a consumption
+/// request, which may name an older transaction; a one-time product; missing renewal info or
+/// status; a late or replayed delivery) asks the API for the subscription's current state and
+/// records that with the notification's event; when the API fails, what the signed notification
+/// itself proves is recorded and the inbox entry is marked failed, for reconciliation to finish.
 extension AppleAdapter {
     /// The ingress path of `environment`.
     public static func notificationPath(_ environment: AppleEnvironment) -> String {
@@ -228,10 +238,13 @@ extension AppleAdapter {
         var current = AppleCurrentState(
             transaction: transaction, renewalInfo: renewal, status: data.status, signedTransaction: signedTransaction,
             signedRenewalInfo: data.signedRenewalInfo)
-        do {
-            current = try await currentState(of: transaction, environment: environment, verifier: verifier)
-        } catch {
-            apiFailure = error
+        let callReason = try await statusCallReason(notification, own: current)
+        if callReason != nil {
+            do {
+                current = try await currentState(of: transaction, environment: environment, verifier: verifier)
+            } catch {
+                apiFailure = error
+            }
         }
         let subscription = try AppleLifecycle.subscription(
             transaction: current.transaction, renewalInfo: current.renewalInfo, status: current.status, now: now(),
@@ -240,7 +253,8 @@ extension AppleAdapter {
         // a consumption request) and the newest one the API answered: each proves its period.
         let periods = [
             AppleLifecycle.period(transaction, raw: signedTransaction),
-            apiFailure == nil ? AppleLifecycle.period(current.transaction, raw: current.signedTransaction) : nil,
+            callReason != nil && apiFailure == nil
+                ? AppleLifecycle.period(current.transaction, raw: current.signedTransaction) : nil,
         ].compactMap { $0 }
         let event = LifecycleEvent(
             key: subscription.key,
@@ -270,6 +284,31 @@ extension AppleAdapter {
             keyPrefix: "apple-notification-\(id)-signed-")
         await markFailed(id, "\(apiFailure)")
         return false
+    }
+
+    /// Why the App Store Server API is asked before `notification` is recorded, or nil when its
+    /// own signed data (`own`) is the subscription's state (`AppleStatusCall`). Reads the
+    /// ledger's state only when the notification alone does not decide; throws when that read
+    /// fails.
+    private func statusCallReason(_ notification: AppleNotification, own: AppleCurrentState) async throws
+        -> AppleStatusCall.Reason?
+    {
+        if let reason = AppleStatusCall.reasonBeforeLedger(
+            type: notification.notificationType, transaction: own.transaction, renewalInfo: own.renewalInfo,
+            status: own.status, notificationSignedDate: notification.signedDate)
+        {
+            return reason
+        }
+        // A transaction that cannot be normalized alone (no product, say): the API's may be.
+        guard
+            let candidate = try? AppleLifecycle.subscription(
+                transaction: own.transaction, renewalInfo: own.renewalInfo, status: own.status, now: now(),
+                notificationSignedDate: notification.signedDate)
+        else { return .incomplete }
+        return AppleStatusCall.reason(
+            type: notification.notificationType, transaction: own.transaction, renewalInfo: own.renewalInfo,
+            status: own.status, notificationSignedDate: notification.signedDate, candidate: candidate,
+            recorded: try await ledger.subscription(candidate.key))
     }
 
     /// Answers a CONSUMPTION_REQUEST under the consumption policy, when it answers automatically:
