@@ -150,6 +150,8 @@ public final class AppleSimStore: Sendable {
     public let configuration: AppleSimConfiguration
     public let clock: SimClock
     public let chain: AppleSigningChain
+    /// The JWS header `chain` signs under (Apple's), JSON and base64url once for every signature.
+    private let encodedHeader: String
     let state: Mutex<State>
 
     /// One purchase of the subscription: the first, or a renewal, or the purchase an upgrade made.
@@ -346,6 +348,9 @@ public final class AppleSimStore: Sendable {
         self.configuration = configuration
         self.clock = clock
         self.chain = chain
+        // The header is ES256 and three certificates' DER in base64: always JSON.
+        encodedHeader = Base64URL.encode(
+            try! JSONSerialization.data(withJSONObject: chain.header, options: [.sortedKeys]))
         self.state = Mutex(State())
     }
 
@@ -1302,9 +1307,15 @@ public final class AppleSimStore: Sendable {
         state.sent.append(notification)
     }
 
+    /// `payload` signed as `chain.sign` signs it, under the header encoded once.
     private func sign(_ payload: [String: any Sendable]) throws(SimError) -> String {
         do {
-            return try chain.sign(payload)
+            let input =
+                encodedHeader + "."
+                + Base64URL.encode(try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys]))
+            let signature = try ECDSASignature.raw(
+                fromDER: try chain.leafKey.signSHA256(Array(input.utf8)), coordinateBytes: 32)
+            return input + "." + Base64URL.encode(signature)
         } catch {
             throw SimError(.conflict, "signing failed: \(error)")
         }
