@@ -79,12 +79,12 @@ bench-webhooks: deps
 	$(SWIFT) build -c release --product ledger
 	.build/release/webhookbench --ledger .build/release/ledger
 
-# A renewal wave through the whole system: N subscriptions per store (default 2,000; `make
-# bench-ingest SUBSCRIPTIONS=10000`, slow: the simulator's clock moves grow with N²; any other
-# flag in BENCH_ARGS) renewed, their notifications
-# posted to the verifier 16 at a time until the webhook has each; the rate, CPU per notification
-# of each service, store API calls, latency at half the rate, beside openssl's verifies and a
-# durable sqlite3 append (not a test).
+# A renewal wave through the whole system: N subscriptions per store (default 10,000, a few
+# minutes; `make bench-ingest SUBSCRIPTIONS=2000` for a quicker run; any other flag in
+# BENCH_ARGS, `BENCH_ARGS=--postgres` for the ledger on a throwaway PostgreSQL server) renewed,
+# their notifications posted to the verifier 16 at a time until the webhook has each; the rate,
+# CPU per notification of each service, store API calls, latency at half the rate, beside
+# openssl's verifies and a durable append of the ledger's engine (sqlite3, or pgbench) (not a test).
 bench-ingest: deps
 	@scripts/install-deps bench
 	$(SWIFT) build -c release --product ingestbench

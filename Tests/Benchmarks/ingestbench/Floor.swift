@@ -7,9 +7,12 @@ struct Floor {
     var p256VerifyPerSecond: Double
     var p384VerifyPerSecond: Double
     var rsa2048VerifyPerSecond: Double
-    /// Seconds of one row appended by `sqlite3` (WAL, `synchronous=FULL`) in transactions of `batch`.
+    /// Seconds of one row appended durably by the raw engine the ledger ran on, in transactions
+    /// of `batch`: `sqlite3` (WAL, `synchronous=FULL`) or `pgbench` on the bench's server.
     var appendSeconds: Double
     var batch: Int
+    /// What appended, for the report: the tool and its durability settings.
+    var appendReference: String
 
     /// An App Store notification: three JWS (the notification, its transaction, its renewal
     /// info), each a P-256 signature by the leaf, with its chain of two P-384 signatures (the
@@ -21,14 +24,27 @@ struct Floor {
     /// A Play push: the OIDC token's RS256 signature.
     var googleSeconds: Double { 1 / rsa2048VerifyPerSecond + appendSeconds }
 
-    static func measure(seconds: Int, batch: Int, directory: TemporaryDirectory) throws(BenchError) -> Floor {
+    /// The verifies, and the append on SQLite, or with `postgres` on that server (its port and
+    /// client programs).
+    static func measure(
+        seconds: Int, batch: Int, directory: TemporaryDirectory, postgres: (port: Int, tools: PostgresTools)? = nil
+    ) throws(BenchError) -> Floor {
         let ecdsa = try speed(["-seconds", "\(seconds)", "ecdsap256", "ecdsap384"], seconds: seconds)
         let rsa = try speed(["-seconds", "\(seconds)", "rsa2048"], seconds: seconds)
+        let append: Double
+        let reference: String
+        if let postgres {
+            append = try pgbenchAppend(batch: batch, port: postgres.port, tools: postgres.tools, directory: directory)
+            reference = "pgbench append (fsync=on, synchronous_commit=on, \(batch) a transaction)"
+        } else {
+            append = try sqliteAppend(batch: batch, directory: directory)
+            reference = "sqlite3 append (synchronous=FULL, \(batch) a transaction)"
+        }
         return Floor(
             p256VerifyPerSecond: try verifyRate(ecdsa, line: "(nistp256)"),
             p384VerifyPerSecond: try verifyRate(ecdsa, line: "(nistp384)"),
-            rsa2048VerifyPerSecond: try verifyRate(rsa, line: "rsa 2048 bits"),
-            appendSeconds: try append(batch: batch, directory: directory), batch: batch)
+            rsa2048VerifyPerSecond: try verifyRate(rsa, line: "rsa 2048 bits"), appendSeconds: append, batch: batch,
+            appendReference: reference)
     }
 
     private static func speed(_ arguments: [String], seconds: Int) throws(BenchError) -> String {
@@ -47,9 +63,11 @@ struct Floor {
         throw BenchError("openssl speed printed no verify/s for \(line): \(output.suffix(500))")
     }
 
-    /// 4,000 rows of about 600 bytes in transactions of `batch` rows.
-    private static func append(batch: Int, directory: TemporaryDirectory) throws(BenchError) -> Double {
-        let rows = 4000
+    /// Rows appended by each reference: about 600 bytes each, in transactions of `batch` rows.
+    private static let appendRows = 4000
+
+    private static func sqliteAppend(batch: Int, directory: TemporaryDirectory) throws(BenchError) -> Double {
+        let rows = appendRows
         var script = "PRAGMA journal_mode=WAL;\nPRAGMA synchronous=FULL;\n"
         script += "CREATE TABLE changes (position INTEGER PRIMARY KEY, key TEXT NOT NULL, body BLOB NOT NULL);\n"
         for index in 0..<rows {
@@ -64,6 +82,43 @@ struct Floor {
         let elapsed = ContinuousClock.now - started
         guard run.status == 0 else { throw BenchError("sqlite3 exited with \(run.status): \(run.output.suffix(500))") }
         return seconds(elapsed) / Double(rows)
+    }
+
+    /// The same rows by `pgbench` (one client, prepared statements) into a table of their own in
+    /// a fresh database of the server the ledger ran on; the time is pgbench's, connection set-up
+    /// excluded.
+    private static func pgbenchAppend(batch: Int, port: Int, tools: PostgresTools, directory: TemporaryDirectory)
+        throws(BenchError) -> Double
+    {
+        let connection = ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres"]
+        func psql(_ database: String, _ command: String) throws(BenchError) {
+            let run = try ChildProcess.runToCompletion(
+                tools.psql, ["-X", "-q", "-v", "ON_ERROR_STOP=1"] + connection + ["-d", database, "-c", command],
+                limit: .seconds(60))
+            guard run.status == 0 else { throw BenchError("psql \(command) failed: \(run.output.suffix(500))") }
+        }
+        try psql("postgres", "CREATE DATABASE ingestbench_append")
+        try psql(
+            "ingestbench_append",
+            "CREATE TABLE changes (position bigserial PRIMARY KEY, key text NOT NULL, body bytea NOT NULL)")
+        // 600 bytes that do not compress, as sqlite3's randomblob.
+        var generator = SystemRandomNumberGenerator()
+        let body = (0..<600).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        var script = "BEGIN;\n"
+        for _ in 0..<batch {
+            script += "INSERT INTO changes (key, body) VALUES ('key-' || md5(random()::text), '\\x\(body)');\n"
+        }
+        script += "COMMIT;\n"
+        let file = try directory.write("append-pgbench.sql", script)
+        let transactions = max(1, appendRows / batch)
+        let arguments = ["-n", "-M", "prepared", "-f", file, "-c", "1", "-t", "\(transactions)"] + connection
+        let run = try ChildProcess.runToCompletion(
+            tools.pgbench, arguments + ["ingestbench_append"], limit: .seconds(300))
+        guard run.status == 0,
+            let line = run.output.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("tps = ") }),
+            let tps = Double(line.dropFirst(6).prefix { $0.isNumber || $0 == "." }), tps > 0
+        else { throw BenchError("pgbench exited with \(run.status): \(run.output.suffix(500))") }
+        return 1 / (tps * Double(batch))
     }
 }
 

@@ -8,7 +8,7 @@ enum Report {
     static func print(figures: [StoreFigures], floor: Floor, costs: ExchangeCosts, options: Options) {
         let n = options.subscriptions
         Swift.print(
-            "renewal wave, \(n) subscriptions per store, \(options.concurrency) in flight, SQLite, event log to one webhook"
+            "renewal wave, \(n) subscriptions per store, \(options.concurrency) in flight, \(options.postgres ? "PostgreSQL" : "SQLite"), event log to one webhook"
         )
         var json: [String: Any] = [:]
         for figure in figures {
@@ -79,7 +79,7 @@ enum Report {
             json[figure.store] = entry
         }
         Swift.print(
-            "\nfloor: openssl speed verify/s P-256 \(ReportText.grouped(floor.p256VerifyPerSecond)), P-384 \(ReportText.grouped(floor.p384VerifyPerSecond)), RSA-2048 \(ReportText.grouped(floor.rsa2048VerifyPerSecond)); sqlite3 append (synchronous=FULL, \(floor.batch) a transaction) \(ReportText.fixed(floor.appendSeconds * 1e6, 0)) µs/row"
+            "\nfloor: openssl speed verify/s P-256 \(ReportText.grouped(floor.p256VerifyPerSecond)), P-384 \(ReportText.grouped(floor.p384VerifyPerSecond)), RSA-2048 \(ReportText.grouped(floor.rsa2048VerifyPerSecond)); \(floor.appendReference) \(ReportText.fixed(floor.appendSeconds * 1e6, 0)) µs/row"
         )
         Swift.print(
             "  App Store: 3 JWS × 1 P-256 (chains verified once and kept; each again: + 6 P-384) + 1 append; Play: 1 RS256 token + 1 append"
@@ -95,6 +95,7 @@ enum Report {
         json["p384_verify_per_second"] = Int(floor.p384VerifyPerSecond)
         json["rsa2048_verify_per_second"] = Int(floor.rsa2048VerifyPerSecond)
         json["append_us"] = floor.appendSeconds * 1e6
+        json["ledger_store"] = options.postgres ? "postgres" : "sqlite"
         json["apple_floor_with_chains_us"] = floor.appleChainSeconds * 1e6
         let data = (try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])) ?? Data()
         Swift.print(String(decoding: data, as: UTF8.self))

@@ -162,8 +162,9 @@ final class WebhookReceiver: Sendable {
     }
 }
 
-/// The store simulator and the three services on free loopback ports, SQLite in a temporary
-/// directory, every service on the simulator's clock, the event log delivering to `receiver`.
+/// The store simulator and the three services on free loopback ports, the ledger on SQLite in a
+/// temporary directory or on the PostgreSQL database `postgresURL` names, every service on the
+/// simulator's clock, the event log delivering to `receiver`.
 final class Stack {
     let storesim: ChildProcess
     let storesimControl: String
@@ -175,7 +176,9 @@ final class Stack {
 
     static let start = "1767225600000"  // 2026-01-01T00:00:00Z
 
-    init(binaries: String, directory: TemporaryDirectory, receiver: WebhookReceiver) throws(BenchError) {
+    init(binaries: String, directory: TemporaryDirectory, receiver: WebhookReceiver, postgresURL: String? = nil)
+        throws(BenchError)
+    {
         let simDirectory = directory.file("storesim")
         let logPath = directory.file("storesim.log")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -210,10 +213,13 @@ final class Stack {
             "webhooks.json",
             #"{"endpoints": [{"name": "ingestbench", "url": "\#(receiver.url)", "secrets": ["whsec_aW5nZXN0YmVuY2gtd2ViaG9vay1zZWNyZXQtMzItYnl0ZXM="]}]}"#
         )
+        let store =
+            postgresURL.map { ["LEDGER_STORE": "postgres", "LEDGER_POSTGRES_URL": $0] }
+            ?? ["LEDGER_SQLITE_PATH": directory.file("ledger.sqlite")]
         let ledgerLaunch = try ServiceLog.launch(
-            binaries + "/ledger", clearing: ["LEDGER_STORE", "LEDGER_SQLITE_PATH"],
-            settings: ["LEDGER_SQLITE_PATH": directory.file("ledger.sqlite"), "CLOCK_FILE": clock],
-            directory: directory.path, limit: .seconds(60))
+            binaries + "/ledger", clearing: ["LEDGER_STORE", "LEDGER_SQLITE_PATH", "LEDGER_POSTGRES_URL"],
+            settings: store.merging(["CLOCK_FILE": clock]) { _, new in new }, directory: directory.path,
+            limit: .seconds(60))
         ledger = ledgerLaunch.child
         let ledgerAddress = "127.0.0.1:\(ledgerLaunch.port)"
         var verifierSettings = try Self.settings(simDirectory + "/verifier.env")

@@ -7,17 +7,22 @@ import HTTP
 
 struct Options: BenchCommandOptions {
     var binaries = ".build/release"
-    var subscriptions = 2000
+    var subscriptions = 10_000
     var concurrency = 16
     var latencySeconds = 10
     var overloadSeconds = 10
     var opensslSeconds = 3
+    var postgres = false
+    var postgresScript = "scripts/postgres-test-server"
+    var postgresBin = "/usr/lib/postgresql/15/bin"
     var showHelp = false
 
     static let helpText = """
         usage: ingestbench [--bin DIR] [--subscriptions N] [--concurrency C] [--latency-seconds S]
+                           [--openssl-seconds S] [--postgres [--postgres-script PATH] [--postgres-bin DIR]]
 
-        Starts storesim, the ledger (SQLite), the verifier and the entitlement service (EVENT_LOG
+        Starts storesim, the ledger (SQLite, or PostgreSQL with --postgres), the verifier and the
+        entitlement service (EVENT_LOG
         on, one webhook endpoint: a receiver in this process), all on the simulator's clock.
         Buys N subscriptions per store (buy-batch) and links each to an account
         (RestorePurchases), moves the clock a month and takes the renewal notifications from the
@@ -30,17 +35,23 @@ struct Options: BenchCommandOptions {
         month's are then posted at twice the closed loop's rate for O seconds, each refused one
         (503) posted again after its Retry-After: refusals, none lost, the services' peak
         resident memory, and how long the backlog took to clear. Beside it, the floor: openssl
-        speed's ECDSA and RSA verifies and a durable sqlite3 append; and the floor of the shape:
-        the floor plus the fewest exchanges between processes a notification makes, each at its
-        reference's cost (redis-benchmark against redis-server, wrk against nginx).
+        speed's ECDSA and RSA verifies and one durable append of the raw engine at the same batch
+        (C rows a transaction): sqlite3, or with --postgres pgbench on the same server; and the
+        floor of the shape: the floor plus the fewest exchanges between processes a notification
+        makes, each at its reference's cost (redis-benchmark against redis-server, wrk against nginx).
 
           --bin DIR              where storesim, ledger, verifier and entitlement are (.build/release)
-          --subscriptions N      subscriptions per store (default 2000; 100…100000; the simulator's
-                                 clock moves grow with the square of N: 10000 takes about twenty minutes)
+          --subscriptions N      subscriptions per store (default 10000; 100…100000)
           --concurrency C        notifications in flight in the closed loop (default 16)
           --latency-seconds S    the open-loop phase per store (default 10; 2…120)
           --overload-seconds O   the overload phase per store (default 10; 2…120)
           --openssl-seconds S    each openssl speed run (default 3)
+          --postgres             the ledger on a throwaway PostgreSQL server this starts (fsync and
+                                 synchronous_commit on), the floor's append by pgbench on it
+          --postgres-script PATH the server's script (default scripts/postgres-test-server; run
+                                 from the repository root)
+          --postgres-bin DIR     where pgbench and psql are looked for first
+                                 (default /usr/lib/postgresql/15/bin; then PATH)
         """
 
     init(arguments: [String]) throws(BenchError) {
@@ -53,6 +64,9 @@ struct Options: BenchCommandOptions {
             case "--latency-seconds": latencySeconds = try rest.integer(for: flag, in: 2...120)
             case "--overload-seconds": overloadSeconds = try rest.integer(for: flag, in: 2...120)
             case "--openssl-seconds": opensslSeconds = try rest.integer(for: flag, in: 1...30)
+            case "--postgres": postgres = true
+            case "--postgres-script": postgresScript = try rest.value(for: flag)
+            case "--postgres-bin": postgresBin = try rest.value(for: flag)
             case "--help", "-h": showHelp = true
             default: throw BenchError("unknown option \(flag)")
             }
@@ -81,10 +95,17 @@ BenchCommand.main(Options.self, name: "ingestbench") { options throws(BenchError
     defer { directory.remove() }
     let receiver = try WebhookReceiver()
     defer { receiver.server.stop() }
-    let stack = try Stack(binaries: options.binaries, directory: directory, receiver: receiver)
+    // With --postgres: the ledger's server, and the client programs of the floor's append on it.
+    var postgres: (server: PostgresServer, tools: PostgresTools)?
+    if options.postgres {
+        let tools = try PostgresTools(preferred: options.postgresBin)
+        postgres = (try PostgresServer(script: options.postgresScript, name: "ingestbench"), tools)
+    }
+    defer { postgres?.server.stop() }
+    let stack = try Stack(
+        binaries: options.binaries, directory: directory, receiver: receiver, postgresURL: postgres?.server.url)
     defer { stack.stop() }
-    // A move of the simulator's clock steps every subscription due, and each step looks over all
-    // of them: with 10,000 per store a month's move takes minutes.
+    // A move of the simulator's clock steps every subscription due (a month: each of 2N once).
     let http = Loopback(timeout: 3600)
     let control = stack.storesimControl
     let verifier = "http://127.0.0.1:\(stack.verifierHTTP)"
@@ -124,7 +145,10 @@ BenchCommand.main(Options.self, name: "ingestbench") { options throws(BenchError
 
     /// Moves the simulator a month on and takes each store's notifications, undelivered.
     func renewalWave() throws(BenchError) -> [String: [StoreNotification]] {
+        let moving = ContinuousClock.now
         try waitFor { _ = try await http.call("\(control)/clock/advance", ["by": "+32d"]) }
+        BenchCommand.note(
+            "ingestbench", "clock moved a month in \(ReportText.fixed(seconds(ContinuousClock.now - moving), 1)) s")
         var taken: [String: [StoreNotification]] = [:]
         for store in [Store.apple, Store.google] {
             taken[store.name] = try waitFor {
@@ -285,7 +309,9 @@ BenchCommand.main(Options.self, name: "ingestbench") { options throws(BenchError
     stack.stop()
 
     // 4. The floor, measured in the same run.
-    let floor = try Floor.measure(seconds: options.opensslSeconds, batch: concurrency, directory: directory)
+    let floor = try Floor.measure(
+        seconds: options.opensslSeconds, batch: concurrency, directory: directory,
+        postgres: postgres.map { ($0.server.port, $0.tools) })
     figures["apple"]!.floorSeconds = floor.appleSeconds
     figures["google"]!.floorSeconds = floor.googleSeconds
     let costs = try ExchangeCosts.measure(directory: directory, seconds: options.opensslSeconds)

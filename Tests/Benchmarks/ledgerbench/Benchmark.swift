@@ -127,7 +127,7 @@ struct Benchmark {
         rows: [ReportRow], ceiling: [CeilingRow]
     ) {
         let tools = try PostgresTools(preferred: options.postgresBin)
-        let server = try PostgresServer(script: options.postgresScript)
+        let server = try PostgresServer(script: options.postgresScript, name: "ledgerbench")
         defer { server.stop() }
         let directory = try TemporaryDirectory("ledgerbench-postgres-work")
         defer { directory.remove() }

@@ -317,9 +317,9 @@ public final class StoreSimulator: Sendable {
     /// Delivers what the stores made since the last delivery.
     public func deliverOutbox() async -> [NotificationDelivery.Attempt] {
         let appleItems = apple.takeOutbox().map { notification in
+            // The JSON object {"signedPayload": …}: a compact JWS is base64url and dots, nothing to escape.
             NotificationDelivery.Item(
-                id: notification.uuid,
-                body: try! JSONSerialization.data(withJSONObject: ["signedPayload": notification.signedPayload]))
+                id: notification.uuid, body: Data("{\"signedPayload\":\"\(notification.signedPayload)\"}".utf8))
         }
         var googleItems: [NotificationDelivery.Item] = []
         for message in google.takeOutbox() {

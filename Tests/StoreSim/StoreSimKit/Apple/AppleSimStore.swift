@@ -150,7 +150,9 @@ public final class AppleSimStore: Sendable {
     public let configuration: AppleSimConfiguration
     public let clock: SimClock
     public let chain: AppleSigningChain
-    private let state: Mutex<State>
+    /// The JWS header `chain` signs under (Apple's), JSON and base64url once for every signature.
+    private let encodedHeader: String
+    let state: Mutex<State>
 
     /// One purchase of the subscription: the first, or a renewal, or the purchase an upgrade made.
     struct Transaction: Sendable {
@@ -284,7 +286,10 @@ public final class AppleSimStore: Sendable {
     }
 
     struct State: Sendable {
-        var subscriptions: [String: Subscription] = [:]
+        /// By original transaction id; every write is noted for `due`.
+        var subscriptions: WatchedDictionary<String, Subscription> = [:]
+        /// When each subscription is next due to change by itself (`nextEvent`).
+        var due = DueQueue<String>()
         var purchases: [String: OneTimePurchase] = [:]
         /// Every transaction id (original or not) to its subscription's or purchase's original id.
         var owners: [String: String] = [:]
@@ -343,6 +348,9 @@ public final class AppleSimStore: Sendable {
         self.configuration = configuration
         self.clock = clock
         self.chain = chain
+        // The header is ES256 and three certificates' DER in base64: always JSON.
+        encodedHeader = Base64URL.encode(
+            try! JSONSerialization.data(withJSONObject: chain.header, options: [.sortedKeys]))
         self.state = Mutex(State())
     }
 
@@ -855,7 +863,7 @@ public final class AppleSimStore: Sendable {
     /// several stores share).
     public func process(until target: Int64) {
         state.withLock { state in
-            while let (original, due, event) = nextDue(in: state), due <= target {
+            while let (original, due, event) = nextDue(in: &state, notAfter: target) {
                 step(&state, original, event, at: due)
             }
             // A mass extension moves on a step each time the clock does.
@@ -863,15 +871,20 @@ public final class AppleSimStore: Sendable {
         }
     }
 
-    /// The earliest moment something happens by itself, to which subscription, and what.
-    private func nextDue(in state: State) -> (String, Int64, Event)? {
-        var earliest: (String, Int64, Event)?
-        for (original, subscription) in state.subscriptions {
-            guard let (due, event) = nextEvent(of: subscription) else { continue }
-            if let current = earliest, (current.1, current.0) <= (due, original) { continue }
-            earliest = (original, due, event)
-        }
-        return earliest
+    /// The earliest moment up to `target` something happens by itself, to which subscription,
+    /// and what; at an equal moment, the lowest original transaction id first. The subscriptions
+    /// written since the last look are queued again at their due moments first, and the one
+    /// returned is looked at again next time (its step changes it).
+    private func nextDue(in state: inout State, notAfter target: Int64) -> (String, Int64, Event)? {
+        let written = state.subscriptions.takeWritten()
+        let subscriptions = state.subscriptions
+        let due = { (original: String) in subscriptions[original].flatMap { self.nextEvent(of: $0)?.0 } }
+        state.due.schedule(written, due: due)
+        guard let (original, moment) = state.due.popFirst(notAfter: target, due: due),
+            let subscription = subscriptions[original], let (_, event) = nextEvent(of: subscription)
+        else { return nil }
+        state.subscriptions.noteWritten(original)
+        return (original, moment, event)
     }
 
     private func nextEvent(of subscription: Subscription) -> (Int64, Event)? {
@@ -1294,9 +1307,15 @@ public final class AppleSimStore: Sendable {
         state.sent.append(notification)
     }
 
+    /// `payload` signed as `chain.sign` signs it, under the header encoded once.
     private func sign(_ payload: [String: any Sendable]) throws(SimError) -> String {
         do {
-            return try chain.sign(payload)
+            let input =
+                encodedHeader + "."
+                + Base64URL.encode(try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys]))
+            let signature = try ECDSASignature.raw(
+                fromDER: try chain.leafKey.signSHA256(Array(input.utf8)), coordinateBytes: 32)
+            return input + "." + Base64URL.encode(signature)
         } catch {
             throw SimError(.conflict, "signing failed: \(error)")
         }

@@ -10,7 +10,7 @@ extension GoogleSimStore {
     /// Lets everything due up to `target` happen, without moving the clock.
     public func process(until target: Int64) {
         state.withLock { state in
-            while let (token, due) = nextDue(in: state), due <= target {
+            while let (token, due) = nextDue(in: &state, notAfter: target) {
                 if state.oneTime[token] != nil {
                     refundUnacknowledged(&state, token, at: due)
                 } else {
@@ -27,33 +27,45 @@ extension GoogleSimStore {
                 ? configuration.testAcknowledgementWindowMilliseconds : configuration.acknowledgementWindowMilliseconds)
     }
 
-    /// The earliest thing due, by time then token (so that equal times go in a fixed order).
-    private func nextDue(in state: State) -> (String, Int64)? {
-        var earliest: (String, Int64)?
-        func consider(_ token: String, _ due: Int64?) {
-            guard let due else { return }
-            if let current = earliest, (current.1, current.0) <= (due, token) { return }
-            earliest = (token, due)
+    /// The earliest thing due up to `target`, by time then token (so that equal times go in a
+    /// fixed order). The tokens written since the last look are queued again at their due
+    /// moments first, and the one returned is looked at again next time (its step changes it).
+    private func nextDue(in state: inout State, notAfter target: Int64) -> (String, Int64)? {
+        let written = state.purchases.takeWritten().union(state.oneTime.takeWritten())
+        let purchases = state.purchases
+        let oneTime = state.oneTime
+        let due = { (token: String) -> Int64? in
+            if let purchase = oneTime[token] { return self.nextMoment(of: purchase) }
+            return purchases[token].flatMap { self.nextMoment(of: $0) }
         }
-        for (token, purchase) in state.purchases where purchase.revoked == nil {
-            var due: Int64?
-            switch purchase.phase {
-            case .active, .canceled: due = purchase.expiry
-            case .grace(let until), .onHold(let until): due = until
-            case .paused(let resumeAt): due = resumeAt
-            // A deferred token starts when the token it replaces reaches its end (that one's step).
-            case .expired, .pending, .pendingCanceled, .deferred: due = nil
-            }
-            if !purchase.acknowledged, purchase.live, let first = purchase.orders.first {
-                due = min(due ?? .max, acknowledgementDeadline(charged: first.chargedAt, test: purchase.test))
-            }
-            consider(token, due)
+        state.due.schedule(written, due: due)
+        guard let (token, moment) = state.due.popFirst(notAfter: target, due: due) else { return nil }
+        if oneTime[token] != nil { state.oneTime.noteWritten(token) } else { state.purchases.noteWritten(token) }
+        return (token, moment)
+    }
+
+    /// When `purchase` next changes by itself: its period's end, grace, hold or pause, or its
+    /// acknowledgement deadline when earlier; nil for a revoked or ended one.
+    private func nextMoment(of purchase: Purchase) -> Int64? {
+        guard purchase.revoked == nil else { return nil }
+        var due: Int64?
+        switch purchase.phase {
+        case .active, .canceled: due = purchase.expiry
+        case .grace(let until), .onHold(let until): due = until
+        case .paused(let resumeAt): due = resumeAt
+        // A deferred token starts when the token it replaces reaches its end (that one's step).
+        case .expired, .pending, .pendingCanceled, .deferred: due = nil
         }
-        for (token, purchase) in state.oneTime
-        where purchase.purchaseState == 0 && !purchase.acknowledged && !purchase.consumed {
-            consider(token, purchase.order.map { acknowledgementDeadline(charged: $0.chargedAt, test: purchase.test) })
+        if !purchase.acknowledged, purchase.live, let first = purchase.orders.first {
+            due = min(due ?? .max, acknowledgementDeadline(charged: first.chargedAt, test: purchase.test))
         }
-        return earliest
+        return due
+    }
+
+    /// When a one-time purchase nobody acknowledged is refunded; nil for any other.
+    private func nextMoment(of purchase: OneTimePurchase) -> Int64? {
+        guard purchase.purchaseState == 0, !purchase.acknowledged, !purchase.consumed else { return nil }
+        return purchase.order.map { acknowledgementDeadline(charged: $0.chargedAt, test: purchase.test) }
     }
 
     private func step(_ state: inout State, _ token: String, at now: Int64) {

@@ -183,8 +183,12 @@ public final class GoogleSimStore: Sendable {
     }
 
     struct State: Sendable {
-        var purchases: [String: Purchase] = [:]
-        var oneTime: [String: OneTimePurchase] = [:]
+        /// Subscriptions by token; every write is noted for `due`.
+        var purchases: WatchedDictionary<String, Purchase> = [:]
+        /// One-time purchases by token; every write is noted for `due`.
+        var oneTime: WatchedDictionary<String, OneTimePurchase> = [:]
+        /// When each token of either is next due to change by itself.
+        var due = DueQueue<String>()
         var nextMessage = 1_000_000_000_001
         var nextOrder = 3_300
         var outbox: [Message] = []
