@@ -94,6 +94,34 @@ struct LedgerConformanceTests {
         }
     }
 
+    @Test(
+        "a snapshot's states are sent as the pages subscriptionChunk reads, in order, each state once, with the pages ahead read ahead",
+        arguments: engines)
+    func sentSnapshotChunks(engine: LedgerEngine) async throws {
+        try await engine.withLedger { ledger, _ in
+            // More states than a read-ahead span, so that spans run beside the pages.
+            let states = (0..<2_500).map { Self.state(.apple("sent-\($0)"), .active, storeTime: Int64($0)) }
+            _ = try await ledger.transactions.write { tx in
+                for (index, state) in states.enumerated() {
+                    try LedgerStore(tx).saveSubscription(state, position: UInt64(index + 1))
+                }
+            }
+            var pages: [[UInt8]] = []
+            var cursor: LedgerChangeFeed.SnapshotCursor?
+            repeat {
+                let page = try await ledger.changeFeed.subscriptionChunk(after: cursor, limit: 100)
+                if page.count > 0 { pages.append(page.chunk) }
+                cursor = page.next
+            } while cursor != nil
+            var sent: [[UInt8]] = []
+            let count = try await ledger.changeFeed.sendSubscriptionChunks(limit: 100) { sent.append($0) }
+            #expect(count == states.count)
+            #expect(sent == pages && sent.count == 25)
+            let keys = try sent.flatMap { try SnapshotChunk(serialized: $0).subscriptions.map(\.key.storeID) }
+            #expect(keys.sorted() == states.map(\.key.storeID).sorted())
+        }
+    }
+
     @Test("facts applied in shuffled order end in the same current state as in store order", arguments: engines)
     func shuffledOrder(engine: LedgerEngine) async throws {
         let key = SubscriptionKey.apple("2000000111")

@@ -43,6 +43,38 @@ extension LedgerChangeFeed {
         }
     }
 
+    /// Every stored state, in the pages `subscriptionChunk` reads (each a `SnapshotChunk`'s
+    /// `subscriptions` field, at most `limit` states), handed to `send` in order; the next page
+    /// is read while `send` sends one. On SQLite the pages further ahead are read into the page
+    /// cache meanwhile, several at once (`SQLiteReadAhead`): a cold scan then waits on the disk
+    /// for many reads together rather than for each in turn. Returns how many states it sent.
+    @discardableResult
+    public func sendSubscriptionChunks(limit: Int, _ send: ([UInt8]) async throws -> Void) async throws -> Int {
+        var readAhead: SQLiteReadAhead?
+        if let sqlite = transactions.database as? SQLiteLedgerDatabase {
+            let highest = Int64(clamping: try await subscriptionEstimate())
+            // One page or less reads at once anyway.
+            if highest > limit {
+                readAhead = SQLiteReadAhead(path: sqlite.path, table: "subscriptions", after: 0, through: highest)
+            }
+        }
+        defer { readAhead?.stop() }
+        readAhead?.advance(to: 0)
+        var sent = 0
+        var page = try await subscriptionChunk(after: nil, limit: limit)
+        while true {
+            if let rowID = page.next?.rowID { readAhead?.advance(to: rowID) }
+            guard let next = page.next else {
+                if page.count > 0 { try await send(page.chunk) }
+                return sent + page.count
+            }
+            async let following = subscriptionChunk(after: next, limit: limit)
+            if page.count > 0 { try await send(page.chunk) }
+            sent += page.count
+            page = try await following
+        }
+    }
+
     /// About how many subscriptions there are, cheaply: SQLite's highest rowid (at least the
     /// count), PostgreSQL's planner estimate (`pg_class.reltuples`, -1 before the first ANALYZE:
     /// then 0).

@@ -117,12 +117,8 @@ enum LedgerMethods {
                 try await writer.send(
                     SnapshotChunk(expectedSubscriptions: try await ledger.changeFeed.subscriptionEstimate())
                         .serialized())
+                try await ledger.changeFeed.sendSubscriptionChunks(limit: snapshotPage) { try await writer.send($0) }
                 var cursor: LedgerChangeFeed.SnapshotCursor?
-                repeat {
-                    let page = try await ledger.changeFeed.subscriptionChunk(after: cursor, limit: snapshotPage)
-                    if page.count > 0 { try await writer.send(page.chunk) }
-                    cursor = page.next
-                } while cursor != nil
                 repeat {
                     guard !request.statesOnly else { break }
                     let page = try await ledger.changeFeed.linkPage(after: cursor, limit: snapshotPage)

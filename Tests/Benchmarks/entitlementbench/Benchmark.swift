@@ -72,6 +72,15 @@ struct Benchmark {
         if options.httpOnly {
             return try runHTTPOnly(ledger: ledger, policyPath: policyPath, seed: seed, directory: directory)
         }
+        // A cold start: nothing of the database in the page cache, as on a ledger host whose
+        // pages the seeding (or a while of other work) has left behind.
+        let databaseFiles = [databasePath, databasePath + "-wal"]
+        let cachedBefore = databaseFiles.compactMap { PageCacheEviction.residentBytes(of: $0) }.reduce(0, +)
+        let eviction = try PageCacheEviction.evict(databaseFiles)
+        let cachedAfter = databaseFiles.compactMap { PageCacheEviction.residentBytes(of: $0) }.reduce(0, +)
+        Self.note(
+            "page cache emptied by \(eviction.rawValue): \(cachedBefore / 1_048_576) MiB of the database cached "
+                + "before, \(cachedAfter / 1_048_576) MiB after")
         let (first, startCPU) = try timedStart(
             ledger: ledger, policyPath: policyPath, checkpoint: checkpointPath, directory: directory)
         defer { first.stop() }
@@ -81,7 +90,8 @@ struct Benchmark {
             "loaded view: \(viewAccounts) accounts, ready in \(ReportText.fixed(first.secondsToReady, 3)) s, "
                 + "\(loadedMemory.bytes) bytes resident (peak \(loadedMemory.peakBytes)); CPU s until ready: ledger "
                 + "\(startCPU.ledgerSeconds.map { ReportText.fixed($0, 2) } ?? "?"), entitlement "
-                + "\(startCPU.entitlementSeconds.map { ReportText.fixed($0, 2) } ?? "?")")
+                + "\(startCPU.entitlementSeconds.map { ReportText.fixed($0, 2) } ?? "?"); ledger read "
+                + "\(startCPU.ledgerReadBytes.map { "\($0 / 1_048_576) MiB" } ?? "?") from storage")
         guard viewAccounts == seed.linkedAccounts else {
             throw BenchError("the view holds \(viewAccounts) accounts, not the \(seed.linkedAccounts) in the database")
         }
@@ -92,7 +102,8 @@ struct Benchmark {
         Self.note(
             "second instance: ready in \(ReportText.fixed(second.secondsToReady, 3)) s; CPU s until ready: ledger "
                 + "\(secondCPU.ledgerSeconds.map { ReportText.fixed($0, 2) } ?? "?"), entitlement "
-                + "\(secondCPU.entitlementSeconds.map { ReportText.fixed($0, 2) } ?? "?")")
+                + "\(secondCPU.entitlementSeconds.map { ReportText.fixed($0, 2) } ?? "?"); ledger read "
+                + "\(secondCPU.ledgerReadBytes.map { "\($0 / 1_048_576) MiB" } ?? "?") from storage")
         BenchCommand.noteUncleanExit("entitlementbench", second.stop(), of: options.entitlementPath)
 
         // The first instance stops, writing its checkpoint, and starts again on it.
@@ -160,7 +171,8 @@ struct Benchmark {
         let report = Report(
             accounts: options.accounts, seedSeconds: seed.seconds, seededPeriods: seed.periods, months: options.months,
             seededRawBytes: seed.rawBytes, readySeconds: first.secondsToReady,
-            startCPU: startCPU, secondReadySeconds: second.secondsToReady, secondStartCPU: secondCPU,
+            startCPU: startCPU, eviction: eviction, secondReadySeconds: second.secondsToReady,
+            secondStartCPU: secondCPU,
             checkpoint: checkpoint,
             emptyMemory: emptyMemory, loadedMemory: loadedMemory, rows: rows, http: http,
             propagationSamples: options.propagationSamples,
@@ -207,18 +219,23 @@ struct Benchmark {
     }
 
     /// Starts an entitlement service and says where its start went: the ledger's CPU building and
-    /// sending the snapshot, the service's receiving and loading it.
+    /// sending the snapshot and the bytes it read from storage, the service's receiving and
+    /// loading it.
     private func timedStart(
         ledger: LedgerProcess, policyPath: String, checkpoint: String?, directory: TemporaryDirectory
     ) throws(BenchError) -> (EntitlementProcess, StartCPU) {
         let ledgerCPUBefore = ProcessCPU.seconds(pid: ledger.child.pid)
+        let ledgerReadBefore = ProcessReads.bytes(pid: ledger.child.pid)
         let entitlement = try startEntitlement(
             ledger: ledger, policyPath: policyPath, checkpoint: checkpoint, directory: directory)
         let cpu = StartCPU(
             ledgerSeconds: ProcessCPU.seconds(pid: ledger.child.pid).flatMap { after in
                 ledgerCPUBefore.map { after - $0 }
             },
-            entitlementSeconds: ProcessCPU.seconds(pid: entitlement.child.pid))
+            entitlementSeconds: ProcessCPU.seconds(pid: entitlement.child.pid),
+            ledgerReadBytes: ProcessReads.bytes(pid: ledger.child.pid).flatMap { after in
+                ledgerReadBefore.map { after - $0 }
+            })
         return (entitlement, cpu)
     }
 

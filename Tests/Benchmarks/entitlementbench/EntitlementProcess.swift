@@ -25,8 +25,10 @@ final class EntitlementProcess {
         let start = MonotonicTime.nanoseconds()
         do throws(BenchError) {
             launched = try ServiceLog.launch(
-                executable, clearing: [
-                    "ENTITLEMENT_POLICY_FILE", "LEDGER_ADDR", "VIEW_CHECKPOINT_PATH", "VIEW_CHECKPOINT_INTERVAL_SECONDS",
+                executable,
+                clearing: [
+                    "ENTITLEMENT_POLICY_FILE", "LEDGER_ADDR", "VIEW_CHECKPOINT_PATH",
+                    "VIEW_CHECKPOINT_INTERVAL_SECONDS",
                 ],
                 settings: ["ENTITLEMENT_POLICY_FILE": policyPath, "LEDGER_ADDR": "127.0.0.1:\(ledgerPort)"].merging(
                     // Written only at shutdown, so that the stop's time is the write's.

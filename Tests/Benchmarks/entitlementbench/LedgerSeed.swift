@@ -52,7 +52,8 @@ struct LedgerSeed {
             // raw data is gigabytes at this size, not worth reading for a mean).
             periods = Int(try database.scalarInt("SELECT count(*) FROM periods") ?? 0)
             let sampled = try database.query(
-                "SELECT count(*) AS n, coalesce(sum(length(raw)), 0) AS bytes FROM (SELECT raw FROM periods LIMIT 10000)")
+                "SELECT count(*) AS n, coalesce(sum(length(raw)), 0) AS bytes FROM (SELECT raw FROM periods LIMIT 10000)"
+            )
             let sampledRows = Int(sampled.int64(0, "n") ?? 0)
             let sampledBytes = Int(sampled.int64(0, "bytes") ?? 0)
             rawBytes = sampledRows == 0 ? 0 : sampledBytes * periods / sampledRows

@@ -25,11 +25,12 @@ struct LoadRow {
     var meetsTarget: Bool { ratio.map { $0 >= targetRatio } ?? false }
 }
 
-/// CPU seconds each process spent from the service's spawn until it was ready (nil when /proc
-/// could not tell).
+/// CPU seconds each process spent from the service's spawn until it was ready, and the bytes
+/// the ledger read from storage meanwhile (nil when /proc could not tell).
 struct StartCPU {
     var ledgerSeconds: Double?
     var entitlementSeconds: Double?
+    var ledgerReadBytes: Int?
 }
 
 /// The restart from a checkpoint: how long the stop that wrote it took, its size, the start on
@@ -45,11 +46,12 @@ struct CheckpointRestart {
 /// The human table and the machine-readable JSON line of a run, with a verdict per target.
 struct Report {
     static let bytesPerAccountTarget = 250.0
-    /// Ready from a snapshot, and from a checkpoint.
+    /// Ready from a snapshot (the page cache emptied first), judged from 1,000,000 accounts up.
     static let readySecondsTarget = 30.0
+    static let readyTargetAccounts = 1_000_000
+    /// Ready from a checkpoint, judged from 10,000,000 accounts up.
     static let checkpointReadySecondsTarget = 5.0
-    /// The ready-time targets are stated for this many accounts; fewer are not judged.
-    static let readyTargetAccounts = 10_000_000
+    static let checkpointReadyTargetAccounts = 10_000_000
     static let propagationP99Target = 5.0
 
     let accounts: Int
@@ -61,6 +63,8 @@ struct Report {
     let seededRawBytes: Int
     let readySeconds: Double
     let startCPU: StartCPU
+    /// How the page cache was emptied before the first instance started.
+    let eviction: PageCacheEviction.Method
     /// A second instance's start, the ledger running (its page cache warm).
     let secondReadySeconds: Double
     let secondStartCPU: StartCPU
@@ -82,9 +86,11 @@ struct Report {
     var checkpointBytesPerAccount: Double { Double(checkpoint.memory.bytes - emptyMemory.bytes) / Double(accounts) }
     var memoryMeetsTarget: Bool { max(bytesPerAccount, checkpointBytesPerAccount) <= Self.bytesPerAccountTarget }
     var readyJudged: Bool { accounts >= Self.readyTargetAccounts }
+    var checkpointReadyJudged: Bool { accounts >= Self.checkpointReadyTargetAccounts }
+    /// Each ready target that is judged at this size is met, and one at least is judged.
     var readyMeetsTarget: Bool {
         readyJudged && readySeconds <= Self.readySecondsTarget
-            && checkpoint.readySeconds <= Self.checkpointReadySecondsTarget
+            && (!checkpointReadyJudged || checkpoint.readySeconds <= Self.checkpointReadySecondsTarget)
     }
     var propagationMeetsTarget: Bool { propagationP99Milliseconds <= Self.propagationP99Target }
     var unpipelinedMeetTarget: Bool { rows.filter { $0.pipeline == 1 }.allSatisfy(\.meetsTarget) }
@@ -97,6 +103,8 @@ struct Report {
     private static func verdict(_ meets: Bool) -> String { meets ? "meets target" : "misses target" }
 
     private static func mebibytes(_ bytes: Int) -> String { ReportText.fixed(Double(bytes) / 1_048_576, 1) }
+
+    private static func shownMebibytes(_ bytes: Int?) -> String { bytes.map(mebibytes) ?? "-" }
 
     private static func shown(_ value: Double?, _ decimals: Int) -> String {
         value.map { ReportText.fixed($0, decimals) } ?? "-"
@@ -151,12 +159,13 @@ struct Report {
             "  resident bytes per account, started from the checkpoint", ReportText.grouped(checkpointBytesPerAccount),
             "", "", "", "",
         ])
-        let judged = readyJudged ? "" : "not judged (fewer accounts)"
+        let judged = "not judged (fewer accounts)"
         lines.append([
             "ready from a checkpoint, s (\(ReportText.grouped(Double(accounts))) accounts)",
             ReportText.fixed(checkpoint.readySeconds, 2), "", "",
             "≤ \(Int(Self.checkpointReadySecondsTarget)) at 10,000,000",
-            readyJudged ? Self.verdict(checkpoint.readySeconds <= Self.checkpointReadySecondsTarget) : judged,
+            checkpointReadyJudged
+                ? Self.verdict(checkpoint.readySeconds <= Self.checkpointReadySecondsTarget) : judged,
         ])
         lines.append([
             "  entitlement CPU s until ready", Self.shown(checkpoint.cpu.entitlementSeconds, 2), "", "", "", "",
@@ -166,12 +175,14 @@ struct Report {
             "  stop with the checkpoint written, s", ReportText.fixed(checkpoint.stopSeconds, 2), "", "", "", "",
         ])
         lines.append([
-            "ready from a snapshot, s (\(ReportText.grouped(Double(accounts))) accounts)",
-            ReportText.fixed(readySeconds, 2), "", "", "≤ \(Int(Self.readySecondsTarget)) at 10,000,000",
+            "ready from a snapshot, page cache emptied, s (\(ReportText.grouped(Double(accounts))) accounts)",
+            ReportText.fixed(readySeconds, 2), "", "", "≤ \(Int(Self.readySecondsTarget)) at 1,000,000",
             readyJudged ? Self.verdict(readySeconds <= Self.readySecondsTarget) : judged,
         ])
+        lines.append(["  page cache emptied by", eviction.rawValue, "", "", "", ""])
         lines.append(["  ledger CPU s until ready", Self.shown(startCPU.ledgerSeconds, 2), "", "", "", ""])
         lines.append(["  entitlement CPU s until ready", Self.shown(startCPU.entitlementSeconds, 2), "", "", "", ""])
+        lines.append(["  ledger MiB read from storage", Self.shownMebibytes(startCPU.ledgerReadBytes), "", "", "", ""])
         lines.append([
             "second instance to ready, s (the ledger running)", ReportText.fixed(secondReadySeconds, 2), "", "", "",
             "",
@@ -179,6 +190,9 @@ struct Report {
         lines.append(["  ledger CPU s until ready", Self.shown(secondStartCPU.ledgerSeconds, 2), "", "", "", ""])
         lines.append([
             "  entitlement CPU s until ready", Self.shown(secondStartCPU.entitlementSeconds, 2), "", "", "", "",
+        ])
+        lines.append([
+            "  ledger MiB read from storage", Self.shownMebibytes(secondStartCPU.ledgerReadBytes), "", "", "", "",
         ])
         lines.append([
             "purchase to CheckAccess allowed, p50 ms", ReportText.fixed(propagationP50Milliseconds, 2), "", "", "", "",
@@ -262,11 +276,15 @@ struct Report {
                 ("ready_seconds", ReportText.fixed(readySeconds, 3)),
                 ("ready_target_seconds", "\(Int(Self.readySecondsTarget))"),
                 ("ready_judged", "\(readyJudged)"), ("ready_meets_target", "\(readyMeetsTarget)"),
+                ("checkpoint_ready_judged", "\(checkpointReadyJudged)"),
+                ("ready_page_cache_eviction", "\"\(eviction.rawValue)\""),
                 ("ready_ledger_cpu_seconds", number(startCPU.ledgerSeconds, 2)),
                 ("ready_entitlement_cpu_seconds", number(startCPU.entitlementSeconds, 2)),
+                ("ready_ledger_read_bytes", startCPU.ledgerReadBytes.map { "\($0)" } ?? "null"),
                 ("second_ready_seconds", ReportText.fixed(secondReadySeconds, 3)),
                 ("second_ready_ledger_cpu_seconds", number(secondStartCPU.ledgerSeconds, 2)),
                 ("second_ready_entitlement_cpu_seconds", number(secondStartCPU.entitlementSeconds, 2)),
+                ("second_ready_ledger_read_bytes", secondStartCPU.ledgerReadBytes.map { "\($0)" } ?? "null"),
                 ("propagation_samples", "\(propagationSamples)"),
                 ("propagation_p50_ms", ReportText.fixed(propagationP50Milliseconds, 3)),
                 ("propagation_p99_ms", ReportText.fixed(propagationP99Milliseconds, 3)),
