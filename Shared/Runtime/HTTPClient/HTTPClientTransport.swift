@@ -119,16 +119,18 @@ private final class ExchangeDelegate: NSObject, URLSessionDataDelegate, Sendable
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let id = dataTask.taskIdentifier
+        // The exchange is changed where it is kept: a copy taken out and put back would hold a
+        // second reference to the body, and each append would copy all of it.
         let overLimit = exchanges.withLock { exchanges -> Bool in
-            guard var exchange = exchanges[dataTask.taskIdentifier], !exchange.tooLarge else { return false }
-            if exchange.body.count + data.count > maxResponseBytes {
-                exchange.tooLarge = true
-                exchange.body = Data()
-            } else {
-                exchange.body.append(data)
+            guard exchanges[id]?.tooLarge == false else { return false }
+            if exchanges[id]!.body.count + data.count > maxResponseBytes {
+                exchanges[id]!.tooLarge = true
+                exchanges[id]!.body = Data()
+                return true
             }
-            exchanges[dataTask.taskIdentifier] = exchange
-            return exchange.tooLarge
+            exchanges[id]!.body.append(data)
+            return false
         }
         if overLimit { dataTask.cancel() }
     }
