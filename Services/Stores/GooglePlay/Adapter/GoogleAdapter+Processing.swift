@@ -70,7 +70,7 @@ extension GoogleAdapter {
             }
             // An acknowledgement owed is queued in the inbox before it is sent, so the state's
             // write may already have marked this notification processed.
-            try await acknowledgeIfLinked(recorded, packageName: packageName)
+            try await acknowledgeIfLinked(recorded.key, packageName: packageName)
             if !Self.readsOldTokenAfter(purchase) { return }
         case .oneTimeProduct(let type, let token, let productID):
             let kind: EventKind = type == 1 ? .purchased : type == 2 ? .pendingCancelled : .other
@@ -79,7 +79,7 @@ extension GoogleAdapter {
                 event: FetchEvent(
                     kind: kind, storeType: "ONE_TIME_PRODUCT_NOTIFICATION_\(type)", time: eventTime,
                     notificationID: messageID, notificationType: type))
-            try await acknowledgeIfLinked(recorded, packageName: packageName)
+            try await acknowledgeIfLinked(recorded.key, packageName: packageName)
         case .voided(let token, let orderID, _, let refundType):
             try await void(
                 VoidedOrder(
@@ -170,10 +170,9 @@ extension GoogleAdapter {
 
     /// A purchase the ledger has linked to an account and Google still waits to hear about is
     /// acknowledged now (an unlinked one waits for its VerifyPurchase: no account has access yet).
-    /// `recorded` is the purchase as the ledger answered its write; unless it is acknowledged
-    /// already (an acknowledgement is never taken back), its link is read back from the ledger.
-    func acknowledgeIfLinked(_ recorded: Subscription, packageName: String) async throws {
-        guard !recorded.acknowledged, let subscription = try await ledger.subscription(recorded.key) else { return }
+    /// `key` is the purchase just recorded; its link is read back from the ledger.
+    func acknowledgeIfLinked(_ key: SubscriptionKey, packageName: String) async throws {
+        guard let subscription = try await ledger.subscription(key) else { return }
         if subscription.accountID != nil, !subscription.acknowledged, Self.owesAcknowledgement(subscription) {
             _ = await acknowledgeOrQueue(subscription, packageName: packageName)
         }
