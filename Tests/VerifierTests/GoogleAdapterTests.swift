@@ -316,8 +316,10 @@ struct GoogleAdapterTests {
             work: .subscription(type: 13, token: "old-tok", productID: "pro_monthly"))
         let continued = try #require(try await harness.ledger.subscription(harness.key("new-tok")))
         #expect(continued.accountID == "user-5" && continued.replacesStoreID == "old-tok" && continued.state == .active)
-        // Linked through the lineage, so the new purchase is acknowledged without a VerifyPurchase.
+        // Linked through the lineage, so the new purchase is acknowledged without a VerifyPurchase,
+        // at Google as well as in the ledger (Play revokes a purchase not acknowledged in 3 days).
         #expect(continued.acknowledged)
+        #expect(harness.api.calls.contains("acknowledge new-tok"))
         let replaced = try #require(try await harness.ledger.subscription(harness.key("old-tok")))
         #expect(replaced.state == .expired && replaced.replacedByStoreID == "new-tok")
         let account = try await harness.ledger.account("user-5")
