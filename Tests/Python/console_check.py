@@ -1,0 +1,394 @@
+"""The support console (`subctl console`) in Debian's headless chromium, driven by selenium.
+
+Usage: console_check.py ROOT BIN_DIR WORK_DIR [SCREENSHOT_DIR]
+
+Over a store simulator stack with mutual TLS (console_stack.py), with an operator console and a
+read-only one (the `support` certificate, in every service's RPC_READ_ONLY):
+- finds an account by each kind of id a customer can quote and sees its timeline and the
+  access as of a chosen instant;
+- opens an App Store and a Google Play payload and sees each verified again;
+- runs every action through its confirmation and sees its audit event in the account's history
+  (ledger GetHistory) under the operator's identity with the reason given;
+- as read-only: masked store ids, no raw payloads, no action forms, actions refused;
+- a product id, a notification type and subtype, and an account id holding HTML or script are
+  shown as text and never run;
+- a form posted to an action from another origin is refused and changes nothing.
+Screenshots of the main pages go to SCREENSHOT_DIR (default WORK_DIR/screenshots).
+Exit status 0 when every check holds; otherwise each failure is printed.
+"""
+
+import base64
+import http.server
+import json
+import os
+import sys
+import threading
+import time
+import urllib.parse
+
+from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from console_stack import Stack  # noqa: E402
+
+ROOT, BIN_DIR, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+SHOTS = sys.argv[4] if len(sys.argv) > 4 else os.path.join(WORK, "screenshots")
+os.makedirs(SHOTS, exist_ok=True)
+failures = []
+
+# Store data is hostile input: each of these must be shown as text and never run.
+XSS_PRODUCT = "com.example.<img/src=x/onerror=window.__xss=1>"
+XSS_ACCOUNT = "<script>window.__xss=2</script>\"'&mallory"
+XSS_TYPE = "<script>window.__xss=3</script>"
+XSS_SUBTYPE = "<img src=x onerror=window.__xss=4>"
+ALICE = "alice"
+
+POLICY = """capability pro
+  apple com.example.pro.monthly
+  google pro_sub
+capability premium
+  google premium_sub
+"""
+
+
+def check(condition, what):
+    if condition:
+        print(f"ok   {what}")
+    else:
+        print(f"FAIL {what}")
+        failures.append(what)
+    return condition
+
+
+# The webhook receiver: refuses everything until `accepting` is set, so events become dead
+# letters; then takes them (a redelivery reaches it).
+class Receiver(http.server.BaseHTTPRequestHandler):
+    accepting = False
+    received = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if Receiver.accepting:
+            Receiver.received.append(json.loads(body))
+            self.send_response(200)
+        else:
+            self.send_response(500)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+# Another origin: a page that posts a form to the console's grant action on load.
+class Attacker(http.server.BaseHTTPRequestHandler):
+    target = ""
+
+    def do_GET(self):
+        page = f"""<!doctype html><html><body>
+<form id="f" method="post" action="{Attacker.target}/action/grant">
+<input name="account" value="{ALICE}"><input name="capability" value="pro">
+<input name="duration" value="30d"><input name="reason" value="cross-site grant">
+<input name="confirm" value="yes"></form>
+<script>document.getElementById('f').submit()</script></body></html>"""
+        data = page.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(handler):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+receiver = serve(Receiver)
+with open(os.path.join(WORK, "webhooks.json"), "w") as f:
+    json.dump({"endpoints": [{"name": "support-test", "url": f"http://127.0.0.1:{receiver.server_port}/hook",
+                              "secrets": ["whsec_" + base64.b64encode(b"console-test-secret-32-bytes-long").decode()]}]},
+              f)
+
+stack = Stack(
+    BIN_DIR, WORK, POLICY,
+    storesim_env={"STORESIM_APPLE_PRODUCTS": "com.example.pro.monthly:pro:1m:2,com.example.premium.monthly:pro:1m:1,"
+                  f"{XSS_PRODUCT}:evil:1m:1"},
+    entitlement_env={"EVENT_LOG": "true", "WEBHOOK_ENDPOINTS_FILE": os.path.join(WORK, "webhooks.json"),
+                     "WEBHOOK_MAX_AGE_SECONDS": "60"})
+driver = None
+
+
+def history(account):
+    """The account's audit trail, newest first, as the ledger answers the operator."""
+    return stack.call("ledger", "GetHistory", {"accountId": account, "pageSize": 100}).get("events", [])
+
+
+def eventually(what, read, expected, timeout=60):
+    deadline = time.monotonic() + timeout
+    value = read()
+    while not expected(value) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        value = read()
+    check(expected(value), what)
+    return value
+
+
+try:
+    # --- The data: alice holds an App Store and a Google Play subscription a month on; a hostile
+    # account holds the hostile product; an inbox entry with a hostile type is refused.
+    apple = stack.sim("apple/buy", {"productId": "com.example.pro.monthly"})
+    original = apple["originalTransactionId"]
+    stack.call("verifier", "VerifyApplePurchase",
+               {"accountId": ALICE, "transactionId": apple["transactionId"], "idempotencyKey": "alice-apple"})
+    google = stack.sim("google/buy", {"productId": "pro_sub"})
+    token = google["purchaseToken"]
+    stack.call("verifier", "VerifyGooglePurchase",
+               {"accountId": ALICE, "packageName": "com.example.app", "productId": "pro_sub",
+                "purchaseToken": token, "idempotencyKey": "alice-google"})
+    hostile = stack.sim("apple/buy", {"productId": XSS_PRODUCT})
+    stack.call("verifier", "VerifyApplePurchase",
+               {"accountId": XSS_ACCOUNT, "transactionId": hostile["transactionId"], "idempotencyKey": "hostile"})
+    stack.sim("clock/advance", {"by": "+31d"})
+    eventually("alice's App Store renewal reaches the ledger",
+               lambda: [e.get("storeType") for e in history(ALICE)], lambda types: "DID_RENEW" in types)
+    chain = stack.sim("apple/transactions", {"transactionId": original})["transactions"]
+    renewal, apple_order = chain[-1]["transactionId"], chain[-1]["orderId"]
+    orders = [o["orderId"] for o in stack.sim("google/orders", {"purchaseToken": token})["orders"]]
+    stack.call("ledger", "RecordNotification", {"entry": {
+        "store": "STORE_APPLE", "environment": "ENVIRONMENT_SANDBOX", "notificationId": "hostile-notification-1",
+        "notificationType": XSS_TYPE, "subtype": XSS_SUBTYPE, "status": "INBOX_STATUS_REJECTED",
+        "lastError": "<b>refused</b>", "rawPayload": "not a JWS",
+        "key": {"store": "STORE_APPLE", "environment": "ENVIRONMENT_SANDBOX", "storeId": original}}})
+
+    # --- The browser.
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1440,1000", "--lang=en-US"]:
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.set_page_load_timeout(60)
+    wait = WebDriverWait(driver, 30)
+
+    def css(selector):
+        return driver.find_elements(By.CSS_SELECTOR, selector)
+
+    def one(selector):
+        try:
+            return driver.find_element(By.CSS_SELECTOR, selector)
+        except NoSuchElementException:
+            return None
+
+    def text(selector):
+        element = one(selector)
+        return element.text if element else None
+
+    def no_script_ran(where):
+        check(driver.execute_script("return window.__xss === undefined"), f"{where}: no hostile script ran")
+
+    def shot(name):
+        driver.save_screenshot(os.path.join(SHOTS, f"console-{name}.png"))
+
+    operator_url = stack.console("operator")
+    base = operator_url.split("/login", 1)[0]
+    driver.get(f"{base}/")
+    check("open the address" in driver.find_element(By.TAG_NAME, "body").text.lower() or
+          "401" in driver.title, "without logging in, a page asks for the printed address")
+    driver.get(operator_url)
+    check(text("#whoami") == "operator · operator", f"the operator console says who it acts as: {text('#whoami')}")
+    shot("home")
+
+    def find(value):
+        driver.get(f"{base}/find?q={urllib.parse.quote(value)}")
+        return text("#taken-as") or ""
+
+    for value, words, account in [
+        (ALICE, "account", ALICE), (original, "original transaction", ALICE),
+        (renewal, "transaction", ALICE), (apple_order, "order", ALICE), (token, "purchase token", ALICE),
+        (orders[0], "order", ALICE), (hostile["originalTransactionId"], "original transaction", XSS_ACCOUNT),
+    ]:
+        taken = find(value)
+        check(words in taken.lower(), f"find {value[:24]}… is taken as {words}: {taken!r}")
+        links = [a for a in css("#results a.account-link") if a.text == account]
+        no_script_ran(f"find {value[:24]}…")
+        if check(len(links) == 1, f"find {value[:24]}… links to {account!r}"):
+            if value == orders[0]:
+                shot("find")
+            links[0].click()
+            check(text("main h1") == account, f"the account page of {account!r} has its id as its title")
+            no_script_ran(f"the account page of {account!r}")
+    check(not one("#not-found") and "not" in find("MK5TTTVWJH-nothing").lower() or one("#not-found") is not None,
+          "a value nothing matches says so")
+
+    # The account page: both stores, the timeline and the access at an instant.
+    account_url = f"{base}/account/{urllib.parse.quote(ALICE, safe='')}"
+    driver.get(account_url)
+    rows = css("#subscriptions tr.subscription")
+    check(len(rows) >= 2, f"alice's subscriptions of both stores are listed ({len(rows)})")
+    keys = [cell.text for cell in css("#subscriptions td.key")]
+    check(original in keys and token in keys, "the operator sees whole store ids")
+    check(len(css("#timeline section.capability[data-capability=pro] .interval.kind-paid")) >= 1,
+          "the timeline draws pro's paid time")
+    check(len(css("#timeline .now-line")) >= 1, "the timeline has the now line")
+    shot("account")
+    driver.get(f"{account_url}?at=2026-01-15T12:00")
+    granted = text("#access-at li[data-capability=pro]") or ""
+    check("until" in granted.lower() and "not" not in granted.lower(), f"pro is granted on 2026-01-15: {granted!r}")
+    driver.get(f"{account_url}?at=2025-12-31T12:00")
+    before = text("#access-at li[data-capability=pro]") or ""
+    check("not" in before.lower(), f"pro is not granted before the purchase: {before!r}")
+
+    # Payloads, verified again on the spot.
+    driver.get(account_url)
+    links = {}
+    for row in css("#history tr.event"):
+        for link in row.find_elements(By.CSS_SELECTOR, "a.payload"):
+            kind = "apple" if "DID_RENEW" in row.text or "SUBSCRIBED" in row.text else "google"
+            links.setdefault(kind, link.get_attribute("href"))
+    for kind, href in sorted(links.items()):
+        driver.get(href)
+        verdict = one("#verification")
+        check(verdict is not None and "verified" in (verdict.get_attribute("class") or "").split(),
+              f"{kind}: the payload is verified again: {verdict.text if verdict else None!r}")
+        check(len(text("#decoded") or "") > 40, f"{kind}: the payload is shown decoded")
+        shot(f"payload-{kind}")
+    check(set(links) == {"apple", "google"}, f"payload links for both stores: {sorted(links)}")
+
+    # --- Actions: each through its confirmation, then its audit event.
+    def act(page, action, fields, selector_scope="", checks=None):
+        driver.get(page)
+        forms = css(f"{selector_scope} form.action[data-action='{action}']")
+        if not check(bool(forms), f"{action}: its form is on the page"):
+            return None
+        form = forms[0]
+        for name, value in fields.items():
+            element = form.find_element(By.CSS_SELECTOR, f"[name='{name}']")
+            if element.get_attribute("type") == "checkbox":
+                if bool(value) != element.is_selected():
+                    element.click()
+            elif element.tag_name == "select":
+                driver.execute_script("arguments[0].value = arguments[1]", element, value)
+            else:
+                element.clear()
+                element.send_keys(value)
+        form.find_element(By.CSS_SELECTOR, "button[type=submit], input[type=submit]").click()
+        summary = text("#confirm-summary")
+        check(bool(summary), f"{action}: a confirmation says what will happen: {summary!r}")
+        if action == "extend-renewal":
+            shot("confirm")
+        driver.find_element(By.ID, "confirm-button").click()
+        result, error = text("#result"), text("#error")
+        check(result is not None and error is None, f"{action}: done: {result or error!r}")
+        return result
+
+    def audited(account, reason, what):
+        events = eventually(
+            f"{what}: the audit trail names the operator and the reason",
+            lambda: [e for e in history(account) if e.get("reason") == reason],
+            lambda found: any(e.get("actor") == "operator" for e in found))
+        return events
+
+    google_row = f"#subscriptions tr.subscription[data-store=google]"
+    apple_row = f"#subscriptions tr.subscription[data-store=apple]"
+    steps = [
+        ("refresh", {"reason": "customer says access is missing"}, apple_row),
+        ("grant", {"capability": "premium", "reason": "goodwill after an outage"}, ""),
+        ("extend-renewal", {"days": "7", "reason": "service outage compensation"}, apple_row),
+        ("consumption", {"reason": "refund request under review", "customer_consented": True}, apple_row),
+        ("refund-google-order", {"reason": "charged twice"}, google_row),
+    ]
+    for action, fields, scope in steps:
+        act(account_url, action, fields, scope)
+        audited(ALICE, fields["reason"], action)
+    # Revoke the grant made above.
+    act(account_url, "revoke-grant", {"reason": "goodwill period over"}, "#grants")
+    audited(ALICE, "goodwill period over", "revoke-grant")
+
+    # Work queues: the refused hostile notification, shown as text; replay of a failed entry.
+    driver.get(f"{base}/queues")
+    shot("queues")
+    queue = text("#failed-notifications") or ""
+    check(XSS_TYPE in queue and XSS_SUBTYPE in queue, "a notification type and subtype holding HTML are shown as text")
+    no_script_ran("the work queues")
+    stack.call("ledger", "RecordNotification", {"entry": {
+        "store": "STORE_APPLE", "environment": "ENVIRONMENT_SANDBOX", "notificationId": "failed-notification-1",
+        "notificationType": "DID_RENEW", "status": "INBOX_STATUS_PENDING", "rawPayload": "not a JWS",
+        "key": {"store": "STORE_APPLE", "environment": "ENVIRONMENT_SANDBOX", "storeId": original}}})
+    stack.call("ledger", "MarkInbox", {"store": "STORE_APPLE", "notificationId": "failed-notification-1",
+                                      "status": "INBOX_STATUS_FAILED", "lastError": "left failed by the test"})
+    act(f"{base}/queues", "replay-inbox", {"reason": "store outage is over"}, "#failed-notifications")
+    audited(ALICE, "store outage is over", "replay-inbox")
+
+    # Dead letters: the receiver refused everything for longer than the endpoint's max age.
+    stack.sim("clock/advance", {"by": "+2d"})
+    eventually("events became dead letters",
+               lambda: stack.call("ledger", "ListDeadLetters", {"pageSize": 10}).get("deadLetters", []),
+               lambda dead: len(dead) > 0, timeout=120)
+    Receiver.accepting = True
+    act(f"{base}/queues", "redeliver-webhook", {"reason": "endpoint fixed"}, "#dead-letters")
+    eventually("the dead letter reached the receiver again", lambda: list(Receiver.received), lambda got: len(got) > 0)
+
+    # Revoke last: it ends the Google subscription.
+    act(account_url, "revoke-google", {"reason": "fraud confirmed"}, google_row)
+    audited(ALICE, "fraud confirmed", "revoke-google")
+
+    # The hostile account's page: everything shown as text.
+    driver.get(f"{base}/account/{urllib.parse.quote(XSS_ACCOUNT, safe='')}")
+    check(text("main h1") == XSS_ACCOUNT, "an account id holding script is the page's title, as text")
+    check(XSS_PRODUCT in [c.text for c in css("#subscriptions td.product")], "a product id holding HTML is shown as text")
+    no_script_ran("the hostile account's page")
+    shot("hostile")
+
+    # --- A cross-site form post is refused and changes nothing.
+    Attacker.target = base
+    attacker = serve(Attacker)
+    grants_before = [e for e in history(ALICE) if e.get("reason") == "cross-site grant"]
+    driver.get(f"http://127.0.0.1:{attacker.server_port}/")
+    WebDriverWait(driver, 30).until(lambda d: d.current_url.startswith(base))
+    body = driver.find_element(By.TAG_NAME, "body").text.lower()
+    check("cross-site request refused" in body, f"the cross-site post is refused: {body[:80]!r}")
+    check(grants_before == [] and [e for e in history(ALICE) if e.get("reason") == "cross-site grant"] == [],
+          "the cross-site post granted nothing")
+
+    # --- The read-only role.
+    support_url = stack.console("support")
+    support = support_url.split("/login", 1)[0]
+    driver.get(support_url)
+    check(text("#whoami") == "support · read-only", f"the read-only console says so: {text('#whoami')}")
+    driver.get(f"{support}/find?q={original}")
+    check("original transaction" in (text("#taken-as") or "").lower(), "read-only finds by a whole original transaction id")
+    driver.get(f"{support}/account/{ALICE}")
+    keys = [cell.text for cell in css("#subscriptions td.key")]
+    check(keys and all(k.startswith("…") and len(k) <= 5 for k in keys if k),
+          f"read-only sees store ids masked to their last characters: {keys}")
+    check(original not in driver.page_source and token not in driver.page_source,
+          "no whole store id anywhere in the read-only page")
+    check(css("form.action") == [] and css("a.payload") == [], "read-only has no actions and no payload links")
+    shot("account-read-only")
+    refused = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        fetch('/action/grant', {method: 'POST', headers: {'Content-Type': 'application/x-www-form-urlencoded'},
+          body: 'account=alice&capability=pro&reason=read-only+try&confirm=yes'}).then(r => done(r.status));""")
+    check(refused == 403, f"a read-only action post is refused: {refused}")
+    answer = stack.call("ledger", "GrantEntitlement", {"idempotencyKey": "support-try", "accountId": ALICE,
+                                                         "capability": "pro", "reason": "read-only try"},
+                        identity="support", check=False)
+    check("error" in answer and "read-only" in answer["error"], f"the ledger refuses support a grant: {answer}")
+finally:
+    if driver:
+        driver.quit()
+    stack.stop()
+
+print(f"screenshots in {SHOTS}")
+if failures:
+    print(f"{len(failures)} checks failed")
+    sys.exit(1)
+print("every check held")
