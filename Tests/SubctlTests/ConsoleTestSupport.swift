@@ -1,3 +1,4 @@
+import Crypto
 import HTTP
 import Model
 import RPC
@@ -48,12 +49,15 @@ struct ConsoleFixture {
     let entitlement = ConsoleTransport()
     let console: Console
 
-    init(readOnly: Bool = false, requireLogin: Bool = true) {
+    init(
+        readOnly: Bool = false, requireLogin: Bool = true, appleAnchors: [X509Certificate] = [],
+        now: Int64 = ConsoleFixture.now
+    ) {
         console = Console(
             services: Console.Services(ledger: ledger, verifier: verifier, entitlement: entitlement),
             identity: "support-alice", readOnly: readOnly, address: Self.address, requireLogin: requireLogin,
             sessions: ConsoleSessions(loginToken: Self.token, csrfKey: Array(repeating: 7, count: 32)),
-            now: { Self.now })
+            appleAnchors: appleAnchors, now: { now })
     }
 
     /// Every call any service got, as `Service/Method`.

@@ -144,7 +144,7 @@ extension Console {
                 GetAccessTimelineRequest(accountID: accountID, fromMilliseconds: from, toMilliseconds: to),
                 as: GetAccessTimelineResponse.self)
         } catch {
-            return Self.section("timeline", "Access over time", [Self.alert(Self.describe(error))])
+            return Self.section("timeline", "Access over time", [Self.sectionAlert(Self.describe(error))])
         }
         content.append(
             .element(
@@ -349,13 +349,17 @@ extension Console {
                     Self.cell(event.traceID ?? "-", class: "trace"),
                     Self.cell(event.actor ?? "-"),
                     Self.cell(event.reason ?? "-"),
+                    Self.cell(event.detail ?? "-", class: "detail"),
                     .element("td", [payload]),
                 ])
         }
         var content: [HTML] = [
             Self.table(
                 "history", caption: "The audit trail, newest first",
-                headers: ["Kind", "Store type", "Subtype", "Signed", "Arrived", "Trace", "Actor", "Reason", "Payload"],
+                headers: [
+                    "Kind", "Store type", "Subtype", "Signed", "Arrived", "Trace", "Actor", "Reason", "Detail",
+                    "Payload",
+                ],
                 rows: rows)
         ]
         if history.nextPageToken != nil {

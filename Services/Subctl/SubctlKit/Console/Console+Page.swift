@@ -53,8 +53,13 @@ extension Console {
         page(title, session: session, [.element("h1", text: title), Self.alert(message)], status: status)
     }
 
-    /// `<p id="error" role="alert">`.
+    /// `<p id="error" role="alert">`: the page's error.
     static func alert(_ message: String) -> HTML { .element("p", ["id": "error", "role": "alert"], text: message) }
+
+    /// `<p class="error" role="alert">`: why one section of a page is missing.
+    static func sectionAlert(_ message: String) -> HTML {
+        .element("p", ["class": "error", "role": "alert"], text: message)
+    }
 
     /// A table with a caption, column headers, and `rows` (each a `<tr>` made by the caller).
     static func table(_ id: String, caption: String, headers: [String], rows: [HTML]) -> HTML {

@@ -29,7 +29,8 @@ extension Console {
                 ).entries
             }
         } catch {
-            return Self.section("failed-notifications", "Failed notifications", [Self.alert(Self.describe(error))])
+            return Self.section(
+                "failed-notifications", "Failed notifications", [Self.sectionAlert(Self.describe(error))])
         }
         let rows: [HTML] = entries.map { entry in
             var actions: [HTML] = []
@@ -93,7 +94,7 @@ extension Console {
         do throws(SubctlError) {
             owed = try await unacknowledgedGooglePurchases()
         } catch {
-            return Self.section("acks-owed", "Acknowledgements owed", [Self.alert(Self.describe(error))])
+            return Self.section("acks-owed", "Acknowledgements owed", [Self.sectionAlert(Self.describe(error))])
         }
         let rows: [HTML] = owed.map { subscription in
             .element(
@@ -133,7 +134,7 @@ extension Console {
                 ListDeadLettersRequest(limit: Self.queuePageSize), as: ListDeadLettersResponse.self
             ).deadLetters
         } catch {
-            return Self.section("dead-letters", "Webhook dead letters", [Self.alert(Self.describe(error))])
+            return Self.section("dead-letters", "Webhook dead letters", [Self.sectionAlert(Self.describe(error))])
         }
         let rows: [HTML] = letters.map { letter in
             let attempt = letter.attempt

@@ -38,7 +38,7 @@ enum ConsoleAssets {
         td.key { word-break: break-all; max-width: 18rem; }
         pre { white-space: pre-wrap; word-break: break-all; border: 1px solid var(--line); padding: .6rem; }
         #result { border-left: 4px solid #2a7; padding: .4rem .7rem; }
-        #error { border-left: 4px solid #c33; padding: .4rem .7rem; }
+        #error, .error { border-left: 4px solid #c33; padding: .4rem .7rem; }
         .verified { border-left: 4px solid #2a7; padding: .4rem .7rem; }
         .failed { border-left: 4px solid #c33; padding: .4rem .7rem; }
         form.action { border: 1px solid var(--line); padding: .5rem; margin: .3rem 0; }
