@@ -426,3 +426,65 @@ struct ConsoleTests {
         }
     }
 }
+
+@Suite("subctl console: work queues")
+struct ConsoleQueuesTests {
+    static let ledger = "subscriptions.ledger.v1.Ledger/"
+
+    @Test(
+        "the queues list failed and rejected notifications, purchases owed an acknowledgement and dead letters, each with its action"
+    )
+    func queues() async throws {
+        let fixture = ConsoleFixture()
+        let apple = SubscriptionKey(store: .apple, environment: .production, storeID: "2000000001")
+        fixture.ledger.answer(
+            Self.ledger + "ListInbox",
+            ListInboxResponse(entries: [
+                InboxEntry(
+                    store: .apple, notificationID: "n-<1>", notificationType: "DID_RENEW", status: .failed,
+                    attempts: 3, lastError: "ledger unavailable", key: apple)
+            ]))
+        let owed = Subscription(
+            key: SubscriptionKey(store: .google, environment: .production, storeID: "token-1"), accountID: "bob",
+            productID: "pro_sub", state: .active, acknowledged: false)
+        let done = Subscription(
+            key: SubscriptionKey(store: .google, environment: .production, storeID: "token-2"), accountID: "carol",
+            productID: "pro_sub", state: .active, acknowledged: true)
+        fixture.ledger.answer(
+            Self.ledger + "ListSubscriptions", ListSubscriptionsResponse(subscriptions: [owed, done]))
+        fixture.ledger.answer(
+            Self.ledger + "ListDeadLetters",
+            ListDeadLettersResponse(deadLetters: [
+                DeadLetter(
+                    endpoint: "crm",
+                    attempt: DeliveryAttempt(
+                        sequence: 77, attempts: 9, lastStatus: 500,
+                        event: Event(id: "evt_40_0", type: "access.granted", accountID: "dave", sequence: 77)))
+            ]))
+        let page = await fixture.get("/queues", session: await fixture.login())
+        #expect(page.status == 200)
+        let html = page.text
+        for part in [
+            "<section id=\"failed-notifications\"", "<section id=\"acks-owed\"", "<section id=\"dead-letters\"",
+            "data-action=\"replay-inbox\"", "<input type=\"hidden\" name=\"notification_id\" value=\"n-&lt;1&gt;\">",
+            "<input type=\"hidden\" name=\"key\" value=\"google/production/token-1\">",
+            "data-action=\"redeliver-webhook\"", "<input type=\"hidden\" name=\"sequence\" value=\"77\">",
+            "<a class=\"account-link\" href=\"/account/bob\">bob</a>",
+            "<a class=\"account-link\" href=\"/account/dave\">dave</a>",
+            "<a href=\"/find?q=2000000001\">find 2000000001</a>",
+        ] {
+            #expect(html.contains(part), "missing \(part)")
+        }
+        #expect(!html.contains("token-2"))
+        // Failed and rejected entries, Google subscriptions, every endpoint's dead letters.
+        #expect(
+            fixture.calls == [
+                "Ledger/ListInbox", "Ledger/ListInbox", "Ledger/ListSubscriptions", "Ledger/ListDeadLetters",
+            ])
+        let inbox = try #require(try fixture.ledger.last(Self.ledger + "ListInbox", as: ListInboxRequest.self))
+        #expect(inbox.status == .rejected)
+        let listed = try #require(
+            try fixture.ledger.last(Self.ledger + "ListSubscriptions", as: ListSubscriptionsRequest.self))
+        #expect(listed.store == .google)
+    }
+}
