@@ -146,6 +146,8 @@ let package = Package(
             dependencies: [
                 "Wire", "ProtoJSON", "RPC", "Config", "Observability", "Model", "AppStore", "Crypto", "Sockets",
                 "Lifecycle",
+                // `subctl console`: the support console's web server, on the operator's machine.
+                "HTTP", "HTTPClient",
             ],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(
@@ -256,7 +258,7 @@ let package = Package(
             name: "SubctlTests",
             dependencies: [
                 "SubctlKit", "ProtoJSON", "Wire", "Model", "AppStore", "Crypto", "Sockets", "RPC", "TestSupport",
-                "Lifecycle",
+                "Lifecycle", "HTTP",
             ],
             path: "Tests/SubctlTests",
             swiftSettings: swiftSettings),

@@ -74,12 +74,12 @@ struct SubctlCommandTests {
     @Test(arguments: [
         (
             [],
-            "USAGE: missing command (health, call, methods, describe, account, history, inbox, replay, trace, events, access, apple, google, import or find)"
+            "USAGE: missing command (health, call, methods, describe, account, history, inbox, replay, trace, events, access, apple, google, import, find or console)"
         ),
         (
             ["status"],
             #"USAGE: unknown command "status" (health, call, methods, describe, account, history, inbox, replay, "#
-                + "trace, events, access, apple, google, import or find)"
+                + "trace, events, access, apple, google, import, find or console)"
         ),
         (["health"], "USAGE: health needs --addr HOST:PORT"),
         (["health", "--addr"], "USAGE: --addr needs a value"),

@@ -10,7 +10,7 @@ extension CommandRunner {
         case .verify(let options):
             let jws = try Self.jws(options.source, standardInput: standardInput)
             var anchors: [X509Certificate] = []
-            for path in options.rootPaths { anchors += try Self.anchors(path) }
+            for path in options.rootPaths { anchors += try Self.anchors(path, option: "--root") }
             // The service's defaults, so that `valid` here means the service accepts the data.
             let configuration = AppleSignedDataVerifier.Configuration(
                 bundleID: options.bundleID, environment: options.environment, appAppleID: options.appAppleID)
@@ -48,14 +48,14 @@ extension CommandRunner {
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The certificates of a `--root` file: PEM (every certificate in it) when it holds a PEM
-    /// header, else one DER certificate.
-    private static func anchors(_ path: String) throws(SubctlError) -> [X509Certificate] {
+    /// The certificates of a trust anchor file (`option` names it in errors): PEM (every
+    /// certificate in it) when it holds a PEM header, else one DER certificate.
+    static func anchors(_ path: String, option: String) throws(SubctlError) -> [X509Certificate] {
         let bytes: [UInt8]
         do {
             bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
-            throw SubctlError(.invalidArgument, "cannot read --root \(path): \(error.localizedDescription)")
+            throw SubctlError(.invalidArgument, "cannot read \(option) \(path): \(error.localizedDescription)")
         }
         do {
             if String(decoding: bytes, as: UTF8.self).contains("-----BEGIN") {
@@ -63,7 +63,7 @@ extension CommandRunner {
             }
             return [try X509Certificate(der: bytes)]
         } catch {
-            throw SubctlError(.invalidArgument, "--root \(path) is not a DER or PEM certificate: \(error.message)")
+            throw SubctlError(.invalidArgument, "\(option) \(path) is not a DER or PEM certificate: \(error.message)")
         }
     }
 }

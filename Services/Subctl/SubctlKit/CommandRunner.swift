@@ -89,6 +89,8 @@ public struct CommandRunner {
         case .find(let command, let options):
             guard let transport else { preconditionFailure("find needs a transport") }
             try await run(command, transport: transport, entitlement: entitlement, options: options)
+        case .console(let options):
+            try await ConsoleServer.run(options, ready: write, stop: interrupt ?? ShutdownSignal.installed())
         }
     }
 }

@@ -33,6 +33,8 @@ public enum SubctlCommand: Sendable, Equatable {
     case importFile(ImportOptions)
     /// `find VALUE`: what a value a customer quotes names, through the verifier.
     case find(FindCommand, options: CallOptions)
+    /// `console --listen HOST:PORT`: the support console, served on this machine until stopped.
+    case console(ConsoleOptions)
     /// Print `usage`.
     case help
 
@@ -43,7 +45,8 @@ public enum SubctlCommand: Sendable, Equatable {
             .google(_, let options), .appleOperation(_, let options), .find(_, let options):
             options
         case .importFile(let options): options.dryRun ? nil : options.call
-        case .methods, .describe, .apple, .help: nil
+        // The console connects to three services itself.
+        case .methods, .describe, .apple, .help, .console: nil
         }
     }
 
@@ -183,6 +186,19 @@ public enum SubctlCommand: Sendable, Equatable {
                       (to restore), and the newest 20 events; with --entitlement (the entitlement
                       service's address) each account's access per capability now. --reason goes
                       to the verifier's log.
+          console --listen HOST:PORT [--ledger HOST:PORT] [--verifier HOST:PORT]
+                [--entitlement HOST:PORT] [--tls-cert FILE --tls-key FILE --tls-ca FILE]
+                [--apple-root PEM]... [--no-login]
+                      The support console: web pages on this machine (port 0 picks a free port)
+                      that find customers, show their subscriptions, access over time and audit
+                      trail, and take the support actions, each call made to the services
+                      (default 127.0.0.1:7002, :7001 and :7003) with this certificate, so under
+                      your identity and the services' allow rules; a read-only identity sees
+                      redacted data and no actions. Prints `console ready at URL` once serving;
+                      open that URL (it carries a login token made for this start). --apple-root
+                      (repeatable) names the App Store roots raw payloads are verified against;
+                      --no-login serves every visitor (behind your own authenticating proxy).
+                      Stops on Ctrl-C or SIGTERM.
 
         METHOD is package.Service/Method, Service/Method, or Method when only one service has it.
         NAME is a message or enum with or without its package, or a METHOD.
@@ -270,13 +286,15 @@ public enum SubctlCommand: Sendable, Equatable {
             return try parseImport(rest)
         case "find":
             return try parseFind(rest)
+        case "console":
+            return try parseConsole(rest)
         default:
             throw SubctlError(.usage, "unknown command \"\(command)\" (\(commandNames))")
         }
     }
 
     private static let commandNames =
-        "health, call, methods, describe, account, history, inbox, replay, trace, events, access, apple, google, import or find"
+        "health, call, methods, describe, account, history, inbox, replay, trace, events, access, apple, google, import, find or console"
 
     /// The arguments of one command, sorted into option values, flags and positionals.
     struct Scanned {

@@ -620,6 +620,10 @@ public struct HealthResponse: ProtoMessage, Hashable {
 
     public var connections: UInt32
 
+    /// True when the caller has the read-only role (RPC_READ_ONLY): its answers are redacted and
+    /// it may call only the methods that change nothing.
+    public var callerReadOnly: Bool
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         status: ServingStatus? = nil,
@@ -627,7 +631,8 @@ public struct HealthResponse: ProtoMessage, Hashable {
         version: String = "",
         uptimeMilliseconds: Int64 = 0,
         serverTimeMilliseconds: Int64 = 0,
-        connections: UInt32 = 0
+        connections: UInt32 = 0,
+        callerReadOnly: Bool = false
     ) {
         self.status = status
         self.service = service
@@ -635,6 +640,7 @@ public struct HealthResponse: ProtoMessage, Hashable {
         self.uptimeMilliseconds = uptimeMilliseconds
         self.serverTimeMilliseconds = serverTimeMilliseconds
         self.connections = connections
+        self.callerReadOnly = callerReadOnly
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -659,7 +665,8 @@ extension HealthResponse: CMessageConvertible {
             version: ProtoField.string(m.version, "version"),
             uptimeMilliseconds: m.uptime_ms,
             serverTimeMilliseconds: m.server_time_ms,
-            connections: m.connections)
+            connections: m.connections,
+            callerReadOnly: m.caller_read_only != 0)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -669,5 +676,6 @@ extension HealthResponse: CMessageConvertible {
         c.uptime_ms = uptimeMilliseconds
         c.server_time_ms = serverTimeMilliseconds
         c.connections = connections
+        c.caller_read_only = callerReadOnly ? 1 : 0
     }
 }

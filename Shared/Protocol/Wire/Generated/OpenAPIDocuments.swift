@@ -681,8 +681,15 @@ public enum OpenAPIDocuments {
           "connections": {
             "type": "integer",
             "format": "uint32"
+          },
+          "callerReadOnly": {
+            "type": "boolean",
+            "description": "True when the caller has the read-only role (RPC_READ_ONLY): its answers are redacted and\nit may call only the methods that change nothing."
           }
-        }
+        },
+        "required": [
+          "callerReadOnly"
+        ]
       },
       "subscriptions.common.v1.OfferType": {
         "type": "string",
@@ -3684,8 +3691,15 @@ public enum OpenAPIDocuments {
           "connections": {
             "type": "integer",
             "format": "uint32"
+          },
+          "callerReadOnly": {
+            "type": "boolean",
+            "description": "True when the caller has the read-only role (RPC_READ_ONLY): its answers are redacted and\nit may call only the methods that change nothing."
           }
-        }
+        },
+        "required": [
+          "callerReadOnly"
+        ]
       },
       "subscriptions.common.v1.LifecycleEvent": {
         "type": "object",
@@ -6829,8 +6843,15 @@ public enum OpenAPIDocuments {
           "connections": {
             "type": "integer",
             "format": "uint32"
+          },
+          "callerReadOnly": {
+            "type": "boolean",
+            "description": "True when the caller has the read-only role (RPC_READ_ONLY): its answers are redacted and\nit may call only the methods that change nothing."
           }
-        }
+        },
+        "required": [
+          "callerReadOnly"
+        ]
       },
       "subscriptions.common.v1.LifecycleEvent": {
         "type": "object",

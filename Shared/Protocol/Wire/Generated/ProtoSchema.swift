@@ -170,6 +170,7 @@ public enum ProtoSchema {
             Field(4, "uptime_ms", "uptimeMs", .int64),
             Field(5, "server_time_ms", "serverTimeMs", .int64),
             Field(6, "connections", "connections", .uint32),
+            Field(7, "caller_read_only", "callerReadOnly", .bool),
         ]),
         "subscriptions.entitlement.v1.AccessGrant": Message(fullName: "subscriptions.entitlement.v1.AccessGrant", fields: [
             Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),

@@ -1,0 +1,374 @@
+import HTTP
+import Model
+import Wire
+
+/// `/account/ID[?at=YYYY-MM-DDTHH:MM]`: an account's subscriptions and grants (the ledger's
+/// GetAccount, as `subctl account`), its access over time (the entitlement service's
+/// GetAccessTimeline, as `subctl access timeline`) and at an instant (CheckAccess), and its audit
+/// trail (GetHistory, as `subctl history --account`).
+extension Console {
+    /// How many of the newest events the history shows.
+    static let historyPageSize: UInt32 = 200
+    /// How far after now the timeline reaches.
+    static let timelineFuture: Int64 = 31 * 86_400_000
+
+    func account(_ accountID: String, at: String?, session: String) async -> HTTPResponse {
+        let here = Self.accountPath(accountID)
+        var instant: Int64?
+        if let at, !at.isEmpty {
+            guard let parsed = Self.instant(at) else {
+                return errorPage(
+                    "Account", "at expects a UTC time YYYY-MM-DDTHH:MM, got “\(at)”", session: session, status: 400)
+            }
+            instant = parsed
+        }
+        let account: GetAccountResponse
+        let history: GetHistoryResponse
+        do throws(SubctlError) {
+            account = try await call(
+                services.ledger, LedgerCommand.account(accountID).method, GetAccountRequest(accountID: accountID),
+                as: GetAccountResponse.self)
+            history = try await call(
+                services.ledger, LedgerCommand.history(.account(accountID), pageSize: 0, all: false).method,
+                GetHistoryRequest(accountID: accountID, pageSize: Self.historyPageSize), as: GetHistoryResponse.self)
+        } catch {
+            return errorPage(
+                "Account \(accountID)", Self.describe(error), session: session,
+                status: error.code == .rpc(.notFound) ? 404 : 502)
+        }
+        let now = self.now()
+        let firstStart = account.subscriptions.flatMap { subscription in
+            subscription.periods.map(\.startMilliseconds)
+                + [subscription.originalPurchaseTimeMilliseconds, subscription.purchaseTimeMilliseconds].compactMap {
+                    $0
+                }
+        }.filter { $0 > 0 }.min()
+        var from = firstStart ?? now - AccessCommand.defaultPast
+        var to = now + Self.timelineFuture
+        if let instant {
+            from = min(from, instant)
+            to = max(to, instant + 86_400_000)
+        }
+        let csrf = sessions.csrfToken(for: session)
+        var content: [HTML] = [.element("h1", text: accountID)]
+        content.append(subscriptionsTable(account.subscriptions, csrf: csrf, returnTo: here))
+        content.append(await timeline(accountID, from: from, to: to, now: now, instant: instant, here: here))
+        content.append(pending(account.subscriptions))
+        content.append(links(account.links, history.events))
+        content.append(grants(accountID, account.subscriptions, csrf: csrf, returnTo: here))
+        content.append(historyTable(accountID, history))
+        return page("Account \(accountID)", session: session, content)
+    }
+
+    /// `YYYY-MM-DDTHH:MM` (a `datetime-local` value), seconds optional, as UTC epoch milliseconds.
+    static func instant(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        switch bytes.count {
+        case 16: return AccessCommand.instant(text + ":00Z")
+        case 19: return AccessCommand.instant(text + "Z")
+        default: return nil
+        }
+    }
+
+    /// A `datetime-local` value for an instant: `2026-01-31T12:00`.
+    static func pickerValue(_ milliseconds: Int64) -> String { String(time(milliseconds).prefix(16)) }
+
+    private func subscriptionsTable(_ subscriptions: [Subscription], csrf: String, returnTo: String) -> HTML {
+        let rows: [HTML] = subscriptions.map { subscription in
+            var cells: [HTML] = [
+                Self.cell(Self.storeName(subscription.key.store)),
+                Self.cell(subscription.productID, class: "product"),
+                Self.cell(Self.stateName(subscription.state), class: "state"),
+                Self.cell(subscription.key.storeID, class: "key"),
+                Self.cell(Self.renewal(subscription)),
+            ]
+            cells.append(.element("td", Self.managementLink(subscription).map { [$0] } ?? [.text("-")]))
+            cells.append(
+                .element("td", ["class": "actions"], readOnly ? [] : actionForms(subscription, csrf, returnTo)))
+            return .element(
+                "tr", ["class": "subscription", "data-key": subscription.key.description], cells)
+        }
+        return Self.section(
+            "subscriptions-section", "Subscriptions",
+            [
+                Self.table(
+                    "subscriptions", caption: "Subscriptions and grants of both stores, as the ledger records them",
+                    headers: ["Store", "Product", "State", "Store id", "Renewal", "Manage", "Actions"], rows: rows)
+            ])
+    }
+
+    /// Auto-renew, next renewal, pending product, grace and retry, in a line.
+    static func renewal(_ subscription: Subscription) -> String {
+        var parts = ["auto-renew \(subscription.autoRenew ? "on" : "off")"]
+        if let renewal = subscription.renewalTimeMilliseconds
+            ?? (subscription.autoRenew ? subscription.expiresTimeMilliseconds : nil)
+        {
+            parts.append("next renewal \(time(renewal))")
+        } else if let expires = subscription.expiresTimeMilliseconds {
+            parts.append("ends \(time(expires))")
+        }
+        if let next = subscription.autoRenewProductID, next != subscription.productID {
+            parts.append("renews as \(next)")
+        }
+        if let grace = subscription.graceExpiresTimeMilliseconds { parts.append("grace until \(time(grace))") }
+        if subscription.inBillingRetry { parts.append("in billing retry") }
+        return parts.joined(separator: "; ")
+    }
+
+    /// Where the customer manages the subscription in the store; nil for a grant.
+    static func managementLink(_ subscription: Subscription) -> HTML? {
+        switch subscription.key.store {
+        case .apple:
+            return .element(
+                "a", ["href": "https://apps.apple.com/account/subscriptions", "rel": "noreferrer"],
+                text: "App Store subscriptions")
+        case .google:
+            let url = FormFields.link(
+                "https://play.google.com/store/account/subscriptions",
+                ["sku": subscription.productID, "package": subscription.bundleOrPackage])
+            return .element("a", ["href": url, "rel": "noreferrer"], text: "Google Play subscriptions")
+        case .promotional:
+            return nil
+        }
+    }
+
+    private func timeline(
+        _ accountID: String, from: Int64, to: Int64, now: Int64, instant: Int64?, here: String
+    ) async -> HTML {
+        var content: [HTML] = []
+        let answer: GetAccessTimelineResponse
+        do throws(SubctlError) {
+            answer = try await call(
+                services.entitlement,
+                AccessCommand.timeline(account: accountID, capability: nil, from: from, to: to).method,
+                GetAccessTimelineRequest(accountID: accountID, fromMilliseconds: from, toMilliseconds: to),
+                as: GetAccessTimelineResponse.self)
+        } catch {
+            return Self.section("timeline", "Access over time", [Self.sectionAlert(Self.describe(error))])
+        }
+        content.append(
+            .element(
+                "p", ["class": "legend"],
+                text: "From \(Self.time(from)) to \(Self.time(to)); the line marks now (\(Self.time(now))).")
+        )
+        if answer.capabilities.isEmpty {
+            content.append(.element("p", text: "Nothing gives this account any capability."))
+        }
+        for capability in answer.capabilities {
+            content.append(Self.capabilityTimeline(capability, from: from, to: to, now: now))
+        }
+        content.append(
+            .element(
+                "form", ["id": "instant", "method": "get", "action": here],
+                [
+                    .element("label", ["for": "at"], text: "Access at (UTC)"),
+                    .void(
+                        "input",
+                        ["id": "at", "name": "at", "type": "datetime-local", "value": instant.map(Self.pickerValue)]),
+                    .element("button", ["type": "submit"], text: "Show access"),
+                ]))
+        if let instant {
+            content.append(await accessAt(accountID, answer.capabilities.map(\.capability), at: instant))
+        }
+        return Self.section("timeline", "Access over time", content)
+    }
+
+    /// One capability's intervals as an SVG strip, with a text alternative for each.
+    static func capabilityTimeline(_ timeline: CapabilityTimeline, from: Int64, to: Int64, now: Int64) -> HTML {
+        let span = Double(max(to - from, 1))
+        func x(_ instant: Int64) -> Double { Double(min(max(instant, from), to) - from) / span * 1000 }
+        func number(_ value: Double) -> String { String((value * 100).rounded() / 100) }
+        var shapes: [HTML] = []
+        var descriptions: [HTML] = []
+        for interval in timeline.intervals {
+            let kind = kindName(interval.kind)
+            let text = "\(kind) from \(time(interval.startMilliseconds)) to \(time(interval.endMilliseconds))"
+            let left = x(interval.startMilliseconds)
+            shapes.append(
+                .element(
+                    "rect",
+                    [
+                        "class": "interval kind-\(kind)", "x": number(left), "y": "0",
+                        "width": number(max(x(interval.endMilliseconds) - left, 0)), "height": "40",
+                    ], [.element("title", text: text)]))
+            descriptions.append(.element("li", ["class": "interval-text"], text: text))
+        }
+        let nowX = number(x(now))
+        shapes.append(.void("line", ["class": "now-line", "x1": nowX, "x2": nowX, "y1": "0", "y2": "40"]))
+        var content: [HTML] = [
+            .element("h3", text: timeline.capability),
+            .element(
+                "svg",
+                [
+                    "xmlns": "http://www.w3.org/2000/svg", "viewBox": "0 0 1000 40", "preserveAspectRatio": "none",
+                    "aria-hidden": "true", "data-from-ms": String(from), "data-to-ms": String(to),
+                ], shapes),
+            .element("ul", ["class": "visually-hidden"], descriptions),
+        ]
+        if timeline.truncated {
+            content.append(.element("p", text: "More intervals than shown: narrow the span."))
+        }
+        return .element("section", ["class": "capability", "data-capability": timeline.capability], content)
+    }
+
+    /// A timeline kind as the page's classes name it: `paid`, `billing-retry`, `hold`, ….
+    static func kindName(_ kind: TimelineKind?) -> String {
+        switch kind {
+        case .paid?: "paid"
+        case .trial?: "trial"
+        case .offer?: "offer"
+        case .grace?: "grace"
+        case .billingRetry?: "billing-retry"
+        case .accountHold?: "hold"
+        case .paused?: "paused"
+        case .revoked?: "revoked"
+        case .granted?: "granted"
+        case .gap?: "gap"
+        case .pending?: "pending"
+        case .otherAllowed?: "other-allowed"
+        case .unknown?, nil: "gap"
+        }
+    }
+
+    /// CheckAccess for each capability as of `at`.
+    private func accessAt(_ accountID: String, _ capabilities: [String], at: Int64) async -> HTML {
+        var items: [HTML] = []
+        for capability in capabilities {
+            let text: String
+            do throws(SubctlError) {
+                let answer = try await call(
+                    services.entitlement, EntitlementRPC.checkAccess.name,
+                    CheckAccessRequest(accountID: accountID, capability: capability, atMilliseconds: at),
+                    as: CheckAccessResponse.self)
+                text =
+                    answer.allowed
+                    ? "\(capability): granted until \(answer.untilMilliseconds.map(Self.time) ?? "no end")"
+                    : "\(capability): not granted (\(OutputText.reason(answer.reason)))"
+            } catch {
+                text = "\(capability): \(Self.describe(error))"
+            }
+            items.append(.element("li", ["data-capability": capability], text: text))
+        }
+        return .element(
+            "ul", ["id": "access-at", "role": "status", "aria-label": "Access at \(Self.time(at))"], items)
+    }
+
+    private func pending(_ subscriptions: [Subscription]) -> HTML {
+        let items: [HTML] = subscriptions.compactMap { subscription in
+            guard let next = subscription.autoRenewProductID, next != subscription.productID else { return nil }
+            return .element(
+                "li",
+                text:
+                    "\(Self.storeName(subscription.key.store)) \(subscription.key.storeID): \(subscription.productID) "
+                    + "becomes \(next) at the next renewal (\(Self.time(subscription.renewalTimeMilliseconds ?? subscription.expiresTimeMilliseconds)))"
+            )
+        }
+        return Self.section(
+            "pending", "Pending plan changes",
+            items.isEmpty ? [.element("p", text: "None.")] : [.element("ul", items)])
+    }
+
+    private func links(_ links: [AccountLink], _ events: [LifecycleEvent]) -> HTML {
+        var items: [HTML] = links.map { link in
+            .element("li", text: "linked \(link.key) at \(Self.time(link.linkedTimeMilliseconds))")
+        }
+        for event in events {
+            let verb: String
+            switch event.kind {
+            case .accountLinked?: verb = "linked"
+            case .accountTransferred?: verb = "transferred"
+            case .accountMerged?: verb = "merged"
+            default: continue
+            }
+            var text = "\(verb) \(event.key.storeID.isEmpty ? "account" : event.key.description)"
+            if let account = event.accountID { text += " to \(account)" }
+            if let other = event.otherAccountID { text += " (other account \(other))" }
+            items.append(.element("li", text: text + " at \(Self.time(event.storeTimeMilliseconds))"))
+        }
+        return Self.section(
+            "links", "Links and transfers",
+            items.isEmpty ? [.element("p", text: "None.")] : [.element("ul", items)])
+    }
+
+    private func grants(_ accountID: String, _ subscriptions: [Subscription], csrf: String, returnTo: String) -> HTML {
+        let grants = subscriptions.filter { $0.key.store == .promotional }
+        var content: [HTML] = []
+        if grants.isEmpty { content.append(.element("p", text: "No support grants.")) }
+        let items: [HTML] = grants.map { grant in
+            var parts: [HTML] = [
+                .text(
+                    "\(grant.productID) from \(Self.time(grant.purchaseTimeMilliseconds)) until "
+                        + "\(grant.expiresTimeMilliseconds.map(Self.time) ?? "revoked") (\(Self.stateName(grant.state))), "
+                        + "grant \(grant.key.storeID)")
+            ]
+            if !readOnly, grant.state != .revoked, grant.state != .expired {
+                parts.append(
+                    actionForm(
+                        .revokeGrant, csrf: csrf, returnTo: returnTo, hidden: ["grant_id": grant.key.storeID],
+                        inputs: []))
+            }
+            return .element("li", ["class": "grant"], parts)
+        }
+        if !items.isEmpty { content.append(.element("ul", items)) }
+        if !readOnly {
+            content.append(
+                actionForm(
+                    .grant, csrf: csrf, returnTo: returnTo, hidden: ["account": accountID],
+                    inputs: ConsoleAction.grantInputs))
+        }
+        return Self.section("grants", "Support grants", content)
+    }
+
+    private func historyTable(_ accountID: String, _ history: GetHistoryResponse) -> HTML {
+        var seen: [UInt64: Int] = [:]
+        let rows: [HTML] = history.events.map { event in
+            var index = 0
+            if let position = event.position {
+                index = seen[position, default: 0]
+                seen[position] = index + 1
+            }
+            let hasRaw = [event.rawPayload, event.rawTransaction, event.rawRenewalInfo].contains { !($0 ?? "").isEmpty }
+            var payload: HTML = .text("-")
+            if !readOnly, hasRaw, let position = event.position {
+                payload = .element(
+                    "a",
+                    [
+                        "class": "payload",
+                        "href": FormFields.link(
+                            "/payload", ["account": accountID, "position": String(position), "index": String(index)]),
+                    ], text: "payload")
+            }
+            return .element(
+                "tr", ["class": "event"],
+                [
+                    Self.cell(event.kind?.description ?? "-", class: "kind"),
+                    Self.cell(event.storeType ?? "-"),
+                    Self.cell(event.storeSubtype ?? "-", class: "subtype"),
+                    Self.cell(Self.time(event.storeTimeMilliseconds)),
+                    Self.cell(Self.time(event.verifiedTimeMilliseconds)),
+                    Self.cell(event.traceID ?? "-", class: "trace"),
+                    Self.cell(event.actor ?? "-"),
+                    Self.cell(event.reason ?? "-"),
+                    Self.cell(event.detail ?? "-", class: "detail"),
+                    .element("td", [payload]),
+                ])
+        }
+        var content: [HTML] = [
+            Self.table(
+                "history", caption: "The audit trail, newest first",
+                headers: [
+                    "Kind", "Store type", "Subtype", "Signed", "Arrived", "Trace", "Actor", "Reason", "Detail",
+                    "Payload",
+                ],
+                rows: rows)
+        ]
+        if history.nextPageToken != nil {
+            content.append(
+                .element(
+                    "p",
+                    text: "The newest \(Self.historyPageSize) events are shown; "
+                        + "`subctl history --account ID --all` reads them all."))
+        }
+        return Self.section("history-section", "History", content)
+    }
+}

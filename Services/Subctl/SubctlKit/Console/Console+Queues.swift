@@ -1,0 +1,180 @@
+import HTTP
+import Model
+import Wire
+
+/// `/queues`: what waits for support. Store notifications that failed or were rejected (the
+/// ledger's ListInbox, as `subctl inbox`), Google Play purchases not acknowledged yet (the
+/// ledger's ListSubscriptions), and webhook dead letters (ListDeadLetters, as `subctl events dead`).
+extension Console {
+    /// How many entries each queue shows.
+    static let queuePageSize: UInt32 = 200
+
+    func queues(session: String) async -> HTTPResponse {
+        let csrf = sessions.csrfToken(for: session)
+        let here = "/queues"
+        var content: [HTML] = [.element("h1", text: "Work queues")]
+        content.append(await failedNotifications(csrf: csrf, returnTo: here))
+        content.append(await acknowledgementsOwed(csrf: csrf, returnTo: here))
+        content.append(await deadLetters(csrf: csrf, returnTo: here))
+        return page("Work queues", session: session, content)
+    }
+
+    private func failedNotifications(csrf: String, returnTo: String) async -> HTML {
+        var entries: [InboxEntry] = []
+        do throws(SubctlError) {
+            for status in [InboxStatus.failed, .rejected] {
+                entries += try await call(
+                    services.ledger, LedgerCommand.inbox(status: status, store: nil, pageSize: 0).method,
+                    ListInboxRequest(status: status, pageSize: Self.queuePageSize), as: ListInboxResponse.self
+                ).entries
+            }
+        } catch {
+            return Self.section(
+                "failed-notifications", "Failed notifications", [Self.sectionAlert(Self.describe(error))])
+        }
+        let rows: [HTML] = entries.map { entry in
+            var actions: [HTML] = []
+            if !readOnly, entry.status == .failed, let store = entry.store {
+                actions.append(
+                    actionForm(
+                        .replayInbox, csrf: csrf, returnTo: returnTo,
+                        hidden: ["store": store.description, "notification_id": entry.notificationID], inputs: []))
+            }
+            if !readOnly, let key = entry.key, key.store != .promotional {
+                actions.append(
+                    actionForm(.refresh, csrf: csrf, returnTo: returnTo, hidden: ["key": key.description], inputs: []))
+            }
+            return .element(
+                "tr", ["class": "inbox-entry"],
+                [
+                    Self.cell(Self.storeName(entry.store)),
+                    Self.cell(entry.notificationType + (entry.subtype.map { " / \($0)" } ?? "")),
+                    Self.cell(entry.notificationID, class: "key"),
+                    Self.cell(entry.status.map { "\($0)" } ?? "-"),
+                    Self.cell("\(entry.attempts)"),
+                    Self.cell(Self.time(entry.receivedTimeMilliseconds)),
+                    Self.cell(entry.lastError ?? "-"),
+                    .element("td", [Self.subscriptionLink(entry.key, account: nil)]),
+                    .element("td", ["class": "actions"], actions),
+                ])
+        }
+        return Self.section(
+            "failed-notifications", "Failed notifications",
+            [
+                Self.table(
+                    "failed-notifications-table",
+                    caption: "Store notifications the ledger failed to process or refused",
+                    headers: [
+                        "Store", "Type", "Notification", "Status", "Attempts", "Received", "Error", "Subject",
+                        "Actions",
+                    ],
+                    rows: rows)
+            ] + (rows.isEmpty ? [.element("p", text: "None.")] : []))
+    }
+
+    /// The Google Play purchases the ledger has not acknowledged: every page of Google
+    /// subscriptions, keeping those not acknowledged.
+    func unacknowledgedGooglePurchases() async throws(SubctlError) -> [Subscription] {
+        var found: [Subscription] = []
+        var request = ListSubscriptionsRequest(store: .google, pageSize: 500)
+        for _ in 0..<LedgerCommand.maximumPages {
+            let page = try await call(
+                services.ledger, LedgerRPC.listSubscriptions.name, request, as: ListSubscriptionsResponse.self)
+            found += page.subscriptions.filter {
+                !$0.acknowledged && $0.state != .pending && $0.state != .expired && $0.state != .revoked
+            }
+            guard let token = page.nextPageToken, !token.isEmpty, found.count < Int(Self.queuePageSize) else { break }
+            request.pageToken = token
+        }
+        return Array(found.prefix(Int(Self.queuePageSize)))
+    }
+
+    private func acknowledgementsOwed(csrf: String, returnTo: String) async -> HTML {
+        let owed: [Subscription]
+        do throws(SubctlError) {
+            owed = try await unacknowledgedGooglePurchases()
+        } catch {
+            return Self.section("acks-owed", "Acknowledgements owed", [Self.sectionAlert(Self.describe(error))])
+        }
+        let rows: [HTML] = owed.map { subscription in
+            .element(
+                "tr", ["class": "ack-owed"],
+                [
+                    Self.cell(subscription.productID, class: "product"),
+                    Self.cell(Self.stateName(subscription.state)),
+                    Self.cell(subscription.key.storeID, class: "key"),
+                    Self.cell(Self.time(subscription.purchaseTimeMilliseconds)),
+                    .element("td", [Self.subscriptionLink(subscription.key, account: subscription.accountID)]),
+                    .element(
+                        "td", ["class": "actions"],
+                        readOnly
+                            ? []
+                            : [
+                                actionForm(
+                                    .refresh, csrf: csrf, returnTo: returnTo,
+                                    hidden: ["key": subscription.key.description], inputs: [])
+                            ]),
+                ])
+        }
+        return Self.section(
+            "acks-owed", "Acknowledgements owed",
+            [
+                Self.table(
+                    "acks-owed-table",
+                    caption: "Google Play purchases not acknowledged yet (Play refunds them after three days)",
+                    headers: ["Product", "State", "Purchase token", "Bought", "Account", "Actions"], rows: rows)
+            ] + (rows.isEmpty ? [.element("p", text: "None.")] : []))
+    }
+
+    private func deadLetters(csrf: String, returnTo: String) async -> HTML {
+        let letters: [DeadLetter]
+        do throws(SubctlError) {
+            letters = try await call(
+                services.ledger, LedgerCommand.deadLetters(endpoint: nil, limit: 0, all: false).method,
+                ListDeadLettersRequest(limit: Self.queuePageSize), as: ListDeadLettersResponse.self
+            ).deadLetters
+        } catch {
+            return Self.section("dead-letters", "Webhook dead letters", [Self.sectionAlert(Self.describe(error))])
+        }
+        let rows: [HTML] = letters.map { letter in
+            let attempt = letter.attempt
+            let event = attempt?.event
+            var actions: [HTML] = []
+            if !readOnly, let attempt {
+                actions.append(
+                    actionForm(
+                        .redeliverWebhook, csrf: csrf, returnTo: returnTo,
+                        hidden: ["endpoint": letter.endpoint, "sequence": String(attempt.sequence)], inputs: []))
+            }
+            return .element(
+                "tr", ["class": "dead-letter"],
+                [
+                    Self.cell(letter.endpoint),
+                    Self.cell(attempt.map { String($0.sequence) } ?? "-"),
+                    Self.cell(event?.type ?? "-"),
+                    Self.cell(attempt.map { "\($0.attempts) attempts, last status \($0.lastStatus)" } ?? "-"),
+                    Self.cell(attempt?.lastError ?? "-"),
+                    Self.cell(Self.time(attempt?.deadMilliseconds)),
+                    .element("td", [Self.subscriptionLink(event?.key, account: event?.accountID)]),
+                    .element("td", ["class": "actions"], actions),
+                ])
+        }
+        return Self.section(
+            "dead-letters", "Webhook dead letters",
+            [
+                Self.table(
+                    "dead-letters-table", caption: "Webhook events delivery gave up on",
+                    headers: ["Endpoint", "Sequence", "Event", "Attempts", "Error", "Given up", "Account", "Actions"],
+                    rows: rows)
+            ] + (rows.isEmpty ? [.element("p", text: "None.")] : []))
+    }
+
+    /// The account's page when the account is known, else a search for the subscription's store id.
+    static func subscriptionLink(_ key: SubscriptionKey?, account: String?) -> HTML {
+        if let account, !account.isEmpty {
+            return .element("a", ["class": "account-link", "href": accountPath(account)], text: account)
+        }
+        guard let key, !key.storeID.isEmpty else { return .text("-") }
+        return .element("a", ["href": FormFields.link("/find", ["q": key.storeID])], text: "find \(key.storeID)")
+    }
+}
