@@ -219,7 +219,7 @@ try:
         check(words in taken.lower(), f"find {value[:24]}… is taken as {words}: {taken!r}")
         links = [a for a in css("#results a.account-link") if a.text == account]
         no_script_ran(f"find {value[:24]}…")
-        if check(len(links) == 1, f"find {value[:24]}… links to {account!r}"):
+        if check(len(links) >= 1, f"find {value[:24]}… links to {account!r}"):
             if value == orders[0]:
                 shot("find")
             links[0].click()
@@ -281,7 +281,9 @@ try:
                 element.send_keys(value)
         form.find_element(By.CSS_SELECTOR, "button[type=submit], input[type=submit]").click()
         summary = text("#confirm-summary")
-        check(bool(summary), f"{action}: a confirmation says what will happen: {summary!r}")
+        if not check(bool(summary), f"{action}: a confirmation says what will happen: {summary!r}"):
+            print(driver.find_element(By.TAG_NAME, "main").text[:600])
+            return None
         if action == "extend-renewal":
             shot("confirm")
         driver.find_element(By.ID, "confirm-button").click()
@@ -292,12 +294,12 @@ try:
     def audited(account, reason, what):
         events = eventually(
             f"{what}: the audit trail names the operator and the reason",
-            lambda: [e for e in history(account) if e.get("reason") == reason],
+            lambda: [e for e in history(account) if reason in (e.get("reason"), e.get("detail"))],
             lambda found: any(e.get("actor") == "operator" for e in found))
         return events
 
-    google_row = f"#subscriptions tr.subscription[data-store=google]"
-    apple_row = f"#subscriptions tr.subscription[data-store=apple]"
+    google_row = "#subscriptions tr.subscription[data-key^='google/']"
+    apple_row = "#subscriptions tr.subscription[data-key^='apple/']"
     steps = [
         ("refresh", {"reason": "customer says access is missing"}, apple_row),
         ("grant", {"capability": "premium", "reason": "goodwill after an outage"}, ""),

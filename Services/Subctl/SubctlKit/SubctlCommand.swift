@@ -188,7 +188,7 @@ public enum SubctlCommand: Sendable, Equatable {
                       to the verifier's log.
           console --listen HOST:PORT [--ledger HOST:PORT] [--verifier HOST:PORT]
                 [--entitlement HOST:PORT] [--tls-cert FILE --tls-key FILE --tls-ca FILE]
-                [--apple-root PEM]... [--no-login]
+                [--apple-root PEM]... [--no-login] [--origin URL] [--timeout D]
                       The support console: web pages on this machine (port 0 picks a free port)
                       that find customers, show their subscriptions, access over time and audit
                       trail, and take the support actions, each call made to the services
@@ -197,8 +197,9 @@ public enum SubctlCommand: Sendable, Equatable {
                       redacted data and no actions. Prints `console ready at URL` once serving;
                       open that URL (it carries a login token made for this start). --apple-root
                       (repeatable) names the App Store roots raw payloads are verified against;
-                      --no-login serves every visitor (behind your own authenticating proxy).
-                      Stops on Ctrl-C or SIGTERM.
+                      --no-login serves every visitor (behind your own authenticating proxy);
+                      --origin names the address that proxy serves it under (https://HOST).
+                      Stops on Ctrl-C or SIGTERM (docs/console.md).
 
         METHOD is package.Service/Method, Service/Method, or Method when only one service has it.
         NAME is a message or enum with or without its package, or a METHOD.

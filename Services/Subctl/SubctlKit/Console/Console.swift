@@ -39,6 +39,10 @@ public final class Console: Sendable {
     let readOnly: Bool
     /// The `Host` values the console answers to.
     let hosts: [String]
+    /// The `Origin` values a POST may carry: the listen address's, and `--origin`'s.
+    let origins: [String]
+    /// `--origin`'s, where people open the console; nil: the listen address.
+    let publicOrigin: String?
     /// Whether pages need a session made by the login address.
     let requireLogin: Bool
     /// The sessions and secrets of this start.
@@ -51,22 +55,27 @@ public final class Console: Sendable {
     /// A console at `address` (the port it listens on, not 0) calling `services` as `identity`.
     public init(
         services: Services, identity: String, readOnly: Bool, address: HostPort, requireLogin: Bool,
-        sessions: ConsoleSessions = ConsoleSessions(), appleAnchors: [X509Certificate] = [],
-        now: @escaping @Sendable () -> Int64
+        origin: ConsoleOrigin? = nil, sessions: ConsoleSessions = ConsoleSessions(),
+        appleAnchors: [X509Certificate] = [], now: @escaping @Sendable () -> Int64
     ) {
         self.services = services
         self.identity = identity
         self.readOnly = readOnly
-        self.hosts = [address.description, "localhost:\(address.port)"]
+        let own = [address.description, "localhost:\(address.port)"]
+        self.hosts = own + (origin.map { [$0.host] } ?? [])
+        self.origins = own.map { "http://\($0)" } + (origin.map { [$0.origin] } ?? [])
+        self.publicOrigin = origin?.origin
         self.requireLogin = requireLogin
         self.sessions = sessions
         self.appleAnchors = appleAnchors
         self.now = now
     }
 
-    /// The address to open: the login address with the token, or `/` without login.
+    /// The address to open (`--origin`'s when given): the login address with the token, or `/`
+    /// without login.
     public func readyURL(_ address: HostPort) -> String {
-        "http://\(address)/" + (requireLogin ? "login?token=\(sessions.loginToken)" : "")
+        (publicOrigin ?? "http://\(address)") + "/"
+            + (requireLogin ? "login?token=\(sessions.loginToken)" : "")
     }
 
     /// Answers one request (never throws: a failed call is shown on the page).
@@ -91,7 +100,7 @@ public final class Console: Sendable {
         let cookie = ConsoleResponse.cookie(ConsoleSessions.cookieName, in: request.headers["cookie"])
         var session = cookie.flatMap { sessions.isOpen($0) ? $0 : nil }
         if request.method == "POST" {
-            guard let session, sameOrigin(request, host: host, session: session) else {
+            guard let session, sameOrigin(request, session: session) else {
                 return page(
                     "Refused", session: nil,
                     [.element("p", ["id": "error", "role": "alert"], text: "cross-site request refused")], status: 403)
@@ -136,8 +145,8 @@ public final class Console: Sendable {
 
     /// A POST's CSRF checks: the form's token is the session's, and the browser's `Origin` and
     /// `Sec-Fetch-Site`, when sent, name this console.
-    private func sameOrigin(_ request: HTTPRequest, host: String, session: String) -> Bool {
-        if let origin = request.headers["origin"], origin.lowercased() != "http://\(host.lowercased())" { return false }
+    private func sameOrigin(_ request: HTTPRequest, session: String) -> Bool {
+        if let origin = request.headers["origin"], !origins.contains(origin.lowercased()) { return false }
         if let site = request.headers["sec-fetch-site"], site != "same-origin" { return false }
         guard let token = FormFields(body: request.body)["csrf"] else { return false }
         return sessions.isCSRFToken(token, for: session)

@@ -14,11 +14,15 @@ public struct ConsoleOptions: Sendable, Equatable {
     public var appleRoots: [String]
     /// False with `--no-login`: every visitor gets a session (behind a team's authenticating proxy).
     public var login: Bool
+    /// `--origin`: the address a proxy serves the console under, taken in `Host` and `Origin`
+    /// beside the listen address.
+    public var origin: ConsoleOrigin?
 
     public init(
         listen: HostPort, ledger: CallOptions, verifier: CallOptions, entitlement: CallOptions,
-        appleRoots: [String] = [], login: Bool = true
+        appleRoots: [String] = [], login: Bool = true, origin: ConsoleOrigin? = nil
     ) {
+        self.origin = origin
         self.listen = listen
         self.ledger = ledger
         self.verifier = verifier

@@ -52,7 +52,7 @@ public enum ConsoleServer {
                 ledger: ledger, verifier: verifier, entitlement: entitlement,
                 timeout: options.ledger.timeout ?? CallOptions.defaultTimeout),
             identity: try identity(options.ledger.tls), readOnly: health.callerReadOnly, address: address,
-            requireLogin: options.login, appleAnchors: anchors,
+            requireLogin: options.login, origin: options.origin, appleAnchors: anchors,
             now: { Int64(Date().timeIntervalSince1970 * 1000) })
         let handler: HTTPHandler = { request in
             switch BlockingCall.run(timeout: pageTimeout, { await console.respond(to: request) }) {
