@@ -216,6 +216,16 @@ extension Period {
     }
 }
 
+extension Period {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.periodID = ProtoRedaction.storeID(periodID)
+        copy.raw = nil
+        return copy
+    }
+}
+
 /// `subscriptions.common.v1.SubscriptionKey`: `SubscriptionKey` of Model, converted by its field numbers and names here.
 extension SubscriptionKey: ProtoMessage {
     /// The fully qualified protobuf name.
@@ -257,6 +267,15 @@ extension SubscriptionKey {
         public static let storeID = FieldLimit("store_id", 1...256, .bytes)
         /// Every one above, in field order.
         public static let all: [FieldLimit] = [storeID]
+    }
+}
+
+extension SubscriptionKey {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.storeID = ProtoRedaction.storeID(storeID)
+        return copy
     }
 }
 
@@ -409,6 +428,19 @@ extension Subscription {
     }
 }
 
+extension Subscription {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key.redacted()
+        copy.replacesStoreID = replacesStoreID.map(ProtoRedaction.storeID)
+        copy.replacedByStoreID = replacedByStoreID.map(ProtoRedaction.storeID)
+        copy.latestOrderID = latestOrderID.map(ProtoRedaction.storeID)
+        copy.periods = periods.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.common.v1.StatusInterval`: `StatusInterval` of Model, converted by its field numbers and names here.
 extension StatusInterval: ProtoMessage {
     /// The fully qualified protobuf name.
@@ -539,6 +571,18 @@ extension LifecycleEvent {
     }
 }
 
+extension LifecycleEvent {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key.redacted()
+        copy.rawPayload = nil
+        copy.rawTransaction = nil
+        copy.rawRenewalInfo = nil
+        return copy
+    }
+}
+
 /// `subscriptions.common.v1.AccountLink`: `AccountLink` of Model, converted by its field numbers and names here.
 extension AccountLink: ProtoMessage {
     /// The fully qualified protobuf name.
@@ -572,6 +616,15 @@ extension AccountLink: CMessageConvertible {
         c.key = key.cMessage(in: arena)
         arena.set(&c.store_account_ref, storeAccountRef)
         c.linked_time_ms = linkedTimeMilliseconds ?? 0
+    }
+}
+
+extension AccountLink {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key.redacted()
+        return copy
     }
 }
 
@@ -620,6 +673,10 @@ public struct HealthResponse: ProtoMessage, Hashable {
 
     public var connections: UInt32
 
+    /// True when the caller has the read-only role (RPC_READ_ONLY): its answers are redacted and
+    /// it may call only the methods that change nothing.
+    public var callerReadOnly: Bool
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         status: ServingStatus? = nil,
@@ -627,7 +684,8 @@ public struct HealthResponse: ProtoMessage, Hashable {
         version: String = "",
         uptimeMilliseconds: Int64 = 0,
         serverTimeMilliseconds: Int64 = 0,
-        connections: UInt32 = 0
+        connections: UInt32 = 0,
+        callerReadOnly: Bool = false
     ) {
         self.status = status
         self.service = service
@@ -635,6 +693,7 @@ public struct HealthResponse: ProtoMessage, Hashable {
         self.uptimeMilliseconds = uptimeMilliseconds
         self.serverTimeMilliseconds = serverTimeMilliseconds
         self.connections = connections
+        self.callerReadOnly = callerReadOnly
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -659,7 +718,8 @@ extension HealthResponse: CMessageConvertible {
             version: ProtoField.string(m.version, "version"),
             uptimeMilliseconds: m.uptime_ms,
             serverTimeMilliseconds: m.server_time_ms,
-            connections: m.connections)
+            connections: m.connections,
+            callerReadOnly: m.caller_read_only != 0)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -669,5 +729,6 @@ extension HealthResponse: CMessageConvertible {
         c.uptime_ms = uptimeMilliseconds
         c.server_time_ms = serverTimeMilliseconds
         c.connections = connections
+        c.caller_read_only = callerReadOnly ? 1 : 0
     }
 }

@@ -659,10 +659,15 @@ struct  Subscriptions__Common__V1__HealthResponse
   int64_t uptime_ms;
   int64_t server_time_ms;
   uint32_t connections;
+  /*
+   * True when the caller has the read-only role (RPC_READ_ONLY): its answers are redacted and
+   * it may call only the methods that change nothing.
+   */
+  protobuf_c_boolean caller_read_only;
 };
 #define SUBSCRIPTIONS__COMMON__V1__HEALTH_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__common__v1__health_response__descriptor) \
-    , SUBSCRIPTIONS__COMMON__V1__SERVING_STATUS__SERVING_STATUS_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0 }
+    , SUBSCRIPTIONS__COMMON__V1__SERVING_STATUS__SERVING_STATUS_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
 
 
 /* Subscriptions__Common__V1__Period methods */

@@ -1588,7 +1588,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__health_request__desc
   (ProtobufCMessageInit) subscriptions__common__v1__health_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__common__v1__health_response__field_descriptors[6] =
+static const ProtobufCFieldDescriptor subscriptions__common__v1__health_response__field_descriptors[7] =
 {
   {
     "status",
@@ -1662,8 +1662,21 @@ static const ProtobufCFieldDescriptor subscriptions__common__v1__health_response
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "caller_read_only",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Common__V1__HealthResponse, caller_read_only),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__common__v1__health_response__field_indices_by_name[] = {
+  6,   /* field[6] = caller_read_only */
   5,   /* field[5] = connections */
   4,   /* field[4] = server_time_ms */
   1,   /* field[1] = service */
@@ -1674,7 +1687,7 @@ static const unsigned subscriptions__common__v1__health_response__field_indices_
 static const ProtobufCIntRange subscriptions__common__v1__health_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor subscriptions__common__v1__health_response__descriptor =
 {
@@ -1684,7 +1697,7 @@ const ProtobufCMessageDescriptor subscriptions__common__v1__health_response__des
   "Subscriptions__Common__V1__HealthResponse",
   "subscriptions.common.v1",
   sizeof(Subscriptions__Common__V1__HealthResponse),
-  6,
+  7,
   subscriptions__common__v1__health_response__field_descriptors,
   subscriptions__common__v1__health_response__field_indices_by_name,
   1,  subscriptions__common__v1__health_response__number_ranges,
