@@ -125,7 +125,7 @@ public struct HostSettings: Sendable {
     }
 
     /// `RPC_READ_ONLY`: identities separated by commas, as `RPC_ALLOW` names them; an empty one
-    /// (two commas in a row, a comma at an end, nothing at all) is refused.
+    /// (two commas in a row, a comma at an end, only spaces) is refused; an empty value is no value.
     static func readOnlyIdentities(_ text: String) throws(ConfigError) -> Set<String> {
         let identities = text.split(separator: ",", omittingEmptySubsequences: false).map {
             $0.trimmingCharacters(in: .whitespaces)
