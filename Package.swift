@@ -222,7 +222,8 @@ let package = Package(
         .testTarget(
             name: "RPCTests",
             dependencies: [
-                "RPC", "Wire", "Crypto", "Observability", "Lifecycle", "Sockets", "TestSupport", "ServiceProcessKit",
+                "RPC", "Wire", "Model", "Crypto", "Observability", "Lifecycle", "Sockets", "TestSupport",
+                "ServiceProcessKit",
             ],
             path: "Tests/RPCTests", swiftSettings: swiftSettings),
         .testTarget(

@@ -124,6 +124,10 @@ struct ServiceProcessTests {
                 "RPC_ALLOW", "*=*",
                 "RPC_ALLOW: needs mutual TLS (TLS_CERT, TLS_KEY, TLS_CA): plaintext callers have no identity"
             ),
+            (
+                "RPC_READ_ONLY", "support",
+                "RPC_READ_ONLY: needs mutual TLS (TLS_CERT, TLS_KEY, TLS_CA): plaintext callers have no identity"
+            ),
         ])
     func badConfiguration(variable: String, value: String, message: String) async throws {
         let process = try ServiceProcess(
@@ -188,22 +192,30 @@ struct ServiceProcessTests {
 
 @Suite("Service executables with mutual TLS", .timeLimit(.minutes(5)))
 struct ServiceTLSProcessTests {
-    @Test("TLS_CERT, TLS_KEY, TLS_CA and RPC_ALLOW switch on mutual TLS with per-method rules")
-    func mutualTLSFromEnvironment() async throws {
-        let directory = try ServiceProcessTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let now = Date()
-        let year = now.addingTimeInterval(365 * 86400)
-        let pki = try TestPKI.write(
-            to: directory.appendingPathComponent("pki").path, caName: "Deployment CA",
-            identities: [("ledger", now, year), ("verifier", now, year), ("search", now, year)])
-        let ledger = try ServiceProcess(
-            "ledger",
-            environment: [
-                "TLS_CERT": pki["ledger"]!.certificatePath, "TLS_KEY": pki["ledger"]!.keyPath,
-                "TLS_CA": pki.caCertificatePath, "RPC_ALLOW": "Ledger/Health=verifier",
-            ], directory: directory)
-        let port = try await ledger.rpcPort()
+    /// A ledger started with mutual TLS and `environment` besides, its certificates and the
+    /// clients' from one CA in `directory` (the ledger's and one for each of `clients`), and a
+    /// client for one of them.
+    struct TLSLedger {
+        let process: ServiceProcess
+        let pki: TestPKIFiles
+        let port: Int
+
+        init(_ environment: [String: String], clients: [String], directory: URL) async throws {
+            let now = Date()
+            let year = now.addingTimeInterval(365 * 86400)
+            let pki = try TestPKI.write(
+                to: directory.appendingPathComponent("pki").path, caName: "Deployment CA",
+                identities: [("ledger", now, year)] + clients.map { ($0, now, year) })
+            process = try ServiceProcess(
+                "ledger",
+                environment: [
+                    "TLS_CERT": pki["ledger"]!.certificatePath, "TLS_KEY": pki["ledger"]!.keyPath,
+                    "TLS_CA": pki.caCertificatePath,
+                ].merging(environment) { _, given in given }, directory: directory)
+            self.pki = pki
+            port = try await process.rpcPort()
+        }
+
         func client(_ name: String) throws -> RPCClient {
             try RPCClient(
                 endpoints: [HostPort(host: "127.0.0.1", port: port)],
@@ -211,14 +223,52 @@ struct ServiceTLSProcessTests {
                     certificatePath: pki[name]!.certificatePath, keyPath: pki[name]!.keyPath,
                     caPath: pki.caCertificatePath))
         }
+    }
+
+    @Test("TLS_CERT, TLS_KEY, TLS_CA and RPC_ALLOW switch on mutual TLS with per-method rules")
+    func mutualTLSFromEnvironment() async throws {
+        let directory = try ServiceProcessTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tls = try await TLSLedger(
+            ["RPC_ALLOW": "Ledger/Health=verifier"], clients: ["verifier", "search"], directory: directory)
+        let ledger = tls.process
         let method = ServiceProcessTests.services[0].health
-        let health = try await client("verifier").call(method, HealthRequest(), as: HealthResponse.self)
+        let health = try await tls.client("verifier").call(method, HealthRequest(), as: HealthResponse.self)
         #expect(health.service == "ledger")
         await #expect(throws: RPCError(.permissionDenied, "search may not call \(method)")) {
-            _ = try await client("search").call(method, HealthRequest(), as: HealthResponse.self)
+            _ = try await tls.client("search").call(method, HealthRequest(), as: HealthResponse.self)
         }
         let listening = try #require(await ledger.line(containing: "\"msg\":\"rpc server listening\""))
         #expect(ServiceProcess.field("tls", in: listening) == "mutual")
+        ledger.terminate()
+        #expect(await ledger.waitForExit() == 0)
+    }
+
+    @Test("RPC_READ_ONLY: its identities may call only what changes nothing, see redacted answers, and Health says so")
+    func readOnlyRole() async throws {
+        let directory = try ServiceProcessTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tls = try await TLSLedger(
+            ["RPC_READ_ONLY": "support"], clients: ["operator", "support"], directory: directory)
+        let ledger = tls.process
+        let support = try tls.client("support")
+        let operator_ = try tls.client("operator")
+        #expect(try await support.call(LedgerRPC.health, HealthRequest()).callerReadOnly)
+        #expect(try await !operator_.call(LedgerRPC.health, HealthRequest()).callerReadOnly)
+        let grant = GrantEntitlementRequest(idempotencyKey: "grant-1", accountID: "account-1", capability: "pro")
+        await #expect(
+            throws: RPCError(
+                .permissionDenied,
+                "support has the read-only role (RPC_READ_ONLY) and may not call \(LedgerRPC.grantEntitlement.name)")
+        ) {
+            _ = try await support.call(LedgerRPC.grantEntitlement, grant)
+        }
+        _ = try await operator_.call(LedgerRPC.grantEntitlement, grant)
+        let account = try await operator_.call(LedgerRPC.getAccount, GetAccountRequest(accountID: "account-1"))
+        #expect(account.subscriptions.count == 1)
+        let seen = try await support.call(LedgerRPC.getAccount, GetAccountRequest(accountID: "account-1"))
+        #expect(seen == account.redacted())
+        #expect(seen != account, "the grant's id is a store id, cut to its last 4 characters")
         ledger.terminate()
         #expect(await ledger.waitForExit() == 0)
     }

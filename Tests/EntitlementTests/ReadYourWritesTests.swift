@@ -16,15 +16,21 @@ struct ReadYourWritesTests {
 
     /// The entitlement methods on a router reached in process, on `clock`.
     static func transport(_ view: EntitlementView, clock: ManualClock) throws -> (InProcessTransport, RPCServer) {
+        var configuration = RPCServerConfiguration()
+        configuration.clock = clock
+        let server = try server(view, configuration: configuration)
+        return (InProcessTransport(server: server), server)
+    }
+
+    /// A server of the entitlement methods over `view`, with a policy that gives `pro` for
+    /// `com.example.pro.monthly`.
+    static func server(_ view: EntitlementView, configuration: RPCServerConfiguration) throws -> RPCServer {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString).conf")
         try Data("capability pro\n  apple com.example.pro.monthly\n".utf8).write(to: file)
         let policies = try PolicyStore.load(path: file.path)
         let router = RPCRouter()
         EntitlementMethods.register(on: router, view: view, policies: policies, now: { Fixture.now })
-        var configuration = RPCServerConfiguration()
-        configuration.clock = clock
-        let server = try RPCServer(configuration: configuration, router: router)
-        return (InProcessTransport(server: server), server)
+        return try RPCServer(configuration: configuration, router: router)
     }
 
     static func waitUntil(_ condition: () -> Bool) async {

@@ -98,6 +98,19 @@ struct FindTests {
         await harness.stop()
     }
 
+    @Test("Find is the verifier's one method besides Health that a read-only caller may call, its answer redacted")
+    func readOnlyMethods() async throws {
+        let harness = try await Self.harness()
+        let router = RPCRouter()
+        VerifierMethods.register(on: router, apple: nil, google: nil)
+        VerifierMethods.registerFind(
+            on: router, ledger: harness.ledger, apple: nil,
+            logger: Logger(service: "verifier-test", minimumLevel: .error, sink: .capturing()))
+        // Health is the host's (ServiceHost registers it, by role).
+        let expected = Set(VerifierRPC.readMethods.map(\.name)).subtracting([VerifierRPC.health.name])
+        #expect(Set(router.readOnlyMethodNames) == expected)
+    }
+
     @Test("an empty value and an overlong reason are INVALID_ARGUMENT")
     func checksRequest() async throws {
         let harness = try await Self.harness()

@@ -126,6 +126,27 @@ struct GoogleNotificationIngressTests {
         await harness.stop()
     }
 
+    @Test("the inbox entry records the push's authentication as checked: the token's claims and when, not the token")
+    func authenticationRecorded() async throws {
+        let harness = try await PushHarness()
+        harness.base.api.setSubscription("tok-auth", harness.base.purchase(acknowledged: true))
+        let body = try harness.body(messageID: "5550001", harness.subscriptionNotification(2, token: "tok-auth"))
+        let token = try harness.token()
+        #expect(try await harness.post(body, authorization: "Bearer " + token) == 204)
+        await harness.base.adapter.processingIdle()
+        let entries = try await harness.base.ledger.listInbox(ListInboxRequest(status: .processed, store: .google))
+        let issued = Int64(harness.base.clock.now.timeIntervalSince1970) * 1000
+        #expect(
+            entries.entries.map(\.pushAuthentication) == [
+                PushAuthentication(
+                    iss: "https://accounts.google.com", email: Self.email, aud: Self.audience, kid: "push-key-1",
+                    iatMilliseconds: issued, expMilliseconds: issued + 3_600_000,
+                    checkedTimeMilliseconds: harness.base.clock.milliseconds)
+            ])
+        #expect(!String(decoding: entries.serialized(), as: UTF8.self).contains(token))
+        await harness.stop()
+    }
+
     @Test(
         "a renewal's state write marks its inbox entry processed; processed again after a later failure, it ends processed"
     )

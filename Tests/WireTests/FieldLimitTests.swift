@@ -27,6 +27,7 @@ struct FieldLimitTests {
         (FindSubscriptionsRequest.protoName, FindSubscriptionsRequest.Limits.all),
         (FindTraceRequest.protoName, FindTraceRequest.Limits.all),
         (InboxEntry.protoName, InboxEntry.Limits.all),
+        (PushAuthentication.protoName, PushAuthentication.Limits.all),
         (RecordVerifiedStateRequest.protoName, RecordVerifiedStateRequest.Limits.all),
         (LinkAccountRequest.protoName, LinkAccountRequest.Limits.all),
         (GrantEntitlementRequest.protoName, GrantEntitlementRequest.Limits.all),

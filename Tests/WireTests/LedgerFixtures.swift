@@ -51,8 +51,17 @@ enum LedgerFixtures {
             store: n.isMultiple(of: 2) ? .google : .apple, environment: .sandbox, notificationID: "uuid-\(n)",
             notificationType: "SUBSCRIBED", subtype: "RESUBSCRIBE_\(n)", signedTimeMilliseconds: -5 - Int64(n),
             receivedTimeMilliseconds: Int64.max - Int64(n), status: .failed, attempts: UInt32.max - UInt32(n),
-            lastError: "store said: \(unicode)", key: key(n + 3), rawPayload: "{\"data\":\"\(n)\",\"x\":\"\(unicode)\"}"
-        )
+            lastError: "store said: \(unicode)", key: key(n + 3),
+            rawPayload: "{\"data\":\"\(n)\",\"x\":\"\(unicode)\"}",
+            pushAuthentication: pushAuthentication(n))
+    }
+
+    static func pushAuthentication(_ n: Int) -> PushAuthentication {
+        PushAuthentication(
+            iss: "https://accounts.google.com", email: "push-\(n)@example.iam.gserviceaccount.com",
+            aud: "https://verifier.example.com/google/\(unicode)", kid: "kid-\(n)",
+            iatMilliseconds: 1_700_000_000_000 + Int64(n), expMilliseconds: Int64.max - Int64(n),
+            checkedTimeMilliseconds: -9 - Int64(n))
     }
 
     /// One message of every ledger type and of the common types, every field set.

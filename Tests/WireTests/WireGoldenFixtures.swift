@@ -77,7 +77,7 @@ enum WireGoldenFixtures {
             MessageCase(
                 HealthResponse(
                     status: .draining, service: "ledger-\(unicode)", version: "1.2.3", uptimeMilliseconds: Int64.max,
-                    serverTimeMilliseconds: -1, connections: UInt32.max)),
+                    serverTimeMilliseconds: -1, connections: UInt32.max, callerReadOnly: true)),
             MessageCase(
                 RecordVerifiedStateRequest(
                     idempotencyKey: "idem-\(unicode)", subscription: subscription(2), events: [event(2), event(3)],
@@ -150,5 +150,5 @@ enum WireGoldenFixtures {
             MessageCase(VerifyPurchaseResponse()), MessageCase(RestorePurchasesRequest()),
             MessageCase(RestorePurchasesResponse()), MessageCase(RefreshSubscriptionRequest()),
             MessageCase(RefreshSubscriptionResponse()),
-        ] + LedgerFixtures.defaultMessages
+        ] + LedgerFixtures.defaultMessages + [MessageCase(PushAuthentication())]
 }

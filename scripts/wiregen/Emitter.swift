@@ -380,6 +380,57 @@ struct Emitter {
         for field in fields { out += field.fill.map { "        \($0)" } }
         out += ["    }", "}"]
         out += try FieldLimit.swiftExtension(name, message, file: file, path: path)
+        try emitRedaction(message, fields: fields, name: name, full: full, path: path)
+    }
+
+    /// `redacted()` for a message that has something to redact (`Schema.redacting`): its
+    /// `@redact store-id` fields cut to their last 4 characters, its `@redact payload` fields
+    /// cleared, and its message fields redacted in turn. Any other message keeps
+    /// `ProtoMessage`'s, which changes nothing.
+    private mutating func emitRedaction(
+        _ message: MessageDescriptor, fields: [Field], name: String, full: String, path: [Int]
+    )
+        throws(GeneratorError)
+    {
+        guard schema.redacting.contains(".\(full)") else { return }
+        var lines: [String] = []
+        for (index, (descriptor, field)) in zip(message.fields, fields).enumerated() {
+            let label = "\(full).\(descriptor.name)"
+            let property = field.name
+            switch Comment(file.comments[path + [2, index]]).redact {
+            case "store-id"?:
+                guard descriptor.kind == .string else {
+                    throw GeneratorError("\(label): @redact store-id is for string fields")
+                }
+                lines.append(
+                    descriptor.repeated || descriptor.proto3Optional
+                        ? "copy.\(property) = \(property).map(ProtoRedaction.storeID)"
+                        : "copy.\(property) = ProtoRedaction.storeID(\(property))")
+            case "payload"?:
+                guard !field.defaultValue.isEmpty else {
+                    throw GeneratorError("\(label): a @swift-required field cannot be cleared by @redact payload")
+                }
+                lines.append("copy.\(property) = \(field.defaultValue)")
+            case let other?:
+                throw GeneratorError("\(label): @redact \(other): expected store-id or payload")
+            case nil:
+                guard descriptor.kind == .message, schema.redacting.contains(descriptor.typeName) else { continue }
+                if descriptor.repeated {
+                    lines.append("copy.\(property) = \(property).map { $0.redacted() }")
+                } else {
+                    lines.append("copy.\(property) = \(property)\(field.defaultValue.isEmpty ? "" : "?").redacted()")
+                }
+            }
+        }
+        out += [
+            "",
+            "extension \(name) {",
+            "    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.",
+            "    public func redacted() -> Self {",
+            "        var copy = self",
+        ]
+        out += lines.map { "        \($0)" }
+        out += ["        return copy", "    }", "}"]
     }
 
     // MARK: Services
@@ -396,6 +447,7 @@ struct Emitter {
             "    public static let service = \"\(full)\"",
         ]
         var names: [String] = []
+        var reads: [String] = []
         for (index, method) in service.methods.enumerated() {
             guard !method.clientStreaming else {
                 throw GeneratorError("\(full)/\(method.name): client streaming is not supported")
@@ -405,8 +457,10 @@ struct Emitter {
             let kind = method.serverStreaming ? "ServerStreamMethod" : "UnaryMethod"
             let property = Naming.lowerFirst(method.name)
             names.append(property)
+            let comment = Comment(file.comments[path + [2, index]])
+            if comment.read { reads.append(property) }
             out.append("")
-            out += Comment(file.comments[path + [2, index]]).doc("    ")
+            out += comment.doc("    ")
             out.append(
                 "    public static let \(property) = \(kind)<\(request), \(response)>(\"\(full)/\(method.name)\")")
         }
@@ -414,6 +468,9 @@ struct Emitter {
             "",
             "    /// Every method of the service, in declaration order.",
             "    public static let methods: [any RPCMethod] = [\(names.joined(separator: ", "))]",
+            "",
+            "    /// The methods that change nothing (`@read`): those a caller with the read-only role may call.",
+            "    public static let readMethods: [any RPCMethod] = [\(reads.joined(separator: ", "))]",
             "}",
         ]
     }

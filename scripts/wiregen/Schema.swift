@@ -15,6 +15,9 @@ struct Schema {
 
     var files: [FileDescriptor]
     private(set) var types: [String: TypeInfo] = [:]
+    /// The messages whose `redacted()` changes something, by full name (`.package.Name`): those
+    /// with an `@redact` field, and those with a message field of such a message.
+    private(set) var redacting: Set<String> = []
 
     init(files: [FileDescriptor]) throws(GeneratorError) {
         self.files = files
@@ -24,6 +27,26 @@ struct Schema {
             }
             for (index, enumeration) in file.enums.enumerated() {
                 try add(file, enumeration.name, isEnum: true, comment: file.comments[[5, index]])
+            }
+        }
+        var children: [String: [String]] = [:]
+        for file in files {
+            for (index, message) in file.messages.enumerated() {
+                let full = ".\(file.package).\(message.name)"
+                for (number, field) in message.fields.enumerated() {
+                    if Comment(file.comments[[4, index, 2, number]]).redact != nil { redacting.insert(full) }
+                    if field.kind == .message { children[full, default: []].append(field.typeName) }
+                }
+            }
+        }
+        // A message that holds one that redacts redacts too, however deep.
+        var grew = true
+        while grew {
+            grew = false
+            for (parent, types) in children
+            where !redacting.contains(parent) && types.contains(where: redacting.contains) {
+                redacting.insert(parent)
+                grew = true
             }
         }
     }
@@ -63,6 +86,11 @@ struct Schema {
 ///   Swift property; decoding refuses a message without it.
 /// - `@swift-closed`: the enum is closed: no `unknown` case, and decoding refuses a number this
 ///   version does not know.
+/// - `@read` (on an rpc): the method changes nothing, so a caller with the read-only role
+///   (`RPC_READ_ONLY`) may call it; every other method is refused such a caller.
+/// - `@redact store-id` (on a string field): a store identifier, which a read-only caller sees
+///   cut to its last 4 characters after `…`; `@redact payload` (on any field): raw store data,
+///   which a read-only caller sees cleared.
 struct Comment {
     var lines: [String] = []
     /// The Swift name of a hand-written type, when the comment has the directive.
@@ -71,6 +99,10 @@ struct Comment {
     var model: String?
     var closed = false
     var required = false
+    /// `@read`: the method changes nothing.
+    var read = false
+    /// What `@redact` names (`store-id`, `payload`), when the comment has the directive.
+    var redact: String?
 
     init(_ text: String?) {
         guard let text else { return }
@@ -84,7 +116,17 @@ struct Comment {
         var model: String?
         var closed = false
         var required = false
+        var read = false
+        var redact: String?
         lines.removeAll { line in
+            if line == "@read" {
+                read = true
+                return true
+            }
+            if line.hasPrefix("@redact ") {
+                redact = String(line.dropFirst("@redact ".count))
+                return true
+            }
             guard line.hasPrefix("@swift-") else { return false }
             let words = line.split(separator: " ")
             let name = words.count > 1 ? String(words[1]) : ""
@@ -101,6 +143,8 @@ struct Comment {
         self.model = model
         self.closed = closed
         self.required = required
+        self.read = read
+        self.redact = redact
         while lines.first == "" { lines.removeFirst() }
         while lines.last == "" { lines.removeLast() }
         self.lines = lines

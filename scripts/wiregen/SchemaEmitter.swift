@@ -66,6 +66,9 @@ struct SchemaEmitter {
             "        public let input: String",
             "        public let output: String",
             "        public let isServerStreaming: Bool",
+            "        /// `@read` in the .proto: the method changes nothing, and a caller with the read-only role",
+            "        /// (`RPC_READ_ONLY`) may call it.",
+            "        public let changesNothing: Bool",
             "    }",
             "",
             "    public struct Service: Sendable, Hashable {",
@@ -78,6 +81,7 @@ struct SchemaEmitter {
         var messages: [String] = []
         var enums: [String] = []
         var services: [String] = []
+        var reads: [String] = []
         for file in schema.files {
             for message in file.messages {
                 let full = "\(file.package).\(message.name)"
@@ -94,13 +98,16 @@ struct SchemaEmitter {
                 let values = enumeration.values.map { "(\"\($0.name)\", \($0.number))" }.joined(separator: ", ")
                 enums.append("        \"\(full)\": Enum(fullName: \"\(full)\", values: [\(values)]),")
             }
-            for service in file.services {
+            for (serviceIndex, service) in file.services.enumerated() {
                 let full = "\(file.package).\(service.name)"
                 services.append("        Service(fullName: \"\(full)\", name: \"\(service.name)\", methods: [")
-                for method in service.methods {
+                for (index, method) in service.methods.enumerated() {
+                    let read = Comment(file.comments[[6, serviceIndex, 2, index]]).read
+                    if read { reads.append("        \"\(full)/\(method.name)\",") }
                     services.append(
                         "            Method(name: \"\(method.name)\", input: \"\(method.inputType.dropFirst())\", "
-                            + "output: \"\(method.outputType.dropFirst())\", isServerStreaming: \(method.serverStreaming)),"
+                            + "output: \"\(method.outputType.dropFirst())\", isServerStreaming: \(method.serverStreaming), "
+                            + "changesNothing: \(read)),"
                     )
                 }
                 services.append("        ]),")
@@ -115,6 +122,13 @@ struct SchemaEmitter {
             "    ]", "", "    /// Every service, in .proto order.", "    public static let services: [Service] = [",
         ]
         out += services
+        out += [
+            "    ]", "",
+            "    /// The full names (`package.Service/Method`) of the methods that change nothing (`@read`): the",
+            "    /// only ones a caller with the read-only role (`RPC_READ_ONLY`) may call.",
+            "    public static let readMethodNames: Set<String> = [",
+        ]
+        out += reads
         out += ["    ]", "}"]
         return out.joined(separator: "\n") + "\n"
     }

@@ -24,6 +24,14 @@ extension LedgerInbox {
         try Ledger.checkOptional(entry.rawPayload, "entry.raw_payload", max: Ledger.maxPayloadBytes)
         try Ledger.checkOptional(entry.subtype ?? "", "entry.subtype", max: Ledger.maxIDBytes)
         if let key = entry.key { try Ledger.check(key, "entry.key") }
+        if let authentication = entry.pushAuthentication {
+            typealias Limits = PushAuthentication.Limits
+            let fields = [
+                (authentication.iss, Limits.iss), (authentication.email, Limits.email),
+                (authentication.aud, Limits.aud), (authentication.kid, Limits.kid),
+            ]
+            for (value, limit) in fields { try Ledger.check(value, limit, "entry.push_authentication.\(limit.field)") }
+        }
         try Ledger.checkSold(entryStore, "entry.store")
         if entry.status == .rejected {
             try Ledger.check(

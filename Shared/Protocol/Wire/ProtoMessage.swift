@@ -10,9 +10,17 @@ public protocol ProtoMessage: Sendable {
     init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError)
     /// Appends the serialized form to `output` (a reply buffer, say).
     func serialize(appendingTo output: inout [UInt8])
+    /// The message as a caller with the read-only role (`RPC_READ_ONLY`) sees it: the fields the
+    /// .proto marks `@redact store-id` cut to their last 4 characters, those marked
+    /// `@redact payload` cleared, in this message and every message it holds. Generated for the
+    /// messages that hold such a field; the others are shown as they are.
+    func redacted() -> Self
 }
 
 extension ProtoMessage {
+    /// Nothing to redact: the message as it is.
+    public func redacted() -> Self { self }
+
     /// The serialized form.
     public func serialized() -> [UInt8] {
         var bytes: [UInt8] = []

@@ -63,13 +63,16 @@ public struct InProcessTransport: ClientTransport {
         let stream = RPCResponseStream(handle: StreamHandle(state: state))
         let index = core.router.index(named: method.name)
         let entry: RPCRouter.Entry
+        let readOnly: Bool
         switch core.admit(index, name: method.name, asker: .caller(caller.identities), bytes: payload.count) {
-        case .success(let admitted): entry = core.router.entries[admitted]
+        case .success(let admitted):
+            entry = core.router.entries[admitted.index]
+            readOnly = admitted.readOnly
         case .failure(let refusal):
             state.finish(refusal.error)
             return stream
         }
-        guard case .serverStream(let handler) = entry.handler else {
+        guard case .serverStream(let handler) = entry.handler(readOnly: readOnly) else {
             state.finish(RPCError(.unimplemented, "\(entry.name) is not a server stream"))
             return stream
         }
@@ -77,8 +80,8 @@ public struct InProcessTransport: ClientTransport {
         let budget = core.callTime(timeoutMilliseconds: timeoutMilliseconds(timeout, now: started))
         let deadline = started.saturatingAdd(budget)
         let context = RPCRequestContext(
-            method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer,
-            clock: core.clock, trace: .outgoing())
+            method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], callerReadOnly: readOnly,
+            peer: caller.peer, clock: core.clock, trace: .outgoing())
         let writer = ServerStreamWriter(initialCredit: window) { message in
             state.push(message)
             link.writer?.delivered(message.count)

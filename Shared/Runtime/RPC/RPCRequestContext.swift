@@ -12,6 +12,9 @@ public struct RPCRequestContext: Sendable {
     public let deadline: UInt64
     /// Names from the caller's TLS certificate; empty on plaintext connections.
     public let peerIdentities: [String]
+    /// Whether the caller has the read-only role (`RPC_READ_ONLY`): it may call only the methods
+    /// that change nothing, and its answers are redacted.
+    public let callerReadOnly: Bool
     /// Who makes the call, for an audit trail: its certificate or API key identities, or its
     /// address when it has none.
     public var actor: String {

@@ -3,12 +3,15 @@ public import Wire
 /// Registration by the generated method descriptors (`LedgerRPC.getHistory`, …): the name and the
 /// request and response types come from the schema, so a wrong pair does not compile.
 extension RPCRouter {
-    /// Registers a raw handler for `method` (see `register(_:_:limits:prefetch:)`).
-    public func register(
-        _ method: some RPCMethod, _ handler: RPCHandler, limits: RPCMethodLimits = .standard,
+    /// Registers a raw handler for `method` (see `register(_:_:limits:prefetch:)`). A caller with
+    /// the read-only role, where the method changes nothing, gets its answers decoded as the
+    /// method's response, redacted and encoded again; operators' answers are the handler's bytes.
+    public func register<Method: RPCMethod>(
+        _ method: Method, _ handler: RPCHandler, limits: RPCMethodLimits = .standard,
         prefetch: RPCPrefetch? = nil
     ) {
-        register(method.name, handler, limits: limits, prefetch: prefetch)
+        register(
+            method.name, handler, readOnly: handler.redacting(Method.Response.self), limits: limits, prefetch: prefetch)
     }
 
     /// Registers an in-memory method that runs on the event loop thread.

@@ -53,9 +53,17 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
     struct Entry {
         let name: String
         let handler: RPCHandler
+        /// What a caller with the read-only role runs: the same method, its answers redacted
+        /// (`ProtoMessage.redacted()`). Nil for a method that changes something (not `@read` in
+        /// the .proto), and for one registered without its response type: such a caller is
+        /// refused it.
+        let readOnlyHandler: RPCHandler?
         let index: Int
         let prefetch: RPCPrefetch?
         let limits: RPCMethodLimits
+
+        /// The handler for a caller with the read-only role or without it.
+        func handler(readOnly: Bool) -> RPCHandler { readOnly ? readOnlyHandler ?? handler : handler }
     }
 
     private(set) var entries: [Entry] = []
@@ -72,11 +80,26 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
     /// requests if it has one. Registering a name twice is a programming error. A raw handler
     /// decodes its own payload: it does so within `limits.budget` only if it asks
     /// `DecodeBudget.$current` for it.
+    /// A caller with the read-only role is refused a method registered this way: without its
+    /// response type its answers cannot be redacted.
     public func register(
         _ method: String, _ handler: RPCHandler, limits: RPCMethodLimits = .standard, prefetch: RPCPrefetch? = nil
     ) {
+        register(method, handler, readOnly: nil, limits: limits, prefetch: prefetch)
+    }
+
+    /// Registers `handler`, and `readOnly` for the callers with the read-only role when the
+    /// method changes nothing (`@read` in the .proto; otherwise such callers are refused it).
+    func register(
+        _ method: String, _ handler: RPCHandler, readOnly: RPCHandler?, limits: RPCMethodLimits,
+        prefetch: RPCPrefetch?
+    ) {
         precondition(!entries.contains { $0.name == method }, "method \(method) registered twice")
-        entries.append(Entry(name: method, handler: handler, index: entries.count, prefetch: prefetch, limits: limits))
+        let readOnly = ProtoSchema.readMethodNames.contains(method) ? readOnly : nil
+        entries.append(
+            Entry(
+                name: method, handler: handler, readOnlyHandler: readOnly, index: entries.count, prefetch: prefetch,
+                limits: limits))
         nameBytes.append(contentsOf: method.utf8)
         nameEnds.append(nameBytes.count)
         prefetches = prefetches || prefetch != nil
@@ -86,12 +109,29 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
     public func inline<Request: ProtoMessage, Response: ProtoMessage>(
         _ method: String, limits: RPCMethodLimits = .standard, _ body: @escaping @Sendable (Request) throws -> Response
     ) {
+        inline(method, limits: limits, byRole: { request, _ in try body(request) })
+    }
+
+    /// Registers an in-memory method that runs on the event loop thread and answers according to
+    /// whether the caller has the read-only role (`callerReadOnly`); that caller's answers are
+    /// redacted besides.
+    public func inline<Request: ProtoMessage, Response: ProtoMessage>(
+        _ method: String, limits: RPCMethodLimits = .standard,
+        byRole body: @escaping @Sendable (Request, _ callerReadOnly: Bool) throws -> Response
+    ) {
         let budget = limits.budget
         register(
             method,
             .inline({ bytes, output in
-                try body(try Self.decode(bytes, within: budget)).serialize(appendingTo: &output)
-            }), limits: limits)
+                try body(try Self.decode(bytes, within: budget), false).serialize(appendingTo: &output)
+            }),
+            readOnly: .inline({ bytes, output in
+                do {
+                    try body(try Self.decode(bytes, within: budget), true).redacted().serialize(appendingTo: &output)
+                } catch let later as RPCHandOff {
+                    throw later.redacting(Response.self)
+                }
+            }), limits: limits, prefetch: nil)
     }
 
     /// Registers a method that runs as a task.
@@ -104,7 +144,10 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
             method,
             .unary({ context, bytes in
                 try await body(context, try Self.decode(bytes, within: budget)).serialized()
-            }), limits: limits)
+            }),
+            readOnly: .unary({ context, bytes in
+                try await body(context, try Self.decode(bytes, within: budget)).redacted().serialized()
+            }), limits: limits, prefetch: nil)
     }
 
     /// Registers a method that starts on the event loop thread and answers through `respond`,
@@ -117,8 +160,7 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
             ) -> Void
     ) {
         let budget = limits.budget
-        register(
-            method,
+        func handler(redacting: Bool) -> RPCHandler {
             .deferred({ context, bytes, responder in
                 let request: Request
                 do {
@@ -128,11 +170,14 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
                 }
                 body(context, request) { result in
                     switch result {
-                    case .success(let response): responder.succeed(response.serialized())
+                    case .success(let response):
+                        responder.succeed(redacting ? response.redacted().serialized() : response.serialized())
                     case .failure(let error): responder.fail(error)
                     }
                 }
-            }), limits: limits)
+            })
+        }
+        register(method, handler(redacting: false), readOnly: handler(redacting: true), limits: limits, prefetch: nil)
     }
 
     /// Registers a server-streaming method.
@@ -141,11 +186,14 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
         _ body: @escaping @Sendable (RPCRequestContext, Request, ServerStreamSender<Response>) async throws -> Void
     ) {
         let budget = limits.budget
-        register(
-            method,
+        func handler(redacting: Bool) -> RPCHandler {
             .serverStream({ context, bytes, writer in
-                try await body(context, try Self.decode(bytes, within: budget), ServerStreamSender(writer: writer))
-            }), limits: limits)
+                try await body(
+                    context, try Self.decode(bytes, within: budget),
+                    ServerStreamSender(writer: writer, redacting: redacting))
+            })
+        }
+        register(method, handler(redacting: false), readOnly: handler(redacting: true), limits: limits, prefetch: nil)
     }
 
     /// A request decoded within `budget` (`DecodeBudget.standard` is what every decode gets).
@@ -162,6 +210,10 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
 
     /// Every registered method name.
     public var methodNames: [String] { entries.map(\.name) }
+
+    /// The methods a caller with the read-only role (`RPC_READ_ONLY`) may call, in registration
+    /// order: those that change nothing (`@read`) and whose answers are redacted for it.
+    public var readOnlyMethodNames: [String] { entries.filter { $0.readOnlyHandler != nil }.map(\.name) }
 
     /// The index in `entries` of the method named `name`, for a call that did not come in a frame.
     func index(named name: String) -> Int? { entries.firstIndex { $0.name == name } }
@@ -186,10 +238,12 @@ public final class RPCRouter: @unchecked Sendable {  // written only before the 
 /// Typed face of a `ServerStreamWriter`.
 public struct ServerStreamSender<Message: ProtoMessage>: Sendable {
     let writer: ServerStreamWriter
+    /// The caller has the read-only role: each message is sent redacted.
+    var redacting = false
 
     /// Sends one message; suspends while the client has granted no credit. Throws
     /// `RPCError(.cancelled)` once the call is over (client cancelled, deadline, disconnect).
     public func send(_ message: Message) async throws {
-        try await writer.send(message.serialized())
+        try await writer.send(redacting ? message.redacted().serialized() : message.serialized())
     }
 }

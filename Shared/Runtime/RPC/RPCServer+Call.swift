@@ -81,17 +81,17 @@ extension ServerCore {
         _ index: Int?, _ method: String, _ payload: [UInt8], _ timeoutMilliseconds: UInt64, _ caller: RPCCaller,
         _ trace: TraceContext, started: UInt64
     ) -> Begun {
-        let admitted: Int
+        let admitted: Admitted
         switch admit(index, name: method, asker: .caller(caller.identities), bytes: payload.count) {
-        case .success(let index): admitted = index
+        case .success(let admission): admitted = admission
         case .failure(let refusal): return .answered(.failure(refusal.error))
         }
-        let entry = router.entries[admitted]
+        let entry = router.entries[admitted.index]
         let budget = callTime(timeoutMilliseconds: timeoutMilliseconds)
         let deadline = started.saturatingAdd(budget)
         let context = RPCRequestContext(
-            method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [], peer: caller.peer,
-            clock: clock, trace: trace)
+            method: entry.name, deadline: deadline, peerIdentities: caller.identities ?? [],
+            callerReadOnly: admitted.readOnly, peer: caller.peer, clock: clock, trace: trace)
         let answer = CallAnswer()
         /// Sets `answer` from any thread, for a call answered later.
         func responder() -> RPCResponder {
@@ -103,7 +103,7 @@ extension ServerCore {
                 }
             }
         }
-        switch entry.handler {
+        switch entry.handler(readOnly: admitted.readOnly) {
         case .inline(let handler):
             var output: [UInt8] = []
             do {

@@ -74,9 +74,10 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
 
     /// Who asks, as the transport that brought the call knows it.
     enum Asker {
-        /// A framed connection's peer: the names of its TLS certificate (none on plaintext).
-        /// The access policy holds it when the server has TLS.
-        case peer([String])
+        /// A framed connection's peer: the names of its TLS certificate (none on plaintext), and
+        /// the one of them with the read-only role, if any (`readOnlyIdentity(of:)`, found once
+        /// per connection). The access policy holds it when the server has TLS.
+        case peer([String], readOnly: String?)
         /// A caller of another transport (the HTTP gateway, an in-process client): its
         /// identities, or nil when the transport authenticates nobody (refused when the server
         /// has TLS, as a plaintext connection could not reach it).
@@ -89,25 +90,38 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
         let error: RPCError
     }
 
+    /// An admitted call: its method's index, and whether the caller has the read-only role (its
+    /// call runs the method's `readOnlyHandler`).
+    struct Admitted {
+        let index: Int
+        let readOnly: Bool
+
+        /// The handler the call runs.
+        func handler(in router: RPCRouter) -> RPCHandler { router.entries[index].handler(readOnly: readOnly) }
+    }
+
     /// The one admission every call goes through, whatever brought it: refused while the server
     /// (or the connection, `draining`) drains; then the access rule, which comes before the
     /// method is looked up (a caller learns nothing of the methods it may not call, not even
     /// whether they exist); then the method; then its request limit (`bytes`: the frame's length,
-    /// or the payload's for a transport without frames). Returns the method's index.
+    /// or the payload's for a transport without frames); then, for a caller with the read-only
+    /// role, whether the method changes nothing. Returns the method's index and the caller's role.
     func admit(
         _ found: Int?, name: @autoclosure () -> String, asker: Asker, bytes: Int, draining: Bool = false
-    ) -> Result<Int, Refusal> {
+    ) -> Result<Admitted, Refusal> {
         if draining || isDraining {
             return .failure(Refusal(methodIndex: nil, error: RPCError(.unavailable, Self.shuttingDown)))
         }
         // The name is read only for a refusal or a policy to check: an admitted call on a
         // plaintext connection builds no string.
         func method() -> String { found.map { router.entries[$0].name } ?? String(name().prefix(200)) }
+        var readOnly: String?
         switch asker {
-        case .peer(let identities):
+        case .peer(let identities, let role):
             if tls != nil, let refusal = refusal(method: method(), identities: identities) {
                 return .failure(Refusal(methodIndex: found, error: RPCError(.permissionDenied, refusal)))
             }
+            readOnly = role
         case .caller(let identities?):
             guard !identities.isEmpty else {
                 return .failure(
@@ -116,6 +130,7 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
             if let refusal = refusal(method: method(), identities: identities) {
                 return .failure(Refusal(methodIndex: found, error: RPCError(.permissionDenied, refusal)))
             }
+            readOnly = readOnlyIdentity(of: identities)
         case .caller(nil):
             if tls != nil {
                 return .failure(
@@ -127,10 +142,25 @@ final class ServerCore: @unchecked Sendable {  // immutable after init except at
         guard let index = found else {
             return .failure(Refusal(methodIndex: nil, error: RPCError(.unimplemented, Self.unknownMethod(method()))))
         }
+        if let readOnly, router.entries[index].readOnlyHandler == nil {
+            return .failure(
+                Refusal(
+                    methodIndex: index,
+                    error: RPCError(
+                        .permissionDenied,
+                        "\(readOnly) has the read-only role (RPC_READ_ONLY) and may not call \(router.entries[index].name)"
+                    )))
+        }
         if let tooLarge = oversized(bytes, for: router.entries[index]) {
             return .failure(Refusal(methodIndex: index, error: RPCError(.resourceExhausted, tooLarge)))
         }
-        return .success(index)
+        return .success(Admitted(index: index, readOnly: readOnly != nil))
+    }
+
+    /// The first of `identities` with the read-only role (`RPC_READ_ONLY`); nil when none has it.
+    func readOnlyIdentity(of identities: [String]) -> String? {
+        let listed = configuration.readOnlyIdentities
+        return listed.isEmpty ? nil : identities.first(where: listed.contains)
     }
 
     /// Why `identities` may not call `method` under the access policy; nil when they may.

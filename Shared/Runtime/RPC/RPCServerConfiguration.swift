@@ -33,6 +33,10 @@ public struct RPCServerConfiguration: Sendable {
     public var tls: TLSConfiguration?
     /// Who may call what; consulted only with TLS, where callers have identities.
     public var accessPolicy: AccessPolicy = .allowAuthenticated
+    /// The identities with the read-only role (`RPC_READ_ONLY`): a caller with any of them may
+    /// call only the methods that change nothing (`@read`), and its answers are redacted
+    /// (`ProtoMessage.redacted()`). The access policy holds it too.
+    public var readOnlyIdentities: Set<String> = []
 
     /// The time deadlines, timers and latency figures run on.
     public var clock: any ServiceClock = SystemClock()

@@ -32,6 +32,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     private var calls: [UInt64: ActiveCall] = [:]
     private var nextSerial: UInt64 = 0
     private var draining = false
+    /// The peer's identity with the read-only role (`RPC_READ_ONLY`), if it has one.
+    private var readOnlyIdentity: String?
     /// Handler tasks still running, including those whose call was cancelled or timed out:
     /// the per-connection cap counts work, not just unanswered calls.
     private var runningHandlers = 0
@@ -75,7 +77,10 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
 
     // MARK: FramedChannelDelegate
 
-    func channelDidBecomeReady(_ channel: FramedChannel) {}
+    func channelDidBecomeReady(_ channel: FramedChannel) {
+        // The peer's names are known from here on, and so is its role, once for all its calls.
+        readOnlyIdentity = core.readOnlyIdentity(of: channel.peerIdentities)
+    }
 
     func channelDidDrain(_ channel: FramedChannel) {
         let writers = blockedStreams
@@ -115,7 +120,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
     /// access policy refuses, nor on a connection that is draining.
     private func mayPrefetch(_ index: Int) -> Bool {
         if case .success = core.admit(
-            index, name: "", asker: .peer(channel.peerIdentities), bytes: 0, draining: draining)
+            index, name: "", asker: .peer(channel.peerIdentities, readOnly: readOnlyIdentity), bytes: 0,
+            draining: draining)
         {
             return true
         }
@@ -158,7 +164,9 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         guard let index = core.router.index(of: method) else {
             return "a frame of \(length) bytes for an unknown method"
         }
-        switch core.admit(index, name: "", asker: .peer(channel.peerIdentities), bytes: length) {
+        switch core.admit(
+            index, name: "", asker: .peer(channel.peerIdentities, readOnly: readOnlyIdentity), bytes: length)
+        {
         case .success: return nil
         // A draining server refuses the call once its frame is read, as any other.
         case .failure(let refusal) where refusal.error.code == .unavailable: return nil
@@ -227,15 +235,17 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
                 callID, unknown, started, .resourceExhausted,
                 "too many calls in flight on this connection (at most \(core.configuration.maxCallsPerConnection))")
         }
-        let methodIndex: Int
+        let admitted: ServerCore.Admitted
         switch core.admit(
-            known ?? core.router.index(of: view.method), name: view.methodName, asker: .peer(channel.peerIdentities),
+            known ?? core.router.index(of: view.method), name: view.methodName,
+            asker: .peer(channel.peerIdentities, readOnly: readOnlyIdentity),
             bytes: frameLength, draining: draining)
         {
-        case .success(let index): methodIndex = index
+        case .success(let admission): admitted = admission
         case .failure(let refusal):
             return reply(callID, refusal.methodIndex ?? unknown, started, refusal.error.code, refusal.error.message)
         }
+        let methodIndex = admitted.index
         let hasTimeout = view.timeoutMilliseconds != 0
         let limit = core.callTime(timeoutMilliseconds: UInt64(view.timeoutMilliseconds))
         let deadline = started.saturatingAdd(limit)
@@ -245,7 +255,8 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
         func makeContext() -> RPCRequestContext {
             RPCRequestContext(
                 method: core.router.entries[methodIndex].name, deadline: deadline,
-                peerIdentities: channel.peerIdentities, peer: peer, clock: loop.clock,
+                peerIdentities: channel.peerIdentities, callerReadOnly: admitted.readOnly, peer: peer,
+                clock: loop.clock,
                 trace: TraceContext(traceparent: traceparent) ?? .start())
         }
 
@@ -265,7 +276,7 @@ final class ServerConnection: FramedChannelDelegate, @unchecked Sendable {  // c
             TraceContext.$current.withValue(context.trace) { start(context, responder) }
         }
 
-        switch core.router.entries[methodIndex].handler {
+        switch admitted.handler(in: core.router) {
         case .inline(let handler):
             runInline(
                 handler, callID: callID, methodIndex: methodIndex, started: started, payload: view.payload,

@@ -85,9 +85,9 @@ public struct HostSettings: Sendable {
         switch (cert, key, ca) {
         case (nil, nil, nil):
             server.tls = nil
-            if env.raw("RPC_ALLOW") != nil {
+            for variable in ["RPC_ALLOW", "RPC_READ_ONLY"] where env.raw(variable) != nil {
                 throw ConfigError(
-                    variable: "RPC_ALLOW",
+                    variable: variable,
                     problem: "needs mutual TLS (TLS_CERT, TLS_KEY, TLS_CA): plaintext callers have no identity")
             }
         case (let cert?, let key?, let ca?):
@@ -98,6 +98,9 @@ public struct HostSettings: Sendable {
                 } catch {
                     throw ConfigError(variable: "RPC_ALLOW", problem: error.message)
                 }
+            }
+            if let listed = env.raw("RPC_READ_ONLY") {
+                server.readOnlyIdentities = try Self.readOnlyIdentities(listed)
             }
         default:
             let missing = [("TLS_CERT", cert), ("TLS_KEY", key), ("TLS_CA", ca)].filter { $0.1 == nil }.map(\.0)
@@ -119,5 +122,19 @@ public struct HostSettings: Sendable {
         if env.raw("HTTP_TLS") == "on" && server.tls == nil {
             throw ConfigError(variable: "HTTP_TLS", problem: "needs TLS_CERT, TLS_KEY and TLS_CA")
         }
+    }
+
+    /// `RPC_READ_ONLY`: identities separated by commas, as `RPC_ALLOW` names them; an empty one
+    /// (two commas in a row, a comma at an end, only spaces) is refused; an empty value is no value.
+    static func readOnlyIdentities(_ text: String) throws(ConfigError) -> Set<String> {
+        let identities = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard !identities.contains("") else {
+            throw ConfigError(
+                variable: "RPC_READ_ONLY",
+                problem: "expected identities separated by commas, with none empty, got \"\(text)\"")
+        }
+        return Set(identities)
     }
 }

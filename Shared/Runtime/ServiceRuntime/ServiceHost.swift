@@ -98,9 +98,9 @@ public final class ServiceHost: Sendable {
                 }
             }
         }
-        router.inline(healthMethod, limits: RPCMethodLimits(maxRequestBytes: 1024)) { [self] (_: HealthRequest) in
-            health()
-        }
+        router.inline(
+            healthMethod, limits: RPCMethodLimits(maxRequestBytes: 1024),
+            byRole: { [self] (_: HealthRequest, readOnly) in health(callerReadOnly: readOnly) })
         let build = [
             "service": name, "version": environment.raw("BUILD_VERSION") ?? version,
             "commit": environment.raw("BUILD_COMMIT") ?? "unknown",
@@ -214,14 +214,14 @@ public final class ServiceHost: Sendable {
     /// is this machine's.
     static func isLoopback(_ address: String) -> Bool { address.hasPrefix("127.") || address == "::1" }
 
-    private func health() -> HealthResponse {
+    private func health(callerReadOnly: Bool) -> HealthResponse {
         let draining = shutdownSignal.isTriggered
         let connections = state.withLock { $0.server?.connectionCount ?? 0 }
         return HealthResponse(
             status: draining ? .draining : .serving, service: name, version: version,
             uptimeMilliseconds: Int64((clock.nanoseconds() - started) / 1_000_000),
             serverTimeMilliseconds: clock.epochMilliseconds(),
-            connections: UInt32(clamping: connections))
+            connections: UInt32(clamping: connections), callerReadOnly: callerReadOnly)
     }
 
     private func installHTTPRoutes(on http: HTTPServer) {

@@ -48,7 +48,10 @@ extension GoogleAdapter {
                 timeout: ledgerTimeout,
                 { try await authenticator.authenticate(authorizationHeader: header, now: now) })
         else { return (Self.answer(503, "the push token could not be checked in time"), nil) }
-        if case .failure(let error) = checked {
+        let token: PubSubPushToken
+        switch checked {
+        case .success(let verified): token = verified
+        case .failure(let error):
             if let error = error as? PubSubPushAuthenticationError, error.isRetryable {
                 return (Self.answer(503, "\(error)"), nil)
             }
@@ -84,7 +87,8 @@ extension GoogleAdapter {
             store: .google, environment: .production, notificationID: envelope.messageID,
             notificationType: Self.typeName(notification.kind), signedTimeMilliseconds: notification.eventTimeMillis,
             key: Self.token(of: notification.kind).map { Self.key($0, test: false) },
-            rawPayload: String(decoding: envelope.data, as: UTF8.self))
+            rawPayload: String(decoding: envelope.data, as: UTF8.self),
+            pushAuthentication: Self.pushAuthentication(token, checkedAt: now))
         let ledger = self.ledger
         let recorded = entry
         guard
@@ -115,6 +119,15 @@ extension GoogleAdapter {
                 }
             )
         }
+    }
+
+    /// The checked token's claims as the inbox entry records them (the token itself is not kept).
+    static func pushAuthentication(_ token: PubSubPushToken, checkedAt now: Date) -> PushAuthentication {
+        func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+        return PushAuthentication(
+            iss: token.issuer, email: token.email, aud: token.audience, kid: token.keyID,
+            iatMilliseconds: milliseconds(token.issuedAt), expMilliseconds: milliseconds(token.expiresAt),
+            checkedTimeMilliseconds: milliseconds(now))
     }
 
     static func answer(_ status: Int, _ message: String) -> HTTPResponse {

@@ -216,6 +216,16 @@ extension Period {
     }
 }
 
+extension Period {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.periodID = ProtoRedaction.storeID(periodID)
+        copy.raw = nil
+        return copy
+    }
+}
+
 /// `subscriptions.common.v1.SubscriptionKey`: `SubscriptionKey` of Model, converted by its field numbers and names here.
 extension SubscriptionKey: ProtoMessage {
     /// The fully qualified protobuf name.
@@ -257,6 +267,15 @@ extension SubscriptionKey {
         public static let storeID = FieldLimit("store_id", 1...256, .bytes)
         /// Every one above, in field order.
         public static let all: [FieldLimit] = [storeID]
+    }
+}
+
+extension SubscriptionKey {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.storeID = ProtoRedaction.storeID(storeID)
+        return copy
     }
 }
 
@@ -409,6 +428,19 @@ extension Subscription {
     }
 }
 
+extension Subscription {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key.redacted()
+        copy.replacesStoreID = replacesStoreID.map(ProtoRedaction.storeID)
+        copy.replacedByStoreID = replacedByStoreID.map(ProtoRedaction.storeID)
+        copy.latestOrderID = latestOrderID.map(ProtoRedaction.storeID)
+        copy.periods = periods.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.common.v1.StatusInterval`: `StatusInterval` of Model, converted by its field numbers and names here.
 extension StatusInterval: ProtoMessage {
     /// The fully qualified protobuf name.
@@ -539,6 +571,18 @@ extension LifecycleEvent {
     }
 }
 
+extension LifecycleEvent {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key.redacted()
+        copy.rawPayload = nil
+        copy.rawTransaction = nil
+        copy.rawRenewalInfo = nil
+        return copy
+    }
+}
+
 /// `subscriptions.common.v1.AccountLink`: `AccountLink` of Model, converted by its field numbers and names here.
 extension AccountLink: ProtoMessage {
     /// The fully qualified protobuf name.
@@ -572,6 +616,15 @@ extension AccountLink: CMessageConvertible {
         c.key = key.cMessage(in: arena)
         arena.set(&c.store_account_ref, storeAccountRef)
         c.linked_time_ms = linkedTimeMilliseconds ?? 0
+    }
+}
+
+extension AccountLink {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key.redacted()
+        return copy
     }
 }
 

@@ -273,6 +273,15 @@ extension AccessGrant: CMessageConvertible {
     }
 }
 
+extension AccessGrant {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.entitlement.v1.GrantRenewal`.
 ///
 /// What a client shows about a subscription's renewal (the fields of the same names in
@@ -522,6 +531,15 @@ extension CheckAccessResponse: CMessageConvertible {
     }
 }
 
+extension CheckAccessResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.grant = grant?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.entitlement.v1.CheckAccessBatchRequest`.
 public struct CheckAccessBatchRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -601,6 +619,15 @@ extension CheckAccessBatchResponse: CMessageConvertible {
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.n_results = results.count
         c.results = arena.messages(results)
+    }
+}
+
+extension CheckAccessBatchResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.results = results.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -702,6 +729,15 @@ extension EntitlementEntry: CMessageConvertible {
     }
 }
 
+extension EntitlementEntry {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.grants = grants.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.entitlement.v1.ListEntitlementsResponse`.
 public struct ListEntitlementsResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -739,6 +775,15 @@ extension ListEntitlementsResponse: CMessageConvertible {
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.n_entitlements = entitlements.count
         c.entitlements = arena.messages(entitlements)
+    }
+}
+
+extension ListEntitlementsResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.entitlements = entitlements.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -914,6 +959,15 @@ extension ActiveSubscription: CMessageConvertible {
     }
 }
 
+extension ActiveSubscription {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.entitlement.v1.GetActiveSubscriptionsResponse`.
 public struct GetActiveSubscriptionsResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -953,6 +1007,15 @@ extension GetActiveSubscriptionsResponse: CMessageConvertible {
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.n_subscriptions = subscriptions.count
         c.subscriptions = arena.messages(subscriptions)
+    }
+}
+
+extension GetActiveSubscriptionsResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscriptions = subscriptions.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -1221,6 +1284,15 @@ extension TimelineInterval: CMessageConvertible {
     }
 }
 
+extension TimelineInterval {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.grant = grant?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.entitlement.v1.CapabilityTimeline`.
 public struct CapabilityTimeline: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -1276,6 +1348,15 @@ extension CapabilityTimeline: CMessageConvertible {
     }
 }
 
+extension CapabilityTimeline {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.intervals = intervals.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.entitlement.v1.GetAccessTimelineResponse`.
 public struct GetAccessTimelineResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -1317,6 +1398,15 @@ extension GetAccessTimelineResponse: CMessageConvertible {
     }
 }
 
+extension GetAccessTimelineResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.capabilities = capabilities.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// The methods of `subscriptions.entitlement.v1.Entitlement`, typed by request and response.
 public enum EntitlementRPC {
     /// The service's full name.
@@ -1346,4 +1436,7 @@ public enum EntitlementRPC {
 
     /// Every method of the service, in declaration order.
     public static let methods: [any RPCMethod] = [health, checkAccess, checkAccessBatch, listEntitlements, getActiveSubscriptions, hasActiveSubscriptions, getAccessTimeline, reloadPolicy]
+
+    /// The methods that change nothing (`@read`): those a caller with the read-only role may call.
+    public static let readMethods: [any RPCMethod] = [health, checkAccess, checkAccessBatch, listEntitlements, getActiveSubscriptions, hasActiveSubscriptions, getAccessTimeline]
 }

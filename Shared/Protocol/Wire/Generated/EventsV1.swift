@@ -175,6 +175,16 @@ extension Event {
     }
 }
 
+extension Event {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        copy.subscription = subscription?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.events.v1.AnnouncedAccess`.
 ///
 /// Access the entitlement service has announced (access.granted or access.extended, not yet
@@ -240,5 +250,14 @@ extension AnnouncedAccess: CMessageConvertible {
         c.until_ms = untilMilliseconds ?? 0
         c.position = position
         c.key = key?.cMessage(in: arena)
+    }
+}
+
+extension AnnouncedAccess {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        return copy
     }
 }

@@ -234,6 +234,10 @@ public struct InboxEntry: ProtoMessage, Hashable {
     /// limit: 0..32 bytes
     public var traceID: String?
 
+    /// Google: the Pub/Sub push's authentication as the verifier checked it (absent when the push
+    /// carried no token, and for Apple).
+    public var pushAuthentication: PushAuthentication?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         store: Store? = nil,
@@ -248,7 +252,8 @@ public struct InboxEntry: ProtoMessage, Hashable {
         lastError: String? = nil,
         key: SubscriptionKey? = nil,
         rawPayload: String = "",
-        traceID: String? = nil
+        traceID: String? = nil,
+        pushAuthentication: PushAuthentication? = nil
     ) {
         self.store = store
         self.environment = environment
@@ -263,6 +268,7 @@ public struct InboxEntry: ProtoMessage, Hashable {
         self.key = key
         self.rawPayload = rawPayload
         self.traceID = traceID
+        self.pushAuthentication = pushAuthentication
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -294,7 +300,8 @@ extension InboxEntry: CMessageConvertible {
             lastError: ProtoField.optionalString(m.last_error, "last_error"),
             key: ProtoField.message(m.key, "key"),
             rawPayload: ProtoField.string(m.raw_payload, "raw_payload"),
-            traceID: ProtoField.optionalString(m.trace_id, "trace_id"))
+            traceID: ProtoField.optionalString(m.trace_id, "trace_id"),
+            pushAuthentication: ProtoField.message(m.push_authentication, "push_authentication"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -311,6 +318,7 @@ extension InboxEntry: CMessageConvertible {
         c.key = key?.cMessage(in: arena)
         arena.set(&c.raw_payload, rawPayload)
         arena.set(&c.trace_id, traceID)
+        c.push_authentication = pushAuthentication?.cMessage(in: arena)
     }
 }
 
@@ -323,6 +331,121 @@ extension InboxEntry {
         public static let traceID = FieldLimit("trace_id", 0...32, .bytes)
         /// Every one above, in field order.
         public static let all: [FieldLimit] = [lastError, traceID]
+    }
+}
+
+extension InboxEntry {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        copy.rawPayload = ""
+        return copy
+    }
+}
+
+/// `subscriptions.ledger.v1.PushAuthentication`.
+///
+/// The claims of the OIDC token a Pub/Sub push carried (its Authorization header), recorded by the
+/// verifier once it checked the token's signature, issuer, audience, times and service account.
+/// The token itself is not kept.
+public struct PushAuthentication: ProtoMessage, Hashable {
+    /// The fully qualified protobuf name.
+    public static let protoName = "subscriptions.ledger.v1.PushAuthentication"
+
+    /// The issuer (`iss`): https://accounts.google.com.
+    /// limit: 0..256 bytes
+    public var iss: String
+
+    /// The service account the push subscription signs as (`email`).
+    /// limit: 0..256 bytes
+    public var email: String
+
+    /// The audience (`aud`): the push endpoint's URL or the configured audience.
+    /// limit: 0..1024 bytes
+    public var aud: String
+
+    /// The id of Google's key that signed it (`kid` of the header).
+    /// limit: 0..256 bytes
+    public var kid: String
+
+    /// When it was issued (`iat`) and when it expires (`exp`).
+    public var iatMilliseconds: Int64?
+
+    public var expMilliseconds: Int64?
+
+    /// When the verifier checked it.
+    public var checkedTimeMilliseconds: Int64?
+
+    /// A value with the fields given; the others empty, zero or absent.
+    public init(
+        iss: String = "",
+        email: String = "",
+        aud: String = "",
+        kid: String = "",
+        iatMilliseconds: Int64? = nil,
+        expMilliseconds: Int64? = nil,
+        checkedTimeMilliseconds: Int64? = nil
+    ) {
+        self.iss = iss
+        self.email = email
+        self.aud = aud
+        self.kid = kid
+        self.iatMilliseconds = iatMilliseconds
+        self.expMilliseconds = expMilliseconds
+        self.checkedTimeMilliseconds = checkedTimeMilliseconds
+    }
+
+    /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
+    public init(serialized bytes: UnsafeRawBufferPointer) throws(RPCError) { self = try Self.unpacked(bytes) }
+
+    /// Appends the serialized form to `output`.
+    public func serialize(appendingTo output: inout [UInt8]) { pack(appendingTo: &output) }
+}
+
+extension PushAuthentication: CMessageConvertible {
+    typealias CMessage = Subscriptions__Ledger__V1__PushAuthentication
+
+    static func initialize(_ message: UnsafeMutablePointer<CMessage>) {
+        subscriptions__ledger__v1__push_authentication__init(message)
+    }
+
+    init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
+        let m = c.pointee
+        try self.init(
+            iss: ProtoField.string(m.iss, "iss"),
+            email: ProtoField.string(m.email, "email"),
+            aud: ProtoField.string(m.aud, "aud"),
+            kid: ProtoField.string(m.kid, "kid"),
+            iatMilliseconds: ProtoField.nonZero(m.iat_ms),
+            expMilliseconds: ProtoField.nonZero(m.exp_ms),
+            checkedTimeMilliseconds: ProtoField.nonZero(m.checked_time_ms))
+    }
+
+    func fill(_ c: inout CMessage, in arena: CArena) {
+        arena.set(&c.iss, iss)
+        arena.set(&c.email, email)
+        arena.set(&c.aud, aud)
+        arena.set(&c.kid, kid)
+        c.iat_ms = iatMilliseconds ?? 0
+        c.exp_ms = expMilliseconds ?? 0
+        c.checked_time_ms = checkedTimeMilliseconds ?? 0
+    }
+}
+
+extension PushAuthentication {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `iss`: 0..256 bytes.
+        public static let iss = FieldLimit("iss", 0...256, .bytes)
+        /// `email`: 0..256 bytes.
+        public static let email = FieldLimit("email", 0...256, .bytes)
+        /// `aud`: 0..1024 bytes.
+        public static let aud = FieldLimit("aud", 0...1024, .bytes)
+        /// `kid`: 0..256 bytes.
+        public static let kid = FieldLimit("kid", 0...256, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [iss, email, aud, kid]
     }
 }
 
@@ -364,6 +487,15 @@ extension RecordNotificationRequest: CMessageConvertible {
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.entry = entry?.cMessage(in: arena)
+    }
+}
+
+extension RecordNotificationRequest {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.entry = entry?.redacted()
+        return copy
     }
 }
 
@@ -409,6 +541,15 @@ extension RecordNotificationResponse: CMessageConvertible {
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.duplicate = duplicate ? 1 : 0
         c.entry = entry?.cMessage(in: arena)
+    }
+}
+
+extension RecordNotificationResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.entry = entry?.redacted()
+        return copy
     }
 }
 
@@ -502,6 +643,17 @@ extension RecordVerifiedStateRequest {
     }
 }
 
+extension RecordVerifiedStateRequest {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        copy.events = events.map { $0.redacted() }
+        copy.periods = periods.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.RecordVerifiedStateResponse`.
 public struct RecordVerifiedStateResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -559,6 +711,15 @@ extension RecordVerifiedStateResponse: CMessageConvertible {
         c.applied = applied ? 1 : 0
         c.replayed = replayed ? 1 : 0
         c.position = position
+    }
+}
+
+extension RecordVerifiedStateResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        return copy
     }
 }
 
@@ -640,6 +801,15 @@ extension LinkAccountRequest {
     }
 }
 
+extension LinkAccountRequest {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.LinkAccountResponse`.
 public struct LinkAccountResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -695,6 +865,15 @@ extension LinkAccountResponse: CMessageConvertible {
         arena.set(&c.previous_account_id, previousAccountID)
         c.subscription = subscription?.cMessage(in: arena)
         c.position = position
+    }
+}
+
+extension LinkAccountResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        return copy
     }
 }
 
@@ -845,6 +1024,15 @@ extension GrantEntitlementResponse: CMessageConvertible {
     }
 }
 
+extension GrantEntitlementResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.grant = grant?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.RevokeGrantRequest`.
 public struct RevokeGrantRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -955,6 +1143,15 @@ extension RevokeGrantResponse: CMessageConvertible {
         c.grant = grant?.cMessage(in: arena)
         c.revoked = revoked ? 1 : 0
         c.position = position
+    }
+}
+
+extension RevokeGrantResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.grant = grant?.redacted()
+        return copy
     }
 }
 
@@ -1071,6 +1268,15 @@ extension MergeAccountsResponse: CMessageConvertible {
         c.n_moved = moved.count
         c.moved = arena.messages(moved)
         c.position = position
+    }
+}
+
+extension MergeAccountsResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.moved = moved.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -1280,6 +1486,15 @@ extension ListEventsResponse: CMessageConvertible {
     }
 }
 
+extension ListEventsResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.events = events.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.LogTestEventRequest`.
 public struct LogTestEventRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -1382,6 +1597,15 @@ extension AppendEventsRequest: CMessageConvertible {
         c.n_events = events.count
         c.events = arena.messages(events)
         c.through_feed_position = throughFeedPosition
+    }
+}
+
+extension AppendEventsRequest {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.events = events.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -1535,6 +1759,15 @@ extension GetEventStateResponse: CMessageConvertible {
         c.announced = arena.messages(announced)
         arena.set(&c.next_page_token, nextPageToken)
         c.start_feed_position = startFeedPosition
+    }
+}
+
+extension GetEventStateResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.announced = announced.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -1741,6 +1974,15 @@ extension DeliveryAttempt: CMessageConvertible {
     }
 }
 
+extension DeliveryAttempt {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.event = event?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.GetDeliveryStateRequest`.
 public struct GetDeliveryStateRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -1836,6 +2078,15 @@ extension GetDeliveryStateResponse: CMessageConvertible {
     }
 }
 
+extension GetDeliveryStateResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.retrying = retrying.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.RecordDeliveriesRequest`.
 public struct RecordDeliveriesRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -1911,6 +2162,16 @@ extension RecordDeliveriesRequest: CMessageConvertible {
         c.n_delivered = delivered.count
         c.delivered = arena.messages(delivered)
         c.disable = disable ? 1 : 0
+    }
+}
+
+extension RecordDeliveriesRequest {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.attempts = attempts.map { $0.redacted() }
+        copy.delivered = delivered.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -2052,6 +2313,15 @@ extension DeadLetter: CMessageConvertible {
     }
 }
 
+extension DeadLetter {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.attempt = attempt?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.ListDeadLettersResponse`.
 public struct ListDeadLettersResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -2097,6 +2367,15 @@ extension ListDeadLettersResponse: CMessageConvertible {
         c.n_dead_letters = deadLetters.count
         c.dead_letters = arena.messages(deadLetters)
         arena.set(&c.next_page_token, nextPageToken)
+    }
+}
+
+extension ListDeadLettersResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.deadLetters = deadLetters.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -2193,6 +2472,15 @@ extension GetSubscriptionRequest: CMessageConvertible {
     }
 }
 
+extension GetSubscriptionRequest {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.GetSubscriptionResponse`.
 public struct GetSubscriptionResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -2238,6 +2526,16 @@ extension GetSubscriptionResponse: CMessageConvertible {
         c.subscription = subscription?.cMessage(in: arena)
         c.n_periods = periods.count
         c.periods = arena.messages(periods)
+    }
+}
+
+extension GetSubscriptionResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        copy.periods = periods.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -2345,6 +2643,16 @@ extension GetAccountResponse: CMessageConvertible {
     }
 }
 
+extension GetAccountResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscriptions = subscriptions.map { $0.redacted() }
+        copy.links = links.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.GetHistoryRequest`.
 public struct GetHistoryRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -2416,6 +2724,15 @@ extension GetHistoryRequest {
     }
 }
 
+extension GetHistoryRequest {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.GetHistoryResponse`.
 public struct GetHistoryResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -2460,6 +2777,15 @@ extension GetHistoryResponse: CMessageConvertible {
         c.n_events = events.count
         c.events = arena.messages(events)
         arena.set(&c.next_page_token, nextPageToken)
+    }
+}
+
+extension GetHistoryResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.events = events.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -2565,6 +2891,15 @@ extension ListInboxResponse: CMessageConvertible {
         c.n_entries = entries.count
         c.entries = arena.messages(entries)
         arena.set(&c.next_page_token, nextPageToken)
+    }
+}
+
+extension ListInboxResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.entries = entries.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -2674,6 +3009,15 @@ extension MarkInboxResponse: CMessageConvertible {
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.entry = entry?.cMessage(in: arena)
+    }
+}
+
+extension MarkInboxResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.entry = entry?.redacted()
+        return copy
     }
 }
 
@@ -2841,6 +3185,16 @@ extension SnapshotChunk: CMessageConvertible {
     }
 }
 
+extension SnapshotChunk {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscriptions = subscriptions.map { $0.redacted() }
+        copy.links = links.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.WatchChangesRequest`.
 public struct WatchChangesRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -2951,6 +3305,17 @@ extension Change: CMessageConvertible {
         c.link = link?.cMessage(in: arena)
         c.n_events = events.count
         c.events = arena.messages(events)
+    }
+}
+
+extension Change {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        copy.link = link?.redacted()
+        copy.events = events.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -3070,6 +3435,16 @@ extension ListSubscriptionsResponse: CMessageConvertible {
         c.n_subscriptions = subscriptions.count
         c.subscriptions = arena.messages(subscriptions)
         arena.set(&c.next_page_token, nextPageToken)
+    }
+}
+
+extension ListSubscriptionsResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscriptions = subscriptions.map { $0.redacted() }
+        copy.nextPageToken = nil
+        return copy
     }
 }
 
@@ -3381,6 +3756,15 @@ extension SubscriptionMatch: CMessageConvertible {
     }
 }
 
+extension SubscriptionMatch {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.ledger.v1.FindSubscriptionsResponse`.
 public struct FindSubscriptionsResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -3427,6 +3811,15 @@ extension FindSubscriptionsResponse: CMessageConvertible {
         c.n_matches = matches.count
         c.matches = arena.messages(matches)
         arena.set(&c.account_id, accountID)
+    }
+}
+
+extension FindSubscriptionsResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.matches = matches.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -3527,6 +3920,16 @@ extension FindTraceResponse: CMessageConvertible {
         c.inbox_entries = arena.messages(inboxEntries)
         c.n_events = events.count
         c.events = arena.messages(events)
+    }
+}
+
+extension FindTraceResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.inboxEntries = inboxEntries.map { $0.redacted() }
+        copy.events = events.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -3645,4 +4048,7 @@ public enum LedgerRPC {
 
     /// Every method of the service, in declaration order.
     public static let methods: [any RPCMethod] = [health, recordNotification, recordVerifiedState, linkAccount, getSubscription, getAccount, getHistory, listInbox, markInbox, replayInbox, listSubscriptions, getCursor, advanceCursor, getFeedPosition, grantEntitlement, revokeGrant, mergeAccounts, deleteAccount, listEvents, appendEvents, logTestEvent, getEventState, acquireLease, getDeliveryState, recordDeliveries, listDeadLetters, replayDeliveries, snapshot, watchChanges, findSubscriptions, findTrace]
+
+    /// The methods that change nothing (`@read`): those a caller with the read-only role may call.
+    public static let readMethods: [any RPCMethod] = [health, getSubscription, getAccount, getHistory, listInbox, listSubscriptions, getCursor, getFeedPosition, getEventState, getDeliveryState, listDeadLetters, findSubscriptions, findTrace]
 }

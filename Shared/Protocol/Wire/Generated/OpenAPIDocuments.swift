@@ -4895,6 +4895,14 @@ public enum OpenAPIDocuments {
             "type": "string",
             "maxLength": 32,
             "description": "The trace id (32 hex digits, W3C Trace Context) of the call that recorded it (set by the\nledger): `FindTrace` finds the entry by it."
+          },
+          "pushAuthentication": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/subscriptions.ledger.v1.PushAuthentication"
+              }
+            ],
+            "description": "Google: the Pub/Sub push's authentication as the verifier checked it (absent when the push\ncarried no token, and for Apple)."
           }
         }
       },
@@ -5221,6 +5229,49 @@ public enum OpenAPIDocuments {
         "required": [
           "moved"
         ]
+      },
+      "subscriptions.ledger.v1.PushAuthentication": {
+        "type": "object",
+        "description": "The claims of the OIDC token a Pub/Sub push carried (its Authorization header), recorded by the\nverifier once it checked the token's signature, issuer, audience, times and service account.\nThe token itself is not kept.",
+        "properties": {
+          "iss": {
+            "type": "string",
+            "maxLength": 256,
+            "description": "The issuer (`iss`): https://accounts.google.com."
+          },
+          "email": {
+            "type": "string",
+            "maxLength": 256,
+            "description": "The service account the push subscription signs as (`email`)."
+          },
+          "aud": {
+            "type": "string",
+            "maxLength": 1024,
+            "description": "The audience (`aud`): the push endpoint's URL or the configured audience."
+          },
+          "kid": {
+            "type": "string",
+            "maxLength": 256,
+            "description": "The id of Google's key that signed it (`kid` of the header)."
+          },
+          "iatMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "When it was issued (`iat`) and when it expires (`exp`)."
+          },
+          "expMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$"
+          },
+          "checkedTimeMs": {
+            "type": "string",
+            "format": "int64",
+            "pattern": "^-?[0-9]+$",
+            "description": "When the verifier checked it."
+          }
+        }
       },
       "subscriptions.ledger.v1.RecordDeliveriesRequest": {
         "type": "object",

@@ -368,6 +368,15 @@ extension VerifyPurchaseResponse: CMessageConvertible {
     }
 }
 
+extension VerifyPurchaseResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.verifier.v1.RestorePurchasesRequest`.
 public struct RestorePurchasesRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -596,6 +605,16 @@ extension RestorePurchasesResponse: CMessageConvertible {
     }
 }
 
+extension RestorePurchasesResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscriptions = subscriptions.map { $0.redacted() }
+        copy.restored = restored.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.verifier.v1.RestoredPurchase`.
 ///
 /// How one purchase of a restore ended.
@@ -650,6 +669,15 @@ extension RestoredPurchase: CMessageConvertible {
     }
 }
 
+extension RestoredPurchase {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.verifier.v1.RefreshSubscriptionRequest`.
 public struct RefreshSubscriptionRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -686,6 +714,15 @@ extension RefreshSubscriptionRequest: CMessageConvertible {
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.key = key?.cMessage(in: arena)
+    }
+}
+
+extension RefreshSubscriptionRequest {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.key = key?.redacted()
+        return copy
     }
 }
 
@@ -739,6 +776,15 @@ extension RefreshSubscriptionResponse: CMessageConvertible {
         c.subscription = subscription?.cMessage(in: arena)
         c.changed = changed ? 1 : 0
         c.position = position
+    }
+}
+
+extension RefreshSubscriptionResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        return copy
     }
 }
 
@@ -1117,6 +1163,15 @@ extension GoogleStoreActionResponse: CMessageConvertible {
     }
 }
 
+extension GoogleStoreActionResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.verifier.v1.ExtendAppleRenewalDateRequest`.
 public struct ExtendAppleRenewalDateRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -1265,6 +1320,16 @@ extension ExtendAppleRenewalDateResponse: CMessageConvertible {
     }
 }
 
+extension ExtendAppleRenewalDateResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        copy.webOrderLineItemID = ProtoRedaction.storeID(webOrderLineItemID)
+        return copy
+    }
+}
+
 /// `subscriptions.verifier.v1.SetAppleAppAccountTokenRequest`.
 public struct SetAppleAppAccountTokenRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -1394,6 +1459,15 @@ extension SetAppleAppAccountTokenResponse: CMessageConvertible {
         c.subscription = subscription?.cMessage(in: arena)
         arena.set(&c.app_account_token, appAccountToken)
         arena.set(&c.previous_account_id, previousAccountID)
+    }
+}
+
+extension SetAppleAppAccountTokenResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        return copy
     }
 }
 
@@ -1546,6 +1620,16 @@ extension AppleRefund: CMessageConvertible {
     }
 }
 
+extension AppleRefund {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.transactionID = ProtoRedaction.storeID(transactionID)
+        copy.originalTransactionID = ProtoRedaction.storeID(originalTransactionID)
+        return copy
+    }
+}
+
 /// `subscriptions.verifier.v1.GetAppleRefundHistoryResponse`.
 public struct GetAppleRefundHistoryResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -1584,6 +1668,15 @@ extension GetAppleRefundHistoryResponse: CMessageConvertible {
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.n_refunds = refunds.count
         c.refunds = arena.messages(refunds)
+    }
+}
+
+extension GetAppleRefundHistoryResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.refunds = refunds.map { $0.redacted() }
+        return copy
     }
 }
 
@@ -2028,6 +2121,15 @@ extension SendAppleConsumptionInformationResponse: CMessageConvertible {
     }
 }
 
+extension SendAppleConsumptionInformationResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        return copy
+    }
+}
+
 /// `subscriptions.verifier.v1.FindRequest`.
 public struct FindRequest: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -2149,6 +2251,16 @@ extension FoundSubscription: CMessageConvertible {
     }
 }
 
+extension FoundSubscription {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscription = subscription?.redacted()
+        copy.periods = periods.map { $0.redacted() }
+        return copy
+    }
+}
+
 /// `subscriptions.verifier.v1.FindResponse`.
 public struct FindResponse: ProtoMessage, Hashable {
     /// The fully qualified protobuf name.
@@ -2222,6 +2334,17 @@ extension FindResponse: CMessageConvertible {
     }
 }
 
+extension FindResponse {
+    /// What a caller with the read-only role sees: store ids cut to their last 4 characters, raw store data cleared.
+    public func redacted() -> Self {
+        var copy = self
+        copy.subscriptions = subscriptions.map { $0.redacted() }
+        copy.events = events.map { $0.redacted() }
+        copy.unrecordedOriginalTransactionIDs = unrecordedOriginalTransactionIDs.map(ProtoRedaction.storeID)
+        return copy
+    }
+}
+
 /// The methods of `subscriptions.verifier.v1.Verifier`, typed by request and response.
 public enum VerifierRPC {
     /// The service's full name.
@@ -2291,4 +2414,7 @@ public enum VerifierRPC {
 
     /// Every method of the service, in declaration order.
     public static let methods: [any RPCMethod] = [health, verifyApplePurchase, verifyGooglePurchase, restorePurchases, refreshSubscription, revokeGooglePurchase, refundGoogleOrder, deferGoogleRenewal, cancelGoogleSubscription, extendAppleRenewalDate, setAppleAppAccountToken, getAppleRefundHistory, massExtendAppleRenewalDate, getAppleMassExtensionStatus, sendAppleConsumptionInformation, find]
+
+    /// The methods that change nothing (`@read`): those a caller with the read-only role may call.
+    public static let readMethods: [any RPCMethod] = [health, find]
 }

@@ -18,6 +18,7 @@ PROTOBUF_C__BEGIN_DECLS
 #include "subscriptions/events/v1/events.pb-c.h"
 
 typedef struct Subscriptions__Ledger__V1__InboxEntry Subscriptions__Ledger__V1__InboxEntry;
+typedef struct Subscriptions__Ledger__V1__PushAuthentication Subscriptions__Ledger__V1__PushAuthentication;
 typedef struct Subscriptions__Ledger__V1__RecordNotificationRequest Subscriptions__Ledger__V1__RecordNotificationRequest;
 typedef struct Subscriptions__Ledger__V1__RecordNotificationResponse Subscriptions__Ledger__V1__RecordNotificationResponse;
 typedef struct Subscriptions__Ledger__V1__RecordVerifiedStateRequest Subscriptions__Ledger__V1__RecordVerifiedStateRequest;
@@ -149,10 +150,58 @@ struct  Subscriptions__Ledger__V1__InboxEntry
    * limit: 0..32 bytes
    */
   char *trace_id;
+  /*
+   * Google: the Pub/Sub push's authentication as the verifier checked it (absent when the push
+   * carried no token, and for Apple).
+   */
+  Subscriptions__Ledger__V1__PushAuthentication *push_authentication;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__INBOX_ENTRY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__inbox_entry__descriptor) \
-    , SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__ENVIRONMENT__ENVIRONMENT_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, SUBSCRIPTIONS__LEDGER__V1__INBOX_STATUS__INBOX_STATUS_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL }
+
+
+/*
+ * The claims of the OIDC token a Pub/Sub push carried (its Authorization header), recorded by the
+ * verifier once it checked the token's signature, issuer, audience, times and service account.
+ * The token itself is not kept.
+ */
+struct  Subscriptions__Ledger__V1__PushAuthentication
+{
+  ProtobufCMessage base;
+  /*
+   * The issuer (`iss`): https://accounts.google.com.
+   * limit: 0..256 bytes
+   */
+  char *iss;
+  /*
+   * The service account the push subscription signs as (`email`).
+   * limit: 0..256 bytes
+   */
+  char *email;
+  /*
+   * The audience (`aud`): the push endpoint's URL or the configured audience.
+   * limit: 0..1024 bytes
+   */
+  char *aud;
+  /*
+   * The id of Google's key that signed it (`kid` of the header).
+   * limit: 0..256 bytes
+   */
+  char *kid;
+  /*
+   * When it was issued (`iat`) and when it expires (`exp`).
+   */
+  int64_t iat_ms;
+  int64_t exp_ms;
+  /*
+   * When the verifier checked it.
+   */
+  int64_t checked_time_ms;
+};
+#define SUBSCRIPTIONS__LEDGER__V1__PUSH_AUTHENTICATION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__push_authentication__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
 struct  Subscriptions__Ledger__V1__RecordNotificationRequest
@@ -1219,6 +1268,25 @@ Subscriptions__Ledger__V1__InboxEntry *
                       const uint8_t       *data);
 void   subscriptions__ledger__v1__inbox_entry__free_unpacked
                      (Subscriptions__Ledger__V1__InboxEntry *message,
+                      ProtobufCAllocator *allocator);
+/* Subscriptions__Ledger__V1__PushAuthentication methods */
+void   subscriptions__ledger__v1__push_authentication__init
+                     (Subscriptions__Ledger__V1__PushAuthentication         *message);
+size_t subscriptions__ledger__v1__push_authentication__get_packed_size
+                     (const Subscriptions__Ledger__V1__PushAuthentication   *message);
+size_t subscriptions__ledger__v1__push_authentication__pack
+                     (const Subscriptions__Ledger__V1__PushAuthentication   *message,
+                      uint8_t             *out);
+size_t subscriptions__ledger__v1__push_authentication__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__PushAuthentication   *message,
+                      ProtobufCBuffer     *buffer);
+Subscriptions__Ledger__V1__PushAuthentication *
+       subscriptions__ledger__v1__push_authentication__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   subscriptions__ledger__v1__push_authentication__free_unpacked
+                     (Subscriptions__Ledger__V1__PushAuthentication *message,
                       ProtobufCAllocator *allocator);
 /* Subscriptions__Ledger__V1__RecordNotificationRequest methods */
 void   subscriptions__ledger__v1__record_notification_request__init
@@ -2346,6 +2414,9 @@ void   subscriptions__ledger__v1__find_trace_response__free_unpacked
 typedef void (*Subscriptions__Ledger__V1__InboxEntry_Closure)
                  (const Subscriptions__Ledger__V1__InboxEntry *message,
                   void *closure_data);
+typedef void (*Subscriptions__Ledger__V1__PushAuthentication_Closure)
+                 (const Subscriptions__Ledger__V1__PushAuthentication *message,
+                  void *closure_data);
 typedef void (*Subscriptions__Ledger__V1__RecordNotificationRequest_Closure)
                  (const Subscriptions__Ledger__V1__RecordNotificationRequest *message,
                   void *closure_data);
@@ -2824,6 +2895,7 @@ extern const ProtobufCEnumDescriptor    subscriptions__ledger__v1__inbox_status_
 extern const ProtobufCEnumDescriptor    subscriptions__ledger__v1__link_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    subscriptions__ledger__v1__change_kind__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__inbox_entry__descriptor;
+extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__push_authentication__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_notification_request__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_notification_response__descriptor;
 extern const ProtobufCMessageDescriptor subscriptions__ledger__v1__record_verified_state_request__descriptor;

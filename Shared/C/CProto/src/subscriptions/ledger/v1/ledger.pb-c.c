@@ -52,6 +52,51 @@ void   subscriptions__ledger__v1__inbox_entry__free_unpacked
   assert(message->base.descriptor == &subscriptions__ledger__v1__inbox_entry__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   subscriptions__ledger__v1__push_authentication__init
+                     (Subscriptions__Ledger__V1__PushAuthentication         *message)
+{
+  static const Subscriptions__Ledger__V1__PushAuthentication init_value = SUBSCRIPTIONS__LEDGER__V1__PUSH_AUTHENTICATION__INIT;
+  *message = init_value;
+}
+size_t subscriptions__ledger__v1__push_authentication__get_packed_size
+                     (const Subscriptions__Ledger__V1__PushAuthentication *message)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__push_authentication__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t subscriptions__ledger__v1__push_authentication__pack
+                     (const Subscriptions__Ledger__V1__PushAuthentication *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__push_authentication__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t subscriptions__ledger__v1__push_authentication__pack_to_buffer
+                     (const Subscriptions__Ledger__V1__PushAuthentication *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &subscriptions__ledger__v1__push_authentication__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Subscriptions__Ledger__V1__PushAuthentication *
+       subscriptions__ledger__v1__push_authentication__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Subscriptions__Ledger__V1__PushAuthentication *)
+     protobuf_c_message_unpack (&subscriptions__ledger__v1__push_authentication__descriptor,
+                                allocator, len, data);
+}
+void   subscriptions__ledger__v1__push_authentication__free_unpacked
+                     (Subscriptions__Ledger__V1__PushAuthentication *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &subscriptions__ledger__v1__push_authentication__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   subscriptions__ledger__v1__record_notification_request__init
                      (Subscriptions__Ledger__V1__RecordNotificationRequest         *message)
 {
@@ -2707,7 +2752,7 @@ void   subscriptions__ledger__v1__find_trace_response__free_unpacked
   assert(message->base.descriptor == &subscriptions__ledger__v1__find_trace_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__inbox_entry__field_descriptors[13] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__inbox_entry__field_descriptors[14] =
 {
   {
     "store",
@@ -2865,6 +2910,18 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__inbox_entry__fi
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "push_authentication",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__InboxEntry, push_authentication),
+    &subscriptions__ledger__v1__push_authentication__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__inbox_entry__field_indices_by_name[] = {
   8,   /* field[8] = attempts */
@@ -2873,6 +2930,7 @@ static const unsigned subscriptions__ledger__v1__inbox_entry__field_indices_by_n
   9,   /* field[9] = last_error */
   2,   /* field[2] = notification_id */
   3,   /* field[3] = notification_type */
+  13,   /* field[13] = push_authentication */
   11,   /* field[11] = raw_payload */
   6,   /* field[6] = received_time_ms */
   5,   /* field[5] = signed_time_ms */
@@ -2884,7 +2942,7 @@ static const unsigned subscriptions__ledger__v1__inbox_entry__field_indices_by_n
 static const ProtobufCIntRange subscriptions__ledger__v1__inbox_entry__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__inbox_entry__descriptor =
 {
@@ -2894,11 +2952,127 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__inbox_entry__descrip
   "Subscriptions__Ledger__V1__InboxEntry",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__InboxEntry),
-  13,
+  14,
   subscriptions__ledger__v1__inbox_entry__field_descriptors,
   subscriptions__ledger__v1__inbox_entry__field_indices_by_name,
   1,  subscriptions__ledger__v1__inbox_entry__number_ranges,
   (ProtobufCMessageInit) subscriptions__ledger__v1__inbox_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__push_authentication__field_descriptors[7] =
+{
+  {
+    "iss",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__PushAuthentication, iss),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "email",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__PushAuthentication, email),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "aud",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__PushAuthentication, aud),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kid",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__PushAuthentication, kid),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "iat_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__PushAuthentication, iat_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "exp_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__PushAuthentication, exp_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "checked_time_ms",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__PushAuthentication, checked_time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned subscriptions__ledger__v1__push_authentication__field_indices_by_name[] = {
+  2,   /* field[2] = aud */
+  6,   /* field[6] = checked_time_ms */
+  1,   /* field[1] = email */
+  5,   /* field[5] = exp_ms */
+  4,   /* field[4] = iat_ms */
+  0,   /* field[0] = iss */
+  3,   /* field[3] = kid */
+};
+static const ProtobufCIntRange subscriptions__ledger__v1__push_authentication__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor subscriptions__ledger__v1__push_authentication__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "subscriptions.ledger.v1.PushAuthentication",
+  "PushAuthentication",
+  "Subscriptions__Ledger__V1__PushAuthentication",
+  "subscriptions.ledger.v1",
+  sizeof(Subscriptions__Ledger__V1__PushAuthentication),
+  7,
+  subscriptions__ledger__v1__push_authentication__field_descriptors,
+  subscriptions__ledger__v1__push_authentication__field_indices_by_name,
+  1,  subscriptions__ledger__v1__push_authentication__number_ranges,
+  (ProtobufCMessageInit) subscriptions__ledger__v1__push_authentication__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor subscriptions__ledger__v1__record_notification_request__field_descriptors[1] =
