@@ -1,6 +1,6 @@
 # Entry points. Each installs what a fresh Debian machine lacks before it builds.
 SWIFT ?= swift
-.PHONY: deps build release run sandbox demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement bench-webhooks bench-ingest bench-import format clean
+.PHONY: deps build release run sandbox console demo test test-containers check-generated fuzz bench-rpc bench-ledger bench-apple bench-entitlement bench-webhooks bench-ingest bench-import format clean
 
 deps:
 	@scripts/install-deps build
@@ -20,6 +20,12 @@ run: build
 # (docs/quickstart.md; a new sandbox at each start; Ctrl-C stops it).
 sandbox: build
 	scripts/run-local --sandbox
+
+# The support console against the services of `make run` or `make sandbox` on this machine
+# (docs/console.md): it prints the address to open; Ctrl-C stops it.
+console: build
+	.build/debug/subctl console --listen 127.0.0.1:$(or $(CONSOLE_PORT),8090) \
+		$(if $(wildcard .run/sandbox/storesim/apple-root.pem),--apple-root .run/sandbox/storesim/apple-root.pem)
 
 check-generated: deps
 	scripts/check-generated

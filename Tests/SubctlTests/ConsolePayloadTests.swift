@@ -14,14 +14,18 @@ struct ConsolePayloadTests {
     static let query = ["account": "alice", "position": "41", "index": "1"]
 
     /// The account's history: two events at position 41, the second with `raw`.
-    static func serve(_ fixture: ConsoleFixture, store: Store, raw: String) {
+    static func serve(
+        _ fixture: ConsoleFixture, store: Store, raw: String, notificationID: String? = nil, traceID: String? = nil
+    ) {
         let key = SubscriptionKey(store: store, environment: .sandbox, storeID: "2000000001")
         fixture.ledger.answer(
             history,
             GetHistoryResponse(events: [
                 LifecycleEvent(position: 42, key: key, kind: .renewed, accountID: "alice", rawPayload: "newer"),
                 LifecycleEvent(position: 41, key: key, kind: .accountLinked, accountID: "alice"),
-                LifecycleEvent(position: 41, key: key, kind: .renewed, accountID: "alice", rawPayload: raw),
+                LifecycleEvent(
+                    position: 41, key: key, kind: .renewed, verifiedTimeMilliseconds: 1_790_000_000_000,
+                    accountID: "alice", notificationID: notificationID, rawPayload: raw, traceID: traceID),
             ]))
     }
 
@@ -69,20 +73,80 @@ struct ConsolePayloadTests {
                     + "(subctl console --apple-root PEM).</p>"))
     }
 
-    @Test("a Google Play push has its data decoded; the page says it is not verified here")
+    static let trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+    /// The push's inbox entry under `trace`, with `push` as its recorded authentication.
+    static func inbox(_ fixture: ConsoleFixture, _ push: PushAuthentication?) {
+        fixture.ledger.answer(
+            "subscriptions.ledger.v1.Ledger/FindTrace",
+            FindTraceResponse(inboxEntries: [
+                InboxEntry(store: .google, notificationID: "other", notificationType: "4"),
+                InboxEntry(store: .google, notificationID: "m-1", notificationType: "4", pushAuthentication: push),
+            ]))
+    }
+
+    static let push = PushAuthentication(
+        iss: "https://accounts.google.com", email: "pubsub@example.iam.gserviceaccount.com",
+        aud: "https://verifier.example.com/google/rtdn", kid: "k1", iatMilliseconds: 1_790_000_000_000,
+        expMilliseconds: 1_790_003_600_000, checkedTimeMilliseconds: 1_790_000_001_000)
+
+    @Test("a Google Play push is decoded and shown verified as the verifier recorded its token, found by its trace")
     func googlePush() async throws {
         let data = Data(#"{"packageName":"com.example.app","subscriptionNotification":{"notificationType":4}}"#.utf8)
             .base64EncodedString()
+        let raw = #"{"message":{"data":"\#(data)","messageId":"m-1"},"subscription":"s"}"#
         let fixture = ConsoleFixture()
-        Self.serve(
-            fixture, store: .google, raw: #"{"message":{"data":"\#(data)","messageId":"m-1"},"subscription":"s"}"#)
+        Self.serve(fixture, store: .google, raw: raw, notificationID: "m-1", traceID: Self.trace)
+        Self.inbox(fixture, Self.push)
         let page = await fixture.get("/payload", query: Self.query, session: await fixture.login())
         #expect(page.status == 200)
-        #expect(page.text.contains("<p id=\"verification\" class=\"failed\" role=\"status\">Not verified here: "))
+        #expect(
+            page.text.contains(
+                "<p id=\"verification\" class=\"verified\" role=\"status\">Verified on arrival, as recorded: the push "
+                    + "m-1 carried a Pub/Sub token of pubsub@example.iam.gserviceaccount.com, issued by "
+                    + "https://accounts.google.com for https://verifier.example.com/google/rtdn, signed with Google&#39;s "
+                    + "key k1, valid 2026-09-21T14:13:20Z to 2026-09-21T15:13:20Z, checked by the verifier at "
+                    + "2026-09-21T14:13:21Z.</p>"), "\(page.text)")
+        #expect(try fixture.ledger.last("subscriptions.ledger.v1.Ledger/FindTrace", as: FindTraceRequest.self)?.traceID == Self.trace)
         #expect(page.text.contains("&quot;notificationType&quot; : 4"))
         #expect(page.text.contains("&quot;messageId&quot; : &quot;m-1&quot;"))
         let missing = await fixture.get(
             "/payload", query: ["account": "alice", "position": "41", "index": "2"], session: await fixture.login())
         #expect(missing.status == 404)
+    }
+
+    @Test(
+        "a Google Play payload fails when its recorded authentication is missing or wrong, and one read from Play's API says so"
+    )
+    func googleNotVerified() async throws {
+        var foreign = Self.push
+        foreign.iss = "https://evil.example"
+        var late = Self.push
+        late.checkedTimeMilliseconds = 1_790_003_700_000
+        for (push, text) in [
+            (nil, "Not verified: the inbox entry m-1 records no push authentication."),
+            (
+                foreign,
+                "Verification failed: the recorded push authentication has issuer &quot;https://evil.example&quot; is not Google&#39;s."
+            ),
+            (
+                late,
+                "Verification failed: the recorded push authentication has checked at 2026-09-21T15:15:00Z, outside the token&#39;s validity."
+            ),
+        ] as [(PushAuthentication?, String)] {
+            let fixture = ConsoleFixture()
+            Self.serve(fixture, store: .google, raw: "{}", notificationID: "m-1", traceID: Self.trace)
+            Self.inbox(fixture, push)
+            let page = await fixture.get("/payload", query: Self.query, session: await fixture.login())
+            #expect(page.text.contains("<p id=\"verification\" class=\"failed\" role=\"status\">\(text)</p>"), "\(page.text)")
+        }
+        let fixture = ConsoleFixture()
+        Self.serve(fixture, store: .google, raw: "{}")
+        let page = await fixture.get("/payload", query: Self.query, session: await fixture.login())
+        #expect(
+            page.text.contains(
+                "class=\"failed\" role=\"status\">Not a push: read from the Play Developer API by the verifier over TLS at "
+                    + "2026-09-21T14:13:20Z; Play signs no answer that could be verified again.</p>"))
+        #expect(fixture.calls.filter { $0.hasSuffix("FindTrace") }.isEmpty)
     }
 }

@@ -50,12 +50,13 @@ struct ConsoleFixture {
     let console: Console
 
     init(
-        readOnly: Bool = false, requireLogin: Bool = true, appleAnchors: [X509Certificate] = [],
-        now: Int64 = ConsoleFixture.now
+        readOnly: Bool = false, requireLogin: Bool = true, origin: ConsoleOrigin? = nil,
+        appleAnchors: [X509Certificate] = [], now: Int64 = ConsoleFixture.now
     ) {
         console = Console(
             services: Console.Services(ledger: ledger, verifier: verifier, entitlement: entitlement),
             identity: "support-alice", readOnly: readOnly, address: Self.address, requireLogin: requireLogin,
+            origin: origin,
             sessions: ConsoleSessions(loginToken: Self.token, csrfKey: Array(repeating: 7, count: 32)),
             appleAnchors: appleAnchors, now: { now })
     }
@@ -69,14 +70,14 @@ struct ConsoleFixture {
     func login() async -> String {
         let response = await get("/login", query: ["token": Self.token], session: nil)
         let cookie = response.header("Set-Cookie") ?? ""
-        return String(cookie.prefix { $0 != ";" }.dropFirst("console_session=".count))
+        return String(cookie.prefix { $0 != ";" }.dropFirst("console_session_8123=".count))
     }
 
     func get(
         _ path: String, query: [String: String] = [:], session: String?, headers: [String: String] = [:]
     ) async -> HTTPResponse {
         var all = ["host": Self.host]
-        if let session { all["cookie"] = "other=1; console_session=\(session)" }
+        if let session { all["cookie"] = "other=1; console_session_8123=\(session)" }
         all.merge(headers) { $1 }
         return await console.respond(to: HTTPRequest(method: "GET", path: path, query: query, headers: all))
     }
@@ -87,7 +88,7 @@ struct ConsoleFixture {
         headers: [String: String] = [:]
     ) async -> HTTPResponse {
         var all = ["host": Self.host, "content-type": "application/x-www-form-urlencoded"]
-        if let session { all["cookie"] = "console_session=\(session)" }
+        if let session { all["cookie"] = "console_session_8123=\(session)" }
         all.merge(headers) { $1 }
         var pairs = fields.map { (name: $0.0, value: $0.1) }
         let token = csrf ?? session.map { console.sessions.csrfToken(for: $0) } ?? ""

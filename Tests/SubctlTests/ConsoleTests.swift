@@ -156,7 +156,7 @@ struct ConsoleTests {
         let fixture = ConsoleFixture(requireLogin: false)
         let home = await fixture.get("/", session: nil)
         #expect(home.status == 200)
-        #expect(home.header("Set-Cookie")?.hasPrefix("console_session=") == true)
+        #expect(home.header("Set-Cookie")?.hasPrefix("console_session_8123=") == true)
     }
 
     @Test("a Host that is not the console's address is refused; localhost:PORT is its address too")
@@ -169,6 +169,29 @@ struct ConsoleTests {
             #expect(response.text.hasPrefix("refused: this console answers only at http://127.0.0.1:8123/"))
         }
         #expect(await fixture.get("/", session: session, headers: ["host": "localhost:8123"]).status == 200)
+    }
+
+    @Test("--origin: the proxy's host and origin are the console's too, and the address it prints")
+    func proxiedOrigin() async throws {
+        let origin = try #require(ConsoleOrigin(parsing: "https://Support.Example.com/"))
+        #expect(origin.origin == "https://support.example.com")
+        #expect(origin.host == "support.example.com")
+        #expect(ConsoleOrigin(parsing: "http://127.0.0.1:8090")?.host == "127.0.0.1:8090")
+        #expect(ConsoleOrigin(parsing: "https://support.example.com:443")?.origin == "https://support.example.com")
+        for bad in ["support.example.com", "ftp://x", "https://x/path", "https://x:0", "https://a b", "https://"] {
+            #expect(ConsoleOrigin(parsing: bad) == nil, "\(bad)")
+        }
+        let fixture = ConsoleFixture(requireLogin: false, origin: origin)
+        #expect(fixture.console.readyURL(ConsoleFixture.address) == "https://support.example.com/")
+        let opened = await fixture.get("/", session: nil, headers: ["host": "support.example.com"])
+        #expect(opened.status == 200)
+        let cookie = opened.header("Set-Cookie") ?? ""
+        let session = String(cookie.prefix { $0 != ";" }.dropFirst("console_session_8123=".count))
+        let proxied = ["host": "support.example.com", "origin": "https://support.example.com"]
+        let done = await fixture.post("/action/refresh", Self.refresh, session: session, headers: proxied)
+        #expect(done.status == 200, "\(done.text)")
+        let foreign = ["host": "support.example.com", "origin": "https://evil.example"]
+        #expect(await fixture.post("/action/refresh", Self.refresh, session: session, headers: foreign).status == 403)
     }
 
     static let refresh: [(String, String)] = [
@@ -213,7 +236,7 @@ struct ConsoleTests {
                     == "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
                     + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
             #expect(answer.header("X-Content-Type-Options") == "nosniff")
-            #expect(answer.header("Referrer-Policy") == "no-referrer")
+            #expect(answer.header("Referrer-Policy") == "same-origin")
             #expect(answer.header("Cache-Control") == "no-store")
         }
         #expect(!answers[0].text.contains("style="))
@@ -423,6 +446,19 @@ struct ConsoleTests {
         }
         #expect(throws: SubctlError(.usage, "--ledger expects HOST:PORT with a port 1...65535, got \"nowhere\"")) {
             try SubctlCommand.parse(["console", "--listen", "127.0.0.1:0", "--ledger", "nowhere"])
+        }
+        let proxied = try SubctlCommand.parse([
+            "console", "--listen", "0.0.0.0:8090", "--no-login", "--origin=https://support.example.com",
+        ])
+        guard case .console(let proxiedOptions) = proxied else { throw SubctlError(.usage, "not a console") }
+        #expect(proxiedOptions.origin == ConsoleOrigin(parsing: "https://support.example.com"))
+        #expect(
+            throws: SubctlError(
+                .usage,
+                "--origin expects the address the console is served under, http[s]://HOST[:PORT] with no path, "
+                    + "got \"support.example.com\"")
+        ) {
+            try SubctlCommand.parse(["console", "--listen", "127.0.0.1:0", "--origin", "support.example.com"])
         }
     }
 }

@@ -6,8 +6,9 @@ import Model
 import Wire
 
 /// `/payload?account=A&position=P&index=N`: the raw store data an event of the account's audit
-/// trail kept (the N-th event recorded at feed position P), decoded and, for the App Store,
-/// verified again here against `--apple-root` (as `subctl apple verify`). Operators only: the
+/// trail kept (the N-th event recorded at feed position P), decoded and verified again: for the
+/// App Store against `--apple-root` (as `subctl apple verify`); for Google Play, the push's
+/// authentication as the verifier recorded it. Operators only: the
 /// read-only role gets 403 (and the services clear raw data for it anyway).
 extension Console {
     /// How many history pages are read looking for the event.
@@ -63,11 +64,7 @@ extension Console {
             verification = appleVerdict(report)
         case .google:
             decoded = raw.map(Self.decodeGoogle).joined(separator: "\n\n")
-            verification = (
-                false,
-                "Not verified here: Google Play pushes are authenticated when they arrive (the Pub/Sub push's OIDC "
-                    + "token, checked by the verifier), and the ledger keeps no record of that check with the event."
-            )
+            verification = await googleVerdict(event)
         case .promotional:
             decoded = raw.joined(separator: "\n\n")
             verification = (false, "A grant has no store signature.")
@@ -97,6 +94,66 @@ extension Console {
             request.pageToken = token
         }
         return nil
+    }
+
+    /// A Google Play event's authentication: Play signs nothing a reader could verify later, so
+    /// what is shown is the push's authentication as the verifier checked and recorded it on
+    /// arrival (its inbox entry's `push_authentication`, found through the event's trace), held
+    /// to what a valid Pub/Sub push token is: Google's issuer, a service account, an audience, a
+    /// key, and a check made while the token was valid. An event read from the Play Developer API
+    /// (a verification, a refresh) came over TLS from Google and has no push to show.
+    private func googleVerdict(_ event: LifecycleEvent) async -> (verified: Bool, text: String) {
+        guard let notification = event.notificationID, !notification.isEmpty else {
+            return (
+                false,
+                "Not a push: read from the Play Developer API by the verifier over TLS at "
+                    + "\(Self.time(event.verifiedTimeMilliseconds)); Play signs no answer that could be verified again."
+            )
+        }
+        guard let trace = event.traceID, !trace.isEmpty else {
+            return (false, "Not verified: the event has no trace id to find the push \(notification) it came from.")
+        }
+        let entries: [InboxEntry]
+        do throws(SubctlError) {
+            entries = try await call(
+                services.ledger, LedgerCommand.trace(traceID: trace).method, FindTraceRequest(traceID: trace),
+                as: FindTraceResponse.self
+            ).inboxEntries
+        } catch {
+            return (false, "Not verified: the ledger did not answer FindTrace: \(Self.describe(error))")
+        }
+        guard let entry = entries.first(where: { $0.notificationID == notification }) else {
+            return (false, "Not verified: no inbox entry \(notification) under trace \(trace).")
+        }
+        guard let push = entry.pushAuthentication else {
+            return (false, "Not verified: the inbox entry \(notification) records no push authentication.")
+        }
+        let issuers = ["https://accounts.google.com", "accounts.google.com"]
+        var problems: [String] = []
+        if !issuers.contains(push.iss) { problems.append("issuer \"\(push.iss)\" is not Google's") }
+        if push.email.isEmpty { problems.append("no service account") }
+        if push.aud.isEmpty { problems.append("no audience") }
+        if push.kid.isEmpty { problems.append("no key id") }
+        if let checked = push.checkedTimeMilliseconds, let issued = push.iatMilliseconds,
+            let expires = push.expMilliseconds
+        {
+            // The verifier allows its clock a minute of skew either way.
+            if checked < issued - 60_000 || checked > expires + 60_000 {
+                problems.append("checked at \(Self.time(checked)), outside the token's validity")
+            }
+        } else {
+            problems.append("no issue, expiry or check time")
+        }
+        guard problems.isEmpty else {
+            return (false, "Verification failed: the recorded push authentication has " + problems.joined(separator: ", ") + ".")
+        }
+        return (
+            true,
+            "Verified on arrival, as recorded: the push \(notification) carried a Pub/Sub token of \(push.email), "
+                + "issued by \(push.iss) for \(push.aud), signed with Google's key \(push.kid), valid "
+                + "\(Self.time(push.iatMilliseconds)) to \(Self.time(push.expMilliseconds)), checked by the verifier at "
+                + "\(Self.time(push.checkedTimeMilliseconds))."
+        )
     }
 
     /// `subctl apple verify`'s report on a JWS, made with the configured roots and the claims the

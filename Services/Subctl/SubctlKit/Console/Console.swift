@@ -43,6 +43,8 @@ public final class Console: Sendable {
     let origins: [String]
     /// `--origin`'s, where people open the console; nil: the listen address.
     let publicOrigin: String?
+    /// The session cookie's name (`ConsoleSessions.cookieName(port:)`).
+    let cookieName: String
     /// Whether pages need a session made by the login address.
     let requireLogin: Bool
     /// The sessions and secrets of this start.
@@ -61,6 +63,7 @@ public final class Console: Sendable {
         self.services = services
         self.identity = identity
         self.readOnly = readOnly
+        self.cookieName = ConsoleSessions.cookieName(port: address.port)
         let own = [address.description, "localhost:\(address.port)"]
         self.hosts = own + (origin.map { [$0.host] } ?? [])
         self.origins = own.map { "http://\($0)" } + (origin.map { [$0.origin] } ?? [])
@@ -97,7 +100,7 @@ public final class Console: Sendable {
         if request.method == "GET" && request.path == "/login" {
             return login(request)
         }
-        let cookie = ConsoleResponse.cookie(ConsoleSessions.cookieName, in: request.headers["cookie"])
+        let cookie = ConsoleResponse.cookie(cookieName, in: request.headers["cookie"])
         var session = cookie.flatMap { sessions.isOpen($0) ? $0 : nil }
         if request.method == "POST" {
             guard let session, sameOrigin(request, session: session) else {
@@ -112,7 +115,7 @@ public final class Console: Sendable {
             guard !requireLogin else { return loginNeeded() }
             let opened = sessions.open()
             session = opened
-            setCookie = ConsoleResponse.sessionCookie(opened)
+            setCookie = ConsoleResponse.sessionCookie(opened, name: cookieName)
         }
         guard request.method == "GET", let session else {
             return page(
@@ -127,7 +130,7 @@ public final class Console: Sendable {
     private func login(_ request: HTTPRequest) -> HTTPResponse {
         guard let token = request.query["token"], sessions.isLoginToken(token) else { return loginNeeded() }
         return HTTPResponse(
-            status: 303, headers: [("Location", "/"), ("Set-Cookie", ConsoleResponse.sessionCookie(sessions.open()))])
+            status: 303, headers: [("Location", "/"), ("Set-Cookie", ConsoleResponse.sessionCookie(sessions.open(), name: cookieName))])
     }
 
     private func loginNeeded() -> HTTPResponse {

@@ -12,7 +12,9 @@ public enum ConsoleResponse {
                 + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         ),
         ("X-Content-Type-Options", "nosniff"),
-        ("Referrer-Policy", "no-referrer"),
+        // Not no-referrer: under it a browser sends `Origin: null` with a form's POST, and the
+        // console could not tell its own forms from another site's.
+        ("Referrer-Policy", "same-origin"),
         ("Cache-Control", "no-store"),
     ]
 
@@ -31,9 +33,9 @@ public enum ConsoleResponse {
     /// Plain text, for the refusals made before any page.
     static func plain(_ text: String, status: Int) -> HTTPResponse { .text(text + "\n", status: status) }
 
-    /// The `Set-Cookie` value of a session.
-    static func sessionCookie(_ session: String) -> String {
-        "\(ConsoleSessions.cookieName)=\(session); HttpOnly; SameSite=Strict; Path=/"
+    /// The `Set-Cookie` value of a session in cookie `name`.
+    static func sessionCookie(_ session: String, name: String) -> String {
+        "\(name)=\(session); HttpOnly; SameSite=Strict; Path=/"
     }
 
     /// The value of cookie `name` in a `Cookie` header (`a=1; b=2`), or nil.

@@ -18,8 +18,10 @@ public final class ConsoleSessions: Sendable {
         var recent: [String] = []
     }
 
-    /// The cookie that carries the session id.
-    public static let cookieName = "console_session"
+    /// The cookie that carries the session id of the console on `port`. Browsers keep cookies
+    /// per host, not per port: two consoles on one machine (an operator's and a read-only one)
+    /// would otherwise log each other out.
+    public static func cookieName(port: Int) -> String { "console_session_\(port)" }
     /// How many recent searches a session keeps.
     static let recentLimit = 10
     /// The most sessions kept; the oldest goes when a new one would pass it.
