@@ -110,9 +110,9 @@ extension LedgerEventLog {
 
     /// `replayDeliveries` checked and ready for the writer. After a position: the endpoint is
     /// set back to delivered through it, enabled, with no attempt after it. With `sequence`: that
-    /// dead letter goes back to delivery as an attempt due now, counted from now (the deliverer
-    /// sends it through its retries, and gives it up again past the longest wait), the endpoint
-    /// is enabled, and with a reason the redelivery is recorded in the audit trail of its
+    /// dead letter goes back to delivery as an attempt due at once, not tried yet (the deliverer
+    /// sends it through its retries, and gives it up again past the longest wait from its next
+    /// attempt), the endpoint is enabled, and with a reason the redelivery is recorded in the audit trail of its
     /// event's account (`storeAction`, `REDELIVER_WEBHOOK`) in the same commit.
     func replayDeliveriesWrite(_ request: ReplayDeliveriesRequest, actor: String) throws -> WriteBody<
         GetDeliveryStateResponse
@@ -155,8 +155,10 @@ extension LedgerEventLog {
         let tried = attempt.attempts
         attempt.deadMilliseconds = nil
         attempt.attempts = 0
-        attempt.firstAttemptMilliseconds = at
-        attempt.nextAttemptMilliseconds = at
+        // Due at once; the deliverer counts the longest wait from its own next attempt (its clock
+        // is the one attempts are timed by).
+        attempt.firstAttemptMilliseconds = 0
+        attempt.nextAttemptMilliseconds = 0
         try store.enableDeliveries(endpoint)
         try store.saveAttempt(endpoint, attempt)
         guard let audit, let event = attempt.event, event.accountID != nil || event.key != nil else { return }

@@ -491,6 +491,8 @@ public actor WebhookDeliverer {
         let at = now()
         var attempt =
             redelivery ?? attempts[sequence] ?? DeliveryAttempt(sequence: sequence, firstAttemptMilliseconds: at)
+        // A dead letter put back to delivery counts its longest wait from its first attempt since.
+        if attempt.firstAttemptMilliseconds == 0 { attempt.firstAttemptMilliseconds = at }
         attempt.attempts += 1
         attempt.lastStatus = Int32(status)
         attempt.lastError = problem.map { String($0.prefix(1024)) }

@@ -1797,7 +1797,8 @@ public struct GetDeliveryStateResponse: ProtoMessage, Hashable {
     public var retrying: [DeliveryAttempt]
 
     /// Dead letters put back for delivery by ReplayDeliveries(sequence), at or before
-    /// `delivered_through`, each with its event, by sequence (at most 1000).
+    /// `delivered_through`, each with its event, by sequence (at most 1000). One not tried since
+    /// has first_attempt_ms and next_attempt_ms 0: due at once.
     public var redelivering: [DeliveryAttempt]
 
     /// A value with the fields given; the others empty, zero or absent.

@@ -4636,7 +4636,7 @@ public enum OpenAPIDocuments {
             "items": {
               "$ref": "#/components/schemas/subscriptions.ledger.v1.DeliveryAttempt"
             },
-            "description": "Dead letters put back for delivery by ReplayDeliveries(sequence), at or before\n`delivered_through`, each with its event, by sequence (at most 1000)."
+            "description": "Dead letters put back for delivery by ReplayDeliveries(sequence), at or before\n`delivered_through`, each with its event, by sequence (at most 1000). One not tried since\nhas first_attempt_ms and next_attempt_ms 0: due at once."
           }
         },
         "required": [

@@ -654,7 +654,8 @@ struct  Subscriptions__Ledger__V1__GetDeliveryStateResponse
   Subscriptions__Ledger__V1__DeliveryAttempt **retrying;
   /*
    * Dead letters put back for delivery by ReplayDeliveries(sequence), at or before
-   * `delivered_through`, each with its event, by sequence (at most 1000).
+   * `delivered_through`, each with its event, by sequence (at most 1000). One not tried since
+   * has first_attempt_ms and next_attempt_ms 0: due at once.
    */
   size_t n_redelivering;
   Subscriptions__Ledger__V1__DeliveryAttempt **redelivering;
