@@ -138,7 +138,7 @@ extension LedgerEventLog {
     }
 
     /// The `storeAction` subtype of an operator's redelivery of a webhook event.
-    public static let redeliverySubtype = "REDELIVER_WEBHOOK"
+    static let redeliverySubtype = "REDELIVER_WEBHOOK"
 
     /// Puts the dead letter `sequence` of `endpoint` back to delivery (NOT_FOUND when it is
     /// none) and enables the endpoint; with `audit`, records the redelivery when its event names

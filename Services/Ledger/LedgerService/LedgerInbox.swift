@@ -128,7 +128,7 @@ extension LedgerInbox {
     }
 
     /// The `storeAction` subtype of an operator's replay of an inbox entry.
-    public static let replaySubtype = "REPLAY_NOTIFICATION"
+    static let replaySubtype = "REPLAY_NOTIFICATION"
 
     /// What an operator's replay of `entry` did, for its audit event.
     static func replayDetail(_ entry: InboxEntry) -> String {
