@@ -327,6 +327,26 @@ struct WebhookDeliveryTests {
         }
     }
 
+    @Test("a replay after a position made while the deliverer runs is taken within a minute: what follows goes again")
+    func replayWhileDelivering() async throws {
+        try await Self.withReceiver { stack, receiver, clock in
+            try await Self.append(stack, [("p1", "a"), ("p2", "b")])
+            let deliverer = try Self.deliverer(stack, receiver, owner: "deliverer-1", clock: clock)
+            await deliverer.renewLease()
+            try await Self.rounds(deliverer, "two deliveries") { receiver.ok().count == 2 }
+            #expect(try await Self.state(stack).deliveredThrough == 2)
+            let replayed: GetDeliveryStateResponse = try await stack.ledgerClient.call(
+                LedgerRPC.replayDeliveries, ReplayDeliveriesRequest(endpoint: "crm", afterSequence: 1))
+            #expect(replayed.deliveredThrough == 1)
+            await deliverer.step()
+            #expect(receiver.count == 2)
+            clock.advance(by: 60_000)
+            try await Self.rounds(deliverer, "the replay") { receiver.ok().count == 3 }
+            #expect(receiver.ok().map(\.id) == ["p1", "p2", "p2"] || receiver.ok().map(\.id) == ["p2", "p1", "p2"])
+            #expect(try await Self.state(stack).deliveredThrough == 2)
+        }
+    }
+
     @Test("a receiver down for a simulated day, then too slow to answer, then back: retried all along, nothing lost")
     func downThenSlow() async throws {
         let down = try HeldPort()
