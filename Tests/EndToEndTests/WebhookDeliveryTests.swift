@@ -274,6 +274,79 @@ struct WebhookDeliveryTests {
         }
     }
 
+    @Test(
+        "one dead letter delivered again with a reason, while the deliverer runs: the receiver gets it once more, the other stays dead, the account's trail names the caller and the reason"
+    )
+    func redeliverOne() async throws {
+        try await Self.withReceiver { stack, receiver, clock in
+            try await Self.append(stack, [("r1", "a"), ("r2", "b")])
+            let deliverer = try Self.deliverer(stack, receiver, owner: "deliverer-1", clock: clock)
+            receiver.set(503)
+            await deliverer.renewLease()
+            try await Self.rounds(deliverer, "two failed attempts") { receiver.count == 2 }
+            clock.advance(by: 11_000)
+            try await Self.rounds(deliverer, "the last attempts") { receiver.count == 4 }
+            let dead: ListDeadLettersResponse = try await stack.ledgerClient.call(
+                LedgerRPC.listDeadLetters, ListDeadLettersRequest(endpoint: "crm"))
+            #expect(dead.deadLetters.map(\.attempt?.sequence) == [1, 2])
+            #expect(try await Self.state(stack).deliveredThrough == 2)
+
+            receiver.set(200)
+            let replayed: GetDeliveryStateResponse = try await stack.ledgerClient.call(
+                LedgerRPC.replayDeliveries,
+                ReplayDeliveriesRequest(endpoint: "crm", sequence: 2, reason: "the CRM lost b's renewal"))
+            #expect(replayed.deliveredThrough == 2 && replayed.retrying.isEmpty)
+            #expect(replayed.redelivering.map(\.sequence) == [2] && replayed.redelivering.first?.event?.id == "r2")
+            // Not before the deliverer reads its state again (each minute).
+            await deliverer.step()
+            #expect(receiver.ok().isEmpty)
+            clock.advance(by: 60_000)
+            try await Self.rounds(deliverer, "the redelivery") { receiver.ok().map(\.id) == ["r2"] }
+            let delivered = try #require(receiver.ok().first)
+            #expect(delivered.verified && delivered.account == "b")
+            #expect(try await Self.state(stack) == GetDeliveryStateResponse(deliveredThrough: 2))
+            let left: ListDeadLettersResponse = try await stack.ledgerClient.call(
+                LedgerRPC.listDeadLetters, ListDeadLettersRequest(endpoint: "crm"))
+            #expect(left.deadLetters.map(\.attempt?.sequence) == [1])
+            // Nothing else was sent: r1 stays a dead letter.
+            #expect(receiver.count == 5)
+
+            let history: GetHistoryResponse = try await stack.ledgerClient.call(
+                LedgerRPC.getHistory, GetHistoryRequest(accountID: "b"))
+            let audit = try #require(history.events.first)
+            #expect(history.events.count == 1)
+            #expect(audit.kind == .storeAction && audit.storeSubtype == "REDELIVER_WEBHOOK")
+            #expect(audit.reason == "the CRM lost b's renewal" && audit.actor?.hasPrefix("address 127.0.0.1:") == true)
+            #expect(
+                audit.detail
+                    == "webhook event r2 (subscription.renewed, sequence 2) put back for delivery to endpoint crm, "
+                    + "given up on after 2 attempts")
+            #expect(
+                audit.accountID == "b"
+                    && audit.key == SubscriptionKey(store: .promotional, environment: .production, storeID: ""))
+        }
+    }
+
+    @Test("a replay after a position made while the deliverer runs is taken within a minute: what follows goes again")
+    func replayWhileDelivering() async throws {
+        try await Self.withReceiver { stack, receiver, clock in
+            try await Self.append(stack, [("p1", "a"), ("p2", "b")])
+            let deliverer = try Self.deliverer(stack, receiver, owner: "deliverer-1", clock: clock)
+            await deliverer.renewLease()
+            try await Self.rounds(deliverer, "two deliveries") { receiver.ok().count == 2 }
+            #expect(try await Self.state(stack).deliveredThrough == 2)
+            let replayed: GetDeliveryStateResponse = try await stack.ledgerClient.call(
+                LedgerRPC.replayDeliveries, ReplayDeliveriesRequest(endpoint: "crm", afterSequence: 1))
+            #expect(replayed.deliveredThrough == 1)
+            await deliverer.step()
+            #expect(receiver.count == 2)
+            clock.advance(by: 60_000)
+            try await Self.rounds(deliverer, "the replay") { receiver.ok().count == 3 }
+            #expect(receiver.ok().map(\.id) == ["p1", "p2", "p2"] || receiver.ok().map(\.id) == ["p2", "p1", "p2"])
+            #expect(try await Self.state(stack).deliveredThrough == 2)
+        }
+    }
+
     @Test("a receiver down for a simulated day, then too slow to answer, then back: retried all along, nothing lost")
     func downThenSlow() async throws {
         let down = try HeldPort()

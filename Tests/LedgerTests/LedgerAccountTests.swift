@@ -89,6 +89,8 @@ struct LedgerAccountTests {
             let history = try await ledger.accounts.history(GetHistoryRequest(accountID: "acct-1"))
             #expect(history.events.map(\.kind) == [.grantCreated, .grantCreated])
             #expect(history.events.allSatisfy { $0.actor == "support-desk" })
+            // Newest first: the lifetime grant was given no reason.
+            #expect(history.events.map(\.reason) == [nil, "ticket 4411"])
             #expect(history.events.last?.detail == "pro until \(start + 7 * Self.day): ticket 4411")
             let changes = try await Self.allChanges(ledger)
             #expect(changes.map(\.kind) == [.link, .link])
@@ -105,7 +107,7 @@ struct LedgerAccountTests {
             #expect(!twice.revoked && twice.grant == revoked.grant && twice.position == revoked.position)
             let revocation = try await ledger.accounts.history(GetHistoryRequest(key: grant.key)).events.first
             #expect(revocation?.kind == .grantRevoked && revocation?.actor == "ops")
-            #expect(revocation?.detail == "granted by mistake")
+            #expect(revocation?.reason == "granted by mistake" && revocation?.detail == "granted by mistake")
             await #expect(throws: LedgerError.notFound("no grant grant_nope")) {
                 _ = try await ledger.accounts.revokeGrant(RevokeGrantRequest(grantID: "grant_nope"), actor: "ops")
             }

@@ -88,11 +88,12 @@ struct LedgerFindTests {
         let ledger = Ledger(database: database)
         try await Self.record(ledger)
         // Back to version 6: the periods recorded, no lookup table or store id index (nor the
-        // trace columns of version 8).
+        // trace columns of version 8, nor the acknowledgement column of version 9).
         try await database.write { tx in
             try tx.query("DROP TABLE period_lookup")
             try tx.query("DROP INDEX subscriptions_by_store_id")
             try LedgerTraceTests.dropTraceColumns(tx)
+            try MigrationTests.dropUnacknowledgedColumn(tx)
             try tx.query("DELETE FROM schema_migrations WHERE version >= 7")
         }
         try await database.migrate()

@@ -7,7 +7,15 @@ import Wire
 
 @Suite("Ledger schema migrations")
 struct MigrationTests {
-    @Test("a version 1 database gets the state and expiry columns filled from its stored states")
+    /// Takes a database back to before migration 9: no `unacknowledged` column or its index.
+    static func dropUnacknowledgedColumn(_ tx: any LedgerTransaction) throws {
+        try tx.query("DROP INDEX subscriptions_unacknowledged")
+        try tx.query("ALTER TABLE subscriptions DROP COLUMN unacknowledged")
+    }
+
+    @Test(
+        "a version 1 database gets the state, expiry and acknowledgement columns filled from its stored states"
+    )
     func backfillsVersion1() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-migration-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -18,6 +26,11 @@ struct MigrationTests {
         let state = Subscription(
             key: SubscriptionKey(store: .apple, environment: .production, storeID: "1000000001"), productID: "pro",
             state: .gracePeriod, expiresTimeMilliseconds: 1_800_000_000_000, storeTimeMilliseconds: 5,
+            bundleOrPackage: "com.example.app")
+        // A Google purchase not acknowledged yet.
+        let unacknowledged = Subscription(
+            key: SubscriptionKey(store: .google, environment: .production, storeID: "token-1"), productID: "pro",
+            state: .active, expiresTimeMilliseconds: 1_800_000_000_000, acknowledged: false, storeTimeMilliseconds: 5,
             bundleOrPackage: "com.example.app")
         do {
             let old = try SQLiteDatabase(path: path)
@@ -41,6 +54,9 @@ struct MigrationTests {
                 """)
             try old.query(
                 "INSERT INTO subscriptions VALUES (1, 1, '1000000001', NULL, 5, 1, ?)", [.blob(state.serialized())])
+            try old.query(
+                "INSERT INTO subscriptions VALUES (2, 1, 'token-1', NULL, 5, 2, ?)",
+                [.blob(unacknowledged.serialized())])
         }
 
         let database = try SQLiteLedgerDatabase(path: path)
@@ -52,6 +68,9 @@ struct MigrationTests {
         let expiring = try await ledger.verifiedStates.listSubscriptions(
             ListSubscriptionsRequest(store: .apple, expiresBeforeMilliseconds: 1_800_000_000_001))
         #expect(expiring.subscriptions.map(\.key.storeID) == ["1000000001"])
+        let queue = try await ledger.verifiedStates.listSubscriptions(
+            ListSubscriptionsRequest(store: .google, unacknowledged: true))
+        #expect(queue.subscriptions == [unacknowledged])
         await database.close()
     }
 }

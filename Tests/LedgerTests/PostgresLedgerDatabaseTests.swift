@@ -106,7 +106,7 @@ struct PostgresLedgerDatabaseTests {
         let versions = try await databases[1].read { tx in
             try tx.query("SELECT version FROM schema_migrations ORDER BY version").rows
         }
-        #expect(versions == (1...8).map { [.int($0)] })
+        #expect(versions == (1...9).map { [.int($0)] })
         let tables = try await databases[2].read { tx in
             try tx.query(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",

@@ -163,6 +163,15 @@ struct EventsCommandTests {
             ])
         #expect(
             transport.methods.withLock { $0 } == ["subscriptions.ledger.v1.Ledger/ReplayDeliveries"])
+        // One dead letter, with a reason.
+        let one = try SubctlCommand.parse([
+            "events", "replay", "--endpoint", "crm", "--sequence", "2", "--reason", "ticket 9", "--addr", "h:1",
+        ])
+        guard case .ledger(let command, _) = one else {
+            Issue.record("not a ledger command: \(one)")
+            return
+        }
+        #expect(command == .replayDeliveries(endpoint: "crm", after: 0, sequence: 2, reason: "ticket 9"))
     }
 
     @Test(
@@ -175,7 +184,14 @@ struct EventsCommandTests {
                 "--types: \"renewed\" is not an event type or a prefix with .*"
             ),
             (["events", "list", "--limit", "5000"], "--limit expects a number 1...1000, got \"5000\""),
-            (["events", "replay", "--endpoint", "crm"], "events replay needs --endpoint NAME and --from SEQUENCE"),
+            (
+                ["events", "replay", "--endpoint", "crm"],
+                "events replay needs --endpoint NAME and one of --from SEQUENCE and --sequence SEQUENCE"
+            ),
+            (
+                ["events", "replay", "--endpoint", "crm", "--from", "1", "--sequence", "2"],
+                "events replay needs --endpoint NAME and one of --from SEQUENCE and --sequence SEQUENCE"
+            ),
             (["events", "tail", "--count", "0"], "--count expects a positive number, got \"0\""),
             (["events", "verify", "--from", "-1"], "--from expects a feed position, got \"-1\""),
             (["events", "verify", "--json"], "unknown option --json for events verify"),

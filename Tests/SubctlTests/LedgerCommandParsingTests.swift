@@ -66,6 +66,9 @@ struct LedgerCommandParsingTests {
                 == .ledger(
                     .replay(.google, notificationID: "1234567890"),
                     options: CallOptions(address: local, timeout: .seconds(5), json: true)))
+        #expect(
+            try SubctlCommand.parse(["replay", "apple", "6a1f0b2c", "--reason", "ticket 9", "--addr", "127.0.0.1:7002"])
+                == .ledger(.replay(.apple, notificationID: "6a1f0b2c", reason: "ticket 9"), options: defaults))
     }
 
     @Test func eachCommandCallsTheLedgerMethodOfItsTypedMessages() throws {
@@ -169,7 +172,7 @@ struct LedgerCommandParsingTests {
             "  account ACCOUNT_ID --addr HOST:PORT",
             "  history (--account ACCOUNT_ID | --key KEY) --addr HOST:PORT [--page-size N] [--all]",
             "  inbox [--status pending|failed|processed|rejected] [--store apple|google] --addr HOST:PORT",
-            "  replay STORE NOTIFICATION_ID --addr HOST:PORT",
+            "  replay STORE NOTIFICATION_ID [--reason TEXT] --addr HOST:PORT",
             "KEY is STORE/ENV/STORE_ID: STORE apple or google, ENV production or sandbox, STORE_ID the",
         ] {
             #expect(SubctlCommand.usage.split(separator: "\n").contains { $0 == line }, "\(line)")

@@ -78,7 +78,8 @@ extension LedgerAccounts {
             let event = LifecycleEvent(
                 position: position, key: key, kind: .grantCreated, storeTimeMilliseconds: at,
                 verifiedTimeMilliseconds: at, accountID: request.accountID, state: .active,
-                detail: Self.grantDetail(request.capability, end: end, reason: request.reason), actor: actor)
+                detail: Self.grantDetail(request.capability, end: end, reason: request.reason), actor: actor,
+                reason: request.reason)
             let link = AccountLink(accountID: request.accountID, key: key, linkedTimeMilliseconds: at)
             try LedgerStore(tx).saveLink(link)
             try LedgerStore(tx).saveSubscription(grant, position: position)
@@ -126,7 +127,7 @@ extension LedgerAccounts {
             let event = LifecycleEvent(
                 position: position, key: key, kind: .grantRevoked, storeTimeMilliseconds: at,
                 verifiedTimeMilliseconds: at, accountID: grant.accountID, state: .revoked, detail: request.reason,
-                actor: actor)
+                actor: actor, reason: request.reason)
             try LedgerStore(tx).saveSubscription(grant, position: position)
             try LedgerStore(tx).insertEvent(event)
             try LedgerStore(tx).appendChange(

@@ -21,7 +21,8 @@ extension LedgerEventLog {
         let state = try store.webhookState(endpoint)
         return GetDeliveryStateResponse(
             deliveredThrough: state.deliveredThrough, disabledMilliseconds: state.disabled,
-            retrying: try store.retryingAttempts(endpoint, after: state.deliveredThrough, limit: maxRetrying))
+            retrying: try store.retryingAttempts(endpoint, after: state.deliveredThrough, limit: maxRetrying),
+            redelivering: try store.redeliveringAttempts(endpoint, through: state.deliveredThrough, limit: maxRetrying))
     }
 
     /// Throws NOT_FOUND, naming the endpoints there are, when `endpoint` has no delivery state
@@ -59,15 +60,18 @@ extension LedgerEventLog {
                 store, Ledger.deliveryLease(request.endpoint), owner: request.owner, at: leaseAt)
             try store.raiseDelivered(
                 request.endpoint, through: request.deliveredThrough, disabledAt: request.disable ? at : nil)
+            let through = try store.webhookState(request.endpoint).deliveredThrough
             for var attempt in request.attempts {
-                // Only a dead letter keeps its event: an attempt still retrying is read again from the log.
-                if attempt.deadMilliseconds == nil { attempt.event = nil }
+                // Only a dead letter, or a redelivery of one (at or before the delivered position, out
+                // of the log's reach), keeps its event: an attempt still retrying is read again from
+                // the log.
+                if attempt.deadMilliseconds == nil, attempt.sequence > through { attempt.event = nil }
                 try store.saveAttempt(request.endpoint, attempt)
             }
             for delivered in request.delivered {
                 try store.deleteRetrying(request.endpoint, sequence: delivered.sequence)
             }
-            return RecordDeliveriesResponse(deliveredThrough: try store.webhookState(request.endpoint).deliveredThrough)
+            return RecordDeliveriesResponse(deliveredThrough: through)
         }
     }
 
@@ -96,18 +100,75 @@ extension LedgerEventLog {
         }
     }
 
-    public func replayDeliveries(_ request: ReplayDeliveriesRequest) async throws -> GetDeliveryStateResponse {
-        try await transactions.write(try replayDeliveriesWrite(request))
+    /// Delivers an endpoint's log again after a position, or one of its dead letters again; with
+    /// a reason, in `actor`'s name (see `replayDeliveriesWrite`).
+    public func replayDeliveries(_ request: ReplayDeliveriesRequest, actor: String = "") async throws
+        -> GetDeliveryStateResponse
+    {
+        try await transactions.write(try replayDeliveriesWrite(request, actor: actor))
     }
 
-    func replayDeliveriesWrite(_ request: ReplayDeliveriesRequest) throws -> WriteBody<GetDeliveryStateResponse> {
+    /// `replayDeliveries` checked and ready for the writer. After a position: the endpoint is
+    /// set back to delivered through it, enabled, with no attempt after it. With `sequence`: that
+    /// dead letter goes back to delivery as an attempt due at once, not tried yet (the deliverer
+    /// sends it through its retries, and gives it up again past the longest wait from its next
+    /// attempt), the endpoint is enabled, and with a reason the redelivery is recorded in the audit trail of its
+    /// event's account (`storeAction`, `REDELIVER_WEBHOOK`) in the same commit.
+    func replayDeliveriesWrite(_ request: ReplayDeliveriesRequest, actor: String) throws -> WriteBody<
+        GetDeliveryStateResponse
+    > {
         try Self.checkEndpoint(request.endpoint)
+        try Ledger.check(request.reason, ReplayDeliveriesRequest.Limits.reason)
+        guard request.sequence == nil || request.afterSequence == 0 else {
+            throw LedgerError.invalidArgument("give after_sequence or sequence, not both")
+        }
+        let at = transactions.now()
         return { tx in
             let store = LedgerStore(tx)
             // A mistyped name would otherwise start a delivery state nobody follows.
             try Self.requireDeliveryState(store, request.endpoint)
-            try store.resetDeliveries(request.endpoint, after: request.afterSequence)
+            if let sequence = request.sequence {
+                try Self.redeliver(
+                    store, request.endpoint, sequence, audit: request.reason.map { (actor, $0) }, at: at)
+            } else {
+                try store.resetDeliveries(request.endpoint, after: request.afterSequence)
+            }
             return try Self.deliveryState(store, request.endpoint)
         }
+    }
+
+    /// The `storeAction` subtype of an operator's redelivery of a webhook event.
+    static let redeliverySubtype = "REDELIVER_WEBHOOK"
+
+    /// Puts the dead letter `sequence` of `endpoint` back to delivery (NOT_FOUND when it is
+    /// none) and enables the endpoint; with `audit`, records the redelivery when its event names
+    /// an account or a subscription.
+    static func redeliver(
+        _ store: LedgerStore, _ endpoint: String, _ sequence: UInt64, audit: (actor: String, reason: String)?,
+        at: Int64
+    ) throws {
+        guard var attempt = try store.deadLetter(endpoint, sequence: sequence) else {
+            throw LedgerError.notFound(
+                "sequence \(sequence) is not a dead letter of webhook endpoint \"\(endpoint)\" (ListDeadLetters lists them)"
+            )
+        }
+        let tried = attempt.attempts
+        attempt.deadMilliseconds = nil
+        attempt.attempts = 0
+        // Due at once; the deliverer counts the longest wait from its own next attempt (its clock
+        // is the one attempts are timed by).
+        attempt.firstAttemptMilliseconds = 0
+        attempt.nextAttemptMilliseconds = 0
+        try store.enableDeliveries(endpoint)
+        try store.saveAttempt(endpoint, attempt)
+        guard let audit, let event = attempt.event, event.accountID != nil || event.key != nil else { return }
+        try store.appendAuditEvent(
+            LifecycleEvent(
+                key: event.key ?? Ledger.accountEventKey, kind: .storeAction, storeTimeMilliseconds: at,
+                accountID: event.accountID, storeSubtype: redeliverySubtype,
+                detail: "webhook event \(event.id) (\(event.type), sequence \(sequence)) put back for delivery to "
+                    + "endpoint \(endpoint), given up on after \(tried) attempts",
+                actor: audit.actor, reason: audit.reason),
+            at: at)
     }
 }

@@ -101,18 +101,50 @@ extension LedgerInbox {
         }
     }
 
-    /// Puts an entry back to pending so it is processed again.
-    public func replayInbox(_ request: ReplayInboxRequest) async throws -> MarkInboxResponse {
-        try await transactions.write(try replayInboxWrite(request))
+    /// Puts an entry back to pending so it is processed again; with a reason, in `actor`'s name
+    /// (see `replayInboxWrite`).
+    public func replayInbox(_ request: ReplayInboxRequest, actor: String = "") async throws -> MarkInboxResponse {
+        try await transactions.write(try replayInboxWrite(request, actor: actor))
     }
 
-    /// `replayInbox` checked and ready for the writer (which runs the returned body).
-    func replayInboxWrite(_ request: ReplayInboxRequest) throws -> WriteBody<MarkInboxResponse> {
+    /// `replayInbox` checked and ready for the writer (which runs the returned body). With a
+    /// reason, an operator's replay: in the same commit, the audit trail of the entry's
+    /// subscription (when the entry names one) records a `storeAction` event
+    /// (`REPLAY_NOTIFICATION`) naming `actor`, the reason and the notification.
+    func replayInboxWrite(_ request: ReplayInboxRequest, actor: String) throws -> WriteBody<MarkInboxResponse> {
         guard let store = request.store else { throw LedgerError.invalidArgument("store is missing") }
         try Ledger.check(request.notificationID, "notification_id", max: Ledger.maxIDBytes)
-        return updateInbox(store: store, notificationID: request.notificationID) { entry in
+        try Ledger.check(request.reason, ReplayInboxRequest.Limits.reason)
+        let replay = updateInbox(store: store, notificationID: request.notificationID) { entry in
             entry.status = .pending
         }
+        guard let reason = request.reason else { return replay }
+        let at = transactions.now()
+        return { tx in
+            let before = try LedgerStore(tx).inboxEntry(store: store, notificationID: request.notificationID)
+            let response = try replay(tx)
+            guard let key = before.key, !key.storeID.isEmpty else { return response }
+            let subscription = try LedgerStore(tx).subscriptionRow(key)
+            try LedgerStore(tx).appendAuditEvent(
+                LifecycleEvent(
+                    key: key, kind: .storeAction, storeTimeMilliseconds: at, accountID: subscription?.accountID,
+                    storeSubtype: Self.replaySubtype, notificationID: before.notificationID, state: subscription?.state,
+                    detail: Self.replayDetail(before), actor: actor, reason: reason),
+                at: at)
+            return response
+        }
+    }
+
+    /// The `storeAction` subtype of an operator's replay of an inbox entry.
+    static let replaySubtype = "REPLAY_NOTIFICATION"
+
+    /// What an operator's replay of `entry` did, for its audit event.
+    static func replayDetail(_ entry: InboxEntry) -> String {
+        let type = entry.notificationType + (entry.subtype.map { "/\($0)" } ?? "")
+        let status = entry.status.map { "\($0)" } ?? "unknown"
+        return "notification \(entry.notificationID) (\(type)) put back to pending; it was \(status) after "
+            + "\(entry.attempts) attempt\(entry.attempts == 1 ? "" : "s")"
+            + (entry.lastError.map { ": \($0.prefix(512))" } ?? "")
     }
 
     func updateInbox(

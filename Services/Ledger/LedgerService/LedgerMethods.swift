@@ -18,8 +18,11 @@ enum LedgerMethods {
     static let snapshotPage = 500
 
     /// Registers the methods; `metrics`, when given, counts the conflicting claims of
-    /// `LinkAccount` (`account_link_conflicts_total{outcome}`).
-    static func register(on router: RPCRouter, ledger: Ledger, metrics: MetricsRegistry? = nil) {
+    /// `LinkAccount` (`account_link_conflicts_total{outcome}`); `logger`, when given, logs each
+    /// replay an operator gives a reason for (`ReplayInbox`, `ReplayDeliveries`), with the caller.
+    static func register(
+        on router: RPCRouter, ledger: Ledger, metrics: MetricsRegistry? = nil, logger: Logger? = nil
+    ) {
         // Writes start on the event loop (decode and checks) and answer from the writer thread
         // once their batch is durable: no task between the socket and the storage writer.
         func write<Request, Response>(
@@ -40,6 +43,26 @@ enum LedgerMethods {
                 ledger.transactions.perform({ try prepare(request, context.actor) }, completion: respond)
             }
         }
+        // A replay an operator gives a reason for: logged once committed, with the caller (for an
+        // inbox entry that names no subscription, or a replay after a position, the only audit).
+        func replay<Request, Response>(
+            _ method: UnaryMethod<Request, Response>, _ reason: @escaping @Sendable (Request) -> String?,
+            _ fields: @escaping @Sendable (Request) -> [String: String],
+            _ prepare: @escaping @Sendable (Request, String) throws -> WriteBody<Response>
+        ) {
+            router.deferred(method) { (context, request: Request, respond) in
+                let actor = context.actor
+                ledger.transactions.perform({ try prepare(request, actor) }) { result in
+                    if case .success = result, let reason = reason(request) {
+                        logger?.info(
+                            "operator replay", fields(request).merging(["actor": actor, "reason": reason]) { $1 })
+                    }
+                    respond(result)
+                }
+            }
+        }
+        replay(LedgerRPC.replayInbox, \.reason, Self.replayFields, ledger.inbox.replayInboxWrite)
+        replay(LedgerRPC.replayDeliveries, \.reason, Self.replayFields, ledger.eventLog.replayDeliveriesWrite)
         audited(LedgerRPC.grantEntitlement, ledger.accounts.grantEntitlementWrite)
         audited(LedgerRPC.revokeGrant, ledger.accounts.revokeGrantWrite)
         audited(LedgerRPC.mergeAccounts, ledger.accounts.mergeAccountsWrite)
@@ -61,7 +84,6 @@ enum LedgerMethods {
         router.unary(LedgerRPC.listDeadLetters) { (_, request: ListDeadLettersRequest) in
             try await ledger.eventLog.deadLetters(request)
         }
-        write(LedgerRPC.replayDeliveries, ledger.eventLog.replayDeliveriesWrite)
         // These carry the store's signed data (a notification, a state with its periods).
         write(LedgerRPC.recordNotification, limits: .large, ledger.inbox.recordNotificationWrite)
         write(LedgerRPC.recordVerifiedState, limits: .large, ledger.verifiedStates.recordVerifiedStateWrite)
@@ -95,7 +117,6 @@ enum LedgerMethods {
             try await ledger.inbox.findTrace(request)
         }
         write(LedgerRPC.markInbox, ledger.inbox.markInboxWrite)
-        write(LedgerRPC.replayInbox, ledger.inbox.replayInboxWrite)
         router.unary(LedgerRPC.listSubscriptions) { (_, request: ListSubscriptionsRequest) in
             try await ledger.verifiedStates.listSubscriptions(request)
         }
@@ -157,6 +178,24 @@ enum LedgerMethods {
                 }
             }
         }
+    }
+}
+
+extension LedgerMethods {
+    /// What an operator's replay of an inbox entry names, for its log line.
+    static func replayFields(_ request: ReplayInboxRequest) -> [String: String] {
+        [
+            "method": "ReplayInbox", "store": request.store.map { "\($0)" } ?? "",
+            "notification_id": request.notificationID,
+        ]
+    }
+
+    /// What an operator's replay of deliveries names, for its log line.
+    static func replayFields(_ request: ReplayDeliveriesRequest) -> [String: String] {
+        [
+            "method": "ReplayDeliveries", "endpoint": request.endpoint,
+            "sequence": request.sequence.map { "\($0)" } ?? "after \(request.afterSequence)",
+        ]
     }
 }
 

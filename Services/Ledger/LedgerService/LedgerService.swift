@@ -38,7 +38,7 @@ public enum LedgerService {
             database: database, defaultTransferPolicy: policy,
             now: { [clock = host.clock] in clock.epochMilliseconds() },
             leaseNow: { [clock = host.clock] in clock.machineEpochMilliseconds() })
-        LedgerMethods.register(on: host.router, ledger: ledger, metrics: host.metrics)
+        LedgerMethods.register(on: host.router, ledger: ledger, metrics: host.metrics, logger: host.logger)
         let backlog = LedgerBacklogMetrics(ledger: ledger)
         host.metrics.addCollector { text in backlog.write(into: &text) }
         host.add(AccessRulesPass(ledger: ledger, logger: host.logger))

@@ -132,15 +132,20 @@ extension LedgerVerifiedStates {
         return found
     }
 
-    /// Lists one store's subscriptions by state and expiry window, ordered by key.
+    /// Lists one store's subscriptions by state and expiry window (or, with `unacknowledged`,
+    /// the Google purchases still to acknowledge), ordered by key.
     public func listSubscriptions(_ request: ListSubscriptionsRequest) async throws -> ListSubscriptionsResponse {
         guard let store = request.store else { throw LedgerError.invalidArgument("store is missing") }
+        guard !request.unacknowledged || store == .google else {
+            throw LedgerError.invalidArgument("unacknowledged lists Google Play purchases only: set store STORE_GOOGLE")
+        }
         let size = try Ledger.pageSize(request.pageSize)
         let after = try request.pageToken.map(PairCursor.init(token:))
         return try await transactions.read { tx in
             let found = try LedgerStore(tx).subscriptions(
                 store: store, state: request.state, expiresFrom: request.expiresAfterMilliseconds,
-                expiresBefore: request.expiresBeforeMilliseconds, after: after, limit: Int(size) + 1)
+                expiresBefore: request.expiresBeforeMilliseconds, unacknowledged: request.unacknowledged, after: after,
+                limit: Int(size) + 1)
             let subscriptions = try Ledger.page(min(found.count, Int(size))) { found[$0] }
             var next: String?
             if found.count > subscriptions.count, let last = subscriptions.last {

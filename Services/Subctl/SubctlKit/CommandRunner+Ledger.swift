@@ -43,8 +43,8 @@ extension CommandRunner {
                 (response.entries.isEmpty ? ["no entries"] : response.entries.map(OutputText.inboxEntry))
                     + (response.nextPageToken == nil ? [] : ["more entries: raise --page-size (at most 500)"])
             }
-        case .replay(let store, let notificationID):
-            let request = ReplayInboxRequest(store: store, notificationID: notificationID)
+        case .replay(let store, let notificationID, let reason):
+            let request = ReplayInboxRequest(store: store, notificationID: notificationID, reason: reason)
             let answer = try await transport.call(method, request, as: MarkInboxResponse.self, timeout: timeout)
             guard options.json || answer.response.entry != nil else {
                 throw SubctlError(.dataLoss, "\(method) answered without the entry")
@@ -139,8 +139,9 @@ extension CommandRunner {
                 as: ListDeadLettersResponse.self, transport: transport, options: options
             ) { response in (response.deadLetters.count, response.deadLetters.map(OutputText.deadLetter)) }
             if letters == 0 && !options.json { write("no dead letters") }
-        case .replayDeliveries(let endpoint, let after):
-            let request = ReplayDeliveriesRequest(endpoint: endpoint, afterSequence: after)
+        case .replayDeliveries(let endpoint, let after, let sequence, let reason):
+            let request = ReplayDeliveriesRequest(
+                endpoint: endpoint, afterSequence: after, sequence: sequence, reason: reason)
             let answer = try await transport.call(
                 method, request, as: GetDeliveryStateResponse.self, timeout: options.timeout)
             try write(answer, options) { response in

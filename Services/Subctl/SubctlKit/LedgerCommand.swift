@@ -20,8 +20,9 @@ public enum LedgerCommand: Sendable, Equatable {
     /// `inbox`: one page of Ledger/ListInbox. A nil status lists pending and failed entries, a
     /// nil store both stores.
     case inbox(status: InboxStatus?, store: Store?, pageSize: UInt32)
-    /// `replay STORE NOTIFICATION_ID`: Ledger/ReplayInbox.
-    case replay(Store, notificationID: String)
+    /// `replay STORE NOTIFICATION_ID [--reason TEXT]`: Ledger/ReplayInbox (with a reason, in the
+    /// audit trail of the entry's subscription).
+    case replay(Store, notificationID: String, reason: String? = nil)
     /// `trace TRACE_ID`: Ledger/FindTrace, the inbox entries and events recorded under a trace.
     case trace(traceID: String)
     /// `events list`: one page of Ledger/ListEvents after a sequence, of some types.
@@ -34,8 +35,9 @@ public enum LedgerCommand: Sendable, Equatable {
     case deadLetters(endpoint: String?, limit: UInt32, all: Bool)
     /// `events test [--account ID]`: Ledger/LogTestEvent.
     case testEvent(account: String?)
-    /// `events replay --endpoint NAME --from SEQUENCE`: Ledger/ReplayDeliveries.
-    case replayDeliveries(endpoint: String, after: UInt64)
+    /// `events replay --endpoint NAME --from SEQUENCE | --sequence SEQUENCE [--reason TEXT]`:
+    /// Ledger/ReplayDeliveries, after a sequence or of one dead letter.
+    case replayDeliveries(endpoint: String, after: UInt64, sequence: UInt64? = nil, reason: String? = nil)
     /// `events verify [--from POSITION]`: whether the log holds the lifecycle events of each
     /// change after `from`, up to the position event computation has covered, exactly once
     /// (`EventLogAudit`): Ledger/GetEventState, GetFeedPosition, every page of ListEvents and

@@ -55,10 +55,12 @@ extension SubctlCommand {
         default:
             let missing = "replay needs STORE and NOTIFICATION_ID"
             scanned = try scan(
-                arguments, command: command, values: connectionOptions, flags: ["json"], positionals: 2...2,
-                missing: missing)
+                arguments, command: command, values: connectionOptions.union(["reason"]), flags: ["json"],
+                positionals: 2...2, missing: missing)
             guard !scanned.positionals[1].isEmpty else { throw SubctlError(.usage, missing) }
-            ledger = .replay(try store(scanned.positionals[0], "STORE"), notificationID: scanned.positionals[1])
+            ledger = .replay(
+                try store(scanned.positionals[0], "STORE"), notificationID: scanned.positionals[1],
+                reason: scanned.values["reason"])
         }
         return .ledger(ledger, options: try options(scanned, command: command, streaming: false))
     }
@@ -121,12 +123,19 @@ extension SubctlCommand {
             ledger = .testEvent(account: scanned.values["account"])
         case "replay":
             scanned = try scan(
-                rest, command: "events replay", values: connectionOptions.union(["endpoint", "from"]),
-                flags: ["json"], positionals: 0...0)
-            guard let endpoint = scanned.values["endpoint"], scanned.values["from"] != nil else {
-                throw SubctlError(.usage, "events replay needs --endpoint NAME and --from SEQUENCE")
+                rest, command: "events replay",
+                values: connectionOptions.union(["endpoint", "from", "sequence", "reason"]), flags: ["json"],
+                positionals: 0...0)
+            guard let endpoint = scanned.values["endpoint"],
+                (scanned.values["from"] == nil) != (scanned.values["sequence"] == nil)
+            else {
+                throw SubctlError(
+                    .usage, "events replay needs --endpoint NAME and one of --from SEQUENCE and --sequence SEQUENCE")
             }
-            ledger = .replayDeliveries(endpoint: endpoint, after: try number("from", scanned))
+            ledger = .replayDeliveries(
+                endpoint: endpoint, after: try number("from", scanned),
+                sequence: scanned.values["sequence"] == nil ? nil : try number("sequence", scanned),
+                reason: scanned.values["reason"])
         case "verify":
             scanned = try scan(
                 rest, command: "events verify", values: connectionOptions.union(["from"]), flags: [],

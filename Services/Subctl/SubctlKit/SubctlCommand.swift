@@ -74,8 +74,9 @@ public enum SubctlCommand: Sendable, Equatable {
           inbox [--status pending|failed|processed|rejected] [--store apple|google] --addr HOST:PORT
                 [--page-size N]
                       The store notification inbox; pending and failed entries without --status.
-          replay STORE NOTIFICATION_ID --addr HOST:PORT
-                      Process an inbox entry again and print it.
+          replay STORE NOTIFICATION_ID [--reason TEXT] --addr HOST:PORT
+                      Process an inbox entry again and print it; with --reason, in your name in
+                      the audit trail of its subscription.
           trace TRACE_ID --addr HOST:PORT
                       What the ledger kept under one trace id (the 32 hex digits of a
                       traceparent, the trace_id of a log line or event): the inbox entries its
@@ -91,9 +92,12 @@ public enum SubctlCommand: Sendable, Equatable {
                       --all reads every page).
           events test [--account ACCOUNT_ID] --addr HOST:PORT
                       Log a test event, which every endpoint that takes `test` receives.
-          events replay --endpoint NAME --from SEQUENCE --addr HOST:PORT
+          events replay --endpoint NAME --from SEQUENCE | --sequence SEQUENCE [--reason TEXT]
+                --addr HOST:PORT
                       Deliver an endpoint's events after SEQUENCE again (its dead letters too),
-                      and enable it if a 410 disabled it.
+                      or only its dead letter SEQUENCE, and enable it if a 410 disabled it; with
+                      --reason, a dead letter's redelivery is in your name in the audit trail of
+                      its event's account.
           events verify [--from POSITION] --addr HOST:PORT
                       Check that the log holds the lifecycle events of each change of the feed
                       after POSITION (default: where the log began), up to where event

@@ -44,6 +44,23 @@ enum PurchaseChecks {
         return RestoredPurchase(key: key, link: outcome, otherAccountID: link.previousAccountID)
     }
 
+    /// The `storeAction` subtype of a refresh an operator asked for (`RefreshSubscription` with a
+    /// reason).
+    static let refreshAction = "REFRESH"
+
+    /// What an operator's refresh found, for its audit event: whether the store's answer
+    /// (`after`) changed the state the ledger held (`before`; nil: none), as `differs` judges.
+    static func refreshDetail(before: Subscription?, after: Subscription) -> String {
+        let state = { (subscription: Subscription) in subscription.state.map { "\($0)" } ?? "unspecified" }
+        guard let before else {
+            return "the store's answer is the first state the ledger holds (\(state(after)))"
+        }
+        guard differs(before, after) else {
+            return "the store's answer left the recorded state unchanged (\(state(after)))"
+        }
+        return "the store's answer changed the recorded state (\(state(before)) → \(state(after)))"
+    }
+
     /// Whether a refresh changed what access depends on.
     static func differs(_ before: Subscription, _ after: Subscription) -> Bool {
         before.state != after.state || before.expiresTimeMilliseconds != after.expiresTimeMilliseconds

@@ -28,17 +28,27 @@ enum VerifierMethods {
             if let ledger = apple?.ledger ?? google?.ledger { response.position = try await ledger.feedPosition() }
             return response
         }
-        router.unary(VerifierRPC.refreshSubscription) { (_, request: RefreshSubscriptionRequest) in
+        // With a reason, an operator's refresh: recorded as a `REFRESH` store action in the caller's
+        // name, through the path every store action's state takes.
+        router.unary(VerifierRPC.refreshSubscription) { (context, request: RefreshSubscriptionRequest) in
             guard let key = request.key else { throw PurchaseRequestError.invalidRequest("key is missing") }
+            if let reason = request.reason {
+                try PurchaseChecks.check(reason, RefreshSubscriptionRequest.Limits.reason)
+            }
+            let asked = request.reason.map { (actor: context.actor, reason: $0) }
             var response: RefreshSubscriptionResponse
             switch key.store {
             case .apple:
                 let adapter = try required(apple, "the App Store")
-                response = try await adapter.refresh(key)
+                response = try await adapter.refresh(
+                    key,
+                    action: asked.map {
+                        AppleStoreAction(name: PurchaseChecks.refreshAction, actor: $0.actor, reason: $0.reason)
+                    })
                 response.position = try await adapter.ledger.feedPosition()
             case .google:
                 let adapter = try required(google, "Google Play")
-                response = try await adapter.refresh(key)
+                response = try await adapter.refresh(key, asked: asked)
                 response.position = try await adapter.ledger.feedPosition()
             case .promotional:
                 throw PurchaseRequestError.invalidRequest("a promotional grant has no store to refresh it from")

@@ -42,7 +42,10 @@ public struct DeliveryRules: Sendable {
 /// order per account: an account's later event waits until its earlier one is delivered or given
 /// up; other accounts go on. A 2xx answer acknowledges; 410 disables the endpoint until an
 /// operator replays it; anything else (or no answer) is retried with exponential backoff and
-/// jitter, and after `maxAge` becomes a dead letter.
+/// jitter, and after `maxAge` becomes a dead letter. A dead letter an operator puts back to
+/// delivery (`ReplayDeliveries` with a sequence) is sent again beside the log, out of its
+/// account's order, with the same retries; the leader reads its delivery state again each
+/// `replayCheck` to see such a replay, and a replay after a position, made while it delivers.
 public actor WebhookDeliverer {
     public private(set) var endpoint: WebhookEndpoint
     let client: any ClientTransport
@@ -77,6 +80,11 @@ public actor WebhookDeliverer {
     private var head = 0
     private var fetchedThrough: UInt64 = 0
     private var attempts: [UInt64: DeliveryAttempt] = [:]
+    /// Dead letters an operator put back to delivery, at or before `deliveredThrough` (out of
+    /// the window): each one's attempt, with its event.
+    private var redeliveries: [UInt64: DeliveryAttempt] = [:]
+    /// When the delivery state was last read from the ledger (nil: not since loading).
+    private var stateRead: Int64?
     private var inFlight = Set<UInt64>()
     /// The lanes `sendWhatMayGo` has passed, kept to reuse its storage.
     private var lanesSeen = Set<Int>()
@@ -170,6 +178,8 @@ public actor WebhookDeliverer {
         window = []
         head = 0
         attempts = [:]
+        redeliveries = [:]
+        stateRead = nil
         changedAttempts = [:]
         recovered = []
         generation += 1
@@ -185,6 +195,7 @@ public actor WebhookDeliverer {
             // A 410 is recorded first; a disabled endpoint looks again for an operator's replay.
             if disableToRecord { try await record() }
             if !loaded || disabled { try await load() }
+            try await readStateWhenDue()
             await countDeadLettersWhenDue()
             guard !disabled else { return }
             try await fill()
@@ -198,16 +209,50 @@ public actor WebhookDeliverer {
     }
 
     private func load() async throws {
-        let state = try await client.call(LedgerRPC.getDeliveryState, GetDeliveryStateRequest(endpoint: endpoint.name))
+        take(try await client.call(LedgerRPC.getDeliveryState, GetDeliveryStateRequest(endpoint: endpoint.name)))
+    }
+
+    /// Starts over from the delivery state the ledger recorded.
+    private func take(_ state: GetDeliveryStateResponse) {
         deliveredThrough = state.deliveredThrough
         recordedThrough = state.deliveredThrough
         fetchedThrough = state.deliveredThrough
         disabled = state.disabledMilliseconds != nil
         attempts = Dictionary(state.retrying.map { ($0.sequence, $0) }, uniquingKeysWith: { _, last in last })
+        redeliveries = Dictionary(state.redelivering.map { ($0.sequence, $0) }, uniquingKeysWith: { _, last in last })
         window = []
         head = 0
         inFlight = []
         loaded = true
+        stateRead = now()
+    }
+
+    /// How often the leader reads its delivery state from the ledger again, in milliseconds, to
+    /// see an operator's replay made while it delivers.
+    static let replayCheck: Int64 = 60_000
+
+    /// Reads the delivery state again when the last read is `replayCheck` old, once this
+    /// instance's progress is recorded: a position set back (a replay after a position) starts
+    /// over from it; a dead letter put back to delivery joins the redeliveries.
+    private func readStateWhenDue() async throws {
+        guard let read = stateRead, now() - read >= Self.replayCheck else { return }
+        try await record()
+        let state = try await client.call(LedgerRPC.getDeliveryState, GetDeliveryStateRequest(endpoint: endpoint.name))
+        stateRead = now()
+        if state.deliveredThrough < recordedThrough {
+            logger.info(
+                "webhook deliveries replayed from an earlier position",
+                ["endpoint": endpoint.name, "after": "\(state.deliveredThrough)"])
+            take(state)
+            return
+        }
+        for attempt in state.redelivering where redeliveries[attempt.sequence] == nil {
+            // One this instance gave up on or delivered again, not yet recorded, stays as it is here.
+            guard !inFlight.contains(attempt.sequence), changedAttempts[attempt.sequence] == nil,
+                !recovered.contains(attempt.sequence)
+            else { continue }
+            redeliveries[attempt.sequence] = attempt
+        }
     }
 
     /// How often the leader counts the endpoint's dead letters again, in milliseconds: an
@@ -296,6 +341,12 @@ public actor WebhookDeliverer {
         let sent = machineNow()
         var requests: [(HTTPConnectionPool.Request, HTTPConnectionPool.Reply)] = []
         lanesSeen.removeAll(keepingCapacity: true)
+        // Dead letters put back to delivery go first, each on its own.
+        for (sequence, attempt) in redeliveries where attempt.nextAttemptMilliseconds <= at {
+            guard inFlight.count < limit else { break }
+            guard !inFlight.contains(sequence), let event = attempt.event else { continue }
+            send(event, sequence, pooled: pooled, at: sent, into: &requests)
+        }
         // By index: an entry is read in place, its event copied only when it goes.
         for index in head..<window.count where window[index].event != nil {
             // An account's events go one at a time, in order.
@@ -305,27 +356,36 @@ public actor WebhookDeliverer {
             if let attempt = attempts[sequence], attempt.nextAttemptMilliseconds > at { continue }
             guard inFlight.count < limit else { break }
             guard let event = window[index].event else { continue }
-            if pooled {
-                let (headers, body) = Self.message(event, to: endpoint, at: sent)
-                guard let request = HTTPConnectionPool.Request("POST", endpoint.url, headers: headers, body: body)
-                else { continue }
-                inFlight.insert(sequence)
-                requests.append(
-                    (
-                        request,
-                        { [answers] outcome in
-                            if answers.put(sequence, outcome) { Task { await self.takeAnswers() } }
-                        }
-                    ))
-            } else {
-                inFlight.insert(sequence)
-                Task { [endpoint, transport] in
-                    let outcome = await transport.perform(Self.request(event, to: endpoint, at: sent))
-                    await self.finished(sequence, outcome)
-                }
-            }
+            send(event, sequence, pooled: pooled, at: sent, into: &requests)
         }
         pool.submit(requests)
+    }
+
+    /// Sends `event` (the log's `sequence`), signed at `sent`: to an `http://` endpoint, added to
+    /// `requests` for the pool; else through URLSession, in a task of its own.
+    private func send(
+        _ event: Event, _ sequence: UInt64, pooled: Bool, at sent: Int64,
+        into requests: inout [(HTTPConnectionPool.Request, HTTPConnectionPool.Reply)]
+    ) {
+        if pooled {
+            let (headers, body) = Self.message(event, to: endpoint, at: sent)
+            guard let request = HTTPConnectionPool.Request("POST", endpoint.url, headers: headers, body: body)
+            else { return }
+            inFlight.insert(sequence)
+            requests.append(
+                (
+                    request,
+                    { [answers] outcome in
+                        if answers.put(sequence, outcome) { Task { await self.takeAnswers() } }
+                    }
+                ))
+        } else {
+            inFlight.insert(sequence)
+            Task { [endpoint, transport] in
+                let outcome = await transport.perform(Self.request(event, to: endpoint, at: sent))
+                await self.finished(sequence, outcome)
+            }
+        }
     }
 
     /// The lane of an event: a hash of its account, so that choosing what may go compares
@@ -397,8 +457,11 @@ public actor WebhookDeliverer {
     private func settle(
         _ sequence: UInt64, _ outcome: Result<HTTPClientTransport.Response, HTTPClientTransport.Failure>
     ) -> Bool {
-        guard inFlight.remove(sequence) != nil, let index = index(of: sequence)
-        else { return false }
+        guard inFlight.remove(sequence) != nil else { return false }
+        // A redelivery is out of the window (at or before the delivered position).
+        let redelivery = redeliveries[sequence]
+        let index = redelivery == nil ? index(of: sequence) : nil
+        guard redelivery != nil || index != nil else { return false }
         let status: Int
         var problem: String?
         switch outcome {
@@ -409,12 +472,14 @@ public actor WebhookDeliverer {
         }
         count(status)
         if (200..<300).contains(status) {
-            window[index].event = nil
-            if attempts.removeValue(forKey: sequence) != nil {
+            if redeliveries.removeValue(forKey: sequence) != nil || attempts.removeValue(forKey: sequence) != nil {
                 changedAttempts[sequence] = nil
                 recovered.append(sequence)
             }
-            advance()
+            if let index {
+                window[index].event = nil
+                advance()
+            }
             return true
         }
         if status == 410 {
@@ -424,15 +489,21 @@ public actor WebhookDeliverer {
             return false
         }
         let at = now()
-        var attempt = attempts[sequence] ?? DeliveryAttempt(sequence: sequence, firstAttemptMilliseconds: at)
+        var attempt =
+            redelivery ?? attempts[sequence] ?? DeliveryAttempt(sequence: sequence, firstAttemptMilliseconds: at)
+        // A dead letter put back to delivery counts its longest wait from its first attempt since.
+        if attempt.firstAttemptMilliseconds == 0 { attempt.firstAttemptMilliseconds = at }
         attempt.attempts += 1
         attempt.lastStatus = Int32(status)
         attempt.lastError = problem.map { String($0.prefix(1024)) }
         attempt.nextAttemptMilliseconds = at + rules.backoff(afterAttempts: attempt.attempts, random: random())
         if at - attempt.firstAttemptMilliseconds >= rules.maxAge {
             attempt.deadMilliseconds = at
-            attempt.event = window[index].event
-            window[index].event = nil
+            // A redelivery's attempt has its event already.
+            if let index {
+                attempt.event = window[index].event
+                window[index].event = nil
+            }
             metrics?.counter(
                 "webhook_dead_letters_total", help: "Events given up on.", labels: ["endpoint": endpoint.name]
             ).increment()
@@ -441,7 +512,10 @@ public actor WebhookDeliverer {
             logger.warning(
                 "a webhook event is given up on", ["endpoint": endpoint.name, "sequence": "\(sequence)"])
             attempts[sequence] = nil
-            advance()
+            redeliveries[sequence] = nil
+            if index != nil { advance() }
+        } else if redelivery != nil {
+            redeliveries[sequence] = attempt
         } else {
             attempts[sequence] = attempt
         }

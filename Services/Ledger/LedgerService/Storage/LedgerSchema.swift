@@ -174,6 +174,19 @@ enum LedgerSchema {
                     "ALTER TABLE events ADD COLUMN trace_id TEXT",
                     "CREATE INDEX events_by_trace ON events (trace_id, id) WHERE trace_id IS NOT NULL",
                 ]),
+            // The work queue of Google purchases recorded but not yet acknowledged at Google
+            // (`ListSubscriptions` with `unacknowledged`): 1 on those rows, NULL on every other,
+            // so that the index holds only the queue.
+            Migration(
+                version: 9,
+                statements: [
+                    "ALTER TABLE subscriptions ADD COLUMN unacknowledged \(bigint)",
+                    """
+                    CREATE INDEX subscriptions_unacknowledged ON subscriptions (store, environment, store_id)
+                    WHERE unacknowledged = 1
+                    """,
+                ],
+                backfill: backfillUnacknowledged),
         ]
     }
 
@@ -192,14 +205,30 @@ enum LedgerSchema {
 
     /// Fills `state_code` and `expires_ms` from each stored state.
     static func backfillStateColumns(_ tx: any LedgerTransaction) throws {
+        try backfill(tx, "state_code = $1, expires_ms = $2") { state in
+            [.int(state.state.map { Int64($0.rawValue) }), .int(state.expiresTimeMilliseconds)]
+        }
+    }
+
+    /// Fills `unacknowledged` from each stored state.
+    static func backfillUnacknowledged(_ tx: any LedgerTransaction) throws {
+        try backfill(tx, "unacknowledged = $1") { [.int(LedgerStore.unacknowledgedColumn($0))] }
+    }
+
+    /// Sets `assignments` (of parameters $1…) on each subscription row to the `values` its
+    /// stored state gives.
+    private static func backfill(
+        _ tx: any LedgerTransaction, _ assignments: String, _ values: (Subscription) -> [SQLValue]
+    ) throws {
         let rows = try tx.query("SELECT store, environment, store_id, state FROM subscriptions")
         for index in 0..<rows.count {
             guard let bytes = rows.blob(index, "state") else { continue }
-            let state = try Subscription(serialized: bytes)
+            let parameters = values(try Subscription(serialized: bytes))
+            let n = parameters.count
             try tx.query(
-                "UPDATE subscriptions SET state_code = $1, expires_ms = $2 WHERE store = $3 AND environment = $4 AND store_id = $5",
-                [
-                    .int(state.state.map { Int64($0.rawValue) }), .int(state.expiresTimeMilliseconds),
+                "UPDATE subscriptions SET \(assignments) WHERE store = $\(n + 1) AND environment = $\(n + 2) "
+                    + "AND store_id = $\(n + 3)",
+                parameters + [
                     .int(rows.int(index, "store") ?? 0), .int(rows.int(index, "environment") ?? 0),
                     .text(rows.text(index, "store_id") ?? ""),
                 ])

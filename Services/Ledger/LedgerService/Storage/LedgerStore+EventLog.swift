@@ -111,6 +111,30 @@ extension LedgerStore {
         return try (0..<rows.count).map { try Self.decode(DeliveryAttempt.self, rows.blob($0, "attempt")) }
     }
 
+    /// Dead letters put back to delivery (`redeliver`): attempts not given up on at or before
+    /// `through` (the delivered position), by sequence, at most `limit`, each with its event.
+    func redeliveringAttempts(_ endpoint: String, through sequence: UInt64, limit: Int) throws -> [DeliveryAttempt] {
+        let rows = try tx.query(
+            """
+            SELECT attempt FROM webhook_attempts WHERE endpoint = $1 AND seq <= $2 AND dead_ms IS NULL
+            ORDER BY seq LIMIT $3
+            """, [.text(endpoint), .int(Int64(clamping: sequence)), .int(Int64(limit))])
+        return try (0..<rows.count).map { try Self.decode(DeliveryAttempt.self, rows.blob($0, "attempt")) }
+    }
+
+    /// The dead letter `sequence` of `endpoint`, with its event; nil when there is none.
+    func deadLetter(_ endpoint: String, sequence: UInt64) throws -> DeliveryAttempt? {
+        let rows = try tx.query(
+            "SELECT attempt FROM webhook_attempts WHERE endpoint = $1 AND seq = $2 AND dead_ms IS NOT NULL",
+            [.text(endpoint), .int(Int64(clamping: sequence))])
+        return rows.isEmpty ? nil : try Self.decode(DeliveryAttempt.self, rows.blob(0, "attempt"))
+    }
+
+    /// Enables a disabled endpoint (its receiver answered 410) without moving its position.
+    func enableDeliveries(_ endpoint: String) throws {
+        try tx.query("UPDATE webhook_state SET disabled_ms = NULL WHERE endpoint = $1", [.text(endpoint)])
+    }
+
     /// Moves an endpoint's delivered sequence up to `through` (never down), and disables it at
     /// `disabledAt` when given (a disabled endpoint stays so).
     func raiseDelivered(_ endpoint: String, through: UInt64, disabledAt: Int64?) throws {

@@ -66,14 +66,16 @@ extension LedgerStore {
         return try (0..<rows.count).map { try Self.inboxEntry(rows, $0) }
     }
 
-    /// One store's subscriptions by state and expiry window after `after` (environment, store
-    /// id), in that order, at most `limit`, each with its stored size.
+    /// One store's subscriptions by state and expiry window (with `unacknowledged`, only the
+    /// Google purchases still to acknowledge) after `after` (environment, store id), in that
+    /// order, at most `limit`, each with its stored size.
     func subscriptions(
-        store: Store, state: SubscriptionState?, expiresFrom: Int64?, expiresBefore: Int64?, after: PairCursor?,
-        limit: Int
+        store: Store, state: SubscriptionState?, expiresFrom: Int64?, expiresBefore: Int64?,
+        unacknowledged: Bool = false, after: PairCursor?, limit: Int
     ) throws -> [(subscription: Subscription, bytes: Int)] {
         var sql = "SELECT state FROM subscriptions WHERE store = $1"
         var parameters: [SQLValue] = [.int(Int64(store.rawValue))]
+        if unacknowledged { sql += " AND unacknowledged = 1" }
         func add(_ condition: String, _ value: SQLValue) {
             parameters.append(value)
             sql += " AND \(condition) $\(parameters.count)"

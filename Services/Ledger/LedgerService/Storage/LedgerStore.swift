@@ -91,16 +91,29 @@ struct LedgerStore {
         try tx.enqueue(
             """
             INSERT INTO subscriptions
-                (store, environment, store_id, account_id, store_time_ms, position, state, state_code, expires_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                (store, environment, store_id, account_id, store_time_ms, position, state, state_code, expires_ms,
+                 unacknowledged)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
             ON CONFLICT (store, environment, store_id) DO UPDATE
-            SET account_id = $4, store_time_ms = $5, position = $6, state = $7, state_code = $8, expires_ms = $9
+            SET account_id = $4, store_time_ms = $5, position = $6, state = $7, state_code = $8, expires_ms = $9,
+                unacknowledged = $10
             """,
             Self.keyParameters(subscription.key) + [
                 .text(subscription.accountID), .int(subscription.storeTimeMilliseconds), .int(Int64(position)),
                 .blob(subscription.serialized()), .int(subscription.state.map { Int64($0.rawValue) }),
-                .int(subscription.expiresTimeMilliseconds),
+                .int(subscription.expiresTimeMilliseconds), .int(Self.unacknowledgedColumn(subscription)),
             ])
+    }
+
+    /// The `unacknowledged` column of `subscription`'s row: 1 for a Google purchase recorded but
+    /// not acknowledged at Google that may still be (neither ended nor waiting for its payment),
+    /// NULL otherwise.
+    static func unacknowledgedColumn(_ subscription: Subscription) -> Int64? {
+        guard subscription.key.store == .google, !subscription.acknowledged else { return nil }
+        switch subscription.state {
+        case .expired?, .revoked?, .pending?, nil: return nil
+        default: return 1
+        }
     }
 
     /// The periods recorded for `key`, by start (at most `limit`, the latest); with `raw`, each

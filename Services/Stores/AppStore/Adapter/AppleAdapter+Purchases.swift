@@ -125,7 +125,8 @@ extension AppleAdapter {
     }
 
     /// Asks the App Store for one subscription's current state and records it (with `action`'s
-    /// store-action event when an operator's action asked for it).
+    /// store-action event when an operator's action asked for it; for an operator's refresh,
+    /// `REFRESH`, one whose detail compares the answer with the state the ledger held).
     public func refresh(_ key: SubscriptionKey, action: AppleStoreAction? = nil) async throws
         -> RefreshSubscriptionResponse
     {
@@ -134,6 +135,8 @@ extension AppleAdapter {
             throw AppleAdapterError.environmentNotServed(environment)
         }
         let before = try await ledger.subscription(key)
+        var action = action
+        if action?.name == PurchaseChecks.refreshAction { action?.refreshedFrom = before }
         let current: AppleCurrentState
         do {
             current = try await currentState(
@@ -268,11 +271,15 @@ extension AppleAdapter {
         } catch {
             throw AppleAdapterError.unrecordable(error)
         }
+        let actionDetail = action.map {
+            $0.name == PurchaseChecks.refreshAction
+                ? PurchaseChecks.refreshDetail(before: $0.refreshedFrom, after: subscription) : $0.detail
+        }
         let event = LifecycleEvent(
             key: subscription.key, kind: action?.kind ?? .stateRefreshed,
             storeTimeMilliseconds: subscription.storeTimeMilliseconds, storeType: "API",
             storeSubtype: action?.kind == .storeAction ? action?.name : nil, state: subscription.state,
-            detail: action?.detail ?? detail,
+            detail: actionDetail ?? detail,
             rawTransaction: current.signedTransaction, rawRenewalInfo: current.signedRenewalInfo, actor: action?.actor,
             reason: action?.reason)
         let periods =

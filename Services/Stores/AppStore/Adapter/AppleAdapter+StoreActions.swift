@@ -18,6 +18,9 @@ public struct AppleStoreAction: Sendable, Hashable {
     /// The event recorded: `storeAction` (with `name` as its subtype), or `imported` for an
     /// import's restore.
     public var kind: EventKind
+    /// For an operator's refresh (`REFRESH`): the state the ledger held before (nil: none); the
+    /// event's detail then says whether the App Store's answer changed it.
+    public var refreshedFrom: Subscription?
 
     public init(name: String, actor: String, reason: String, detail: String = "", kind: EventKind = .storeAction) {
         self.name = name

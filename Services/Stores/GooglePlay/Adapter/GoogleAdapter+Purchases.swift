@@ -72,12 +72,21 @@ extension GoogleAdapter {
             previousAccountID: link.previousAccountID)
     }
 
-    /// Asks Google for one purchase's current state and records it.
-    public func refresh(_ key: SubscriptionKey) async throws -> RefreshSubscriptionResponse {
+    /// Asks Google for one purchase's current state and records it; when an operator `asked`
+    /// (the caller and the reason), with a `storeAction` event (`REFRESH`) naming them, whose
+    /// detail says whether Play's answer changed the state the ledger held.
+    public func refresh(_ key: SubscriptionKey, asked: (actor: String, reason: String)? = nil) async throws
+        -> RefreshSubscriptionResponse
+    {
         guard let before = try await ledger.subscription(key) else {
             throw GoogleAdapterError.notInLedger(key)
         }
-        let after = try await reread(before, detail: "RefreshSubscription")
+        let event = asked.map {
+            FetchEvent(
+                kind: .storeAction, storeType: "API", storeSubtype: PurchaseChecks.refreshAction, actor: $0.actor,
+                reason: $0.reason, refreshedFrom: before)
+        }
+        let after = try await reread(before, detail: "RefreshSubscription", event: event)
         return RefreshSubscriptionResponse(subscription: after, changed: PurchaseChecks.differs(before, after))
     }
 
@@ -101,6 +110,9 @@ extension GoogleAdapter {
         /// The action ended access at this time: a subscription Play reads expired after it is
         /// recorded revoked from then.
         var revokedAt: Int64?
+        /// For an operator's refresh (`REFRESH`): the state the ledger held before; the detail
+        /// recorded then says whether Play's answer changed it.
+        var refreshedFrom: Subscription?
         /// The state's write also marks the inbox entry `notificationID` processed (one durable
         /// write instead of two), when nothing is left to do for the notification after it.
         var completesNotification = false
@@ -255,7 +267,10 @@ extension GoogleAdapter {
             storeTimeMilliseconds: event?.time ?? storeTime,
             storeType: event?.storeType ?? "API", storeSubtype: event?.storeSubtype,
             notificationID: event?.notificationID, state: subscription.state,
-            detail: event == nil ? detail : event?.detail, rawTransaction: raw, actor: event?.actor,
+            detail: event.map { event -> String? in
+                event.storeSubtype == PurchaseChecks.refreshAction
+                    ? PurchaseChecks.refreshDetail(before: event.refreshedFrom, after: subscription) : event.detail
+            } ?? detail, rawTransaction: raw, actor: event?.actor,
             reason: event?.reason)
         return try await ledger.recordFetchedState(
             subscription, event: recorded, periods: periods, completing: completing, keyPrefix: "google-state-")

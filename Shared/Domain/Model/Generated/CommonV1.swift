@@ -277,8 +277,11 @@ public enum EventKind: Sendable, Hashable, CaseIterable, RawRepresentable, Custo
     case imported
     /// An operator acted at the store on this subscription: store_subtype names the action
     /// (EXTEND_RENEWAL_DATE, MASS_EXTEND_RENEWAL_DATE, SEND_CONSUMPTION_INFORMATION,
-    /// SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL), actor the caller,
-    /// reason the reason given, detail the store's answer.
+    /// SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL, REFRESH), actor the
+    /// caller, reason the reason given, detail the store's answer. Also an operator's action on
+    /// what the store sent or this backend sends about it, recorded by the ledger with no state
+    /// change: REPLAY_NOTIFICATION (an inbox entry put back to pending), REDELIVER_WEBHOOK (a dead
+    /// letter delivered again).
     case storeAction
     /// A non-zero wire number this version does not know. Never holds a known number.
     case unknown(Int32)

@@ -69,8 +69,8 @@ public protocol LedgerClientProtocol: Sendable {
     func recordDeliveries(_ request: RecordDeliveriesRequest, timeout: Duration?) async throws(RPCError) -> RecordDeliveriesResponse
     /// Events given up on (retried past the longest wait), for an operator.
     func listDeadLetters(_ request: ListDeadLettersRequest, timeout: Duration?) async throws(RPCError) -> ListDeadLettersResponse
-    /// Delivers an endpoint's log again after a sequence: its dead letters after it go back to
-    /// delivery, and a disabled endpoint is enabled.
+    /// Delivers an endpoint's log again after a sequence, or one of its dead letters again: the
+    /// dead letters concerned go back to delivery, and a disabled endpoint is enabled.
     func replayDeliveries(_ request: ReplayDeliveriesRequest, timeout: Duration?) async throws(RPCError) -> GetDeliveryStateResponse
     /// Server stream: the current state of every subscription and link, then one SnapshotChunk
     /// with `complete` set and the change-feed position the snapshot reflects.

@@ -142,7 +142,8 @@ public enum ChangeKind: Sendable, Hashable, CaseIterable, RawRepresentable, Cust
     case subscription
     case link
     case unlink
-    /// An event about an account (a merge, a deletion); no subscription changed.
+    /// An event that changed no subscription: about an account (a merge, a deletion), or an
+    /// operator's action recorded for audit (a notification replayed, a webhook delivered again).
     case account
     /// A non-zero wire number this version does not know. Never holds a known number.
     case unknown(Int32)
@@ -2037,15 +2038,22 @@ public struct GetDeliveryStateResponse: ProtoMessage, Hashable {
     /// The attempts after `delivered_through` that failed and wait for their next try (at most 1000).
     public var retrying: [DeliveryAttempt]
 
+    /// Dead letters put back for delivery by ReplayDeliveries(sequence), at or before
+    /// `delivered_through`, each with its event, by sequence (at most 1000). One not tried since
+    /// has first_attempt_ms and next_attempt_ms 0: due at once.
+    public var redelivering: [DeliveryAttempt]
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         deliveredThrough: UInt64 = 0,
         disabledMilliseconds: Int64? = nil,
-        retrying: [DeliveryAttempt] = []
+        retrying: [DeliveryAttempt] = [],
+        redelivering: [DeliveryAttempt] = []
     ) {
         self.deliveredThrough = deliveredThrough
         self.disabledMilliseconds = disabledMilliseconds
         self.retrying = retrying
+        self.redelivering = redelivering
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -2067,7 +2075,8 @@ extension GetDeliveryStateResponse: CMessageConvertible {
         try self.init(
             deliveredThrough: m.delivered_through,
             disabledMilliseconds: ProtoField.nonZero(m.disabled_ms),
-            retrying: ProtoField.messages(m.retrying, count: m.n_retrying, "retrying"))
+            retrying: ProtoField.messages(m.retrying, count: m.n_retrying, "retrying"),
+            redelivering: ProtoField.messages(m.redelivering, count: m.n_redelivering, "redelivering"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -2075,6 +2084,8 @@ extension GetDeliveryStateResponse: CMessageConvertible {
         c.disabled_ms = disabledMilliseconds ?? 0
         c.n_retrying = retrying.count
         c.retrying = arena.messages(retrying)
+        c.n_redelivering = redelivering.count
+        c.redelivering = arena.messages(redelivering)
     }
 }
 
@@ -2386,16 +2397,37 @@ public struct ReplayDeliveriesRequest: ProtoMessage, Hashable {
 
     public var endpoint: String
 
-    /// Deliver again everything after this sequence (0: the whole log).
+    /// Deliver again everything after this sequence (0: the whole log). Not with `sequence`.
     public var afterSequence: UInt64
+
+    /// Instead of a position: deliver again this one dead letter of the endpoint (its sequence,
+    /// as ListDeadLetters gives it) through the normal delivery path (retried, and a dead letter
+    /// again when it fails past the longest wait); the rest of the log is left as it is. A
+    /// sequence that is not a dead letter of the endpoint is NOT_FOUND. A disabled endpoint is
+    /// enabled.
+    public var sequence: UInt64?
+
+    /// Why an operator delivers again (a support case). With `sequence`, the redelivery is
+    /// recorded in the audit trail of its event's account (and subscription, when the event names
+    /// one): EVENT_KIND_STORE_ACTION with store_subtype REDELIVER_WEBHOOK, the caller as actor,
+    /// this reason, and the endpoint and the event's id in the detail. The ledger logs every
+    /// replay given a reason (actor, reason, endpoint, sequence); for a replay after a position,
+    /// or of an event that names neither account nor subscription, that log line is its only
+    /// audit.
+    /// limit: 1..512 bytes
+    public var reason: String?
 
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         endpoint: String = "",
-        afterSequence: UInt64 = 0
+        afterSequence: UInt64 = 0,
+        sequence: UInt64? = nil,
+        reason: String? = nil
     ) {
         self.endpoint = endpoint
         self.afterSequence = afterSequence
+        self.sequence = sequence
+        self.reason = reason
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -2416,12 +2448,26 @@ extension ReplayDeliveriesRequest: CMessageConvertible {
         let m = c.pointee
         try self.init(
             endpoint: ProtoField.string(m.endpoint, "endpoint"),
-            afterSequence: m.after_sequence)
+            afterSequence: m.after_sequence,
+            sequence: ProtoField.nonZero(m.sequence),
+            reason: ProtoField.optionalString(m.reason, "reason"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         arena.set(&c.endpoint, endpoint)
         c.after_sequence = afterSequence
+        c.sequence = sequence ?? 0
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension ReplayDeliveriesRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [reason]
     }
 }
 
@@ -3030,13 +3076,23 @@ public struct ReplayInboxRequest: ProtoMessage, Hashable {
 
     public var notificationID: String
 
+    /// Why an operator replays it (a support case). Given, the replay is recorded in the audit
+    /// trail of the entry's subscription (its `key`): EVENT_KIND_STORE_ACTION with store_subtype
+    /// REPLAY_NOTIFICATION, the caller as actor, this reason and the notification id. The ledger
+    /// logs every replay given a reason (actor, reason, notification id); for an entry with no
+    /// key that log line is the replay's only audit.
+    /// limit: 1..512 bytes
+    public var reason: String?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         store: Store? = nil,
-        notificationID: String = ""
+        notificationID: String = "",
+        reason: String? = nil
     ) {
         self.store = store
         self.notificationID = notificationID
+        self.reason = reason
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -3057,12 +3113,24 @@ extension ReplayInboxRequest: CMessageConvertible {
         let m = c.pointee
         try self.init(
             store: ProtoField.enumValue(m.store.rawValue, "store"),
-            notificationID: ProtoField.string(m.notification_id, "notification_id"))
+            notificationID: ProtoField.string(m.notification_id, "notification_id"),
+            reason: ProtoField.optionalString(m.reason, "reason"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.store = .init(rawValue: ProtoField.number(store))
         arena.set(&c.notification_id, notificationID)
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension ReplayInboxRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [reason]
     }
 }
 
@@ -3340,6 +3408,12 @@ public struct ListSubscriptionsRequest: ProtoMessage, Hashable {
 
     public var pageToken: String?
 
+    /// Only purchases recorded but not yet acknowledged at Google: STORE_GOOGLE only (another
+    /// store is INVALID_ARGUMENT), `acknowledged` false, and neither ended (EXPIRED, REVOKED) nor
+    /// waiting for its payment (PENDING, which Play lets no one acknowledge). Play refunds and
+    /// revokes a purchase not acknowledged within three days: the work queue of those.
+    public var unacknowledged: Bool
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
         store: Store? = nil,
@@ -3347,7 +3421,8 @@ public struct ListSubscriptionsRequest: ProtoMessage, Hashable {
         expiresAfterMilliseconds: Int64? = nil,
         expiresBeforeMilliseconds: Int64? = nil,
         pageSize: UInt32 = 0,
-        pageToken: String? = nil
+        pageToken: String? = nil,
+        unacknowledged: Bool = false
     ) {
         self.store = store
         self.state = state
@@ -3355,6 +3430,7 @@ public struct ListSubscriptionsRequest: ProtoMessage, Hashable {
         self.expiresBeforeMilliseconds = expiresBeforeMilliseconds
         self.pageSize = pageSize
         self.pageToken = pageToken
+        self.unacknowledged = unacknowledged
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -3379,7 +3455,8 @@ extension ListSubscriptionsRequest: CMessageConvertible {
             expiresAfterMilliseconds: ProtoField.nonZero(m.expires_after_ms),
             expiresBeforeMilliseconds: ProtoField.nonZero(m.expires_before_ms),
             pageSize: m.page_size,
-            pageToken: ProtoField.optionalString(m.page_token, "page_token"))
+            pageToken: ProtoField.optionalString(m.page_token, "page_token"),
+            unacknowledged: m.unacknowledged != 0)
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
@@ -3389,6 +3466,7 @@ extension ListSubscriptionsRequest: CMessageConvertible {
         c.expires_before_ms = expiresBeforeMilliseconds ?? 0
         c.page_size = pageSize
         arena.set(&c.page_token, pageToken)
+        c.unacknowledged = unacknowledged ? 1 : 0
     }
 }
 
@@ -4025,8 +4103,8 @@ public enum LedgerRPC {
     /// Events given up on (retried past the longest wait), for an operator.
     public static let listDeadLetters = UnaryMethod<ListDeadLettersRequest, ListDeadLettersResponse>("subscriptions.ledger.v1.Ledger/ListDeadLetters")
 
-    /// Delivers an endpoint's log again after a sequence: its dead letters after it go back to
-    /// delivery, and a disabled endpoint is enabled.
+    /// Delivers an endpoint's log again after a sequence, or one of its dead letters again: the
+    /// dead letters concerned go back to delivery, and a disabled endpoint is enabled.
     public static let replayDeliveries = UnaryMethod<ReplayDeliveriesRequest, GetDeliveryStateResponse>("subscriptions.ledger.v1.Ledger/ReplayDeliveries")
 
     /// Server stream: the current state of every subscription and link, then one SnapshotChunk

@@ -3337,7 +3337,7 @@ public enum OpenAPIDocuments {
         "tags": [
           "Ledger"
         ],
-        "description": "Delivers an endpoint's log again after a sequence: its dead letters after it go back to\ndelivery, and a disabled endpoint is enabled.",
+        "description": "Delivers an endpoint's log again after a sequence, or one of its dead letters again: the\ndead letters concerned go back to delivery, and a disabled endpoint is enabled.",
         "parameters": [
           {
             "name": "Connect-Protocol-Version",
@@ -3596,7 +3596,7 @@ public enum OpenAPIDocuments {
       },
       "subscriptions.common.v1.EventKind": {
         "type": "string",
-        "description": "Normalized lifecycle events; the store's own type and subtype travel beside them.\n\n- `EVENT_KIND_UNSPECIFIED` (0)\n- `EVENT_KIND_PURCHASED` (1)\n- `EVENT_KIND_RENEWED` (2)\n- `EVENT_KIND_RENEWAL_DISABLED` (3)\n- `EVENT_KIND_RENEWAL_ENABLED` (4)\n- `EVENT_KIND_PRODUCT_CHANGE_SCHEDULED` (5)\n- `EVENT_KIND_PRODUCT_CHANGED` (6)\n- `EVENT_KIND_BILLING_FAILED` (7)\n- `EVENT_KIND_GRACE_PERIOD_STARTED` (8)\n- `EVENT_KIND_BILLING_RECOVERED` (9)\n- `EVENT_KIND_ACCOUNT_HOLD` (10)\n- `EVENT_KIND_PAUSED` (11)\n- `EVENT_KIND_PAUSE_SCHEDULED` (12)\n- `EVENT_KIND_RESUMED` (13)\n- `EVENT_KIND_EXPIRED` (14)\n- `EVENT_KIND_REFUNDED` (15)\n- `EVENT_KIND_REFUND_DECLINED` (16)\n- `EVENT_KIND_REFUND_REVERSED` (17)\n- `EVENT_KIND_REVOKED` (18)\n- `EVENT_KIND_RENEWAL_EXTENDED` (19)\n- `EVENT_KIND_PRICE_CHANGE` (20)\n- `EVENT_KIND_ACKNOWLEDGED` (21)\n- `EVENT_KIND_ACCOUNT_LINKED` (22)\n- `EVENT_KIND_ACCOUNT_TRANSFERRED` (23)\n- `EVENT_KIND_PENDING_CANCELLED` (24)\n- `EVENT_KIND_CONSUMPTION_REQUEST` (25)\n- `EVENT_KIND_TEST` (26)\n- `EVENT_KIND_OTHER` (27): A store event this version does not map; store_type and store_subtype say what it was.\n- `EVENT_KIND_STATE_REFRESHED` (28)\n- `EVENT_KIND_GRANT_CREATED` (29): A promotional grant was made or revoked (GrantEntitlement, RevokeGrant).\n- `EVENT_KIND_GRANT_REVOKED` (30)\n- `EVENT_KIND_ACCOUNT_MERGED` (31): An account's subscriptions moved to another (MergeAccounts): account_id is the one they moved into, other_account_id the one merged away.\n- `EVENT_KIND_ACCOUNT_DELETED` (32): An account was deleted (DeleteAccount); the event names no account.\n- `EVENT_KIND_IMPORTED` (33): A subscription was brought in by an import (subctl import): actor is the caller, reason names the import and its row.\n- `EVENT_KIND_STORE_ACTION` (34): An operator acted at the store on this subscription: store_subtype names the action (EXTEND_RENEWAL_DATE, MASS_EXTEND_RENEWAL_DATE, SEND_CONSUMPTION_INFORMATION, SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL), actor the caller, reason the reason given, detail the store's answer.",
+        "description": "Normalized lifecycle events; the store's own type and subtype travel beside them.\n\n- `EVENT_KIND_UNSPECIFIED` (0)\n- `EVENT_KIND_PURCHASED` (1)\n- `EVENT_KIND_RENEWED` (2)\n- `EVENT_KIND_RENEWAL_DISABLED` (3)\n- `EVENT_KIND_RENEWAL_ENABLED` (4)\n- `EVENT_KIND_PRODUCT_CHANGE_SCHEDULED` (5)\n- `EVENT_KIND_PRODUCT_CHANGED` (6)\n- `EVENT_KIND_BILLING_FAILED` (7)\n- `EVENT_KIND_GRACE_PERIOD_STARTED` (8)\n- `EVENT_KIND_BILLING_RECOVERED` (9)\n- `EVENT_KIND_ACCOUNT_HOLD` (10)\n- `EVENT_KIND_PAUSED` (11)\n- `EVENT_KIND_PAUSE_SCHEDULED` (12)\n- `EVENT_KIND_RESUMED` (13)\n- `EVENT_KIND_EXPIRED` (14)\n- `EVENT_KIND_REFUNDED` (15)\n- `EVENT_KIND_REFUND_DECLINED` (16)\n- `EVENT_KIND_REFUND_REVERSED` (17)\n- `EVENT_KIND_REVOKED` (18)\n- `EVENT_KIND_RENEWAL_EXTENDED` (19)\n- `EVENT_KIND_PRICE_CHANGE` (20)\n- `EVENT_KIND_ACKNOWLEDGED` (21)\n- `EVENT_KIND_ACCOUNT_LINKED` (22)\n- `EVENT_KIND_ACCOUNT_TRANSFERRED` (23)\n- `EVENT_KIND_PENDING_CANCELLED` (24)\n- `EVENT_KIND_CONSUMPTION_REQUEST` (25)\n- `EVENT_KIND_TEST` (26)\n- `EVENT_KIND_OTHER` (27): A store event this version does not map; store_type and store_subtype say what it was.\n- `EVENT_KIND_STATE_REFRESHED` (28)\n- `EVENT_KIND_GRANT_CREATED` (29): A promotional grant was made or revoked (GrantEntitlement, RevokeGrant).\n- `EVENT_KIND_GRANT_REVOKED` (30)\n- `EVENT_KIND_ACCOUNT_MERGED` (31): An account's subscriptions moved to another (MergeAccounts): account_id is the one they moved into, other_account_id the one merged away.\n- `EVENT_KIND_ACCOUNT_DELETED` (32): An account was deleted (DeleteAccount); the event names no account.\n- `EVENT_KIND_IMPORTED` (33): A subscription was brought in by an import (subctl import): actor is the caller, reason names the import and its row.\n- `EVENT_KIND_STORE_ACTION` (34): An operator acted at the store on this subscription: store_subtype names the action (EXTEND_RENEWAL_DATE, MASS_EXTEND_RENEWAL_DATE, SEND_CONSUMPTION_INFORMATION, SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL, REFRESH), actor the caller, reason the reason given, detail the store's answer. Also an operator's action on what the store sent or this backend sends about it, recorded by the ledger with no state change: REPLAY_NOTIFICATION (an inbox entry put back to pending), REDELIVER_WEBHOOK (a dead letter delivered again).",
         "enum": [
           "EVENT_KIND_UNSPECIFIED",
           "EVENT_KIND_PURCHASED",
@@ -4644,10 +4644,18 @@ public enum OpenAPIDocuments {
               "$ref": "#/components/schemas/subscriptions.ledger.v1.DeliveryAttempt"
             },
             "description": "The attempts after `delivered_through` that failed and wait for their next try (at most 1000)."
+          },
+          "redelivering": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/subscriptions.ledger.v1.DeliveryAttempt"
+            },
+            "description": "Dead letters put back for delivery by ReplayDeliveries(sequence), at or before\n`delivered_through`, each with its event, by sequence (at most 1000). One not tried since\nhas first_attempt_ms and next_attempt_ms 0: due at once."
           }
         },
         "required": [
-          "retrying"
+          "retrying",
+          "redelivering"
         ]
       },
       "subscriptions.ledger.v1.GetEventStateRequest": {
@@ -5128,6 +5136,10 @@ public enum OpenAPIDocuments {
           },
           "pageToken": {
             "type": "string"
+          },
+          "unacknowledged": {
+            "type": "boolean",
+            "description": "Only purchases recorded but not yet acknowledged at Google: STORE_GOOGLE only (another\nstore is INVALID_ARGUMENT), `acknowledged` false, and neither ended (EXPIRED, REVOKED) nor\nwaiting for its payment (PENDING, which Play lets no one acknowledge). Play refunds and\nrevokes a purchase not acknowledged within three days: the work queue of those."
           }
         }
       },
@@ -5422,7 +5434,19 @@ public enum OpenAPIDocuments {
             "type": "string",
             "format": "uint64",
             "pattern": "^[0-9]+$",
-            "description": "Deliver again everything after this sequence (0: the whole log)."
+            "description": "Deliver again everything after this sequence (0: the whole log). Not with `sequence`."
+          },
+          "sequence": {
+            "type": "string",
+            "format": "uint64",
+            "pattern": "^[0-9]+$",
+            "description": "Instead of a position: deliver again this one dead letter of the endpoint (its sequence,\nas ListDeadLetters gives it) through the normal delivery path (retried, and a dead letter\nagain when it fails past the longest wait); the rest of the log is left as it is. A\nsequence that is not a dead letter of the endpoint is NOT_FOUND. A disabled endpoint is\nenabled."
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why an operator delivers again (a support case). With `sequence`, the redelivery is\nrecorded in the audit trail of its event's account (and subscription, when the event names\none): EVENT_KIND_STORE_ACTION with store_subtype REDELIVER_WEBHOOK, the caller as actor,\nthis reason, and the endpoint and the event's id in the detail. The ledger logs every\nreplay given a reason (actor, reason, endpoint, sequence); for a replay after a position,\nor of an event that names neither account nor subscription, that log line is its only\naudit."
           }
         }
       },
@@ -5434,6 +5458,12 @@ public enum OpenAPIDocuments {
           },
           "notificationId": {
             "type": "string"
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why an operator replays it (a support case). Given, the replay is recorded in the audit\ntrail of the entry's subscription (its `key`): EVENT_KIND_STORE_ACTION with store_subtype\nREPLAY_NOTIFICATION, the caller as actor, this reason and the notification id. The ledger\nlogs every replay given a reason (actor, reason, notification id); for an entry with no\nkey that log line is the replay's only audit."
           }
         }
       },
@@ -6799,7 +6829,7 @@ public enum OpenAPIDocuments {
       },
       "subscriptions.common.v1.EventKind": {
         "type": "string",
-        "description": "Normalized lifecycle events; the store's own type and subtype travel beside them.\n\n- `EVENT_KIND_UNSPECIFIED` (0)\n- `EVENT_KIND_PURCHASED` (1)\n- `EVENT_KIND_RENEWED` (2)\n- `EVENT_KIND_RENEWAL_DISABLED` (3)\n- `EVENT_KIND_RENEWAL_ENABLED` (4)\n- `EVENT_KIND_PRODUCT_CHANGE_SCHEDULED` (5)\n- `EVENT_KIND_PRODUCT_CHANGED` (6)\n- `EVENT_KIND_BILLING_FAILED` (7)\n- `EVENT_KIND_GRACE_PERIOD_STARTED` (8)\n- `EVENT_KIND_BILLING_RECOVERED` (9)\n- `EVENT_KIND_ACCOUNT_HOLD` (10)\n- `EVENT_KIND_PAUSED` (11)\n- `EVENT_KIND_PAUSE_SCHEDULED` (12)\n- `EVENT_KIND_RESUMED` (13)\n- `EVENT_KIND_EXPIRED` (14)\n- `EVENT_KIND_REFUNDED` (15)\n- `EVENT_KIND_REFUND_DECLINED` (16)\n- `EVENT_KIND_REFUND_REVERSED` (17)\n- `EVENT_KIND_REVOKED` (18)\n- `EVENT_KIND_RENEWAL_EXTENDED` (19)\n- `EVENT_KIND_PRICE_CHANGE` (20)\n- `EVENT_KIND_ACKNOWLEDGED` (21)\n- `EVENT_KIND_ACCOUNT_LINKED` (22)\n- `EVENT_KIND_ACCOUNT_TRANSFERRED` (23)\n- `EVENT_KIND_PENDING_CANCELLED` (24)\n- `EVENT_KIND_CONSUMPTION_REQUEST` (25)\n- `EVENT_KIND_TEST` (26)\n- `EVENT_KIND_OTHER` (27): A store event this version does not map; store_type and store_subtype say what it was.\n- `EVENT_KIND_STATE_REFRESHED` (28)\n- `EVENT_KIND_GRANT_CREATED` (29): A promotional grant was made or revoked (GrantEntitlement, RevokeGrant).\n- `EVENT_KIND_GRANT_REVOKED` (30)\n- `EVENT_KIND_ACCOUNT_MERGED` (31): An account's subscriptions moved to another (MergeAccounts): account_id is the one they moved into, other_account_id the one merged away.\n- `EVENT_KIND_ACCOUNT_DELETED` (32): An account was deleted (DeleteAccount); the event names no account.\n- `EVENT_KIND_IMPORTED` (33): A subscription was brought in by an import (subctl import): actor is the caller, reason names the import and its row.\n- `EVENT_KIND_STORE_ACTION` (34): An operator acted at the store on this subscription: store_subtype names the action (EXTEND_RENEWAL_DATE, MASS_EXTEND_RENEWAL_DATE, SEND_CONSUMPTION_INFORMATION, SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL), actor the caller, reason the reason given, detail the store's answer.",
+        "description": "Normalized lifecycle events; the store's own type and subtype travel beside them.\n\n- `EVENT_KIND_UNSPECIFIED` (0)\n- `EVENT_KIND_PURCHASED` (1)\n- `EVENT_KIND_RENEWED` (2)\n- `EVENT_KIND_RENEWAL_DISABLED` (3)\n- `EVENT_KIND_RENEWAL_ENABLED` (4)\n- `EVENT_KIND_PRODUCT_CHANGE_SCHEDULED` (5)\n- `EVENT_KIND_PRODUCT_CHANGED` (6)\n- `EVENT_KIND_BILLING_FAILED` (7)\n- `EVENT_KIND_GRACE_PERIOD_STARTED` (8)\n- `EVENT_KIND_BILLING_RECOVERED` (9)\n- `EVENT_KIND_ACCOUNT_HOLD` (10)\n- `EVENT_KIND_PAUSED` (11)\n- `EVENT_KIND_PAUSE_SCHEDULED` (12)\n- `EVENT_KIND_RESUMED` (13)\n- `EVENT_KIND_EXPIRED` (14)\n- `EVENT_KIND_REFUNDED` (15)\n- `EVENT_KIND_REFUND_DECLINED` (16)\n- `EVENT_KIND_REFUND_REVERSED` (17)\n- `EVENT_KIND_REVOKED` (18)\n- `EVENT_KIND_RENEWAL_EXTENDED` (19)\n- `EVENT_KIND_PRICE_CHANGE` (20)\n- `EVENT_KIND_ACKNOWLEDGED` (21)\n- `EVENT_KIND_ACCOUNT_LINKED` (22)\n- `EVENT_KIND_ACCOUNT_TRANSFERRED` (23)\n- `EVENT_KIND_PENDING_CANCELLED` (24)\n- `EVENT_KIND_CONSUMPTION_REQUEST` (25)\n- `EVENT_KIND_TEST` (26)\n- `EVENT_KIND_OTHER` (27): A store event this version does not map; store_type and store_subtype say what it was.\n- `EVENT_KIND_STATE_REFRESHED` (28)\n- `EVENT_KIND_GRANT_CREATED` (29): A promotional grant was made or revoked (GrantEntitlement, RevokeGrant).\n- `EVENT_KIND_GRANT_REVOKED` (30)\n- `EVENT_KIND_ACCOUNT_MERGED` (31): An account's subscriptions moved to another (MergeAccounts): account_id is the one they moved into, other_account_id the one merged away.\n- `EVENT_KIND_ACCOUNT_DELETED` (32): An account was deleted (DeleteAccount); the event names no account.\n- `EVENT_KIND_IMPORTED` (33): A subscription was brought in by an import (subctl import): actor is the caller, reason names the import and its row.\n- `EVENT_KIND_STORE_ACTION` (34): An operator acted at the store on this subscription: store_subtype names the action (EXTEND_RENEWAL_DATE, MASS_EXTEND_RENEWAL_DATE, SEND_CONSUMPTION_INFORMATION, SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL, REFRESH), actor the caller, reason the reason given, detail the store's answer. Also an operator's action on what the store sent or this backend sends about it, recorded by the ledger with no state change: REPLAY_NOTIFICATION (an inbox entry put back to pending), REDELIVER_WEBHOOK (a dead letter delivered again).",
         "enum": [
           "EVENT_KIND_UNSPECIFIED",
           "EVENT_KIND_PURCHASED",
@@ -7848,6 +7878,12 @@ public enum OpenAPIDocuments {
         "properties": {
           "key": {
             "$ref": "#/components/schemas/subscriptions.common.v1.SubscriptionKey"
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Why an operator asks (a support case). Given, the refresh is recorded in the\nsubscription's audit trail as an operator's action: EVENT_KIND_STORE_ACTION with\nstore_subtype REFRESH, the caller as actor, this reason, and a detail saying whether the\nstore's answer changed the recorded state. Absent (an app's refresh): recorded as\nEVENT_KIND_STATE_REFRESHED, as before."
           }
         }
       },

@@ -468,6 +468,7 @@ public enum ProtoSchema {
             Field(1, "delivered_through", "deliveredThrough", .uint64),
             Field(2, "disabled_ms", "disabledMs", .int64, optional: true),
             Field(3, "retrying", "retrying", .message("subscriptions.ledger.v1.DeliveryAttempt"), repeated: true),
+            Field(4, "redelivering", "redelivering", .message("subscriptions.ledger.v1.DeliveryAttempt"), repeated: true),
         ]),
         "subscriptions.ledger.v1.RecordDeliveriesRequest": Message(fullName: "subscriptions.ledger.v1.RecordDeliveriesRequest", fields: [
             Field(1, "endpoint", "endpoint", .string),
@@ -496,6 +497,8 @@ public enum ProtoSchema {
         "subscriptions.ledger.v1.ReplayDeliveriesRequest": Message(fullName: "subscriptions.ledger.v1.ReplayDeliveriesRequest", fields: [
             Field(1, "endpoint", "endpoint", .string),
             Field(2, "after_sequence", "afterSequence", .uint64),
+            Field(3, "sequence", "sequence", .uint64, optional: true),
+            Field(4, "reason", "reason", .string, optional: true),
         ]),
         "subscriptions.ledger.v1.GetSubscriptionRequest": Message(fullName: "subscriptions.ledger.v1.GetSubscriptionRequest", fields: [
             Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
@@ -545,6 +548,7 @@ public enum ProtoSchema {
         "subscriptions.ledger.v1.ReplayInboxRequest": Message(fullName: "subscriptions.ledger.v1.ReplayInboxRequest", fields: [
             Field(1, "store", "store", .enumeration("subscriptions.common.v1.Store")),
             Field(2, "notification_id", "notificationId", .string),
+            Field(3, "reason", "reason", .string, optional: true),
         ]),
         "subscriptions.ledger.v1.SnapshotRequest": Message(fullName: "subscriptions.ledger.v1.SnapshotRequest", fields: [
             Field(1, "states_only", "statesOnly", .bool),
@@ -575,6 +579,7 @@ public enum ProtoSchema {
             Field(4, "expires_before_ms", "expiresBeforeMs", .int64, optional: true),
             Field(5, "page_size", "pageSize", .uint32),
             Field(6, "page_token", "pageToken", .string, optional: true),
+            Field(7, "unacknowledged", "unacknowledged", .bool),
         ]),
         "subscriptions.ledger.v1.ListSubscriptionsResponse": Message(fullName: "subscriptions.ledger.v1.ListSubscriptionsResponse", fields: [
             Field(1, "subscriptions", "subscriptions", .message("subscriptions.common.v1.Subscription"), repeated: true),
@@ -675,6 +680,7 @@ public enum ProtoSchema {
         ]),
         "subscriptions.verifier.v1.RefreshSubscriptionRequest": Message(fullName: "subscriptions.verifier.v1.RefreshSubscriptionRequest", fields: [
             Field(1, "key", "key", .message("subscriptions.common.v1.SubscriptionKey")),
+            Field(2, "reason", "reason", .string, optional: true),
         ]),
         "subscriptions.verifier.v1.RefreshSubscriptionResponse": Message(fullName: "subscriptions.verifier.v1.RefreshSubscriptionResponse", fields: [
             Field(1, "subscription", "subscription", .message("subscriptions.common.v1.Subscription")),

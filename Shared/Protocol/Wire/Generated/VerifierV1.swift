@@ -685,11 +685,21 @@ public struct RefreshSubscriptionRequest: ProtoMessage, Hashable {
 
     public var key: SubscriptionKey?
 
+    /// Why an operator asks (a support case). Given, the refresh is recorded in the
+    /// subscription's audit trail as an operator's action: EVENT_KIND_STORE_ACTION with
+    /// store_subtype REFRESH, the caller as actor, this reason, and a detail saying whether the
+    /// store's answer changed the recorded state. Absent (an app's refresh): recorded as
+    /// EVENT_KIND_STATE_REFRESHED, as before.
+    /// limit: 1..512 bytes
+    public var reason: String?
+
     /// A value with the fields given; the others empty, zero or absent.
     public init(
-        key: SubscriptionKey? = nil
+        key: SubscriptionKey? = nil,
+        reason: String? = nil
     ) {
         self.key = key
+        self.reason = reason
     }
 
     /// Decodes serialized bytes; throws `RPCError(.invalidArgument)` naming the message and the field.
@@ -709,11 +719,23 @@ extension RefreshSubscriptionRequest: CMessageConvertible {
     init(_ c: UnsafePointer<CMessage>) throws(ProtoFieldError) {
         let m = c.pointee
         try self.init(
-            key: ProtoField.message(m.key, "key"))
+            key: ProtoField.message(m.key, "key"),
+            reason: ProtoField.optionalString(m.reason, "reason"))
     }
 
     func fill(_ c: inout CMessage, in arena: CArena) {
         c.key = key?.cMessage(in: arena)
+        arena.set(&c.reason, reason)
+    }
+}
+
+extension RefreshSubscriptionRequest {
+    /// The bounds `proto/` states for this message's fields (their `limit:` lines).
+    public enum Limits {
+        /// `reason`: 1..512 bytes.
+        public static let reason = FieldLimit("reason", 1...512, .bytes)
+        /// Every one above, in field order.
+        public static let all: [FieldLimit] = [reason]
     }
 }
 

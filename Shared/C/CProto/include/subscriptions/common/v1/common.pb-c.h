@@ -153,8 +153,11 @@ typedef enum _Subscriptions__Common__V1__EventKind {
   /*
    * An operator acted at the store on this subscription: store_subtype names the action
    * (EXTEND_RENEWAL_DATE, MASS_EXTEND_RENEWAL_DATE, SEND_CONSUMPTION_INFORMATION,
-   * SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL), actor the caller,
-   * reason the reason given, detail the store's answer.
+   * SET_APP_ACCOUNT_TOKEN, REVOKE, REFUND_ORDER, DEFER_RENEWAL, CANCEL, REFRESH), actor the
+   * caller, reason the reason given, detail the store's answer. Also an operator's action on
+   * what the store sent or this backend sends about it, recorded by the ledger with no state
+   * change: REPLAY_NOTIFICATION (an inbox entry put back to pending), REDELIVER_WEBHOOK (a dead
+   * letter delivered again).
    */
   SUBSCRIPTIONS__COMMON__V1__EVENT_KIND__EVENT_KIND_STORE_ACTION = 34
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__COMMON__V1__EVENT_KIND)

@@ -109,7 +109,8 @@ typedef enum _Subscriptions__Ledger__V1__ChangeKind {
   SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_LINK = 2,
   SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_UNLINK = 3,
   /*
-   * An event about an account (a merge, a deletion); no subscription changed.
+   * An event that changed no subscription: about an account (a merge, a deletion), or an
+   * operator's action recorded for audit (a notification replayed, a webhook delivered again).
    */
   SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND__CHANGE_KIND_ACCOUNT = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SUBSCRIPTIONS__LEDGER__V1__CHANGE_KIND)
@@ -700,10 +701,17 @@ struct  Subscriptions__Ledger__V1__GetDeliveryStateResponse
    */
   size_t n_retrying;
   Subscriptions__Ledger__V1__DeliveryAttempt **retrying;
+  /*
+   * Dead letters put back for delivery by ReplayDeliveries(sequence), at or before
+   * `delivered_through`, each with its event, by sequence (at most 1000). One not tried since
+   * has first_attempt_ms and next_attempt_ms 0: due at once.
+   */
+  size_t n_redelivering;
+  Subscriptions__Ledger__V1__DeliveryAttempt **redelivering;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__GET_DELIVERY_STATE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__get_delivery_state_response__descriptor) \
-    , 0, 0, 0,NULL }
+    , 0, 0, 0,NULL, 0,NULL }
 
 
 struct  Subscriptions__Ledger__V1__RecordDeliveriesRequest
@@ -805,13 +813,32 @@ struct  Subscriptions__Ledger__V1__ReplayDeliveriesRequest
   ProtobufCMessage base;
   char *endpoint;
   /*
-   * Deliver again everything after this sequence (0: the whole log).
+   * Deliver again everything after this sequence (0: the whole log). Not with `sequence`.
    */
   uint64_t after_sequence;
+  /*
+   * Instead of a position: deliver again this one dead letter of the endpoint (its sequence,
+   * as ListDeadLetters gives it) through the normal delivery path (retried, and a dead letter
+   * again when it fails past the longest wait); the rest of the log is left as it is. A
+   * sequence that is not a dead letter of the endpoint is NOT_FOUND. A disabled endpoint is
+   * enabled.
+   */
+  uint64_t sequence;
+  /*
+   * Why an operator delivers again (a support case). With `sequence`, the redelivery is
+   * recorded in the audit trail of its event's account (and subscription, when the event names
+   * one): EVENT_KIND_STORE_ACTION with store_subtype REDELIVER_WEBHOOK, the caller as actor,
+   * this reason, and the endpoint and the event's id in the detail. The ledger logs every
+   * replay given a reason (actor, reason, endpoint, sequence); for a replay after a position,
+   * or of an event that names neither account nor subscription, that log line is its only
+   * audit.
+   * limit: 1..512 bytes
+   */
+  char *reason;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__REPLAY_DELIVERIES_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__replay_deliveries_request__descriptor) \
-    , (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Ledger__V1__GetSubscriptionRequest
@@ -979,10 +1006,19 @@ struct  Subscriptions__Ledger__V1__ReplayInboxRequest
   ProtobufCMessage base;
   Subscriptions__Common__V1__Store store;
   char *notification_id;
+  /*
+   * Why an operator replays it (a support case). Given, the replay is recorded in the audit
+   * trail of the entry's subscription (its `key`): EVENT_KIND_STORE_ACTION with store_subtype
+   * REPLAY_NOTIFICATION, the caller as actor, this reason and the notification id. The ledger
+   * logs every replay given a reason (actor, reason, notification id); for an entry with no
+   * key that log line is the replay's only audit.
+   * limit: 1..512 bytes
+   */
+  char *reason;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__REPLAY_INBOX_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__replay_inbox_request__descriptor) \
-    , SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED, (char *)protobuf_c_empty_string }
+    , SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Ledger__V1__SnapshotRequest
@@ -1088,10 +1124,17 @@ struct  Subscriptions__Ledger__V1__ListSubscriptionsRequest
    */
   uint32_t page_size;
   char *page_token;
+  /*
+   * Only purchases recorded but not yet acknowledged at Google: STORE_GOOGLE only (another
+   * store is INVALID_ARGUMENT), `acknowledged` false, and neither ended (EXPIRED, REVOKED) nor
+   * waiting for its payment (PENDING, which Play lets no one acknowledge). Play refunds and
+   * revokes a purchase not acknowledged within three days: the work queue of those.
+   */
+  protobuf_c_boolean unacknowledged;
 };
 #define SUBSCRIPTIONS__LEDGER__V1__LIST_SUBSCRIPTIONS_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__ledger__v1__list_subscriptions_request__descriptor) \
-    , SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string }
+    , SUBSCRIPTIONS__COMMON__V1__STORE__STORE_UNSPECIFIED, SUBSCRIPTIONS__COMMON__V1__SUBSCRIPTION_STATE__SUBSCRIPTION_STATE_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Subscriptions__Ledger__V1__ListSubscriptionsResponse

@@ -285,10 +285,19 @@ struct  Subscriptions__Verifier__V1__RefreshSubscriptionRequest
 {
   ProtobufCMessage base;
   Subscriptions__Common__V1__SubscriptionKey *key;
+  /*
+   * Why an operator asks (a support case). Given, the refresh is recorded in the
+   * subscription's audit trail as an operator's action: EVENT_KIND_STORE_ACTION with
+   * store_subtype REFRESH, the caller as actor, this reason, and a detail saying whether the
+   * store's answer changed the recorded state. Absent (an app's refresh): recorded as
+   * EVENT_KIND_STATE_REFRESHED, as before.
+   * limit: 1..512 bytes
+   */
+  char *reason;
 };
 #define SUBSCRIPTIONS__VERIFIER__V1__REFRESH_SUBSCRIPTION_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&subscriptions__verifier__v1__refresh_subscription_request__descriptor) \
-    , NULL }
+    , NULL, (char *)protobuf_c_empty_string }
 
 
 struct  Subscriptions__Verifier__V1__RefreshSubscriptionResponse

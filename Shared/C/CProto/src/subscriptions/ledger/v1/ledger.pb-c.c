@@ -4714,7 +4714,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_delivery_state_r
   (ProtobufCMessageInit) subscriptions__ledger__v1__get_delivery_state_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_delivery_state_response__field_descriptors[3] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_delivery_state_response__field_descriptors[4] =
 {
   {
     "delivered_through",
@@ -4752,16 +4752,29 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__get_delivery_st
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "redelivering",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Subscriptions__Ledger__V1__GetDeliveryStateResponse, n_redelivering),
+    offsetof(Subscriptions__Ledger__V1__GetDeliveryStateResponse, redelivering),
+    &subscriptions__ledger__v1__delivery_attempt__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__get_delivery_state_response__field_indices_by_name[] = {
   0,   /* field[0] = delivered_through */
   1,   /* field[1] = disabled_ms */
+  3,   /* field[3] = redelivering */
   2,   /* field[2] = retrying */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__get_delivery_state_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_delivery_state_response__descriptor =
 {
@@ -4771,7 +4784,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__get_delivery_state_r
   "Subscriptions__Ledger__V1__GetDeliveryStateResponse",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__GetDeliveryStateResponse),
-  3,
+  4,
   subscriptions__ledger__v1__get_delivery_state_response__field_descriptors,
   subscriptions__ledger__v1__get_delivery_state_response__field_indices_by_name,
   1,  subscriptions__ledger__v1__get_delivery_state_response__number_ranges,
@@ -5085,7 +5098,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_dead_letters_re
   (ProtobufCMessageInit) subscriptions__ledger__v1__list_dead_letters_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__replay_deliveries_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__replay_deliveries_request__field_descriptors[4] =
 {
   {
     "endpoint",
@@ -5111,15 +5124,41 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__replay_deliveri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "sequence",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ReplayDeliveriesRequest, sequence),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ReplayDeliveriesRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__replay_deliveries_request__field_indices_by_name[] = {
   1,   /* field[1] = after_sequence */
   0,   /* field[0] = endpoint */
+  3,   /* field[3] = reason */
+  2,   /* field[2] = sequence */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__replay_deliveries_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__replay_deliveries_request__descriptor =
 {
@@ -5129,7 +5168,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__replay_deliveries_re
   "Subscriptions__Ledger__V1__ReplayDeliveriesRequest",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__ReplayDeliveriesRequest),
-  2,
+  4,
   subscriptions__ledger__v1__replay_deliveries_request__field_descriptors,
   subscriptions__ledger__v1__replay_deliveries_request__field_indices_by_name,
   1,  subscriptions__ledger__v1__replay_deliveries_request__number_ranges,
@@ -5711,7 +5750,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__mark_inbox_response_
   (ProtobufCMessageInit) subscriptions__ledger__v1__mark_inbox_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__replay_inbox_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__replay_inbox_request__field_descriptors[3] =
 {
   {
     "store",
@@ -5737,15 +5776,28 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__replay_inbox_re
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "reason",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ReplayInboxRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__replay_inbox_request__field_indices_by_name[] = {
   1,   /* field[1] = notification_id */
+  2,   /* field[2] = reason */
   0,   /* field[0] = store */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__replay_inbox_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__replay_inbox_request__descriptor =
 {
@@ -5755,7 +5807,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__replay_inbox_request
   "Subscriptions__Ledger__V1__ReplayInboxRequest",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__ReplayInboxRequest),
-  2,
+  3,
   subscriptions__ledger__v1__replay_inbox_request__field_descriptors,
   subscriptions__ledger__v1__replay_inbox_request__field_indices_by_name,
   1,  subscriptions__ledger__v1__replay_inbox_request__number_ranges,
@@ -6044,7 +6096,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__change__descriptor =
   (ProtobufCMessageInit) subscriptions__ledger__v1__change__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_subscriptions_request__field_descriptors[6] =
+static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_subscriptions_request__field_descriptors[7] =
 {
   {
     "store",
@@ -6118,6 +6170,18 @@ static const ProtobufCFieldDescriptor subscriptions__ledger__v1__list_subscripti
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "unacknowledged",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Ledger__V1__ListSubscriptionsRequest, unacknowledged),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__ledger__v1__list_subscriptions_request__field_indices_by_name[] = {
   2,   /* field[2] = expires_after_ms */
@@ -6126,11 +6190,12 @@ static const unsigned subscriptions__ledger__v1__list_subscriptions_request__fie
   5,   /* field[5] = page_token */
   1,   /* field[1] = state */
   0,   /* field[0] = store */
+  6,   /* field[6] = unacknowledged */
 };
 static const ProtobufCIntRange subscriptions__ledger__v1__list_subscriptions_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_subscriptions_request__descriptor =
 {
@@ -6140,7 +6205,7 @@ const ProtobufCMessageDescriptor subscriptions__ledger__v1__list_subscriptions_r
   "Subscriptions__Ledger__V1__ListSubscriptionsRequest",
   "subscriptions.ledger.v1",
   sizeof(Subscriptions__Ledger__V1__ListSubscriptionsRequest),
-  6,
+  7,
   subscriptions__ledger__v1__list_subscriptions_request__field_descriptors,
   subscriptions__ledger__v1__list_subscriptions_request__field_indices_by_name,
   1,  subscriptions__ledger__v1__list_subscriptions_request__number_ranges,

@@ -1909,7 +1909,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__restored_purchase_
   (ProtobufCMessageInit) subscriptions__verifier__v1__restored_purchase__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor subscriptions__verifier__v1__refresh_subscription_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor subscriptions__verifier__v1__refresh_subscription_request__field_descriptors[2] =
 {
   {
     "key",
@@ -1923,14 +1923,27 @@ static const ProtobufCFieldDescriptor subscriptions__verifier__v1__refresh_subsc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "reason",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Subscriptions__Verifier__V1__RefreshSubscriptionRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned subscriptions__verifier__v1__refresh_subscription_request__field_indices_by_name[] = {
   0,   /* field[0] = key */
+  1,   /* field[1] = reason */
 };
 static const ProtobufCIntRange subscriptions__verifier__v1__refresh_subscription_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor subscriptions__verifier__v1__refresh_subscription_request__descriptor =
 {
@@ -1940,7 +1953,7 @@ const ProtobufCMessageDescriptor subscriptions__verifier__v1__refresh_subscripti
   "Subscriptions__Verifier__V1__RefreshSubscriptionRequest",
   "subscriptions.verifier.v1",
   sizeof(Subscriptions__Verifier__V1__RefreshSubscriptionRequest),
-  1,
+  2,
   subscriptions__verifier__v1__refresh_subscription_request__field_descriptors,
   subscriptions__verifier__v1__refresh_subscription_request__field_indices_by_name,
   1,  subscriptions__verifier__v1__refresh_subscription_request__number_ranges,
