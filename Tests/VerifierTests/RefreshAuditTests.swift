@@ -98,6 +98,34 @@ struct RefreshAuditTests {
         await harness.stop()
     }
 
+    @Test(
+        "Google Play: an operator's refresh of a linked purchase Play still waits to see acknowledged acknowledges it; an app's refresh does not"
+    )
+    func refreshAcknowledges() async throws {
+        let harness = try await GoogleAdapterTests.Harness()
+        harness.api.setSubscription("tok-a", harness.purchase())
+        let verifier = try verifierClient(google: harness.adapter)
+        // The verification's acknowledgement fails: the purchase stays owed.
+        harness.api.setFailAcknowledgements(true)
+        _ = try await verifier.verifyGooglePurchase(
+            .init(
+                accountID: "user-a", packageName: GoogleAdapterTests.package, productID: "pro_monthly",
+                purchaseToken: "tok-a", idempotencyKey: "g-tok-a"))
+        harness.api.setFailAcknowledgements(false)
+        let key = harness.key("tok-a")
+        let acknowledgements = { harness.api.calls.filter { $0 == "acknowledge tok-a" }.count }
+        #expect(acknowledgements() == 1)
+        let app = try await verifier.refreshSubscription(RefreshSubscriptionRequest(key: key))
+        #expect(app.subscription?.acknowledged == false && acknowledgements() == 1)
+        let asked = try await verifier.refreshSubscription(
+            RefreshSubscriptionRequest(key: key, reason: "acknowledgement owed"))
+        #expect(asked.subscription?.acknowledged == true)
+        #expect(acknowledgements() == 2)
+        #expect(
+            try await harness.ledger.getSubscription(GetSubscriptionRequest(key: key)).subscription?.acknowledged == true)
+        await harness.stop()
+    }
+
     @Test("a reason is at most 512 bytes: the longest is taken, one byte more is refused")
     func reasonLimits() async throws {
         let (harness, verifier, key) = try await Self.verifiedGoogle("tok-l")

@@ -74,7 +74,10 @@ extension GoogleAdapter {
 
     /// Asks Google for one purchase's current state and records it; when an operator `asked`
     /// (the caller and the reason), with a `storeAction` event (`REFRESH`) naming them, whose
-    /// detail says whether Play's answer changed the state the ledger held.
+    /// detail says whether Play's answer changed the state the ledger held. An operator's refresh
+    /// of a purchase linked to an account that Play still waits to see acknowledged acknowledges
+    /// it, as a verification would (the acknowledgement work queue's action): Play refunds one left
+    /// unacknowledged for three days.
     public func refresh(_ key: SubscriptionKey, asked: (actor: String, reason: String)? = nil) async throws
         -> RefreshSubscriptionResponse
     {
@@ -86,8 +89,12 @@ extension GoogleAdapter {
                 kind: .storeAction, storeType: "API", storeSubtype: PurchaseChecks.refreshAction, actor: $0.actor,
                 reason: $0.reason, refreshedFrom: before)
         }
-        let after = try await reread(before, detail: "RefreshSubscription", event: event)
-        return RefreshSubscriptionResponse(subscription: after, changed: PurchaseChecks.differs(before, after))
+        var after = try await reread(before, detail: "RefreshSubscription", event: event)
+        let changed = PurchaseChecks.differs(before, after)
+        if asked != nil, !after.acknowledged, Self.owesAcknowledgement(after), !(after.accountID ?? "").isEmpty {
+            after = await acknowledgeOrQueue(after, packageName: after.bundleOrPackage)
+        }
+        return RefreshSubscriptionResponse(subscription: after, changed: changed)
     }
 
     // MARK: Steps

@@ -107,14 +107,15 @@ extension Console {
         .element("label", [.text(label + " "), .void("input", attributes)])
     }
 
-    /// A labelled choice of `options` (value, text).
+    /// A labelled choice of `options` (value, text): required, unless an option is empty (none).
     static func select(_ label: String, name: String, _ options: [(value: String, text: String)]) -> HTML {
-        .element(
+        let optional = options.contains { $0.value.isEmpty }
+        return .element(
             "label",
             [
                 .text(label + " "),
                 .element(
-                    "select", ["name": name, "required": ""],
+                    "select", ["name": name, "required": optional ? nil : ""],
                     options.map { .element("option", ["value": $0.value], text: $0.text) }),
             ])
     }

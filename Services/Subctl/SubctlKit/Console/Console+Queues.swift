@@ -75,18 +75,11 @@ extension Console {
     /// The Google Play purchases the ledger has not acknowledged: every page of Google
     /// subscriptions, keeping those not acknowledged.
     func unacknowledgedGooglePurchases() async throws(SubctlError) -> [Subscription] {
-        var found: [Subscription] = []
-        var request = ListSubscriptionsRequest(store: .google, pageSize: 500)
-        for _ in 0..<LedgerCommand.maximumPages {
-            let page = try await call(
-                services.ledger, LedgerRPC.listSubscriptions.name, request, as: ListSubscriptionsResponse.self)
-            found += page.subscriptions.filter {
-                !$0.acknowledged && $0.state != .pending && $0.state != .expired && $0.state != .revoked
-            }
-            guard let token = page.nextPageToken, !token.isEmpty, found.count < Int(Self.queuePageSize) else { break }
-            request.pageToken = token
-        }
-        return Array(found.prefix(Int(Self.queuePageSize)))
+        // The ledger's own filter: Google purchases recorded, not acknowledged, not ended or pending.
+        let request = ListSubscriptionsRequest(store: .google, pageSize: Self.queuePageSize, unacknowledged: true)
+        return try await call(
+            services.ledger, LedgerRPC.listSubscriptions.name, request, as: ListSubscriptionsResponse.self
+        ).subscriptions
     }
 
     private func acknowledgementsOwed(csrf: String, returnTo: String) async -> HTML {

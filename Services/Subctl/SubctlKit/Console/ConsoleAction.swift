@@ -57,11 +57,10 @@ enum ConsoleAction: String, CaseIterable, Sendable {
         switch self {
         case .refresh:
             let key = try Self.key(form)
-            // RefreshSubscriptionRequest has no reason field: the console asks for one all the same.
-            let request = RefreshSubscriptionRequest(key: key)
+            let request = RefreshSubscriptionRequest(key: key, reason: reason)
             return Prepared(
                 summary: "Read \(Console.storeName(key.store)) subscription \(key) from the store again "
-                    + "(RefreshSubscription) and record what the store answers."
+                    + "(RefreshSubscription) and record what the store answers, with your reason in its audit trail."
             ) { console throws(SubctlError) in
                 let answer = try await console.call(
                     console.services.verifier, VerifierRPC.refreshSubscription.name, request,
@@ -72,9 +71,8 @@ enum ConsoleAction: String, CaseIterable, Sendable {
         case .replayInbox:
             let store = try Self.store(form)
             let id = try Self.required(form, "notification_id")
-            let command = LedgerCommand.replay(store, notificationID: id)
-            // ReplayInboxRequest has no reason field: the console asks for one all the same.
-            let request = ReplayInboxRequest(store: store, notificationID: id)
+            let command = LedgerCommand.replay(store, notificationID: id, reason: reason)
+            let request = ReplayInboxRequest(store: store, notificationID: id, reason: reason)
             return Prepared(
                 summary: "Process \(Console.storeName(store)) notification \(id) from the ledger's inbox again "
                     + "(ReplayInbox)."
@@ -200,14 +198,13 @@ enum ConsoleAction: String, CaseIterable, Sendable {
         case .redeliverWebhook:
             let endpoint = try Self.required(form, "endpoint")
             let sequence = try Self.number(form, "sequence", 1...Int.max)
-            let command = LedgerCommand.replayDeliveries(endpoint: endpoint, after: UInt64(sequence - 1))
-            // ReplayDeliveriesRequest has no reason field and redelivers every event after a
-            // sequence: the console asks for a reason all the same, and starts at the dead letter.
-            let request = ReplayDeliveriesRequest(endpoint: endpoint, afterSequence: UInt64(sequence - 1))
+            let command = LedgerCommand.replayDeliveries(
+                endpoint: endpoint, after: 0, sequence: UInt64(sequence), reason: reason)
+            let request = ReplayDeliveriesRequest(
+                endpoint: endpoint, afterSequence: 0, sequence: UInt64(sequence), reason: reason)
             return Prepared(
-                summary: "Deliver endpoint \(endpoint)'s events from sequence \(sequence) on again (ReplayDeliveries): "
-                    + "that event and every later one, dead letters included, each under its own webhook-id; the "
-                    + "endpoint is enabled again if a 410 disabled it."
+                summary: "Deliver dead-lettered event \(sequence) to endpoint \(endpoint) again (ReplayDeliveries), "
+                    + "that event only, under its webhook-id; the endpoint is enabled again if a 410 disabled it."
             ) { console throws(SubctlError) in
                 let answer = try await console.call(
                     console.services.ledger, command.method, request, as: GetDeliveryStateResponse.self)

@@ -2094,6 +2094,7 @@ extension GetDeliveryStateResponse {
     public func redacted() -> Self {
         var copy = self
         copy.retrying = retrying.map { $0.redacted() }
+        copy.redelivering = redelivering.map { $0.redacted() }
         return copy
     }
 }
