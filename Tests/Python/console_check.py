@@ -196,8 +196,12 @@ try:
     def no_script_ran(where):
         check(driver.execute_script("return window.__xss === undefined"), f"{where}: no hostile script ran")
 
-    def shot(name):
+    def shot(name, height=None):
+        """The whole page, however long (at most 4,000 pixels), or its top `height` pixels."""
+        height = height or driver.execute_script("return document.documentElement.scrollHeight")
+        driver.set_window_size(1440, min(max(height, 900), 4000))
         driver.save_screenshot(os.path.join(SHOTS, f"console-{name}.png"))
+        driver.set_window_size(1440, 1000)
 
     operator_url = stack.console("operator")
     base = operator_url.split("/login", 1)[0]
@@ -277,6 +281,8 @@ try:
         if not check(bool(forms), f"{action}: its form is on the page"):
             return None
         form = forms[0]
+        # Each action is folded under its name: open it as a keyboard or a pointer would.
+        form.find_element(By.XPATH, "./ancestor::details[1]/summary").click()
         for name, value in fields.items():
             element = form.find_element(By.CSS_SELECTOR, f"[name='{name}']")
             if element.get_attribute("type") == "checkbox":
@@ -361,6 +367,9 @@ try:
     # Revoke last: it ends the Google subscription.
     act(account_url, "revoke-google", {"reason": "fraud confirmed"}, google_row)
     audited(ALICE, "fraud confirmed", "revoke-google")
+    driver.get(account_url)
+    shot("account-after-actions")
+    shot("account-readme", height=1250)  # docs/images/console-account.png is this one
 
     # The hostile account's page: everything shown as text.
     driver.get(f"{base}/account/{urllib.parse.quote(XSS_ACCOUNT, safe='')}")

@@ -107,7 +107,9 @@ struct ConsolePayloadTests {
                     + "https://accounts.google.com for https://verifier.example.com/google/rtdn, signed with Google&#39;s "
                     + "key k1, valid 2026-09-21T14:13:20Z to 2026-09-21T15:13:20Z, checked by the verifier at "
                     + "2026-09-21T14:13:21Z.</p>"), "\(page.text)")
-        #expect(try fixture.ledger.last("subscriptions.ledger.v1.Ledger/FindTrace", as: FindTraceRequest.self)?.traceID == Self.trace)
+        #expect(
+            try fixture.ledger.last("subscriptions.ledger.v1.Ledger/FindTrace", as: FindTraceRequest.self)?.traceID
+                == Self.trace)
         #expect(page.text.contains("&quot;notificationType&quot; : 4"))
         #expect(page.text.contains("&quot;messageId&quot; : &quot;m-1&quot;"))
         let missing = await fixture.get(
@@ -138,7 +140,9 @@ struct ConsolePayloadTests {
             Self.serve(fixture, store: .google, raw: "{}", notificationID: "m-1", traceID: Self.trace)
             Self.inbox(fixture, push)
             let page = await fixture.get("/payload", query: Self.query, session: await fixture.login())
-            #expect(page.text.contains("<p id=\"verification\" class=\"failed\" role=\"status\">\(text)</p>"), "\(page.text)")
+            #expect(
+                page.text.contains("<p id=\"verification\" class=\"failed\" role=\"status\">\(text)</p>"),
+                "\(page.text)")
         }
         let fixture = ConsoleFixture()
         Self.serve(fixture, store: .google, raw: "{}")

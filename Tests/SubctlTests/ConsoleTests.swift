@@ -364,7 +364,10 @@ struct ConsoleTests {
         fixture.ledger.answer(Self.ledger + "ReplayInbox", MarkInboxResponse())
         _ = await fixture.post(
             "/action/replay-inbox",
-            [("store", "apple"), ("notification_id", "n-1"), ("reason", "r"), ("return", "/queues"), ("confirm", "yes")],
+            [
+                ("store", "apple"), ("notification_id", "n-1"), ("reason", "r"), ("return", "/queues"),
+                ("confirm", "yes"),
+            ],
             session: session)
         let replayed = try #require(try fixture.ledger.last(Self.ledger + "ReplayInbox", as: ReplayInboxRequest.self))
         #expect(replayed == ReplayInboxRequest(store: .apple, notificationID: "n-1", reason: "r"))

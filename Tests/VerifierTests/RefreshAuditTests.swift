@@ -122,7 +122,8 @@ struct RefreshAuditTests {
         #expect(asked.subscription?.acknowledged == true)
         #expect(acknowledgements() == 2)
         #expect(
-            try await harness.ledger.getSubscription(GetSubscriptionRequest(key: key)).subscription?.acknowledged == true)
+            try await harness.ledger.getSubscription(GetSubscriptionRequest(key: key)).subscription?.acknowledged
+                == true)
         await harness.stop()
     }
 

@@ -24,7 +24,8 @@ extension SubctlCommand {
             guard let parsed = ConsoleOrigin(parsing: text) else {
                 throw SubctlError(
                     .usage,
-                    "--origin expects the address the console is served under, http[s]://HOST[:PORT] with no path, got \"\(text)\"")
+                    "--origin expects the address the console is served under, http[s]://HOST[:PORT] with no path, got \"\(text)\""
+                )
             }
             origin = parsed
         }

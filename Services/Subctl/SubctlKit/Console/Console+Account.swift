@@ -12,6 +12,19 @@ extension Console {
     /// How far after now the timeline reaches.
     static let timelineFuture: Int64 = 31 * 86_400_000
 
+    /// Now as the services decide it: the ledger's `server_time_ms` (a sandbox's services run on
+    /// the store simulator's clock, and an operator's machine may be off), or this machine's time
+    /// when the ledger does not say.
+    func servicesNow() async -> Int64 {
+        do throws(SubctlError) {
+            let health = try await call(
+                services.ledger, LedgerRPC.health.name, HealthRequest(), as: HealthResponse.self)
+            return health.serverTimeMilliseconds > 0 ? health.serverTimeMilliseconds : now()
+        } catch {
+            return now()
+        }
+    }
+
     func account(_ accountID: String, at: String?, session: String) async -> HTTPResponse {
         let here = Self.accountPath(accountID)
         var instant: Int64?
@@ -36,7 +49,7 @@ extension Console {
                 "Account \(accountID)", Self.describe(error), session: session,
                 status: error.code == .rpc(.notFound) ? 404 : 502)
         }
-        let now = self.now()
+        let now = await servicesNow()
         let firstStart = account.subscriptions.flatMap { subscription in
             subscription.periods.map(\.startMilliseconds)
                 + [subscription.originalPurchaseTimeMilliseconds, subscription.purchaseTimeMilliseconds].compactMap {
@@ -205,6 +218,24 @@ extension Console {
                 ], shapes),
             .element("ul", ["class": "visually-hidden"], descriptions),
         ]
+        // A key to the colours, for the kinds drawn (the list above says the same in words).
+        var kinds: [String] = []
+        for interval in timeline.intervals where !kinds.contains(kindName(interval.kind)) {
+            kinds.append(kindName(interval.kind))
+        }
+        content.append(
+            .element(
+                "ul", ["class": "timeline-key", "aria-hidden": "true"],
+                kinds.map { kind in
+                    .element(
+                        "li",
+                        [
+                            .element(
+                                "svg", ["class": "swatch", "viewBox": "0 0 10 10"],
+                                [.element("rect", ["class": "kind-\(kind)", "width": "10", "height": "10"], [])]),
+                            .text(" " + kind),
+                        ])
+                }))
         if timeline.truncated {
             content.append(.element("p", text: "More intervals than shown: narrow the span."))
         }

@@ -82,7 +82,8 @@ extension Console {
     }
 
     /// A form posting `action`: the context as hidden fields, the CSRF token, the page to come
-    /// back to, `inputs`, a required reason, and the button.
+    /// back to, `inputs`, a required reason, and the button; folded under its name (a native
+    /// disclosure, opened by keyboard or pointer) so that a row of actions stays one line.
     func actionForm(
         _ action: ConsoleAction, csrf: String, returnTo: String, hidden: KeyValuePairs<String, String>, inputs: [HTML]
     ) -> HTML {
@@ -94,12 +95,13 @@ extension Console {
                 "label",
                 [.text("Reason (kept in the audit trail) "), .element("textarea", ["name": "reason", "required": ""])]))
         children.append(.element("button", ["type": "submit"], text: action.label))
-        return .element(
+        let form = HTML.element(
             "form",
             [
                 "class": "action", "data-action": action.rawValue, "method": "post",
                 "action": "/action/\(action.rawValue)",
             ], children)
+        return .element("details", ["class": "action"], [.element("summary", text: action.label + "…"), form])
     }
 
     /// A labelled input.

@@ -145,7 +145,10 @@ extension Console {
             problems.append("no issue, expiry or check time")
         }
         guard problems.isEmpty else {
-            return (false, "Verification failed: the recorded push authentication has " + problems.joined(separator: ", ") + ".")
+            return (
+                false,
+                "Verification failed: the recorded push authentication has " + problems.joined(separator: ", ") + "."
+            )
         }
         return (
             true,

@@ -130,7 +130,10 @@ public final class Console: Sendable {
     private func login(_ request: HTTPRequest) -> HTTPResponse {
         guard let token = request.query["token"], sessions.isLoginToken(token) else { return loginNeeded() }
         return HTTPResponse(
-            status: 303, headers: [("Location", "/"), ("Set-Cookie", ConsoleResponse.sessionCookie(sessions.open(), name: cookieName))])
+            status: 303,
+            headers: [
+                ("Location", "/"), ("Set-Cookie", ConsoleResponse.sessionCookie(sessions.open(), name: cookieName)),
+            ])
     }
 
     private func loginNeeded() -> HTTPResponse {

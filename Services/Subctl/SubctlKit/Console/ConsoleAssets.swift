@@ -33,7 +33,7 @@ enum ConsoleAssets {
         table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
         caption { text-align: left; color: var(--muted); padding: .2rem 0; }
         th, td { border-bottom: 1px solid var(--line); padding: .3rem .5rem; text-align: left;
-          vertical-align: top; }
+          vertical-align: top; overflow-wrap: anywhere; }
         td.key, td.product, td.subtype, code, pre { font-family: ui-monospace, monospace; font-size: 13px; }
         td.key { word-break: break-all; max-width: 18rem; }
         pre { white-space: pre-wrap; word-break: break-all; border: 1px solid var(--line); padding: .6rem; }
@@ -41,7 +41,9 @@ enum ConsoleAssets {
         #error, .error { border-left: 4px solid #c33; padding: .4rem .7rem; }
         .verified { border-left: 4px solid #2a7; padding: .4rem .7rem; }
         .failed { border-left: 4px solid #c33; padding: .4rem .7rem; }
-        form.action { border: 1px solid var(--line); padding: .5rem; margin: .3rem 0; }
+        details.action { margin: .1rem 0; }
+        details.action > summary { white-space: nowrap; }
+        form.action { border: 1px solid var(--line); padding: .5rem; margin: .3rem 0 .6rem; min-width: 18rem; }
         form.action label, #confirm-form label { display: block; margin: .2rem 0; }
         details > summary { cursor: pointer; color: var(--accent); }
         textarea { width: 100%; max-width: 30rem; min-height: 3rem; }
@@ -52,6 +54,9 @@ enum ConsoleAssets {
         .kind-paused { fill: #999; } .kind-revoked { fill: #c33; } .kind-granted { fill: #58c; }
         .kind-gap { fill: #ddd; } .kind-pending { fill: #bbb; } .kind-other-allowed { fill: #7a7; }
         .now-line { stroke: currentColor; stroke-width: 2; }
+        .timeline-key { list-style: none; display: flex; gap: 1rem; padding: 0; margin: .2rem 0 .8rem;
+          color: var(--muted); font-size: 13px; }
+        .capability svg.swatch { width: .8rem; height: .8rem; border: 0; cursor: default; vertical-align: -1px; }
         .legend { color: var(--muted); font-size: 13px; }
         .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden;
           clip: rect(0 0 0 0); white-space: nowrap; }
