@@ -212,6 +212,18 @@ try:
     check(text("#whoami") == "operator · operator", f"the operator console says who it acts as: {text('#whoami')}")
     shot("home")
 
+    # By keyboard alone: Tab to the search field, type, Enter.
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.common.action_chains import ActionChains
+    for _ in range(15):
+        if driver.switch_to.active_element.get_attribute("id") == "q":
+            break
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+    check(driver.switch_to.active_element.get_attribute("id") == "q", "Tab reaches the search field")
+    ActionChains(driver).send_keys(ALICE + Keys.ENTER).perform()
+    WebDriverWait(driver, 30).until(lambda d: one("#taken-as") is not None)
+    check("account" in (text("#taken-as") or "").lower(), "a search typed and sent by keyboard is answered")
+
     def find(value):
         driver.get(f"{base}/find?q={urllib.parse.quote(value)}")
         return text("#taken-as") or ""
@@ -244,6 +256,20 @@ try:
     check(len(css("#timeline section.capability[data-capability=pro] .interval.kind-paid")) >= 1,
           "the timeline draws pro's paid time")
     check(len(css("#timeline .now-line")) >= 1, "the timeline has the now line")
+    # For screen readers: landmarks, every control labelled, the timeline in words; and nothing
+    # inline that the Content-Security-Policy would have to allow.
+    unlabelled = driver.execute_script("""
+        return Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea, button'))
+          .filter(e => e.tagName !== 'BUTTON' ? e.labels.length === 0 : !e.textContent.trim())
+          .map(e => e.name || e.outerHTML.slice(0, 60));""")
+    check(unlabelled == [], f"every control of the account page has a label: {unlabelled[:3]}")
+    check(all(css(tag) for tag in ["header", "nav", "main"]), "the page has header, navigation and main landmarks")
+    words = [li.get_attribute("textContent") for li in css("#timeline section.capability[data-capability=pro] li.interval-text")]
+    check(any(w.startswith("paid from ") for w in words), f"the timeline is also told in words: {words[:1]}")
+    inline = driver.execute_script(
+        "return document.querySelectorAll('[style]').length + "
+        "Array.from(document.scripts).filter(s => !s.src).length")
+    check(inline == 0, f"no inline style or script on the account page ({inline})")
     shot("account")
     driver.get(f"{account_url}?at=2026-01-15T12:00")
     granted = text("#access-at li[data-capability=pro]") or ""
