@@ -397,6 +397,24 @@ try:
     shot("account-after-actions")
     shot("account-readme", height=1250)  # docs/images/console-account.png is this one
 
+    # A purchase no account holds (bought, never verified): found by its token, restored to the
+    # customer's account, and so acknowledged at Google.
+    orphan = stack.sim("google/buy", {"productId": "pro_sub"})["purchaseToken"]
+    eventually("the unverified purchase reaches the ledger from Play's notification",
+               lambda: stack.call("verifier", "Find", {"value": orphan}, check=False),
+               lambda found: "error" not in found)
+    act(f"{base}/find?q={urllib.parse.quote(orphan)}", "restore", {"account": "carol", "reason": "bought, app crashed"},
+        "#results")
+    owned = stack.call("ledger", "GetAccount", {"accountId": "carol"}).get("subscriptions", [])
+    check([(o["key"]["storeId"], o.get("acknowledged", False)) for o in owned] == [(orphan, True)],
+          "the restored purchase is carol's and acknowledged")
+    # Recorded under the purchase (the restore's read is made before the link).
+    restore_events = [e for e in stack.call("ledger", "GetHistory", {
+        "key": {"store": "STORE_GOOGLE", "environment": "ENVIRONMENT_PRODUCTION", "storeId": orphan},
+        "pageSize": 100}).get("events", []) if e.get("reason") == "bought, app crashed"]
+    check([(e.get("kind"), operator_acted(e)) for e in restore_events] == [("EVENT_KIND_IMPORTED", True)],
+          f"restore: the purchase's audit trail names the operator and the reason: {restore_events}")
+
     # The hostile account's page: everything shown as text.
     driver.get(f"{base}/account/{urllib.parse.quote(XSS_ACCOUNT, safe='')}")
     check(text("main h1") == XSS_ACCOUNT, "an account id holding script is the page's title, as text")

@@ -531,3 +531,72 @@ struct ConsoleQueuesTests {
         #expect(listed == ListSubscriptionsRequest(store: .google, pageSize: 200, unacknowledged: true))
     }
 }
+
+@Suite("subctl console: purchases no account holds, and grants that ran out")
+struct ConsoleUnlinkedTests {
+    static let ledger = "subscriptions.ledger.v1.Ledger/"
+    static let verifier = "subscriptions.verifier.v1.Verifier/"
+    static let token = SubscriptionKey(store: .google, environment: .production, storeID: "token-9")
+
+    @Test("an unacknowledged purchase no account holds offers a restore to an account, with Play's deadline")
+    func unlinkedQueueRow() async throws {
+        let fixture = ConsoleFixture()
+        let owed = Subscription(
+            key: Self.token, productID: "pro_sub", state: .active, purchaseTimeMilliseconds: 1_772_323_200_000,
+            acknowledged: false, bundleOrPackage: "com.example.app")
+        fixture.ledger.answer(Self.ledger + "ListSubscriptions", ListSubscriptionsResponse(subscriptions: [owed]))
+        let session = await fixture.login()
+        let html = await fixture.get("/queues", session: session).text
+        for part in [
+            "<td>2026-03-04T00:00:00Z</td>", "No account holds it: an acknowledgement waits for it to be linked.",
+            "data-action=\"restore\"", "<input type=\"hidden\" name=\"key\" value=\"google/production/token-9\">",
+            "<input type=\"hidden\" name=\"package\" value=\"com.example.app\">",
+            "<input type=\"hidden\" name=\"product\" value=\"pro_sub\">",
+        ] {
+            #expect(html.contains(part), "missing \(part)")
+        }
+        #expect(!html.contains("data-action=\"refresh\""))
+        fixture.verifier.answer(
+            Self.verifier + "RestorePurchases",
+            RestorePurchasesResponse(subscriptions: [
+                Subscription(key: Self.token, accountID: "bob", state: .active, acknowledged: true)
+            ]))
+        let fields: [(String, String)] = [
+            ("key", "google/production/token-9"), ("package", "com.example.app"), ("product", "pro_sub"),
+            ("account", "bob"), ("reason", "ticket 9"), ("return", "/queues"), ("idempotency_key", "k-9"),
+            ("confirm", "yes"),
+        ]
+        let done = await fixture.post("/action/restore", fields, session: session)
+        #expect(done.status == 303)
+        let request = try #require(
+            try fixture.verifier.last(Self.verifier + "RestorePurchases", as: RestorePurchasesRequest.self))
+        #expect(
+            request
+                == RestorePurchasesRequest(
+                    accountID: "bob",
+                    googlePurchases: [
+                        GooglePurchaseRef(
+                            packageName: "com.example.app", productID: "pro_sub", purchaseToken: "token-9")
+                    ], idempotencyKey: "k-9", reason: "ticket 9"))
+        #expect(
+            (await fixture.get("/queues", session: session)).text.contains(
+                "<p id=\"result\" role=\"status\">restored google/production/token-9 to bob: state active, acknowledged</p>"
+            ))
+    }
+
+    @Test("a grant past its end reads ended and offers no revoke")
+    func endedGrant() async throws {
+        let fixture = ConsoleFixture()
+        let grant = Subscription(
+            key: SubscriptionKey(store: .promotional, environment: .production, storeID: "grant_1"), accountID: "alice",
+            productID: "premium", state: .active, purchaseTimeMilliseconds: 1_767_225_600_000,
+            expiresTimeMilliseconds: ConsoleFixture.now - 1)
+        fixture.ledger.answer(
+            Self.ledger + "GetAccount", GetAccountResponse(accountID: "alice", subscriptions: [grant]))
+        fixture.ledger.answer(Self.ledger + "GetHistory", GetHistoryResponse())
+        let html = await fixture.get("/account/alice", session: await fixture.login()).text
+        #expect(html.contains("<td class=\"state\">ended</td>"), "\(html)")
+        #expect(html.contains("(ended), grant grant_1"))
+        #expect(!html.contains("data-action=\"revoke-grant\""))
+    }
+}

@@ -64,11 +64,11 @@ extension Console {
         }
         let csrf = sessions.csrfToken(for: session)
         var content: [HTML] = [.element("h1", text: accountID)]
-        content.append(subscriptionsTable(account.subscriptions, csrf: csrf, returnTo: here))
+        content.append(subscriptionsTable(account.subscriptions, now: now, csrf: csrf, returnTo: here))
         content.append(await timeline(accountID, from: from, to: to, now: now, instant: instant, here: here))
         content.append(pending(account.subscriptions))
         content.append(links(account.links, history.events))
-        content.append(grants(accountID, account.subscriptions, csrf: csrf, returnTo: here))
+        content.append(grants(accountID, account.subscriptions, now: now, csrf: csrf, returnTo: here))
         content.append(historyTable(accountID, history))
         return page("Account \(accountID)", session: session, content)
     }
@@ -86,12 +86,25 @@ extension Console {
     /// A `datetime-local` value for an instant: `2026-01-31T12:00`.
     static func pickerValue(_ milliseconds: Int64) -> String { String(time(milliseconds).prefix(16)) }
 
-    private func subscriptionsTable(_ subscriptions: [Subscription], csrf: String, returnTo: String) -> HTML {
+    /// A subscription's state as support reads it: a grant the ledger still calls active whose end
+    /// has passed is `ended` (nothing is recorded when a grant runs out).
+    static func shownState(_ subscription: Subscription, now: Int64) -> String {
+        if subscription.key.store == .promotional, subscription.state == .active,
+            let end = subscription.expiresTimeMilliseconds, end <= now
+        {
+            return "ended"
+        }
+        return stateName(subscription.state)
+    }
+
+    private func subscriptionsTable(_ subscriptions: [Subscription], now: Int64, csrf: String, returnTo: String)
+        -> HTML
+    {
         let rows: [HTML] = subscriptions.map { subscription in
             var cells: [HTML] = [
                 Self.cell(Self.storeName(subscription.key.store)),
                 Self.cell(subscription.productID, class: "product"),
-                Self.cell(Self.stateName(subscription.state), class: "state"),
+                Self.cell(Self.shownState(subscription, now: now), class: "state"),
                 Self.cell(subscription.key.storeID, class: "key"),
                 Self.cell(Self.renewal(subscription)),
             ]
@@ -299,14 +312,15 @@ extension Console {
             items.isEmpty ? [.element("p", text: "None.")] : [.element("ul", items)])
     }
 
+    /// The store purchases linked to the account (grants are the account's own, listed under
+    /// Support grants), then the transfers and merges the history shows.
     private func links(_ links: [AccountLink], _ events: [LifecycleEvent]) -> HTML {
-        var items: [HTML] = links.map { link in
+        var items: [HTML] = links.filter { $0.key.store != .promotional }.map { link in
             .element("li", text: "linked \(link.key) at \(Self.time(link.linkedTimeMilliseconds))")
         }
         for event in events {
             let verb: String
             switch event.kind {
-            case .accountLinked?: verb = "linked"
             case .accountTransferred?: verb = "transferred"
             case .accountMerged?: verb = "merged"
             default: continue
@@ -321,7 +335,9 @@ extension Console {
             items.isEmpty ? [.element("p", text: "None.")] : [.element("ul", items)])
     }
 
-    private func grants(_ accountID: String, _ subscriptions: [Subscription], csrf: String, returnTo: String) -> HTML {
+    private func grants(
+        _ accountID: String, _ subscriptions: [Subscription], now: Int64, csrf: String, returnTo: String
+    ) -> HTML {
         let grants = subscriptions.filter { $0.key.store == .promotional }
         var content: [HTML] = []
         if grants.isEmpty { content.append(.element("p", text: "No support grants.")) }
@@ -329,10 +345,11 @@ extension Console {
             var parts: [HTML] = [
                 .text(
                     "\(grant.productID) from \(Self.time(grant.purchaseTimeMilliseconds)) until "
-                        + "\(grant.expiresTimeMilliseconds.map(Self.time) ?? "revoked") (\(Self.stateName(grant.state))), "
+                        + "\(grant.expiresTimeMilliseconds.map(Self.time) ?? "revoked") (\(Self.shownState(grant, now: now))), "
                         + "grant \(grant.key.storeID)")
             ]
-            if !readOnly, grant.state != .revoked, grant.state != .expired {
+            if !readOnly, grant.state != .revoked, grant.state != .expired, Self.shownState(grant, now: now) != "ended"
+            {
                 parts.append(
                     actionForm(
                         .revokeGrant, csrf: csrf, returnTo: returnTo, hidden: ["grant_id": grant.key.storeID],

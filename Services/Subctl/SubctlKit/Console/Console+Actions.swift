@@ -195,6 +195,21 @@ extension Console {
     }
 }
 
+extension Console {
+    /// The form that restores a purchase no account holds to the customer's account (none for
+    /// the read-only role, or for a grant).
+    func restoreForm(_ subscription: Subscription, csrf: String, returnTo: String) -> HTML? {
+        guard !readOnly, subscription.key.store != .promotional else { return nil }
+        return actionForm(
+            .restore, csrf: csrf, returnTo: returnTo,
+            hidden: [
+                "key": subscription.key.description, "package": subscription.bundleOrPackage,
+                "product": subscription.productID,
+            ],
+            inputs: [Console.input("The customer's account id", ["name": "account", "required": ""])])
+    }
+}
+
 extension ConsoleAction {
     /// The inputs of a grant.
     static let grantInputs: [HTML] = [

@@ -71,6 +71,13 @@ extension Console {
                     .element("a", ["class": "account-link", "href": Self.accountPath(account)], text: account),
                 ]
             }
+            if subscription.accountID?.isEmpty ?? true,
+                let form = restoreForm(
+                    subscription, csrf: sessions.csrfToken(for: session),
+                    returnTo: FormFields.link("/find", ["q": value]))
+            {
+                parts += [.text(" — no account holds it: restore it to the customer's account "), form]
+            }
             items.append(.element("li", ["class": "subscription-match"], parts))
         }
         items += found.unrecordedOriginalTransactionIDs.map { id in

@@ -97,16 +97,11 @@ extension Console {
                     Self.cell(Self.stateName(subscription.state)),
                     Self.cell(subscription.key.storeID, class: "key"),
                     Self.cell(Self.time(subscription.purchaseTimeMilliseconds)),
+                    Self.cell(Self.time(subscription.purchaseTimeMilliseconds.map { $0 + Self.acknowledgementWindow })),
                     .element("td", [Self.subscriptionLink(subscription.key, account: subscription.accountID)]),
                     .element(
-                        "td", ["class": "actions"],
-                        readOnly
-                            ? []
-                            : [
-                                actionForm(
-                                    .refresh, csrf: csrf, returnTo: returnTo,
-                                    hidden: ["key": subscription.key.description], inputs: [])
-                            ]),
+                        "td", ["class": "actions"], readOnly ? [] : acknowledgementActions(subscription, csrf, returnTo)
+                    ),
                 ])
         }
         return Self.section(
@@ -115,8 +110,29 @@ extension Console {
                 Self.table(
                     "acks-owed-table",
                     caption: "Google Play purchases not acknowledged yet (Play refunds them after three days)",
-                    headers: ["Product", "State", "Purchase token", "Bought", "Account", "Actions"], rows: rows)
+                    headers: [
+                        "Product", "State", "Purchase token", "Bought", "Refunded by Play after", "Account", "Actions",
+                    ],
+                    rows: rows)
             ] + (rows.isEmpty ? [.element("p", text: "None.")] : []))
+    }
+
+    /// Play refunds and revokes a purchase not acknowledged within three days of it.
+    static let acknowledgementWindow: Int64 = 3 * 86_400_000
+
+    /// What acknowledges an owed purchase: a refresh by an operator once an account holds it;
+    /// before that, restoring it to the customer's account (the verifier acknowledges it then).
+    private func acknowledgementActions(_ subscription: Subscription, _ csrf: String, _ returnTo: String) -> [HTML] {
+        guard subscription.accountID?.isEmpty ?? true else {
+            return [
+                actionForm(
+                    .refresh, csrf: csrf, returnTo: returnTo, hidden: ["key": subscription.key.description], inputs: [])
+            ]
+        }
+        return [
+            .element("p", text: "No account holds it: an acknowledgement waits for it to be linked."),
+            restoreForm(subscription, csrf: csrf, returnTo: returnTo),
+        ].compactMap { $0 }
     }
 
     private func deadLetters(csrf: String, returnTo: String) async -> HTML {

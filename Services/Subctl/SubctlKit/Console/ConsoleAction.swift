@@ -24,6 +24,9 @@ enum ConsoleAction: String, CaseIterable, Sendable {
     case consumption
     /// Ledger/ReplayDeliveries: deliver a dead letter again (`subctl events replay`).
     case redeliverWebhook = "redeliver-webhook"
+    /// Verifier/RestorePurchases with a reason: read a purchase no account holds from its store
+    /// again and link it to the customer's account (acknowledging a Google Play one).
+    case restore
 
     /// What the form's button says.
     var label: String {
@@ -37,6 +40,7 @@ enum ConsoleAction: String, CaseIterable, Sendable {
         case .revokeGoogle: "Revoke with refund"
         case .consumption: "Send consumption information"
         case .redeliverWebhook: "Deliver again"
+        case .restore: "Restore to an account"
         }
     }
 
@@ -60,7 +64,10 @@ enum ConsoleAction: String, CaseIterable, Sendable {
             let request = RefreshSubscriptionRequest(key: key, reason: reason)
             return Prepared(
                 summary: "Read \(Console.storeName(key.store)) subscription \(key) from the store again "
-                    + "(RefreshSubscription) and record what the store answers, with your reason in its audit trail."
+                    + "(RefreshSubscription) and record what the store answers, with your reason in its audit trail"
+                    + (key.store == .google
+                        ? "; a purchase Play still waits to see acknowledged is acknowledged once an account holds it."
+                        : ".")
             ) { console throws(SubctlError) in
                 let answer = try await console.call(
                     console.services.verifier, VerifierRPC.refreshSubscription.name, request,
@@ -195,6 +202,35 @@ enum ConsoleAction: String, CaseIterable, Sendable {
                     try await runner.run(operation, transport: console.services.verifier, options: options)
                 }
             }
+        case .restore:
+            let key = try Self.key(form)
+            let account = try Self.required(form, "account")
+            let idempotency = form["idempotency_key"].flatMap { $0.isEmpty ? nil : $0 } ?? "console-" + Self.uuid()
+            var request = RestorePurchasesRequest(accountID: account, idempotencyKey: idempotency, reason: reason)
+            switch key.store {
+            case .apple: request.appleTransactionIDs = [key.storeID]
+            case .google:
+                request.googlePurchases = [
+                    GooglePurchaseRef(
+                        packageName: try Self.required(form, "package"), productID: try Self.required(form, "product"),
+                        purchaseToken: key.storeID)
+                ]
+            case .promotional: throw SubctlError(.invalidArgument, "a grant is not restored: grant again")
+            }
+            return Prepared(
+                summary: "Restore \(Console.storeName(key.store)) purchase \(key) to account \(account) "
+                    + "(RestorePurchases): the verifier reads it from the store again, links it to \(account) (a "
+                    + "purchase another account holds moves under the ledger's transfer policy) and acknowledges a "
+                    + "Google Play purchase Play still waits for; recorded as imported, under your name and reason.",
+                added: form["idempotency_key"] == nil ? [("idempotency_key", idempotency)] : []
+            ) { [request] console throws(SubctlError) in
+                let answer = try await console.call(
+                    console.services.verifier, VerifierRPC.restorePurchases.name, request,
+                    as: RestorePurchasesResponse.self)
+                let restored = answer.subscriptions.first { $0.key == key }
+                return "restored \(key) to \(account): state \(Console.stateName(restored?.state)), "
+                    + (restored?.acknowledged == true ? "acknowledged" : "not acknowledged")
+            }
         case .redeliverWebhook:
             let endpoint = try Self.required(form, "endpoint")
             let sequence = try Self.number(form, "sequence", 1...Int.max)
@@ -208,7 +244,8 @@ enum ConsoleAction: String, CaseIterable, Sendable {
             ) { console throws(SubctlError) in
                 let answer = try await console.call(
                     console.services.ledger, command.method, request, as: GetDeliveryStateResponse.self)
-                return "endpoint \(endpoint) delivered through \(answer.deliveredThrough), enabled"
+                return "event \(sequence) is queued to be delivered to \(endpoint) again (the deliverer takes it up "
+                    + "within a minute); the endpoint is enabled"
             }
         }
     }

@@ -33,7 +33,10 @@ enum ConsoleAssets {
         table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
         caption { text-align: left; color: var(--muted); padding: .2rem 0; }
         th, td { border-bottom: 1px solid var(--line); padding: .3rem .5rem; text-align: left;
-          vertical-align: top; overflow-wrap: anywhere; }
+          vertical-align: top; }
+        td.key, td.trace, td.detail, #links li { overflow-wrap: anywhere; }
+        th { white-space: nowrap; }
+        label > input, label > select, label > textarea { margin-left: .4rem; }
         td.key, td.product, td.subtype, code, pre { font-family: ui-monospace, monospace; font-size: 13px; }
         td.key { word-break: break-all; max-width: 18rem; }
         pre { white-space: pre-wrap; word-break: break-all; border: 1px solid var(--line); padding: .6rem; }
