@@ -230,7 +230,8 @@ try:
 
     for value, words, account in [
         (ALICE, "account", ALICE), (original, "original transaction", ALICE),
-        (renewal, "transaction", ALICE), (apple_order, "order", ALICE), (token, "purchase token", ALICE),
+        (renewal, "transaction", ALICE), (apple_order, "order", ALICE), (apple_order.lower(), "order", ALICE),
+        (token, "purchase token", ALICE),
         (orders[0], "order", ALICE), (hostile["originalTransactionId"], "original transaction", XSS_ACCOUNT),
     ]:
         taken = find(value)
