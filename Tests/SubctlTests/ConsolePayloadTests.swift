@@ -51,8 +51,68 @@ struct ConsolePayloadTests {
                 "<p id=\"verification\" class=\"verified\" role=\"status\">Verified now: notification, "
                     + "data.signedTransactionInfo signed (ES256) by a certificate that chains to a configured App "
                     + "Store root.</p>"))
-        #expect(page.text.contains("<pre id=\"decoded\">{\n  &quot;data&quot; : {"))
+        #expect(
+            page.text.contains(
+                "<h1>Payload</h1><p>renewed of apple/sandbox/2000000001 at -.</p>"
+                    + "<p><a href=\"/account/alice\">back to alice</a></p>"))
+        // Each JWS under its name, its protected header above its payload; the nested one once.
+        #expect(
+            page.text.contains(
+                "<div id=\"decoded\"><section class=\"raw\" data-label=\"notification\"><h2>notification</h2>"
+                    + "<p class=\"jws-header\">Protected header: alg ES256, x5c 3 certificates</p><pre>{\n"
+                    + "  &quot;data&quot; : {"))
+        #expect(
+            page.text.contains(
+                "&quot;signedTransactionInfo&quot; : &quot;(a JWS: signedTransactionInfo, below)&quot;"))
+        #expect(
+            page.text.contains(
+                "<section class=\"raw\" data-label=\"signedTransactionInfo\"><h2>signedTransactionInfo</h2>"
+                    + "<p class=\"jws-header\">Protected header: alg ES256, x5c 3 certificates</p><pre>{\n"
+                    + "  &quot;bundleId&quot; : &quot;com.example.app&quot;,"))
         #expect(page.text.contains("&quot;transactionId&quot; : &quot;2000000001&quot;"))
+        #expect(page.text.components(separatedBy: "<section class=\"raw\"").count == 3)
+    }
+
+    @Test(
+        "an event read from a subscription's history is looked up there; its transaction and renewal info are labelled")
+    func byKey() async throws {
+        let chain = try AppleSigningChain.generate(now: AppleVerifyRunnerTests.now)
+        let fixture = ConsoleFixture(appleAnchors: [chain.root], now: 1_790_000_000_000)
+        let key = SubscriptionKey(store: .apple, environment: .sandbox, storeID: "2000000001")
+        let transaction = try chain.sign(payload: Array(AppleVerifyRunnerTests.transactionJSON.utf8))
+        let renewal = try chain.sign(payload: Array(#"{"autoRenewStatus":1,"originalTransactionId":"1"}"#.utf8))
+        fixture.ledger.answer(Self.history, GetHistoryResponse(events: []))
+        fixture.ledger.answer(
+            Self.history, to: GetHistoryRequest(key: key, pageSize: 500),
+            GetHistoryResponse(events: [
+                LifecycleEvent(
+                    position: 11, key: key, kind: .purchased, storeTimeMilliseconds: 1_790_000_000_000,
+                    rawTransaction: transaction, rawRenewalInfo: renewal)
+            ]))
+        let page = await fixture.get(
+            "/payload", query: ["account": "alice", "key": "apple/sandbox/2000000001", "position": "11", "index": "0"],
+            session: await fixture.login())
+        #expect(page.status == 200)
+        #expect(page.text.contains("<p>purchased of apple/sandbox/2000000001 at 2026-09-21T14:13:20Z.</p>"))
+        #expect(page.text.contains("<p><a href=\"/account/alice\">back to alice</a></p>"))
+        #expect(page.text.contains("<p id=\"verification\" class=\"verified\" role=\"status\">Verified now: "))
+        for label in ["signedTransactionInfo", "signedRenewalInfo"] {
+            #expect(
+                page.text.contains(
+                    "<section class=\"raw\" data-label=\"\(label)\"><h2>\(label)</h2>"
+                        + "<p class=\"jws-header\">Protected header: alg ES256, x5c 3 certificates</p><pre>{"))
+        }
+        let sent = try #require(try fixture.ledger.last(Self.history, as: GetHistoryRequest.self))
+        #expect(sent == GetHistoryRequest(key: key, pageSize: 500))
+        let elsewhere = await fixture.get(
+            "/payload", query: ["account": "alice", "key": "apple/sandbox/2000000001", "position": "12", "index": "0"],
+            session: await fixture.login())
+        #expect(elsewhere.status == 404)
+        #expect(elsewhere.text.contains("no event 0 at position 12 in apple/sandbox/2000000001&#39;s history"))
+        let bad = await fixture.get(
+            "/payload", query: ["account": "alice", "key": "nowhere", "position": "11", "index": "0"],
+            session: await fixture.login())
+        #expect(bad.status == 400)
     }
 
     @Test("a payload signed under another root fails verification, and without roots nothing is verified")

@@ -8,16 +8,21 @@ import Wire
 
 @testable import SubctlKit
 
-/// A service for the console's tests: answers (or errors) by method name, and every call it got.
+/// A service for the console's tests: answers (or errors) by method name, or by method and
+/// request where one is given for that request, and every call it got.
 final class ConsoleTransport: BytesTransport {
     let answers: Mutex<[String: Result<[UInt8], SubctlError>]>
+    /// Answers for one request of a method (its serialized bytes), before `answers`.
+    let requestAnswers = Mutex<[String: [[UInt8]: Result<[UInt8], SubctlError>]]>([:])
     let requests = Mutex<[(method: String, bytes: [UInt8])]>([])
 
     init(_ answers: [String: Result<[UInt8], SubctlError>] = [:]) { self.answers = Mutex(answers) }
 
     func unary(_ method: String, request: [UInt8], timeout: Duration?) async throws(SubctlError) -> [UInt8] {
         requests.withLock { $0.append((method, request)) }
-        guard let answer = answers.withLock({ $0[method] }) else { throw SubctlError(.rpc(.unimplemented), method) }
+        guard let answer = requestAnswers.withLock({ $0[method]?[request] }) ?? answers.withLock({ $0[method] }) else {
+            throw SubctlError(.rpc(.unimplemented), method)
+        }
         return try answer.get()
     }
 
@@ -108,6 +113,11 @@ extension HTTPResponse {
 extension ConsoleTransport {
     func answer(_ method: String, _ message: some ProtoMessage) {
         answers.withLock { $0[method] = .success(message.serialized()) }
+    }
+
+    /// Answers `request` to `method` with `message`; other requests get the method's answer.
+    func answer(_ method: String, to request: some ProtoMessage, _ message: some ProtoMessage) {
+        requestAnswers.withLock { $0[method, default: [:]][request.serialized()] = .success(message.serialized()) }
     }
 
     func fail(_ method: String, _ error: SubctlError) {

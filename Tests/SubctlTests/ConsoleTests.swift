@@ -1,6 +1,8 @@
+import Foundation
 import HTTP
 import Model
 import Sockets
+import Synchronization
 import Testing
 import Wire
 
@@ -125,6 +127,141 @@ struct ConsoleTests {
             try fixture.entitlement.last(Self.entitlement + "CheckAccess", as: CheckAccessRequest.self))
         #expect(sent.atMilliseconds == 1_772_713_800_000)
         #expect(sent.capability == "pro")
+    }
+
+    @Test("CheckAccess at an instant shows its reason and the subscription or grant it rests on")
+    func accessAtReasons() async throws {
+        let cases: [(CheckAccessResponse, String)] = [
+            (
+                CheckAccessResponse(
+                    allowed: true, untilMilliseconds: 1_773_000_000_000, reason: .granted,
+                    grant: AccessGrant(key: Self.appleKey, productID: "pro.monthly", state: .active)),
+                "pro: granted until 2026-03-08T20:00:00Z; rests on apple/production/2000000001 (pro.monthly, active)"
+            ),
+            (CheckAccessResponse(allowed: false, reason: .noGrant), "pro: not granted (no grant)"),
+            (
+                CheckAccessResponse(
+                    allowed: false, reason: .expired,
+                    grant: AccessGrant(key: Self.googleKey, productID: "pro_sub", state: .expired),
+                    detail: "expired at 2026-03-04T00:00:00Z"),
+                "pro: not granted (expired); rests on google/production/token-abcdef (pro_sub, expired); "
+                    + "expired at 2026-03-04T00:00:00Z"
+            ),
+            (
+                CheckAccessResponse(allowed: false, reason: .revoked, grant: AccessGrant(key: Self.grantKey)),
+                "pro: not granted (revoked); rests on promotional/production/grant-7"
+            ),
+        ]
+        for (answer, text) in cases {
+            let fixture = ConsoleFixture()
+            Self.serveAccount(fixture)
+            fixture.entitlement.answer(Self.entitlement + "CheckAccess", answer)
+            let page = await fixture.get(
+                Self.accountPath, query: ["at": "2026-03-05T12:30"], session: await fixture.login())
+            #expect(page.text.contains("<li data-capability=\"pro\">\(text)</li>"), "\(text)")
+        }
+    }
+
+    /// The history rows of an account page: each one's kind and payload link (nil without).
+    static func historyRows(_ html: String) -> [(kind: String, link: String?)] {
+        html.components(separatedBy: "<tr class=\"event\">").dropFirst().map { row in
+            let kind = row.components(separatedBy: "<td class=\"kind\">")[1].components(separatedBy: "<")[0]
+            let link = row.components(separatedBy: "class=\"payload\" href=\"").dropFirst().first?
+                .components(separatedBy: "\"")[0]
+            return (kind, link)
+        }
+    }
+
+    @Test(
+        "the history adds each subscription's own history (its purchase before the link), an event both hold once, newest first, each with the payload link to where it was read"
+    )
+    func historyWithSubscriptions() async throws {
+        let fixture = ConsoleFixture()
+        Self.serveAccount(fixture, account: "alice")
+        fixture.ledger.answer(
+            Self.ledger + "GetHistory", to: GetHistoryRequest(key: Self.appleKey, pageSize: 200),
+            GetHistoryResponse(events: [
+                // The account's renewal, read again under the key: shown once, as the account's.
+                LifecycleEvent(position: 41, key: Self.appleKey, kind: .renewed, storeType: "DID_RENEW"),
+                LifecycleEvent(position: 12, key: Self.appleKey, kind: .stateRefreshed),
+                LifecycleEvent(
+                    position: 11, key: Self.appleKey, kind: .purchased, storeType: "SUBSCRIBED",
+                    rawPayload: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"),
+            ]))
+        fixture.ledger.answer(
+            Self.ledger + "GetHistory", to: GetHistoryRequest(key: Self.googleKey, pageSize: 200),
+            GetHistoryResponse(
+                events: [
+                    LifecycleEvent(
+                        position: 12, key: Self.googleKey, kind: .purchased, storeType: "SUBSCRIPTION_PURCHASED",
+                        rawPayload: "{}")
+                ], nextPageToken: "more"))
+        fixture.ledger.fail(Self.ledger + "GetHistory", SubctlError(.rpc(.unavailable), "ledger down"))
+        fixture.ledger.answer(
+            Self.ledger + "GetHistory", to: GetHistoryRequest(accountID: "alice", pageSize: 200),
+            GetHistoryResponse(events: [
+                LifecycleEvent(
+                    position: 41, key: Self.appleKey, kind: .renewed, accountID: "alice", storeType: "DID_RENEW",
+                    rawPayload: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"),
+                LifecycleEvent(position: 40, key: Self.appleKey, kind: .accountLinked, accountID: "alice"),
+            ]))
+        let page = await fixture.get("/account/alice", session: await fixture.login())
+        #expect(page.status == 200)
+        let rows = Self.historyRows(page.text)
+        #expect(rows.map(\.kind) == ["renewed", "account_linked", "state_refreshed", "purchased", "purchased"])
+        #expect(
+            rows.map(\.link) == [
+                "/payload?account=alice&amp;position=41&amp;index=0", nil, nil,
+                "/payload?account=alice&amp;key=google%2Fproduction%2Ftoken-abcdef&amp;position=12&amp;index=0",
+                "/payload?account=alice&amp;key=apple%2Fproduction%2F2000000001&amp;position=11&amp;index=0",
+            ])
+        #expect(
+            page.text.contains(
+                "The newest 200 events of google/production/token-abcdef are shown; "
+                    + "`subctl history --key google/production/token-abcdef --all` reads them all."))
+        #expect(page.text.contains("The history of promotional/production/grant-7 was not read: "))
+        let keys = fixture.ledger.requests.withLock { requests in
+            requests.filter { $0.method == Self.ledger + "GetHistory" }.compactMap {
+                try? GetHistoryRequest(serialized: $0.bytes).key
+            }
+        }
+        #expect(keys == [Self.appleKey, Self.googleKey, Self.grantKey])
+    }
+
+    @Test("merging histories: newest first by position, then each answer's order, the account's first; duplicates once")
+    func mergedHistoryOrder() {
+        let a = LifecycleEvent(position: 5, key: Self.appleKey, kind: .renewed, storeType: "DID_RENEW")
+        let b = LifecycleEvent(position: 5, key: Self.appleKey, kind: .renewed, storeType: "DID_RENEW", detail: "b")
+        let c = LifecycleEvent(position: 5, key: Self.appleKey, kind: .stateRefreshed)
+        let d = LifecycleEvent(position: 7, key: Self.googleKey, kind: .purchased, notificationID: "m-1")
+        let e = LifecycleEvent(position: 7, key: Self.googleKey, kind: .purchased, notificationID: "m-2")
+        let rows = Console.mergedHistory([a, c], [(Self.appleKey, [b, c, e]), (Self.googleKey, [d, e])])
+        #expect(rows.map(\.event) == [e, d, a, c])
+        #expect(rows.map(\.key) == [Self.appleKey, Self.googleKey, nil, nil])
+        #expect(rows.map(\.index) == [0, 0, 0, 1])
+    }
+
+    @Test("the timeline reaches 7 days past the latest expiry or renewal when that is after 31 days from now")
+    func timelineWindow() async throws {
+        let now = ConsoleFixture.now
+        let day: Int64 = 86_400_000
+        let yearly = Subscription(
+            key: Self.appleKey, productID: "pro.yearly", state: .active, expiresTimeMilliseconds: now + 300 * day,
+            renewalTimeMilliseconds: now + 301 * day)
+        let extended = Subscription(key: Self.grantKey, productID: "pro", expiresTimeMilliseconds: now + 40 * day)
+        let soon = Subscription(key: Self.googleKey, productID: "pro_sub", expiresTimeMilliseconds: now + 20 * day)
+        #expect(Console.timelineEnd(now: now, [yearly, extended, soon]) == now + 308 * day)
+        #expect(Console.timelineEnd(now: now, [extended, soon]) == now + 47 * day)
+        #expect(Console.timelineEnd(now: now, [soon]) == now + 31 * day)
+        #expect(Console.timelineEnd(now: now, []) == now + 31 * day)
+        let fixture = ConsoleFixture()
+        Self.serveAccount(fixture, account: "alice")
+        fixture.ledger.answer(
+            Self.ledger + "GetAccount", GetAccountResponse(accountID: "alice", subscriptions: [yearly, soon]))
+        _ = await fixture.get("/account/alice", session: await fixture.login())
+        let sent = try #require(
+            try fixture.entitlement.last(Self.entitlement + "GetAccessTimeline", as: GetAccessTimelineRequest.self))
+        #expect(sent.toMilliseconds == now + 308 * day)
     }
 
     @Test("without a session every page answers 401 and says to open the printed address; the token logs in")

@@ -9,8 +9,12 @@ import Wire
 extension Console {
     /// How many of the newest events the history shows.
     static let historyPageSize: UInt32 = 200
-    /// How far after now the timeline reaches.
+    /// How far after now the timeline reaches at least.
     static let timelineFuture: Int64 = 31 * 86_400_000
+    /// How far the timeline reaches past the latest expiry or renewal date it would otherwise hide.
+    static let timelineMargin: Int64 = 7 * 86_400_000
+    /// How many of the account's subscriptions have their own history read into the account's.
+    static let historySubscriptions = 20
 
     /// Now as the services decide it: the ledger's `server_time_ms` (a sandbox's services run on
     /// the store simulator's clock, and an operator's machine may be off), or this machine's time
@@ -49,6 +53,7 @@ extension Console {
                 "Account \(accountID)", Self.describe(error), session: session,
                 status: error.code == .rpc(.notFound) ? 404 : 502)
         }
+        let keyHistories = await subscriptionHistories(account.subscriptions)
         let now = await servicesNow()
         let firstStart = account.subscriptions.flatMap { subscription in
             subscription.periods.map(\.startMilliseconds)
@@ -57,7 +62,7 @@ extension Console {
                 }
         }.filter { $0 > 0 }.min()
         var from = firstStart ?? now - AccessCommand.defaultPast
-        var to = now + Self.timelineFuture
+        var to = Self.timelineEnd(now: now, account.subscriptions)
         if let instant {
             from = min(from, instant)
             to = max(to, instant + 86_400_000)
@@ -69,7 +74,7 @@ extension Console {
         content.append(pending(account.subscriptions))
         content.append(links(account.links, history.events))
         content.append(grants(accountID, account.subscriptions, now: now, csrf: csrf, returnTo: here))
-        content.append(historyTable(accountID, history))
+        content.append(historyTable(accountID, history, keyHistories))
         return page("Account \(accountID)", session: session, content)
     }
 
@@ -156,6 +161,19 @@ extension Console {
         case .promotional:
             return nil
         }
+    }
+
+    /// The timeline's end: 31 days after now, or 7 days after the latest expiry, grace expiry or
+    /// renewal date of the account's subscriptions and grants when that is later (an extension
+    /// or a yearly renewal stays in sight).
+    static func timelineEnd(now: Int64, _ subscriptions: [Subscription]) -> Int64 {
+        let latest = subscriptions.flatMap { subscription in
+            [
+                subscription.expiresTimeMilliseconds, subscription.renewalTimeMilliseconds,
+                subscription.graceExpiresTimeMilliseconds,
+            ].compactMap { $0 }
+        }.max()
+        return max(now + timelineFuture, latest.map { $0 + timelineMargin } ?? .min)
     }
 
     private func timeline(
@@ -284,10 +302,7 @@ extension Console {
                     services.entitlement, EntitlementRPC.checkAccess.name,
                     CheckAccessRequest(accountID: accountID, capability: capability, atMilliseconds: at),
                     as: CheckAccessResponse.self)
-                text =
-                    answer.allowed
-                    ? "\(capability): granted until \(answer.untilMilliseconds.map(Self.time) ?? "no end")"
-                    : "\(capability): not granted (\(OutputText.reason(answer.reason)))"
+                text = Self.accessText(capability, answer)
             } catch {
                 text = "\(capability): \(Self.describe(error))"
             }
@@ -295,6 +310,29 @@ extension Console {
         }
         return .element(
             "ul", ["id": "access-at", "role": "status", "aria-label": "Access at \(Self.time(at))"], items)
+    }
+
+    /// A CheckAccess answer in a line: granted until when or not granted and why, then what the
+    /// answer rests on (the subscription or grant and its product) and the entitlement service's
+    /// detail. `pro: granted until 2026-03-08T20:00:00Z; rests on apple/production/2000000001
+    /// (pro.monthly, active)`, `pro: not granted (no grant)`.
+    static func accessText(_ capability: String, _ answer: CheckAccessResponse) -> String {
+        let reason = String(OutputText.reason(answer.reason).map { $0 == "_" ? " " : $0 })
+        var text: String
+        if answer.allowed {
+            text = "\(capability): granted until \(answer.untilMilliseconds.map(Self.time) ?? "no end")"
+            if let other = answer.reason, other != .granted { text += " (\(reason))" }
+        } else {
+            text = "\(capability): not granted (\(reason))"
+        }
+        if let grant = answer.grant {
+            var about = [grant.productID].filter { !$0.isEmpty }
+            if let state = grant.state { about.append(Self.stateName(state)) }
+            text += "; rests on \(grant.key.map { "\($0)" } ?? "an unnamed subscription")"
+            if !about.isEmpty { text += " (\(about.joined(separator: ", ")))" }
+        }
+        if let detail = answer.detail, !detail.isEmpty { text += "; \(detail)" }
+        return text
     }
 
     private func pending(_ subscriptions: [Subscription]) -> HTML {
@@ -367,14 +405,87 @@ extension Console {
         return Self.section("grants", "Support grants", content)
     }
 
-    private func historyTable(_ accountID: String, _ history: GetHistoryResponse) -> HTML {
-        var seen: [UInt64: Int] = [:]
-        let rows: [HTML] = history.events.map { event in
-            var index = 0
-            if let position = event.position {
-                index = seen[position, default: 0]
-                seen[position] = index + 1
+    /// One subscription's history as the page read it: the first page of `GetHistory(key)`, or
+    /// why it could not be read.
+    struct KeyHistory {
+        var key: SubscriptionKey
+        var answer: Result<GetHistoryResponse, SubctlError>
+    }
+
+    /// An event of the page's history and where it was read: `key` nil for the account's history,
+    /// else that subscription's; `index` counts the events before it at its position in that
+    /// answer (what `/payload` looks it up by).
+    struct HistoryRow {
+        var event: LifecycleEvent
+        var key: SubscriptionKey?
+        var index: Int
+    }
+
+    /// The first history page of each of the account's subscriptions (at most
+    /// `historySubscriptions`): the ledger keeps what happened before a subscription was linked
+    /// (its purchase, its first refresh) under the subscription's key only.
+    private func subscriptionHistories(_ subscriptions: [Subscription]) async -> [KeyHistory] {
+        var histories: [KeyHistory] = []
+        for subscription in subscriptions.prefix(Self.historySubscriptions) {
+            let key = subscription.key
+            do throws(SubctlError) {
+                let answer = try await call(
+                    services.ledger, LedgerCommand.history(.key(key), pageSize: 0, all: false).method,
+                    GetHistoryRequest(key: key, pageSize: Self.historyPageSize), as: GetHistoryResponse.self)
+                histories.append(KeyHistory(key: key, answer: .success(answer)))
+            } catch {
+                histories.append(KeyHistory(key: key, answer: .failure(error)))
             }
+        }
+        return histories
+    }
+
+    /// The account's history and its subscriptions' in one list, newest first by position, in
+    /// the order each answer gave within a position (the account's first); an event both hold
+    /// (same position, key, kind, store type and notification) is kept once, as the account's.
+    static func mergedHistory(_ account: [LifecycleEvent], _ subscriptions: [(SubscriptionKey, [LifecycleEvent])])
+        -> [HistoryRow]
+    {
+        struct Identity: Hashable {
+            var position: UInt64?
+            var key: String
+            var kind: String?
+            var storeType: String?
+            var notificationID: String?
+        }
+        var seen: Set<Identity> = []
+        var rows: [(row: HistoryRow, answer: Int, offset: Int)] = []
+        let answers = [(nil, account)] + subscriptions.map { ($0.0 as SubscriptionKey?, $0.1) }
+        for (answer, (key, events)) in answers.enumerated() {
+            var atPosition: [UInt64: Int] = [:]
+            for (offset, event) in events.enumerated() {
+                var index = 0
+                if let position = event.position {
+                    index = atPosition[position, default: 0]
+                    atPosition[position] = index + 1
+                }
+                let identity = Identity(
+                    position: event.position, key: event.key.description, kind: event.kind?.description,
+                    storeType: event.storeType, notificationID: event.notificationID)
+                guard seen.insert(identity).inserted else { continue }
+                rows.append((HistoryRow(event: event, key: key, index: index), answer, offset))
+            }
+        }
+        rows.sort { left, right in
+            let (a, b) = (left.row.event.position ?? 0, right.row.event.position ?? 0)
+            if a != b { return a > b }
+            return (left.answer, left.offset) < (right.answer, right.offset)
+        }
+        return rows.map(\.row)
+    }
+
+    private func historyTable(_ accountID: String, _ history: GetHistoryResponse, _ keyHistories: [KeyHistory])
+        -> HTML
+    {
+        let read = keyHistories.compactMap { history in (try? history.answer.get()).map { (history.key, $0) } }
+        let merged = Self.mergedHistory(history.events, read.map { ($0.0, $0.1.events) })
+        let rows: [HTML] = merged.map { row in
+            let event = row.event
             let hasRaw = [event.rawPayload, event.rawTransaction, event.rawRenewalInfo].contains { !($0 ?? "").isEmpty }
             var payload: HTML = .text("-")
             if !readOnly, hasRaw, let position = event.position {
@@ -383,7 +494,11 @@ extension Console {
                     [
                         "class": "payload",
                         "href": FormFields.link(
-                            "/payload", ["account": accountID, "position": String(position), "index": String(index)]),
+                            "/payload",
+                            [
+                                "account": accountID, "key": row.key?.description, "position": String(position),
+                                "index": String(row.index),
+                            ]),
                     ], text: "payload")
             }
             return .element(
@@ -403,7 +518,9 @@ extension Console {
         }
         var content: [HTML] = [
             Self.table(
-                "history", caption: "The audit trail, newest first",
+                "history",
+                caption: "The audit trail, newest first: the account's and, from before they were linked, "
+                    + "its subscriptions'",
                 headers: [
                     "Kind", "Store type", "Subtype", "Signed", "Arrived", "Trace", "Actor", "Reason", "Detail",
                     "Payload",
@@ -416,6 +533,21 @@ extension Console {
                     "p",
                     text: "The newest \(Self.historyPageSize) events are shown; "
                         + "`subctl history --account ID --all` reads them all."))
+        }
+        for keyHistory in keyHistories {
+            switch keyHistory.answer {
+            case .success(let answer) where answer.nextPageToken != nil:
+                content.append(
+                    .element(
+                        "p",
+                        text: "The newest \(Self.historyPageSize) events of \(keyHistory.key) are shown; "
+                            + "`subctl history --key \(keyHistory.key) --all` reads them all."))
+            case .success:
+                break
+            case .failure(let error):
+                content.append(
+                    Self.sectionAlert("The history of \(keyHistory.key) was not read: \(Self.describe(error))"))
+            }
         }
         return Self.section("history-section", "History", content)
     }

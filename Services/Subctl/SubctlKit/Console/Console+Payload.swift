@@ -5,8 +5,10 @@ import HTTP
 import Model
 import Wire
 
-/// `/payload?account=A&position=P&index=N`: the raw store data an event of the account's audit
-/// trail kept (the N-th event recorded at feed position P), decoded and verified again: for the
+/// `/payload?account=A[&key=STORE/ENV/ID]&position=P&index=N`: the raw store data an event of the
+/// account's audit trail kept (the N-th event recorded at feed position P in the account's history,
+/// or in the subscription's when `key` names where the event was read), each JWS's protected
+/// header above its payload, decoded and verified again: for the
 /// App Store against `--apple-root` (as `subctl apple verify`); for Google Play, the push's
 /// authentication as the verifier recorded it. Operators only: the
 /// read-only role gets 403 (and the services clear raw data for it anyway).
@@ -25,12 +27,23 @@ extension Console {
             return errorPage(
                 "Payload", "the address names no event (account, position, index)", session: session, status: 400)
         }
+        var key: SubscriptionKey?
+        if let text = query["key"] {
+            do throws(SubctlError) {
+                key = try SubctlCommand.subscriptionKey(text)
+            } catch {
+                return errorPage(
+                    "Payload", "key must be STORE/ENV/STORE_ID, got “\(text)”", session: session, status: 400)
+            }
+        }
         let event: LifecycleEvent
         do throws(SubctlError) {
-            guard let found = try await historyEvent(account: account, position: position, index: index) else {
+            guard let found = try await historyEvent(account: account, key: key, position: position, index: index)
+            else {
                 return errorPage(
-                    "Payload", "no event \(index) at position \(position) in \(account)'s history", session: session,
-                    status: 404)
+                    "Payload",
+                    "no event \(index) at position \(position) in \(key.map { "\($0)" } ?? account)'s history",
+                    session: session, status: 404)
             }
             event = found
         } catch {
@@ -40,51 +53,129 @@ extension Console {
             .element("h1", text: "Payload"),
             .element(
                 "p",
-                [
-                    .text(
-                        "\(event.kind?.description ?? "event") of \(event.key) at \(Self.time(event.storeTimeMilliseconds)), "
-                    ),
-                    .element("a", ["href": Self.accountPath(account)], text: "back to \(account)"),
-                ]),
+                text:
+                    "\(event.kind?.description ?? "event") of \(event.key) at \(Self.time(event.storeTimeMilliseconds))."
+            ),
+            .element("p", [.element("a", ["href": Self.accountPath(account)], text: "back to \(account)")]),
         ]
-        let raw = [event.rawPayload, event.rawTransaction, event.rawRenewalInfo].compactMap { $0 }.filter {
-            !$0.isEmpty
-        }
+        let raw: [(label: String?, text: String)] = [
+            (nil, event.rawPayload), ("signedTransactionInfo", event.rawTransaction),
+            ("signedRenewalInfo", event.rawRenewalInfo),
+        ].compactMap { label, text in text.flatMap { $0.isEmpty ? nil : (label, $0) } }
         guard let first = raw.first else {
             return page("Payload", session: session, content + [.element("p", text: "The event kept no raw data.")])
         }
-        let decoded: String
+        let blocks: [PayloadBlock]
         let verification: (verified: Bool, text: String)
         switch event.key.store {
         case .apple:
-            let report = appleReport(first)
-            decoded = raw.dropFirst().reduce(report.json ?? first) { text, nested in
-                text + "\n\n" + (appleReport(nested).json ?? nested)
-            }
-            verification = appleVerdict(report)
+            blocks = Self.appleBlocks(raw)
+            verification = appleVerdict(appleReport(first.text))
         case .google:
-            decoded = raw.map(Self.decodeGoogle).joined(separator: "\n\n")
+            blocks = raw.map { PayloadBlock(text: Self.decodeGoogle($0.text)) }
             verification = await googleVerdict(event)
         case .promotional:
-            decoded = raw.joined(separator: "\n\n")
+            blocks = raw.map { PayloadBlock(text: $0.text) }
             verification = (false, "A grant has no store signature.")
         }
         content.append(
             .element(
                 "p", ["id": "verification", "class": verification.verified ? "verified" : "failed", "role": "status"],
                 text: verification.text))
-        content.append(.element("pre", ["id": "decoded"], text: decoded))
+        content.append(.element("div", ["id": "decoded"], blocks.map(\.html)))
         return page("Payload", session: session, content)
     }
 
-    /// The event of the account's history at `position`, the `index`-th recorded there.
-    private func historyEvent(account: String, position: UInt64, index: Int) async throws(SubctlError)
-        -> LifecycleEvent?
+    /// One piece of raw store data for reading: what it is (`notification`, `signedTransactionInfo`),
+    /// a JWS's protected header in a line, and the data decoded.
+    struct PayloadBlock: Equatable {
+        var label: String?
+        var header: String?
+        var text: String
+
+        var html: HTML {
+            var parts: [HTML] = []
+            if let label { parts.append(.element("h2", text: label)) }
+            if let header { parts.append(.element("p", ["class": "jws-header"], text: "Protected header: \(header)")) }
+            parts.append(.element("pre", text: text))
+            return .element("section", ["class": "raw", "data-label": label], parts)
+        }
+    }
+
+    /// An App Store event's raw data as blocks: each JWS with its header and its payload as
+    /// indented JSON; a notification's nested JWSs (`signedTransactionInfo`, `signedRenewalInfo`,
+    /// …) each a block of its own after it, named in the notification by what they are; raw
+    /// data the notification already holds is not shown twice. `raw` is labelled by field, nil
+    /// for the event's payload (then named by its kind).
+    static func appleBlocks(_ raw: [(label: String?, text: String)]) -> [PayloadBlock] {
+        var blocks: [PayloadBlock] = []
+        var shown: Set<String> = []
+        for (label, text) in raw where !shown.contains(text) {
+            shown.insert(text)
+            guard let jws = try? CompactJWS(text) else {
+                blocks.append(PayloadBlock(label: label, text: text))
+                continue
+            }
+            let name = label ?? AppleVerifyOptions.Kind.detect(payload: jws.payload)?.rawValue ?? "payload"
+            guard var object = try? JSONSerialization.jsonObject(with: Data(jws.payload)) as? [String: Any] else {
+                blocks.append(
+                    PayloadBlock(
+                        label: name, header: jwsHeader(jws), text: String(decoding: jws.payload, as: UTF8.self)))
+                continue
+            }
+            var nested: [PayloadBlock] = []
+            for (container, member, _) in AppleVerificationReport.nestedMembers {
+                guard var inner = object[container] as? [String: Any], let value = inner[member] as? String,
+                    let inside = try? CompactJWS(value)
+                else { continue }
+                let path = container == "data" ? member : "\(container).\(member)"
+                let payload = (try? JSONSerialization.jsonObject(with: Data(inside.payload))).flatMap(prettyJSON)
+                nested.append(
+                    PayloadBlock(
+                        label: path, header: jwsHeader(inside),
+                        text: payload ?? String(decoding: inside.payload, as: UTF8.self)))
+                shown.insert(value)
+                inner[member] = "(a JWS: \(path), below)"
+                object[container] = inner
+            }
+            blocks.append(PayloadBlock(label: name, header: jwsHeader(jws), text: prettyJSON(object) ?? text))
+            blocks += nested
+        }
+        return blocks
+    }
+
+    /// A JWS's protected header in a line, members sorted: `alg ES256, x5c 3 certificates` (a
+    /// certificate chain counted, not shown); nil when the header is not a JSON object.
+    static func jwsHeader(_ jws: CompactJWS) -> String? {
+        guard let header = try? JSONSerialization.jsonObject(with: Data(jws.header)) as? [String: Any] else {
+            return nil
+        }
+        return header.keys.sorted().map { name in
+            switch header[name] {
+            case let chain as [Any] where name == "x5c":
+                return "x5c \(chain.count) certificate\(chain.count == 1 ? "" : "s")"
+            case let text as String:
+                return "\(name) \(text)"
+            case let value?:
+                return "\(name) \(prettyJSON(value) ?? String(describing: value))"
+            case nil:
+                return name
+            }
+        }.joined(separator: ", ")
+    }
+
+    /// The event at `position`, the `index`-th recorded there, in the history of `key` when given,
+    /// else of the account.
+    private func historyEvent(account: String, key: SubscriptionKey?, position: UInt64, index: Int)
+        async throws(SubctlError) -> LifecycleEvent?
     {
-        var request = GetHistoryRequest(accountID: account, pageSize: 500)
+        var request =
+            key.map { GetHistoryRequest(key: $0, pageSize: 500) }
+            ?? GetHistoryRequest(accountID: account, pageSize: 500)
+        let subject: LedgerCommand.HistorySubject = key.map { .key($0) } ?? .account(account)
         for _ in 0..<Self.payloadSearchPages {
             let page = try await call(
-                services.ledger, LedgerCommand.history(.account(account), pageSize: 0, all: false).method, request,
+                services.ledger, LedgerCommand.history(subject, pageSize: 0, all: false).method, request,
                 as: GetHistoryResponse.self)
             let here = page.events.filter { $0.position == position }
             if here.count > index { return here[index] }
@@ -210,10 +301,16 @@ extension Console {
             message["data"] = (try? JSONSerialization.jsonObject(with: bytes)) ?? String(decoding: bytes, as: UTF8.self)
             object["message"] = message
         }
+        return prettyJSON(object) ?? raw
+    }
+
+    /// JSON indented, keys sorted, slashes unescaped; nil when `value` is not serializable.
+    static func prettyJSON(_ value: Any) -> String? {
         guard
-            let text = try? JSONSerialization.data(
-                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        else { return raw }
-        return String(decoding: text, as: UTF8.self)
+            let data = try? JSONSerialization.data(
+                withJSONObject: value,
+                options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 }
