@@ -273,6 +273,9 @@ struct ConsoleTests {
             #expect(response.text.contains("Open the address `subctl console` printed"))
         }
         #expect(await fixture.get("/", session: "forged").status == 401)
+        // A visitor without a session is not told who the console acts as, nor where to go.
+        let stranger = await fixture.get("/", session: nil).text
+        #expect(!stranger.contains("whoami") && !stranger.contains("<nav"))
         #expect(await fixture.get("/login", query: ["token": "ab"], session: nil).status == 401)
         let login = await fixture.get("/login", query: ["token": ConsoleFixture.token], session: nil)
         #expect(login.status == 303)

@@ -28,20 +28,23 @@ extension Console {
                         "body",
                         [
                             .element("a", ["class": "skip", "href": "#main"], text: "Skip to content"),
+                            // Who the console acts as, and where to go, only for a session.
                             .element(
                                 "header",
-                                [
-                                    .element("span", ["class": "brand"], text: "Subscriptions console"),
-                                    .element(
-                                        "span", ["id": "whoami"],
-                                        text: "\(identity) · \(readOnly ? "read-only" : "operator")"),
-                                    .element(
-                                        "nav", ["aria-label": "Main"],
-                                        [
-                                            .element("a", ["href": "/"], text: "Find"),
-                                            .element("a", ["href": "/queues"], text: "Work queues"),
-                                        ]),
-                                ]),
+                                [.element("span", ["class": "brand"], text: "Subscriptions console")]
+                                    + (session == nil
+                                        ? []
+                                        : [
+                                            .element(
+                                                "span", ["id": "whoami"],
+                                                text: "\(identity) · \(readOnly ? "read-only" : "operator")"),
+                                            .element(
+                                                "nav", ["aria-label": "Main"],
+                                                [
+                                                    .element("a", ["href": "/"], text: "Find"),
+                                                    .element("a", ["href": "/queues"], text: "Work queues"),
+                                                ]),
+                                        ])),
                             .element("main", ["id": "main"], shown + content),
                         ]),
                 ]))
