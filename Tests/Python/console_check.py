@@ -349,6 +349,11 @@ try:
         if not any(operator_acted(e) for e in events):
             print("     events:", [(e.get("kind"), e.get("storeSubtype"), e.get("actor"), e.get("reason"))
                                    for e in history(account)[:6]])
+        # And on the account page: the history's row with the operator and the reason.
+        driver.get(f"{base}/account/{urllib.parse.quote(account, safe='')}")
+        rows = [row.text for row in css("#history tr.event")]
+        check(any(reason in row and "operator" in row for row in rows),
+              f"{what}: the account page's history shows the operator and the reason")
         return events
 
     google_row = "#subscriptions tr.subscription[data-key^='google/']"
@@ -415,6 +420,9 @@ try:
         "pageSize": 100}).get("events", []) if e.get("reason") == "bought, app crashed"]
     check([(e.get("kind"), operator_acted(e)) for e in restore_events] == [("EVENT_KIND_IMPORTED", True)],
           f"restore: the purchase's audit trail names the operator and the reason: {restore_events}")
+    driver.get(f"{base}/account/carol")
+    check(any("bought, app crashed" in row.text for row in css("#history tr.event")),
+          "restore: carol's page shows the restore in her history (read from the purchase's own history)")
 
     # The hostile account's page: everything shown as text.
     driver.get(f"{base}/account/{urllib.parse.quote(XSS_ACCOUNT, safe='')}")
