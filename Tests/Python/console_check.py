@@ -389,12 +389,22 @@ try:
 
     # Dead letters: the receiver refused everything for longer than the endpoint's max age.
     stack.sim("clock/advance", {"by": "+2d"})
-    eventually("events became dead letters",
-               lambda: stack.call("ledger", "ListDeadLetters", {"limit": 10}).get("deadLetters", []),
-               lambda dead: len(dead) > 0, timeout=120)
+    dead = eventually("events became dead letters",
+                      lambda: stack.call("ledger", "ListDeadLetters", {"limit": 10}).get("deadLetters", []),
+                      lambda dead: len(dead) > 0, timeout=120)
     Receiver.accepting = True
     act(f"{base}/queues", "redeliver-webhook", {"reason": "endpoint fixed"}, "#dead-letters")
     eventually("the dead letter reached the receiver again", lambda: list(Receiver.received), lambda got: len(got) > 0)
+    # The first row's dead letter is the one delivered again (alice's App Store purchase, logged
+    # before her link): its subscription's trail says so, and so does alice's page.
+    redelivered = dead[0]["attempt"]["event"]
+    trail = stack.call("ledger", "GetHistory", {"key": redelivered["key"], "pageSize": 100}).get("events", [])
+    check(any(e.get("reason") == "endpoint fixed" and e.get("storeSubtype") == "REDELIVER_WEBHOOK"
+              and operator_acted(e) for e in trail),
+          "redeliver-webhook: the subscription's audit trail names the operator and the reason")
+    driver.get(account_url)
+    check(any("endpoint fixed" in row.text and "operator" in row.text for row in css("#history tr.event")),
+          "redeliver-webhook: the account page's history shows the operator and the reason")
 
     # Revoke last: it ends the Google subscription.
     act(account_url, "revoke-google", {"reason": "fraud confirmed"}, google_row)
