@@ -170,6 +170,24 @@ class Stack:
             return {"error": (result.stdout + result.stderr).strip()}
         return json.loads(result.stdout) if result.stdout.strip() else {}
 
+    def watch_changes(self, matches, timeout=120):
+        """The first change of the ledger's feed (`Ledger/WatchChanges` from the beginning, a
+        server stream that sends each commit as it happens) for which `matches` holds; fails
+        after `timeout` s. Nothing is polled: the stream is read as the ledger writes it."""
+        stream = subprocess.Popen(
+            [os.path.join(self.bin, "subctl"), "call", "Ledger/WatchChanges", '{"after": "0"}', "--addr", self.ledger,
+             "--json", "--timeout", f"{timeout}s", *self.tls_flags("operator")],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            for line in stream.stdout:
+                change = json.loads(line)
+                if matches(change):
+                    return change
+            raise SystemExit(f"the ledger's change feed ended in {timeout} s without the change waited for")
+        finally:
+            stream.kill()
+            stream.wait()
+
     def console(self, identity, name=None):
         """`subctl console` under `identity`; its login address."""
         process = self.start(
