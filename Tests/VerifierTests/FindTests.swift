@@ -64,6 +64,15 @@ struct FindTests {
         #expect(found.subscriptions.map(\.matched) == [.appleOrderID])
         #expect(found.subscriptions.map(\.subscription?.key) == [Self.key])
         #expect(found.unrecordedOriginalTransactionIDs == ["2000000077"])
+        // Read out in lower case, it is found as the order id it is.
+        let lower = try await client.find(FindRequest(value: "mk5tttvwjh"))
+        #expect(lower.takenAs == .appleOrderID)
+        #expect(lower.subscriptions.map(\.subscription?.key) == [Self.key])
+        // A lower-case value that finds nothing either way is NOT_FOUND naming the value as given.
+        let error = await #expect(throws: RPCError.self) {
+            _ = try await client.find(FindRequest(value: "mk5unknown1"))
+        }
+        #expect(error?.message.hasPrefix("nothing in the ledger matches \"mk5unknown1\" as") == true)
         await harness.stop()
     }
 

@@ -20,8 +20,34 @@ public struct SubscriberFinder: Sendable {
         self.appleOrder = appleOrder
     }
 
-    /// The answer for `value`; NOT_FOUND naming what was tried when nothing matches.
+    /// The answer for `value`; NOT_FOUND naming what was tried when nothing matches. Order ids
+    /// are upper case (the App Store's, Play's `GPA.…`); a customer reading one out may not say
+    /// so: a value that finds nothing as given is tried in upper case, and taken only when it is
+    /// then found as an order id (account ids and purchase tokens are case-sensitive).
     public func find(_ value: String) async throws -> FindResponse {
+        let upper = value.uppercased()
+        guard upper != value, Self.couldBeAppleOrderID(upper) || upper.hasPrefix("GPA.") else {
+            return try await findAsGiven(value)
+        }
+        let original: any Error
+        do {
+            return try await findAsGiven(value)
+        } catch {
+            original = error
+        }
+        guard (original as? RPCError)?.code == .notFound else { throw original }
+        let inUpperCase: FindResponse
+        do {
+            inUpperCase = try await findAsGiven(upper)
+        } catch {
+            guard (error as? RPCError)?.code == .notFound else { throw error }
+            throw original
+        }
+        guard inUpperCase.takenAs == .appleOrderID || inUpperCase.takenAs == .googleOrderID else { throw original }
+        return inUpperCase
+    }
+
+    private func findAsGiven(_ value: String) async throws -> FindResponse {
         let found = try await ledger.findSubscriptions(FindSubscriptionsRequest(value: value))
         var response = FindResponse()
         var matches = found.matches

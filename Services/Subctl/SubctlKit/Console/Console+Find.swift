@@ -36,18 +36,9 @@ extension Console {
         var content: [HTML] = [.element("h1", text: "Find"), findForm(value: value)]
         let found: FindResponse
         do throws(SubctlError) {
-            do throws(SubctlError) {
-                found = try await call(
-                    services.verifier, FindCommand.method, FindRequest(value: value, reason: "support console"),
-                    as: FindResponse.self)
-            } catch  where error.code == .rpc(.notFound) && value.uppercased() != value {
-                // Order ids are upper case (the App Store's M…, Play's GPA.…); a customer reading
-                // one out may not say so. Account ids and tokens were tried as given first.
-                found = try await call(
-                    services.verifier, FindCommand.method,
-                    FindRequest(value: value.uppercased(), reason: "support console"), as: FindResponse.self)
-                guard found.takenAs == .appleOrderID || found.takenAs == .googleOrderID else { throw error }
-            }
+            found = try await call(
+                services.verifier, FindCommand.method, FindRequest(value: value, reason: "support console"),
+                as: FindResponse.self)
         } catch {
             guard error.code == .rpc(.notFound) else {
                 return page("Find", session: session, content + [Self.alert(Self.describe(error))], status: 502)
