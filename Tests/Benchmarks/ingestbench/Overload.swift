@@ -106,15 +106,10 @@ enum Overload {
         }
 
         // Every renewal to the webhook (what was never accepted is already counted lost).
-        let deadline = ContinuousClock.now + .seconds(1200)
-        var arrived = Array(repeating: false, count: accounts.count)
-        while ContinuousClock.now < deadline {
-            for (index, account) in accounts.enumerated() where !arrived[index] {
-                arrived[index] = receiver.renewals(of: account).count > webhooksBefore[index]
-            }
-            if !arrived.contains(false) { break }
-            usleep(20_000)
+        _ = receiver.wait(until: ContinuousClock.now + .seconds(1200)) { arrivals in
+            accounts.indices.allSatisfy { (arrivals.renewedAt[accounts[$0]]?.count ?? 0) > webhooksBefore[$0] }
         }
+        let arrived = accounts.indices.map { receiver.renewals(of: accounts[$0]).count > webhooksBefore[$0] }
         let arrivals = accounts.indices.compactMap { index -> ContinuousClock.Instant? in
             arrived[index] ? receiver.renewals(of: accounts[index]).last : nil
         }

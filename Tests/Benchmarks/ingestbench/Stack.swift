@@ -119,10 +119,12 @@ final class WebhookReceiver: Sendable {
     }
     let server: HTTPServer
     let arrivals = Shared(Arrivals())
+    /// Broadcast at each arrival, for `wait(until:_:)` and `settle`.
+    private let arrived = NSCondition()
 
     init() throws(BenchError) {
         server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "receiver", sink: .capturing()))
-        server.route("POST", "/hooks") { [arrivals] request in
+        server.route("POST", "/hooks") { [arrivals, arrived] request in
             let at = ContinuousClock.now
             let event = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
             let account = event?["accountId"] as? String ?? ""
@@ -134,6 +136,9 @@ final class WebhookReceiver: Sendable {
                 arrivals.renewedByStore[store, default: 0] += 1
                 arrivals.renewedAt[account, default: []].append(at)
             }
+            arrived.lock()
+            arrived.broadcast()
+            arrived.unlock()
             return HTTPResponse(status: 200)
         }
         do { try server.start() } catch { throw BenchError("the webhook receiver did not start: \(error)") }
@@ -144,21 +149,35 @@ final class WebhookReceiver: Sendable {
     func renewed(_ store: String) -> Int { arrivals.withLock { $0.renewedByStore[store] ?? 0 } }
     func renewals(of account: String) -> [ContinuousClock.Instant] { arrivals.withLock { $0.renewedAt[account] ?? [] } }
 
-    /// Waits until no event arrived for `quiet`, at most `limit`.
-    func settle(quiet: Duration = .seconds(2), limit: Duration = .seconds(600)) {
-        let deadline = ContinuousClock.now + limit
-        var last = total
-        var since = ContinuousClock.now
-        while ContinuousClock.now < deadline {
-            usleep(100_000)
-            let now = total
-            if now != last {
-                last = now
-                since = ContinuousClock.now
-            } else if ContinuousClock.now - since >= quiet {
-                return
+    /// Waits, woken by each arrival, until `done` holds of what has arrived or `deadline` passes;
+    /// whether it held.
+    func wait(until deadline: ContinuousClock.Instant, _ done: (Arrivals) -> Bool) -> Bool {
+        arrived.lock()
+        defer { arrived.unlock() }
+        while !done(arrivals.withLock { $0 }) {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero, arrived.wait(until: Date().addingTimeInterval(Self.seconds(left))) else {
+                return done(arrivals.withLock { $0 })
             }
         }
+        return true
+    }
+
+    /// Waits until no event has arrived for `quiet` (each arrival starts the quiet again), at most
+    /// `limit`.
+    func settle(quiet: Duration = .seconds(2), limit: Duration = .seconds(600)) {
+        let deadline = ContinuousClock.now + limit
+        arrived.lock()
+        defer { arrived.unlock() }
+        while ContinuousClock.now < deadline {
+            let wait = min(quiet, deadline - ContinuousClock.now)
+            // No arrival within `quiet`: settled.
+            guard arrived.wait(until: Date().addingTimeInterval(Self.seconds(wait))) else { return }
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        TimeInterval(duration.components.seconds) + TimeInterval(duration.components.attoseconds) / 1e18
     }
 }
 
