@@ -148,6 +148,8 @@ let package = Package(
                 "Lifecycle",
                 // `subctl console`: the support console's web server, on the operator's machine.
                 "HTTP", "HTTPClient",
+                // Its payload page holds a recorded Pub/Sub push to what the verifier accepts.
+                "GooglePlay",
             ],
             path: "Services/Subctl/SubctlKit", swiftSettings: swiftSettings),
         .executableTarget(

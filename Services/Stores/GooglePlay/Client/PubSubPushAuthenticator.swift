@@ -56,7 +56,9 @@ public final class PubSubPushAuthenticator: Sendable {
         /// Where the signing keys come from.
         public var keySource: KeySource
         /// How far `exp` may lie in the past and `iat` in the future.
-        public var clockSkew: Duration = .seconds(60)
+        public var clockSkew: Duration = Configuration.defaultClockSkew
+        /// `clockSkew` unless configured otherwise.
+        public static let defaultClockSkew: Duration = .seconds(60)
         /// The longest `exp - iat` accepted; Google issues one hour.
         public var maxTokenLifetime: Duration = .seconds(3600)
         /// The shortest time between two fetches of the keys that tokens trigger.

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import GooglePlay
 import HTTP
 import Model
 import Wire
@@ -219,17 +220,19 @@ extension Console {
         guard let push = entry.pushAuthentication else {
             return (false, "Not verified: the inbox entry \(notification) records no push authentication.")
         }
-        let issuers = ["https://accounts.google.com", "accounts.google.com"]
         var problems: [String] = []
-        if !issuers.contains(push.iss) { problems.append("issuer \"\(push.iss)\" is not Google's") }
+        if !PubSubPushAuthenticator.issuers.contains(push.iss) {
+            problems.append("issuer \"\(push.iss)\" is not Google's")
+        }
         if push.email.isEmpty { problems.append("no service account") }
         if push.aud.isEmpty { problems.append("no audience") }
         if push.kid.isEmpty { problems.append("no key id") }
         if let checked = push.checkedTimeMilliseconds, let issued = push.iatMilliseconds,
             let expires = push.expMilliseconds
         {
-            // The verifier allows its clock a minute of skew either way.
-            if checked < issued - 60_000 || checked > expires + 60_000 {
+            // The verifier's clock may be off by its skew either way.
+            let skew = PubSubPushAuthenticator.Configuration.defaultClockSkew.components.seconds * 1000
+            if checked < issued - skew || checked > expires + skew {
                 problems.append("checked at \(Self.time(checked)), outside the token's validity")
             }
         } else {
