@@ -75,7 +75,7 @@ let package = Package(
         shared("HTTP", .runtime, ["CMicroHTTPD", "CShims", "Observability", "Sockets"]),
         shared("HTTPClient", .runtime, ["CShims", "Observability", "Sockets"]),
         shared(
-            "RPC", .runtime, ["Wire", "Config", "COpenSSL", "CShims", "Crypto", "Observability", "Sockets"],
+            "RPC", .runtime, ["Wire", "Model", "Config", "COpenSSL", "CShims", "Crypto", "Observability", "Sockets"],
             hotPath: true),
         shared("Lifecycle", .runtime, ["Observability"]),
         shared("SQLite", .storage, ["CSQLite"]),
@@ -160,7 +160,7 @@ let package = Package(
         // clock of their own, for the end-to-end tests and the demo.
         .target(
             name: "StoreSimKit",
-            dependencies: ["AppStore", "Config", "Crypto", "HTTP", "HTTPClient", "Observability", "Sockets"],
+            dependencies: ["AppStore", "Config", "Crypto", "HTTP", "HTTPClient", "Model", "Observability", "Sockets"],
             path: "Tests/StoreSim/StoreSimKit", swiftSettings: swiftSettings),
         .executableTarget(
             name: "storesim", dependencies: ["StoreSimKit"],

@@ -247,7 +247,7 @@ struct EntitlementViewTests {
             Result { () throws(RPCError) -> [UInt8] in
                 do {
                     var output: [UInt8] = [0xAA]
-                    try bytes.withUnsafeBytes {
+                    _ = try bytes.withUnsafeBytes {
                         try EntitlementMethods.checkPacked(
                             $0, into: &output, view: view, policy: Self.policy, now: { Self.now })
                     }

@@ -1,6 +1,7 @@
 import CShims
 import Foundation
 import Glibc
+import Model
 import Observability
 import Synchronization
 import Wire
@@ -195,15 +196,23 @@ final class EventLoop: @unchecked Sendable {  // mutable state is confined to th
     }
 }
 
-/// A min-heap of timers; cancelled timers are dropped lazily when they come due.
+/// Timers by deadline, and at one deadline in the order they were scheduled; cancelled timers
+/// are dropped lazily when they come due.
 struct TimerQueue {
     typealias ID = UInt64
-    private var heap: [(deadline: UInt64, id: ID)] = []
+
+    private struct Timer: Comparable {
+        let deadline: UInt64
+        let id: ID
+        static func < (a: Timer, b: Timer) -> Bool { (a.deadline, a.id) < (b.deadline, b.id) }
+    }
+
+    private var heap = MinHeap<Timer>()
     private var actions: [ID: () -> Void] = [:]
     private var nextID: ID = 1
 
     mutating func nextDeadline() -> UInt64? {
-        while let top = heap.first, actions[top.id] == nil { popTop() }
+        while let top = heap.first, actions[top.id] == nil { heap.removeFirst() }
         return heap.first?.deadline
     }
 
@@ -211,14 +220,7 @@ struct TimerQueue {
         let id = nextID
         nextID += 1
         actions[id] = action
-        heap.append((deadline, id))
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].deadline < heap[parent].deadline else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
+        heap.push(Timer(deadline: deadline, id: id))
         return id
     }
 
@@ -227,7 +229,8 @@ struct TimerQueue {
         // Cancelled entries wait in the heap until due; rebuild once they are most of it, so
         // many calls with long deadlines that finish early do not pile up.
         if heap.count > 1024 && heap.count > 4 * actions.count {
-            heap = heap.filter { actions[$0.id] != nil }.sorted { $0.deadline < $1.deadline }
+            let live = actions
+            heap.filter { live[$0.id] != nil }
         }
     }
 
@@ -241,28 +244,10 @@ struct TimerQueue {
     /// is no longer being modified, so an action may schedule more timers.
     mutating func popDue(now: UInt64) -> [() -> Void] {
         var due: [() -> Void] = []
-        while let top = heap.first, top.deadline <= now {
-            popTop()
+        while let top = heap.removeFirst(if: { $0.deadline <= now }) {
             if let action = actions.removeValue(forKey: top.id) { due.append(action) }
         }
         return due
-    }
-
-    private mutating func popTop() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < heap.count && heap[left].deadline < heap[smallest].deadline { smallest = left }
-            if right < heap.count && heap[right].deadline < heap[smallest].deadline { smallest = right }
-            if smallest == parent { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
     }
 }
 

@@ -1,3 +1,5 @@
+import Model
+
 /// When each key (a subscription, a purchase token) is next due, earliest first: a binary heap of
 /// (instant, key), ordered by the instant and, at equal instants, by the key, so what is due at
 /// one moment happens in the same order every run. A clock move takes the first entry, steps
@@ -7,14 +9,14 @@
 /// (`schedule`) and the old one stays until it comes first, where it is dropped for no longer
 /// matching its key's due instant (stale).
 struct DueQueue<Key: Comparable & Hashable & Sendable>: Sendable {
-    private struct Entry: Sendable {
+    private struct Entry: Comparable, Sendable {
         let due: Int64
         let key: Key
 
-        func precedes(_ other: Entry) -> Bool { (due, key) < (other.due, other.key) }
+        static func < (a: Entry, b: Entry) -> Bool { (a.due, a.key) < (b.due, b.key) }
     }
 
-    private var heap: [Entry] = []
+    private var heap = MinHeap<Entry>()
 
     init() {}
 
@@ -26,7 +28,7 @@ struct DueQueue<Key: Comparable & Hashable & Sendable>: Sendable {
     mutating func schedule(_ keys: some Sequence<Key>, due: (Key) -> Int64?) {
         for key in keys {
             guard let instant = due(key) else { continue }
-            push(Entry(due: instant, key: key))
+            heap.push(Entry(due: instant, key: key))
         }
     }
 
@@ -37,40 +39,13 @@ struct DueQueue<Key: Comparable & Hashable & Sendable>: Sendable {
     mutating func popFirst(notAfter target: Int64, due: (Key) -> Int64?) -> (key: Key, due: Int64)? {
         while let first = heap.first {
             guard due(first.key) == first.due else {
-                removeFirst()
+                heap.removeFirst()
                 continue
             }
             guard first.due <= target else { return nil }
-            removeFirst()
+            heap.removeFirst()
             return (first.key, first.due)
         }
         return nil
-    }
-
-    private mutating func push(_ entry: Entry) {
-        heap.append(entry)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].precedes(heap[parent]) else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func removeFirst() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            guard left < heap.count else { break }
-            let right = left + 1
-            let child = right < heap.count && heap[right].precedes(heap[left]) ? right : left
-            guard heap[child].precedes(heap[parent]) else { break }
-            heap.swapAt(child, parent)
-            parent = child
-        }
     }
 }

@@ -34,7 +34,7 @@ public struct AccessEventTracker: Sendable {
     private(set) var announced: [Slot: Announced] = [:]
     /// The announced ends, to find what ran out: a binary min-heap by (end, slot). An end that
     /// a later announcement replaced stays until its time and is then passed over.
-    private var ends: [End] = []
+    private var ends = MinHeap<End>()
 
     struct End: Sendable, Comparable {
         let until: Int64
@@ -89,8 +89,7 @@ public struct AccessEventTracker: Sendable {
     /// soonest first; each is recorded at its end and names the change that announced it.
     public mutating func due(now: Int64) -> [Event] {
         var events: [Event] = []
-        while let first = ends.first, first.until <= now {
-            popEnd()
+        while let first = ends.removeFirst(if: { $0.until <= now }) {
             guard let current = announced[first.slot], current.until == first.until else { continue }
             announced[first.slot] = nil
             events.append(
@@ -103,7 +102,7 @@ public struct AccessEventTracker: Sendable {
 
     /// The soonest announced end, when `due` next has something to say.
     public mutating func nextEnd() -> Int64? {
-        while let first = ends.first, announced[first.slot]?.until != first.until { popEnd() }
+        while let first = ends.first, announced[first.slot]?.until != first.until { ends.removeFirst() }
         return ends.first?.until
     }
 
@@ -132,30 +131,7 @@ public struct AccessEventTracker: Sendable {
     private mutating func announce(_ slot: Slot, _ value: Announced) {
         announced[slot] = value
         guard let until = value.until else { return }
-        ends.append(End(until: until, slot: slot))
-        var child = ends.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard ends[child] < ends[parent] else { break }
-            ends.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func popEnd() {
-        let last = ends.removeLast()
-        guard !ends.isEmpty else { return }
-        ends[0] = last
-        var parent = 0
-        while true {
-            var smallest = parent
-            for child in [2 * parent + 1, 2 * parent + 2] where child < ends.count && ends[child] < ends[smallest] {
-                smallest = child
-            }
-            guard smallest != parent else { return }
-            ends.swapAt(parent, smallest)
-            parent = smallest
-        }
+        ends.push(End(until: until, slot: slot))
     }
 
     private mutating func withdraw(_ slot: Slot) {
