@@ -91,7 +91,7 @@ struct LedgerAccountTests {
             #expect(history.events.allSatisfy { $0.actor == "support-desk" })
             // Newest first: the lifetime grant was given no reason.
             #expect(history.events.map(\.reason) == [nil, "ticket 4411"])
-            #expect(history.events.last?.detail == "pro until \(start + 7 * Self.day): ticket 4411")
+            #expect(history.events.last?.detail == "pro until \(EpochTime.iso8601(start + 7 * Self.day)): ticket 4411")
             let changes = try await Self.allChanges(ledger)
             #expect(changes.map(\.kind) == [.link, .link])
             #expect(changes.first?.subscription == grant && changes.first?.link?.accountID == "acct-1")

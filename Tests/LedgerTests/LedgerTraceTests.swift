@@ -125,7 +125,7 @@ struct LedgerTraceTests {
         }
         let ledger = Ledger(database: database)
         // Written by a ledger of version 7: the same rows without the column.
-        try await database.write { tx in
+        _ = try await database.write { tx in
             try tx.query(
                 """
                 INSERT INTO inbox (store, notification_id, status, attempts, last_error, received_ms, entry)

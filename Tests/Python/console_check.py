@@ -387,7 +387,13 @@ try:
         "key": {"store": "STORE_APPLE", "environment": "ENVIRONMENT_SANDBOX", "storeId": original}}})
     stack.call("ledger", "MarkInbox", {"store": "STORE_APPLE", "notificationId": "failed-notification-1",
                                       "status": "INBOX_STATUS_FAILED", "error": "left failed by the test"})
-    act(f"{base}/queues", "replay-inbox", {"reason": "store outage is over"}, "#failed-notifications")
+    driver.get(f"{base}/queues")
+    failed_row = [row for row in css("#failed-notifications tr.inbox-entry") if "failed-notification-1" in row.text]
+    check([[a.text for a in row.find_elements(By.CSS_SELECTOR, "a.account-link")] for row in failed_row] == [[ALICE]],
+          "a failed notification's row links the account that holds its subscription")
+    replayed = act(f"{base}/queues", "replay-inbox", {"reason": "store outage is over"}, "#failed-notifications")
+    check((replayed or "").startswith("put back to pending for the verifier's next reconciliation pass: "),
+          f"replay-inbox: the result says what happens next: {replayed!r}")
     audited(ALICE, "store outage is over", "replay-inbox")
 
     # Dead letters: the receiver refused everything for longer than the endpoint's max age.
@@ -432,6 +438,8 @@ try:
     check(True, "the unverified purchase reaches the ledger from Play's notification")
     act(f"{base}/find?q={urllib.parse.quote(orphan)}", "restore", {"account": "carol", "reason": "bought, app crashed"},
         "#results")
+    check(urllib.parse.urlparse(driver.current_url).path == "/account/carol",
+          f"restore: the outcome is shown on carol's page: {driver.current_url}")
     owned = stack.call("ledger", "GetAccount", {"accountId": "carol"}).get("subscriptions", [])
     check([(o["key"]["storeId"], o.get("acknowledged", False)) for o in owned] == [(orphan, True)],
           "the restored purchase is carol's and acknowledged")

@@ -100,6 +100,7 @@ struct ConsoleTests {
             "<form id=\"instant\" method=\"get\"", "<input id=\"at\" name=\"at\" type=\"datetime-local\"",
             "<section id=\"pending\"", "<section id=\"links\"", "<section id=\"grants\"", "<table id=\"history\">",
             "<tr class=\"event\">", "<td class=\"subtype\">", "class=\"payload\"",
+            "<td class=\"of\" title=\"apple/production/2000000001\">App Store &quot;&gt;&lt;img src=x onerror=alert(1)&gt;</td>",
             "https://apps.apple.com/account/subscriptions",
             "https://play.google.com/store/account/subscriptions?sku=pro_sub&amp;package=com.example.app",
             "data-action=\"refresh\"", "data-action=\"extend-renewal\"", "data-action=\"consumption\"",
@@ -115,6 +116,23 @@ struct ConsoleTests {
 
     static let accountPath = "/account/" + Self.hostileAccount
 
+    @Test("a history row says what it is about; a revoked subscription says when, not its renewal")
+    func historySubjectAndRevokedRenewal() {
+        #expect(Console.subject(Self.appleKey, product: "pro.monthly") == "App Store pro.monthly")
+        #expect(Console.subject(Self.googleKey, product: nil) == "Google Play …abcdef")
+        #expect(Console.subject(Self.grantKey, product: "pro") == "Grant pro")
+        let account = SubscriptionKey(store: .promotional, environment: .production, storeID: "")
+        #expect(Console.subject(account, product: nil) == "account")
+        let revoked = Subscription(
+            key: Self.googleKey, productID: "pro_sub", state: .revoked, expiresTimeMilliseconds: 1_769_904_000_000,
+            revokedTimeMilliseconds: 1_769_904_088_000, revocationReason: "1")
+        #expect(Console.renewal(revoked) == "revoked at 2026-02-01T00:01:28Z (1)")
+        // A grant of minutes still shows on a strip of months; a gap is drawn as long as it is.
+        #expect(Console.drawnWidth(100, 100.01, kind: "granted") == 2)
+        #expect(Console.drawnWidth(100, 130, kind: "paid") == 30)
+        #expect(Console.drawnWidth(100, 100.5, kind: "gap") == 0.5)
+    }
+
     @Test("an instant shows CheckAccess as of then, per capability")
     func accessAtAnInstant() async throws {
         let fixture = ConsoleFixture()
@@ -123,6 +141,9 @@ struct ConsoleTests {
         let page = await fixture.get(Self.accountPath, query: ["at": "2026-03-05T12:30"], session: session)
         #expect(page.text.contains("<ul id=\"access-at\""))
         #expect(page.text.contains("<li data-capability=\"pro\">pro: granted until 2026-03-08T20:00:00Z</li>"))
+        // The instant picked is marked on the timeline beside now.
+        #expect(page.text.contains("<line class=\"instant-line\""))
+        #expect(page.text.contains(", the dashed line the instant picked (2026-03-05T12:30:00Z)."))
         let sent = try #require(
             try fixture.entitlement.last(Self.entitlement + "CheckAccess", as: CheckAccessRequest.self))
         #expect(sent.atMilliseconds == 1_772_713_800_000)
@@ -136,7 +157,7 @@ struct ConsoleTests {
                 CheckAccessResponse(
                     allowed: true, untilMilliseconds: 1_773_000_000_000, reason: .granted,
                     grant: AccessGrant(key: Self.appleKey, productID: "pro.monthly", state: .active)),
-                "pro: granted until 2026-03-08T20:00:00Z; rests on apple/production/2000000001 (pro.monthly, active)"
+                "pro: granted until 2026-03-08T20:00:00Z; rests on apple/production/2000000001 (pro.monthly, now active)"
             ),
             (CheckAccessResponse(allowed: false, reason: .noGrant), "pro: not granted (no grant)"),
             (
@@ -144,7 +165,7 @@ struct ConsoleTests {
                     allowed: false, reason: .expired,
                     grant: AccessGrant(key: Self.googleKey, productID: "pro_sub", state: .expired),
                     detail: "expired at 2026-03-04T00:00:00Z"),
-                "pro: not granted (expired); rests on google/production/token-abcdef (pro_sub, expired); "
+                "pro: not granted (expired); rests on google/production/token-abcdef (pro_sub, now expired); "
                     + "expired at 2026-03-04T00:00:00Z"
             ),
             (
@@ -511,6 +532,19 @@ struct ConsoleTests {
             session: session)
         let replayed = try #require(try fixture.ledger.last(Self.ledger + "ReplayInbox", as: ReplayInboxRequest.self))
         #expect(replayed == ReplayInboxRequest(store: .apple, notificationID: "n-1", reason: "r"))
+        // It says what happens next: the verifier's next pass, not at once.
+        #expect(
+            (await fixture.get("/queues", session: session)).text.contains(
+                "<p id=\"result\" role=\"status\">put back to pending for the verifier&#39;s next reconciliation pass: n-1</p>"
+            ))
+        let confirmation = await fixture.post(
+            "/action/replay-inbox",
+            [("store", "google"), ("notification_id", "n-2"), ("reason", "r"), ("return", "/queues")],
+            session: session)
+        #expect(
+            confirmation.text.contains(
+                "(ReplayInbox): the verifier processes it again at its next reconciliation pass (every "
+                    + "GOOGLE_RECONCILE_INTERVAL, an hour unless configured)."))
     }
 
     @Test("the read-only role sees no action forms and no payload links, and /action and /payload answer 403")
@@ -662,13 +696,39 @@ struct ConsoleQueuesTests {
         // Failed and rejected entries, Google subscriptions, every endpoint's dead letters.
         #expect(
             fixture.calls == [
-                "Ledger/ListInbox", "Ledger/ListInbox", "Ledger/ListSubscriptions", "Ledger/ListDeadLetters",
+                "Ledger/ListInbox", "Ledger/ListInbox", "Ledger/GetSubscription", "Ledger/ListSubscriptions",
+                "Ledger/ListDeadLetters",
             ])
         let inbox = try #require(try fixture.ledger.last(Self.ledger + "ListInbox", as: ListInboxRequest.self))
         #expect(inbox.status == .rejected)
         let listed = try #require(
             try fixture.ledger.last(Self.ledger + "ListSubscriptions", as: ListSubscriptionsRequest.self))
         #expect(listed == ListSubscriptionsRequest(store: .google, pageSize: 200, unacknowledged: true))
+    }
+
+    @Test("a failed notification's row links the account that holds its subscription, looked up once a key")
+    func failedRowHolder() async throws {
+        let fixture = ConsoleFixture()
+        let apple = SubscriptionKey(store: .apple, environment: .production, storeID: "2000000001")
+        let entries = ["n-1", "n-2"].map { id in
+            InboxEntry(
+                store: .apple, notificationID: id, notificationType: "DID_RENEW", status: .failed, attempts: 1,
+                key: apple)
+        }
+        fixture.ledger.answer(Self.ledger + "ListInbox", ListInboxResponse(entries: entries))
+        fixture.ledger.answer(
+            Self.ledger + "GetSubscription",
+            GetSubscriptionResponse(subscription: Subscription(key: apple, accountID: "erin", productID: "pro.monthly"))
+        )
+        let html = await fixture.get("/queues", session: await fixture.login()).text
+        #expect(
+            html.components(separatedBy: "<a class=\"account-link\" href=\"/account/erin\">erin</a>").count - 1 == 4,
+            "each of the two entries, failed and rejected alike, links erin: \(html)")
+        #expect(!html.contains("find 2000000001"))
+        #expect(fixture.calls.filter { $0 == "Ledger/GetSubscription" }.count == 1)
+        let asked = try #require(
+            try fixture.ledger.last(Self.ledger + "GetSubscription", as: GetSubscriptionRequest.self))
+        #expect(asked == GetSubscriptionRequest(key: apple, stateOnly: true))
     }
 }
 
@@ -708,6 +768,8 @@ struct ConsoleUnlinkedTests {
         ]
         let done = await fixture.post("/action/restore", fields, session: session)
         #expect(done.status == 303)
+        // The outcome is shown on the page of the account it went to.
+        #expect(done.header("Location") == "/account/bob")
         let request = try #require(
             try fixture.verifier.last(Self.verifier + "RestorePurchases", as: RestorePurchasesRequest.self))
         #expect(

@@ -39,7 +39,7 @@ struct AppleStoreOperationsTests {
         #expect(action.storeSubtype == "EXTEND_RENEWAL_DATE")
         #expect(action.reason == "outage on the 3rd")
         #expect(action.actor?.hasPrefix("address ") == true)
-        #expect(action.detail?.contains("effectiveDate \(before + 7 * 86_400_000)") == true)
+        #expect(action.detail?.contains("effectiveDate \(EpochTime.iso8601(before + 7 * 86_400_000))") == true)
         await harness.stop()
     }
 

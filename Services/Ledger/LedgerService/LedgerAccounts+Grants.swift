@@ -95,7 +95,7 @@ extension LedgerAccounts {
     }
 
     static func grantDetail(_ capability: String, end: Int64?, reason: String?) -> String {
-        let until = end.map { "until \($0)" } ?? "with no end"
+        let until = end.map { "until \(EpochTime.iso8601($0))" } ?? "with no end"
         return "\(capability) \(until)" + (reason.map { ": \($0)" } ?? "")
     }
 

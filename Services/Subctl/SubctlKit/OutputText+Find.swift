@@ -1,4 +1,4 @@
-public import Model
+import Model
 public import Wire
 
 /// The human output of `find`, in the ledger commands' style.

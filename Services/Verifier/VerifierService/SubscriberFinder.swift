@@ -1,5 +1,5 @@
 public import Clients
-public import Model
+import Model
 import RPC
 public import Wire
 

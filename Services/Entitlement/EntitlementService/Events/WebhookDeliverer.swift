@@ -383,7 +383,7 @@ public actor WebhookDeliverer {
             inFlight.insert(sequence)
             Task { [endpoint, transport] in
                 let outcome = await transport.perform(Self.request(event, to: endpoint, at: sent))
-                await self.finished(sequence, outcome)
+                self.finished(sequence, outcome)
             }
         }
     }

@@ -2,7 +2,7 @@ import AppStore
 import Clients
 import Foundation
 import HTTPClient
-public import Model
+import Model
 public import Wire
 
 /// Answers to Apple's CONSUMPTION_REQUEST (a customer asked for a refund; Apple allows 12 hours

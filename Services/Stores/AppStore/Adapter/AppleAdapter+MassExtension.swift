@@ -2,7 +2,7 @@ import AppStore
 import Clients
 import Foundation
 import HTTPClient
-public import Model
+import Model
 public import Wire
 
 /// Mass renewal-date extensions at the App Store: Apple extends every eligible subscriber of a

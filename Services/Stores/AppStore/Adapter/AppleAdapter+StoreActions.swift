@@ -70,7 +70,7 @@ extension AppleAdapter {
         let action = AppleStoreAction(
             name: "EXTEND_RENEWAL_DATE", actor: actor, reason: request.reason,
             detail: "extended by \(request.days) days (extendReasonCode \(request.reasonCode), requestIdentifier "
-                + "\(body.requestIdentifier)): effectiveDate \(effective), webOrderLineItemId "
+                + "\(body.requestIdentifier)): effectiveDate \(EpochTime.iso8601(effective)), webOrderLineItemId "
                 + (extended.webOrderLineItemId ?? "none"))
         let subscription = try await recordAfterAction(
             transaction, environment: environment, verifier: verifier, action: action)

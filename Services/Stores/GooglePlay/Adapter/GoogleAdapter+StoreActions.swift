@@ -1,7 +1,7 @@
 import Foundation
-public import GooglePlay
+import GooglePlay
 import HTTPClient
-public import Model
+import Model
 import Observability
 public import Wire
 
@@ -181,9 +181,7 @@ extension GoogleAdapter {
     }
 
     /// `milliseconds` as an RFC 3339 time, as Play writes its times.
-    static func time(_ milliseconds: Int64) -> String {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(.iso8601)
-    }
+    static func time(_ milliseconds: Int64) -> String { EpochTime.iso8601(milliseconds) }
 
     /// An order id without its renewal suffix: `GPA.1-2-3-4..5` is of `GPA.1-2-3-4`.
     static func orderBase(_ orderID: String) -> String {

@@ -74,7 +74,7 @@ extension Console {
         content.append(pending(account.subscriptions))
         content.append(links(account.links, history.events))
         content.append(grants(accountID, account.subscriptions, now: now, csrf: csrf, returnTo: here))
-        content.append(historyTable(accountID, history, keyHistories))
+        content.append(historyTable(accountID, history, keyHistories, subscriptions: account.subscriptions))
         return page("Account \(accountID)", session: session, content)
     }
 
@@ -130,6 +130,10 @@ extension Console {
 
     /// Auto-renew, next renewal, pending product, grace and retry, in a line.
     static func renewal(_ subscription: Subscription) -> String {
+        if subscription.state == .revoked {
+            return "revoked" + (subscription.revokedTimeMilliseconds.map { " at \(time($0))" } ?? "")
+                + (subscription.revocationReason.map { " (\($0))" } ?? "")
+        }
         var parts = ["auto-renew \(subscription.autoRenew ? "on" : "off")"]
         if let renewal = subscription.renewalTimeMilliseconds
             ?? (subscription.autoRenew ? subscription.expiresTimeMilliseconds : nil)
@@ -193,13 +197,14 @@ extension Console {
         content.append(
             .element(
                 "p", ["class": "legend"],
-                text: "From \(Self.time(from)) to \(Self.time(to)); the line marks now (\(Self.time(now))).")
+                text: "From \(Self.time(from)) to \(Self.time(to)); the line marks now (\(Self.time(now)))"
+                    + (instant.map { ", the dashed line the instant picked (\(Self.time($0)))" } ?? "") + ".")
         )
         if answer.capabilities.isEmpty {
             content.append(.element("p", text: "Nothing gives this account any capability."))
         }
         for capability in answer.capabilities {
-            content.append(Self.capabilityTimeline(capability, from: from, to: to, now: now))
+            content.append(Self.capabilityTimeline(capability, from: from, to: to, now: now, instant: instant))
         }
         content.append(
             .element(
@@ -218,7 +223,9 @@ extension Console {
     }
 
     /// One capability's intervals as an SVG strip, with a text alternative for each.
-    static func capabilityTimeline(_ timeline: CapabilityTimeline, from: Int64, to: Int64, now: Int64) -> HTML {
+    static func capabilityTimeline(
+        _ timeline: CapabilityTimeline, from: Int64, to: Int64, now: Int64, instant: Int64? = nil
+    ) -> HTML {
         let span = Double(max(to - from, 1))
         func x(_ instant: Int64) -> Double { Double(min(max(instant, from), to) - from) / span * 1000 }
         func number(_ value: Double) -> String { String((value * 100).rounded() / 100) }
@@ -233,12 +240,17 @@ extension Console {
                     "rect",
                     [
                         "class": "interval kind-\(kind)", "x": number(left), "y": "0",
-                        "width": number(max(x(interval.endMilliseconds) - left, 0)), "height": "40",
+                        "width": number(Self.drawnWidth(left, x(interval.endMilliseconds), kind: kind)), "height": "40",
                     ], [.element("title", text: text)]))
             descriptions.append(.element("li", ["class": "interval-text"], text: text))
         }
         let nowX = number(x(now))
         shapes.append(.void("line", ["class": "now-line", "x1": nowX, "x2": nowX, "y1": "0", "y2": "40"]))
+        if let instant {
+            let instantX = number(x(instant))
+            shapes.append(
+                .void("line", ["class": "instant-line", "x1": instantX, "x2": instantX, "y1": "0", "y2": "40"]))
+        }
         var content: [HTML] = [
             .element("h3", text: timeline.capability),
             .element(
@@ -271,6 +283,13 @@ extension Console {
             content.append(.element("p", text: "More intervals than shown: narrow the span."))
         }
         return .element("section", ["class": "capability", "data-capability": timeline.capability], content)
+    }
+
+    /// An interval's width on the 1,000-wide strip: at least 2 (a fifth of a percent) for one
+    /// that gives or takes access, so a grant of minutes on a timeline of months still shows.
+    static func drawnWidth(_ left: Double, _ right: Double, kind: String) -> Double {
+        let width = max(right - left, 0)
+        return kind == "gap" ? width : max(width, 2)
     }
 
     /// A timeline kind as the page's classes name it: `paid`, `billing-retry`, `hold`, ….
@@ -327,7 +346,7 @@ extension Console {
         }
         if let grant = answer.grant {
             var about = [grant.productID].filter { !$0.isEmpty }
-            if let state = grant.state { about.append(Self.stateName(state)) }
+            if let state = grant.state { about.append("now \(Self.stateName(state))") }
             text += "; rests on \(grant.key.map { "\($0)" } ?? "an unnamed subscription")"
             if !about.isEmpty { text += " (\(about.joined(separator: ", ")))" }
         }
@@ -485,11 +504,24 @@ extension Console {
         return rows.map(\.row)
     }
 
-    private func historyTable(_ accountID: String, _ history: GetHistoryResponse, _ keyHistories: [KeyHistory])
-        -> HTML
-    {
+    /// What a history row is about, in a few words: `App Store pro.monthly`, `Google Play
+    /// pro_sub`, `Grant pro`, or `account` for the account's own events (links, transfers);
+    /// the store id is the cell's title.
+    static func subject(_ key: SubscriptionKey, product: String?) -> String {
+        if key.store == .promotional && key.storeID.isEmpty { return "account" }
+        let store = storeName(key.store)
+        guard let product, !product.isEmpty else { return "\(store) …\(key.storeID.suffix(6))" }
+        return "\(store) \(product)"
+    }
+
+    private func historyTable(
+        _ accountID: String, _ history: GetHistoryResponse, _ keyHistories: [KeyHistory],
+        subscriptions: [Subscription]
+    ) -> HTML {
         let read = keyHistories.compactMap { history in (try? history.answer.get()).map { (history.key, $0) } }
         let merged = Self.mergedHistory(history.events, read.map { ($0.0, $0.1.events) })
+        let products = Dictionary(
+            subscriptions.map { ($0.key.description, $0.productID) }, uniquingKeysWith: { first, _ in first })
         let rows: [HTML] = merged.map { row in
             let event = row.event
             let hasRaw = [event.rawPayload, event.rawTransaction, event.rawRenewalInfo].contains { !($0 ?? "").isEmpty }
@@ -511,6 +543,9 @@ extension Console {
                 "tr", ["class": "event"],
                 [
                     Self.cell(event.kind?.description ?? "-", class: "kind"),
+                    .element(
+                        "td", ["class": "of", "title": event.key.description],
+                        text: Self.subject(event.key, product: products[event.key.description])),
                     Self.cell(event.storeType ?? "-"),
                     Self.cell(event.storeSubtype ?? "-", class: "subtype"),
                     Self.cell(Self.time(event.storeTimeMilliseconds)),
@@ -528,7 +563,7 @@ extension Console {
                 caption: "The audit trail, newest first: the account's and, from before they were linked, "
                     + "its subscriptions'",
                 headers: [
-                    "Kind", "Store type", "Subtype", "Signed", "Arrived", "Trace", "Actor", "Reason", "Detail",
+                    "Kind", "Of", "Store type", "Subtype", "Signed", "Arrived", "Trace", "Actor", "Reason", "Detail",
                     "Payload",
                 ],
                 rows: rows)

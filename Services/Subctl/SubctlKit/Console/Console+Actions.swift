@@ -6,7 +6,8 @@ import Wire
 /// The action forms, the confirmation page, and the confirmed call.
 extension Console {
     /// A POST to `/action/NAME`: without `confirm=yes` the confirmation page; with it, the call,
-    /// then a redirect (303) to the page the form came from, which shows the outcome. A missing
+    /// then a redirect (303) to the page the form came from (or, after a restore, to the account
+    /// it went to), which shows the outcome. A missing
     /// reason or a bad field is refused before any call.
     func perform(_ action: ConsoleAction, _ form: FormFields, session: String) async -> HTTPResponse {
         let returnTo = Self.localPath(form["return"])
@@ -26,8 +27,9 @@ extension Console {
             sessions.keep(.result(try await prepared.perform(self)), for: session)
         } catch {
             sessions.keep(.error("\(action.label) failed: \(Self.describe(error))"), for: session)
+            return HTTPResponse(status: 303, headers: [("Location", returnTo)])
         }
-        return HTTPResponse(status: 303, headers: [("Location", returnTo)])
+        return HTTPResponse(status: 303, headers: [("Location", prepared.shownAt ?? returnTo)])
     }
 
     private func refusedAction(_ message: String, returnTo: String, session: String) -> HTTPResponse {

@@ -1,4 +1,4 @@
-public import HTTP
+import HTTP
 
 /// The frame every page shares, and the pieces pages are made of.
 extension Console {

@@ -32,6 +32,7 @@ extension Console {
             return Self.section(
                 "failed-notifications", "Failed notifications", [Self.sectionAlert(Self.describe(error))])
         }
+        let holders = await holders(of: entries.compactMap(\.key))
         let rows: [HTML] = entries.map { entry in
             var actions: [HTML] = []
             if !readOnly, entry.status == .failed, let store = entry.store {
@@ -54,7 +55,9 @@ extension Console {
                     Self.cell("\(entry.attempts)"),
                     Self.cell(Self.time(entry.receivedTimeMilliseconds)),
                     Self.cell(entry.lastError ?? "-"),
-                    .element("td", [Self.subscriptionLink(entry.key, account: nil)]),
+                    .element(
+                        "td", [Self.subscriptionLink(entry.key, account: entry.key.flatMap { holders[$0.description] })]
+                    ),
                     .element("td", ["class": "actions"], actions),
                 ])
         }
@@ -70,6 +73,32 @@ extension Console {
                     ],
                     rows: rows)
             ] + (rows.isEmpty ? [.element("p", text: "None.")] : []))
+    }
+
+    /// How many subscriptions of the failed notifications have their account looked up.
+    static let holderLookups = 50
+
+    /// The account that holds each subscription of `keys` (the first `holderLookups` distinct
+    /// ones), by key; a key the ledger does not hold, or holds for no account, is left out.
+    private func holders(of keys: [SubscriptionKey]) async -> [String: String] {
+        var distinct: [SubscriptionKey] = []
+        var seen: Set<String> = []
+        for key in keys where key.store != .promotional && seen.insert(key.description).inserted {
+            distinct.append(key)
+        }
+        return await withTaskGroup(of: (String, String?).self) { group in
+            for key in distinct.prefix(Self.holderLookups) {
+                group.addTask {
+                    let answer = try? await self.call(
+                        self.services.ledger, LedgerRPC.getSubscription.name,
+                        GetSubscriptionRequest(key: key, stateOnly: true), as: GetSubscriptionResponse.self)
+                    return (key.description, answer?.subscription?.accountID.flatMap { $0.isEmpty ? nil : $0 })
+                }
+            }
+            var holders: [String: String] = [:]
+            for await (key, account) in group { holders[key] = account }
+            return holders
+        }
     }
 
     /// The Google Play purchases the ledger has not acknowledged: every page of Google

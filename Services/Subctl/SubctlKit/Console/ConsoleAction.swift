@@ -32,7 +32,7 @@ enum ConsoleAction: String, CaseIterable, Sendable {
     var label: String {
         switch self {
         case .refresh: "Refresh from the store"
-        case .replayInbox: "Process again"
+        case .replayInbox: "Replay"
         case .grant: "Grant access"
         case .revokeGrant: "Revoke grant"
         case .extendRenewal: "Extend renewal date"
@@ -51,6 +51,9 @@ enum ConsoleAction: String, CaseIterable, Sendable {
         /// Fields the confirmation adds to the form (a fresh idempotency key), so that posting it
         /// twice does the thing once.
         var added: [(name: String, value: String)] = []
+        /// Where the outcome is shown when not on the page the form came from (a restored
+        /// purchase's new account).
+        var shownAt: String?
         /// Makes the call and says what the service answered.
         var perform: @Sendable (Console) async throws(SubctlError) -> String
     }
@@ -81,12 +84,15 @@ enum ConsoleAction: String, CaseIterable, Sendable {
             let command = LedgerCommand.replay(store, notificationID: id, reason: reason)
             let request = ReplayInboxRequest(store: store, notificationID: id, reason: reason)
             return Prepared(
-                summary: "Process \(Console.storeName(store)) notification \(id) from the ledger's inbox again "
-                    + "(ReplayInbox)."
+                summary: "Put \(Console.storeName(store)) notification \(id) back to pending in the ledger's inbox "
+                    + "(ReplayInbox): the verifier processes it again at its next reconciliation pass (every "
+                    + "\(store == .google ? "GOOGLE" : "APPLE")_RECONCILE_INTERVAL, an hour unless configured). To bring "
+                    + "its subscription up to date now, refresh it from the store instead."
             ) { console throws(SubctlError) in
                 let answer = try await console.call(
                     console.services.ledger, command.method, request, as: MarkInboxResponse.self)
-                return answer.entry.map(OutputText.inboxEntry) ?? "replayed \(id)"
+                return "put back to pending for the verifier's next reconciliation pass: "
+                    + (answer.entry.map(OutputText.inboxEntry) ?? id)
             }
         case .grant:
             let account = try Self.required(form, "account")
@@ -222,7 +228,8 @@ enum ConsoleAction: String, CaseIterable, Sendable {
                     + "(RestorePurchases): the verifier reads it from the store again, links it to \(account) (a "
                     + "purchase another account holds moves under the ledger's transfer policy) and acknowledges a "
                     + "Google Play purchase Play still waits for; recorded as imported, under your name and reason.",
-                added: form["idempotency_key"] == nil ? [("idempotency_key", idempotency)] : []
+                added: form["idempotency_key"] == nil ? [("idempotency_key", idempotency)] : [],
+                shownAt: Console.accountPath(account)
             ) { [request] console throws(SubctlError) in
                 let answer = try await console.call(
                     console.services.verifier, VerifierRPC.restorePurchases.name, request,
@@ -242,7 +249,7 @@ enum ConsoleAction: String, CaseIterable, Sendable {
                 summary: "Deliver dead-lettered event \(sequence) to endpoint \(endpoint) again (ReplayDeliveries), "
                     + "that event only, under its webhook-id; the endpoint is enabled again if a 410 disabled it."
             ) { console throws(SubctlError) in
-                let answer = try await console.call(
+                _ = try await console.call(
                     console.services.ledger, command.method, request, as: GetDeliveryStateResponse.self)
                 return "event \(sequence) is queued to be delivered to \(endpoint) again (the deliverer takes it up "
                     + "within a minute); the endpoint is enabled"

@@ -57,6 +57,7 @@ enum ConsoleAssets {
         .kind-paused { fill: #999; } .kind-revoked { fill: #c33; } .kind-granted { fill: #58c; }
         .kind-gap { fill: #ddd; } .kind-pending { fill: #bbb; } .kind-other-allowed { fill: #7a7; }
         .now-line { stroke: currentColor; stroke-width: 2; }
+        .instant-line { stroke: currentColor; stroke-width: 2; stroke-dasharray: 3 3; }
         .timeline-key { list-style: none; display: flex; gap: 1rem; padding: 0; margin: .2rem 0 .8rem;
           color: var(--muted); font-size: 13px; }
         .capability svg.swatch { width: .8rem; height: .8rem; border: 0; cursor: default; vertical-align: -1px; }
