@@ -99,7 +99,7 @@ struct ConsoleTests {
             "class=\"interval kind-paid\"", "class=\"interval kind-billing-retry\"", "class=\"now-line\"",
             "<form id=\"instant\" method=\"get\"", "<input id=\"at\" name=\"at\" type=\"datetime-local\"",
             "<section id=\"pending\"", "<section id=\"links\"", "<section id=\"grants\"", "<table id=\"history\">",
-            "<tr class=\"event\">", "<td class=\"subtype\">", "class=\"payload\"",
+            "<tr class=\"event\">", "<div class=\"subtype\">", "class=\"payload\"",
             "<td class=\"of\" title=\"apple/production/2000000001\">App Store &quot;&gt;&lt;img src=x onerror=alert(1)&gt;</td>",
             "https://apps.apple.com/account/subscriptions",
             "https://play.google.com/store/account/subscriptions?sku=pro_sub&amp;package=com.example.app",

@@ -230,20 +230,28 @@ extension Console {
         func x(_ instant: Int64) -> Double { Double(min(max(instant, from), to) - from) / span * 1000 }
         func number(_ value: Double) -> String { String((value * 100).rounded() / 100) }
         var shapes: [HTML] = []
+        // Drawn after the others, so that the interval after a short one does not cover it.
+        var shortShapes: [HTML] = []
         var descriptions: [HTML] = []
         for interval in timeline.intervals {
             let kind = kindName(interval.kind)
             let text = "\(kind) from \(time(interval.startMilliseconds)) to \(time(interval.endMilliseconds))"
             let left = x(interval.startMilliseconds)
-            shapes.append(
-                .element(
-                    "rect",
-                    [
-                        "class": "interval kind-\(kind)", "x": number(left), "y": "0",
-                        "width": number(Self.drawnWidth(left, x(interval.endMilliseconds), kind: kind)), "height": "40",
-                    ], [.element("title", text: text)]))
+            let width = Self.drawnWidth(left, x(interval.endMilliseconds), kind: kind)
+            let shape = HTML.element(
+                "rect",
+                [
+                    "class": "interval kind-\(kind)", "x": number(left), "y": "0", "width": number(width),
+                    "height": "40",
+                ], [.element("title", text: text)])
+            if width > x(interval.endMilliseconds) - left {
+                shortShapes.append(shape)
+            } else {
+                shapes.append(shape)
+            }
             descriptions.append(.element("li", ["class": "interval-text"], text: text))
         }
+        shapes += shortShapes
         let nowX = number(x(now))
         shapes.append(.void("line", ["class": "now-line", "x1": nowX, "x2": nowX, "y1": "0", "y2": "40"]))
         if let instant {
@@ -546,14 +554,28 @@ extension Console {
                     .element(
                         "td", ["class": "of", "title": event.key.description],
                         text: Self.subject(event.key, product: products[event.key.description])),
-                    Self.cell(event.storeType ?? "-"),
-                    Self.cell(event.storeSubtype ?? "-", class: "subtype"),
-                    Self.cell(Self.time(event.storeTimeMilliseconds)),
-                    Self.cell(Self.time(event.verifiedTimeMilliseconds)),
-                    Self.cell(event.traceID ?? "-", class: "trace"),
-                    Self.cell(event.actor ?? "-"),
-                    Self.cell(event.reason ?? "-"),
+                    .element(
+                        "td", ["class": "store-type"],
+                        [
+                            .element("div", text: event.storeType ?? "-"),
+                            .element("div", ["class": "subtype"], text: event.storeSubtype ?? "-"),
+                        ]),
+                    .element(
+                        "td", ["class": "when"],
+                        [
+                            .element("div", text: "signed \(Self.time(event.storeTimeMilliseconds))"),
+                            .element("div", text: "arrived \(Self.time(event.verifiedTimeMilliseconds))"),
+                        ]),
+                    .element(
+                        "td", ["class": "by"],
+                        event.actor == nil && event.reason == nil
+                            ? [.text("-")]
+                            : [
+                                .element("div", text: event.actor ?? "-"),
+                                .element("div", ["class": "reason"], text: event.reason ?? "-"),
+                            ]),
                     Self.cell(event.detail ?? "-", class: "detail"),
+                    Self.cell(event.traceID ?? "-", class: "trace"),
                     .element("td", [payload]),
                 ])
         }
@@ -563,8 +585,7 @@ extension Console {
                 caption: "The audit trail, newest first: the account's and, from before they were linked, "
                     + "its subscriptions'",
                 headers: [
-                    "Kind", "Of", "Store type", "Subtype", "Signed", "Arrived", "Trace", "Actor", "Reason", "Detail",
-                    "Payload",
+                    "Kind", "Of", "Store type, subtype", "Signed, arrived", "By, reason", "Detail", "Trace", "Payload",
                 ],
                 rows: rows)
         ]

@@ -37,7 +37,13 @@ enum ConsoleAssets {
         td.key, td.trace, td.detail, #links li { overflow-wrap: anywhere; }
         th { white-space: nowrap; }
         label > input, label > select, label > textarea { margin-left: .4rem; }
-        td.key, td.product, td.subtype, code, pre { font-family: ui-monospace, monospace; font-size: 13px; }
+        td.key, td.product, td.subtype, .subtype, td.trace, code, pre {
+          font-family: ui-monospace, monospace; font-size: 13px; }
+        #history td { font-size: 14px; }
+        #history td.when { white-space: nowrap; }
+        #history td.trace { font-size: 11px; word-break: break-all; max-width: 9rem; }
+        #history td.detail { min-width: 16rem; }
+        #history .reason, #history .subtype { color: var(--muted); }
         td.key { word-break: break-all; max-width: 18rem; }
         pre { white-space: pre-wrap; word-break: break-all; border: 1px solid var(--line); padding: .6rem; }
         #result { border-left: 4px solid #2a7; padding: .4rem .7rem; }
