@@ -42,7 +42,7 @@ struct LedgerMetricsTests {
             try await record(.apple, "a2")
             try await record(.google, "ack-0123", type: "ACKNOWLEDGE")
             clock.advance(by: 500)
-            try await record(.google, "g1", type: "SUBSCRIPTION_4")
+            try await record(.google, "g1", type: "SUBSCRIPTION_PURCHASED")
             _ = try await ledger.inbox.markInbox(
                 MarkInboxRequest(store: .google, notificationID: "g1", status: .failed, error: "503"))
             clock.advance(by: 10_000)

@@ -71,6 +71,22 @@ final class GooglePlayWire: @unchecked Sendable {  // used from one test task at
         (directory, authenticator) = try Self.pushAuthenticator(jwks: api.jwks, directoryPrefix: "storesim-play")
     }
 
+    /// The whole simulator on this store's clock and API, beside an App Store selling
+    /// `AppleSimStrictnessTests`' products, delivering no notifications, with its control surface
+    /// on a started loopback server of its own (the caller stops it).
+    func controlServer() throws -> (simulator: StoreSimulator, server: HTTPServer) {
+        let apple = AppleSimStore(
+            configuration: AppleSimStrictnessTests.store().configuration, clock: store.clock,
+            chain: AppleSimStoreTests.chain)
+        let simulator = StoreSimulator(
+            clock: store.clock, apple: apple, appleFaults: APIFaults(), appleDelivery: NotificationDelivery(url: nil),
+            googleAPI: api, googleDelivery: NotificationDelivery(url: nil))
+        let server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "storesim", sink: .capturing()))
+        simulator.registerControl(on: server)
+        try server.start()
+        return (simulator, server)
+    }
+
     /// An HTTP server on a free loopback port, started, its log captured. The caller stops it.
     static func startedServer() throws -> HTTPServer {
         let server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "storesim", sink: .capturing()))

@@ -792,16 +792,7 @@ struct GoogleSimStrictnessTests {
     )
     func controlSurface() async throws {
         let wire = try GooglePlayWire()
-        let apple = AppleSimStore(
-            configuration: AppleSimStrictnessTests.store().configuration, clock: wire.store.clock,
-            chain: AppleSimStoreTests.chain)
-        let simulator = StoreSimulator(
-            clock: wire.store.clock, apple: apple, appleFaults: APIFaults(),
-            appleDelivery: NotificationDelivery(url: nil),
-            googleAPI: wire.api, googleDelivery: NotificationDelivery(url: nil))
-        let server = HTTPServer(host: "127.0.0.1", port: 0, logger: Logger(service: "storesim", sink: .capturing()))
-        simulator.registerControl(on: server)
-        try server.start()
+        let server = try wire.controlServer().server
         defer { server.stop() }
         func post(_ path: String, _ body: [String: Any]) async throws -> (Int, [String: Any]) {
             let text = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)

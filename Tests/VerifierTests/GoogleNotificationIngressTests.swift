@@ -121,9 +121,43 @@ struct GoogleNotificationIngressTests {
             GetHistoryRequest(key: harness.base.key("tok-rtdn")))
         #expect(history.events.map(\.kind) == [.renewed])
         #expect(history.events.first?.notificationID == "1234567890123456")
+        #expect(history.events.first?.storeType == "SUBSCRIPTION_RENEWED")
         let processed = try await harness.base.ledger.listInbox(ListInboxRequest(status: .processed, store: .google))
         #expect(processed.entries.map(\.notificationID) == ["1234567890123456"])
+        #expect(processed.entries.map(\.notificationType) == ["SUBSCRIPTION_RENEWED"])
         await harness.stop()
+    }
+
+    @Test(
+        "a notification's type is recorded by Google's name, or by its kind and code when Google has not documented it",
+        arguments: [
+            (
+                DeveloperNotification.Kind.subscription(
+                    .init(version: "1.0", notificationType: .canceled, purchaseToken: "t", subscriptionId: "s")),
+                "SUBSCRIPTION_CANCELED"
+            ),
+            (
+                .subscription(
+                    .init(
+                        version: "1.0", notificationType: .init(rawValue: 99), purchaseToken: "t", subscriptionId: "s")),
+                "SUBSCRIPTION_NOTIFICATION_99"
+            ),
+            (
+                .oneTimeProduct(.init(version: "1.0", notificationType: .purchased, purchaseToken: "t", sku: "s")),
+                "ONE_TIME_PRODUCT_PURCHASED"
+            ),
+            (
+                .oneTimeProduct(.init(version: "1.0", notificationType: .canceled, purchaseToken: "t", sku: "s")),
+                "ONE_TIME_PRODUCT_CANCELED"
+            ),
+            (
+                .oneTimeProduct(
+                    .init(version: "1.0", notificationType: .init(rawValue: 7), purchaseToken: "t", sku: "s")),
+                "ONE_TIME_PRODUCT_NOTIFICATION_7"
+            ),
+        ])
+    func typeNames(kind: DeveloperNotification.Kind, name: String) {
+        #expect(GoogleAdapter.typeName(kind) == name)
     }
 
     @Test("the inbox entry records the push's authentication as checked: the token's claims and when, not the token")

@@ -331,7 +331,7 @@ struct GooglePeriodAdapterTests {
                 RecordNotificationRequest(
                     entry: InboxEntry(
                         store: .google, environment: .production, notificationID: "m-gems",
-                        notificationType: "ONE_TIME_PRODUCT_1", rawPayload: "{}")))
+                        notificationType: "ONE_TIME_PRODUCT_PURCHASED", rawPayload: "{}")))
             await harness.adapter.process(
                 messageID: "m-gems", packageName: GoogleAdapterTests.package, eventTime: harness.clock.milliseconds,
                 work: .oneTimeProduct(type: 1, token: "gems-tok", productID: "gems"))

@@ -22,6 +22,11 @@ public final class APIFaults: Sendable {
         pending.withLock { $0 = (max(0, count), fault, matching.flatMap { $0.isEmpty ? nil : $0 }) }
     }
 
+    /// Drops the faults still to come: the next calls get their real answers.
+    public func clear() {
+        pending.withLock { $0.count = 0 }
+    }
+
     /// Calls not answered yet with the fault.
     public var remaining: Int { pending.withLock { $0.count } }
 

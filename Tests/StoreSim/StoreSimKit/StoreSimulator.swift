@@ -48,11 +48,17 @@ public final class StoreSimulator: Sendable {
         registerAppleControl(on: server)
         registerGoogleControl(on: server)
         for (store, faults) in [("apple", appleFaults), ("google", googleFaults)] {
-            // Sets the faults; without a count, only reports how many calls are still to fail.
+            // Sets the faults; a count of 0 clears what is left; without a count (or by GET), only
+            // reports how many calls are still to fail.
+            server.route("GET", "/control/\(store)/api-faults") { _ in Self.json(["remaining": faults.remaining]) }
             control(server, "/control/\(store)/api-faults") { body in
                 guard let count = body["count"] as? Int else { return ["remaining": faults.remaining] }
                 let matching = body["path"] as? String
-                if let status = body["status"] as? Int, (400..<600).contains(status) {
+                if count < 0 {
+                    throw SimError(.badRequest, "\"count\" must be 0 or more")
+                } else if count == 0 {
+                    faults.clear()
+                } else if let status = body["status"] as? Int, (400..<600).contains(status) {
                     faults.inject(count: count, .status(status), matching: matching)
                 } else if let delay = body["delayMs"] as? Int, (1...60_000).contains(delay) {
                     faults.inject(count: count, .delay(milliseconds: delay), matching: matching)

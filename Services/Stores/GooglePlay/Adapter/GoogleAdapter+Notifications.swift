@@ -162,14 +162,27 @@ extension GoogleAdapter {
         return (notification.packageName, notification.eventTimeMillis, work(notification.kind))
     }
 
+    /// The notification's type as the inbox, its events and the ledger's history record it:
+    /// Google's name (`SUBSCRIPTION_CANCELED`, `ONE_TIME_PRODUCT_PURCHASED`), or for a code Google
+    /// has not documented, the kind and the code (`SUBSCRIPTION_NOTIFICATION_99`).
     static func typeName(_ kind: DeveloperNotification.Kind) -> String {
         switch kind {
-        case .subscription(let notification): "SUBSCRIPTION_\(notification.notificationType.rawValue)"
-        case .oneTimeProduct(let notification): "ONE_TIME_PRODUCT_\(notification.notificationType.rawValue)"
+        case .subscription(let notification): typeName(subscription: notification.notificationType.rawValue)
+        case .oneTimeProduct(let notification): typeName(oneTimeProduct: notification.notificationType.rawValue)
         case .voidedPurchase: "VOIDED_PURCHASE"
         case .test: "TEST"
         case .unknown: "UNKNOWN"
         }
+    }
+
+    /// A subscription notification's type (`typeName(_:)`) from its code.
+    static func typeName(subscription code: Int) -> String {
+        SubscriptionNotificationType(rawValue: code).name ?? "SUBSCRIPTION_NOTIFICATION_\(code)"
+    }
+
+    /// A one-time product notification's type (`typeName(_:)`) from its code.
+    static func typeName(oneTimeProduct code: Int) -> String {
+        OneTimeProductNotification.NotificationType(rawValue: code).name ?? "ONE_TIME_PRODUCT_NOTIFICATION_\(code)"
     }
 
     static func token(of kind: DeveloperNotification.Kind) -> String? {

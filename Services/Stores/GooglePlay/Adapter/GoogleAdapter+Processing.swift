@@ -60,7 +60,7 @@ extension GoogleAdapter {
                 packageName: packageName, productID: productID, token: token, detail: "RTDN",
                 event: FetchEvent(
                     kind: kind,
-                    storeType: SubscriptionNotificationType(rawValue: type).name ?? "SUBSCRIPTION_NOTIFICATION_\(type)",
+                    storeType: Self.typeName(subscription: type),
                     time: eventTime, notificationID: messageID, notificationType: type, completesNotification: true))
             if Self.readsOldTokenAfter(purchase), let old = purchase.linkedPurchaseToken,
                 try await ledger.subscription(Self.key(old, test: recorded.key.environment == .sandbox)) != nil
@@ -77,7 +77,7 @@ extension GoogleAdapter {
             let recorded = try await fetchAndRecordOneTime(
                 packageName: packageName, productID: productID, token: token, detail: "RTDN",
                 event: FetchEvent(
-                    kind: kind, storeType: "ONE_TIME_PRODUCT_NOTIFICATION_\(type)", time: eventTime,
+                    kind: kind, storeType: Self.typeName(oneTimeProduct: type), time: eventTime,
                     notificationID: messageID, notificationType: type))
             try await acknowledgeIfLinked(recorded.key, packageName: packageName)
         case .voided(let token, let orderID, _, let refundType):

@@ -16,17 +16,20 @@ public struct OneTimeProductNotification: Sendable, Hashable, Codable {
         /// 2: a pending one-time purchase was cancelled.
         public static let canceled = Self(rawValue: 2)
 
-        /// Whether the code is 1 or 2.
-        public var isKnown: Bool { self == .purchased || self == .canceled }
-
-        /// Google's name (`ONE_TIME_PRODUCT_PURCHASED`), or `UNKNOWN(<code>)`.
-        public var description: String {
+        /// Google's name for the code (`ONE_TIME_PRODUCT_PURCHASED`), nil for a code other than 1 or 2.
+        public var name: String? {
             switch self {
             case .purchased: "ONE_TIME_PRODUCT_PURCHASED"
             case .canceled: "ONE_TIME_PRODUCT_CANCELED"
-            default: "UNKNOWN(\(rawValue))"
+            default: nil
             }
         }
+
+        /// Whether the code is 1 or 2.
+        public var isKnown: Bool { name != nil }
+
+        /// The name, or `UNKNOWN(<code>)`.
+        public var description: String { name ?? "UNKNOWN(\(rawValue))" }
     }
 
     /// The notification's version (`1.0`).
