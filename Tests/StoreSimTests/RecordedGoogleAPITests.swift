@@ -249,7 +249,7 @@ struct RecordedGoogleAPITests {
                 audience: try #require(settings["GOOGLE_PUSH_AUDIENCE"]),
                 serviceAccountEmail: try #require(settings["GOOGLE_PUSH_SERVICE_ACCOUNT"]),
                 keySource: .file(try #require(settings["GOOGLE_JWKS"]))))
-        _ = try await authenticator.authenticate(authorizationHeader: try #require(push.authorization))
+        _ = try await authenticator.authenticate(authorizationHeader: push.authorization)
         let envelope = try PubSubPushEnvelope(json: push.body)
         #expect(envelope.messageID == "rec-5" && envelope.data == [UInt8](data.scenarios[5].notification))
         let (_, listed) = try await httpGet(port: control, path: "/control/google/recorded")

@@ -75,8 +75,9 @@ public enum SubctlCommand: Sendable, Equatable {
                 [--page-size N]
                       The store notification inbox; pending and failed entries without --status.
           replay STORE NOTIFICATION_ID [--reason TEXT] --addr HOST:PORT
-                      Process an inbox entry again and print it; with --reason, in your name in
-                      the audit trail of its subscription.
+                      Put an inbox entry back to pending, for the verifier's next reconciliation
+                      pass, and print it; with --reason, in your name in the audit trail of its
+                      subscription.
           trace TRACE_ID --addr HOST:PORT
                       What the ledger kept under one trace id (the 32 hex digits of a
                       traceparent, the trace_id of a log line or event): the inbox entries its
