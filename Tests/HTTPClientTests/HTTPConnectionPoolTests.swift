@@ -253,6 +253,8 @@ struct HTTPConnectionPoolTests {
         #expect(HTTPAnswer.parse([], ended: true, maxBody: 64) == .closedEmpty)
         #expect(HTTPAnswer.parse(Array(lengthed.dropLast()), ended: true, maxBody: 64) == HTTPAnswer.lost)
         #expect(HTTPAnswer.parse(lengthed, ended: false, maxBody: 1) == .failed(.tooLarge(limit: 1)))
-        #expect(HTTPAnswer.parse(Array("SMTP\r\n\r\n".utf8), ended: false, maxBody: 64) == HTTPAnswer.malformed)
+        #expect(
+            HTTPAnswer.parse(Array("SMTP\r\n\r\n".utf8), ended: false, maxBody: 64)
+                == .failed(.network("malformed HTTP answer: it begins \"SMTP\" (8 bytes)")))
     }
 }

@@ -199,6 +199,12 @@ try:
     def no_script_ran(where):
         check(driver.execute_script("return window.__xss === undefined"), f"{where}: no hostile script ran")
 
+    def fits(where):
+        """The page needs no sideways scrolling in the 1,440-pixel window of a laptop screen."""
+        wide = driver.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        check(wide[0] <= wide[1], f"{where} fits a laptop screen's width: {wide}")
+
     def shot(name, height=None):
         """The whole page, however long (at most 4,000 pixels), or its top `height` pixels."""
         height = height or driver.execute_script("return document.documentElement.scrollHeight")
@@ -377,6 +383,7 @@ try:
 
     # Work queues: the refused hostile notification, shown as text; replay of a failed entry.
     driver.get(f"{base}/queues")
+    fits("the work queues")
     shot("queues")
     queue = text("#failed-notifications") or ""
     check(XSS_TYPE in queue and XSS_SUBTYPE in queue, "a notification type and subtype holding HTML are shown as text")
@@ -428,6 +435,10 @@ try:
     act(account_url, "revoke-google", {"reason": "fraud confirmed"}, google_row)
     audited(ALICE, "fraud confirmed", "revoke-google")
     driver.get(account_url)
+    fits("the account page after every action")
+    timing = driver.execute_script(
+        "const n = performance.getEntriesByType('navigation')[0]; return [n.responseStart - n.requestStart, n.duration]")
+    print(f"the account page after every action: first byte after {timing[0]:.0f} ms, loaded in {timing[1]:.0f} ms")
     shot("account-after-actions")
     shot("account-readme", height=1250)  # docs/images/console-account.png is this one
 

@@ -86,7 +86,13 @@ enum HTTPAnswer: Equatable {
     }
 
     static let lost = HTTPAnswer.failed(.network("connection lost"))
-    static let malformed = HTTPAnswer.failed(.network("malformed HTTP answer"))
+
+    /// A malformed answer, saying how what arrived begins (printable ASCII, at most 40
+    /// characters), so that a log shows what the other end sent.
+    static func malformed(_ bytes: ArraySlice<UInt8>) -> HTTPAnswer {
+        let start = String(decoding: bytes.prefix(40), as: UTF8.self).printableASCII(limit: 40)
+        return .failed(.network("malformed HTTP answer: it begins \"\(start)\" (\(bytes.count) bytes)"))
+    }
 
     /// Reads `bytes` (`ended`: nothing more will come) as one answer; an interim 1xx answer
     /// before it is skipped. A body over `maxBody` bytes is `.tooLarge`.
@@ -95,10 +101,10 @@ enum HTTPAnswer: Equatable {
         while true {
             guard let length = HTTPResponseHead.end(in: bytes[start...]) else {
                 if ended { return bytes.isEmpty ? .closedEmpty : lost }
-                return bytes.count - start > 64 * 1024 ? malformed : .incomplete
+                return bytes.count - start > 64 * 1024 ? malformed(bytes[start...]) : .incomplete
             }
             let end = start + length
-            guard let head = HTTPResponseHead(bytes[start..<end]) else { return malformed }
+            guard let head = HTTPResponseHead(bytes[start..<end]) else { return malformed(bytes[start...]) }
             if (100..<200).contains(head.status) {
                 start = end
                 continue
@@ -119,7 +125,7 @@ enum HTTPAnswer: Equatable {
                         let size = Int(
                             String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespaces), radix: 16),
                         size >= 0
-                    else { return malformed }
+                    else { return malformed(bytes[cursor...]) }
                     cursor = newline + 1
                     if size == 0 {
                         // Trailers, if any, up to the empty line.

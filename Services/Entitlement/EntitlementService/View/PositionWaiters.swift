@@ -1,4 +1,4 @@
-public import Observability
+import Observability
 import Synchronization
 
 /// Reads waiting for the view to apply a feed position (CheckAccess `min_position`): each is
