@@ -283,6 +283,12 @@ try:
     check(inline == 0, f"no inline style or script on the account page ({inline})")
     shot("account")
     driver.get(f"{account_url}?at=2026-01-15T12:00")
+    drawn = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#timeline line.instant-line, #timeline line.now-line'))"
+        ".map(l => [l.getAttribute('class'), l.parentNode.tagName.toLowerCase(), l.getBBox().height])")
+    check(drawn and all(parent == "svg" and height > 0 for _, parent, height in drawn)
+          and sum(1 for c, _, _ in drawn if c == "instant-line") >= 1,
+          f"the instant picked and now are drawn as lines on each timeline: {drawn}")
     granted = text("#access-at li[data-capability=pro]") or ""
     check("until" in granted.lower() and "not" not in granted.lower(), f"pro is granted on 2026-01-15: {granted!r}")
     driver.get(f"{account_url}?at=2025-12-31T12:00")

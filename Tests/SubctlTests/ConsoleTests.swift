@@ -127,6 +127,13 @@ struct ConsoleTests {
             key: Self.googleKey, productID: "pro_sub", state: .revoked, expiresTimeMilliseconds: 1_769_904_000_000,
             revokedTimeMilliseconds: 1_769_904_088_000, revocationReason: "1")
         #expect(Console.renewal(revoked) == "revoked at 2026-02-01T00:01:28Z (1)")
+        // A long purchase token is searched for whole and shown by its end.
+        let token = String(repeating: "abcdefghij", count: 15)
+        let link = Console.subscriptionLink(
+            SubscriptionKey(store: .google, environment: .production, storeID: token), account: nil)
+        #expect(
+            link.markup
+                == "<a class=\"find-link\" href=\"/find?q=\(token)\" title=\"\(token)\">find …\(token.suffix(16))</a>")
         // A grant of minutes still shows on a strip of months; a gap is drawn as long as it is.
         #expect(Console.drawnWidth(100, 100.01, kind: "granted") == 2)
         #expect(Console.drawnWidth(100, 130, kind: "paid") == 30)
@@ -143,6 +150,8 @@ struct ConsoleTests {
         #expect(page.text.contains("<li data-capability=\"pro\">pro: granted until 2026-03-08T20:00:00Z</li>"))
         // The instant picked is marked on the timeline beside now.
         #expect(page.text.contains("<line class=\"instant-line\""))
+        // Closed, as SVG has no void elements: an unclosed line would hold the next one.
+        #expect(!page.text.contains("\"40\"><line"))
         #expect(page.text.contains(", the dashed line the instant picked (2026-03-05T12:30:00Z)."))
         let sent = try #require(
             try fixture.entitlement.last(Self.entitlement + "CheckAccess", as: CheckAccessRequest.self))
@@ -435,7 +444,9 @@ struct ConsoleTests {
             "/action/grant", fields + [("idempotency_key", String(key)), ("confirm", "yes")], session: session)
         #expect(done.status == 303)
         #expect(done.header("Location") == "/account/alice")
-        #expect(fixture.calls == ["Ledger/GrantEntitlement"])
+        // The ledger records it; the policy was asked whether it knows the capability (here it
+        // cannot say). (Calls are listed by service.)
+        #expect(fixture.calls == ["Ledger/GrantEntitlement", "Entitlement/CheckAccess"])
         let sent = try #require(
             try fixture.ledger.last(Self.ledger + "GrantEntitlement", as: GrantEntitlementRequest.self))
         #expect(sent.reason == "ticket 4742: outage")
@@ -449,6 +460,30 @@ struct ConsoleTests {
                 "<p id=\"result\" role=\"status\">granted pro to alice until 2026-03-04T00:00:00Z (grant grant-7)</p>"))
         // Shown once.
         #expect(!(await fixture.get("/account/alice", session: session)).text.contains("id=\"result\""))
+    }
+
+    @Test("a grant of a capability the product policy does not name is refused before the ledger records it")
+    func grantOfUnknownCapability() async throws {
+        let fixture = ConsoleFixture()
+        fixture.entitlement.answer(
+            Self.entitlement + "CheckAccess", CheckAccessResponse(allowed: false, reason: .unknownCapability))
+        let session = await fixture.login()
+        let done = await fixture.post(
+            "/action/grant",
+            [
+                ("account", "alice"), ("capability", "premum"), ("days", "7"), ("reason", "ticket 1"),
+                ("return", "/account/alice"), ("idempotency_key", "k-1"), ("confirm", "yes"),
+            ], session: session)
+        #expect(done.status == 303)
+        #expect(fixture.calls == ["Entitlement/CheckAccess"])
+        let asked = try #require(
+            try fixture.entitlement.last(Self.entitlement + "CheckAccess", as: CheckAccessRequest.self))
+        #expect(asked == CheckAccessRequest(accountID: "alice", capability: "premum"))
+        #expect(
+            (await fixture.get("/", session: session)).text.contains(
+                "Grant access failed: INVALID_ARGUMENT: capability &quot;premum&quot; is not in the entitlement "
+                    + "service&#39;s product policy, so a grant of it would give nothing: check its spelling; "
+                    + "nothing was granted"))
     }
 
     @Test("a Google refund goes through subctl google refund's call, and a service's refusal is shown as an alert")
@@ -512,7 +547,7 @@ struct ConsoleTests {
         #expect(refresh == RefreshSubscriptionRequest(key: Self.appleKey, reason: "r"))
         #expect(
             (await fixture.get("/", session: session)).text.contains(
-                "<p id=\"result\" role=\"status\">refreshed apple/production/2000000001: changed, state active, position 12</p>"
+                "<p id=\"result\" role=\"status\">refreshed apple/production/2000000001: changed, state active (recorded at ledger position 12)</p>"
             ))
         _ = await fixture.post(
             "/action/redeliver-webhook",
@@ -689,7 +724,7 @@ struct ConsoleQueuesTests {
             "data-action=\"redeliver-webhook\"", "<input type=\"hidden\" name=\"sequence\" value=\"77\">",
             "<a class=\"account-link\" href=\"/account/bob\">bob</a>",
             "<a class=\"account-link\" href=\"/account/dave\">dave</a>",
-            "<a href=\"/find?q=2000000001\">find 2000000001</a>",
+            "<a class=\"find-link\" href=\"/find?q=2000000001\" title=\"2000000001\">find 2000000001</a>",
         ] {
             #expect(html.contains(part), "missing \(part)")
         }

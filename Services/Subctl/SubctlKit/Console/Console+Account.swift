@@ -253,11 +253,12 @@ extension Console {
         }
         shapes += shortShapes
         let nowX = number(x(now))
-        shapes.append(.void("line", ["class": "now-line", "x1": nowX, "x2": nowX, "y1": "0", "y2": "40"]))
+        // An end tag for each: inside SVG a `<line>` without one holds what follows.
+        shapes.append(.element("line", ["class": "now-line", "x1": nowX, "x2": nowX, "y1": "0", "y2": "40"], []))
         if let instant {
             let instantX = number(x(instant))
             shapes.append(
-                .void("line", ["class": "instant-line", "x1": instantX, "x2": instantX, "y1": "0", "y2": "40"]))
+                .element("line", ["class": "instant-line", "x1": instantX, "x2": instantX, "y1": "0", "y2": "40"], []))
         }
         var content: [HTML] = [
             .element("h3", text: timeline.capability),
@@ -513,7 +514,7 @@ extension Console {
     }
 
     /// What a history row is about, in a few words: `App Store pro.monthly`, `Google Play
-    /// pro_sub`, `Grant pro`, or `account` for the account's own events (links, transfers);
+    /// pro_sub`, `Grant pro`, or `account` for the account's own events (a merge, a deletion);
     /// the store id is the cell's title.
     static func subject(_ key: SubscriptionKey, product: String?) -> String {
         if key.store == .promotional && key.storeID.isEmpty { return "account" }
@@ -563,7 +564,7 @@ extension Console {
                     .element(
                         "td", ["class": "when"],
                         [
-                            .element("div", text: "signed \(Self.time(event.storeTimeMilliseconds))"),
+                            .element("div", text: "store \(Self.time(event.storeTimeMilliseconds))"),
                             .element("div", text: "arrived \(Self.time(event.verifiedTimeMilliseconds))"),
                         ]),
                     .element(
@@ -585,7 +586,8 @@ extension Console {
                 caption: "The audit trail, newest first: the account's and, from before they were linked, "
                     + "its subscriptions'",
                 headers: [
-                    "Kind", "Of", "Store type, subtype", "Signed, arrived", "By, reason", "Detail", "Trace", "Payload",
+                    "Kind", "Of", "Store type, subtype", "Store time, arrived", "By, reason", "Detail", "Trace",
+                    "Payload",
                 ],
                 rows: rows)
         ]

@@ -66,7 +66,7 @@ extension Console {
             [
                 Self.table(
                     "failed-notifications-table",
-                    caption: "Store notifications the ledger failed to process or refused",
+                    caption: "Store notifications that failed (the store's API or the ledger's write) or were refused",
                     headers: [
                         "Store", "Type", "Notification", "Status", "Attempts", "Received", "Error", "Subject",
                         "Actions",
@@ -213,6 +213,10 @@ extension Console {
             return .element("a", ["class": "account-link", "href": accountPath(account)], text: account)
         }
         guard let key, !key.storeID.isEmpty else { return .text("-") }
-        return .element("a", ["href": FormFields.link("/find", ["q": key.storeID])], text: "find \(key.storeID)")
+        // A purchase token runs to 150 characters: its end is enough to tell it from others.
+        let shown = key.storeID.count > 24 ? "…" + key.storeID.suffix(16) : key.storeID
+        return .element(
+            "a", ["class": "find-link", "href": FormFields.link("/find", ["q": key.storeID]), "title": key.storeID],
+            text: "find \(shown)")
     }
 }

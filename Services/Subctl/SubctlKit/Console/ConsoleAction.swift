@@ -76,7 +76,7 @@ enum ConsoleAction: String, CaseIterable, Sendable {
                     console.services.verifier, VerifierRPC.refreshSubscription.name, request,
                     as: RefreshSubscriptionResponse.self)
                 return "refreshed \(key): \(answer.changed ? "changed" : "unchanged"), state "
-                    + "\(Console.stateName(answer.subscription?.state)), position \(answer.position)"
+                    + "\(Console.stateName(answer.subscription?.state)) (recorded at ledger position \(answer.position))"
             }
         case .replayInbox:
             let store = try Self.store(form)
@@ -107,6 +107,18 @@ enum ConsoleAction: String, CaseIterable, Sendable {
                     + "(GrantEntitlement); nothing changes at the stores.",
                 added: form["idempotency_key"] == nil ? [("idempotency_key", key)] : []
             ) { console throws(SubctlError) in
+                // A capability the product policy does not name would grant nothing: refused
+                // before the ledger records it. (When the entitlement service cannot say, the
+                // ledger, which keeps grants, decides alone.)
+                let known = try? await console.call(
+                    console.services.entitlement, EntitlementRPC.checkAccess.name,
+                    CheckAccessRequest(accountID: account, capability: capability), as: CheckAccessResponse.self)
+                if known?.reason == .unknownCapability {
+                    throw SubctlError(
+                        .invalidArgument,
+                        "capability \"\(capability)\" is not in the entitlement service's product policy, so a "
+                            + "grant of it would give nothing: check its spelling; nothing was granted")
+                }
                 let answer = try await console.call(
                     console.services.ledger, LedgerRPC.grantEntitlement.name, request, as: GrantEntitlementResponse.self
                 )

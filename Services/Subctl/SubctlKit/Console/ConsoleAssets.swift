@@ -45,6 +45,7 @@ enum ConsoleAssets {
         #history td.detail { min-width: 16rem; }
         #history .reason, #history .subtype { color: var(--muted); }
         td.key { word-break: break-all; max-width: 18rem; }
+        a.find-link { overflow-wrap: anywhere; }
         pre { white-space: pre-wrap; word-break: break-all; border: 1px solid var(--line); padding: .6rem; }
         #result { border-left: 4px solid #2a7; padding: .4rem .7rem; }
         #error, .error { border-left: 4px solid #c33; padding: .4rem .7rem; }
