@@ -152,7 +152,10 @@ struct ConsoleTests {
         #expect(page.text.contains("<line class=\"instant-line\""))
         // Closed, as SVG has no void elements: an unclosed line would hold the next one.
         #expect(!page.text.contains("\"40\"><line"))
-        #expect(page.text.contains(", the dashed line the instant picked (2026-03-05T12:30:00Z)."))
+        #expect(
+            page.text.contains(
+                ", the dashed line the instant picked (2026-03-05T12:30:00Z). After now, what holds if nothing "
+                    + "more happens: a renewal the store has not made yet is not counted."))
         let sent = try #require(
             try fixture.entitlement.last(Self.entitlement + "CheckAccess", as: CheckAccessRequest.self))
         #expect(sent.atMilliseconds == 1_772_713_800_000)

@@ -198,7 +198,9 @@ extension Console {
             .element(
                 "p", ["class": "legend"],
                 text: "From \(Self.time(from)) to \(Self.time(to)); the line marks now (\(Self.time(now)))"
-                    + (instant.map { ", the dashed line the instant picked (\(Self.time($0)))" } ?? "") + ".")
+                    + (instant.map { ", the dashed line the instant picked (\(Self.time($0)))" } ?? "")
+                    + ". After now, what holds if nothing more happens: a renewal the store has not made yet is "
+                    + "not counted.")
         )
         if answer.capabilities.isEmpty {
             content.append(.element("p", text: "Nothing gives this account any capability."))
