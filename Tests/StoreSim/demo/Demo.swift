@@ -177,16 +177,27 @@ struct Demo {
         try await store("clock/advance", ["by": offset])
     }
 
-    /// Waits until the verifier has processed every notification it took and the entitlement
-    /// service has every change the ledger committed.
+    /// Waits until the verifier has processed every notification it took and acknowledged every
+    /// Google Play purchase an account holds, and the entitlement service has every change the ledger
+    /// committed. (The acknowledgement follows the record: without waiting for it, the next
+    /// clock move could pass Play's three days, and the simulator, as Play, refunds the purchase.)
     func settle() async throws {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let pending: ListInboxResponse = try await ledger.call(
                 LedgerRPC.listInbox.name, ListInboxRequest(status: .pending, pageSize: 10))
+            let unacknowledged: ListSubscriptionsResponse = try await ledger.call(
+                LedgerRPC.listSubscriptions.name,
+                ListSubscriptionsRequest(store: .google, pageSize: 100, unacknowledged: true))
             let position: GetFeedPositionResponse = try await ledger.call(
                 LedgerRPC.getFeedPosition.name, GetFeedPositionRequest())
-            if pending.entries.isEmpty, await entitlementPosition() >= position.position { return }
+            // One no account holds yet (bought, not yet verified) is acknowledged once linked.
+            let owed = unacknowledged.subscriptions.filter { !($0.accountID ?? "").isEmpty }
+            if pending.entries.isEmpty, owed.isEmpty,
+                await entitlementPosition() >= position.position
+            {
+                return
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw DemoError("the services did not settle within 30 s")
