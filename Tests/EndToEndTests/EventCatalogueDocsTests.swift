@@ -219,7 +219,8 @@ struct EventCatalogueDocsTests {
         case .merge, .deletion:
             guard let origin = origin(of: type, from: source) else { return nil }
             let lifecycle = LifecycleEvent(
-                position: position, key: Ledger.accountEventKey, kind: origin.kind, storeTimeMilliseconds: storeTime,
+                position: position, key: SubscriptionKey.accountEvents, kind: origin.kind,
+                storeTimeMilliseconds: storeTime,
                 verifiedTimeMilliseconds: storeTime, accountID: account, otherAccountID: other)
             event =
                 FeedEvents.events(

@@ -254,7 +254,7 @@ struct LedgerAccountTests {
             #expect(changes.dropLast().allSatisfy { $0.subscription?.accountID == "user-7" && $0.events.isEmpty })
             let event = try #require(changes.last?.events.first)
             #expect(event.kind == .accountMerged && event.accountID == "user-7" && event.otherAccountID == "anon-7")
-            #expect(event.actor == "app-backend" && event.key == Ledger.accountEventKey)
+            #expect(event.actor == "app-backend" && event.key == SubscriptionKey.accountEvents)
             #expect(event.position == merged.position && changes.last?.position == merged.position)
             // Both accounts' trails show it.
             #expect(

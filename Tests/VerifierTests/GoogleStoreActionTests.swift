@@ -115,7 +115,7 @@ struct GoogleStoreActionTests {
         #expect(event.storeSubtype == "DEFER_RENEWAL" && event.reason == "outage compensation")
         #expect(
             event.detail
-                == "renewal deferred from \(GoogleAdapter.time(before)) to \(GoogleAdapter.time(after))")
+                == "renewal deferred from \(EpochTime.iso8601(before)) to \(EpochTime.iso8601(after))")
         await harness.stop()
     }
 

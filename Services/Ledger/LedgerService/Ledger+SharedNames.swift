@@ -1,7 +1,7 @@
-public import Model
+import Model
 
 /// The names the ledger's parts share: the cursors and leases of the event log, of webhook
-/// delivery and of the access-rules pass; the key of account events; how a deleted account
+/// delivery and of the access-rules pass; how a deleted account
 /// reads where it was.
 extension Ledger {
     /// The lease the appending instance holds.
@@ -23,8 +23,6 @@ extension Ledger {
     /// renewed with each page.
     static let accessRulesLease = "ledger.access-rules"
     static let accessRulesLeaseMilliseconds: Int64 = 60_000
-    /// The key account events (a merge, a deletion) carry: that of no subscription.
-    public static let accountEventKey = SubscriptionKey(store: .promotional, environment: .production, storeID: "")
     /// What a deleted account's id and store references become in text that kept them.
     static let redactedText = "(deleted account)"
     /// The request hash of an idempotency record whose answer named a deleted account.

@@ -58,7 +58,7 @@ extension LedgerAccounts {
             }
             let position = try LedgerStore(tx).nextPosition()
             let event = LifecycleEvent(
-                position: position, key: Ledger.accountEventKey, kind: .accountMerged, storeTimeMilliseconds: at,
+                position: position, key: SubscriptionKey.accountEvents, kind: .accountMerged, storeTimeMilliseconds: at,
                 verifiedTimeMilliseconds: at, accountID: request.intoAccountID,
                 otherAccountID: request.fromAccountID,
                 detail: "\(moved.count) subscription\(moved.count == 1 ? "" : "s") moved", actor: actor)
@@ -141,7 +141,8 @@ extension LedgerAccounts {
             redacted += try LedgerStore(tx).redactEventLog(redaction, dialect: dialect)
             let position = try LedgerStore(tx).nextPosition()
             let event = LifecycleEvent(
-                position: position, key: Ledger.accountEventKey, kind: .accountDeleted, storeTimeMilliseconds: at,
+                position: position, key: SubscriptionKey.accountEvents, kind: .accountDeleted,
+                storeTimeMilliseconds: at,
                 verifiedTimeMilliseconds: at,
                 detail: "an account was deleted: \(held.count) unlinked, \(redacted) stored entries redacted",
                 actor: actor)

@@ -164,7 +164,7 @@ extension LedgerEventLog {
         guard let audit, let event = attempt.event, event.accountID != nil || event.key != nil else { return }
         try store.appendAuditEvent(
             LifecycleEvent(
-                key: event.key ?? Ledger.accountEventKey, kind: .storeAction, storeTimeMilliseconds: at,
+                key: event.key ?? SubscriptionKey.accountEvents, kind: .storeAction, storeTimeMilliseconds: at,
                 accountID: event.accountID, storeSubtype: redeliverySubtype,
                 detail: "webhook event \(event.id) (\(event.type), sequence \(sequence)) put back for delivery to "
                     + "endpoint \(endpoint), given up on after \(tried) attempts",

@@ -13,4 +13,8 @@ public struct SubscriptionKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(store)/\(environment)/\(storeID)" }
+
+    /// The key the ledger's account events (a merge, a deletion, a redelivery no subscription
+    /// names) carry: that of no subscription.
+    public static let accountEvents = SubscriptionKey(store: .promotional, environment: .production, storeID: "")
 }

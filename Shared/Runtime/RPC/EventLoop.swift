@@ -211,6 +211,9 @@ struct TimerQueue {
     private var actions: [ID: () -> Void] = [:]
     private var nextID: ID = 1
 
+    /// Entries held, cancelled ones not yet dropped included.
+    var queued: Int { heap.count }
+
     mutating func nextDeadline() -> UInt64? {
         while let top = heap.first, actions[top.id] == nil { heap.removeFirst() }
         return heap.first?.deadline

@@ -95,8 +95,8 @@ extension GoogleAdapter {
         let desired = request.desiredExpiryMilliseconds ?? expected + Int64(request.days ?? 0) * 86_400_000
         guard Self.deferralRange.contains(desired - expected) else {
             throw GoogleAdapterError.invalidRequest(
-                "the new expiry must be 1 to 365 days after the current one (\(Self.time(expected)))"
-                    + ", got \(Self.time(desired))")
+                "the new expiry must be 1 to 365 days after the current one (\(EpochTime.iso8601(expected)))"
+                    + ", got \(EpochTime.iso8601(desired))")
         }
         let action = "DEFER_RENEWAL"
         var newExpiry: Int64 = 0
@@ -107,8 +107,8 @@ extension GoogleAdapter {
         }
         return try await recordAction(
             subscription, action: action, actor: actor, reason: request.reason,
-            detail: "renewal deferred from \(Self.time(expected)) to "
-                + Self.time(newExpiry))
+            detail: "renewal deferred from \(EpochTime.iso8601(expected)) to "
+                + EpochTime.iso8601(newExpiry))
     }
 
     /// `purchases.subscriptionsv2.cancel` (`USER_REQUESTED_STOP_RENEWALS`): renewal stops,
@@ -179,9 +179,6 @@ extension GoogleAdapter {
         let after = try await reread(subscription, detail: action, event: event)
         return GoogleStoreActionResponse(subscription: after, detail: detail)
     }
-
-    /// `milliseconds` as an RFC 3339 time, as Play writes its times.
-    static func time(_ milliseconds: Int64) -> String { EpochTime.iso8601(milliseconds) }
 
     /// An order id without its renewal suffix: `GPA.1-2-3-4..5` is of `GPA.1-2-3-4`.
     static func orderBase(_ orderID: String) -> String {

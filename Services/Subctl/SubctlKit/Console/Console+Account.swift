@@ -393,7 +393,7 @@ extension Console {
             case .accountMerged?: verb = "merged"
             default: continue
             }
-            var text = "\(verb) \(event.key.storeID.isEmpty ? "account" : event.key.description)"
+            var text = "\(verb) \(event.key == .accountEvents ? "account" : event.key.description)"
             if let account = event.accountID { text += " to \(account)" }
             if let other = event.otherAccountID { text += " (other account \(other))" }
             items.append(.element("li", text: text + " at \(Self.time(event.storeTimeMilliseconds))"))
@@ -519,7 +519,7 @@ extension Console {
     /// pro_sub`, `Grant pro`, or `account` for the account's own events (a merge, a deletion);
     /// the store id is the cell's title.
     static func subject(_ key: SubscriptionKey, product: String?) -> String {
-        if key.store == .promotional && key.storeID.isEmpty { return "account" }
+        if key == .accountEvents { return "account" }
         let store = storeName(key.store)
         guard let product, !product.isEmpty else { return "\(store) …\(key.storeID.suffix(6))" }
         return "\(store) \(product)"
